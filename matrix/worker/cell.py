@@ -1,0 +1,268 @@
+"""One cell: a case exported in one mode, staged, each stage timed, turned into record fields.
+
+This runs inside the isolated child. Any exception is turned into a status here; only
+process-level failures (a segfault, ``os._exit``, a hang) are left to the isolation layer.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import time
+import traceback
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from . import fingerprint
+from .case import Case, CaseError, CaseInfo
+
+TRACEBACK_LINES = 40
+
+
+def describe_error(exc: BaseException) -> Dict[str, Any]:
+    """The record fields that describe an exception, with addresses and paths normalized.
+
+    Memory exhaustion is re-raised: it is a crash of the cell, reported by the isolation layer.
+    """
+    if isinstance(exc, MemoryError):
+        raise exc
+    cls = type(exc)
+    qualified = cls.__qualname__ if cls.__module__ == "builtins" else "%s.%s" % (cls.__module__, cls.__qualname__)
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else ""
+    lines = traceback.format_exception(cls, exc, exc.__traceback__)
+    tail = "".join(lines).splitlines()[-TRACEBACK_LINES:]
+    gb_type = getattr(exc, "gb_type", None)
+    case_name = getattr(exc, "case_name", None)
+    return {
+        "error_type": qualified,
+        "error_message": fingerprint.normalize_text(first)[:500],
+        "error_traceback": fingerprint.normalize_text("\n".join(tail)),
+        "gb_type": str(gb_type) if gb_type is not None else None,
+        "error_case_name": str(case_name) if case_name is not None else None,
+    }
+
+
+def _clone(value: Any) -> Any:
+    """A deep copy of inputs so that input mutation in one stage cannot leak into the next."""
+    try:
+        return copy.deepcopy(value)
+    except Exception:
+        return value
+
+
+def _timed(record: Dict[str, Any], key: str, fn: Callable[[], Any]) -> Any:
+    start = time.perf_counter()
+    try:
+        return fn()
+    finally:
+        record[key] = round(time.perf_counter() - start, 6)
+
+
+def _compare(expected: Any, actual: Any) -> None:
+    import torch
+    from torch.utils import _pytree
+
+    exp_leaves = _pytree.tree_flatten(expected)[0]
+    act_leaves = _pytree.tree_flatten(actual)[0]
+    if len(exp_leaves) != len(act_leaves):
+        raise AssertionError("output has %d leaves, eager has %d" % (len(act_leaves), len(exp_leaves)))
+    for index, (e, a) in enumerate(zip(exp_leaves, act_leaves)):
+        if isinstance(e, torch.Tensor) or isinstance(a, torch.Tensor):
+            torch.testing.assert_close(a, e, equal_nan=True, msg=lambda m, i=index: "output %d: %s" % (i, m))
+        elif e != a:
+            raise AssertionError("output %d: %r != eager %r" % (index, a, e))
+
+
+def _export(case: Case, mode: str, found: Dict[str, bool]) -> Tuple[Any, bool]:
+    import torch.export
+
+    kwargs: Dict[str, Any] = {}
+    if case.example_kwargs:
+        kwargs["kwargs"] = _clone(case.example_kwargs)
+    if case.dynamic_shapes is not None:
+        kwargs["dynamic_shapes"] = case.dynamic_shapes
+    strict_passed = bool(found.get("export.strict"))
+    if strict_passed:
+        kwargs["strict"] = mode == "strict"
+    return torch.export.export(case.model, _clone(case.example_args), **kwargs), strict_passed
+
+
+def run_cell(
+    info: CaseInfo,
+    mode: str,
+    found: Dict[str, bool],
+    loader: Callable[[CaseInfo], Case],
+    device: str = "cpu",
+    stages: Tuple[str, ...] = ("check", "decompose", "serialize"),
+) -> Dict[str, Any]:
+    """Run every stage of one cell and return the record fields it produced."""
+    record: Dict[str, Any] = {}
+    # 1. load
+    try:
+        case = _timed(record, "load_s", lambda: loader(info))
+        if device != "cpu":
+            case = _to_device(case, device)
+    except CaseError as exc:
+        record.update(describe_error(exc), status="case-error", failed_stage="load")
+        return record
+    except Exception as exc:
+        record.update(describe_error(exc), status="case-error", failed_stage="load")
+        return record
+
+    # 2. eager, on a copy of the model so that buffer mutation does not reach the export
+    try:
+        eager_model = copy.deepcopy(case.model)
+    except Exception:
+        eager_model = case.model
+    try:
+        expected = _timed(record, "eager_s", lambda: eager_model(*_clone(case.example_args), **_clone(case.example_kwargs)))
+        expected_extra = [eager_model(*_clone(args)) for args in case.extra_args]
+    except Exception as exc:
+        record.update(describe_error(exc), status="case-error", failed_stage="eager")
+        return record
+
+    # 3. export
+    try:
+        ep, strict_passed = _timed(record, "export_s", lambda: _export(case, mode, found))
+    except Exception as exc:
+        record.update(describe_error(exc), status="fail", failed_stage="export")
+        return record
+    record["strict_passed"] = strict_passed
+    try:
+        digest, ops, nodes, text = fingerprint.fingerprint(ep)
+        record.update(graph_hash=digest, ops=ops, node_count=nodes, graph_text=text)
+    except Exception as exc:  # a fingerprint bug must not hide the export result
+        record["graph_text"] = "fingerprint failed: %s" % describe_error(exc)["error_message"]
+
+    record["status"] = "pass"
+    # 4. run the exported program and compare with eager
+    if "check" in stages:
+        _check(record, case, ep, expected, expected_extra, info)
+    # 5. decompose to core ATen
+    if "decompose" in stages:
+        _decompose(record, ep, found)
+    # 6. save / load round trip
+    if "serialize" in stages:
+        _serialize(record, case, ep, expected, found)
+    return record
+
+
+def _check(record: Dict[str, Any], case: Case, ep: Any, expected: Any, expected_extra: List[Any], info: CaseInfo) -> None:
+    inputs = [(case.example_args, case.example_kwargs, expected)]
+    inputs += [(args, {}, out) for args, out in zip(case.extra_args, expected_extra)]
+
+    def check() -> None:
+        module = ep.module()
+        for number, (args, kwargs, out) in enumerate(inputs):
+            try:
+                actual = module(*_clone(args), **_clone(kwargs))
+            except Exception as exc:
+                exc.args = ("input %d: %s" % (number, exc.args[0] if exc.args else ""),) + tuple(exc.args[1:])
+                raise
+            if info.skip_check is None:
+                try:
+                    _compare(out, actual)
+                except AssertionError as exc:
+                    raise _Mismatch("input %d: %s" % (number, str(exc).strip()))
+        record["checked_inputs"] = len(inputs)
+
+    try:
+        _timed(record, "check_s", check)
+    except _Mismatch as exc:
+        record.update(check_status="mismatch", check_detail=str(exc)[:2000], status="mismatch", failed_stage="check")
+        record.update(error_type="AssertionError", error_message=str(exc).splitlines()[0][:500])
+        return
+    except Exception as exc:
+        record.update(describe_error(exc), check_status="error", status="mismatch", failed_stage="check")
+        record["check_detail"] = "the exported program raised where eager did not"
+        return
+    if info.skip_check is not None:
+        record.update(check_status="skipped", check_detail=info.skip_check)
+    else:
+        record["check_status"] = "ok"
+
+
+class _Mismatch(Exception):
+    pass
+
+
+def _decompose(record: Dict[str, Any], ep: Any, found: Dict[str, bool]) -> None:
+    if not found.get("run_decompositions"):
+        record.update(decompose_status="skipped", decompose_error="missing capability: run_decompositions")
+        return
+    try:
+        decomposed = _timed(record, "decompose_s", ep.run_decompositions)
+        digest, ops, _, _ = fingerprint.fingerprint(decomposed)
+        record.update(decompose_status="ok", decomposed_hash=digest, decomposed_ops=ops)
+    except Exception as exc:
+        error = describe_error(exc)
+        record.update(decompose_status="error", decompose_error="%s: %s" % (error["error_type"], error["error_message"]))
+
+
+def _serialize(record: Dict[str, Any], case: Case, ep: Any, expected: Any, found: Dict[str, bool]) -> None:
+    if not (found.get("export.save") and found.get("export.load")):
+        record.update(serialize_status="skipped", serialize_error="missing capability: export.save/export.load")
+        return
+    import torch.export
+
+    def round_trip() -> None:
+        buffer = io.BytesIO()
+        torch.export.save(ep, buffer)
+        buffer.seek(0)
+        loaded = torch.export.load(buffer)
+        actual = loaded.module()(*_clone(case.example_args), **_clone(case.example_kwargs))
+        if record.get("check_status") == "ok":
+            _compare(expected, actual)
+
+    try:
+        _timed(record, "serialize_s", round_trip)
+        record["serialize_status"] = "ok"
+    except Exception as exc:
+        error = describe_error(exc)
+        record.update(serialize_status="error", serialize_error="%s: %s" % (error["error_type"], error["error_message"]))
+
+
+def _to_device(case: Case, device: str) -> Case:
+    import torch
+
+    def move(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            return value.to(device)
+        if isinstance(value, tuple):
+            return tuple(move(v) for v in value)
+        if isinstance(value, list):
+            return [move(v) for v in value]
+        if isinstance(value, dict):
+            return {k: move(v) for k, v in value.items()}
+        return value
+
+    return Case(
+        info=case.info,
+        model=case.model.to(device),
+        example_args=move(case.example_args),
+        example_kwargs=move(case.example_kwargs),
+        dynamic_shapes=case.dynamic_shapes,
+        extra_args=tuple(move(a) for a in case.extra_args),
+    )
+
+
+def warm_up(found: Dict[str, bool]) -> Optional[str]:
+    """Export a tiny model once in each available mode so forked cells start warm."""
+    import torch
+
+    class Tiny(torch.nn.Module):
+        def forward(self, x: Any) -> Any:
+            return torch.relu(x @ x.T + 1)
+
+    try:
+        x = torch.ones(2, 2)
+        for strict in (True, False) if found.get("export.strict") else (None,):
+            kwargs = {} if strict is None else {"strict": strict}
+            ep = torch.export.export(Tiny(), (x,), **kwargs)
+            ep.module()(x)
+            fingerprint.fingerprint(ep)
+            if found.get("run_decompositions"):
+                ep.run_decompositions()
+        return None
+    except Exception as exc:
+        return describe_error(exc)["error_message"]

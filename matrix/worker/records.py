@@ -1,0 +1,141 @@
+"""Records: append-only JSON Lines with a schema version, flushed as they are produced."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import IO, Any, Dict, Iterator, List, Optional, Tuple
+
+SCHEMA_VERSION = 1
+
+# Every cell record carries these keys (None where they do not apply).
+CELL_KEYS = (
+    "schema_version", "kind", "run_id", "env_id", "cell_id",
+    "torch_version", "variant", "python", "device",
+    "source", "case", "case_file", "mode", "run", "tags", "requires", "expected",
+    "status", "failed_stage", "missing",
+    "error_type", "error_message", "error_traceback", "gb_type", "error_case_name",
+    "strict_passed",
+    "graph_hash", "ops", "node_count", "graph_text",
+    "decompose_status", "decomposed_hash", "decomposed_ops", "decompose_error",
+    "check_status", "check_detail", "checked_inputs",
+    "serialize_status", "serialize_error",
+    "load_s", "eager_s", "export_s", "check_s", "decompose_s", "serialize_s", "total_s",
+    "peak_rss_mb", "exit_code", "stderr_tail", "finished_at",
+)  # fmt: skip
+
+STATUSES = ("pass", "fail", "mismatch", "crash", "timeout", "not-applicable", "case-error")
+
+
+class RecordFileError(Exception):
+    """A record file that cannot be read: names the file and line."""
+
+
+def cell_id(torch_version: str, mode: str, case: str) -> str:
+    """The readable identifier of a cell, e.g. ``torch-2.4.1+cpu/strict/cond_predicate``."""
+    return "torch-%s/%s/%s" % (torch_version, mode, case)
+
+
+class Writer:
+    """Appends one JSON object per line and flushes it to disk at once."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        folder = os.path.dirname(path)
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        self._terminate_partial_line()
+        self._file: IO[str] = open(path, "a", encoding="utf-8")
+
+    def _terminate_partial_line(self) -> None:
+        # A run killed mid-write leaves a line without newline; start ours on a fresh line.
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                if f.tell() == 0:
+                    return
+                f.seek(-1, os.SEEK_END)
+                last = f.read(1)
+        except FileNotFoundError:
+            return
+        if last != b"\n":
+            with open(self.path, "ab") as f:
+                f.write(b"\n")
+
+    def write(self, record: Dict[str, Any]) -> None:
+        self._file.write(json.dumps(record, sort_keys=True, default=str) + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> "Writer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def read(path: str) -> Tuple[List[Dict[str, Any]], List[str]]:
+    """All records of a file, and a warning per unreadable (e.g. truncated) line.
+
+    A record with a schema version this code does not know is refused with an error
+    that says what to do, rather than misread.
+    """
+    records: List[Dict[str, Any]] = []
+    warnings: List[str] = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                warnings.append("%s:%d: skipped an unreadable line (a run killed while writing?)" % (path, number))
+                continue
+            if not isinstance(record, dict):
+                warnings.append("%s:%d: skipped a line that is not a JSON object" % (path, number))
+                continue
+            version = record.get("schema_version")
+            if version != SCHEMA_VERSION:
+                raise RecordFileError(
+                    "%s:%d: record schema version %r is not supported (this is torch-export-matrix with schema %d);"
+                    " upgrade torch-export-matrix or re-run the matrix" % (path, number, version, SCHEMA_VERSION)
+                )
+            records.append(record)
+    return records, warnings
+
+
+def iter_files(folder: str) -> Iterator[str]:
+    """The record files in a folder, recursively, sorted."""
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(".jsonl"):
+                yield os.path.join(root, name)
+
+
+def done_keys(path: str) -> Tuple[set, List[str]]:
+    """The (case, mode, run) keys already recorded in a file, for resuming."""
+    if not os.path.exists(path):
+        return set(), []
+    records, warnings = read(path)
+    keys = {(r["case"], r["mode"], r.get("run", 0)) for r in records if r.get("kind") == "cell"}
+    return keys, warnings
+
+
+def env_file_name(torch_version: str, variant: str, python: str) -> str:
+    """The record file of one environment: ``torch-2.4.1+cpu_cpu_py3.11.jsonl``."""
+    safe = torch_version.replace("/", "_")
+    return "torch-%s_%s_py%s.jsonl" % (safe, variant, python)
+
+
+def empty_cell(**values: Any) -> Dict[str, Any]:
+    record: Dict[str, Any] = {key: None for key in CELL_KEYS}
+    record.update(schema_version=SCHEMA_VERSION, kind="cell")
+    record.update(values)
+    unknown: Optional[set] = set(values) - set(CELL_KEYS)
+    if unknown:
+        raise KeyError("unknown cell record keys: %s" % sorted(unknown))
+    return record

@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+def run_matrix(*args: str, cwd: Path = ROOT, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run ``python -m matrix ...`` in a child interpreter, as a user would."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run(
+        [sys.executable, "-m", "matrix", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError("export-matrix %s failed (%d):\n%s" % (" ".join(args), proc.returncode, proc.stderr[-4000:]))
+    return proc
+
+
+def read_cells(folder: Path) -> List[Dict[str, Any]]:
+    cells = []
+    for path in sorted(folder.glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            if line.strip():
+                record = json.loads(line)
+                if record["kind"] == "cell":
+                    cells.append(record)
+    return cells
+
+
+def by_cell(cells: List[Dict[str, Any]]) -> Dict[tuple, Dict[str, Any]]:
+    return {(c["case"], c["mode"]): c for c in cells}
+
+
+@pytest.fixture(scope="session")
+def basic_run(tmp_path_factory: pytest.TempPathFactory) -> List[Dict[str, Any]]:
+    """The basic fixture cases, run once for the whole session."""
+    out = tmp_path_factory.mktemp("basic")
+    run_matrix("run", "--cases", str(FIXTURES / "basic"), "--out", str(out), "--progress", "none")
+    return read_cells(out)

@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import torch
+
+from conftest import FIXTURES, by_cell, read_cells, run_matrix
+from matrix.worker.fingerprint import fingerprint, normalize_text
+
+
+def test_hash_is_equal_across_separate_runs(basic_run, tmp_path):
+    run_matrix("run", "--cases", str(FIXTURES / "basic"), "--out", str(tmp_path), "--select", "add_one", "dynamic_batch")
+    again = by_cell(read_cells(tmp_path))
+    first = by_cell(basic_run)
+    for key in again:
+        assert again[key]["graph_hash"] == first[key]["graph_hash"], key
+        assert again[key]["decomposed_hash"] == first[key]["decomposed_hash"], key
+    assert first[("add_one", "strict")]["graph_hash"] != first[("dynamic_batch", "strict")]["graph_hash"]
+
+
+class AddNamed(torch.nn.Module):
+    def forward(self, some_input):
+        renamed_intermediate = some_input + 1
+        return renamed_intermediate * 3
+
+
+class AddOther(torch.nn.Module):
+    def forward(self, x):
+        y = x + 1
+        return y * 3
+
+
+class AddChanged(torch.nn.Module):
+    def forward(self, x):
+        y = x + 2
+        return y * 3
+
+
+def _export(model, *args, **kwargs):
+    return torch.export.export(model, args, strict=False, **kwargs)
+
+
+def test_hash_ignores_names_and_changes_with_the_graph():
+    x = torch.ones(2, 3)
+    named = fingerprint(_export(AddNamed(), x))
+    other = fingerprint(_export(AddOther(), x))
+    changed = fingerprint(_export(AddChanged(), x))
+    assert named[0] == other[0]
+    assert named[0] != changed[0]
+    assert named[1] == ["aten.add.Tensor", "aten.mul.Tensor"]
+    assert named[2] == 4  # input, add, mul, output
+    assert "some_input" not in named[3] and "renamed" not in named[3]
+    assert "float32[2,3]" in named[3]
+    bigger = fingerprint(_export(AddOther(), torch.ones(4, 3)))
+    assert bigger[0] != other[0]  # shapes are part of the graph
+
+
+def test_symbols_are_renamed_by_first_appearance():
+    dim = torch.export.Dim("batch", min=2, max=100)
+    text = fingerprint(_export(AddOther(), torch.ones(4, 3), dynamic_shapes=({0: dim},)))[3]
+    assert "float32[S0,3]" in text
+
+
+def test_normalize_text_drops_addresses_and_absolute_paths():
+    text = "<function sym_min at 0x7f3a2b1c9d00> in /home/someone/env/lib/python3.11/site-packages/torch/x.py:12"
+    assert normalize_text(text) == "<function sym_min> in x.py:12"
+    assert normalize_text("cases/exportdb/foo.py: bad") == "cases/exportdb/foo.py: bad"

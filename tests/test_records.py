@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from matrix.worker import records
+
+
+def test_writer_appends_flushed_lines_and_reader_reads_them(tmp_path):
+    path = tmp_path / "out" / "r.jsonl"
+    with records.Writer(str(path)) as writer:
+        writer.write(records.empty_cell(case="a", mode="strict", run=0, status="pass"))
+        assert len(path.read_text().splitlines()) == 1  # flushed before close
+        writer.write(records.empty_cell(case="b", mode="strict", run=0, status="fail"))
+    got, warnings = records.read(str(path))
+    assert [r["case"] for r in got] == ["a", "b"] and warnings == []
+    assert set(got[0]) == set(records.CELL_KEYS)
+
+
+def test_truncated_line_is_reported_and_the_next_write_starts_a_new_line(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps(records.empty_cell(case="a", mode="strict", run=0)) + "\n" + '{"schema_version": 1, "ca')
+    with records.Writer(str(path)) as writer:
+        writer.write(records.empty_cell(case="b", mode="strict", run=0))
+    got, warnings = records.read(str(path))
+    assert [r["case"] for r in got] == ["a", "b"]
+    assert len(warnings) == 1 and "r.jsonl:2" in warnings[0]
+    keys, _ = records.done_keys(str(path))
+    assert keys == {("a", "strict", 0), ("b", "strict", 0)}
+
+
+def test_unknown_schema_version_is_refused_with_advice(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps({"schema_version": 99, "kind": "cell"}) + "\n")
+    with pytest.raises(records.RecordFileError, match="r.jsonl:1.*schema version 99.*upgrade"):
+        records.read(str(path))
+
+
+def test_empty_cell_rejects_unknown_keys():
+    with pytest.raises(KeyError, match="bogus"):
+        records.empty_cell(bogus=1)
+
+
+def test_cell_id_and_file_name():
+    assert records.cell_id("2.4.1+cpu", "strict", "cond_predicate") == "torch-2.4.1+cpu/strict/cond_predicate"
+    assert records.env_file_name("2.4.1", "pypi", "3.11") == "torch-2.4.1_pypi_py3.11.jsonl"
