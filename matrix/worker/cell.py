@@ -247,22 +247,47 @@ def _to_device(case: Case, device: str) -> Case:
 
 
 def warm_up(found: Dict[str, bool]) -> Optional[str]:
-    """Export a tiny model once in each available mode so forked cells start warm."""
+    """Pay the first-use costs in the parent, so forked cells time their case, not the process.
+
+    The first export in a process imports dynamo and fills caches that every later export
+    reuses; a forked child inherits them. The warm-up covers the common paths: a module
+    with parameters, a dynamic dimension, torch.cond, both modes, running the exported
+    program, decomposition and serialization.
+    """
     import torch
 
-    class Tiny(torch.nn.Module):
+    class Warm(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.linear = torch.nn.Linear(4, 4)
+
         def forward(self, x: Any) -> Any:
-            return torch.relu(x @ x.T + 1)
+            y = torch.relu(self.linear(x)) + x.shape[0]
+            if found.get("cond"):
+                y = torch.cond(y.sum() > 0, lambda t: t.sin(), lambda t: t.cos(), (y,))
+            return y
 
     try:
-        x = torch.ones(2, 2)
+        x = torch.ones(3, 4)
+        model = Warm()
+        model(x)
+        dynamic = None
+        if found.get("dim") and found.get("export.dynamic_shapes"):
+            dynamic = ({0: torch.export.Dim("warm_batch", min=2, max=64)},)
         for strict in (True, False) if found.get("export.strict") else (None,):
-            kwargs = {} if strict is None else {"strict": strict}
-            ep = torch.export.export(Tiny(), (x,), **kwargs)
+            kwargs: Dict[str, Any] = {} if strict is None else {"strict": strict}
+            if dynamic is not None:
+                kwargs["dynamic_shapes"] = dynamic
+            ep = torch.export.export(model, (x,), **kwargs)
             ep.module()(x)
             fingerprint.fingerprint(ep)
             if found.get("run_decompositions"):
-                ep.run_decompositions()
+                fingerprint.fingerprint(ep.run_decompositions())
+            if found.get("export.save") and found.get("export.load"):
+                buffer = io.BytesIO()
+                torch.export.save(ep, buffer)
+                buffer.seek(0)
+                torch.export.load(buffer).module()(x)
         return None
     except Exception as exc:
         return describe_error(exc)["error_message"]

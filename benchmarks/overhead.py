@@ -1,0 +1,119 @@
+"""Per-cell overhead of the runner against a bare in-process loop and a fresh interpreter per cell.
+
+Usage: python benchmarks/overhead.py [--cases cases] [--spawn-sample 6]
+
+Measures, in one run, the case set x both modes:
+  runner/export-only  fork-isolated runner doing load + eager + export (``--stages ''``)
+  bare/export-only    an in-process loop of load + eager + export over the same cells
+  runner/full         fork-isolated runner with every stage (check, decompose, serialize)
+  inline/full         the same stages in-process, without isolation (``--isolation inline``)
+  spawn               a fresh interpreter per cell, timed on a sample and scaled up
+Cell times are summed after the warm-up, as the parent records them (fork included).
+Target: runner/export-only <= 1.3 x bare/export-only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_runner(cases: list[str], *extra: str) -> tuple[float, float, list[dict]]:
+    """(process wall seconds, sum of per-cell wall seconds, cell records)."""
+    with tempfile.TemporaryDirectory() as out:
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        command = [sys.executable, "-m", "matrix", "run", "--cases", *cases, "--out", out, "--progress", "none", *extra]
+        start = time.perf_counter()
+        subprocess.run(command, cwd=ROOT, env=env, check=True, stderr=subprocess.DEVNULL)
+        wall = time.perf_counter() - start
+        cells = []
+        for path in Path(out).glob("*.jsonl"):
+            for line in path.read_text().splitlines():
+                record = json.loads(line)
+                if record["kind"] == "cell":
+                    cells.append(record)
+    ran = [c for c in cells if c["status"] not in ("not-applicable", "case-error")]
+    return wall, sum(c["total_s"] for c in ran), cells
+
+
+BARE = r"""
+import json, os, sys, time
+os.environ["OMP_NUM_THREADS"] = "1"
+import torch
+torch.set_num_threads(1)
+from matrix.worker import case as case_format
+from matrix.worker.cell import warm_up
+from matrix.worker.capabilities import detect
+found = detect()
+warm_up(found)
+cells = json.loads(sys.argv[1])
+infos = {i.name: i for i in case_format.discover(json.loads(sys.argv[2]))}
+total = 0.0
+for name, mode in cells:
+    start = time.perf_counter()
+    try:
+        case = case_format.load(infos[name])
+        case.model(*case.example_args, **case.example_kwargs)
+        kwargs = {"strict": mode == "strict"}
+        if case.dynamic_shapes is not None:
+            kwargs["dynamic_shapes"] = case.dynamic_shapes
+        if case.example_kwargs:
+            kwargs["kwargs"] = case.example_kwargs
+        torch.export.export(case.model, case.example_args, **kwargs)
+    except Exception:
+        pass
+    total += time.perf_counter() - start
+print(total)
+"""
+
+
+def run_bare(cases: list[str], cells: list[tuple[str, str]]) -> float:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run(
+        [sys.executable, "-c", BARE, json.dumps(cells), json.dumps(cases)],
+        cwd=ROOT, env=env, check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", nargs="+", default=[str(ROOT / "cases")])
+    parser.add_argument("--spawn-sample", type=int, default=6, help="cells timed with a fresh interpreter each")
+    args = parser.parse_args()
+
+    wall_export, cells_export, records = run_runner(args.cases, "--stages", "")
+    ran = sorted((c["case"], c["mode"]) for c in records if c["status"] not in ("not-applicable", "case-error"))
+    bare_export = run_bare(args.cases, ran)
+    wall_full, cells_full, _ = run_runner(args.cases)
+    wall_inline, cells_inline, _ = run_runner(args.cases, "--isolation", "inline")
+    sample = ran[:: max(1, len(ran) // max(1, args.spawn_sample))][: args.spawn_sample]
+    globs = sorted({name for name, _ in sample})
+    _, spawn_cells, spawn_records = run_runner(args.cases, "--isolation", "spawn", "--select", *globs, "--stages", "")
+    per_spawn = spawn_cells / max(1, len(spawn_records))
+
+    print("cells: %d (case x mode, excluding not-applicable and case-error)" % len(ran))
+    print("%-22s %10s %14s" % ("", "cells (s)", "process (s)"))
+    print("%-22s %10.2f %14.2f" % ("runner/export-only", cells_export, wall_export))
+    print("%-22s %10.2f %14s" % ("bare/export-only", bare_export, "-"))
+    print("%-22s %10.2f %14.2f" % ("runner/full", cells_full, wall_full))
+    print("%-22s %10.2f %14.2f" % ("inline/full", cells_inline, wall_inline))
+    print("%-22s %10.2f %14s" % ("spawn (scaled)", per_spawn * len(ran), "%d cells timed" % len(spawn_records)))
+    ratio = cells_export / bare_export
+    print("runner/bare (export-only): %.2fx (target <= 1.3x: %s)" % (ratio, "met" if ratio <= 1.3 else "NOT met"))
+    print("runner/inline (full stages): %.2fx" % (cells_full / cells_inline))
+    print("spawn/runner (export-only): %.1fx" % (per_spawn * len(ran) / cells_export))
+    print("fork overhead per cell: %.1f ms" % (1000 * (cells_export - bare_export) / max(1, len(ran))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
