@@ -1,0 +1,297 @@
+"""``export-matrix merge``: combine record shards from many machines and retries into one folder.
+
+Merging is idempotent and order-independent, so a job can be retried or its shard
+downloaded twice without changing the result:
+
+- a cell's identity is (torch_version, variant, python, case, mode, run); when several
+  records share one, the one with the latest ``finished_at`` is kept, and among equal
+  times the one whose canonical JSON sorts last. Exact duplicates are simply dropped;
+- environment records are kept once each (they differ per invocation, by ``run_id``);
+- env-error records are kept once per requested (torch_version, variant, python), the
+  latest by the same rule, and only while no shard holds a working environment of that
+  key: as when installing, a later successful install clears an earlier failure;
+- a shard file with unreadable lines (a job cancelled mid-write) or with an environment
+  record but no cell (cancelled before its first cell) is used for what it holds and
+  flagged: a warning on stderr and an entry in ``merge-report.json``.
+
+The output holds one JSON Lines file per environment, named like the worker names them,
+with records sorted, so merging the same shards twice gives byte-identical files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from typing import Any, Dict, Iterable, List, Sequence, Tuple
+
+from matrix.worker import records as records_mod
+
+REPORT_NAME = "merge-report.json"
+IDENTITY = ("torch_version", "variant", "python", "case", "mode", "run")
+ENV_KEY = ("torch_version", "variant", "python")
+CELL_REQUIRED = IDENTITY[:5]  # a missing ``run`` means the first (0)
+
+Record = Dict[str, Any]
+Identity = Tuple[Any, ...]
+
+
+class MergeError(Exception):
+    """An input or output folder that cannot be merged; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Shard:
+    """The records of one shard file and what made it suspect, if anything."""
+
+    path: str
+    records: Tuple[Record, ...]
+    problems: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Several different records for one cell identity, and which file the kept one came from."""
+
+    identity: Identity
+    kept_from: str
+    dropped_from: Tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Merged:
+    """The merged records, grouped by output file name, plus what the merge had to decide."""
+
+    files: Dict[str, Tuple[Record, ...]]
+    cells: int
+    duplicates: int
+    conflicts: Tuple[Conflict, ...] = ()
+    flagged: Tuple[Shard, ...] = ()
+    cleared_env_errors: Tuple[Identity, ...] = ()  # env-errors of environments that another shard installed
+
+
+def canonical(record: Record) -> str:
+    """The text a record is written as; also the tie-breaker between conflicting records."""
+    return json.dumps(record, sort_keys=True, default=str)
+
+
+def _precedence(record: Record) -> Tuple[str, str]:
+    # ISO UTC timestamps of one format order correctly as text; a missing one loses.
+    return (str(record.get("finished_at") or ""), canonical(record))
+
+
+def shard_files(paths: Sequence[str]) -> List[str]:
+    """The record files named by the arguments: files as given, folders searched recursively."""
+    files: List[str] = []
+    for path in paths:
+        if os.path.isfile(path):
+            files.append(path)
+        elif os.path.isdir(path):
+            files.extend(records_mod.iter_files(path))
+        else:
+            raise MergeError("%s: no such shard file or folder" % path)
+    # A file named twice (a folder and a file in it, or a repeated argument) is read once.
+    seen: Dict[str, str] = {}
+    for path in files:
+        seen.setdefault(os.path.realpath(path), path)
+    return list(seen.values())
+
+
+def read_shard(path: str) -> Shard:
+    """Read one shard file, noting truncated lines, records without an identity, and empty runs."""
+    try:
+        found, warnings = records_mod.read(path)
+    except records_mod.RecordFileError as exc:
+        raise MergeError(str(exc))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MergeError("%s: cannot read: %s" % (path, exc))
+    problems = list(warnings)
+    kept: List[Record] = []
+    for record in found:
+        kind = record.get("kind")
+        needed = CELL_REQUIRED if kind == "cell" else ENV_KEY
+        missing = [key for key in needed if record.get(key) is None]
+        if kind not in ("cell", "environment", "env-error"):
+            problems.append("%s: skipped a record of unknown kind %r" % (path, kind))
+        elif missing:
+            problems.append("%s: skipped a %s record without %s" % (path, kind, ", ".join(missing)))
+        elif kind == "cell" and not isinstance(record.get("run") or 0, int):
+            problems.append("%s: skipped a cell record whose run %r is not a number" % (path, record.get("run")))
+        else:
+            kept.append(record)
+    kinds = {record["kind"] for record in kept}
+    if "environment" in kinds and "cell" not in kinds:
+        problems.append("%s: holds an environment record but no cells (job cancelled before its first cell?)" % path)
+    return Shard(path=path, records=tuple(kept), problems=tuple(problems))
+
+
+def cell_identity(record: Record) -> Identity:
+    return tuple(record.get(key) if key != "run" else record.get("run") or 0 for key in IDENTITY)
+
+
+def merge(shards: Iterable[Shard]) -> Merged:
+    """Combine shards: one record per cell identity, environments and env-errors deduplicated."""
+    cells: Dict[Identity, List[Tuple[Record, str]]] = {}
+    environments: Dict[str, Record] = {}
+    env_errors: Dict[Identity, Record] = {}
+    flagged: List[Shard] = []
+    total = 0
+    for shard in shards:
+        if shard.problems:
+            flagged.append(shard)
+        for record in shard.records:
+            kind = record["kind"]
+            if kind == "cell":
+                total += 1
+                cells.setdefault(cell_identity(record), []).append((record, shard.path))
+            elif kind == "environment":
+                environments[canonical(record)] = record
+            else:
+                key = tuple(record[k] for k in ENV_KEY)
+                if key not in env_errors or _precedence(record) > _precedence(env_errors[key]):
+                    env_errors[key] = record
+
+    working = {tuple(record[k] for k in ENV_KEY) for record in environments.values()}
+    cleared = sorted((key for key in env_errors if key in working), key=_sort_key)
+    for key in cleared:
+        del env_errors[key]
+
+    conflicts: List[Conflict] = []
+    chosen: List[Record] = []
+    for identity in sorted(cells, key=_sort_key):
+        candidates = cells[identity]
+        best, best_path = max(candidates, key=lambda pair: (_precedence(pair[0]), pair[1]))
+        chosen.append(best)
+        distinct = {canonical(record) for record, _ in candidates}
+        if len(distinct) > 1:
+            dropped = sorted({path for record, path in candidates if canonical(record) != canonical(best)})
+            conflicts.append(Conflict(identity=identity, kept_from=best_path, dropped_from=tuple(dropped)))
+
+    grouped: Dict[str, List[Record]] = {}
+    for record in sorted(environments.values(), key=lambda r: (str(r.get("started_at") or ""), canonical(r))):
+        grouped.setdefault(_file_name(record), []).append(record)
+    for key in sorted(env_errors, key=_sort_key):
+        grouped.setdefault(_file_name(env_errors[key]), []).append(env_errors[key])
+    for record in chosen:
+        grouped.setdefault(_file_name(record), []).append(record)
+    return Merged(
+        files={name: tuple(grouped[name]) for name in sorted(grouped)},
+        cells=len(chosen),
+        duplicates=total - len(chosen),
+        conflicts=tuple(conflicts),
+        flagged=tuple(sorted(flagged, key=lambda s: s.path)),
+        cleared_env_errors=tuple(cleared),
+    )
+
+
+def _sort_key(identity: Identity) -> Tuple[str, ...]:
+    # Identities may mix None and text (a record missing a key); compare as text.
+    return tuple("" if part is None else "%09d" % part if isinstance(part, int) else str(part) for part in identity)
+
+
+def _file_name(record: Record) -> str:
+    return records_mod.env_file_name(str(record["torch_version"]), str(record["variant"]), str(record["python"]))
+
+
+def report(merged: Merged, inputs: Sequence[str]) -> Dict[str, Any]:
+    """What the merge did, as written to ``merge-report.json``: deterministic, no timestamps."""
+    return {
+        "inputs": list(inputs),
+        "files": {name: len(rows) for name, rows in merged.files.items()},
+        "cells": merged.cells,
+        "duplicates_dropped": merged.duplicates,
+        "conflicts": [
+            {
+                "identity": dict(zip(IDENTITY, conflict.identity)),
+                "kept_from": conflict.kept_from,
+                "dropped_from": list(conflict.dropped_from),
+            }
+            for conflict in merged.conflicts
+        ],
+        "flagged": [{"file": shard.path, "problems": list(shard.problems)} for shard in merged.flagged],
+        "cleared_env_errors": [dict(zip(ENV_KEY, key)) for key in merged.cleared_env_errors],
+    }
+
+
+def write(merged: Merged, inputs: Sequence[str], out: str) -> None:
+    """Write the merged files and ``merge-report.json``, each replaced atomically."""
+    os.makedirs(out, exist_ok=True)
+    for name, rows in merged.files.items():
+        _write_atomically(os.path.join(out, name), "".join(canonical(record) + "\n" for record in rows))
+    text = json.dumps(report(merged, inputs), indent=2, sort_keys=True, default=str) + "\n"
+    _write_atomically(os.path.join(out, REPORT_NAME), text)
+
+
+def _write_atomically(path: str, text: str) -> None:
+    handle, temporary = tempfile.mkstemp(prefix=".merge-", dir=os.path.dirname(path) or ".")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def check_output_folder(out: str, inputs: Sequence[str]) -> None:
+    """Refuse to mix the result with stale record files, unless the folder is itself an input."""
+    if not os.path.isdir(out):
+        if os.path.exists(out):
+            raise MergeError("--out %s: exists and is not a folder" % out)
+        return
+    existing = set(os.path.realpath(p) for p in records_mod.iter_files(out))
+    merged_in = set(os.path.realpath(p) for p in inputs)
+    stale = sorted(existing - merged_in)
+    if stale:
+        raise MergeError(
+            "--out %s already holds record files that are not being merged (e.g. %s); pass the folder as a shard"
+            " too to merge into it, or choose an empty folder" % (out, stale[0])
+        )
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("shards", nargs="+", metavar="SHARD", help="record files or folders (searched recursively)")
+    parser.add_argument("--out", required=True, metavar="DIR", help="folder for the merged records")
+    parser.add_argument("--quiet", action="store_true", help="print only warnings")
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        inputs = shard_files(args.shards)
+        check_output_folder(args.out, inputs)
+        shards = [read_shard(path) for path in inputs]
+    except MergeError as exc:
+        print("export-matrix merge: error: %s" % exc, file=sys.stderr)
+        return 2
+    if not inputs:
+        print("export-matrix merge: error: no record files (*.jsonl) in %s" % " ".join(args.shards), file=sys.stderr)
+        return 2
+    merged = merge(shards)
+    write(merged, inputs, args.out)
+    for shard in merged.flagged:
+        for problem in shard.problems:
+            print("export-matrix merge: warning: %s" % problem, file=sys.stderr)
+    if not args.quiet:
+        print(summary_line(merged, len(inputs), args.out))
+    return 0
+
+
+def summary_line(merged: Merged, inputs: int, out: str) -> str:
+    text = "merged %s into %s in %s: %s, %s dropped, %s resolved" % (
+        _count(inputs, "file"),
+        _count(len(merged.files), "environment file"),
+        out,
+        _count(merged.cells, "cell"),
+        _count(merged.duplicates, "duplicate"),
+        _count(len(merged.conflicts), "conflict"),
+    )
+    if merged.flagged:
+        text += ", %s flagged (see %s)" % (_count(len(merged.flagged), "shard"), REPORT_NAME)
+    return text
+
+
+def _count(number: int, noun: str) -> str:
+    return "%d %s%s" % (number, noun, "" if number == 1 else "s")

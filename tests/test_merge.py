@@ -1,0 +1,264 @@
+"""Merging record shards: idempotent, order-independent, and honest about partial shards."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+from matrix import cli, merge
+from matrix.worker import records
+
+
+def environment(torch_version: str, variant: str, run_id: str, started_at: str) -> Dict[str, Any]:
+    return {
+        "kind": "environment",
+        "schema_version": records.SCHEMA_VERSION,
+        "run_id": run_id,
+        "env_id": "env-%s-%s" % (torch_version, variant),
+        "torch_version": torch_version,
+        "variant": variant,
+        "python": "3.11",
+        "started_at": started_at,
+        "capabilities": {"strict_kwarg": True},
+    }
+
+
+def cell(torch_version: str, variant: str, case: str, mode: str, status: str, finished_at: str, **extra: Any):
+    return records.empty_cell(
+        torch_version=torch_version,
+        variant=variant,
+        python="3.11",
+        case=case,
+        mode=mode,
+        run=0,
+        cell_id=records.cell_id(torch_version, mode, case),
+        status=status,
+        finished_at=finished_at,
+        **extra,
+    )
+
+
+def write_shard(path: Path, rows: List[Dict[str, Any]], tail: str = "") -> Path:
+    with records.Writer(str(path)) as writer:
+        for row in rows:
+            writer.write(row)
+    if tail:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(tail)
+    return path
+
+
+def run_merge(*argv: str) -> int:
+    return cli.main(["merge", "--quiet", *argv])
+
+
+def folder_bytes(folder: Path) -> Dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def record_files(folder: Path) -> Dict[str, bytes]:
+    return {name: data for name, data in folder_bytes(folder).items() if name.endswith(".jsonl")}
+
+
+@pytest.fixture
+def shards(tmp_path: Path) -> List[Path]:
+    a = write_shard(
+        tmp_path / "job-a" / records.env_file_name("2.4.1", "pypi", "3.11"),
+        [
+            environment("2.4.1", "pypi", "run-a", "2025-01-01T00:00:00Z"),
+            cell("2.4.1", "pypi", "cond_predicate", "strict", "pass", "2025-01-01T00:00:02Z"),
+            cell("2.4.1", "pypi", "cond_predicate", "non-strict", "fail", "2025-01-01T00:00:03Z"),
+        ],
+    )
+    b = write_shard(
+        tmp_path / "job-b" / records.env_file_name("2.5.0", "cpu", "3.11"),
+        [
+            environment("2.5.0", "cpu", "run-b", "2025-01-01T00:00:00Z"),
+            cell("2.5.0", "cpu", "scalar_output", "strict", "pass", "2025-01-01T00:00:04Z"),
+            cell("2.5.0", "cpu", "cond_predicate", "strict", "pass", "2025-01-01T00:00:05Z"),
+        ],
+    )
+    return [a.parent, b.parent]
+
+
+def read_all(folder: Path) -> List[Dict[str, Any]]:
+    rows: List[Dict[str, Any]] = []
+    for path in records.iter_files(str(folder)):
+        found, warnings = records.read(path)
+        assert warnings == []
+        rows.extend(found)
+    return rows
+
+
+def test_merge_writes_one_file_per_environment_sorted(shards: List[Path], tmp_path: Path) -> None:
+    assert run_merge(*map(str, shards), "--out", str(tmp_path / "out")) == 0
+    out = tmp_path / "out"
+    assert sorted(record_files(out)) == [
+        records.env_file_name("2.4.1", "pypi", "3.11"),
+        records.env_file_name("2.5.0", "cpu", "3.11"),
+    ]
+    rows, _ = records.read(str(out / records.env_file_name("2.5.0", "cpu", "3.11")))
+    assert [r["kind"] for r in rows] == ["environment", "cell", "cell"]
+    assert [r["case"] for r in rows[1:]] == ["cond_predicate", "scalar_output"]
+    report = json.loads((out / merge.REPORT_NAME).read_text())
+    assert report["cells"] == 4 and report["duplicates_dropped"] == 0
+    assert report["flagged"] == [] and report["conflicts"] == []
+
+
+def test_duplicate_shards_change_nothing(shards: List[Path], tmp_path: Path) -> None:
+    assert run_merge(*map(str, shards), "--out", str(tmp_path / "once")) == 0
+    assert run_merge(*map(str, shards), "--out", str(tmp_path / "again")) == 0
+    assert folder_bytes(tmp_path / "once") == folder_bytes(tmp_path / "again")
+
+    copy = tmp_path / "job-a-retry-download"
+    shutil.copytree(shards[0], copy)
+    assert run_merge(str(shards[1]), str(copy), str(shards[0]), "--out", str(tmp_path / "dup")) == 0
+    assert record_files(tmp_path / "dup") == record_files(tmp_path / "once")
+    report = json.loads((tmp_path / "dup" / merge.REPORT_NAME).read_text())
+    assert report["duplicates_dropped"] == 2 and report["conflicts"] == []
+
+    # Merging a merged folder with one of its own shards, in place, is a fixed point.
+    assert run_merge(str(tmp_path / "once"), str(shards[0]), "--out", str(tmp_path / "once")) == 0
+    assert record_files(tmp_path / "once") == record_files(tmp_path / "again")
+
+
+def test_conflicting_duplicates_keep_the_later_record_whatever_the_order(shards: List[Path], tmp_path: Path) -> None:
+    retry = write_shard(
+        tmp_path / "job-a-retry" / records.env_file_name("2.4.1", "pypi", "3.11"),
+        [
+            environment("2.4.1", "pypi", "run-a2", "2025-01-02T00:00:00Z"),
+            cell("2.4.1", "pypi", "cond_predicate", "non-strict", "pass", "2025-01-02T00:00:03Z"),
+        ],
+    )
+    first = [str(shards[0]), str(retry.parent), str(shards[1])]
+    assert run_merge(*first, "--out", str(tmp_path / "forward")) == 0
+    assert run_merge(*reversed(first), "--out", str(tmp_path / "backward")) == 0
+    assert record_files(tmp_path / "forward") == record_files(tmp_path / "backward")
+
+    rows = read_all(tmp_path / "forward")
+    statuses = {(r["case"], r["mode"]): r["status"] for r in rows if r["kind"] == "cell" and r["variant"] == "pypi"}
+    assert statuses == {("cond_predicate", "strict"): "pass", ("cond_predicate", "non-strict"): "pass"}
+    assert sorted(r["run_id"] for r in rows if r["kind"] == "environment") == ["run-a", "run-a2", "run-b"]
+    report = json.loads((tmp_path / "forward" / merge.REPORT_NAME).read_text())
+    assert len(report["conflicts"]) == 1
+    conflict = report["conflicts"][0]
+    assert conflict["identity"]["case"] == "cond_predicate" and conflict["identity"]["mode"] == "non-strict"
+    assert conflict["kept_from"] == str(retry)
+
+
+def test_ties_in_finished_at_are_broken_by_content_not_order(tmp_path: Path) -> None:
+    when = "2025-01-01T00:00:09Z"
+    one = write_shard(tmp_path / "one.jsonl", [cell("2.6.0", "cpu", "c", "strict", "pass", when, node_count=3)])
+    two = write_shard(tmp_path / "two.jsonl", [cell("2.6.0", "cpu", "c", "strict", "fail", when, node_count=None)])
+    assert run_merge(str(one), str(two), "--out", str(tmp_path / "x")) == 0
+    assert run_merge(str(two), str(one), "--out", str(tmp_path / "y")) == 0
+    assert record_files(tmp_path / "x") == record_files(tmp_path / "y")
+    kept = read_all(tmp_path / "x")
+    assert len(kept) == 1
+    expected = max([records.read(str(one))[0][0], records.read(str(two))[0][0]], key=merge.canonical)
+    assert kept[0] == expected
+
+
+def test_partial_shard_is_used_and_flagged(shards: List[Path], tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    cancelled = write_shard(
+        tmp_path / "job-c" / records.env_file_name("2.6.0", "cpu", "3.11"),
+        [
+            environment("2.6.0", "cpu", "run-c", "2025-01-01T00:00:00Z"),
+            cell("2.6.0", "cpu", "cond_predicate", "strict", "pass", "2025-01-01T00:00:01Z"),
+        ],
+        tail='{"kind": "cell", "schema_version": 1, "case": "scal',
+    )
+    never_started = write_shard(
+        tmp_path / "job-d" / records.env_file_name("2.7.0", "cpu", "3.11"),
+        [environment("2.7.0", "cpu", "run-d", "2025-01-01T00:00:00Z")],
+    )
+    assert (
+        run_merge(*map(str, shards), str(cancelled.parent), str(never_started.parent), "--out", str(tmp_path / "o"))
+        == 0
+    )
+    err = capsys.readouterr().err
+    assert "unreadable line" in err and str(cancelled) in err
+    assert "no cells" in err and str(never_started) in err
+
+    rows = read_all(tmp_path / "o")
+    assert {(r["torch_version"], r["case"]) for r in rows if r["kind"] == "cell" and r["torch_version"] == "2.6.0"} == {
+        ("2.6.0", "cond_predicate")
+    }
+    assert any(r["kind"] == "environment" and r["torch_version"] == "2.7.0" for r in rows)
+    report = json.loads((tmp_path / "o" / merge.REPORT_NAME).read_text())
+    assert [entry["file"] for entry in report["flagged"]] == sorted([str(cancelled), str(never_started)])
+
+
+def test_env_errors_are_kept_once_per_environment(tmp_path: Path) -> None:
+    def env_error(when: str, message: str) -> Dict[str, Any]:
+        return {
+            "kind": "env-error",
+            "schema_version": records.SCHEMA_VERSION,
+            "torch_version": "2.1.2",
+            "variant": "cpu",
+            "python": "3.11",
+            "error_type": "InstallError",
+            "error_message": message,
+            "installer_output": "",
+            "finished_at": when,
+        }
+
+    a = write_shard(tmp_path / "a.jsonl", [env_error("2025-01-01T00:00:00Z", "no wheel")])
+    b = write_shard(tmp_path / "b.jsonl", [env_error("2025-01-02T00:00:00Z", "no wheel for cp311")])
+    assert run_merge(str(a), str(b), str(a), "--out", str(tmp_path / "o")) == 0
+    rows = read_all(tmp_path / "o")
+    assert [r["error_message"] for r in rows] == ["no wheel for cp311"]
+    assert (tmp_path / "o" / records.env_file_name("2.1.2", "cpu", "3.11")).exists()
+
+
+def test_an_installed_environment_clears_an_earlier_env_error(shards: List[Path], tmp_path: Path) -> None:
+    failed = write_shard(
+        tmp_path / "failed-try.jsonl",
+        [
+            {
+                "kind": "env-error",
+                "schema_version": records.SCHEMA_VERSION,
+                "torch_version": "2.4.1",
+                "variant": "pypi",
+                "python": "3.11",
+                "error_type": "matrix.environments.NetworkError",
+                "error_message": "connection reset",
+                "installer_output": "",
+                "finished_at": "2024-12-31T00:00:00Z",
+            }
+        ],
+    )
+    assert run_merge(str(failed), *map(str, shards), "--out", str(tmp_path / "o")) == 0
+    assert not any(r["kind"] == "env-error" for r in read_all(tmp_path / "o"))
+    report = json.loads((tmp_path / "o" / merge.REPORT_NAME).read_text())
+    assert report["cleared_env_errors"] == [{"torch_version": "2.4.1", "variant": "pypi", "python": "3.11"}]
+
+
+def test_a_file_named_twice_is_read_once(shards: List[Path], tmp_path: Path) -> None:
+    shard_file = next(shards[0].iterdir())
+    assert run_merge(str(shards[0]), str(shard_file), str(shard_file), "--out", str(tmp_path / "o")) == 0
+    report = json.loads((tmp_path / "o" / merge.REPORT_NAME).read_text())
+    assert report["inputs"] == [str(shard_file)] and report["duplicates_dropped"] == 0
+
+
+def test_bad_input_is_a_clear_error(shards: List[Path], tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert run_merge(str(tmp_path / "missing"), "--out", str(tmp_path / "o")) == 2
+    assert "missing: no such shard file or folder" in capsys.readouterr().err
+
+    future = tmp_path / "future.jsonl"
+    future.write_text(json.dumps({"kind": "cell", "schema_version": 99}) + "\n")
+    assert run_merge(str(future), "--out", str(tmp_path / "o")) == 2
+    err = capsys.readouterr().err
+    assert "future.jsonl:1" in err and "schema version 99" in err
+
+    assert run_merge(str(shards[0]), "--out", str(shards[1])) == 2
+    assert "already holds record files" in capsys.readouterr().err
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert run_merge(str(empty), "--out", str(tmp_path / "o")) == 2
+    assert "no record files" in capsys.readouterr().err
