@@ -1,0 +1,229 @@
+"""The ``report`` command: tables (Parquet), Markdown pages and charts from record folders.
+
+``export-matrix report RECORD_DIR ... --out reports/NAME [--baseline DIR] [--title T]``
+writes ``index.md``, one page per case under ``cases/``, charts under ``charts/`` and the
+tables as Parquet. The output depends only on the records (and the case files still on
+disk): building twice gives byte-identical files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gc
+import json
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+
+import pandas as pd
+
+from matrix import report_case, report_index, store, tables, transitions
+from matrix import report_markdown as md
+
+DEFAULT_TITLE = "torch.export compatibility matrix"
+# Warnings printed on the terminal; all of them are listed in index.md.
+SHOWN_WARNINGS = 20
+
+
+class ReportError(Exception):
+    """Records that cannot make a report; the message names the folders."""
+
+
+@dataclass(frozen=True)
+class Report:
+    """What a build wrote."""
+
+    out: str
+    index: str  # path of index.md
+    pages: int  # case pages
+    cells: int
+    regressions: int
+    fixes: int
+    warnings: Tuple[str, ...]
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "records", nargs="+", metavar="RECORD_DIR", help="record folders (or .jsonl files) to report on"
+    )
+    parser.add_argument("--out", required=True, metavar="DIR", help="report folder to write, e.g. reports/nightly")
+    parser.add_argument(
+        "--baseline", metavar="DIR", help="an earlier report folder: add a section on what changed since then"
+    )
+    parser.add_argument("--title", help="the report's title (default: %r)" % DEFAULT_TITLE)
+    parser.add_argument("--no-charts", action="store_true", help="skip the matplotlib charts")
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        report = build_report(
+            args.records, args.out, baseline=args.baseline, title=args.title, charts=not args.no_charts
+        )
+    except (store.StoreError, tables.BaselineError, ReportError) as exc:
+        print("export-matrix report: error: %s" % exc, file=sys.stderr)
+        return 2
+    for warning in report.warnings[:SHOWN_WARNINGS]:
+        print("warning: %s" % warning, file=sys.stderr)
+    if len(report.warnings) > SHOWN_WARNINGS:
+        more = len(report.warnings) - SHOWN_WARNINGS
+        print("warning: … and %d more (listed in %s)" % (more, report.index), file=sys.stderr)
+    print(
+        "wrote %s: %d cells, %d case pages, %d regressions, %d fixes"
+        % (report.index, report.cells, report.pages, report.regressions, report.fixes)
+    )
+    return 0
+
+
+def build_report(
+    record_dirs: Sequence[str],
+    out: str,
+    baseline: Optional[str] = None,
+    title: Optional[str] = None,
+    charts: bool = True,
+) -> Report:
+    """Load the records, compute the tables and write the report folder ``out``."""
+    loaded = store.load(list(record_dirs))
+    # The loaded records are millions of long-lived objects without cycles: set them aside so
+    # that the collector does not walk them again at each collection while the report is built.
+    gc.freeze()
+    try:
+        return _build(loaded, record_dirs, out, baseline, title, charts)
+    finally:
+        gc.unfreeze()
+
+
+def _build(
+    loaded: store.Store,
+    record_dirs: Sequence[str],
+    out: str,
+    baseline: Optional[str],
+    title: Optional[str],
+    charts: bool,
+) -> Report:
+    if loaded.cells.empty and loaded.env_errors.empty:
+        raise ReportError("%s: no cell or env-error records to report on" % ", ".join(record_dirs))
+    cells = tables.cells(loaded.cells)
+    moves = transitions.find(cells, _release_lists(loaded, cells))
+    comparison = None
+    if baseline is not None:
+        # Read before writing anything: the baseline may be the folder about to be rewritten.
+        base_cells, base_moves = tables.read_baseline(baseline)
+        comparison = tables.compare(cells, moves, base_cells, base_moves)
+    labels = tables.environment_labels(cells) if not cells.empty else pd.Series(dtype=object)
+    findings = report_index.Findings(
+        title=title or DEFAULT_TITLE,
+        cells=cells,
+        labels=labels,
+        environments=loaded.environments,
+        env_errors=loaded.env_errors,
+        moves=moves,
+        summary=tables.summary(cells),
+        disagreements=tables.mode_disagreements(cells),
+        claims=tables.claims(cells),
+        flaky=tables.flaky(cells),
+        runs=len(loaded.cells),
+        warnings=loaded.warnings,
+        baseline=comparison,
+        baseline_name=os.path.basename(os.path.normpath(baseline)) if baseline else None,
+    )
+    os.makedirs(out, exist_ok=True)
+    written: Set[str] = set()
+    written |= _write_tables(out, findings)
+    if charts and not cells.empty:
+        from matrix import charts as charting
+
+        drawn = {
+            "summary": charting.pass_rate(findings.summary, out),
+            "transitions": charting.transition_counts(moves, out),
+            "export-time": charting.export_times(cells, out),
+            "grid": charting.status_heatmaps(cells, labels, out),
+        }
+        findings = dataclasses.replace(findings, charts=drawn)
+        written |= {path for group in drawn.values() for chart in group for path in chart.files}
+    index = os.path.join(out, "index.md")
+    _write_text(index, report_index.render(findings))
+    pages = _write_case_pages(out, cells, labels, moves)
+    written |= pages
+    _remove_stale(out, written)
+    return Report(
+        out=out,
+        index=index,
+        pages=len(pages),
+        cells=len(cells),
+        regressions=int((moves["kind"] == "regression").sum()) if not moves.empty else 0,
+        fixes=int((moves["kind"] == "fix").sum()) if not moves.empty else 0,
+        warnings=loaded.warnings,
+    )
+
+
+def _write_case_pages(out: str, cells: pd.DataFrame, labels: pd.Series, moves: pd.DataFrame) -> Set[str]:
+    """One page per case; returns their paths relative to ``out``."""
+    by_case: Dict[str, List[Dict[str, Any]]] = {}
+    for row in cells.assign(environment=labels).to_dict("records"):
+        by_case.setdefault(str(row["case"]), []).append(row)
+    moves_by_case: Dict[str, List[Dict[str, Any]]] = {}
+    for move in moves.to_dict("records"):
+        moves_by_case.setdefault(str(move["case"]), []).append(move)
+    pages = set()
+    for case in sorted(by_case):
+        page = md.page_name(case)
+        _write_text(os.path.join(out, page), report_case.render(case, by_case[case], moves_by_case.get(case, [])))
+        pages.add(page)
+    return pages
+
+
+def _release_lists(loaded: store.Store, cells: pd.DataFrame) -> Dict[str, List[str]]:
+    """Each variant's releases, including those that only have an env-error, which break its series."""
+    found: Dict[str, Set[str]] = {}
+    sources = ((cells, "release"), (loaded.env_errors, "torch_version"), (loaded.environments, "torch_version"))
+    for frame, column in sources:
+        if frame.empty:
+            continue
+        for variant, release in zip(frame["variant"], frame[column]):
+            if isinstance(release, str):
+                found.setdefault(str(variant), set()).add(release)
+    return {variant: store.ordered(releases) for variant, releases in found.items()}
+
+
+def _write_tables(out: str, f: report_index.Findings) -> Set[str]:
+    """The tables as Parquet, without the bulky texts (those are on the case pages)."""
+    frames = {
+        "cells.parquet": tables.parquet_frame(f.cells),
+        "transitions.parquet": tables.storable(f.moves),
+        "summary.parquet": tables.storable(f.summary),
+        "status.parquet": tables.storable(tables.pivot(f.cells).reset_index()),
+        "modes.parquet": tables.storable(f.disagreements),
+        "claims.parquet": tables.storable(f.claims),
+        "environments.parquet": tables.storable(_plain_environments(f.environments)),
+        "env_errors.parquet": tables.storable(f.env_errors),
+    }
+    for name, frame in frames.items():
+        frame.to_parquet(os.path.join(out, name), index=False, compression="zstd")
+    return set(frames)
+
+
+def _plain_environments(envs: pd.DataFrame) -> pd.DataFrame:
+    if "capabilities" not in envs.columns:
+        return envs
+    as_json = [json.dumps(v, sort_keys=True) if isinstance(v, dict) else None for v in envs["capabilities"]]
+    return envs.assign(capabilities=as_json)
+
+
+def _write_text(path: str, text: str) -> None:
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+
+
+def _remove_stale(out: str, written: Set[str]) -> None:
+    """Drop case pages and charts an earlier build left that this one did not write (e.g. a removed case)."""
+    for folder, suffixes in (("cases", (".md",)), ("charts", (".png", ".svg"))):
+        root = os.path.join(out, folder)
+        if not os.path.isdir(root):
+            continue
+        for name in sorted(os.listdir(root)):
+            relative = "%s/%s" % (folder, name)
+            if name.endswith(suffixes) and relative not in written:
+                os.remove(os.path.join(root, name))

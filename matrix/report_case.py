@@ -1,0 +1,208 @@
+"""One Markdown page per case: what it is, its status everywhere, how its graph changed, its errors."""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import os
+from typing import Any, Dict, List, Optional, Tuple
+
+from matrix import report_markdown as md
+from matrix import store
+
+# Long tracebacks and graphs stay readable; the tail of a traceback is where the error is.
+TRACEBACK_LINES = 80
+
+
+def read_source(case_file: Any) -> Tuple[Optional[str], Optional[str]]:
+    """The case's source and docstring, or (None, None) when the file is not there any more."""
+    if not isinstance(case_file, str) or not os.path.isfile(case_file):
+        return None, None
+    try:
+        with open(case_file, encoding="utf-8") as f:
+            source = f.read()
+    except (OSError, UnicodeDecodeError):
+        return None, None
+    return source, docstring(source)
+
+
+def docstring(source: str) -> Optional[str]:
+    """The module's docstring, else the first class's (ExportDB puts it on the model)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    found = ast.get_docstring(tree)
+    if found:
+        return found
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and ast.get_docstring(node):
+            return ast.get_docstring(node)
+    return None
+
+
+Row = Dict[str, Any]
+
+
+def render(case: str, rows: List[Row], moves: List[Row]) -> str:
+    """The page of one case.
+
+    ``rows`` are its cells in report order (release, variant, python, mode) as dicts with
+    the graph and traceback texts and an ``environment`` label; ``moves`` its transitions.
+    """
+    first = rows[-1]
+    source, doc = read_source(first["case_file"])
+    parts = ["# %s\n" % md.text(case), "[← back to the matrix](../index.md)\n"]
+    if doc:
+        parts.append("\n".join("> " + md.text(line) if line.strip() else ">" for line in doc.splitlines()) + "\n")
+    parts.append(_facts(first))
+    parts.append("## Status\n")
+    parts.append(_status_table(rows))
+    if moves:
+        parts.append("## Transitions\n")
+        parts.append(
+            md.table(
+                ["releases", "mode", "variant", "kind", "detail"],
+                [
+                    [
+                        md.text("%s → %s" % (m["before"], m["after"])),
+                        md.text(m["mode"]),
+                        md.text(m["variant"]),
+                        md.text(m["kind"]),
+                        md.text(m["detail"], limit=300),
+                    ]
+                    for m in moves
+                ],
+            )
+        )
+    diffs = _graph_diffs(rows)
+    if diffs:
+        parts.append("## Graph changes\n")
+        parts.extend(diffs)
+    errors = _errors(rows)
+    if errors:
+        parts.append("## Errors\n")
+        parts.extend(errors)
+    parts.append("## Source\n")
+    if not isinstance(first["case_file"], str):
+        parts.append("_The records name no case file._\n")
+    elif source is None:
+        parts.append("_The case file %s was not found when this report was built._\n" % md.code(first["case_file"]))
+    else:
+        parts.append("%s\n\n%s" % (md.code(first["case_file"]), md.fence(source, "python")))
+    return "\n".join(parts)
+
+
+def _facts(row: Row) -> str:
+    facts = []
+    for label, key in (("tags", "tags"), ("requires", "requires")):
+        if _listed(row[key]):
+            facts.append("- %s: %s" % (label, ", ".join(md.code(v) for v in sorted(str(v) for v in row[key]))))
+    for label, key in (("source", "source"), ("claim", "expected")):
+        if isinstance(row[key], str):
+            facts.append("- %s: %s" % (label, md.text(row[key])))
+    return "\n".join(facts) + "\n" if facts else ""
+
+
+def _status_table(rows: List[Row]) -> str:
+    cell: Dict[Tuple[str, str], str] = {}
+    order: List[str] = []
+    for row in rows:
+        env = str(row["environment"])
+        if env not in order:
+            order.append(env)
+        text = md.status(row["status"])
+        if isinstance(row["error_type"], str):
+            text += " " + md.code(row["error_type"])
+        if row["flaky"] is True:
+            text += " (flaky: %s)" % md.text(row["statuses"])
+        if row["status"] == "not-applicable" and _listed(row["missing"]):
+            text += " (lacks %s)" % ", ".join(md.code(v) for v in row["missing"])
+        cell[(env, row["mode"])] = text
+    modes = [m for m in store.MODES if any(key[1] == m for key in cell)]
+    return md.table(
+        ["environment", *modes], [[md.text(env)] + [cell.get((env, m), md.NO_RECORD) for m in modes] for env in order]
+    )
+
+
+def _listed(value: Any) -> bool:
+    return value is not None and not isinstance(value, (str, float)) and len(value) > 0
+
+
+def _graph_diffs(rows: List[Row]) -> List[str]:
+    """Unified diffs of the graph between consecutive releases (among those with a graph) where it changed."""
+    parts: List[str] = []
+    # Rows come in release order; where a release ran under several Pythons the newest (last) stands for it.
+    series: Dict[Tuple[str, str], Dict[str, Row]] = {}
+    for row in rows:
+        if isinstance(row["graph_text"], str) and row["graph_text"]:
+            series.setdefault((str(row["variant"]), str(row["mode"])), {})[str(row["release"])] = row
+    variants = sorted({variant for variant, _ in series})
+    for variant, mode in sorted(series, key=lambda k: (k[0], _mode_index(k[1]))):
+        previous: Optional[Row] = None
+        for row in series[(variant, mode)].values():
+            if previous is not None and previous["graph_hash"] != row["graph_hash"]:
+                diff = difflib.unified_diff(
+                    previous["graph_text"].splitlines(),
+                    row["graph_text"].splitlines(),
+                    "torch-%s/%s" % (previous["release"], mode),
+                    "torch-%s/%s" % (row["release"], mode),
+                    lineterm="",
+                )
+                title = "%s → %s, %s" % (previous["release"], row["release"], mode)
+                if len(variants) > 1:
+                    title += ", " + variant
+                parts.append("### %s\n\n%s" % (md.text(title), md.fence("\n".join(diff), "diff")))
+            previous = row
+    return parts
+
+
+def _mode_index(mode: str) -> int:
+    return store.MODES.index(mode) if mode in store.MODES else len(store.MODES)
+
+
+def _errors(rows: List[Row]) -> List[str]:
+    """One collapsed block per distinct error (mode, status, class, first line), with the releases it shows in."""
+    order = store.ordered(row["release"] for row in rows)
+    groups: Dict[Tuple[str, str, str, str], List[Row]] = {}
+    for row in rows:
+        if isinstance(row["error_type"], str) or row["status"] in ("crash", "timeout"):
+            key = (str(row["mode"]), str(row["status"]), _str(row["error_type"]), _str(row["error_message"]))
+            groups.setdefault(key, []).append(row)
+    parts = []
+    for (mode, status, kind, message), members in sorted(groups.items(), key=lambda g: (_mode_index(g[0][0]), g[0])):
+        # The newest release that kept a traceback speaks for the group.
+        newest = next((r for r in reversed(members) if _str(r["error_traceback"])), members[-1])
+        summary = "%s · %s · %s%s — %s" % (
+            mode,
+            status,
+            kind,
+            (": " + _clip(message, 300)) if message else "",
+            md.release_spans([str(r["release"]) for r in members], order),
+        )
+        body = []
+        for label, value in (
+            ("traceback (%s)" % newest["release"], _tail(newest["error_traceback"])),
+            ("check", _str(newest["check_detail"])),
+            ("stderr", _tail(newest["stderr_tail"])),
+        ):
+            if value:
+                body.append("%s:\n\n%s" % (md.text(label), md.fence(value, "text")))
+        parts.append(md.details(summary, "\n".join(body) or "_No traceback recorded._"))
+    return parts
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _tail(value: Any, lines: int = TRACEBACK_LINES) -> str:
+    text = _str(value)
+    kept = text.splitlines()
+    if len(kept) > lines:
+        return "\n".join(["… (%d lines above)" % (len(kept) - lines)] + kept[-lines:])
+    return text

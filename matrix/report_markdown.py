@@ -1,0 +1,196 @@
+"""Markdown building blocks that keep record text inert: escaped table cells, safe fences, details.
+
+Error messages and tracebacks come from the code under test and may hold anything:
+``|`` and newlines would break a table, ``<script>`` or ``[x](http://…)`` would inject
+HTML or links, backticks would close a code span. Every piece of record text goes
+through :func:`text` (Markdown inline), :func:`html_text` (inside an HTML element such
+as a ``<summary>``) or :func:`fence` (blocks) before it reaches a page.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from urllib.parse import quote
+
+# One symbol per status, used in every grid; "·" marks a cell with no record.
+SYMBOLS = {
+    "pass": "✅",
+    "mismatch": "⚠️",
+    "fail": "❌",
+    "crash": "💥",
+    "timeout": "⏱️",
+    "not-applicable": "➖",
+    "case-error": "🚧",
+}
+NO_RECORD = "·"
+LEGEND_TEXT = {
+    "pass": "exported, and the exported program agrees with eager",
+    "mismatch": "exported, but the exported program's outputs differ from eager",
+    "fail": "export (or eager, or the check) raised an error",
+    "crash": "the cell's process died (signal, abort, out of memory)",
+    "timeout": "the cell ran past its time limit",
+    "not-applicable": "the release lacks a capability the case requires",
+    "case-error": "the case file itself is broken",
+}
+
+# HTML's own characters become entities; Markdown punctuation gets a backslash, which reads
+# better in the raw file and in diffs.
+_INLINE = {
+    "&": "&amp;",
+    "<": "&lt;",
+    ">": "&gt;",
+    "[": "\\[",
+    "]": "\\]",
+    "|": "\\|",
+    "`": "\\`",
+    "\\": "\\\\",
+    "*": "\\*",
+    "~": "\\~",
+}
+# "_" only emphasises at a word's edge; inside snake_case names it stays as it is.
+_INLINE_RE = re.compile("[" + re.escape("".join(_INLINE)) + "]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+# Bare URLs, www. names and e-mail addresses become links under GitHub's autolink
+# extension; an entity in the trigger text keeps them plain text.
+_AUTOLINK_RE = re.compile(r"(?i):(?=//)|(?<![a-z0-9])w(?=ww\.)|@")
+
+
+def text(value: Any, limit: Optional[int] = None) -> str:
+    """Record text made safe for a table cell or a line of prose: one line, no markup, no HTML."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    raw = str(value)
+    if limit is not None and len(raw) > limit:
+        raw = raw[: limit - 1] + "…"
+    escaped = _INLINE_RE.sub(lambda m: _INLINE.get(m.group(0), "\\_"), raw)
+    escaped = _AUTOLINK_RE.sub(lambda m: "&#%d;" % ord(m.group(0)), escaped)
+    # A table row is one line: show line breaks rather than letting them end the row.
+    return re.sub(r"\r\n|\r|\n", " ⏎ ", escaped)
+
+
+def code(value: Any) -> str:
+    """A short identifier (op name, exception class) as inline code, whatever backticks it holds."""
+    raw = "" if value is None else str(value).replace("\r", " ").replace("\n", " ")
+    if not raw:
+        return ""
+    # A code span cannot hold a "|" inside a table row on every renderer; name it instead.
+    if "|" in raw:
+        return text(raw)
+    run = max((len(m) for m in re.findall("`+", raw)), default=0)
+    ticks = "`" * (run + 1)
+    pad = " " if raw.startswith("`") or raw.endswith("`") or run else ""
+    return "%s%s%s%s%s" % (ticks, pad, raw, pad, ticks)
+
+
+def fence(body: str, language: str = "") -> str:
+    """A fenced code block whose fence is longer than any backtick run in the body."""
+    run = max((len(m) for m in re.findall("`{3,}", body)), default=0)
+    ticks = "`" * max(3, run + 1)
+    body = body.replace("\r\n", "\n").replace("\r", "\n")
+    if not body.endswith("\n"):
+        body += "\n"
+    return "%s%s\n%s%s\n" % (ticks, language, body, ticks)
+
+
+def details(summary: str, body: str) -> str:
+    """A collapsed section: ``summary`` is plain text (escaped here as HTML), ``body`` is Markdown."""
+    return "<details><summary>%s</summary>\n\n%s\n\n</details>\n" % (html_text(summary), body.rstrip("\n"))
+
+
+def html_text(value: Any) -> str:
+    """Plain text for inside an HTML element (where Markdown is not parsed): entities, one line."""
+    if value is None:
+        return ""
+    escaped = html.escape(str(value), quote=True)
+    return re.sub(r"\s*(\r\n|\r|\n)\s*", " ⏎ ", escaped)
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[str]], align: Optional[Sequence[str]] = None) -> str:
+    """A pipe table from already-escaped cells; ``align`` holds "l", "r" or "c" per column."""
+    lines = ["| " + " | ".join(headers) + " |"]
+    marks = {"l": ":---", "r": "---:", "c": ":---:"}
+    lines.append("| " + " | ".join(marks[a] for a in (align or ["l"] * len(headers))) + " |")
+    count = 0
+    for row in rows:
+        lines.append("| " + " | ".join(cell if cell else " " for cell in row) + " |")
+        count += 1
+    if not count:
+        return "_None._\n"
+    return "\n".join(lines) + "\n"
+
+
+def moved(move: Dict[str, Any]) -> str:
+    """A transition's releases: ``2.4.1 → 2.5.0``."""
+    return text("%s → %s" % (move["before"], move["after"]))
+
+
+def page_name(case: str) -> str:
+    """The page of a case, relative to the report folder."""
+    return "cases/%s.md" % case.replace("/", "__")
+
+
+def case_link(case: Any) -> str:
+    """A link from the front page to a case's page."""
+    return link(str(case), page_name(str(case)))
+
+
+def grouped(rows: Iterable[Dict[str, Any]], by: Sequence[str]) -> List[Tuple[Tuple[str, ...], List[Dict[str, Any]]]]:
+    """Rows grouped by the ``by`` keys (as text), groups sorted by key, rows in their given order."""
+    groups: Dict[Tuple[str, ...], List[Dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(tuple(str(row[k]) for k in by), []).append(row)
+    return sorted(groups.items())
+
+
+def names(values: Iterable[str], limit: int = 12) -> str:
+    """Sorted names, escaped, cut after ``limit`` with a count."""
+    ordered = sorted(values)
+    shown = ", ".join(text(v) for v in ordered[:limit])
+    return shown + (" … (+%d)" % (len(ordered) - limit) if len(ordered) > limit else "")
+
+
+def link(label: str, target: str) -> str:
+    """A link with an escaped label to a relative path (percent-encoded)."""
+    return "[%s](%s)" % (text(label), quote(target, safe="/#"))
+
+
+def status(value: Any) -> str:
+    """A status as its symbol and name."""
+    if not isinstance(value, str):
+        return NO_RECORD
+    return "%s %s" % (SYMBOLS.get(value, "?"), text(value))
+
+
+def legend() -> str:
+    rows = [[SYMBOLS[s], text(s), LEGEND_TEXT[s]] for s in SYMBOLS]
+    rows.append([NO_RECORD, "no record", "the cell was not run (or its environment failed to install)"])
+    return table(["", "status", "meaning"], rows)
+
+
+def spans(chosen: Iterable[str], order: Sequence[str]) -> str:
+    """Releases as runs of consecutive releases of ``order`` (``2.1.2–2.3.1, 2.5.0``), escaped."""
+    return text(release_spans(chosen, order))
+
+
+def release_spans(chosen: Iterable[str], order: Sequence[str]) -> str:
+    """Releases as runs of consecutive releases of ``order``: ``2.1.2–2.3.1, 2.5.0`` (plain text)."""
+    wanted = set(chosen)
+    parts: List[str] = []
+    run: List[str] = []
+    for release in list(order) + [None]:  # type: ignore[list-item]
+        if release is not None and release in wanted:
+            run.append(release)
+            continue
+        if run:
+            parts.append(run[0] if len(run) == 1 else "%s–%s" % (run[0], run[-1]))
+            run = []
+    extra = sorted(wanted - set(order))
+    return ", ".join(parts + extra)
+
+
+def percent(value: Any) -> str:
+    if not isinstance(value, (int, float)) or not math.isfinite(value):
+        return "–"
+    return "%.1f%%" % (100 * value)

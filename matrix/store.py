@@ -1,0 +1,256 @@
+"""Record folders loaded into pandas: one table of cells, one of environments, one of env-errors.
+
+Reading goes through :mod:`matrix.worker.records`, so a truncated last line becomes a
+warning and an unknown schema version is refused. When the same cell (release, variant,
+python, case, mode, run) was recorded more than once, e.g. by a ``--force`` re-run or by
+overlapping shards, the record that finished last wins; records without ``finished_at``
+lose to those with one, and ties go to the record read last (folders in the order given,
+files sorted, lines in order).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import operator
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, Iterable, Iterator, List, Sequence, Tuple
+
+import pandas as pd
+from packaging.version import InvalidVersion, Version
+
+from matrix.worker import records
+
+# What makes a cell record unique; a later record with the same identity replaces an earlier one.
+IDENTITY = ("torch_version", "variant", "python", "case", "mode", "run")
+MODES = ("strict", "non-strict")
+
+ENV_ERROR_KEYS = (
+    "torch_version", "variant", "python", "error_type", "error_message", "installer_output", "finished_at",
+)  # fmt: skip
+
+# Columns whose values repeat from run to run of a cell (texts, names): sharing one string object per
+# distinct value within a file keeps a large record set's memory close to its distinct content.
+_SHARED_TEXT = (
+    "torch_version", "variant", "python", "device", "source", "case", "case_file", "mode", "expected",
+    "status", "failed_stage", "error_type", "error_message", "error_traceback", "gb_type", "graph_hash",
+    "graph_text", "decompose_status", "decomposed_hash", "check_status", "serialize_status", "run_id", "env_id",
+)  # fmt: skip
+
+
+class StoreError(Exception):
+    """A record folder that cannot be loaded; the message names the folder or file."""
+
+
+@dataclass(frozen=True)
+class Store:
+    """The records of one or more folders as tables."""
+
+    cells: pd.DataFrame  # one row per cell identity, columns records.CELL_KEYS
+    environments: pd.DataFrame  # one row per environment record (one per run invocation)
+    env_errors: pd.DataFrame  # the latest env-error of each (torch_version, variant, python)
+    warnings: Tuple[str, ...]  # skipped lines and records, in reading order
+    superseded: int  # cell records replaced by a later record of the same cell
+    files: Tuple[str, ...]  # the record files read
+
+
+def release_key(version: str) -> Tuple[int, Any]:
+    """Sort key for torch versions: PEP 440 order, local tags (``+cpu``) next to their release."""
+    try:
+        return (0, Version(str(version)))
+    except InvalidVersion:
+        # Unparseable versions go last, in text order, rather than stopping the report.
+        return (1, str(version))
+
+
+def ordered(values: Iterable[Any]) -> List[str]:
+    """Distinct versions (torch releases or Pythons) in version order."""
+    return sorted({str(v) for v in values if v is not None and not _missing(v)}, key=release_key)
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def rank(values: pd.Series) -> pd.Series:
+    """Each version's position in version order, for sorting frames by release or Python."""
+    positions = {v: i for i, v in enumerate(ordered(values.dropna().unique()))}
+    return values.map(positions)
+
+
+def sort_cells(frame: pd.DataFrame, release: str = "torch_version", extra: Sequence[str] = ()) -> pd.DataFrame:
+    """Rows in report order: release (version order), variant, python (version order), then ``extra``."""
+    if frame.empty:
+        return frame.reset_index(drop=True)
+    keyed = frame.assign(_release=rank(frame[release]), _python=rank(frame["python"].astype(object)))
+    by = ["_release", "variant", "_python", *extra]
+    if "mode" in extra:
+        # Strict first, as torch.export's default.
+        keyed["_mode"] = keyed["mode"].map({m: i for i, m in enumerate(MODES)})
+        by = [b if b != "mode" else "_mode" for b in by]
+    helpers = [c for c in ("_release", "_python", "_mode") if c in keyed.columns]
+    return keyed.sort_values(by, kind="stable").drop(columns=helpers).reset_index(drop=True)
+
+
+def _record_files(folders: Sequence[str]) -> List[str]:
+    files: List[str] = []
+    for folder in folders:
+        if os.path.isfile(folder):
+            files.append(folder)
+            continue
+        if not os.path.isdir(folder):
+            raise StoreError("%s: no such record folder" % folder)
+        found = list(records.iter_files(folder))
+        if not found:
+            raise StoreError("%s: no *.jsonl record files in this folder" % folder)
+        files.extend(found)
+    return files
+
+
+def _columns(rows: List[Dict[str, Any]], keys: Sequence[str], shared: Dict[str, str]) -> Dict[str, List[Any]]:
+    try:
+        # Records written by the worker carry every key: transpose them in C.
+        getter = operator.itemgetter(*keys)
+        columns = dict(zip(keys, (list(c) for c in zip(*[getter(row) for row in rows]))))
+    except KeyError:
+        columns = {key: [row.get(key) for row in rows] for key in keys}
+    for key in _SHARED_TEXT:
+        columns[key] = [shared.setdefault(v, v) if v.__class__ is str else v for v in columns[key]]
+    return columns
+
+
+@dataclass(frozen=True)
+class _FileRecords:
+    """One record file's content: its cell records as columns, the other records as dicts."""
+
+    path: str
+    cells: Dict[str, List[Any]]  # records.CELL_KEYS -> values; empty when the file has no cell
+    count: int
+    environments: List[Dict[str, Any]]
+    env_errors: List[Dict[str, Any]]
+    warnings: List[str]
+
+
+def _read_file(path: str) -> _FileRecords:
+    try:
+        rows, warnings = records.read(path)
+    except records.RecordFileError as exc:
+        raise StoreError(str(exc))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StoreError("%s: cannot read this record file: %s" % (path, exc))
+    cells: List[Dict[str, Any]] = []
+    environments: List[Dict[str, Any]] = []
+    env_errors: List[Dict[str, Any]] = []
+    unknown: Dict[str, int] = {}
+    for row in rows:
+        kind = row.get("kind")
+        if kind == "cell":
+            cells.append(row)
+        elif kind == "environment":
+            environments.append(row)
+        elif kind == "env-error":
+            env_errors.append(row)
+        else:
+            unknown[str(kind)] = unknown.get(str(kind), 0) + 1
+    for kind, count in sorted(unknown.items()):
+        warnings.append("%s: skipped %d record(s) of unknown kind %r" % (path, count, kind))
+    columns = _columns(cells, records.CELL_KEYS, {}) if cells else {}
+    return _FileRecords(path, columns, len(cells), environments, env_errors, warnings)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cycle collector while records are parsed.
+
+    Parsed records are millions of small acyclic containers; left on, the collector
+    re-scans all those kept so far again and again, which costs about a third of the
+    loading time of a large record set and frees nothing.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def load(folders: Sequence[str]) -> Store:
+    """Read every record file under ``folders`` (folders or single .jsonl files)."""
+    if not folders:
+        raise StoreError("no record folder given")
+    files = _record_files(folders)
+    warnings: List[str] = []
+    cell_parts: List[pd.DataFrame] = []
+    environments: List[Dict[str, Any]] = []
+    env_errors: List[Dict[str, Any]] = []
+    order = 0
+    with _collector_paused():
+        for content in map(_read_file, files):
+            warnings.extend(content.warnings)
+            environments.extend(content.environments)
+            env_errors.extend(content.env_errors)
+            if content.count:
+                part = pd.DataFrame(content.cells, dtype=object)
+                part["_order"] = range(order, order + content.count)
+                part["_file"] = content.path
+                order += content.count
+                cell_parts.append(part)
+    cells_frame, superseded = _cells(cell_parts, warnings)
+    return Store(
+        cells=cells_frame,
+        environments=_environments(environments),
+        env_errors=_env_errors(env_errors),
+        warnings=tuple(warnings),
+        superseded=superseded,
+        files=tuple(files),
+    )
+
+
+def _cells(parts: List[pd.DataFrame], warnings: List[str]) -> Tuple[pd.DataFrame, int]:
+    if not parts:
+        return pd.DataFrame({key: pd.Series(dtype=object) for key in records.CELL_KEYS}), 0
+    frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    frame["run"] = pd.to_numeric(frame["run"], errors="coerce").fillna(0).astype("int64")
+    valid = frame[["torch_version", "variant", "python", "case"]].notna().all(axis=1)
+    valid &= frame["mode"].isin(MODES) & frame["status"].isin(records.STATUSES)
+    if not valid.all():
+        for path, count in frame.loc[~valid, "_file"].value_counts(sort=False).sort_index().items():
+            warnings.append(
+                "%s: skipped %d cell record(s) without a known status, mode or identity"
+                " (torch_version, variant, python, case)" % (path, count)
+            )
+        frame = frame[valid]
+    repeated = frame.duplicated(list(IDENTITY), keep=False)
+    superseded = 0
+    if repeated.any():
+        # Only the re-recorded cells need ordering by finishing time.
+        again = frame[repeated]
+        finished = again["finished_at"].map(lambda v: v if isinstance(v, str) else "")
+        latest = again.assign(_finished=finished).sort_values(["_finished", "_order"], kind="stable")
+        latest = latest.drop_duplicates(list(IDENTITY), keep="last").drop(columns="_finished")
+        superseded = len(again) - len(latest)
+        frame = pd.concat([frame[~repeated], latest])
+    frame = sort_cells(frame, extra=["case", "mode", "run"])
+    return frame.drop(columns=["_order", "_file"]), superseded
+
+
+def _environments(rows: List[Dict[str, Any]]) -> pd.DataFrame:
+    keys = sorted({key for row in rows for key in row} | {"torch_version", "variant", "python", "started_at"})
+    frame = pd.DataFrame({key: [row.get(key) for row in rows] for key in keys}, dtype=object)
+    return sort_cells(frame, extra=["started_at"]) if rows else frame
+
+
+def _env_errors(rows: List[Dict[str, Any]]) -> pd.DataFrame:
+    frame = pd.DataFrame({key: [row.get(key) for row in rows] for key in ENV_ERROR_KEYS}, dtype=object)
+    if frame.empty:
+        return frame
+    frame = frame.dropna(subset=["torch_version"])
+    frame = frame.assign(variant=frame["variant"].fillna(""), python=frame["python"].fillna(""))
+    # A failed install retried later leaves several env-errors; the latest says what is wrong now.
+    frame = frame.assign(_finished=frame["finished_at"].map(lambda v: v if isinstance(v, str) else ""))
+    frame = frame.sort_values("_finished", kind="stable").drop_duplicates(
+        ["torch_version", "variant", "python"], keep="last"
+    )
+    return sort_cells(frame.drop(columns=["_finished"]))

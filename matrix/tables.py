@@ -1,0 +1,281 @@
+"""The report's tables: one row per cell, a status pivot, disagreements, and what changed since a baseline.
+
+A cell run several times (``run`` 0..N-1) is summarised into one row:
+
+- ``status`` is the most common status among its runs, ties going to the worse status.
+  The worst status would let one timeout on a loaded machine out of thirty runs mark a
+  regression; the most common one reports what users will usually see, and ``flaky``
+  (with ``statuses``, e.g. ``pass×28 timeout×2``) says that the runs disagreed.
+- the other outcome fields (error, hashes, ops) come from the first run with that status;
+- timings are the median over the runs with that status.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
+
+import pandas as pd
+
+from matrix import store
+from matrix.worker.records import STATUSES
+
+KEY = ["release", "variant", "python", "case", "mode"]
+TIMES = ["load_s", "eager_s", "export_s", "check_s", "decompose_s", "serialize_s", "total_s", "peak_rss_mb"]
+
+# Better first. Only these take part in regressions and fixes; crash and timeout are equally bad.
+STATUS_RANK = {"pass": 3, "mismatch": 2, "fail": 1, "crash": 0, "timeout": 0}
+# Breaks ties between equally common statuses of one cell's runs: the worse one wins.
+WORST_FIRST = ("crash", "timeout", "fail", "mismatch", "case-error", "not-applicable", "pass")
+APPLICABLE = tuple(STATUS_RANK)
+
+# The long table saved as cells.parquet. Bulky texts (graph, traceback, stderr) stay out of it:
+# they are on the case pages.
+CELL_COLUMNS = [
+    *KEY, "source", "tags", "requires", "expected", "case_file",
+    "status", "runs", "flaky", "statuses", "failed_stage", "missing",
+    "error_type", "error_message", "gb_type", "error_case_name", "strict_passed",
+    "graph_hash", "node_count", "ops", "decompose_status", "decomposed_hash", "decomposed_ops", "decompose_error",
+    "check_status", "check_detail", "checked_inputs", "serialize_status", "serialize_error", "exit_code",
+    *TIMES,
+]  # fmt: skip
+TEXT_COLUMNS = ["graph_text", "error_traceback", "stderr_tail"]
+
+
+class BaselineError(Exception):
+    """A --baseline folder that is not a report's tables folder."""
+
+
+def cells(raw: pd.DataFrame) -> pd.DataFrame:
+    """One row per cell (release, variant, python, case, mode) from the per-run records of store.load.
+
+    Keeps CELL_COLUMNS plus TEXT_COLUMNS; see the module docstring for how runs are summarised.
+    """
+    columns = CELL_COLUMNS + TEXT_COLUMNS
+    if raw.empty:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    runs = raw.rename(columns={"torch_version": "release"})
+    runs = runs.assign(**{t: pd.to_numeric(runs[t], errors="coerce").astype(float) for t in TIMES})
+    # One integer per cell: the text key columns are hashed once, everything after works on ints.
+    runs["_cell"] = runs.groupby(KEY, sort=False).ngroup()
+    runs["_worse"] = runs["status"].map({s: i for i, s in enumerate(WORST_FIRST)})
+    counts = runs.groupby(["_cell", "_worse"], sort=False).size().rename("n").reset_index()
+    counts = counts.sort_values(["_cell", "n", "_worse"], ascending=[True, False, True], kind="stable")
+    chosen = counts.drop_duplicates("_cell", keep="first").set_index("_cell")["_worse"]
+
+    summary: Dict[int, List[str]] = {}
+    for cell, worse, n in zip(counts["_cell"], counts["_worse"], counts["n"]):
+        summary.setdefault(int(cell), []).append("%s×%d" % (WORST_FIRST[worse], n))
+    agreeing = runs[runs["_worse"].to_numpy() == chosen.reindex(runs["_cell"]).to_numpy()]
+    medians = agreeing.groupby("_cell", sort=False)[TIMES].median()
+    first = agreeing.sort_values("run", kind="stable").drop_duplicates("_cell", keep="first")
+    first = first.drop(columns=TIMES).join(medians, on="_cell")
+    first["runs"] = first["_cell"].map(runs["_cell"].value_counts())
+    first["statuses"] = [" ".join(summary[int(c)]) for c in first["_cell"]]
+    first["flaky"] = [len(summary[int(c)]) > 1 for c in first["_cell"]]
+    table = store.sort_cells(first, release="release", extra=["case", "mode"])
+    return table[columns]
+
+
+def parquet_frame(table: pd.DataFrame) -> pd.DataFrame:
+    """The cell table as saved: without the bulky texts, every identity column as text."""
+    frame = table.drop(columns=[c for c in TEXT_COLUMNS if c in table.columns])
+    return storable(frame)
+
+
+def storable(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy Parquet accepts: list columns as lists of text, columns of mixed values as text."""
+    frame = frame.copy()
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype != object:
+            continue
+        kinds = {type(v) for v in values if v is not None and not (isinstance(v, float) and v != v)}
+        if kinds <= {list, tuple}:
+            frame[column] = [None if not isinstance(v, (list, tuple)) else [str(x) for x in v] for v in values]
+        elif kinds and not kinds <= {str} and not kinds <= {int, float, bool}:
+            # Mixed values (e.g. a number in a text field) would make Parquet refuse the column.
+            frame[column] = [_as_text(v) for v in values]
+    return frame
+
+
+def _as_text(value: object) -> Optional[str]:
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, sort_keys=True, default=str)
+    return str(value)
+
+
+def applicable(status: object) -> bool:
+    return status in STATUS_RANK
+
+
+def pivot(table: pd.DataFrame) -> pd.DataFrame:
+    """Status per case (rows) and environment and mode (columns, in release order)."""
+    if table.empty:
+        return pd.DataFrame()
+    labelled = table.assign(column=environment_labels(table) + "/" + table["mode"])
+    order = list(dict.fromkeys(store.sort_cells(labelled, release="release", extra=["mode"])["column"]))
+    grid = labelled.pivot(index="case", columns="column", values="status")
+    return grid.reindex(columns=order).sort_index()
+
+
+def environment_labels(table: pd.DataFrame) -> pd.Series:
+    """A short name per row's environment: the release, plus variant and Python only where they vary."""
+    label = table["release"].astype(str)
+    if table["variant"].nunique() > 1:
+        label = label + " " + table["variant"].astype(str)
+    if table.groupby(["release", "variant"])["python"].nunique().max() > 1:
+        label = label + " py" + table["python"].astype(str)
+    return label
+
+
+def mode_disagreements(table: pd.DataFrame) -> pd.DataFrame:
+    """Cells where strict and non-strict export disagree within one environment (both applicable)."""
+    columns = ["release", "variant", "python", "case", "strict", "non-strict", "strict_error", "non-strict_error"]
+    usable = table[table["status"].isin(APPLICABLE)]
+    if usable.empty:
+        return pd.DataFrame(columns=columns)
+    env = ["release", "variant", "python", "case"]
+    error = _error_line(usable)
+    sides = []
+    for mode in store.MODES:
+        part = usable[usable["mode"] == mode]
+        sides.append(
+            pd.DataFrame({**{k: part[k] for k in env}, mode: part["status"], mode + "_error": error[part.index]})
+        )
+    both = sides[0].merge(sides[1], on=env, how="inner")
+    both = both[both["strict"] != both["non-strict"]]
+    return store.sort_cells(both, release="release", extra=["case"])[columns]
+
+
+def _error_line(table: pd.DataFrame) -> pd.Series:
+    kind = table["error_type"].map(lambda v: v if isinstance(v, str) else "")
+    message = table["error_message"].map(lambda v: v if isinstance(v, str) else "")
+    return (kind + ": " + message).str.strip(": ")
+
+
+def claim_holds(expected: str, mode: str, status: str) -> Optional[bool]:
+    """Whether an observed status agrees with a case's documented claim; None when it says nothing.
+
+    A claim covers every mode unless it names one: ``supported`` means passes in both,
+    ``not-supported-yet`` and ``fails`` mean does not pass in either, ``strict-only`` means
+    passes in strict mode and not in non-strict (and the reverse for ``non-strict-only``).
+    """
+    if not applicable(status):
+        return None
+    passed = status == "pass"
+    if expected == "supported":
+        return passed
+    if expected in ("not-supported-yet", "fails"):
+        return not passed
+    if expected == "strict-only":
+        return passed == (mode == "strict")
+    if expected == "non-strict-only":
+        return passed == (mode == "non-strict")
+    return None
+
+
+def claims(table: pd.DataFrame) -> pd.DataFrame:
+    """Cells whose observed status contradicts the case's ``expected`` claim (e.g. ExportDB's support level)."""
+    columns = [*KEY, "expected", "status", "error"]
+    claimed = table[table["expected"].map(lambda v: isinstance(v, str))]
+    if claimed.empty:
+        return pd.DataFrame(columns=columns)
+    holds = [claim_holds(e, m, s) for e, m, s in zip(claimed["expected"], claimed["mode"], claimed["status"])]
+    wrong = claimed[[h is False for h in holds]]
+    return wrong.assign(error=_error_line(wrong))[columns].reset_index(drop=True)
+
+
+def summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Counts per status and pass rate per environment and mode; pass rate = pass / applicable cells."""
+    env = ["release", "variant", "python", "mode"]
+    if table.empty:
+        return pd.DataFrame(columns=[*env, *STATUSES, "cells", "pass_rate"])
+    counts = table.groupby(env)["status"].value_counts().unstack(fill_value=0)
+    counts = counts.reindex(columns=list(STATUSES), fill_value=0).reset_index()
+    counts.columns.name = None
+    counts["cells"] = counts[list(STATUSES)].sum(axis=1)
+    judged = counts[list(APPLICABLE)].sum(axis=1)
+    counts["pass_rate"] = (counts["pass"] / judged.where(judged > 0)).astype(float)
+    return store.sort_cells(counts, release="release", extra=["mode"])
+
+
+def flaky(table: pd.DataFrame) -> pd.DataFrame:
+    """Cells whose runs did not all end with the same status."""
+    return table[table["flaky"].fillna(False).astype(bool)][[*KEY, "status", "statuses"]].reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class BaselineComparison:
+    """What is new since an earlier report's tables."""
+
+    changed: pd.DataFrame  # cells in both whose status differs: kind regression / fix / change
+    new_cells: pd.DataFrame  # identity columns of cells only in the current report
+    vanished_cells: pd.DataFrame  # identity columns of cells only in the baseline
+    new_transitions: pd.DataFrame  # regressions and fixes between releases not in the baseline report
+    gone_transitions: pd.DataFrame  # regressions and fixes of the baseline that no longer show
+
+
+def read_baseline(folder: str) -> Tuple[pd.DataFrame, Optional[pd.DataFrame]]:
+    """An earlier report's cells.parquet and, when present, transitions.parquet."""
+    path = os.path.join(folder, "cells.parquet")
+    if not os.path.isfile(path):
+        raise BaselineError(
+            "%s: no cells.parquet here; --baseline takes the --out folder of an earlier `export-matrix report`" % folder
+        )
+    try:
+        base = pd.read_parquet(path)
+        moves_path = os.path.join(folder, "transitions.parquet")
+        moves = pd.read_parquet(moves_path) if os.path.isfile(moves_path) else None
+    except (OSError, ValueError) as exc:
+        raise BaselineError("%s: cannot read the baseline tables: %s" % (folder, exc))
+    missing = sorted(set(KEY + ["status"]) - set(base.columns))
+    if missing:
+        raise BaselineError("%s: cells.parquet lacks the columns %s" % (path, ", ".join(missing)))
+    return base, moves
+
+
+TRANSITION_KEY = ["kind", "case", "mode", "variant", "before", "after"]
+
+
+def compare(
+    current: pd.DataFrame, moves: pd.DataFrame, base: pd.DataFrame, base_moves: Optional[pd.DataFrame]
+) -> BaselineComparison:
+    """Compare the current cells and transitions with a baseline's."""
+    left = current[KEY + ["status"]].astype({k: str for k in KEY})
+    right = base[KEY + ["status"]].astype({k: str for k in KEY})
+    both = left.merge(right, on=KEY, how="outer", suffixes=("", "_baseline"), indicator=True)
+    changed = both[(both["_merge"] == "both") & (both["status"] != both["status_baseline"])].copy()
+    changed["kind"] = [_change_kind(old, new) for old, new in zip(changed["status_baseline"], changed["status"])]
+    changed = store.sort_cells(changed.drop(columns="_merge"), release="release", extra=["case", "mode"])
+    changed = changed[[*KEY, "kind", "status_baseline", "status"]]
+    new = store.sort_cells(both[both["_merge"] == "left_only"][KEY], release="release", extra=["case", "mode"])
+    gone = store.sort_cells(both[both["_merge"] == "right_only"][KEY], release="release", extra=["case", "mode"])
+    new_moves, gone_moves = _transition_changes(moves, base_moves)
+    return BaselineComparison(changed, new, gone, new_moves, gone_moves)
+
+
+def _change_kind(old: str, new: str) -> str:
+    if applicable(old) and applicable(new):
+        if STATUS_RANK[new] < STATUS_RANK[old]:
+            return "regression"
+        if STATUS_RANK[new] > STATUS_RANK[old]:
+            return "fix"
+    return "change"
+
+
+def _transition_changes(moves: pd.DataFrame, base_moves: Optional[pd.DataFrame]) -> Tuple[pd.DataFrame, pd.DataFrame]:
+    kinds = ("regression", "fix")
+    now = moves[moves["kind"].isin(kinds)] if not moves.empty else moves
+    if base_moves is None or not set(TRANSITION_KEY) <= set(base_moves.columns):
+        return now.iloc[0:0], now.iloc[0:0]
+    before = base_moves[base_moves["kind"].isin(kinds)]
+    now_keys = set(now[TRANSITION_KEY].astype(str).itertuples(index=False, name=None)) if not now.empty else set()
+    old_keys = set(before[TRANSITION_KEY].astype(str).itertuples(index=False, name=None))
+    fresh = [k not in old_keys for k in now[TRANSITION_KEY].astype(str).itertuples(index=False, name=None)]
+    gone = [k not in now_keys for k in before[TRANSITION_KEY].astype(str).itertuples(index=False, name=None)]
+    return now[fresh].reset_index(drop=True), before[gone].reset_index(drop=True)

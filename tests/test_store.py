@@ -1,0 +1,154 @@
+"""Loading record folders into tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+from matrix import store
+from matrix.worker import records
+
+
+def cell(release: str, case: str, status: str = "pass", mode: str = "strict", run: int = 0, **extra: Any):
+    values: Dict[str, Any] = dict(
+        torch_version=release,
+        variant="cpu",
+        python="3.11",
+        case=case,
+        mode=mode,
+        run=run,
+        cell_id=records.cell_id(release, mode, case),
+        status=status,
+        finished_at="2025-01-01T00:00:00+00:00",
+    )
+    values.update(extra)
+    return records.empty_cell(**values)
+
+
+def environment(release: str, started_at: str = "2025-01-01T00:00:00+00:00") -> Dict[str, Any]:
+    return {
+        "kind": "environment",
+        "schema_version": records.SCHEMA_VERSION,
+        "torch_version": release,
+        "variant": "cpu",
+        "python": "3.11",
+        "started_at": started_at,
+        "capabilities": {"cond": True},
+    }
+
+
+def write(path: Path, rows: List[Dict[str, Any]], tail: str = "") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows) + tail, encoding="utf-8")
+    return path
+
+
+def test_loads_cells_environments_and_env_errors(tmp_path: Path):
+    write(tmp_path / "a.jsonl", [environment("2.4.1+cpu"), cell("2.4.1+cpu", "x"), cell("2.4.1+cpu", "y", "fail")])
+    env_error = {
+        "kind": "env-error",
+        "schema_version": records.SCHEMA_VERSION,
+        "torch_version": "2.3.0",
+        "variant": "cpu",
+        "python": "3.11",
+        "error_type": "InstallError",
+        "error_message": "no wheel",
+        "installer_output": "…",
+        "finished_at": "2025-01-01T00:00:00+00:00",
+    }
+    write(tmp_path / "b.jsonl", [env_error])
+    loaded = store.load([str(tmp_path)])
+    assert list(loaded.cells["case"]) == ["x", "y"]
+    assert list(loaded.cells["status"]) == ["pass", "fail"]
+    assert set(records.CELL_KEYS) <= set(loaded.cells.columns)
+    assert list(loaded.environments["torch_version"]) == ["2.4.1+cpu"]
+    assert loaded.environments["capabilities"].iloc[0] == {"cond": True}
+    assert list(loaded.env_errors["error_message"]) == ["no wheel"]
+    assert loaded.warnings == ()
+    assert len(loaded.files) == 2
+
+
+def test_a_re_run_replaces_the_earlier_record(tmp_path: Path):
+    first = cell("2.4.1", "x", "fail", finished_at="2025-01-01T00:00:00+00:00")
+    again = cell("2.4.1", "x", "pass", finished_at="2025-01-02T00:00:00+00:00")
+    other_run = cell("2.4.1", "x", "fail", run=1)
+    write(tmp_path / "a.jsonl", [first, again, other_run])
+    loaded = store.load([str(tmp_path)])
+    assert list(zip(loaded.cells["run"], loaded.cells["status"])) == [(0, "pass"), (1, "fail")]
+    assert loaded.superseded == 1
+
+
+def test_the_record_that_finished_last_wins_across_folders(tmp_path: Path):
+    newer = cell("2.4.1", "x", "pass", finished_at="2025-01-02T00:00:00+00:00")
+    older = cell("2.4.1", "x", "fail", finished_at="2025-01-01T00:00:00+00:00")
+    write(tmp_path / "one" / "a.jsonl", [newer])
+    write(tmp_path / "two" / "a.jsonl", [older])
+    assert list(store.load([str(tmp_path / "one"), str(tmp_path / "two")]).cells["status"]) == ["pass"]
+    # Same finishing time: the record read last wins.
+    write(tmp_path / "two" / "a.jsonl", [dict(older, finished_at=newer["finished_at"])])
+    assert list(store.load([str(tmp_path / "one"), str(tmp_path / "two")]).cells["status"]) == ["fail"]
+
+
+def test_truncated_line_is_a_warning_not_an_error(tmp_path: Path):
+    path = write(tmp_path / "a.jsonl", [cell("2.4.1", "x")], tail='{"kind": "cell", "case": "y", "sta')
+    loaded = store.load([str(tmp_path)])
+    assert list(loaded.cells["case"]) == ["x"]
+    assert len(loaded.warnings) == 1 and str(path) in loaded.warnings[0]
+
+
+def test_unknown_kind_and_invalid_cells_are_skipped_with_warnings(tmp_path: Path):
+    odd = {"kind": "comment", "schema_version": records.SCHEMA_VERSION}
+    no_status = cell("2.4.1", "y", status="exploded")
+    write(tmp_path / "a.jsonl", [cell("2.4.1", "x"), odd, no_status])
+    loaded = store.load([str(tmp_path)])
+    assert list(loaded.cells["case"]) == ["x"]
+    assert any("unknown kind 'comment'" in w for w in loaded.warnings)
+    assert any("without a known status" in w for w in loaded.warnings)
+
+
+def test_unknown_schema_version_is_refused_naming_the_file(tmp_path: Path):
+    path = write(tmp_path / "a.jsonl", [dict(cell("2.4.1", "x"), schema_version=99)])
+    with pytest.raises(store.StoreError, match="schema version 99") as info:
+        store.load([str(tmp_path)])
+    assert str(path) in str(info.value)
+
+
+def test_missing_or_empty_folders_are_clear_errors(tmp_path: Path):
+    with pytest.raises(store.StoreError, match="no such record folder"):
+        store.load([str(tmp_path / "nope")])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(store.StoreError, match="no \\*.jsonl record files"):
+        store.load([str(tmp_path / "empty")])
+    with pytest.raises(store.StoreError, match="no record folder"):
+        store.load([])
+
+
+def test_single_files_can_be_given(tmp_path: Path):
+    path = write(tmp_path / "a.jsonl", [cell("2.4.1", "x")])
+    assert list(store.load([str(path)]).cells["case"]) == ["x"]
+
+
+def test_cells_are_sorted_by_release_version_then_case_and_mode(tmp_path: Path):
+    rows = [
+        cell("2.10.0", "b", mode="non-strict"),
+        cell("2.10.0", "a"),
+        cell("2.9.1", "b"),
+        cell("2.10.0", "b"),
+    ]
+    write(tmp_path / "a.jsonl", rows)
+    loaded = store.load([str(tmp_path)])
+    assert list(zip(loaded.cells["torch_version"], loaded.cells["case"], loaded.cells["mode"])) == [
+        ("2.9.1", "b", "strict"),
+        ("2.10.0", "a", "strict"),
+        ("2.10.0", "b", "strict"),
+        ("2.10.0", "b", "non-strict"),
+    ]
+
+
+def test_release_order_uses_versions_and_keeps_local_tags_with_their_release():
+    versions = ["2.10.0", "2.9.1+cpu", "2.9.1", "2.4.0.dev20240601+cpu", "2.4.0", "nightly"]
+    assert store.ordered(versions) == ["2.4.0.dev20240601+cpu", "2.4.0", "2.9.1", "2.9.1+cpu", "2.10.0", "nightly"]
+    assert store.ordered(["3.9", "3.11", "3.10"]) == ["3.9", "3.10", "3.11"]

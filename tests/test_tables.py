@@ -1,0 +1,217 @@
+"""The report's tables: runs summarised per cell, pivots, disagreements, claims, baseline comparison."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pandas as pd
+import pytest
+
+from matrix import store, tables, transitions
+from matrix.worker import records
+
+
+def cell(release: str, case: str, status: str = "pass", mode: str = "strict", run: int = 0, **extra: Any):
+    values: Dict[str, Any] = dict(
+        torch_version=release,
+        variant="cpu",
+        python="3.11",
+        case=case,
+        mode=mode,
+        run=run,
+        status=status,
+        tags=["torch.cond"],
+        finished_at="2025-01-01T00:00:%02d+00:00" % run,
+    )
+    values.update(extra)
+    return records.empty_cell(**values)
+
+
+def load(tmp_path: Path, rows: List[Dict[str, Any]], name: str = "records") -> pd.DataFrame:
+    folder = tmp_path / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return tables.cells(store.load([str(folder)]).cells)
+
+
+def test_runs_are_summarised_by_most_common_status_and_median_times(tmp_path: Path):
+    rows = [
+        cell("2.4.1", "x", "pass", run=0, export_s=1.0, graph_hash="a" * 16),
+        cell("2.4.1", "x", "timeout", run=1, export_s=30.0),
+        cell("2.4.1", "x", "pass", run=2, export_s=3.0, graph_hash="b" * 16),
+        cell("2.4.1", "x", "pass", run=3, export_s=2.0, graph_hash="c" * 16),
+    ]
+    table = load(tmp_path, rows)
+    assert len(table) == 1
+    row = table.iloc[0]
+    assert row["status"] == "pass"
+    assert row["runs"] == 4
+    assert bool(row["flaky"]) is True
+    assert row["statuses"] == "pass×3 timeout×1"
+    assert row["export_s"] == 2.0  # median of the passing runs only
+    assert row["graph_hash"] == "a" * 16  # from the first run with the chosen status
+
+
+def test_a_tie_between_statuses_goes_to_the_worse(tmp_path: Path):
+    rows = [cell("2.4.1", "x", "pass", run=0), cell("2.4.1", "x", "crash", run=1)]
+    assert list(load(tmp_path, rows)["status"]) == ["crash"]
+
+
+def test_a_single_run_is_not_flaky(tmp_path: Path):
+    table = load(tmp_path, [cell("2.4.1", "x", "fail", error_type="RuntimeError", error_message="boom")])
+    row = table.iloc[0]
+    assert (row["status"], row["runs"], bool(row["flaky"]), row["error_type"]) == ("fail", 1, False, "RuntimeError")
+    assert list(table.columns) == tables.CELL_COLUMNS + tables.TEXT_COLUMNS
+
+
+def test_pivot_is_case_by_release_and_mode_in_version_order(tmp_path: Path):
+    rows = [
+        cell("2.10.0", "x", "fail"),
+        cell("2.9.1", "x"),
+        cell("2.9.1", "x", mode="non-strict"),
+        cell("2.9.1", "y", "not-applicable"),
+    ]
+    grid = tables.pivot(load(tmp_path, rows))
+    assert list(grid.columns) == ["2.9.1/strict", "2.9.1/non-strict", "2.10.0/strict"]
+    assert list(grid.index) == ["x", "y"]
+    assert grid.at["x", "2.10.0/strict"] == "fail"
+    assert pd.isna(grid.at["y", "2.10.0/strict"])
+
+
+def test_mode_disagreements_leave_out_not_applicable(tmp_path: Path):
+    rows = [
+        cell("2.4.1", "x", "fail", error_type="torch._dynamo.exc.Unsupported", error_message="graph break"),
+        cell("2.4.1", "x", "pass", mode="non-strict"),
+        cell("2.4.1", "y", "pass"),
+        cell("2.4.1", "y", "not-applicable", mode="non-strict"),
+        cell("2.4.1", "z", "fail"),
+        cell("2.4.1", "z", "fail", mode="non-strict"),
+    ]
+    found = tables.mode_disagreements(load(tmp_path, rows))
+    assert list(found["case"]) == ["x"]
+    assert found.iloc[0]["strict_error"] == "torch._dynamo.exc.Unsupported: graph break"
+
+
+@pytest.mark.parametrize(
+    "expected, mode, status, holds",
+    [
+        ("supported", "strict", "pass", True),
+        ("supported", "non-strict", "fail", False),
+        ("supported", "strict", "mismatch", False),
+        ("not-supported-yet", "strict", "fail", True),
+        ("not-supported-yet", "non-strict", "pass", False),
+        ("fails", "strict", "crash", True),
+        ("strict-only", "strict", "pass", True),
+        ("strict-only", "non-strict", "pass", False),
+        ("non-strict-only", "strict", "fail", True),
+        ("non-strict-only", "non-strict", "pass", True),
+        ("supported", "strict", "not-applicable", None),
+        ("supported", "strict", "case-error", None),
+        ("something-new", "strict", "pass", None),
+    ],
+)
+def test_claim_holds(expected: str, mode: str, status: str, holds: Any):
+    assert tables.claim_holds(expected, mode, status) is holds
+
+
+def test_claims_lists_contradicted_cells(tmp_path: Path):
+    rows = [
+        cell("2.4.1", "x", "pass", expected="not-supported-yet"),
+        cell("2.4.1", "y", "pass", expected="supported"),
+        cell("2.4.1", "z", "fail", expected="supported", error_type="RuntimeError", error_message="boom"),
+        cell("2.4.1", "w", "fail"),
+    ]
+    found = tables.claims(load(tmp_path, rows))
+    assert list(zip(found["case"], found["expected"], found["status"])) == [
+        ("x", "not-supported-yet", "pass"),
+        ("z", "supported", "fail"),
+    ]
+    assert found.iloc[1]["error"] == "RuntimeError: boom"
+
+
+def test_summary_counts_and_pass_rate_leave_out_not_applicable(tmp_path: Path):
+    rows = [
+        cell("2.4.1", "a", "pass"),
+        cell("2.4.1", "b", "fail"),
+        cell("2.4.1", "c", "not-applicable"),
+        cell("2.4.1", "d", "case-error"),
+    ]
+    summary = tables.summary(load(tmp_path, rows))
+    row = summary.iloc[0]
+    assert (row["pass"], row["fail"], row["not-applicable"], row["case-error"], row["cells"]) == (1, 1, 1, 1, 4)
+    assert row["pass_rate"] == 0.5
+
+
+def test_parquet_round_trip_keeps_lists_and_drops_bulky_texts(tmp_path: Path):
+    table = load(
+        tmp_path,
+        [cell("2.4.1", "x", ops=["aten.add.Tensor"], graph_text="graph", error_traceback="tb", checked_inputs=3)],
+    )
+    path = tmp_path / "cells.parquet"
+    tables.parquet_frame(table).to_parquet(path, index=False)
+    back = pd.read_parquet(path)
+    assert "graph_text" not in back.columns and "error_traceback" not in back.columns
+    assert list(back.iloc[0]["ops"]) == ["aten.add.Tensor"]
+    assert list(back.iloc[0]["tags"]) == ["torch.cond"]
+
+
+def write_baseline(tmp_path: Path, rows: List[Dict[str, Any]]) -> Path:
+    table = load(tmp_path, rows, name="baseline-records")
+    folder = tmp_path / "baseline"
+    folder.mkdir()
+    tables.parquet_frame(table).to_parquet(folder / "cells.parquet", index=False)
+    tables.storable(transitions.find(table)).to_parquet(folder / "transitions.parquet", index=False)
+    return folder
+
+
+def test_baseline_comparison(tmp_path: Path):
+    folder = write_baseline(
+        tmp_path,
+        [
+            cell("2.4.1", "same"),
+            cell("2.4.1", "worse"),
+            cell("2.4.1", "better", "fail"),
+            cell("2.4.1", "odd", "pass"),
+            cell("2.4.1", "gone"),
+            cell("2.5.0", "same"),
+        ],
+    )
+    current = load(
+        tmp_path,
+        [
+            cell("2.4.1", "same"),
+            cell("2.4.1", "worse", "crash"),
+            cell("2.4.1", "better", "mismatch"),
+            cell("2.4.1", "odd", "not-applicable"),
+            cell("2.4.1", "new"),
+            cell("2.5.0", "same"),
+            cell("2.6.0", "same", "fail"),
+        ],
+    )
+    base, base_moves = tables.read_baseline(str(folder))
+    moves = transitions.find(current)
+    comparison = tables.compare(current, moves, base, base_moves)
+    assert list(zip(comparison.changed["case"], comparison.changed["kind"])) == [
+        ("better", "fix"),
+        ("odd", "change"),
+        ("worse", "regression"),
+    ]
+    assert list(zip(comparison.new_cells["release"], comparison.new_cells["case"])) == [
+        ("2.4.1", "new"),
+        ("2.6.0", "same"),
+    ]
+    assert list(comparison.vanished_cells["case"]) == ["gone"]
+    assert list(zip(comparison.new_transitions["kind"], comparison.new_transitions["after"])) == [
+        ("regression", "2.6.0")
+    ]
+    assert comparison.gone_transitions.empty
+
+
+def test_baseline_folder_must_hold_a_report(tmp_path: Path):
+    with pytest.raises(tables.BaselineError, match="no cells.parquet"):
+        tables.read_baseline(str(tmp_path))
+    pd.DataFrame({"case": ["x"]}).to_parquet(tmp_path / "cells.parquet")
+    with pytest.raises(tables.BaselineError, match="lacks the columns"):
+        tables.read_baseline(str(tmp_path))
