@@ -43,6 +43,13 @@ def _derived_dim() -> bool:
     return Dim("tem_probe") * 2 is not None
 
 
+def _associative_scan_generic() -> bool:
+    # Releases before the `combine_mode` option could only generate CUDA code for the scan.
+    from torch._higher_order_ops.associative_scan import associative_scan
+
+    return "combine_mode" in inspect.signature(associative_scan).parameters
+
+
 # Capability name -> probe. Names are the vocabulary of a case's ``requires``.
 PROBES: Dict[str, Callable[[], bool]] = {
     "export": _attr("torch.export.export"),
@@ -67,12 +74,16 @@ PROBES: Dict[str, Callable[[], bool]] = {
     "scan": _attr("torch._higher_order_ops.scan.scan"),
     "while_loop": _attr("torch._higher_order_ops.while_loop.while_loop"),
     "associative_scan": _attr("torch._higher_order_ops.associative_scan.associative_scan"),
+    "associative_scan.generic": _associative_scan_generic,
     "check": _attr("torch._check"),
     "check_is_size": _attr("torch._check_is_size"),
     "custom_op": _attr("torch.library.custom_op"),
     "register_fake": _attr("torch.library.register_fake"),
     "sdpa": _attr("torch.nn.functional.scaled_dot_product_attention"),
     "assume_constant_result": _attr("torch._dynamo.assume_constant_result"),
+    "compiler.is_compiling": _attr("torch.compiler.is_compiling"),
+    "compiler.is_exporting": _attr("torch.compiler.is_exporting"),
+    "numpy": _attr("numpy.ndarray"),
 }
 
 

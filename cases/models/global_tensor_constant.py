@@ -1,0 +1,17 @@
+"""A module-level tensor read inside `forward`, captured as a constant of the program."""
+
+import torch
+
+torch.manual_seed(0)
+
+WINDOW = torch.hann_window(6)
+
+
+class Windowed(torch.nn.Module):
+    def forward(self, x):
+        return x * WINDOW
+
+
+model = Windowed()
+example_args = (torch.randn(2, 6),)
+tags = {"python.closure"}

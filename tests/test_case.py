@@ -1,0 +1,211 @@
+from __future__ import annotations
+
+import ast
+import copy
+import re
+from pathlib import Path
+from typing import List
+
+import pytest
+import torch
+
+from matrix.worker import capabilities
+from matrix.worker.case import EXPECTED, TAGS, Case, CaseError, CaseInfo, discover, load, read_info
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = ROOT / "cases"
+SEEDS_EXPORTDB_NOT_SUPPORTED = {"dynamic_shape_round", "model_attr_mutation", "optional_input", "torch_sym_min"}
+EXPORTDB_SUPPORTED = {
+    "assume_constant_result", "autograd_function", "class_method", "cond_branch_class_method",
+    "cond_branch_nested_function", "cond_branch_nonlocal_variables", "cond_closed_over_variable", "cond_operands",
+    "cond_predicate", "constrain_as_size_example", "constrain_as_value_example", "decorator", "dictionary",
+    "dynamic_shape_assert", "dynamic_shape_constructor", "dynamic_shape_if_guard", "dynamic_shape_map",
+    "dynamic_shape_slicing", "dynamic_shape_view", "fn_with_kwargs", "list_contains", "list_unpack",
+    "nested_function", "null_context_manager", "pytree_flatten", "scalar_output", "specialized_attribute",
+    "static_for_loop", "static_if", "tensor_setattr", "type_reflection_method", "user_input_mutation",
+}  # fmt: skip
+
+INFOS = discover([str(CASES)])
+FOUND = capabilities.detect()
+
+# APIs newer than torch 2.1: a case may reach them only lazily (inside a function body),
+# so that it still imports on 2.1 and is reported not-applicable there.
+NEWER_THAN_2_1 = {
+    "Dim", "dims", "cond", "custom_op", "register_fake", "register_dataclass", "export_for_training",
+    "while_loop", "scan", "associative_scan", "_check_is_size", "is_compiling", "is_exporting",
+    "AUTO", "DYNAMIC", "STATIC", "draft_export",
+}  # fmt: skip
+
+
+def _names(infos: List[CaseInfo]) -> List[str]:
+    return [info.name for info in infos]
+
+
+def test_the_case_set_is_large_and_well_formed():
+    assert len(INFOS) >= 100
+    problems = [info.problem for info in INFOS if info.problem]
+    assert problems == []
+    folders = {info.name.split("/")[0] for info in INFOS}
+    assert folders == {"exportdb", "tutorial", "strict_nonstrict", "models"}
+    assert _names(INFOS) == sorted(_names(INFOS))
+
+
+def test_exportdb_folder_mirrors_the_documented_examples_and_support_levels():
+    exportdb = {info.name.split("/", 1)[1]: info for info in INFOS if info.name.startswith("exportdb/")}
+    assert set(exportdb) == EXPORTDB_SUPPORTED | SEEDS_EXPORTDB_NOT_SUPPORTED
+    for name, info in exportdb.items():
+        want = "not-supported-yet" if name in SEEDS_EXPORTDB_NOT_SUPPORTED else "supported"
+        assert info.expected == want, name
+
+
+@pytest.mark.parametrize("info", INFOS, ids=_names(INFOS))
+def test_case_metadata(info: CaseInfo):
+    assert info.description and not info.description[0].isspace()
+    assert set(info.tags) <= TAGS
+    assert set(info.requires) <= set(capabilities.PROBES)
+    assert info.expected is None or info.expected in EXPECTED
+    assert info.source == "cases"
+    if "python.random" in info.tags:
+        assert info.skip_check, "random cases must say why numbers are not compared"
+
+
+@pytest.mark.parametrize("info", INFOS, ids=_names(INFOS))
+def test_case_loads_and_runs_eagerly(info: CaseInfo):
+    case = load(info)
+    assert isinstance(case, Case)
+    assert isinstance(case.model, torch.nn.Module)
+    assert isinstance(case.example_args, tuple)
+    assert isinstance(case.example_kwargs, dict)
+    assert all(isinstance(args, tuple) for args in case.extra_args)
+    assert case.dynamic_shapes is None or isinstance(case.dynamic_shapes, (dict, tuple, list))
+    if case.dynamic_shapes is not None and info.expected != "fails":
+        assert case.extra_args, "a dynamic case needs extra_args of other sizes to show the program generalises"
+    if capabilities.missing(info.requires, FOUND):
+        pytest.skip("needs %s" % capabilities.missing(info.requires, FOUND))
+    # Eager must work, or the cell would be a case-error rather than a statement about export.
+    model = copy.deepcopy(case.model)
+    model(*copy.deepcopy(case.example_args), **copy.deepcopy(case.example_kwargs))
+    for args in case.extra_args:
+        model(*copy.deepcopy(args))
+
+
+def _import_time_nodes(tree: ast.Module):
+    """Nodes evaluated when the module is imported: everything outside function bodies."""
+    pending: list = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            pending.extend(node.decorator_list)
+            pending.extend(node.args.defaults)
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        yield node
+        pending.extend(ast.iter_child_nodes(node))
+
+
+@pytest.mark.parametrize("info", INFOS, ids=_names(INFOS))
+def test_newer_apis_are_reached_lazily(info: CaseInfo):
+    tree = ast.parse(Path(info.path).read_text(encoding="utf-8"))
+    for node in _import_time_nodes(tree):
+        if isinstance(node, ast.Attribute):
+            assert node.attr not in NEWER_THAN_2_1, "%s:%d: `.%s` at import time" % (info.path, node.lineno, node.attr)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("torch", "functorch"):
+            names = {alias.name for alias in node.names}
+            assert not names & NEWER_THAN_2_1, "%s:%d: imports %s at import time" % (info.path, node.lineno, names)
+
+
+# Malformed case files: each must give a problem (or CaseError) that names the file.
+
+
+def _write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+GOOD = '"""Adds one."""\nimport torch\n\nmodel = torch.nn.Identity()\nexample_args = (torch.ones(2),)\n'
+
+
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ("def broken(:\n", "cannot parse"),
+        ('"""No model."""\nimport torch\nexample_args = (torch.ones(1),)\n', "no module-level `model`"),
+        ('"""No inputs."""\nimport torch\nmodel = torch.nn.Identity()\n', "no module-level `example_args`"),
+        ("import torch\nmodel = torch.nn.Identity()\nexample_args = ()\n", "needs a docstring"),
+        (GOOD + 'tags = {"torch.no-such-tag"}\n', "unknown tags ['torch.no-such-tag']"),
+        (GOOD + 'TAG = "torch.cond"\ntags = [TAG]\n', "`tags` must be a literal"),
+        (GOOD + 'requires = ["time_travel"]\n', "unknown capabilities in `requires` ['time_travel']"),
+        (GOOD + 'expected = "works"\n', "`expected` must be one of"),
+        (GOOD + "tags = [1, 2]\n", "`tags` must be a string or a collection of strings"),
+    ],
+    ids=["syntax", "no-model", "no-args", "no-docstring", "unknown-tag", "non-literal", "unknown-req", "bad-expected",
+         "tag-types"],
+)  # fmt: skip
+def test_malformed_metadata_is_a_problem_naming_the_file(tmp_path: Path, source: str, message: str):
+    path = _write(tmp_path, "broken.py", source)
+    (info,) = discover([str(tmp_path)])
+    assert info.name == "broken"
+    assert info.problem is not None
+    assert str(path) in info.problem and message in info.problem
+    with pytest.raises(CaseError, match=re.escape(str(path))):
+        load(info)
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("model = 3\nexample_args = (1,)\n", "`model` must be a torch.nn.Module instance, got int"),
+        ("model = torch.nn.Identity()\nexample_args = [torch.ones(1)]\n", "`example_args` must be a tuple, got list"),
+        ("model = torch.nn.Identity()\nexample_args = (1,)\nextra_args = [[1]]\n", "`extra_args` must be a list"),
+        ("model = torch.nn.Identity()\nexample_args = (1,)\ndynamic_shapes = 4\n", "`dynamic_shapes` must be"),
+        ("raise RuntimeError('boom')\nmodel = None\nexample_args = ()\n", "import failed: RuntimeError: boom"),
+    ],
+    ids=["model-type", "args-type", "extra-type", "dynamic-type", "import-raises"],
+)
+def test_bad_values_raise_a_case_error_naming_the_file(tmp_path: Path, body: str, message: str):
+    path = _write(tmp_path, "bad.py", '"""Bad values."""\nimport torch\n' + body)
+    (info,) = discover([str(tmp_path)])
+    assert info.problem is None
+    with pytest.raises(CaseError) as raised:
+        load(info)
+    assert str(path) in str(raised.value) and message in str(raised.value)
+
+
+def test_lazy_values_and_helpers_next_to_the_case(tmp_path: Path):
+    _write(tmp_path, "theme/_helper_for_test_case.py", "SCALE = 3\n")
+    _write(
+        tmp_path,
+        "theme/lazy.py",
+        '"""Lazy values."""\nimport torch\nfrom _helper_for_test_case import SCALE\n\n'
+        "model = torch.nn.Identity()\n\ndef example_args():\n    return (torch.ones(2) * SCALE,)\n\n"
+        'def dynamic_shapes():\n    return {"input": None}\n',
+    )
+    _write(tmp_path, "_private/ignored.py", "this is not python (\n")
+    (info,) = discover([str(tmp_path)])
+    assert info.name == "theme/lazy"
+    case = load(info)
+    assert torch.equal(case.example_args[0], torch.full((2,), 3.0))
+    assert case.dynamic_shapes == {"input": None}
+
+
+def test_duplicate_names_name_both_files(tmp_path: Path):
+    first = _write(tmp_path / "a", "same.py", GOOD)
+    second = _write(tmp_path / "b", "same.py", GOOD)
+    with pytest.raises(CaseError) as raised:
+        discover([str(tmp_path / "a"), str(tmp_path / "b")])
+    assert str(first) in str(raised.value) and str(second) in str(raised.value)
+
+
+def test_missing_root_is_a_case_error(tmp_path: Path):
+    with pytest.raises(CaseError, match="no such case file or folder"):
+        discover([str(tmp_path / "nowhere")])
+
+
+def test_read_info_of_a_single_file(tmp_path: Path):
+    path = _write(tmp_path, "one.py", GOOD + 'tags = "torch.cond"\nexpected = "fails"\nskip_check = "random"\n')
+    info = read_info(path, "one")
+    assert info.tags == ("torch.cond",) and info.expected == "fails" and info.skip_check == "random"
+    assert info.description == "Adds one."
