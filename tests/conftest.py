@@ -20,7 +20,9 @@ def run_matrix(*args: str, cwd: Path = ROOT, check: bool = True, timeout: float 
         [sys.executable, "-m", "matrix", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )
     if check and proc.returncode != 0:
-        raise AssertionError("export-matrix %s failed (%d):\n%s" % (" ".join(args), proc.returncode, proc.stderr[-4000:]))
+        raise AssertionError(
+            "export-matrix %s failed (%d):\n%s" % (" ".join(args), proc.returncode, proc.stderr[-4000:])
+        )
     return proc
 
 

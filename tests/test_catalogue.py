@@ -3,10 +3,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import ROOT, run_matrix
-
 from matrix.worker.case import CaseInfo, discover
 from matrix.worker.catalogue import markdown
+
+from conftest import ROOT, run_matrix
 
 CASES = ROOT / "cases"
 GOOD = '"""Doubles | halves."""\nimport torch\nmodel = torch.nn.Identity()\nexample_args = (torch.ones(1),)\n'

@@ -7,11 +7,12 @@ from typing import Any, Dict
 
 import pytest
 import torch
-from conftest import by_cell, read_cells, run_matrix
 from torch._export.db.examples import all_examples
 
 from matrix.worker import capabilities, exportdb
 from matrix.worker.case import CaseError, CaseInfo
+
+from conftest import by_cell, read_cells, run_matrix
 
 FOUND = capabilities.detect()
 

@@ -2,12 +2,15 @@ from __future__ import annotations
 
 import torch
 
-from conftest import FIXTURES, by_cell, read_cells, run_matrix
 from matrix.worker.fingerprint import fingerprint, normalize_text
+
+from conftest import FIXTURES, by_cell, read_cells, run_matrix
 
 
 def test_hash_is_equal_across_separate_runs(basic_run, tmp_path):
-    run_matrix("run", "--cases", str(FIXTURES / "basic"), "--out", str(tmp_path), "--select", "add_one", "dynamic_batch")
+    run_matrix(
+        "run", "--cases", str(FIXTURES / "basic"), "--out", str(tmp_path), "--select", "add_one", "dynamic_batch"
+    )
     again = by_cell(read_cells(tmp_path))
     first = by_cell(basic_run)
     for key in again:

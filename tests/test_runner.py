@@ -89,10 +89,19 @@ def test_missing_capability_is_not_applicable(tmp_path):
 
 
 def test_select_and_tag_filter_cells(tmp_path):
-    run_matrix("run", "--cases", str(FIXTURES / "basic"), "--out", str(tmp_path), "--select", "*/strict/add_*", "data_*")
-    run_matrix("run", "--cases", str(FIXTURES / "basic"), "--out", str(tmp_path), "--tag", "torch.cond", "--mode", "strict")
+    run_matrix(
+        "run", "--cases", str(FIXTURES / "basic"), "--out", str(tmp_path), "--select", "*/strict/add_*", "data_*"
+    )
+    run_matrix(
+        "run", "--cases", str(FIXTURES / "basic"), "--out", str(tmp_path), "--tag", "torch.cond", "--mode", "strict"
+    )
     got = sorted((c["case"], c["mode"]) for c in read_cells(tmp_path))
-    expected = [("add_one", "strict"), ("data_branch", "non-strict"), ("data_branch", "strict"), ("needs_cond", "strict")]
+    expected = [
+        ("add_one", "strict"),
+        ("data_branch", "non-strict"),
+        ("data_branch", "strict"),
+        ("needs_cond", "strict"),
+    ]
     assert got == expected
 
 
@@ -159,7 +168,11 @@ def test_bad_options_name_the_problem(tmp_path):
     proc = run_matrix("run", "--cases", str(tmp_path / "nowhere"), "--out", str(tmp_path), check=False)
     assert proc.returncode == 2
     assert "nowhere" in proc.stderr and "Traceback" not in proc.stderr
-    proc = run_matrix("run", "--cases", str(FIXTURES / "basic"), "--out", str(tmp_path), "--stages", "check,bogus", check=False)
+    proc = run_matrix(
+        "run", "--cases", str(FIXTURES / "basic"), "--out", str(tmp_path), "--stages", "check,bogus", check=False
+    )
     assert proc.returncode == 2 and "bogus" in proc.stderr
-    proc = run_matrix("run", "--cases", str(FIXTURES / "basic"), "--out", str(tmp_path), "--hide-capability", "nope", check=False)
+    proc = run_matrix(
+        "run", "--cases", str(FIXTURES / "basic"), "--out", str(tmp_path), "--hide-capability", "nope", check=False
+    )
     assert proc.returncode == 2 and "nope" in proc.stderr

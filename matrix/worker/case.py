@@ -14,7 +14,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from . import capabilities
 
@@ -197,7 +197,8 @@ def _validate_info(info: CaseInfo, defined: set, path: Path) -> None:
     unknown = sorted(set(info.requires) - set(capabilities.PROBES))
     if unknown:
         raise CaseError(
-            "%s: unknown capabilities in `requires` %s; known: %s" % (path, unknown, ", ".join(sorted(capabilities.PROBES)))
+            "%s: unknown capabilities in `requires` %s; known: %s"
+            % (path, unknown, ", ".join(sorted(capabilities.PROBES)))
         )
     if info.expected is not None and info.expected not in EXPECTED:
         raise CaseError("%s: `expected` must be one of %s, got %r" % (path, sorted(EXPECTED), info.expected))

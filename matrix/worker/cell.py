@@ -68,7 +68,10 @@ def _compare(expected: Any, actual: Any) -> None:
         raise AssertionError("output has %d leaves, eager has %d" % (len(act_leaves), len(exp_leaves)))
     for index, (e, a) in enumerate(zip(exp_leaves, act_leaves)):
         if isinstance(e, torch.Tensor) or isinstance(a, torch.Tensor):
-            torch.testing.assert_close(a, e, equal_nan=True, msg=lambda m, i=index: "output %d: %s" % (i, m))
+            try:
+                torch.testing.assert_close(a, e, equal_nan=True)
+            except AssertionError as exc:
+                raise AssertionError("output %d: %s" % (index, exc))
         elif e != a:
             raise AssertionError("output %d: %r != eager %r" % (index, a, e))
 
@@ -115,8 +118,10 @@ def run_cell(
     except Exception:
         eager_model = case.model
     try:
-        expected = _timed(record, "eager_s", lambda: eager_model(*_clone(case.example_args), **_clone(case.example_kwargs)))
-        expected_extra = [eager_model(*_clone(args)) for args in case.extra_args]
+        expected = _timed(
+            record, "eager_s", lambda: eager_model(*_clone(case.example_args), **_clone(case.example_kwargs))
+        )
+        expected_extra = [eager_model(*_clone(args), **_clone(case.example_kwargs)) for args in case.extra_args]
     except Exception as exc:
         record.update(describe_error(exc), status="case-error", failed_stage="eager")
         return record
@@ -135,6 +140,8 @@ def run_cell(
         record["graph_text"] = "fingerprint failed: %s" % describe_error(exc)["error_message"]
 
     record["status"] = "pass"
+    # 6a. save now: running the program below can update its buffers in place
+    saved = _save(record, ep, found) if "serialize" in stages else None
     # 4. run the exported program and compare with eager
     if "check" in stages:
         _check(record, case, ep, expected, expected_extra, info)
@@ -142,14 +149,16 @@ def run_cell(
     if "decompose" in stages:
         _decompose(record, ep, found)
     # 6. save / load round trip
-    if "serialize" in stages:
-        _serialize(record, case, ep, expected, found)
+    if saved is not None:
+        _load(record, case, saved, expected)
     return record
 
 
-def _check(record: Dict[str, Any], case: Case, ep: Any, expected: Any, expected_extra: List[Any], info: CaseInfo) -> None:
+def _check(
+    record: Dict[str, Any], case: Case, ep: Any, expected: Any, expected_extra: List[Any], info: CaseInfo
+) -> None:
     inputs = [(case.example_args, case.example_kwargs, expected)]
-    inputs += [(args, {}, out) for args, out in zip(case.extra_args, expected_extra)]
+    inputs += [(args, case.example_kwargs, out) for args, out in zip(case.extra_args, expected_extra)]
 
     def check() -> None:
         module = ep.module()
@@ -196,19 +205,36 @@ def _decompose(record: Dict[str, Any], ep: Any, found: Dict[str, bool]) -> None:
         record.update(decompose_status="ok", decomposed_hash=digest, decomposed_ops=ops)
     except Exception as exc:
         error = describe_error(exc)
-        record.update(decompose_status="error", decompose_error="%s: %s" % (error["error_type"], error["error_message"]))
+        record.update(
+            decompose_status="error", decompose_error="%s: %s" % (error["error_type"], error["error_message"])
+        )
 
 
-def _serialize(record: Dict[str, Any], case: Case, ep: Any, expected: Any, found: Dict[str, bool]) -> None:
+def _save(record: Dict[str, Any], ep: Any, found: Dict[str, bool]) -> Optional[io.BytesIO]:
     if not (found.get("export.save") and found.get("export.load")):
         record.update(serialize_status="skipped", serialize_error="missing capability: export.save/export.load")
-        return
+        return None
     import torch.export
 
+    buffer = io.BytesIO()
+    try:
+        _timed(record, "serialize_s", lambda: torch.export.save(ep, buffer))
+    except Exception as exc:
+        error = describe_error(exc)
+        record.update(
+            serialize_status="error", serialize_error="save: %s: %s" % (error["error_type"], error["error_message"])
+        )
+        return None
+    buffer.seek(0)
+    return buffer
+
+
+def _load(record: Dict[str, Any], case: Case, buffer: io.BytesIO, expected: Any) -> None:
+    import torch.export
+
+    saved_s = record.get("serialize_s") or 0.0
+
     def round_trip() -> None:
-        buffer = io.BytesIO()
-        torch.export.save(ep, buffer)
-        buffer.seek(0)
         loaded = torch.export.load(buffer)
         actual = loaded.module()(*_clone(case.example_args), **_clone(case.example_kwargs))
         if record.get("check_status") == "ok":
@@ -219,7 +245,11 @@ def _serialize(record: Dict[str, Any], case: Case, ep: Any, expected: Any, found
         record["serialize_status"] = "ok"
     except Exception as exc:
         error = describe_error(exc)
-        record.update(serialize_status="error", serialize_error="%s: %s" % (error["error_type"], error["error_message"]))
+        record.update(
+            serialize_status="error", serialize_error="load: %s: %s" % (error["error_type"], error["error_message"])
+        )
+    finally:
+        record["serialize_s"] = round(saved_s + (record.get("serialize_s") or 0.0), 6)
 
 
 def _to_device(case: Case, device: str) -> Case:

@@ -42,7 +42,7 @@ class _Namer:
         return self.nodes[name]
 
     def symbolic(self, text: str) -> str:
-        def rename(match: "re.Match[str]") -> str:
+        def rename(match: re.Match[str]) -> str:
             key = match.group(0)
             if key not in self.symbols:
                 kind = match.group(1).upper()
@@ -95,7 +95,11 @@ def _arg(arg: Any, namer: _Namer) -> str:
     if isinstance(arg, (list, tuple)):
         return "[" + ", ".join(_arg(a, namer) for a in arg) + "]"
     if isinstance(arg, dict):
-        return "{" + ", ".join("%s: %s" % (k, _arg(v, namer)) for k, v in sorted(arg.items(), key=lambda kv: str(kv[0]))) + "}"
+        return (
+            "{"
+            + ", ".join("%s: %s" % (k, _arg(v, namer)) for k, v in sorted(arg.items(), key=lambda kv: str(kv[0])))
+            + "}"
+        )
     if isinstance(arg, str):
         return repr(namer.symbolic(_ON_NODE.sub("on node ?", arg)))
     if isinstance(arg, float):
@@ -125,7 +129,10 @@ def graph_lines(graph_module: Any, namer: _Namer, indent: str = "") -> List[str]
         elif node.op == "output":
             lines.append("%sreturn %s" % (indent, _arg(node.args[0], namer)))
         else:
-            args = ", ".join([_arg(a, namer) for a in node.args] + ["%s=%s" % (k, _arg(v, namer)) for k, v in sorted(node.kwargs.items())])
+            args = ", ".join(
+                [_arg(a, namer) for a in node.args]
+                + ["%s=%s" % (k, _arg(v, namer)) for k, v in sorted(node.kwargs.items())]
+            )
             lines.append("%s%s = %s(%s) : %s" % (indent, name, _target(node.target), args, val))
     return lines
 

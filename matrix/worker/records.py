@@ -70,7 +70,7 @@ class Writer:
     def close(self) -> None:
         self._file.close()
 
-    def __enter__(self) -> "Writer":
+    def __enter__(self) -> Writer:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -25,27 +25,54 @@ RUNNER_VERSION = "1"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--cases", nargs="+", metavar="PATH", default=None,
-                        help="case files or folders (default: ./cases)")
-    parser.add_argument("--source", choices=("cases", "exportdb"), default="cases",
-                        help="our case files, or the ExportDB examples bundled with the installed torch")
-    parser.add_argument("--select", nargs="+", metavar="GLOB", default=None,
-                        help="keep cells whose case name or cell id matches one of these globs")
+    parser.add_argument(
+        "--cases", nargs="+", metavar="PATH", default=None, help="case files or folders (default: ./cases)"
+    )
+    parser.add_argument(
+        "--source",
+        choices=("cases", "exportdb"),
+        default="cases",
+        help="our case files, or the ExportDB examples bundled with the installed torch",
+    )
+    parser.add_argument(
+        "--select",
+        nargs="+",
+        metavar="GLOB",
+        default=None,
+        help="keep cells whose case name or cell id matches one of these globs",
+    )
     parser.add_argument("--tag", nargs="+", metavar="TAG", default=None, help="keep cases with one of these tags")
     parser.add_argument("--mode", choices=("strict", "non-strict", "both"), default="both")
     parser.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per cell (default 120)")
-    parser.add_argument("--max-memory", type=int, default=8192, metavar="MB",
-                        help="address space a cell may add before it is stopped (default 8192; 0: no limit)")
+    parser.add_argument(
+        "--max-memory",
+        type=int,
+        default=8192,
+        metavar="MB",
+        help="address space a cell may add before it is stopped (default 8192; 0: no limit)",
+    )
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--variant", default=None, help="wheel variant to record (default: from torch's version tag)")
     parser.add_argument("--runs", type=int, default=1, metavar="N", help="repetitions of each cell (default 1)")
     parser.add_argument("--force", action="store_true", help="re-run cells already recorded in --out")
-    parser.add_argument("--isolation", choices=("fork", "spawn", "inline"), default=None,
-                        help="fork per cell (default where available), a fresh interpreter per cell, or none")
-    parser.add_argument("--stages", default="check,decompose,serialize",
-                        help="stages after export, comma-separated (default: check,decompose,serialize)")
-    parser.add_argument("--hide-capability", nargs="+", metavar="NAME", default=[],
-                        help="treat these capabilities as missing, to preview how older releases report")
+    parser.add_argument(
+        "--isolation",
+        choices=("fork", "spawn", "inline"),
+        default=None,
+        help="fork per cell (default where available), a fresh interpreter per cell, or none",
+    )
+    parser.add_argument(
+        "--stages",
+        default="check,decompose,serialize",
+        help="stages after export, comma-separated (default: check,decompose,serialize)",
+    )
+    parser.add_argument(
+        "--hide-capability",
+        nargs="+",
+        metavar="NAME",
+        default=[],
+        help="treat these capabilities as missing, to preview how older releases report",
+    )
     parser.add_argument("--progress", choices=("auto", "bar", "lines", "none"), default="auto")
     parser.add_argument("--out", required=True, metavar="DIR", help="folder for the record files")  # fmt: skip
 
@@ -132,7 +159,12 @@ def work(job: Dict[str, Any]) -> Dict[str, Any]:
     from .case import load
     from .cell import run_cell
 
-    info = CaseInfo(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in job["info"].items()})
+    fields = job["info"]
+    info = CaseInfo(
+        name=fields["name"], path=fields["path"], description=fields["description"], source=fields["source"],
+        tags=tuple(fields["tags"]), requires=tuple(fields["requires"]), expected=fields["expected"],
+        skip_check=fields["skip_check"], problem=fields["problem"],
+    )  # fmt: skip
     if info.source == "exportdb":
         from . import exportdb
 
@@ -229,15 +261,18 @@ def execute(args: argparse.Namespace) -> Dict[str, int]:
     if args.device == "cuda" and not torch.cuda.is_available():
         raise UsageError("--device cuda: CUDA is not available in this torch (%s)" % torch.__version__)
     found = detect()
-    unknown = sorted(set(args.hide_capability) - set(found))
-    if unknown:
-        raise UsageError("--hide-capability: unknown capabilities %s; known: %s" % (unknown, ", ".join(sorted(found))))
+    hidden = sorted(set(args.hide_capability) - set(found))
+    if hidden:
+        raise UsageError("--hide-capability: unknown capabilities %s; known: %s" % (hidden, ", ".join(sorted(found))))
     found.update({name: False for name in args.hide_capability})
     _STATE["found"] = found
     run_id = uuid.uuid4().hex[:12]
     env = environment_record(torch, found, args, run_id)
     path = os.path.join(args.out, records.env_file_name(env["torch_version"], env["variant"], env["python"]))
-    done, warnings = (set(), []) if args.force else records.done_keys(path)
+    done: set = set()
+    warnings: List[str] = []
+    if not args.force:
+        done, warnings = records.done_keys(path)
     for warning in warnings:
         sys.stderr.write("warning: %s\n" % warning)
     modes = MODES if args.mode == "both" else (args.mode,)
@@ -275,7 +310,9 @@ def _backend(name: str, found: Dict[str, bool], args: argparse.Namespace) -> Any
 
     problem = warm_up(found)
     if problem:
-        sys.stderr.write("warning: the warm-up export failed (%s); timings of the first cells include warm-up\n" % problem)
+        sys.stderr.write(
+            "warning: the warm-up export failed (%s); timings of the first cells include warm-up\n" % problem
+        )
     if name == "inline":
         return isolate.InlineIsolation(work)
     return isolate.ForkIsolation(work, memory)
@@ -303,10 +340,15 @@ def _run_one(
     start = time.perf_counter()
     missing = missing_for(info, mode, found)
     if info.problem:
-        record.update(status="case-error", failed_stage="load", error_type="matrix.worker.case.CaseError", error_message=info.problem)
+        record.update(
+            status="case-error",
+            failed_stage="load",
+            error_type="matrix.worker.case.CaseError",
+            error_message=info.problem,
+        )
     elif missing:
-        record.update(status="not-applicable", missing=missing,
-                      error_message="needs %s, which torch %s lacks" % (", ".join(missing), env["torch_version"]))  # fmt: skip
+        lacks = "needs %s, which torch %s lacks" % (", ".join(missing), env["torch_version"])
+        record.update(status="not-applicable", missing=missing, error_message=lacks)
     else:
         job = {"info": _info_json(info), "mode": mode, "device": args.device, "stages": list(stages)}
         result = backend.run(job, args.timeout)
