@@ -1,0 +1,304 @@
+"""``export-matrix bisect``: find the first release where a case's status (or graph) changes.
+
+The search is a pure function over any ordered list of versions and a ``probe(version)``
+callable, so it works the same for releases, patch releases or nightly builds. The
+command's probe installs (or reuses) an environment and runs the case there; versions
+whose environment already exists are preferred when they are near the midpoint, so a
+bisection installs as few environments as it can.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, Generic, Hashable, List, Optional, Sequence, Tuple, TypeVar
+
+from . import environments, releases
+from .check import CheckError, read_folder, run_case, validate_case
+
+V = TypeVar("V", bound=Hashable)
+
+
+class Skip(Exception):
+    """A version that cannot be probed (its environment does not install): the search goes around it."""
+
+
+class BisectError(Exception):
+    """The search cannot start: too few versions, or an end point that cannot be probed."""
+
+
+@dataclass(frozen=True)
+class Step(Generic[V]):
+    """One probe: the version, what it gave, and whether that counts as good, bad or skipped."""
+
+    version: V
+    value: Any
+    verdict: str  # "good", "bad" or "skipped"
+    reason: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Outcome(Generic[V]):
+    """Where the value changes: the last version like the first one and the first one unlike it."""
+
+    good_value: Any
+    bad_value: Any
+    last_good: Optional[V]
+    first_bad: Optional[V]  # None when the end points agree: nothing to find
+    untested: Tuple[V, ...]  # skipped versions between last_good and first_bad: any of them may be the first
+    steps: Tuple[Step[V], ...]
+
+    @property
+    def changed(self) -> bool:
+        return self.first_bad is not None
+
+    @property
+    def probes(self) -> int:
+        return len(self.steps)
+
+
+def _pick(open_: Sequence[int], lo: int, hi: int, preferred: Callable[[int], bool]) -> int:
+    """The index to probe next: the one nearest the middle, or a preferred one in the middle third.
+
+    Taking a preferred index only from the middle third still shrinks the interval to at
+    most two thirds, so the number of probes stays logarithmic.
+    """
+    middle = (lo + hi) / 2
+    third = (hi - lo) / 3
+    central = [i for i in open_ if lo + third <= i <= hi - third and preferred(i)]
+    pool = central or list(open_)
+    return min(pool, key=lambda i: (abs(i - middle), i))
+
+
+def search(
+    versions: Sequence[V],
+    probe: Callable[[V], Any],
+    prefer: Optional[Callable[[V], bool]] = None,
+    on_step: Optional[Callable[[Step[V]], None]] = None,
+) -> Outcome[V]:
+    """Binary search for the first version whose probe differs from the first version's.
+
+    ``versions`` are ordered oldest first; the first is the known-good end, the last the
+    known-bad end. ``probe`` may raise ``Skip`` for a version it cannot test. Each version
+    is probed at most once. With more than one change between the ends, this finds one
+    of them, as any bisection does.
+    """
+    if len(versions) < 2:
+        raise BisectError("bisect needs at least two versions, got %d" % len(versions))
+    if len(set(versions)) != len(versions):
+        raise BisectError("the versions to bisect contain duplicates")
+    steps: List[Step[V]] = []
+
+    def record(step: Step[V]) -> None:
+        steps.append(step)
+        if on_step is not None:
+            on_step(step)
+
+    def probe_end(version: V, name: str) -> Any:
+        try:
+            return probe(version)
+        except Skip as exc:
+            record(Step(version, None, "skipped", str(exc)))
+            raise BisectError("cannot probe the %s end %s: %s" % (name, version, exc))
+
+    good = probe_end(versions[0], "good")
+    record(Step(versions[0], good, "good"))
+    bad = probe_end(versions[-1], "bad")
+    if bad == good:
+        record(Step(versions[-1], bad, "good"))
+        return Outcome(good, bad, versions[-1], None, (), tuple(steps))
+    record(Step(versions[-1], bad, "bad"))
+
+    lo, hi = 0, len(versions) - 1
+    skipped: set = set()
+    preferred = (lambda i: bool(prefer(versions[i]))) if prefer else (lambda i: False)
+    while True:
+        open_ = [i for i in range(lo + 1, hi) if i not in skipped]
+        if not open_:
+            break
+        index = _pick(open_, lo, hi, preferred)
+        version = versions[index]
+        try:
+            value = probe(version)
+        except Skip as exc:
+            skipped.add(index)
+            record(Step(version, None, "skipped", str(exc)))
+            continue
+        if value == good:
+            lo = index
+            record(Step(version, value, "good"))
+        else:
+            hi, bad = index, value
+            record(Step(version, value, "bad"))
+    untested = tuple(versions[i] for i in sorted(skipped) if lo < i < hi)
+    return Outcome(good, bad, versions[lo], versions[hi], untested, tuple(steps))
+
+
+# --- the command --------------------------------------------------------------------------------------
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Find the first release where a case's status (or graph hash) differs from the good release's."
+        " Exit status: 0 found, 1 the two ends agree, 2 bad input, 3 an end could not be installed or run."
+    )
+    parser.add_argument("case", metavar="CASE_FILE", help="a case module (see cases/ for the format)")
+    parser.add_argument("--good", help="a release where the case behaves as expected, e.g. 2.5.1")
+    parser.add_argument("--bad", help="a later release where it does not, e.g. 2.9.1")
+    parser.add_argument(
+        "--versions",
+        nargs="+",
+        metavar="VERSION",
+        help="bisect over exactly these versions, oldest first (e.g. nightly builds from an index"
+        " set with the variant's override variable); replaces --good/--bad",
+    )
+    parser.add_argument("--mode", choices=("strict", "non-strict"), default="strict")
+    parser.add_argument(
+        "--on",
+        choices=("status", "hash"),
+        default="status",
+        help="what must change: the cell's status, or its exported graph's hash",
+    )
+    parser.add_argument("--variant", default=releases.DEFAULT_VARIANT, help="wheel variant (default pypi)")
+    parser.add_argument("--python", default=None, metavar="X.Y", help="Python of the environments")
+    parser.add_argument("--timeout", type=float, default=300.0, metavar="S", help="seconds per cell (default 300)")
+    parser.add_argument("--out", default=None, metavar="DIR", help="keep the records here (default: discard them)")
+    parser.add_argument("--verbose", "-v", action="store_true", help="show the worker's output")  # fmt: skip
+
+
+def plan(args: argparse.Namespace) -> Tuple[List[environments.Spec], str]:
+    """The environments to bisect over, oldest first, and the Python they use."""
+    matrix = releases.default_matrix()
+    try:
+        variant = matrix.variant(args.variant)
+        for given in [*(args.versions or []), args.good or "", args.bad or ""]:
+            tag = given.partition("+")[2]
+            if tag and tag != variant.local_tag:
+                raise CheckError(
+                    "%s is not a build of the %s variant; pass --variant for its tag" % (given, variant.name)
+                )
+        if args.versions:
+            if args.good or args.bad:
+                raise CheckError("give either --versions or --good/--bad, not both")
+            chosen = [matrix.release_like(v) for v in args.versions]
+            keys = [r.key for r in chosen]
+            if keys != sorted(keys):
+                raise CheckError("--versions must be listed oldest first")
+        else:
+            if not (args.good and args.bad):
+                raise CheckError("give --good and --bad releases (or --versions)")
+            for version in (args.good, args.bad):
+                matrix.release(version.split("+", 1)[0])
+            chosen = matrix.between(args.good, args.bad, variant, args.python)
+    except releases.ReleaseError as exc:
+        raise CheckError(str(exc))
+    python = args.python or _common_python(chosen)
+    kept = [r for r in chosen if r.supports(python) and variant.builds(r)]
+    if len(kept) < 2:
+        raise CheckError("fewer than two releases to bisect for variant %s and Python %s" % (variant.name, python))
+    return [environments.Spec(releases.Build(r, variant), python) for r in kept], python
+
+
+def _common_python(chosen: Sequence[releases.Release]) -> str:
+    """A Python every release supports: this one if possible, else the newest shared one."""
+    shared = set(chosen[0].pythons)
+    for release in chosen[1:]:
+        shared &= set(release.pythons)
+    if not shared:
+        raise CheckError("no Python version has wheels of every release in the range; pass --python")
+    current = environments.current_python()
+    if current in shared:
+        return current
+    return max(shared, key=releases.python_key)
+
+
+def value_of(cell: Optional[Dict[str, Any]], on: str) -> Any:
+    """What the search compares: the status, or the graph hash (or the status where there is no graph)."""
+    if cell is None:
+        return None
+    if on == "hash":
+        return cell.get("graph_hash") or "no graph (%s)" % cell.get("status")
+    return cell.get("status")
+
+
+def describe(value: Any, cell: Optional[Dict[str, Any]]) -> str:
+    text = str(value)
+    if cell is not None and cell.get("error_type"):
+        text += " (%s: %s)" % (str(cell["error_type"]).rsplit(".", 1)[-1], str(cell.get("error_message") or "")[:80])
+    return text
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        case = validate_case(args.case)
+        specs, python = plan(args)
+    except CheckError as exc:
+        print("export-matrix bisect: error: %s" % exc, file=sys.stderr)
+        return 2
+    by_version = {spec.build.release.version: spec for spec in specs}
+    cells: Dict[str, Optional[Dict[str, Any]]] = {}
+    versions = list(by_version)
+    print(
+        "bisecting %s (%s, %s) over %d releases of the %s variant for Python %s: %s"
+        % (case, args.mode, args.on, len(versions), specs[0].build.variant.name, python, " ".join(versions))
+    )
+
+    with tempfile.TemporaryDirectory(prefix="export-matrix-bisect-") as scratch:
+        out = Path(args.out) if args.out else Path(scratch)
+
+        def probe(version: str) -> Any:
+            spec = by_version[version]
+            folder = out / spec.name
+            environment = environments.prepare_or_record(spec, folder)
+            if environment is None:
+                raise Skip("its environment could not be installed (see %s)" % folder)
+            command = environment.worker_command()
+            problem = run_case(
+                command, args.case, [args.mode], folder, args.timeout, args.verbose, variant=spec.build.variant.name
+            )
+            found = [
+                r
+                for r in read_folder(folder)
+                if r.get("kind") == "cell" and r.get("case") == case and r.get("mode") == args.mode
+            ]
+            if not found:
+                raise Skip(problem or "the worker wrote no record")
+            cells[version] = found[-1]
+            return value_of(found[-1], args.on)
+
+        def prefer(version: str) -> bool:
+            return environments.is_ready(by_version[version])
+
+        def show(step: Step[str]) -> None:
+            detail = step.reason if step.verdict == "skipped" else describe(step.value, cells.get(step.version))
+            print("  %-12s %-8s %s" % (step.version, step.verdict, detail), flush=True)
+
+        try:
+            outcome = search(versions, probe, prefer, show)
+        except BisectError as exc:
+            print("export-matrix bisect: %s" % exc, file=sys.stderr)
+            return 3
+    if not outcome.changed:
+        print(
+            "no change: %s gives %s at both ends (%s and %s)" % (args.on, outcome.good_value, versions[0], versions[-1])
+        )
+        return 1
+    print(
+        "first release where the %s %s differs from %s (%s): %s (%s); last like it: %s. %d probes."
+        % (
+            args.mode,
+            args.on,
+            versions[0],
+            outcome.good_value,
+            outcome.first_bad,
+            describe(outcome.bad_value, cells.get(str(outcome.first_bad))),
+            outcome.last_good,
+            outcome.probes,
+        )
+    )
+    if outcome.untested:
+        print("untested in between (their environments failed): %s" % ", ".join(outcome.untested))
+    return 0

@@ -1,0 +1,298 @@
+"""``export-matrix check``: run one case file against several torch releases and print a table.
+
+Each release gets its environment (installed once, then reused), the worker runs the
+case there in the chosen modes, and the records become one row per release and mode:
+status, the error's first line, the graph hash and the export time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence
+
+from . import environments, releases
+from .worker import records
+from .worker.case import MODES, read_info
+
+CURRENT = "current"
+ERROR_WIDTH = 90
+
+
+class CheckError(Exception):
+    """Bad input to check or bisect (a missing case file, an unknown release); the message says which."""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("case", metavar="CASE_FILE", help="a case module (see cases/ for the format)")
+    parser.add_argument(
+        "--torch",
+        nargs="+",
+        default=["quick"],
+        metavar="RELEASE",
+        help="releases: 2.4 (its latest patch), 2.4.1, 2.4.1+cpu, latest, quick, all, or current"
+        " (the torch of this interpreter, nothing installed); default: quick",
+    )
+    parser.add_argument(
+        "--variant", default=None, help="wheel variant for releases given without a +tag (default pypi)"
+    )
+    parser.add_argument("--mode", choices=("strict", "non-strict", "both"), default="both")
+    parser.add_argument(
+        "--python",
+        default=None,
+        metavar="X.Y",
+        help="Python of the environments (default: this one where the release supports it)",
+    )
+    parser.add_argument("--timeout", type=float, default=300.0, metavar="S", help="seconds per cell (default 300)")
+    parser.add_argument("--out", default=None, metavar="DIR", help="keep the records here (default: discard them)")
+    parser.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    parser.add_argument("--reinstall", action="store_true", help="rebuild the environments even if they exist")
+    parser.add_argument("--verbose", "-v", action="store_true", help="show the worker's output")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where to run: a build to install, or (build None) the running interpreter."""
+
+    build: Optional[releases.Build]
+    python: Optional[str] = None
+
+    @property
+    def label(self) -> str:
+        return self.build.torch_version if self.build else CURRENT
+
+    @property
+    def spec(self) -> environments.Spec:
+        assert self.build is not None and self.python is not None
+        return environments.Spec(self.build, self.python)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the table: a release and mode, and what happened."""
+
+    torch: str
+    variant: str
+    python: str
+    mode: str
+    status: str
+    graph_hash: Optional[str] = None
+    export_s: Optional[float] = None
+    error: Optional[str] = None
+
+
+def case_name(path: str) -> str:
+    return Path(path).stem
+
+
+def validate_case(path: str) -> str:
+    """The case's name, or CheckError naming the file and what is wrong with it."""
+    file = Path(path)
+    if not file.is_file():
+        raise CheckError("%s: no such case file" % path)
+    if file.suffix != ".py":
+        raise CheckError("%s: a case file is a Python module (.py)" % path)
+    info = read_info(file, file.stem)
+    if info.problem:
+        raise CheckError(info.problem)
+    return info.name
+
+
+def modes_of(mode: str) -> List[str]:
+    return list(MODES) if mode == "both" else [mode]
+
+
+def targets(words: Sequence[str], variant: Optional[str], python: Optional[str]) -> List[Target]:
+    """The targets for ``--torch`` words, in the order given."""
+    matrix = releases.default_matrix()
+    found: List[Target] = []
+    for word in words:
+        if word == CURRENT:
+            found.append(Target(None))
+            continue
+        try:
+            builds = matrix.select([word], variant)
+        except releases.ReleaseError as exc:
+            raise CheckError("--torch %s: %s" % (word, exc))
+        for build in builds:
+            target = Target(build, python or environments.default_python(build.release))
+            if target not in found:
+                found.append(target)
+    return found
+
+
+def run_case(
+    command: List[str],
+    case: str,
+    modes: Sequence[str],
+    out: Path,
+    timeout: float,
+    verbose: bool = False,
+    path: Optional[str] = None,
+    variant: Optional[str] = None,
+) -> Optional[str]:
+    """Run the worker on one case; None when it ran, else what went wrong (its last output line).
+
+    ``path`` is the PYTHONPATH the worker needs; an environment has its own copy of the
+    worker, and a PYTHONPATH inherited from the host would leak host packages into it.
+    ``variant`` is recorded as given: PyPI's builds of older releases report a local tag
+    (``2.1.2+cu121``) that the worker would otherwise take for the variant.
+    """
+    mode = modes[0] if len(modes) == 1 else "both"
+    args = ["run", "--cases", case, "--mode", mode, "--out", str(out), "--force", "--timeout", str(timeout)]
+    args += ["--progress", "lines" if verbose else "none"]
+    if variant:
+        args += ["--variant", variant]
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    if path:
+        env["PYTHONPATH"] = path
+    try:
+        done = subprocess.run(
+            command + args, capture_output=not verbose, text=True, env=env, timeout=timeout * len(modes) + 600
+        )
+    except subprocess.TimeoutExpired:
+        return "the worker did not finish in time"
+    if done.returncode == 0:
+        return None
+    lines = [line for line in ((done.stderr or "") + (done.stdout or "")).splitlines() if line.strip()]
+    return "export-matrix run exited with %d%s" % (done.returncode, (": " + lines[-1]) if lines else "")
+
+
+def read_folder(folder: Path) -> List[Dict[str, Any]]:
+    found: List[Dict[str, Any]] = []
+    if folder.is_dir():
+        for path in records.iter_files(str(folder)):
+            found.extend(records.read(path)[0])
+    return found
+
+
+def short_error(error_type: Any, message: Any) -> Optional[str]:
+    kind = str(error_type).rsplit(".", 1)[-1] if error_type else ""
+    text = ": ".join(part for part in (kind, str(message or "").strip()) if part)
+    if not text:
+        return None
+    return text if len(text) <= ERROR_WIDTH else text[: ERROR_WIDTH - 1] + "…"
+
+
+def rows_for(found: Iterable[Dict[str, Any]], case: str, modes: Sequence[str], label: str) -> List[Row]:
+    """One row per mode from one environment's records: the last cell record wins, an env-error fills in."""
+    cells: Dict[str, Dict[str, Any]] = {}
+    env_error: Optional[Dict[str, Any]] = None
+    for record in found:
+        if record.get("kind") == "cell" and record.get("case") == case and record.get("mode") in modes:
+            cells[record["mode"]] = record
+        elif record.get("kind") == "env-error":
+            env_error = record
+    rows = []
+    for mode in modes:
+        cell = cells.get(mode)
+        if cell is not None:
+            rows.append(
+                Row(
+                    torch=cell["torch_version"],
+                    variant=cell.get("variant") or "",
+                    python=cell.get("python") or "",
+                    mode=mode,
+                    status=cell["status"],
+                    graph_hash=cell.get("graph_hash"),
+                    export_s=cell.get("export_s"),
+                    error=short_error(cell.get("error_type"), cell.get("error_message")),
+                )
+            )
+        elif env_error is not None:
+            rows.append(
+                Row(
+                    torch=env_error.get("torch_version") or label,
+                    variant=env_error.get("variant") or "",
+                    python=env_error.get("python") or "",
+                    mode=mode,
+                    status="env-error",
+                    error=short_error(None, env_error.get("error_message")),
+                )
+            )
+        else:
+            rows.append(Row(torch=label, variant="", python="", mode=mode, status="no-record"))
+    return rows
+
+
+HEADERS = ("torch", "variant", "python", "mode", "status", "graph hash", "export s", "error")
+
+
+def format_rows(rows: Sequence[Row], fmt: str = "text") -> str:
+    """The table as plain text, Markdown or JSON."""
+    if fmt == "json":
+        return json.dumps([asdict(r) for r in rows], indent=1, sort_keys=True)
+    from tabulate import tabulate
+
+    table = [
+        (
+            r.torch,
+            r.variant,
+            r.python,
+            r.mode,
+            r.status,
+            r.graph_hash or "",
+            "" if r.export_s is None else "%.2f" % r.export_s,
+            r.error or "",
+        )
+        for r in rows
+    ]
+    return tabulate(table, headers=HEADERS, tablefmt="github" if fmt == "markdown" else "simple", disable_numparse=True)
+
+
+def check_target(
+    target: Target,
+    case_file: str,
+    case: str,
+    modes: Sequence[str],
+    out: Path,
+    timeout: float,
+    reinstall: bool = False,
+    verbose: bool = False,
+) -> List[Row]:
+    """Install (or reuse) the target's environment, run the case there, and read back the rows."""
+    path = variant = None
+    if target.build is None:
+        folder = out / CURRENT
+        command = [sys.executable, "-m", "matrix"]
+        path = str(Path(__file__).resolve().parent.parent)  # where this copy of the package lives
+    else:
+        folder = out / target.spec.name
+        environment = environments.prepare_or_record(target.spec, folder, force=reinstall)
+        if environment is None:
+            return rows_for(read_folder(folder), case, modes, target.label)
+        command = environment.worker_command()
+        variant = target.build.variant.name
+    problem = run_case(command, case_file, modes, folder, timeout, verbose, path, variant)
+    rows = rows_for(read_folder(folder), case, modes, target.label)
+    if problem:
+        rows = [
+            r if r.status != "no-record" else Row(r.torch, r.variant, r.python, r.mode, "error", error=problem)
+            for r in rows
+        ]
+    return rows
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        case = validate_case(args.case)
+        chosen = targets(args.torch, args.variant, args.python)
+    except CheckError as exc:
+        print("export-matrix check: error: %s" % exc, file=sys.stderr)
+        return 2
+    modes = modes_of(args.mode)
+    with tempfile.TemporaryDirectory(prefix="export-matrix-check-") as scratch:
+        out = Path(args.out) if args.out else Path(scratch)
+        rows: List[Row] = []
+        for target in chosen:
+            print("%s: running %s" % (target.label, case), file=sys.stderr, flush=True)
+            rows += check_target(target, args.case, case, modes, out, args.timeout, args.reinstall, args.verbose)
+    print(format_rows(rows, args.format))
+    return 0

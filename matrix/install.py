@@ -1,0 +1,251 @@
+"""Installers: uv or pip, the package sources they use, and their failures as errors.
+
+uv installs when it is available and pip otherwise. ``Sources`` holds where packages
+come from for one build (pip's configuration plus the variant's torch index) and says
+it in each installer's terms. A failed install becomes an ``InstallError`` whose class
+says whether there was no matching wheel or something else went wrong.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Mapping, Optional, Protocol, Sequence
+
+from . import pipconfig
+from .releases import Build
+
+INSTALLER_VARIABLE = "EXPORT_MATRIX_INSTALLER"
+PROJECT = "torch-export-matrix"
+OUTPUT_TAIL = 4000
+
+
+class InstallError(Exception):
+    """An environment that could not be installed; ``output`` holds the installer's tail."""
+
+    def __init__(self, message: str, output: str = "") -> None:
+        super().__init__(message)
+        self.output = output
+
+
+class BuildUnavailable(InstallError):
+    """No torch wheel of this release and variant for this Python and platform."""
+
+
+class PythonUnavailable(InstallError):
+    """No interpreter for the Python version the environment needs."""
+
+
+class WrongTorch(InstallError):
+    """The installer put a different torch build in the environment than the one asked for."""
+
+
+@dataclass(frozen=True)
+class Sources:
+    """Package sources for one build: pip's configuration plus the variant's torch index."""
+
+    pip: pipconfig.PipConfig = field(default_factory=pipconfig.PipConfig)
+    torch_index: Optional[str] = None  # an index holding the variant's builds, searched with the others
+    default_index: Optional[str] = None  # replaces the default index (an override of PyPI's address)
+
+    @classmethod
+    def for_build(cls, build: Build, environ: Optional[Mapping[str, str]] = None) -> Sources:
+        environ = os.environ if environ is None else environ
+        pip = pipconfig.current(environ)
+        variant = build.variant
+        if variant.local_tag is None:
+            return cls(pip, None, variant.index(environ) if variant.overridden(environ) else None)
+        return cls(pip, variant.index(environ), None)
+
+    def uv_args(self, environ: Optional[Mapping[str, str]] = None) -> List[str]:
+        environ = os.environ if environ is None else environ
+        args: List[str] = []
+        if "UV_INDEX_STRATEGY" not in environ:
+            # pip picks the best match across all indexes; uv by default stops at the first index
+            # that has the package, so an extra index holding some torch versions would hide the rest.
+            args += ["--index-strategy", "unsafe-best-match"]
+        if self.torch_index:
+            args += ["--extra-index-url", self.torch_index]
+        pip_args = self.pip.uv_args()
+        if self.default_index:
+            args += ["--index-url", self.default_index]
+            pip_args = _without_option(pip_args, "--index-url")
+        return args + pip_args
+
+    def pip_args(self) -> List[str]:
+        # pip reads its own configuration; only what this project adds goes on the command line.
+        args: List[str] = []
+        if self.torch_index:
+            args += ["--extra-index-url", self.torch_index]
+        if self.default_index:
+            args += ["--index-url", self.default_index]
+        return args
+
+
+def _without_option(args: List[str], option: str) -> List[str]:
+    kept: List[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg == option:
+            skip = True
+        else:
+            kept.append(arg)
+    return kept
+
+
+# --- installers ------------------------------------------------------------------------------------
+
+
+class Installer(Protocol):
+    """Creates environments and installs requirements into them."""
+
+    name: str
+
+    def create(self, path: Path, interpreter: str) -> None: ...
+
+    def install(self, python: Path, requirements: Sequence[str], sources: Sources) -> str: ...
+
+    def build_wheel(self, project: Path, out_dir: Path, sources: Sources, python: Path) -> None: ...
+
+    def install_wheel(self, python: Path, wheel: str, sources: Sources) -> None: ...
+
+
+def run_captured(command: List[str], env: Optional[Dict[str, str]] = None) -> subprocess.CompletedProcess:
+    """Run a command with its output captured; a command that cannot start is an InstallError."""
+    full_env = dict(os.environ)
+    full_env.pop("VIRTUAL_ENV", None)  # the target is named explicitly; an active venv must not leak in
+    full_env.update(env or {})
+    try:
+        return subprocess.run(command, capture_output=True, text=True, env=full_env)
+    except OSError as exc:
+        raise InstallError("cannot run %s: %s" % (command[0], exc))
+
+
+def _output(done: subprocess.CompletedProcess) -> str:
+    return ((done.stdout or "") + (done.stderr or "")).strip()
+
+
+class UvInstaller:
+    """Installs with uv, translating pip's configuration into uv's flags."""
+
+    name = "uv"
+
+    def __init__(self, uv: str) -> None:
+        self.uv = uv
+
+    def create(self, path: Path, interpreter: str) -> None:
+        done = run_captured([self.uv, "venv", "--quiet", "--python", interpreter, str(path)])
+        if done.returncode != 0:
+            raise PythonUnavailable("uv could not create a Python %s environment" % interpreter, _output(done))
+
+    def _pip(self, args: List[str], sources: Sources) -> str:
+        # Offline first: a release already in uv's cache or in local wheel folders installs
+        # without a round trip to any index, and without failing when an index is unreachable.
+        command = [self.uv, "pip", "install", *sources.uv_args(), *args]
+        env = sources.pip.uv_env()
+        done = run_captured(command[:3] + ["--offline"] + command[3:], env)
+        if done.returncode == 0:
+            return _output(done)
+        offline = _output(done)
+        done = run_captured(command, env)
+        if done.returncode != 0:
+            raise classify(_output(done), "uv pip install " + " ".join(args[2:]), offline)
+        return _output(done)
+
+    def install(self, python: Path, requirements: Sequence[str], sources: Sources) -> str:
+        return self._pip(["--python", str(python), *requirements], sources)
+
+    def build_wheel(self, project: Path, out_dir: Path, sources: Sources, python: Path) -> None:
+        command = [self.uv, "build", "--wheel", "--out-dir", str(out_dir), *sources.uv_args(), str(project)]
+        env = sources.pip.uv_env()
+        done = run_captured(command[:2] + ["--offline"] + command[2:], env)
+        if done.returncode != 0:
+            done = run_captured(command, env)
+        if done.returncode != 0:
+            raise InstallError("cannot build the %s wheel from %s" % (PROJECT, project), _output(done))
+
+    def install_wheel(self, python: Path, wheel: str, sources: Sources) -> None:
+        self._pip(["--python", str(python), "--no-deps", "--reinstall", wheel], sources)
+
+
+class PipInstaller:
+    """Installs with the standard library's venv and pip, which read their configuration themselves."""
+
+    name = "pip"
+
+    def create(self, path: Path, interpreter: str) -> None:
+        done = run_captured([interpreter, "-m", "venv", str(path)])
+        if done.returncode != 0:
+            raise PythonUnavailable("%s could not create an environment" % interpreter, _output(done))
+
+    def _pip(self, python: Path, args: List[str], sources: Sources) -> str:
+        command = [str(python), "-m", "pip", "install", "--disable-pip-version-check", *sources.pip_args(), *args]
+        done = run_captured(command)
+        if done.returncode != 0:
+            raise classify(_output(done), "pip install " + " ".join(args))
+        return _output(done)
+
+    def install(self, python: Path, requirements: Sequence[str], sources: Sources) -> str:
+        return self._pip(python, list(requirements), sources)
+
+    def build_wheel(self, project: Path, out_dir: Path, sources: Sources, python: Path) -> None:
+        command = [str(python), "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check"]
+        done = run_captured(command + sources.pip_args() + ["--wheel-dir", str(out_dir), str(project)])
+        if done.returncode != 0:
+            raise InstallError("cannot build the %s wheel from %s" % (PROJECT, project), _output(done))
+
+    def install_wheel(self, python: Path, wheel: str, sources: Sources) -> None:
+        self._pip(python, ["--no-deps", "--force-reinstall", wheel], sources)
+
+
+def find_uv() -> Optional[str]:
+    try:
+        import uv  # the uv package on PyPI ships the binary and knows where it is
+
+        return str(uv.find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        return shutil.which("uv")
+
+
+def installer(environ: Optional[Mapping[str, str]] = None) -> Installer:
+    """uv when available (``EXPORT_MATRIX_INSTALLER=pip`` forces pip)."""
+    environ = os.environ if environ is None else environ
+    choice = (environ.get(INSTALLER_VARIABLE) or "").strip().lower()
+    if choice not in ("", "uv", "pip"):
+        raise InstallError("%s must be uv or pip, not %r" % (INSTALLER_VARIABLE, choice))
+    uv = find_uv() if choice != "pip" else None
+    if choice == "uv" and not uv:
+        raise InstallError("%s=uv but no uv executable was found" % INSTALLER_VARIABLE)
+    return UvInstaller(uv) if uv else PipInstaller()
+
+
+_NO_BUILD = (
+    "no matching distribution",
+    "could not find a version that satisfies",
+    "no version of torch",
+    "has no wheels with a matching",
+    "no wheels with a matching",
+    "is not available for",
+    "not found in the package registry",
+    "were found, but none matched",
+    "unsatisfiable",
+)
+
+
+def classify(output: str, what: str, earlier: str = "") -> InstallError:
+    """The installer's failure as an error: no matching wheel, or anything else (network, disk)."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    first = next((line for line in lines if line.lower().startswith(("error", "×", "x "))), lines[-1] if lines else "")
+    causes = [line for line in lines if line.lower().startswith(("cause:", "because", "╰─▶"))]
+    message = first
+    if causes:
+        message += " (" + causes[-1] + ")"
+    tail = (earlier + "\n--- online attempt ---\n" + output if earlier else output)[-OUTPUT_TAIL:]
+    if any(marker in output.lower() for marker in _NO_BUILD):
+        return BuildUnavailable("no matching wheel: %s" % (message or what), tail)
+    return InstallError("%s failed: %s" % (what, message), tail)

@@ -1,0 +1,157 @@
+"""Sessions of torch-export-matrix: run the matrix, report on it, check a case, test the project.
+
+The `run` sessions come from matrix/releases.toml: one per (torch release, wheel variant).
+By default they are a handful spread over the releases; EXPORT_MATRIX_TORCH widens or
+changes the list (`all` for the full matrix, or words such as `2.4 2.5.1+cpu latest`):
+
+    nox -s run                                   # the quick selection
+    nox -s "run(torch='2.4.1', variant='pypi')"  # one environment
+    EXPORT_MATRIX_TORCH=all nox -t cpu           # every CPU build of the full matrix
+    nox -s run -- --select 'cond_*' --mode strict
+    nox -l --json -s run                         # the session list, e.g. as a CI job matrix
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+import nox
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))  # the sessions are thin wrappers around the project's own modules
+
+from matrix import environments, install, pipconfig, releases  # noqa: E402
+
+nox.needs_version = ">=2024.4.15"
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.reuse_venv = "yes"
+nox.options.sessions = ["tests", "lint"]
+
+SELECTION_VARIABLE = "EXPORT_MATRIX_TORCH"
+OUT_VARIABLE = "EXPORT_MATRIX_OUT"
+TEST_TORCH_VARIABLE = "EXPORT_MATRIX_TEST_TORCH"
+DEFAULT_OUT = "results/latest"
+DEFAULT_TEST_TORCH = "torch==2.13.0"
+
+
+def _builds() -> List[releases.Build]:
+    chosen = releases.words(os.environ.get(SELECTION_VARIABLE)) or ["quick"]
+    try:
+        return releases.default_matrix().select(chosen)
+    except releases.ReleaseError as exc:
+        sys.exit("noxfile.py: %s=%s: %s" % (SELECTION_VARIABLE, " ".join(chosen), exc))
+
+
+def _params() -> List[nox.param]:
+    """One parameter set per build, tagged with its variant family, `latest` and `quick`."""
+    builds = _builds()
+    newest: Dict[str, Tuple[Any, ...]] = {}
+    for build in builds:
+        family = build.variant.family
+        if family not in newest or build.release.key > newest[family]:
+            newest[family] = build.release.key
+    quick = releases.default_matrix().select(["quick"])
+    params: List[nox.param] = []
+    for build in builds:
+        tags = [build.variant.family]
+        if build.release.key == newest[build.variant.family]:
+            tags.append("latest")
+        if build in quick:
+            tags.append("quick")
+        params.append(nox.param(build.release.version, build.variant.name, tags=tags))
+    return params
+
+
+def _install_sources() -> List[str]:
+    """pip's configuration as uv flags, so a session's `uv pip install` sees the same indexes as pip."""
+    return install.Sources(pipconfig.current()).uv_args()
+
+
+def _install(session: nox.Session, *requirements: str) -> None:
+    if session.venv_backend == "uv":
+        session.install(*_install_sources(), *requirements)
+    else:
+        session.install(*requirements)
+
+
+def _out_dir(posargs: List[str]) -> str:
+    """The record folder: `--out DIR` after --, else EXPORT_MATRIX_OUT, else results/latest."""
+    if "--out" in posargs[:-1]:
+        return posargs[posargs.index("--out") + 1]
+    return os.environ.get(OUT_VARIABLE) or DEFAULT_OUT
+
+
+@nox.session(python=False, default=False, tags=["all"])
+@nox.parametrize(["torch", "variant"], _params())
+def run(session: nox.Session, torch: str, variant: str) -> None:
+    """Install a torch build (or reuse it) and run the cases in it; options after -- go to export-matrix run."""
+    matrix = releases.default_matrix()
+    build = releases.Build(matrix.release(torch), matrix.variant(variant))
+    spec = environments.Spec(build, environments.default_python(build.release))
+    out = _out_dir(session.posargs)
+    environment = environments.prepare_or_record(spec, Path(out), log=session.log)
+    if environment is None:
+        session.skip("torch %s could not be installed; the env-error record is in %s" % (build.torch_version, out))
+    args = ["run", "--variant", variant]
+    if "--out" not in session.posargs:
+        args += ["--out", out]
+    if "--device" not in session.posargs and environments.cuda_available(environment):
+        args += ["--device", "cuda"]
+    session.run(*environment.worker_command(*args, *session.posargs), external=True)
+
+
+@nox.session
+def report(session: nox.Session) -> None:
+    """Build the tables, Markdown and charts from every record under results/ (or the folders and options after --)."""
+    _install(session, ".")
+    session.run("export-matrix", "report", *(session.posargs or ["results", "--out", "reports/latest"]))
+
+
+@nox.session(default=False)
+def check(session: nox.Session) -> None:
+    """Run one case file against chosen releases: nox -s check -- my_case.py --torch 2.3 2.5 2.8 [--variant cpu]."""
+    if not session.posargs:
+        session.error("name a case file: nox -s check -- path/to/case.py [--torch 2.3 2.5]")
+    _install(session, ".")
+    session.run("export-matrix", "check", *session.posargs)
+
+
+@nox.session(default=False)
+def bisect(session: nox.Session) -> None:
+    """Find the first release where a case changes: nox -s bisect -- case.py --good 2.5.1 --bad 2.9.1."""
+    if not session.posargs:
+        session.error("name a case file and the ends: nox -s bisect -- case.py --good 2.5.1 --bad 2.9.1")
+    _install(session, ".")
+    session.run("export-matrix", "bisect", *session.posargs)
+
+
+def _test_environment(session: nox.Session) -> None:
+    # torch comes through pip's configuration (a local CPU wheel where one is configured),
+    # else from PyPI; EXPORT_MATRIX_TEST_TORCH picks another requirement.
+    _install(session, os.environ.get(TEST_TORCH_VARIABLE) or DEFAULT_TEST_TORCH, ".[test]")
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run the unit tests (everything but the multi-release tests)."""
+    _test_environment(session)
+    session.run("pytest", "-m", "not releases", *session.posargs)
+
+
+@nox.session(default=False)
+def integration(session: nox.Session) -> None:
+    """Run the tests that install several torch releases (network and disk: minutes, gigabytes)."""
+    _test_environment(session)
+    session.run("pytest", "-m", "releases", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Check style, formatting and types (ruff, mypy)."""
+    _install(session, ".[test]")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    session.run("mypy")

@@ -1,0 +1,115 @@
+"""``export-matrix check``: rows from records, the table, input errors, and a real run in this interpreter."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Dict
+
+import pytest
+
+from matrix import check
+from matrix.check import CheckError, Row
+from matrix.worker import records
+
+from conftest import FIXTURES, run_matrix
+
+
+def cell(mode: str, status: str, **values: Any) -> Dict[str, Any]:
+    fields: Dict[str, Any] = dict(torch_version="2.5.1", variant="pypi", python="3.11", case="add_one", run=0)
+    fields.update(values)
+    return records.empty_cell(mode=mode, status=status, **fields)
+
+
+def env_error(message: str) -> Dict[str, Any]:
+    return {
+        "kind": "env-error", "schema_version": 1, "torch_version": "2.1.2", "variant": "pypi", "python": "3.12",
+        "error_type": "matrix.install.BuildUnavailable", "error_message": message,
+    }  # fmt: skip
+
+
+def test_rows_take_the_last_record_of_each_mode() -> None:
+    found = [
+        cell("strict", "fail", error_type="torch._dynamo.exc.Unsupported", error_message="data-dependent branch"),
+        cell("strict", "pass", graph_hash="0123456789abcdef", export_s=0.25),
+        cell("non-strict", "mismatch", error_type="AssertionError", error_message="outputs differ"),
+        cell("strict", "pass", case="other_case"),
+    ]
+    rows = check.rows_for(found, "add_one", ["strict", "non-strict"], "2.5.1")
+    assert rows == [
+        Row("2.5.1", "pypi", "3.11", "strict", "pass", "0123456789abcdef", 0.25, None),
+        Row("2.5.1", "pypi", "3.11", "non-strict", "mismatch", None, None, "AssertionError: outputs differ"),
+    ]
+
+
+def test_an_env_error_fills_every_mode_and_nothing_is_no_record() -> None:
+    rows = check.rows_for([env_error("torch 2.1.2 has no wheels for Python 3.12")], "add_one", ["strict"], "2.1.2")
+    assert rows == [
+        Row("2.1.2", "pypi", "3.12", "strict", "env-error", error="torch 2.1.2 has no wheels for Python 3.12")
+    ]
+    assert check.rows_for([], "add_one", ["strict"], "2.4.1")[0].status == "no-record"
+
+
+def test_long_errors_are_cut_to_one_readable_line() -> None:
+    text = check.short_error("torch._dynamo.exc.UserError", "x" * 200)
+    assert text is not None and text.startswith("UserError: xxx") and len(text) == check.ERROR_WIDTH
+    assert check.short_error(None, None) is None
+
+
+ROWS = [
+    Row("2.5.1", "pypi", "3.11", "strict", "pass", "0123456789abcdef", 0.25, None),
+    Row("2.13.0+cpu", "cpu", "3.11", "non-strict", "fail", None, 1.5, "Unsupported: data-dependent branch"),
+]
+
+
+def test_text_and_markdown_tables() -> None:
+    text = check.format_rows(ROWS, "text").splitlines()
+    assert text[0].split() == ["torch", "variant", "python", "mode", "status", "graph", "hash", "export", "s", "error"]
+    assert text[2].split() == ["2.5.1", "pypi", "3.11", "strict", "pass", "0123456789abcdef", "0.25"]
+    assert text[3].split()[:7] == ["2.13.0+cpu", "cpu", "3.11", "non-strict", "fail", "1.50", "Unsupported:"]
+    markdown = check.format_rows(ROWS, "markdown").splitlines()
+    assert markdown[0].startswith("| torch ") and markdown[1].startswith("|--")
+    assert "| 2.5.1 " in markdown[2]
+
+
+def test_json_rows_round_trip() -> None:
+    assert [Row(**r) for r in json.loads(check.format_rows(ROWS, "json"))] == ROWS
+
+
+def test_targets_resolve_words_in_order() -> None:
+    chosen = check.targets(["2.5", "current", "2.13.0+cpu", "2.5.1"], None, "3.11")
+    assert [t.label for t in chosen] == ["2.5.1", "current", "2.13.0+cpu"]
+    assert [t.label for t in check.targets(["2.4"], "cpu", "3.11")] == ["2.4.1+cpu"]
+    with pytest.raises(CheckError, match="--torch 2.99: unknown torch minor series 2.99"):
+        check.targets(["2.99"], None, None)
+
+
+def test_case_files_are_validated_before_anything_is_installed(tmp_path: Path) -> None:
+    assert check.validate_case(str(FIXTURES / "basic" / "add_one.py")) == "add_one"
+    with pytest.raises(CheckError, match="no such case file"):
+        check.validate_case(str(tmp_path / "missing.py"))
+    (tmp_path / "notes.txt").write_text("")
+    with pytest.raises(CheckError, match="is a Python module"):
+        check.validate_case(str(tmp_path / "notes.txt"))
+    (tmp_path / "bare.py").write_text("model = None\nexample_args = ()\n")
+    with pytest.raises(CheckError, match="bare.py: the module needs a docstring"):
+        check.validate_case(str(tmp_path / "bare.py"))
+
+
+def test_command_line_errors_exit_2(tmp_path: Path) -> None:
+    done = run_matrix("check", str(tmp_path / "missing.py"), "--torch", "current", check=False)
+    assert done.returncode == 2
+    assert "missing.py: no such case file" in done.stderr
+    done = run_matrix("check", str(FIXTURES / "basic" / "add_one.py"), "--torch", "1.0", check=False)
+    assert done.returncode == 2 and "--torch 1.0" in done.stderr
+
+
+def test_check_runs_a_case_with_the_current_torch(tmp_path: Path) -> None:
+    case = str(FIXTURES / "basic" / "data_branch.py")
+    done = run_matrix("check", case, "--torch", "current", "--format", "json", "--out", str(tmp_path))
+    rows = [Row(**r) for r in json.loads(done.stdout)]
+    assert [(r.mode, r.variant) for r in rows] == [("strict", "cpu"), ("non-strict", "cpu")]
+    assert all(r.status == "fail" and r.error for r in rows)  # a data-dependent branch cannot be exported
+    (kept,) = (tmp_path / "current").glob("torch-*.jsonl")
+    cells = [r for r in records.read(str(kept))[0] if r["kind"] == "cell"]
+    assert [(c["torch_version"], c["status"]) for c in cells] == [(r.torch, r.status) for r in rows]
