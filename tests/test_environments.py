@@ -31,7 +31,8 @@ def test_spec_names_match_the_worker_record_files() -> None:
 
 def test_requirements_pin_the_exact_build_and_the_series_pins() -> None:
     assert spec("2.1.2", "3.11").requirements == ["torch===2.1.2", "numpy<2", "setuptools<81"]
-    assert spec("2.4.1+cu121", "3.11").requirements == ["torch==2.4.1+cu121", "numpy"]
+    assert spec("2.4.1+cu121", "3.11").requirements == ["torch==2.4.1+cu121", "numpy", "setuptools"]
+    assert spec("2.8.0", "3.11").requirements == ["torch===2.8.0", "numpy"]
 
 
 def test_default_python_prefers_this_interpreter_then_the_override() -> None:
