@@ -66,3 +66,34 @@ def test_normalize_text_drops_addresses_and_absolute_paths():
     text = "<function sym_min at 0x7f3a2b1c9d00> in /home/someone/env/lib/python3.11/site-packages/torch/x.py:12"
     assert normalize_text(text) == "<function sym_min> in x.py:12"
     assert normalize_text("cases/exportdb/foo.py: bad") == "cases/exportdb/foo.py: bad"
+
+
+class WithState(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+        self.register_buffer("count", torch.zeros(2))
+
+    def forward(self, x):
+        self.count.add_(1)
+        return self.linear(x) + self.count
+
+
+def test_a_legacy_graph_signature_gives_the_same_fingerprint():
+    """Releases before input/output specs (2.1) name state with dynamo's prefix; the text must match."""
+    from types import SimpleNamespace
+
+    # decomposed, the buffer update is an output of the graph (a BUFFER_MUTATION)
+    ep = torch.export.export(WithState(), (torch.ones(2, 2),), strict=True).run_decompositions()
+    sig = ep.graph_signature
+    legacy = SimpleNamespace(
+        graph_module=ep.graph_module,
+        graph_signature=SimpleNamespace(
+            input_specs=None,
+            inputs_to_parameters={k: "L__self___" + v for k, v in sig.inputs_to_parameters.items()},
+            inputs_to_buffers={k: "L__self___" + v for k, v in sig.inputs_to_buffers.items()},
+            buffers_to_mutate={k: "L__self___" + v for k, v in sig.buffers_to_mutate.items()},
+        ),
+    )
+    assert fingerprint(legacy) == fingerprint(ep)
+    assert "out BUFFER_MUTATION count" in fingerprint(ep)[3]

@@ -144,10 +144,15 @@ def _Namer_from(parent: _Namer) -> _Namer:
     return child
 
 
+_DYNAMO_PREFIX = re.compile(r"^L__s(?:elf)?___")
+
+
 def _signature_lines(ep: Any) -> List[str]:
     sig = getattr(ep, "graph_signature", None)
     if sig is None:
         return []
+    if getattr(sig, "input_specs", None) is None:
+        return _legacy_signature_lines(ep, sig)
     lines = []
     for spec in getattr(sig, "input_specs", []) or []:
         kind = getattr(getattr(spec, "kind", None), "name", str(getattr(spec, "kind", "")))
@@ -156,6 +161,35 @@ def _signature_lines(ep: Any) -> List[str]:
         kind = getattr(getattr(spec, "kind", None), "name", str(getattr(spec, "kind", "")))
         lines.append("out %s %s" % (kind, getattr(spec, "target", None) or ""))
     return [line.rstrip() for line in lines]
+
+
+def _legacy_signature_lines(ep: Any, sig: Any) -> List[str]:
+    """The same lines from the signature of releases before input/output specs (2.1).
+
+    Their state names carry dynamo's ``L__self___`` prefix, which is dropped; a nested
+    module's dots were also flattened to underscores there, which cannot be undone.
+    """
+    params = getattr(sig, "inputs_to_parameters", {}) or {}
+    buffers = getattr(sig, "inputs_to_buffers", {}) or {}
+    mutated = getattr(sig, "buffers_to_mutate", {}) or {}
+    lines = []
+    for node in ep.graph_module.graph.nodes:
+        if node.op != "placeholder":
+            continue
+        if node.name in params:
+            lines.append("in PARAMETER " + _DYNAMO_PREFIX.sub("", params[node.name]))
+        elif node.name in buffers:
+            lines.append("in BUFFER " + _DYNAMO_PREFIX.sub("", buffers[node.name]))
+        else:
+            lines.append("in USER_INPUT")
+    outputs = [n for n in ep.graph_module.graph.nodes if n.op == "output"]
+    for arg in (outputs[0].args[0] if outputs else ()) or ():
+        name = getattr(arg, "name", None)
+        if name in mutated:
+            lines.append("out BUFFER_MUTATION " + _DYNAMO_PREFIX.sub("", mutated[name]))
+        else:
+            lines.append("out USER_OUTPUT")
+    return lines
 
 
 def fingerprint(ep: Any) -> Tuple[str, List[str], int, str]:
