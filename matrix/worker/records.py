@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import IO, Any, Dict, Iterator, List, Optional, Tuple
+from typing import IO, Any, Dict, Iterator, List, Tuple
 
 SCHEMA_VERSION = 1
 
@@ -132,10 +132,10 @@ def env_file_name(torch_version: str, variant: str, python: str) -> str:
 
 
 def empty_cell(**values: Any) -> Dict[str, Any]:
-    record: Dict[str, Any] = {key: None for key in CELL_KEYS}
-    record.update(schema_version=SCHEMA_VERSION, kind="cell")
-    record.update(values)
-    unknown: Optional[set] = set(values) - set(CELL_KEYS)
+    """A cell record with every key of the schema, None where ``values`` gives nothing."""
+    unknown = set(values) - set(CELL_KEYS)
     if unknown:
         raise KeyError("unknown cell record keys: %s" % sorted(unknown))
+    record: Dict[str, Any] = {key: None for key in CELL_KEYS}
+    record.update(values, schema_version=SCHEMA_VERSION, kind="cell")
     return record

@@ -81,13 +81,9 @@ class UsageError(Exception):
     """Bad options or input; the message says which."""
 
 
-def select_cases(infos: Sequence[CaseInfo], select: Optional[List[str]], tags: Optional[List[str]]) -> List[CaseInfo]:
-    kept = []
-    for info in infos:
-        if tags and not set(tags) & set(info.tags):
-            continue
-        kept.append(info)
-    return kept
+def select_cases(infos: Sequence[CaseInfo], tags: Optional[List[str]]) -> List[CaseInfo]:
+    """The cases with one of ``tags`` (all cases when none are given); globs apply per cell, in ``plan``."""
+    return [info for info in infos if not tags or set(tags) & set(info.tags)]
 
 
 def cell_selected(case: str, cell: str, select: Optional[List[str]]) -> bool:
@@ -250,7 +246,7 @@ def execute(args: argparse.Namespace) -> Dict[str, int]:
     unknown = set(stages) - {"check", "decompose", "serialize"}
     if unknown:
         raise UsageError("--stages: unknown stage(s) %s; known: check, decompose, serialize" % sorted(unknown))
-    infos = select_cases(_discover(args), args.select, args.tag)
+    infos = select_cases(_discover(args), args.tag)
 
     import torch
 
