@@ -22,6 +22,8 @@ import tempfile
 import time
 from typing import Any, Callable, Dict, Optional
 
+from .fingerprint import normalize_text
+
 Job = Dict[str, Any]
 Result = Dict[str, Any]
 STDERR_TAIL = 4000
@@ -36,7 +38,8 @@ def _tail(path: str, limit: int = STDERR_TAIL) -> Optional[str]:
             data = f.read().decode("utf-8", "replace")
     except OSError:
         return None
-    return data or None
+    # Logs carry absolute paths of the environment (tracebacks torch prints): keep file names only.
+    return normalize_text(data) or None
 
 
 def limit_memory(megabytes: Optional[int]) -> None:
