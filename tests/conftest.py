@@ -13,6 +13,25 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 
 
+def make_cell(release: str, case: str, status: str = "pass", mode: str = "strict", run: int = 0, **extra: Any):
+    """A hand-written cell record, as the worker writes it; ``extra`` sets or overrides any key."""
+    from matrix.worker import records
+
+    values: Dict[str, Any] = dict(
+        torch_version=release,
+        variant="cpu",
+        python="3.11",
+        case=case,
+        mode=mode,
+        run=run,
+        cell_id=records.cell_id(release, mode, case),
+        status=status,
+        finished_at="2025-01-01T00:00:00+00:00",
+    )
+    values.update(extra)
+    return records.empty_cell(**values)
+
+
 def run_matrix(*args: str, cwd: Path = ROOT, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess:
     """Run ``python -m matrix ...`` in a child interpreter, as a user would."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))

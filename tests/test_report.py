@@ -16,28 +16,18 @@ from matrix import cli, report
 from matrix import report_markdown as md
 from matrix.worker import records
 
+from conftest import make_cell
+
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = "left | right `tick` <script>alert(1)</script> [x](http://evil) see http://evil.example.com\nsecond line"
 HOSTILE_TRACEBACK = "Traceback:\n```\n</details><script>alert(2)</script>\n````\nRuntimeError: boom"
 
 
 def cell(release: str, case: str, status: str = "pass", mode: str = "strict", **extra: Any) -> Dict[str, Any]:
-    values: Dict[str, Any] = dict(
-        torch_version=release,
-        variant="cpu",
-        python="3.11",
-        case=case,
-        mode=mode,
-        run=0,
-        source="cases",
-        status=status,
-        tags=["torch.cond"],
-        finished_at="2025-01-01T00:00:00+00:00",
-    )
+    defaults: Dict[str, Any] = {"source": "cases", "tags": ["torch.cond"]}
     if status == "pass":
-        values.update(graph_hash="1" * 16, ops=["aten.add.Tensor"], graph_text="add(x, 1)\n", export_s=0.1)
-    values.update(extra)
-    return records.empty_cell(**values)
+        defaults.update(graph_hash="1" * 16, ops=["aten.add.Tensor"], graph_text="add(x, 1)\n", export_s=0.1)
+    return make_cell(release, case, status, mode, **{**defaults, **extra})
 
 
 def environment(release: str, started_at: str) -> Dict[str, Any]:

@@ -11,21 +11,9 @@ import pytest
 from matrix import store
 from matrix.worker import records
 
+from conftest import make_cell
 
-def cell(release: str, case: str, status: str = "pass", mode: str = "strict", run: int = 0, **extra: Any):
-    values: Dict[str, Any] = dict(
-        torch_version=release,
-        variant="cpu",
-        python="3.11",
-        case=case,
-        mode=mode,
-        run=run,
-        cell_id=records.cell_id(release, mode, case),
-        status=status,
-        finished_at="2025-01-01T00:00:00+00:00",
-    )
-    values.update(extra)
-    return records.empty_cell(**values)
+cell = make_cell
 
 
 def environment(release: str, started_at: str = "2025-01-01T00:00:00+00:00") -> Dict[str, Any]:

@@ -10,23 +10,13 @@ import pandas as pd
 import pytest
 
 from matrix import store, tables, transitions
-from matrix.worker import records
+
+from conftest import make_cell
 
 
 def cell(release: str, case: str, status: str = "pass", mode: str = "strict", run: int = 0, **extra: Any):
-    values: Dict[str, Any] = dict(
-        torch_version=release,
-        variant="cpu",
-        python="3.11",
-        case=case,
-        mode=mode,
-        run=run,
-        status=status,
-        tags=["torch.cond"],
-        finished_at="2025-01-01T00:00:%02d+00:00" % run,
-    )
-    values.update(extra)
-    return records.empty_cell(**values)
+    defaults = {"tags": ["torch.cond"], "finished_at": "2025-01-01T00:00:%02d+00:00" % run}
+    return make_cell(release, case, status, mode, run, **{**defaults, **extra})
 
 
 def load(tmp_path: Path, rows: List[Dict[str, Any]], name: str = "records") -> pd.DataFrame:

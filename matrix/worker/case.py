@@ -125,6 +125,17 @@ def discover(roots: List[str]) -> List[CaseInfo]:
     return [found[name] for name in sorted(found)]
 
 
+def discover_source(source: str, roots: Optional[List[str]] = None) -> List[CaseInfo]:
+    """The cases of a source: case files under ``roots`` (default ./cases), or torch's bundled ExportDB."""
+    if source == "exportdb":
+        if roots:
+            raise CaseError("--cases does not apply to --source exportdb")
+        from . import exportdb
+
+        return exportdb.discover()
+    return discover(roots or ["cases"])
+
+
 def _literal(node: ast.AST, path: Path, name: str) -> Any:
     try:
         return ast.literal_eval(node)

@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Dict, List, Sequence, TextIO
 
-from .case import CaseError, CaseInfo, discover
+from .case import CaseError, CaseInfo, discover_source
 
 TITLE = "# Case catalogue"
 GENERATOR = "export-matrix cases --markdown > cases/README.md"
@@ -33,7 +33,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     try:
-        infos = _discover(args)
+        infos = discover_source(args.source, args.cases)
     except CaseError as exc:
         sys.stderr.write("export-matrix cases: %s\n" % exc)
         return 2
@@ -51,16 +51,6 @@ def main(args: argparse.Namespace) -> int:
         # The reader (e.g. `head`) stopped early; that is not an error of the listing.
         sys.stdout = None  # type: ignore[assignment]
     return 0
-
-
-def _discover(args: argparse.Namespace) -> List[CaseInfo]:
-    if args.source == "exportdb":
-        if args.cases:
-            raise CaseError("--cases does not apply to --source exportdb")
-        from . import exportdb
-
-        return exportdb.discover()
-    return discover(args.cases or ["cases"])
 
 
 def summary(info: CaseInfo) -> str:

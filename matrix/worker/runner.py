@@ -8,6 +8,7 @@ by one, so an interrupted run keeps every finished cell and the next run resumes
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import fnmatch
 import hashlib
@@ -19,7 +20,7 @@ import uuid
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import records
-from .case import MODES, CaseError, CaseInfo, discover, missing_for
+from .case import MODES, CaseError, CaseInfo, discover_source, missing_for
 
 RUNNER_VERSION = "1"
 
@@ -155,12 +156,8 @@ def work(job: Dict[str, Any]) -> Dict[str, Any]:
     from .case import load
     from .cell import run_cell
 
-    fields = job["info"]
-    info = CaseInfo(
-        name=fields["name"], path=fields["path"], description=fields["description"], source=fields["source"],
-        tags=tuple(fields["tags"]), requires=tuple(fields["requires"]), expected=fields["expected"],
-        skip_check=fields["skip_check"], problem=fields["problem"],
-    )  # fmt: skip
+    fields: Dict[str, Any] = dict(job["info"], tags=tuple(job["info"]["tags"]), requires=tuple(job["info"]["requires"]))
+    info = CaseInfo(**fields)
     if info.source == "exportdb":
         from . import exportdb
 
@@ -168,14 +165,6 @@ def work(job: Dict[str, Any]) -> Dict[str, Any]:
     else:
         loader = load
     return run_cell(info, job["mode"], _STATE["found"], loader, job["device"], tuple(job["stages"]))
-
-
-def _info_json(info: CaseInfo) -> Dict[str, Any]:
-    return {
-        "name": info.name, "path": info.path, "description": info.description, "source": info.source,
-        "tags": list(info.tags), "requires": list(info.requires), "expected": info.expected,
-        "skip_check": info.skip_check, "problem": info.problem,
-    }  # fmt: skip
 
 
 class Progress:
@@ -207,16 +196,8 @@ class Progress:
 
 
 def _discover(args: argparse.Namespace) -> List[CaseInfo]:
-    if args.source == "exportdb":
-        from . import exportdb
-
-        return exportdb.discover()
-    roots = args.cases or ["cases"]
-    for root in roots:
-        if not os.path.exists(root):
-            raise UsageError("--cases: %s does not exist (run from the project folder or pass --cases PATH)" % root)
     try:
-        return discover(roots)
+        return discover_source(args.source, args.cases)
     except CaseError as exc:
         raise UsageError(str(exc))
 
@@ -346,7 +327,7 @@ def _run_one(
         lacks = "needs %s, which torch %s lacks" % (", ".join(missing), env["torch_version"])
         record.update(status="not-applicable", missing=missing, error_message=lacks)
     else:
-        job = {"info": _info_json(info), "mode": mode, "device": args.device, "stages": list(stages)}
+        job = {"info": dataclasses.asdict(info), "mode": mode, "device": args.device, "stages": list(stages)}
         result = backend.run(job, args.timeout)
         record.update({k: v for k, v in result.items() if k in records.CELL_KEYS})
     record["total_s"] = round(time.perf_counter() - start, 6)
