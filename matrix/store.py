@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import json
 import operator
 import os
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, Iterator, List, Sequence, Tuple
 
+import orjson
 import pandas as pd
 from packaging.version import InvalidVersion, Version
 
@@ -132,9 +134,18 @@ class _FileRecords:
     warnings: List[str]
 
 
+def _loads(line: bytes) -> Any:
+    """Parse one record line: orjson, about three times faster than the standard library,
+    which is kept for what orjson refuses but the worker can write (NaN and Infinity)."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json.loads(line)
+
+
 def _read_file(path: str) -> _FileRecords:
     try:
-        rows, warnings = records.read(path)
+        rows, warnings = records.read(path, loads=_loads)
     except records.RecordFileError as exc:
         raise StoreError(str(exc))
     except (OSError, UnicodeDecodeError) as exc:

@@ -25,6 +25,11 @@ def test_basic_cases_pass_and_fail_as_expected_in_each_mode(basic_run):
     assert cells[("graph_break", "non-strict")]["status"] == "pass"
 
 
+def test_what_a_case_prints_is_kept_in_its_log_tail(basic_run):
+    for mode in ("strict", "non-strict"):
+        assert "add_one: loaded" in (by_cell(basic_run)[("add_one", mode)]["stderr_tail"] or "")
+
+
 def test_passing_cell_records_every_stage(basic_run):
     cell = by_cell(basic_run)[("dynamic_batch", "strict")]
     assert cell["status"] == "pass"

@@ -87,6 +87,24 @@ def test_truncated_line_is_a_warning_not_an_error(tmp_path: Path):
     assert len(loaded.warnings) == 1 and str(path) in loaded.warnings[0]
 
 
+def test_non_finite_numbers_the_worker_can_write_are_read(tmp_path: Path):
+    # json.dumps writes NaN and Infinity, which strict JSON parsers refuse.
+    write(tmp_path / "a.jsonl", [cell("2.4.1", "x", export_s=float("nan")), cell("2.4.1", "y", export_s=float("inf"))])
+    loaded = store.load([str(tmp_path)])
+    assert loaded.warnings == ()
+    times = dict(zip(loaded.cells["case"], loaded.cells["export_s"]))
+    assert times["x"] != times["x"] and times["y"] == float("inf")
+
+
+def test_a_line_with_bad_utf8_is_a_warning_and_the_rest_is_kept(tmp_path: Path):
+    path = write(tmp_path / "a.jsonl", [cell("2.4.1", "x")])
+    with open(path, "ab") as f:
+        f.write(b'{"kind": "cell", "case": "' + bytes([0xFF, 0xFE]) + b'"}\n')
+    loaded = store.load([str(tmp_path)])
+    assert list(loaded.cells["case"]) == ["x"]
+    assert len(loaded.warnings) == 1 and str(path) in loaded.warnings[0]
+
+
 def test_unknown_kind_and_invalid_cells_are_skipped_with_warnings(tmp_path: Path):
     odd = {"kind": "comment", "schema_version": records.SCHEMA_VERSION}
     no_status = cell("2.4.1", "y", status="exploded")

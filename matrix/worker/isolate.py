@@ -3,7 +3,10 @@
 ``fork`` (the default where available) forks a child from the warm parent, which has
 imported torch and exported once, so a cell pays only the fork. The next child is forked
 while the current one runs, which hides most of the fork's cost on a machine with two
-cores or more. ``spawn`` starts a fresh interpreter per cell (slow: it imports torch each
+cores or more. There the spare child also primes itself while it waits: the first export
+in a forked process runs slower than the same export in a long-lived one (it copies the
+parent's pages it writes and faults in fresh memory), and a small export of its own pays
+that cost before the cell's clock starts. ``spawn`` starts a fresh interpreter per cell (slow: it imports torch each
 time) for platforms without fork. ``inline`` runs cells in this process, without any
 isolation, for debugging.
 """
@@ -16,17 +19,20 @@ import os
 import resource
 import select
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional, Set
 
 from .fingerprint import normalize_text
 
 Job = Dict[str, Any]
 Result = Dict[str, Any]
 STDERR_TAIL = 4000
+# A child's result is a length header and JSON, so the parent has it before the child exits.
+_HEADER = struct.Struct("!Q")
 
 
 def _tail(path: str, limit: int = STDERR_TAIL) -> Optional[str]:
@@ -84,13 +90,29 @@ class _Child:
 
 
 class ForkIsolation:
-    """Fork-per-cell from a warm parent, keeping one spare child forked ahead."""
+    """Fork-per-cell from a warm parent, keeping spare children forked ahead.
 
-    def __init__(self, work: Callable[[Job], Result], memory_mb: Optional[int] = None) -> None:
+    With priming, two spares are kept: one primes while the current cell runs and the
+    other, primed already, takes the next cell at once even when the current cell is
+    shorter than priming.
+    """
+
+    def __init__(
+        self,
+        work: Callable[[Job], Result],
+        memory_mb: Optional[int] = None,
+        prime: Optional[Callable[[], Any]] = None,
+    ) -> None:
         self.work = work
         self.memory_mb = memory_mb
+        self.prime = prime
         self.logs = tempfile.mkdtemp(prefix="export-matrix-")
-        self.spare: Optional[_Child] = None
+        self.spares: List[_Child] = []
+        self.keep = 2 if prime is not None else 1
+        self.exiting: List[int] = []  # children that reported and are still tearing down
+        # The parent's ends of every child's pipes. A child closes those it inherits: a spare
+        # holding another spare's job pipe open would keep that one waiting for its job forever.
+        self.pipes: Set[int] = set()
         self.count = 0
         # Frozen objects are skipped by the collector, so children do not copy their pages.
         gc.collect()
@@ -101,8 +123,8 @@ class ForkIsolation:
         result_r, result_w = os.pipe()
         pid = os.fork()
         if pid == 0:  # child
-            os.close(job_w)
-            os.close(result_r)
+            for fd in self.pipes | {job_w, result_r}:
+                os.close(fd)
             code = 0
             try:
                 code = self._child(job_r, result_w)
@@ -110,9 +132,22 @@ class ForkIsolation:
                 os._exit(code)
         os.close(job_r)
         os.close(result_w)
+        self.pipes.update((job_w, result_r))
         return _Child(pid, job_w, result_r)
 
+    def _close(self, fd: int) -> None:
+        os.close(fd)
+        self.pipes.discard(fd)
+
     def _child(self, job_r: int, result_w: int) -> int:
+        if self.prime is not None:
+            quiet = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(quiet, 1)  # what priming prints is not the cell's
+            os.dup2(quiet, 2)
+            try:
+                self.prime()
+            except Exception:
+                pass  # a cell in an unprimed child is only slower
         chunks = []
         while True:
             chunk = os.read(job_r, 65536)
@@ -136,8 +171,13 @@ class ForkIsolation:
         except BaseException as exc:  # noqa: B036 - the child must always report
             result = {"status": "crash", "error_type": type(exc).__name__, "error_message": str(exc)[:500]}
         result["peak_rss_mb"] = peak_rss_mb()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()  # os._exit does not flush: keep what the case printed in the log
+            except (OSError, ValueError):
+                pass
         data = json.dumps(result, default=str).encode("utf-8")
-        view = memoryview(data)
+        view = memoryview(_HEADER.pack(len(data)) + data)
         while view:
             written = os.write(result_w, view)
             view = view[written:]
@@ -146,15 +186,15 @@ class ForkIsolation:
     def run(self, job: Job, timeout: float) -> Result:
         self.count += 1
         job = dict(job, log=os.path.join(self.logs, "cell-%d.log" % self.count))
-        child = self.spare or self._fork()
-        self.spare = None
+        child = self.spares.pop(0) if self.spares else self._fork()
         os.write(child.job_w, json.dumps(job).encode("utf-8"))
-        os.close(child.job_w)
-        self.spare = self._fork()
+        self._close(child.job_w)
+        while len(self.spares) < self.keep:
+            self.spares.append(self._fork())
         try:
             result = self._collect(child, timeout)
         finally:
-            os.close(child.result_r)
+            self._close(child.result_r)
         result["stderr_tail"] = _tail(job["log"])
         try:
             os.unlink(job["log"])
@@ -163,9 +203,15 @@ class ForkIsolation:
         return result
 
     def _collect(self, child: _Child, timeout: float) -> Result:
+        """Read the child's result; a child that has reported is reaped later, not waited for.
+
+        Tearing down a forked address space takes milliseconds; the next cell need not wait.
+        """
+        self._reap(block=False)
         deadline = time.monotonic() + timeout
-        chunks = []
-        while True:
+        data = b""
+        size = None
+        while size is None or len(data) < _HEADER.size + size:
             left = deadline - time.monotonic()
             if left <= 0:
                 os.kill(child.pid, signal.SIGKILL)
@@ -175,23 +221,33 @@ class ForkIsolation:
             if not ready:
                 continue
             chunk = os.read(child.result_r, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        _, status = os.waitpid(child.pid, 0)
-        if not chunks:
-            return _died(status)
+            if not chunk:  # the child exited before reporting in full
+                _, status = os.waitpid(child.pid, 0)
+                return _died(status)
+            data += chunk
+            if size is None and len(data) >= _HEADER.size:
+                (size,) = _HEADER.unpack_from(data)
+        self.exiting.append(child.pid)
         try:
-            return dict(json.loads(b"".join(chunks)))
+            return dict(json.loads(data[_HEADER.size :]))
         except ValueError:
-            return _died(status)
+            return {"status": "crash", "error_type": "ValueError",
+                    "error_message": "the cell's process reported an unreadable result"}  # fmt: skip
+
+    def _reap(self, block: bool) -> None:
+        for pid in list(self.exiting):
+            done, _ = os.waitpid(pid, 0 if block else os.WNOHANG)
+            if done or block:
+                self.exiting.remove(pid)
 
     def close(self) -> None:
-        if self.spare is not None:
-            os.close(self.spare.job_w)
-            os.waitpid(self.spare.pid, 0)
-            os.close(self.spare.result_r)
-            self.spare = None
+        for spare in self.spares:
+            self._close(spare.job_w)
+        for spare in self.spares:
+            os.waitpid(spare.pid, 0)
+            self._close(spare.result_r)
+        self.spares = []
+        self._reap(block=True)
         try:
             os.rmdir(self.logs)
         except OSError:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import IO, Any, Dict, Iterator, List, Tuple
+from typing import IO, Any, Callable, Dict, Iterator, List, Tuple
 
 SCHEMA_VERSION = 1
 
@@ -77,21 +77,22 @@ class Writer:
         self.close()
 
 
-def read(path: str) -> Tuple[List[Dict[str, Any]], List[str]]:
+def read(path: str, loads: Callable[[bytes], Any] = json.loads) -> Tuple[List[Dict[str, Any]], List[str]]:
     """All records of a file, and a warning per unreadable (e.g. truncated) line.
 
-    A record with a schema version this code does not know is refused with an error
-    that says what to do, rather than misread.
+    ``loads`` parses one line (UTF-8 bytes); the host passes a faster parser than the
+    standard library's. A record with a schema version this code does not know is
+    refused with an error that says what to do, rather than misread.
     """
     records: List[Dict[str, Any]] = []
     warnings: List[str] = []
-    with open(path, encoding="utf-8") as f:
+    with open(path, "rb") as f:
         for number, line in enumerate(f, 1):
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-            except ValueError:
+                record = loads(line)
+            except ValueError:  # also bad UTF-8: UnicodeDecodeError is a ValueError
                 warnings.append("%s:%d: skipped an unreadable line (a run killed while writing?)" % (path, number))
                 continue
             if not isinstance(record, dict):
