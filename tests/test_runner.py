@@ -169,15 +169,6 @@ def test_spawn_isolation_gives_the_same_results(tmp_path):
     assert cells[("exits", "strict")]["exit_code"] == 3
 
 
-def test_unprimed_children_give_the_same_records(basic_run, tmp_path):
-    run_matrix("run", "--cases", str(FIXTURES / "basic"), "--out", str(tmp_path), "--no-prime", "--progress", "none")
-    primed, unprimed = by_cell(basic_run), by_cell(read_cells(tmp_path))
-    assert primed.keys() == unprimed.keys()
-    for key, cell in unprimed.items():
-        for field in ("status", "error_type", "graph_hash", "ops", "decomposed_hash", "check_status"):
-            assert cell[field] == primed[key][field], (key, field)
-
-
 def test_bad_options_name_the_problem(tmp_path):
     proc = run_matrix("run", "--cases", str(tmp_path / "nowhere"), "--out", str(tmp_path), check=False)
     assert proc.returncode == 2

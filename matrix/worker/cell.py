@@ -321,25 +321,3 @@ def warm_up(found: Dict[str, bool]) -> Optional[str]:
         return None
     except Exception as exc:
         return describe_error(exc)["error_message"]
-
-
-def prime(found: Dict[str, bool]) -> None:
-    """One small export in a freshly forked child, before its cell.
-
-    A forked child's first export copies the parent's pages it writes and faults in fresh
-    memory; in a long-lived process later exports reuse both. Priming pays that once, in
-    the spare child while the current cell runs, so a cell's stage times measure the case.
-    Non-strict is the cheaper mode and warms the paths both modes share.
-    """
-    import torch
-
-    class Prime(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.linear = torch.nn.Linear(4, 4)
-
-        def forward(self, x: Any) -> Any:
-            return torch.relu(self.linear(x)) + x.shape[0]
-
-    kwargs: Dict[str, Any] = {"strict": False} if found.get("export.strict") else {}
-    torch.export.export(Prime(), (torch.ones(3, 4),), **kwargs)

@@ -3,12 +3,10 @@
 ``fork`` (the default where available) forks a child from the warm parent, which has
 imported torch and exported once, so a cell pays only the fork. The next child is forked
 while the current one runs, which hides most of the fork's cost on a machine with two
-cores or more. There the spare child also primes itself while it waits: the first export
-in a forked process runs slower than the same export in a long-lived one (it copies the
-parent's pages it writes and faults in fresh memory), and a small export of its own pays
-that cost before the cell's clock starts. ``spawn`` starts a fresh interpreter per cell (slow: it imports torch each
-time) for platforms without fork. ``inline`` runs cells in this process, without any
-isolation, for debugging.
+cores or more. A child's result comes with a length header, so the parent records it
+without waiting for the child's address space to be torn down. ``spawn`` starts a fresh
+interpreter per cell (slow: it imports torch each time) for platforms without fork.
+``inline`` runs cells in this process, without any isolation, for debugging.
 """
 
 from __future__ import annotations
@@ -90,28 +88,15 @@ class _Child:
 
 
 class ForkIsolation:
-    """Fork-per-cell from a warm parent, keeping spare children forked ahead.
+    """Fork-per-cell from a warm parent, keeping one spare child forked ahead."""
 
-    With priming, two spares are kept: one primes while the current cell runs and the
-    other, primed already, takes the next cell at once even when the current cell is
-    shorter than priming.
-    """
-
-    def __init__(
-        self,
-        work: Callable[[Job], Result],
-        memory_mb: Optional[int] = None,
-        prime: Optional[Callable[[], Any]] = None,
-    ) -> None:
+    def __init__(self, work: Callable[[Job], Result], memory_mb: Optional[int] = None) -> None:
         self.work = work
         self.memory_mb = memory_mb
-        self.prime = prime
         self.logs = tempfile.mkdtemp(prefix="export-matrix-")
-        self.spares: List[_Child] = []
-        self.keep = 2 if prime is not None else 1
+        self.spare: Optional[_Child] = None
         self.exiting: List[int] = []  # children that reported and are still tearing down
-        # The parent's ends of every child's pipes. A child closes those it inherits: a spare
-        # holding another spare's job pipe open would keep that one waiting for its job forever.
+        # The parent's ends of every child's pipes; a child closes those it inherits.
         self.pipes: Set[int] = set()
         self.count = 0
         # Frozen objects are skipped by the collector, so children do not copy their pages.
@@ -140,14 +125,6 @@ class ForkIsolation:
         self.pipes.discard(fd)
 
     def _child(self, job_r: int, result_w: int) -> int:
-        if self.prime is not None:
-            quiet = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(quiet, 1)  # what priming prints is not the cell's
-            os.dup2(quiet, 2)
-            try:
-                self.prime()
-            except Exception:
-                pass  # a cell in an unprimed child is only slower
         chunks = []
         while True:
             chunk = os.read(job_r, 65536)
@@ -186,11 +163,11 @@ class ForkIsolation:
     def run(self, job: Job, timeout: float) -> Result:
         self.count += 1
         job = dict(job, log=os.path.join(self.logs, "cell-%d.log" % self.count))
-        child = self.spares.pop(0) if self.spares else self._fork()
+        child = self.spare or self._fork()
+        self.spare = None
         os.write(child.job_w, json.dumps(job).encode("utf-8"))
         self._close(child.job_w)
-        while len(self.spares) < self.keep:
-            self.spares.append(self._fork())
+        self.spare = self._fork()
         try:
             result = self._collect(child, timeout)
         finally:
@@ -241,12 +218,11 @@ class ForkIsolation:
                 self.exiting.remove(pid)
 
     def close(self) -> None:
-        for spare in self.spares:
-            self._close(spare.job_w)
-        for spare in self.spares:
-            os.waitpid(spare.pid, 0)
-            self._close(spare.result_r)
-        self.spares = []
+        if self.spare is not None:
+            self._close(self.spare.job_w)
+            os.waitpid(self.spare.pid, 0)
+            self._close(self.spare.result_r)
+            self.spare = None
         self._reap(block=True)
         try:
             os.rmdir(self.logs)

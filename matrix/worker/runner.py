@@ -11,7 +11,6 @@ import argparse
 import dataclasses
 import datetime
 import fnmatch
-import functools
 import hashlib
 import os
 import platform
@@ -62,12 +61,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         choices=("fork", "spawn", "inline"),
         default=None,
         help="fork per cell (default where available), a fresh interpreter per cell, or none",
-    )
-    parser.add_argument(
-        "--no-prime",
-        dest="prime",
-        action="store_false",
-        help="fork isolation: do not prime each spare child with a small export while it waits",
     )
     parser.add_argument(
         "--stages",
@@ -290,7 +283,7 @@ def _backend(name: str, found: Dict[str, bool], args: argparse.Namespace) -> Any
     memory = None if args.device == "cuda" else (args.max_memory or None)
     if name == "spawn":
         return isolate.SpawnIsolation(memory)
-    from .cell import prime, warm_up
+    from .cell import warm_up
 
     problem = warm_up(found)
     if problem:
@@ -299,16 +292,7 @@ def _backend(name: str, found: Dict[str, bool], args: argparse.Namespace) -> Any
         )
     if name == "inline":
         return isolate.InlineIsolation(work)
-    # Priming runs beside the current cell; with a single core it would only delay the next.
-    primed = args.prime and _usable_cpus() >= 2
-    return isolate.ForkIsolation(work, memory, prime=functools.partial(prime, found) if primed else None)
-
-
-def _usable_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+    return isolate.ForkIsolation(work, memory)
 
 
 def _run_one(
