@@ -110,22 +110,24 @@ def report(session: nox.Session) -> None:
     session.run("export-matrix", "report", *(session.posargs or ["results", "--out", "reports/latest"]))
 
 
+def _case_command(session: nox.Session, command: str, usage: str) -> None:
+    """Run ``export-matrix COMMAND`` on the case file and options given after --."""
+    if not session.posargs:
+        session.error("name a case file: " + usage)
+    _install(session, ".")
+    session.run("export-matrix", command, *session.posargs)
+
+
 @nox.session(default=False)
 def check(session: nox.Session) -> None:
     """Run one case file against chosen releases: nox -s check -- my_case.py --torch 2.3 2.5 2.8 [--variant cpu]."""
-    if not session.posargs:
-        session.error("name a case file: nox -s check -- path/to/case.py [--torch 2.3 2.5]")
-    _install(session, ".")
-    session.run("export-matrix", "check", *session.posargs)
+    _case_command(session, "check", "nox -s check -- path/to/case.py [--torch 2.3 2.5]")
 
 
 @nox.session(default=False)
 def bisect(session: nox.Session) -> None:
     """Find the first release where a case changes: nox -s bisect -- case.py --good 2.5.1 --bad 2.9.1."""
-    if not session.posargs:
-        session.error("name a case file and the ends: nox -s bisect -- case.py --good 2.5.1 --bad 2.9.1")
-    _install(session, ".")
-    session.run("export-matrix", "bisect", *session.posargs)
+    _case_command(session, "bisect", "nox -s bisect -- case.py --good 2.5.1 --bad 2.9.1")
 
 
 def _test_environment(session: nox.Session) -> None:

@@ -72,8 +72,9 @@ def test_variants_cover_their_documented_range(variant: str, builds: str, not_bu
 
 def test_variant_index_urls_and_their_override_variables() -> None:
     cpu = MATRIX.variant("cpu")
-    assert cpu.index() == "https://download.pytorch.org/whl/cpu" or cpu.overridden()
-    assert cpu.index({"EXPORT_MATRIX_INDEX_URL_CPU": "https://mirror/cpu"}) == "https://mirror/cpu"
+    mirror = {"EXPORT_MATRIX_INDEX_URL_CPU": "https://mirror/cpu"}
+    assert cpu.index({}) == "https://download.pytorch.org/whl/cpu" and not cpu.overridden({})
+    assert cpu.index(mirror) == "https://mirror/cpu" and cpu.overridden(mirror)
     assert MATRIX.variant("pypi").index({}) == "https://pypi.org/simple"
     assert MATRIX.variant("pypi").env == "EXPORT_MATRIX_PYPI_INDEX_URL"
     assert {v.env for v in MATRIX.variants} == {"EXPORT_MATRIX_PYPI_INDEX_URL"} | {

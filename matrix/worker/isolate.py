@@ -186,7 +186,7 @@ class ForkIsolation:
         """
         self._reap(block=False)
         deadline = time.monotonic() + timeout
-        data = b""
+        data = bytearray()
         size = None
         while size is None or len(data) < _HEADER.size + size:
             left = deadline - time.monotonic()
