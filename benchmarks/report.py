@@ -1,12 +1,18 @@
 """How long the report takes and how much memory it needs on a large synthetic record set.
 
-    python benchmarks/report.py [--releases 15] [--cases 150] [--runs 30] [--keep DIR]
+    python benchmarks/report.py [--releases 15] [--cases 150] [--runs 30] [--rounds 3] [--keep DIR]
 
 Writes a synthetic record set (one JSONL file per release, like real runs: an
 environment record then one record per cell and run, both modes) to a temporary
-folder, then times loading it, computing the tables, and building the whole report
-(Parquet, charts, Markdown), and prints the figures with the targets: at most 10 s for
-the whole build and at most 1 GiB peak memory (the process's peak resident size).
+folder. Then, each in a fresh interpreter (as a user's ``export-matrix report`` runs),
+it times loading the records and computing the tables once, and building the whole
+report (load, tables, Parquet, charts, Markdown) in --rounds rounds, then builds it once
+more to sample its memory. The figures are
+judged against the targets: at most 10 s for the build (the median of the rounds, since
+run-to-run noise on a shared machine reaches tens of percent) and at most 1 GiB peak
+memory (the build process's peak resident size, or where larger the peak sampled over
+it and the side processes it forks, which parse records and draw charts). Interpreter start-up and
+the import of pandas are outside the timed build; matplotlib's import is inside it.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ import json
 import os
 import random
 import resource
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -203,17 +211,32 @@ def write(folder: str, releases: int, cases: int, runs: int) -> int:
 
 
 class Clock:
-    """Wall and CPU time since the last lap; CPU time shows the cost when other work shares the machine."""
+    """Wall and CPU time since the last lap: this process's CPU time and its ended side processes'."""
 
     def __init__(self) -> None:
-        self._wall, self._cpu = time.perf_counter(), time.process_time()
+        self._wall, self._cpu, self._side = time.perf_counter(), time.process_time(), _side_cpu()
         self.wall = self.cpu = 0.0
 
-    def lap(self) -> str:
-        wall, cpu = time.perf_counter(), time.process_time()
+    def lap(self) -> Dict[str, float]:
+        wall, cpu, side = time.perf_counter(), time.process_time(), _side_cpu()
         self.wall, self.cpu = wall - self._wall, cpu - self._cpu
-        self._wall, self._cpu = wall, cpu
-        return "%.2f s wall, %.2f s CPU" % (self.wall, self.cpu)
+        lap = {"wall": self.wall, "cpu": self.cpu, "side_cpu": side - self._side}
+        self._wall, self._cpu, self._side = wall, cpu, side
+        return lap
+
+
+def speed_check() -> float:
+    """Seconds for a fixed pure-Python loop: shows how fast the machine was around the figures."""
+    started = time.perf_counter()
+    total = 0
+    for number in range(3_000_000):
+        total += number * number
+    return time.perf_counter() - started
+
+
+def _side_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def peak_mb() -> float:
@@ -222,13 +245,85 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / scale / 1024
 
 
+def stages(folder: str) -> Dict[str, Any]:
+    """Child process: time loading and the tables on their own."""
+    clock = Clock()
+    loaded = store.load([folder])
+    load = clock.lap()
+    cells = tables.cells(loaded.cells)
+    moves = transitions.find(cells)
+    tables.summary(cells), tables.mode_disagreements(cells), tables.claims(cells), tables.pivot(cells)
+    return {"load": load, "tables": clock.lap(), "records": len(loaded.cells), "cells": len(cells), "moves": len(moves)}
+
+
+def build(folder: str, out: str) -> Dict[str, Any]:
+    """Child process: build the whole report, as ``export-matrix report`` does."""
+    clock = Clock()
+    built = report.build_report([folder], out)
+    return {"build": clock.lap(), "pages": built.pages, "peak_mb": peak_mb()}
+
+
+def child(*args: str, sample: bool = False) -> Dict[str, Any]:
+    """Run one measurement in a fresh interpreter: each round starts from the same state, like a user's command.
+
+    With ``sample``, the memory of its whole process tree (it and the side processes it
+    forks) is sampled every 20 ms, as the sum of proportional set sizes: pages shared
+    between parent and forked children count once, not once per process. Sampling takes
+    CPU time from the build, so timed rounds are not sampled.
+    """
+    proc = subprocess.Popen(
+        [sys.executable, os.path.abspath(__file__), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    tree_peak = 0.0
+    while sample and proc.poll() is None:
+        tree_peak = max(tree_peak, tree_pss_mb(proc.pid))
+        time.sleep(0.02)
+    stdout, stderr = proc.communicate()
+    if proc.returncode != 0:
+        raise SystemExit("benchmark child %s failed:\n%s" % (" ".join(args), stderr[-4000:]))
+    result = json.loads(stdout.strip().splitlines()[-1])
+    result["tree_peak_mb"] = tree_peak
+    return result
+
+
+def tree_pss_mb(root: int) -> float:
+    """Proportional set size of ``root`` and its descendants, in MB (0 where /proc cannot tell)."""
+    parents: Dict[int, int] = {}
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if name.isdigit():
+            try:
+                with open("/proc/%s/stat" % name) as f:
+                    parents[int(name)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    tree, grew = {root}, True
+    while grew:
+        more = {pid for pid, parent in parents.items() if parent in tree} - tree
+        tree |= more
+        grew = bool(more)
+    total = 0
+    for pid in tree:
+        try:
+            with open("/proc/%d/smaps_rollup" % pid) as f:
+                total += sum(int(line.split()[1]) for line in f if line.startswith("Pss:"))
+        except (OSError, ValueError):
+            continue
+    return total / 1024
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--releases", type=int, default=15)
     parser.add_argument("--cases", type=int, default=150)
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--rounds", type=int, default=3, help="report builds, each in a fresh process")
     parser.add_argument("--keep", metavar="DIR", help="write records and report here instead of a temporary folder")
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        what, *paths = args.child
+        print(json.dumps(stages(*paths) if what == "stages" else build(*paths)))
+        return 0
     with tempfile.TemporaryDirectory() as scratch:
         base = args.keep or scratch
         folder = os.path.join(base, "records")
@@ -240,35 +335,44 @@ def main() -> int:
             "records: %d (%d releases × %d cases × 2 modes × %d runs), %.0f MB of JSONL, written in %.1f s"
             % (count, args.releases, args.cases, args.runs, size / 1e6, time.perf_counter() - started)
         )
-        print("peak memory after writing: %.0f MB" % peak_mb())
-
-        print("machine load average before: %.1f (on %d cores)" % (os.getloadavg()[0], os.cpu_count() or 0))
-        clock = Clock()
-        loaded = store.load([folder])
-        load_s = clock.lap()
-        cells = tables.cells(loaded.cells)
-        moves = transitions.find(cells)
-        tables.summary(cells), tables.mode_disagreements(cells), tables.claims(cells), tables.pivot(cells)
-        tables_s = clock.lap()
-        print("load:   %s (%d cell records)" % (load_s, len(loaded.cells)))
-        print("tables: %s (%d cells, %d transitions)" % (tables_s, len(cells), len(moves)))
-        del loaded, cells, moves
-
-        clock = Clock()
-        built = report.build_report([folder], os.path.join(base, "report"))
-        build_s = clock.lap()
-        peak = peak_mb()
-        print("report: %s end to end (load, tables, Parquet, charts, %d case pages)" % (build_s, built.pages))
-        print("peak memory (process, resident): %.0f MB" % peak)
-        print("machine load average after: %.1f" % os.getloadavg()[0])
-        met_time = clock.wall <= TARGET_SECONDS
-        met_memory = peak <= TARGET_PEAK_MB
         print(
-            "target ≤ %.0f s for the report: %s (wall %.1f s; CPU %.1f s)"
-            % (TARGET_SECONDS, "met" if met_time else "NOT met", clock.wall, clock.cpu)
+            "machine before: load average %.1f on %d cores; a fixed pure-Python loop took %.2f s"
+            % (os.getloadavg()[0], os.cpu_count() or 0, speed_check())
         )
-        print("target ≤ %.0f MB peak memory: %s" % (TARGET_PEAK_MB, "met" if met_memory else "NOT met"))
+        parts = child("--child", "stages", folder)
+        print("load:   %s (%d cell records)" % (_times(parts["load"]), parts["records"]))
+        print("tables: %s (%d cells, %d transitions)" % (_times(parts["tables"]), parts["cells"], parts["moves"]))
+        builds = []
+        for number in range(1, max(1, args.rounds) + 1):
+            result = child("--child", "build", folder, os.path.join(base, "report"))
+            builds.append(result)
+            print(
+                "report, round %d: %s end to end (load, tables, Parquet, charts, %d case pages); peak %.0f MB resident"
+                % (number, _times(result["build"]), result["pages"], result["peak_mb"])
+            )
+        sampled = child("--child", "build", folder, os.path.join(base, "report"), sample=True)
+        print(
+            "report, memory round: %.0f MB peak of the build with its side processes (sampled; %s)"
+            % (sampled["tree_peak_mb"], _times(sampled["build"]))
+        )
+        print("machine after: load average %.1f; the same loop took %.2f s" % (os.getloadavg()[0], speed_check()))
+        walls = [b["build"]["wall"] for b in builds]
+        wall = statistics.median(walls)
+        peak = max([sampled["tree_peak_mb"], sampled["peak_mb"]] + [b["peak_mb"] for b in builds])
+        met_time, met_memory = wall <= TARGET_SECONDS, peak <= TARGET_PEAK_MB
+        print(
+            "target ≤ %.0f s for the report: %s (median wall %.2f s of %d rounds, min %.2f, max %.2f)"
+            % (TARGET_SECONDS, "met" if met_time else "NOT met", wall, len(walls), min(walls), max(walls))
+        )
+        print(
+            "target ≤ %.0f MB peak memory: %s (largest peak of a build, with its side processes: %.0f MB)"
+            % (TARGET_PEAK_MB, "met" if met_memory else "NOT met", peak)
+        )
     return 0 if met_time and met_memory else 1
+
+
+def _times(lap: Dict[str, float]) -> str:
+    return "%.2f s wall, %.2f s CPU + %.2f s in side processes" % (lap["wall"], lap["cpu"], lap["side_cpu"])
 
 
 if __name__ == "__main__":

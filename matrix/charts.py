@@ -27,6 +27,8 @@ COLORS = {
 }
 NO_RECORD_COLOR = "#ffffff"
 MODE_STYLE = {"strict": "-", "non-strict": "--"}
+# The cell table's columns that status_heatmaps reads: all a process drawing them needs to be sent.
+HEATMAP_COLUMNS = ["release", "variant", "python", "case", "mode", "status", "tags"]
 _RC: Dict[str, Any] = {"svg.hashsalt": "torch-export-matrix", "svg.fonttype": "path", "font.size": 9}
 
 
@@ -37,6 +39,23 @@ class Chart:
     path: str  # the PNG shown on the page
     title: str
     files: Tuple[str, ...] = ()  # every file written for it (PNG, SVG)
+
+
+def prepare() -> None:
+    """Import the parts of matplotlib the charts use, e.g. once before forking processes that draw."""
+    import matplotlib.backends.backend_agg  # noqa: F401
+    import matplotlib.colors  # noqa: F401
+    import matplotlib.figure  # noqa: F401
+    import matplotlib.patches  # noqa: F401
+
+
+def summary_charts(summary: pd.DataFrame, moves: pd.DataFrame, table: pd.DataFrame, out: str) -> Dict[str, List[Chart]]:
+    """The charts of the report's summary sections, by section: pass rate, transitions, export time."""
+    return {
+        "summary": pass_rate(summary, out),
+        "transitions": transition_counts(moves, out),
+        "export-time": export_times(table, out),
+    }
 
 
 def _figure(width: float, height: float, constrained: bool = True) -> Any:

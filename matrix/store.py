@@ -16,12 +16,13 @@ import json
 import operator
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, Iterator, List, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import orjson
 import pandas as pd
 from packaging.version import InvalidVersion, Version
 
+from matrix import parallel
 from matrix.worker import records
 
 # What makes a cell record unique; a later record with the same identity replaces an earlier one.
@@ -39,6 +40,12 @@ _SHARED_TEXT = (
     "status", "failed_stage", "error_type", "error_message", "error_traceback", "gb_type", "graph_hash",
     "graph_text", "decompose_status", "decomposed_hash", "check_status", "serialize_status", "run_id", "env_id",
 )  # fmt: skip
+
+
+_TEXT_TYPES = {str, type(None)}
+# Record sets from this size on are parsed by several processes (see workers_for).
+PARALLEL_FROM_BYTES = 16 * 1024 * 1024
+MAX_WORKERS = 8
 
 
 class StoreError(Exception):
@@ -118,17 +125,22 @@ def _columns(rows: List[Dict[str, Any]], keys: Sequence[str], shared: Dict[str, 
     except KeyError:
         columns = {key: [row.get(key) for row in rows] for key in keys}
     for key in _SHARED_TEXT:
-        columns[key] = [shared.setdefault(v, v) if v.__class__ is str else v for v in columns[key]]
+        values = columns[key]
+        if set(map(type, values)) <= _TEXT_TYPES:
+            # The usual case, done in C: only text and None, which never compare equal to each other.
+            columns[key] = list(map(shared.setdefault, values, values))
+        else:
+            # Other values (numbers, lists) stay as they are: 1 == 1.0 == True must not merge.
+            columns[key] = [shared.setdefault(v, v) if v.__class__ is str else v for v in values]
     return columns
 
 
 @dataclass(frozen=True)
 class _FileRecords:
-    """One record file's content: its cell records as columns, the other records as dicts."""
+    """One record file's content: its cell records as a frame, the other records as dicts."""
 
     path: str
-    cells: Dict[str, List[Any]]  # records.CELL_KEYS -> values; empty when the file has no cell
-    count: int
+    cells: Optional[pd.DataFrame]  # columns records.CELL_KEYS; None when the file has no cell
     environments: List[Dict[str, Any]]
     env_errors: List[Dict[str, Any]]
     warnings: List[str]
@@ -166,8 +178,8 @@ def _read_file(path: str) -> _FileRecords:
             unknown[str(kind)] = unknown.get(str(kind), 0) + 1
     for kind, count in sorted(unknown.items()):
         warnings.append("%s: skipped %d record(s) of unknown kind %r" % (path, count, kind))
-    columns = _columns(cells, records.CELL_KEYS, {}) if cells else {}
-    return _FileRecords(path, columns, len(cells), environments, env_errors, warnings)
+    frame = pd.DataFrame(_columns(cells, records.CELL_KEYS, {}), dtype=object) if cells else None
+    return _FileRecords(path, frame, environments, env_errors, warnings)
 
 
 @contextlib.contextmanager
@@ -187,8 +199,25 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def load(folders: Sequence[str]) -> Store:
-    """Read every record file under ``folders`` (folders or single .jsonl files)."""
+def workers_for(files: Sequence[str], workers: Optional[int] = None) -> int:
+    """Side processes that parse ``files``: none for small record sets, else one per usable core.
+
+    Parsing is pure Python and CPU-bound, so a second core halves it; starting processes
+    only pays off from a few megabytes of records.
+    """
+    if workers is None:
+        cores = parallel.cores()
+        big = sum(os.path.getsize(path) for path in files) >= PARALLEL_FROM_BYTES
+        workers = cores if cores > 1 and big and len(files) > 1 else 0
+    return max(0, min(workers, len(files), MAX_WORKERS))
+
+
+def load(folders: Sequence[str], workers: Optional[int] = None) -> Store:
+    """Read every record file under ``folders`` (folders or single .jsonl files).
+
+    ``workers``: side processes that parse the files (default: see :func:`workers_for`;
+    0 parses them in this process). Any number gives the same tables.
+    """
     if not folders:
         raise StoreError("no record folder given")
     files = _record_files(folders)
@@ -197,16 +226,16 @@ def load(folders: Sequence[str]) -> Store:
     environments: List[Dict[str, Any]] = []
     env_errors: List[Dict[str, Any]] = []
     order = 0
-    with _collector_paused():
-        for content in map(_read_file, files):
+    with _collector_paused(), parallel.pool(workers_for(files, workers)) as side:
+        for content in side.map(_read_file, files):
             warnings.extend(content.warnings)
             environments.extend(content.environments)
             env_errors.extend(content.env_errors)
-            if content.count:
-                part = pd.DataFrame(content.cells, dtype=object)
-                part["_order"] = range(order, order + content.count)
+            if content.cells is not None:
+                part = content.cells
+                part["_order"] = range(order, order + len(part))
                 part["_file"] = content.path
-                order += content.count
+                order += len(part)
                 cell_parts.append(part)
     cells_frame, superseded = _cells(cell_parts, warnings)
     return Store(

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from markdown_it import MarkdownIt
 
-from matrix import cli, report
+from matrix import cli, parallel, report, store
 from matrix import report_markdown as md
 from matrix.worker import records
 
@@ -195,16 +195,32 @@ def test_escaping_helpers():
     assert md.spans(["2.1", "2.2", "2.4"], ["2.1", "2.2", "2.3", "2.4"]) == "2.1–2.2, 2.4"
 
 
-def test_two_builds_are_byte_identical(tmp_path: Path):
+@pytest.mark.parametrize("side_processes", [False, True])
+def test_two_builds_are_byte_identical(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, side_processes: bool):
     folder = write(tmp_path / "records", history())
     outs = [tmp_path / "one", tmp_path / "two"]
-    for out in outs:
-        report.build_report([str(folder)], str(out))
+    report.build_report([str(folder)], str(outs[0]))
+    if side_processes:
+        # The second build parses records and draws heatmaps in side processes, as large reports do.
+        monkeypatch.setattr(store, "PARALLEL_FROM_BYTES", 0)
+        monkeypatch.setattr(report, "SIDE_PROCESS_FROM_CELLS", 0)
+        monkeypatch.setattr(parallel, "cores", lambda: 2)
+        sizes: List[int] = []
+        real = parallel.pool
+
+        def counted(processes: int) -> Any:
+            sizes.append(processes)
+            return real(processes)
+
+        monkeypatch.setattr(parallel, "pool", counted)
+    report.build_report([str(folder)], str(outs[1]))
     files = sorted(p.relative_to(outs[0]) for p in outs[0].rglob("*") if p.is_file())
     assert any(p.suffix == ".png" for p in files) and any(p.suffix == ".svg" for p in files)
     assert files == sorted(p.relative_to(outs[1]) for p in outs[1].rglob("*") if p.is_file())
     for name in files:
         assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
+    if side_processes:
+        assert sizes[-1] == 1  # the heatmaps' side process
 
 
 def test_baseline_section_and_rebuilding_over_the_baseline(tmp_path: Path):

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List
 
+import pandas as pd
 import pytest
 
 from matrix import store
@@ -105,6 +106,20 @@ def test_a_line_with_bad_utf8_is_a_warning_and_the_rest_is_kept(tmp_path: Path):
     assert len(loaded.warnings) == 1 and str(path) in loaded.warnings[0]
 
 
+def test_repeated_texts_share_one_object_and_odd_values_keep_their_type(tmp_path: Path):
+    text = "RuntimeError: the same long message in every run"
+    rows = [cell("2.4.1", "x", "fail", run=r, error_message=text) for r in range(3)]
+    # A hand-edited record with numbers in a text column: 1, 1.0 and True are equal but must stay apart.
+    rows += [cell("2.4.1", "y", run=0, expected=1), cell("2.4.1", "y", run=1, expected=1.0)]
+    rows += [cell("2.4.1", "y", run=2, expected=True)]
+    write(tmp_path / "a.jsonl", rows)
+    loaded = store.load([str(tmp_path)])
+    messages = [m for m in loaded.cells["error_message"] if m is not None]
+    assert messages == [text] * 3 and len({id(m) for m in messages}) == 1
+    expected = list(loaded.cells.loc[loaded.cells["case"] == "y", "expected"])
+    assert [type(v) for v in expected] == [int, float, bool]
+
+
 def test_unknown_kind_and_invalid_cells_are_skipped_with_warnings(tmp_path: Path):
     odd = {"kind": "comment", "schema_version": records.SCHEMA_VERSION}
     no_status = cell("2.4.1", "y", status="exploded")
@@ -158,3 +173,38 @@ def test_release_order_uses_versions_and_keeps_local_tags_with_their_release():
     versions = ["2.10.0", "2.9.1+cpu", "2.9.1", "2.4.0.dev20240601+cpu", "2.4.0", "nightly"]
     assert store.ordered(versions) == ["2.4.0.dev20240601+cpu", "2.4.0", "2.9.1", "2.9.1+cpu", "2.10.0", "nightly"]
     assert store.ordered(["3.9", "3.11", "3.10"]) == ["3.9", "3.10", "3.11"]
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_side_processes_give_the_same_tables_as_one_process(tmp_path: Path, workers: int):
+    # Re-runs across files (the tie goes to the file read last), a truncated line, an unknown kind.
+    write(tmp_path / "a.jsonl", [environment("2.4.1"), cell("2.4.1", "x", "fail"), cell("2.4.1", "y")])
+    write(tmp_path / "b.jsonl", [cell("2.4.1", "x", "pass"), {"kind": "note", "schema_version": 1}])
+    write(tmp_path / "c.jsonl", [environment("2.5.0"), cell("2.5.0", "x")], tail='{"kind": "ce')
+    one = store.load([str(tmp_path)], workers=0)
+    several = store.load([str(tmp_path)], workers=workers)
+    pd.testing.assert_frame_equal(one.cells, several.cells)
+    pd.testing.assert_frame_equal(one.environments, several.environments)
+    assert (one.warnings, one.superseded, one.files) == (several.warnings, several.superseded, several.files)
+    assert list(several.cells["status"]) == ["pass", "pass", "pass"] and several.superseded == 1
+    assert len(several.warnings) == 2
+
+
+def test_an_error_in_a_side_process_names_the_file(tmp_path: Path):
+    write(tmp_path / "a.jsonl", [cell("2.4.1", "x")])
+    path = write(tmp_path / "b.jsonl", [dict(cell("2.4.1", "y"), schema_version=99)])
+    with pytest.raises(store.StoreError, match="schema version 99") as info:
+        store.load([str(tmp_path)], workers=2)
+    assert str(path) in str(info.value)
+
+
+def test_large_record_sets_are_parsed_by_every_usable_core(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    files = [str(write(tmp_path / ("%d.jsonl" % n), [cell("2.4.1", "x%d" % n)])) for n in range(3)]
+    assert store.workers_for(files) == 0  # a few hundred bytes: not worth a process
+    monkeypatch.setattr(store, "PARALLEL_FROM_BYTES", 1)
+    monkeypatch.setattr(store.parallel, "cores", lambda: 2)
+    assert store.workers_for(files) == 2
+    assert store.workers_for(files[:1]) == 0  # one file: nothing to share out
+    monkeypatch.setattr(store.parallel, "cores", lambda: 1)
+    assert store.workers_for(files) == 0
+    assert store.workers_for(files, workers=5) == 3

@@ -1,0 +1,77 @@
+"""Side processes for the host's CPU-bound steps."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from matrix import parallel
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="side processes are forked on Linux only")
+
+
+def square_and_pid(number: int):
+    return number * number, os.getpid()
+
+
+def refuse(name: str):
+    raise ValueError("%s: refused" % name)
+
+
+def test_without_processes_the_work_runs_here_in_order():
+    with parallel.pool(0) as side:
+        results = list(side.map(square_and_pid, [3, 1, 2]))
+        later = side.submit(square_and_pid, 4)
+    assert results == [(9, os.getpid()), (1, os.getpid()), (4, os.getpid())]
+    assert later() == (16, os.getpid())
+
+
+@linux_only
+def test_side_processes_keep_the_order_of_the_items():
+    with parallel.pool(2) as side:
+        results = list(side.map(square_and_pid, range(12)))
+        later = side.submit(square_and_pid, 5)
+        assert later()[0] == 25
+    assert [value for value, _ in results] == [n * n for n in range(12)]
+    assert os.getpid() not in {pid for _, pid in results}
+
+
+@linux_only
+def test_an_error_in_a_side_process_reaches_the_caller():
+    with parallel.pool(1) as side:
+        failing = side.submit(refuse, "cells.jsonl")
+        with pytest.raises(ValueError, match="cells.jsonl: refused"):
+            failing()
+        with pytest.raises(ValueError, match="a.jsonl: refused"):
+            list(side.map(refuse, ["a.jsonl"]))
+
+
+def test_cores_counts_usable_cores():
+    if sys.platform.startswith("linux"):
+        assert parallel.cores() == len(os.sched_getaffinity(0))
+    else:
+        assert parallel.cores() == 1
+
+
+def slow_square(number: int) -> int:
+    import time
+
+    time.sleep(0.2)
+    return number * number
+
+
+@linux_only
+def test_an_error_drops_the_work_not_yet_started():
+    import time
+
+    started = time.perf_counter()
+    with pytest.raises(ValueError, match="stop"):
+        with parallel.pool(1) as side:
+            list(side.map(slow_square, range(2)))  # the side process works
+            pending = [side.submit(slow_square, n) for n in range(20)]
+            raise ValueError("stop")
+    # Twenty queued tasks of 0.2 s each would take 4 s to wait for; at most the running ones finish.
+    assert time.perf_counter() - started < 2.5
+    assert len(pending) == 20
