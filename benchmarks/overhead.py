@@ -104,10 +104,10 @@ def main() -> int:
     ran: list[tuple[str, str]] = []
     for round_ in range(max(1, args.rounds)):
         _, cells_export, records = run_runner(args.cases, "--stages", "")
-        ran = sorted((c["case"], c["mode"]) for c in records if c["status"] not in ("not-applicable", "case-error"))
+        done = [c for c in records if c["status"] not in ("not-applicable", "case-error")]
+        ran = sorted((c["case"], c["mode"]) for c in done)
         bare_export = run_bare(args.cases, ran)
         runner.append(cells_export)
-        done = [c for c in records if c["status"] not in ("not-applicable", "case-error")]
         stages.append(sum((c["load_s"] or 0) + (c["eager_s"] or 0) + (c["export_s"] or 0) for c in done))
         bare.append(bare_export)
         print(

@@ -215,12 +215,10 @@ class Clock:
 
     def __init__(self) -> None:
         self._wall, self._cpu, self._side = time.perf_counter(), time.process_time(), _side_cpu()
-        self.wall = self.cpu = 0.0
 
     def lap(self) -> Dict[str, float]:
         wall, cpu, side = time.perf_counter(), time.process_time(), _side_cpu()
-        self.wall, self.cpu = wall - self._wall, cpu - self._cpu
-        lap = {"wall": self.wall, "cpu": self.cpu, "side_cpu": side - self._side}
+        lap = {"wall": wall - self._wall, "cpu": cpu - self._cpu, "side_cpu": side - self._side}
         self._wall, self._cpu, self._side = wall, cpu, side
         return lap
 
@@ -275,10 +273,15 @@ def child(*args: str, sample: bool = False) -> Dict[str, Any]:
         [sys.executable, os.path.abspath(__file__), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     tree_peak = 0.0
-    while sample and proc.poll() is None:
-        tree_peak = max(tree_peak, tree_pss_mb(proc.pid))
-        time.sleep(0.02)
-    stdout, stderr = proc.communicate()
+    while True:
+        if sample:
+            tree_peak = max(tree_peak, tree_pss_mb(proc.pid))
+        try:
+            # Waiting through communicate keeps draining the pipes, so a talkative child cannot block.
+            stdout, stderr = proc.communicate(timeout=0.02 if sample else None)
+            break
+        except subprocess.TimeoutExpired:
+            continue
     if proc.returncode != 0:
         raise SystemExit("benchmark child %s failed:\n%s" % (" ".join(args), stderr[-4000:]))
     result = json.loads(stdout.strip().splitlines()[-1])

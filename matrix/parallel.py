@@ -1,8 +1,9 @@
 """Side processes for the host's CPU-bound steps (parsing records, drawing charts).
 
 Work is handed to processes forked from the current one, so they start in milliseconds
-with everything already imported and loaded. Forking is used on Linux only: elsewhere
-(macOS, Windows) it is unsafe or unavailable, and the work runs in this process.
+with everything already imported and loaded. Side processes are used where they can
+help: on Linux (elsewhere forking is unsafe or unavailable) with two usable cores or
+more. Otherwise the work runs in this process, with the same results.
 """
 
 from __future__ import annotations
@@ -48,8 +49,8 @@ class Pool:
 
 @contextlib.contextmanager
 def pool(processes: int) -> Iterator[Pool]:
-    """A :class:`Pool` of ``processes`` forked processes; with 0 (or on a platform without fork), none."""
-    if processes <= 0 or not sys.platform.startswith("linux"):
+    """A :class:`Pool` of ``processes`` forked processes; none with 0, on one core, or without fork."""
+    if processes <= 0 or cores() < 2:
         yield Pool(None)
         return
     executor = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"))

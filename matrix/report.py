@@ -140,8 +140,7 @@ def _build(
     # A large report draws its status heatmaps, the slowest charts, in a side process while
     # this one draws the other charts and writes the tables and the case pages. (Drawing the
     # other charts in a second side process measured no faster on two cores.)
-    sides = 1 if draw and len(cells) >= SIDE_PROCESS_FROM_CELLS and parallel.cores() > 1 else 0
-    with parallel.pool(sides) as side:
+    with parallel.pool(1 if draw and len(cells) >= SIDE_PROCESS_FROM_CELLS else 0) as side:
         if draw:
             grid = side.submit(charting.status_heatmaps, cells[charting.HEATMAP_COLUMNS], labels, out)
             drawn = charting.summary_charts(findings.summary, moves, cells, out)

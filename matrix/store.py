@@ -216,7 +216,8 @@ def load(folders: Sequence[str], workers: Optional[int] = None) -> Store:
     """Read every record file under ``folders`` (folders or single .jsonl files).
 
     ``workers``: side processes that parse the files (default: see :func:`workers_for`;
-    0 parses them in this process). Any number gives the same tables.
+    0 parses them in this process, as does a machine with one usable core). Any number
+    gives the same tables.
     """
     if not folders:
         raise StoreError("no record folder given")

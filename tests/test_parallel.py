@@ -9,7 +9,9 @@ import pytest
 
 from matrix import parallel
 
-linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="side processes are forked on Linux only")
+linux_only = pytest.mark.skipif(
+    parallel.cores() < 2, reason="side processes are forked on Linux only, with two usable cores or more"
+)
 
 
 def square_and_pid(number: int):
@@ -75,3 +77,9 @@ def test_an_error_drops_the_work_not_yet_started():
     # Twenty queued tasks of 0.2 s each would take 4 s to wait for; at most the running ones finish.
     assert time.perf_counter() - started < 2.5
     assert len(pending) == 20
+
+
+def test_one_usable_core_runs_the_work_here(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(parallel, "cores", lambda: 1)
+    with parallel.pool(2) as side:
+        assert [pid for _, pid in side.map(square_and_pid, [1, 2])] == [os.getpid()] * 2

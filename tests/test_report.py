@@ -221,6 +221,7 @@ def test_two_builds_are_byte_identical(tmp_path: Path, monkeypatch: pytest.Monke
         assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
     if side_processes:
         assert sizes[-1] == 1  # the heatmaps' side process
+        assert sizes == [2, 1]  # before it, the load: one process per (monkeypatched) core
 
 
 def test_baseline_section_and_rebuilding_over_the_baseline(tmp_path: Path):
