@@ -1,6 +1,6 @@
 """Sessions of torch-export-matrix: run the matrix, report on it, check a case, test the project.
 
-The `run` sessions come from matrix/releases.toml: one per (torch release, wheel variant).
+The `run` sessions come from matrix/envs/releases.toml: one per (torch release, wheel variant).
 By default they are a handful spread over the releases; EXPORT_MATRIX_TORCH widens or
 changes the list (`all` for the full matrix, or words such as `2.4 2.5.1+cpu latest`):
 
@@ -23,7 +23,7 @@ import nox
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))  # the sessions are thin wrappers around the project's own modules
 
-from matrix import environments, install, pipconfig, releases  # noqa: E402
+from matrix.envs import environments, install, pipconfig, releases  # noqa: E402
 
 nox.needs_version = ">=2024.4.15"
 nox.options.default_venv_backend = "uv|virtualenv"

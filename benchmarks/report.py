@@ -32,7 +32,8 @@ from typing import Any, Dict, Iterator, List
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from matrix import report, store, tables, transitions  # noqa: E402
+from matrix.records import store, tables, transitions  # noqa: E402
+from matrix.report import build as report  # noqa: E402
 from matrix.worker import records  # noqa: E402
 
 TARGET_SECONDS = 10.0

@@ -30,7 +30,7 @@ from typing import Callable, Dict, List, Optional
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from matrix import environments, install, releases  # noqa: E402
+from matrix.envs import environments, install, releases  # noqa: E402
 
 
 def quiet(_: str) -> None:

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Generic, Hashable, List, Optional, Sequence, Tuple, TypeVar
 
-from . import environments, releases
 from .check import CheckError, read_folder, run_case, validate_case
+from .envs import environments, releases
 
 V = TypeVar("V", bound=Hashable)
 

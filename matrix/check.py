@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
-from . import environments, releases
+from .envs import environments, releases
 from .worker import records
 from .worker.case import MODES, read_info
 

@@ -246,7 +246,7 @@ def verdict(report_dir: str, baseline_dir: Optional[str]) -> Verdict:
     """
     import pandas as pd
 
-    from matrix import tables, transitions
+    from matrix.records import tables, transitions
 
     path = os.path.join(report_dir, "cells.parquet")
     if not os.path.isfile(path):
@@ -281,7 +281,7 @@ def verdict(report_dir: str, baseline_dir: Optional[str]) -> Verdict:
 
 def markdown(found: Verdict, report_url: Optional[str] = None) -> str:
     """The step summary: counts per environment and mode, then what is new since the baseline."""
-    from matrix import tables
+    from matrix.records import tables
 
     lines = ["## torch.export compatibility matrix", ""]
     environments = found.cells[["release", "variant", "python"]].drop_duplicates()

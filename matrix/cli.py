@@ -15,8 +15,8 @@ from typing import List, Optional
 COMMANDS = {
     "run": ("matrix.worker.runner", "run cases in the installed torch and append records to --out"),
     "cases": ("matrix.worker.catalogue", "list the cases with their tags, requirements and expectations"),
-    "report": ("matrix.report", "build tables, Markdown and charts from record folders"),
-    "merge": ("matrix.merge", "merge record shards from several machines into one folder"),
+    "report": ("matrix.report.build", "build tables, Markdown and charts from record folders"),
+    "merge": ("matrix.records.merge", "merge record shards from several machines into one folder"),
     "check": ("matrix.check", "run one case file against several torch releases and print a table"),
     "bisect": ("matrix.bisect", "find the first release where a case's status or graph changes"),
 }

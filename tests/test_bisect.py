@@ -10,9 +10,10 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import pytest
 
-from matrix import bisect, environments
+from matrix import bisect
 from matrix.bisect import BisectError, Skip, search
 from matrix.check import CheckError
+from matrix.envs import environments
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

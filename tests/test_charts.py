@@ -7,7 +7,8 @@ from typing import Any, Dict, List
 
 import pandas as pd
 
-from matrix import charts, tables, transitions
+from matrix.records import tables, transitions
+from matrix.report import charts
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -24,7 +24,7 @@ def cell(mode: str, status: str, **values: Any) -> Dict[str, Any]:
 def env_error(message: str) -> Dict[str, Any]:
     return {
         "kind": "env-error", "schema_version": 1, "torch_version": "2.1.2", "variant": "pypi", "python": "3.12",
-        "error_type": "matrix.install.BuildUnavailable", "error_message": message,
+        "error_type": "matrix.envs.install.BuildUnavailable", "error_message": message,
     }  # fmt: skip
 
 

@@ -11,7 +11,8 @@ from typing import Dict, List, Sequence, Tuple
 
 import pytest
 
-from matrix import ci, store, tables, transitions
+from matrix import ci
+from matrix.records import store, tables, transitions
 from matrix.worker import records
 
 # A noxfile shaped like the project's: one `run` session parametrized over (torch, variant), tagged.

@@ -15,7 +15,8 @@ from typing import Dict, List
 import pandas as pd
 import pytest
 
-from matrix import ci, tables
+from matrix import ci
+from matrix.records import tables
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "cases" / "exportdb"

@@ -10,9 +10,9 @@ from typing import List, Sequence
 import pytest
 from test_pipconfig import make_wheel, write
 
-from matrix import environments, install, releases
-from matrix.environments import Spec
-from matrix.install import Sources
+from matrix.envs import environments, install, releases
+from matrix.envs.environments import Spec
+from matrix.envs.install import Sources
 from matrix.worker import records
 
 MATRIX = releases.default_matrix()
@@ -91,7 +91,7 @@ def test_failed_install_becomes_an_env_error_record_and_the_matrix_goes_on(tmp_p
     (record,) = found
     assert record["kind"] == "env-error"
     assert (record["torch_version"], record["variant"], record["python"]) == ("2.5.1", "pypi", CURRENT)
-    assert record["error_type"] == "matrix.install.InstallError"
+    assert record["error_type"] == "matrix.envs.install.InstallError"
     assert (
         record["error_message"] == "install failed: error: Failed to fetch: https://example/torch/ (cause: dns error)"
     )
@@ -165,7 +165,7 @@ def test_prepare_reports_a_missing_build_with_the_installer_message(local_wheels
     tool = install.UvInstaller(uv)
     assert environments.prepare_or_record(missing, out, tmp_path / "envs", tool, log=lambda _: None) is None
     (record,) = records.read(str(out / environments.env_error_file(missing)))[0]
-    assert record["error_type"] == "matrix.install.BuildUnavailable"
+    assert record["error_type"] == "matrix.envs.install.BuildUnavailable"
     assert "9.9.7" in record["error_message"]
     assert "torch==9.9.7+cpu" in record["installer_output"]
 

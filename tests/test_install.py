@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from test_pipconfig import make_wheel, write
 
-from matrix import environments, install, pipconfig, releases
-from matrix.install import Sources
+from matrix.envs import environments, install, pipconfig, releases
+from matrix.envs.install import Sources
 
 MATRIX = releases.default_matrix()
 

@@ -16,7 +16,7 @@ from typing import Dict, List, Tuple
 
 import pytest
 
-from matrix import environments, releases
+from matrix.envs import environments, releases
 from matrix.worker import records
 
 from conftest import FIXTURES, ROOT, read_cells

@@ -9,7 +9,8 @@ from typing import Any, Dict, List
 
 import pytest
 
-from matrix import cli, merge
+from matrix import cli
+from matrix.records import merge
 from matrix.worker import records
 
 
@@ -225,7 +226,7 @@ def test_an_installed_environment_clears_an_earlier_env_error(shards: List[Path]
                 "torch_version": "2.4.1",
                 "variant": "pypi",
                 "python": "3.11",
-                "error_type": "matrix.environments.NetworkError",
+                "error_type": "matrix.envs.environments.NetworkError",
                 "error_message": "connection reset",
                 "installer_output": "",
                 "finished_at": "2024-12-31T00:00:00Z",

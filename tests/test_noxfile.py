@@ -8,7 +8,8 @@ import subprocess
 import sys
 from typing import Any, Dict, List, Optional
 
-from matrix import ci, releases
+from matrix import ci
+from matrix.envs import releases
 
 from conftest import ROOT
 

@@ -10,7 +10,7 @@ from typing import Dict
 
 import pytest
 
-from matrix import pipconfig
+from matrix.envs import pipconfig
 
 
 def write(path: Path, text: str) -> Path:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from matrix import releases
-from matrix.releases import ReleaseError, version_key
+from matrix.envs import releases
+from matrix.envs.releases import ReleaseError, version_key
 
 MATRIX = releases.default_matrix()
 

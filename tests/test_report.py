@@ -12,8 +12,10 @@ import pandas as pd
 import pytest
 from markdown_it import MarkdownIt
 
-from matrix import cli, parallel, report, store
-from matrix import report_markdown as md
+from matrix import cli, parallel
+from matrix.records import store
+from matrix.report import build as report
+from matrix.report import markdown as md
 from matrix.worker import records
 
 from conftest import make_cell

@@ -9,7 +9,7 @@ from typing import Any, Dict, List
 import pandas as pd
 import pytest
 
-from matrix import store
+from matrix.records import store
 from matrix.worker import records
 
 from conftest import make_cell

@@ -9,7 +9,7 @@ from typing import Any, Dict, List
 import pandas as pd
 import pytest
 
-from matrix import store, tables, transitions
+from matrix.records import store, tables, transitions
 
 from conftest import make_cell
 

@@ -6,7 +6,7 @@ from typing import Any, Dict, List
 
 import pandas as pd
 
-from matrix import transitions
+from matrix.records import transitions
 
 
 def cell(release: str, status: str, case: str = "c", mode: str = "strict", **extra: Any) -> Dict[str, Any]:

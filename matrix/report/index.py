@@ -7,9 +7,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import pandas as pd
 
-from matrix import report_baseline, store, tables
-from matrix import report_markdown as md
-from matrix.charts import Chart
+from matrix.records import store, tables
+from matrix.report import baseline as report_baseline
+from matrix.report import markdown as md
+from matrix.report.charts import Chart
 from matrix.worker.records import STATUSES
 
 # Long lists (ops, warnings) are cut with a count so that a page stays readable.

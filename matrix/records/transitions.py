@@ -1,7 +1,7 @@
 """Transitions between consecutive releases: regressions, fixes, graph changes, op drift, slowdowns.
 
 A pure function over the cell table (one row per release, variant, python, case, mode,
-as made by :func:`matrix.tables.cells`). Each (case, mode, variant) is a series ordered
+as made by :func:`matrix.records.tables.cells`). Each (case, mode, variant) is a series ordered
 by release; where a release ran under several Pythons, the newest Python stands for it.
 
 Rules, chosen to be simple and honest:
@@ -27,7 +27,7 @@ from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tupl
 
 import pandas as pd
 
-from matrix import store
+from matrix.records import store
 
 KINDS = ("regression", "fix", "graph-change", "op-drift", "slowdown", "speedup")
 RANK = {"pass": 3, "mismatch": 2, "fail": 1, "crash": 0, "timeout": 0}

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import pandas as pd
 
-from matrix import store
+from matrix.records import store
 
 # Rows per heatmap image: more would make the case names unreadably small.
 HEATMAP_ROWS = 50

@@ -7,8 +7,8 @@ import difflib
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
-from matrix import report_markdown as md
-from matrix import store
+from matrix.records import store
+from matrix.report import markdown as md
 
 # Long tracebacks and graphs stay readable; the tail of a traceback is where the error is.
 TRACEBACK_LINES = 80

@@ -6,9 +6,9 @@ from typing import Dict, List, Optional, Tuple
 
 import pandas as pd
 
-from matrix import report_markdown as md
-from matrix import store
-from matrix.tables import BaselineComparison
+from matrix.records import store
+from matrix.records.tables import BaselineComparison
+from matrix.report import markdown as md
 
 
 def render(b: BaselineComparison, name: Optional[str], cells: pd.DataFrame) -> str:

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional
 
-from . import __version__
+from .. import __version__
+from ..worker import records
 from .install import (
     OUTPUT_TAIL,
     PROJECT,
@@ -36,12 +37,11 @@ from .install import (
     run_captured,
 )
 from .releases import Build, Release
-from .worker import records
 
 ENV_DIR_VARIABLE = "EXPORT_MATRIX_ENV_DIR"
 PYTHON_VARIABLE = "EXPORT_MATRIX_PYTHON"
 MARKER = "export-matrix-env.json"
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 
 Log = Callable[[str], None]
 

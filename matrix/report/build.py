@@ -19,8 +19,11 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import pandas as pd
 
-from matrix import parallel, report_case, report_index, store, tables, transitions
-from matrix import report_markdown as md
+from matrix import parallel
+from matrix.records import store, tables, transitions
+from matrix.report import case_page as report_case
+from matrix.report import index as report_index
+from matrix.report import markdown as md
 
 DEFAULT_TITLE = "torch.export compatibility matrix"
 # Warnings printed on the terminal; all of them are listed in index.md.
@@ -134,7 +137,7 @@ def _build(
     written: Set[str] = set()
     draw = charts and not cells.empty
     if draw:
-        from matrix import charts as charting
+        from matrix.report import charts as charting
 
         charting.prepare()
     # A large report draws its status heatmaps, the slowest charts, in a side process while

@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Tuple
 
 import pandas as pd
 
-from matrix import store
+from matrix.records import store
 from matrix.worker.records import STATUSES
 
 KEY = ["release", "variant", "python", "case", "mode"]

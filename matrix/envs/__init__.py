@@ -1,0 +1,1 @@
+"""Torch environments: the release matrix, installers, pip configuration, virtual environments."""

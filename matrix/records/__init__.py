@@ -1,0 +1,1 @@
+"""Stored records: reading, merging, tables and transitions between releases."""

@@ -1,0 +1,1 @@
+"""The report: Markdown pages, charts and Parquet tables built from stored records."""
