@@ -100,7 +100,7 @@ def run(session: nox.Session, torch: str, variant: str) -> None:
         args += ["--out", out]
     if "--device" not in session.posargs and environments.cuda_available(environment):
         args += ["--device", "cuda"]
-    session.run(*environment.worker_command(*args, *session.posargs), external=True)
+    session.run(*environment.worker_command(*args, *session.posargs), env=environment.worker_env(), external=True)
 
 
 @nox.session
@@ -138,13 +138,20 @@ def _test_environment(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the unit tests (everything but the multi-release tests)."""
+    """Run the unit and integration tests on one torch (everything but the multi-release tests)."""
     _test_environment(session)
-    session.run("pytest", "-m", "not releases", *session.posargs)
+    session.run("pytest", "-n", "auto", "-m", "not releases", *session.posargs)
 
 
 @nox.session(default=False)
-def integration(session: nox.Session) -> None:
+def unit(session: nox.Session) -> None:
+    """Run the fast tests only, the loop to run after each change (about a minute)."""
+    _test_environment(session)
+    session.run("pytest", "-n", "auto", "-m", "not releases and not integration", *session.posargs)
+
+
+@nox.session(default=False)
+def release_tests(session: nox.Session) -> None:
     """Run the tests that install several torch releases (network and disk: minutes, gigabytes)."""
     _test_environment(session)
     session.run("pytest", "-m", "releases", *session.posargs)

@@ -32,6 +32,7 @@ from typing import Any, Dict, Iterator, List
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
+from matrix import schema
 from matrix.records import store, tables, transitions  # noqa: E402
 from matrix.report import build as report  # noqa: E402
 from matrix.worker import records  # noqa: E402
@@ -109,7 +110,7 @@ def synthetic(releases: int, cases: int, runs: int, seed: int = 7) -> Iterator[D
     for index, release in enumerate(names):
         yield {
             "kind": "environment",
-            "schema_version": records.SCHEMA_VERSION,
+            "schema_version": schema.SCHEMA_VERSION,
             "run_id": "run-%d" % index,
             "env_id": "env-%d" % index,
             "torch_version": release,
@@ -149,7 +150,7 @@ def synthetic(releases: int, cases: int, runs: int, seed: int = 7) -> Iterator[D
                     yield records.empty_cell(
                         run_id="run-%d" % index,
                         env_id="env-%d" % index,
-                        cell_id=records.cell_id(release, mode, plan["case"]),
+                        cell_id=schema.cell_id(release, mode, plan["case"]),
                         torch_version=release,
                         variant="cpu",
                         python="3.11",

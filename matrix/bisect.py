@@ -10,14 +10,15 @@ bisection installs as few environments as it can.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Generic, Hashable, List, Optional, Sequence, Tuple, TypeVar
 
-from .check import CheckError, read_folder, run_case, validate_case
 from .envs import environments, releases
+from .errors import FAILED, UNAVAILABLE, UserError
+from .options import from_namespace, positive_seconds
+from .probe import read_folder, run_case, validate_case
 
 V = TypeVar("V", bound=Hashable)
 
@@ -26,8 +27,14 @@ class Skip(Exception):
     """A version that cannot be probed (its environment does not install): the search goes around it."""
 
 
-class BisectError(Exception):
+class BisectError(UserError):
     """The search cannot start: too few versions, or an end point that cannot be probed."""
+
+    exit_code = UNAVAILABLE
+
+
+class BisectInputError(UserError):
+    """Bad input to bisect: releases that cannot be bisected; the message says which."""
 
 
 @dataclass(frozen=True)
@@ -169,7 +176,36 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verbose", "-v", action="store_true", help="show the worker's output")  # fmt: skip
 
 
-def plan(args: argparse.Namespace) -> Tuple[List[environments.Spec], str]:
+@dataclass(frozen=True)
+class BisectOptions:
+    """The options of ``export-matrix bisect``."""
+
+    case: str
+    good: Optional[str] = None
+    bad: Optional[str] = None
+    versions: Optional[Tuple[str, ...]] = None
+    mode: str = "strict"
+    on: str = "status"
+    variant: str = releases.DEFAULT_VARIANT
+    python: Optional[str] = None
+    timeout: float = 300.0
+    out: Optional[str] = None
+    verbose: bool = False
+
+    def __post_init__(self) -> None:
+        if self.versions is not None:
+            object.__setattr__(self, "versions", tuple(self.versions))
+        object.__setattr__(self, "timeout", positive_seconds("--timeout", self.timeout))
+
+    @classmethod
+    def from_args(cls, namespace: argparse.Namespace) -> BisectOptions:
+        return from_namespace(cls, namespace)
+
+
+OPTIONS = BisectOptions
+
+
+def plan(args: BisectOptions) -> Tuple[List[environments.Spec], str]:
     """The environments to bisect over, oldest first, and the Python they use."""
     matrix = releases.default_matrix()
     try:
@@ -177,28 +213,30 @@ def plan(args: argparse.Namespace) -> Tuple[List[environments.Spec], str]:
         for given in [*(args.versions or []), args.good or "", args.bad or ""]:
             tag = given.partition("+")[2]
             if tag and tag != variant.local_tag:
-                raise CheckError(
+                raise BisectInputError(
                     "%s is not a build of the %s variant; pass --variant for its tag" % (given, variant.name)
                 )
         if args.versions:
             if args.good or args.bad:
-                raise CheckError("give either --versions or --good/--bad, not both")
+                raise BisectInputError("give either --versions or --good/--bad, not both")
             chosen = [matrix.release_like(v) for v in args.versions]
             keys = [r.key for r in chosen]
             if keys != sorted(keys):
-                raise CheckError("--versions must be listed oldest first")
+                raise BisectInputError("--versions must be listed oldest first")
         else:
             if not (args.good and args.bad):
-                raise CheckError("give --good and --bad releases (or --versions)")
+                raise BisectInputError("give --good and --bad releases (or --versions)")
             for version in (args.good, args.bad):
                 matrix.release(version.split("+", 1)[0])
             chosen = matrix.between(args.good, args.bad, variant, args.python)
     except releases.ReleaseError as exc:
-        raise CheckError(str(exc))
+        raise BisectInputError(str(exc))
     python = args.python or _common_python(chosen)
     kept = [r for r in chosen if r.supports(python) and variant.builds(r)]
     if len(kept) < 2:
-        raise CheckError("fewer than two releases to bisect for variant %s and Python %s" % (variant.name, python))
+        raise BisectInputError(
+            "fewer than two releases to bisect for variant %s and Python %s" % (variant.name, python)
+        )
     return [environments.Spec(releases.Build(r, variant), python) for r in kept], python
 
 
@@ -208,7 +246,7 @@ def _common_python(chosen: Sequence[releases.Release]) -> str:
     for release in chosen[1:]:
         shared &= set(release.pythons)
     if not shared:
-        raise CheckError("no Python version has wheels of every release in the range; pass --python")
+        raise BisectInputError("no Python version has wheels of every release in the range; pass --python")
     current = environments.current_python()
     if current in shared:
         return current
@@ -231,13 +269,9 @@ def describe(value: Any, cell: Optional[Dict[str, Any]]) -> str:
     return text
 
 
-def main(args: argparse.Namespace) -> int:
-    try:
-        case = validate_case(args.case)
-        specs, python = plan(args)
-    except CheckError as exc:
-        print("export-matrix bisect: error: %s" % exc, file=sys.stderr)
-        return 2
+def main(args: BisectOptions) -> int:
+    case = validate_case(args.case)
+    specs, python = plan(args)
     by_version = {spec.build.release.version: spec for spec in specs}
     cells: Dict[str, Optional[Dict[str, Any]]] = {}
     versions = list(by_version)
@@ -255,9 +289,15 @@ def main(args: argparse.Namespace) -> int:
             environment = environments.prepare_or_record(spec, folder)
             if environment is None:
                 raise Skip("its environment could not be installed (see %s)" % folder)
-            command = environment.worker_command()
             problem = run_case(
-                command, args.case, [args.mode], folder, args.timeout, args.verbose, variant=spec.build.variant.name
+                environment.worker_command(),
+                environment.worker_env(),
+                args.case,
+                [args.mode],
+                folder,
+                args.timeout,
+                args.verbose,
+                variant=spec.build.variant.name,
             )
             found = [
                 r
@@ -276,16 +316,12 @@ def main(args: argparse.Namespace) -> int:
             detail = step.reason if step.verdict == "skipped" else describe(step.value, cells.get(step.version))
             print("  %-12s %-8s %s" % (step.version, step.verdict, detail), flush=True)
 
-        try:
-            outcome = search(versions, probe, prefer, show)
-        except BisectError as exc:
-            print("export-matrix bisect: %s" % exc, file=sys.stderr)
-            return 3
+        outcome = search(versions, probe, prefer, show)
     if not outcome.changed:
         print(
             "no change: %s gives %s at both ends (%s and %s)" % (args.on, outcome.good_value, versions[0], versions[-1])
         )
-        return 1
+        return FAILED
     print(
         "first release where the %s %s differs from %s (%s): %s (%s); last like it: %s. %d probes."
         % (

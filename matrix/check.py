@@ -9,23 +9,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .envs import environments, releases
-from .worker import records
-from .worker.case import MODES, read_info
+from .errors import UserError
+from .options import from_namespace, positive_seconds
+from .probe import read_folder, run_case, validate_case
+from .schema import MODES
 
 CURRENT = "current"
 ERROR_WIDTH = 90
 
 
-class CheckError(Exception):
+class CheckError(UserError):
     """Bad input to check or bisect (a missing case file, an unknown release); the message says which."""
 
 
@@ -87,23 +87,6 @@ class Row:
     error: Optional[str] = None
 
 
-def case_name(path: str) -> str:
-    return Path(path).stem
-
-
-def validate_case(path: str) -> str:
-    """The case's name, or CheckError naming the file and what is wrong with it."""
-    file = Path(path)
-    if not file.is_file():
-        raise CheckError("%s: no such case file" % path)
-    if file.suffix != ".py":
-        raise CheckError("%s: a case file is a Python module (.py)" % path)
-    info = read_info(file, file.stem)
-    if info.problem:
-        raise CheckError(info.problem)
-    return info.name
-
-
 def modes_of(mode: str) -> List[str]:
     return list(MODES) if mode == "both" else [mode]
 
@@ -124,52 +107,6 @@ def targets(words: Sequence[str], variant: Optional[str], python: Optional[str])
             target = Target(build, python or environments.default_python(build.release))
             if target not in found:
                 found.append(target)
-    return found
-
-
-def run_case(
-    command: List[str],
-    case: str,
-    modes: Sequence[str],
-    out: Path,
-    timeout: float,
-    verbose: bool = False,
-    path: Optional[str] = None,
-    variant: Optional[str] = None,
-) -> Optional[str]:
-    """Run the worker on one case; None when it ran, else what went wrong (its last output line).
-
-    ``path`` is the PYTHONPATH the worker needs; an environment has its own copy of the
-    worker, and a PYTHONPATH inherited from the host would leak host packages into it.
-    ``variant`` is recorded as given: PyPI's builds of older releases report a local tag
-    (``2.1.2+cu121``) that the worker would otherwise take for the variant.
-    """
-    mode = modes[0] if len(modes) == 1 else "both"
-    args = ["run", "--cases", case, "--mode", mode, "--out", str(out), "--force", "--timeout", str(timeout)]
-    args += ["--progress", "lines" if verbose else "none"]
-    if variant:
-        args += ["--variant", variant]
-    env = dict(os.environ)
-    env.pop("PYTHONPATH", None)
-    if path:
-        env["PYTHONPATH"] = path
-    try:
-        done = subprocess.run(
-            command + args, capture_output=not verbose, text=True, env=env, timeout=timeout * len(modes) + 600
-        )
-    except subprocess.TimeoutExpired:
-        return "the worker did not finish in time"
-    if done.returncode == 0:
-        return None
-    lines = [line for line in ((done.stderr or "") + (done.stdout or "")).splitlines() if line.strip()]
-    return "export-matrix run exited with %d%s" % (done.returncode, (": " + lines[-1]) if lines else "")
-
-
-def read_folder(folder: Path) -> List[Dict[str, Any]]:
-    found: List[Dict[str, Any]] = []
-    if folder.is_dir():
-        for path in records.iter_files(str(folder)):
-            found.extend(records.read(path)[0])
     return found
 
 
@@ -258,19 +195,18 @@ def check_target(
     verbose: bool = False,
 ) -> List[Row]:
     """Install (or reuse) the target's environment, run the case there, and read back the rows."""
-    path = variant = None
+    variant = None
     if target.build is None:
         folder = out / CURRENT
-        command = [sys.executable, "-m", "matrix"]
-        path = str(Path(__file__).resolve().parent.parent)  # where this copy of the package lives
+        command, env = environments.current_worker()
     else:
         folder = out / target.spec.name
         environment = environments.prepare_or_record(target.spec, folder, force=reinstall)
         if environment is None:
             return rows_for(read_folder(folder), case, modes, target.label)
-        command = environment.worker_command()
+        command, env = environment.worker_command(), environment.worker_env()
         variant = target.build.variant.name
-    problem = run_case(command, case_file, modes, folder, timeout, verbose, path, variant)
+    problem = run_case(command, env, case_file, modes, folder, timeout, verbose, variant)
     rows = rows_for(read_folder(folder), case, modes, target.label)
     if problem:
         rows = [
@@ -280,19 +216,44 @@ def check_target(
     return rows
 
 
-def main(args: argparse.Namespace) -> int:
-    try:
-        case = validate_case(args.case)
-        chosen = targets(args.torch, args.variant, args.python)
-    except CheckError as exc:
-        print("export-matrix check: error: %s" % exc, file=sys.stderr)
-        return 2
-    modes = modes_of(args.mode)
+@dataclass(frozen=True)
+class CheckOptions:
+    """The options of ``export-matrix check``."""
+
+    case: str
+    torch: Tuple[str, ...] = ("quick",)
+    variant: Optional[str] = None
+    mode: str = "both"
+    python: Optional[str] = None
+    timeout: float = 300.0
+    out: Optional[str] = None
+    format: str = "text"
+    reinstall: bool = False
+    verbose: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "torch", tuple(self.torch))
+        object.__setattr__(self, "timeout", positive_seconds("--timeout", self.timeout))
+
+    @classmethod
+    def from_args(cls, namespace: argparse.Namespace) -> CheckOptions:
+        return from_namespace(cls, namespace)
+
+
+OPTIONS = CheckOptions
+
+
+def main(options: CheckOptions) -> int:
+    case = validate_case(options.case)
+    chosen = targets(options.torch, options.variant, options.python)
+    modes = modes_of(options.mode)
     with tempfile.TemporaryDirectory(prefix="export-matrix-check-") as scratch:
-        out = Path(args.out) if args.out else Path(scratch)
+        out = Path(options.out) if options.out else Path(scratch)
         rows: List[Row] = []
         for target in chosen:
             print("%s: running %s" % (target.label, case), file=sys.stderr, flush=True)
-            rows += check_target(target, args.case, case, modes, out, args.timeout, args.reinstall, args.verbose)
-    print(format_rows(rows, args.format))
+            rows += check_target(
+                target, options.case, case, modes, out, options.timeout, options.reinstall, options.verbose
+            )
+    print(format_rows(rows, options.format))
     return 0

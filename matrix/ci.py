@@ -18,7 +18,9 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from matrix.worker.records import STATUSES
+from matrix.errors import FAILED, UserError, report_errors
+from matrix.options import from_namespace
+from matrix.schema import STATUSES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -35,7 +37,7 @@ LISTED = 50  # rows per list in the step summary; GitHub caps a step summary at 
 Runner = Union[str, Tuple[str, ...]]
 
 
-class PlanError(Exception):
+class PlanError(UserError):
     """Unusable session list or a filter that selects nothing; the message says which."""
 
 
@@ -192,19 +194,32 @@ def _configure_plan(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--github-output", metavar="PATH", help="also append matrix= and count= to this file")
 
 
-def run_plan(args: argparse.Namespace) -> int:
-    try:
-        if args.sessions == "-":
-            text, source = sys.stdin.read(), "stdin"
-        elif args.sessions:
-            with open(args.sessions, encoding="utf-8") as f:
-                text, source = f.read(), args.sessions
-        else:
-            text, source = list_sessions(args.noxfile), "nox -l --json"
-        chosen = select(parse_sessions(text, source), tokens(args.releases), tokens(args.variants))
-    except (OSError, PlanError) as exc:
-        print("matrix.ci plan: error: %s" % exc, file=sys.stderr)
-        return 2
+@dataclass(frozen=True)
+class PlanOptions:
+    """The options of ``python -m matrix.ci plan``."""
+
+    sessions: Optional[str] = None
+    noxfile: str = "noxfile.py"
+    releases: str = ALL
+    variants: str = ALL
+    cpu_runner: str = "ubuntu-latest"
+    gpu_runner: str = ""
+    github_output: Optional[str] = None
+
+    @classmethod
+    def from_args(cls, namespace: argparse.Namespace) -> PlanOptions:
+        return from_namespace(cls, namespace)
+
+
+def run_plan(args: PlanOptions) -> int:
+    if args.sessions == "-":
+        text, source = sys.stdin.read(), "stdin"
+    elif args.sessions:
+        with open(args.sessions, encoding="utf-8") as f:
+            text, source = f.read(), args.sessions
+    else:
+        text, source = list_sessions(args.noxfile), "nox -l --json"
+    chosen = select(parse_sessions(text, source), tokens(args.releases), tokens(args.variants))
     jobs, skipped = plan(chosen, args.cpu_runner, args.gpu_runner)
     for session in skipped:
         print("matrix.ci plan: note: %s needs a GPU runner; none configured, skipped" % session.name, file=sys.stderr)
@@ -219,7 +234,7 @@ def run_plan(args: argparse.Namespace) -> int:
 # --- the run's summary -------------------------------------------------------------------------
 
 
-class SummaryError(Exception):
+class SummaryError(UserError):
     """A report folder without the tables the summary reads; the message names it."""
 
 
@@ -357,12 +372,25 @@ def _configure_summary(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--github-output", metavar="PATH", help="append new-regressions= and baseline= to this file")
 
 
-def run_summary(args: argparse.Namespace) -> int:
-    try:
-        found = verdict(args.report_dir, args.baseline)
-    except SummaryError as exc:
-        print("matrix.ci summary: error: %s" % exc, file=sys.stderr)
-        return 2
+@dataclass(frozen=True)
+class SummaryOptions:
+    """The options of ``python -m matrix.ci summary``."""
+
+    report_dir: str
+    baseline: Optional[str] = None
+    on_regression: str = "ignore"
+    report_url: Optional[str] = None
+    out: Optional[str] = None
+    issue_body: Optional[str] = None
+    github_output: Optional[str] = None
+
+    @classmethod
+    def from_args(cls, namespace: argparse.Namespace) -> SummaryOptions:
+        return from_namespace(cls, namespace)
+
+
+def run_summary(args: SummaryOptions) -> int:
+    found = verdict(args.report_dir, args.baseline)
     text = markdown(found, args.report_url)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
@@ -377,7 +405,7 @@ def run_summary(args: argparse.Namespace) -> int:
             f.write("new-regressions=%d\nbaseline=%s\n" % (found.new_regressions, str(found.has_baseline).lower()))
     if found.new_regressions and args.on_regression == "fail":
         print("matrix.ci summary: %d new regression(s) since the baseline" % found.new_regressions, file=sys.stderr)
-        return 1
+        return FAILED
     return 0
 
 
@@ -387,7 +415,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     _configure_plan(commands.add_parser("plan", help="print the job matrix for the chosen releases and variants"))
     _configure_summary(commands.add_parser("summary", help="write the run's Markdown summary; judge new regressions"))
     args = parser.parse_args(argv)
-    return run_plan(args) if args.command == "plan" else run_summary(args)
+    prog = "matrix.ci " + args.command
+    if args.command == "plan":
+        return report_errors(prog, lambda: run_plan(PlanOptions.from_args(args)))
+    return report_errors(prog, lambda: run_summary(SummaryOptions.from_args(args)))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
-"""The ``export-matrix`` command line: a dispatcher that imports only the chosen command.
+"""export-matrix: run torch.export cases across torch releases and report what works.
 
-``run`` and ``cases`` must work inside a torch environment where only the worker is
-installed (no pandas), so every command's module is imported lazily.
+Commands that run inside a torch environment (run, cases) need only torch and the
+standard library; the others run on the host with pandas and matplotlib.
 """
 
 from __future__ import annotations
@@ -11,31 +11,36 @@ import importlib
 import sys
 from typing import List, Optional
 
-# command -> (module, one-line help). Each module defines configure(parser) and main(args) -> int.
+from .errors import USAGE
+from .options import run_command
+
+# command -> (module, one-line help). Each module defines configure(parser), OPTIONS and
+# main(options) -> int; modules are imported only when chosen, so `run` works where only torch is.
 COMMANDS = {
     "run": ("matrix.worker.runner", "run cases in the installed torch and append records to --out"),
     "cases": ("matrix.worker.catalogue", "list the cases with their tags, requirements and expectations"),
-    "report": ("matrix.report.build", "build tables, Markdown and charts from record folders"),
-    "merge": ("matrix.records.merge", "merge record shards from several machines into one folder"),
     "check": ("matrix.check", "run one case file against several torch releases and print a table"),
     "bisect": ("matrix.bisect", "find the first release where a case's status or graph changes"),
+    "report": ("matrix.report.build", "build tables, Markdown and charts from record folders"),
+    "merge": ("matrix.records.merge", "merge record shards from several machines into one folder"),
 }
 
 
 def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(prog="export-matrix", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (_, help_text) in COMMANDS.items():
-        sub.add_parser(name, help=help_text, add_help=False)
     if not argv or argv[0] not in COMMANDS:
+        parser = argparse.ArgumentParser(
+            prog="export-matrix",
+            description=__doc__.splitlines()[0].split(": ", 1)[1],
+            epilog="`export-matrix COMMAND --help` describes a command's options.",
+        )
+        sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+        for name, (_, help_text) in COMMANDS.items():
+            sub.add_parser(name, help=help_text, add_help=False)
         parser.parse_args(argv or ["--help"])
-        return 2
-    module = importlib.import_module(COMMANDS[argv[0]][0])
-    command = argparse.ArgumentParser(prog="export-matrix " + argv[0], description=COMMANDS[argv[0]][1])
-    module.configure(command)
-    args = command.parse_args(argv[1:])
-    return int(module.main(args))
+        return USAGE
+    module_name, description = COMMANDS[argv[0]]
+    return run_command("export-matrix " + argv[0], importlib.import_module(module_name), argv[1:], description)
 
 
 if __name__ == "__main__":

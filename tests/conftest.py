@@ -15,6 +15,7 @@ FIXTURES = ROOT / "tests" / "fixtures"
 
 def make_cell(release: str, case: str, status: str = "pass", mode: str = "strict", run: int = 0, **extra: Any):
     """A hand-written cell record, as the worker writes it; ``extra`` sets or overrides any key."""
+    from matrix import schema
     from matrix.worker import records
 
     values: Dict[str, Any] = dict(
@@ -24,7 +25,7 @@ def make_cell(release: str, case: str, status: str = "pass", mode: str = "strict
         case=case,
         mode=mode,
         run=run,
-        cell_id=records.cell_id(release, mode, case),
+        cell_id=schema.cell_id(release, mode, case),
         status=status,
         finished_at="2025-01-01T00:00:00+00:00",
     )
@@ -66,3 +67,18 @@ def basic_run(tmp_path_factory: pytest.TempPathFactory) -> List[Dict[str, Any]]:
     out = tmp_path_factory.mktemp("basic")
     run_matrix("run", "--cases", str(FIXTURES / "basic"), "--out", str(out), "--progress", "none")
     return read_cells(out)
+
+
+# Modules whose every test runs the real runner, the whole case set, or installs environments.
+INTEGRATION_MODULES = {"test_case_set", "test_runner", "test_isolate", "test_ci_simulation", "test_benchmarks"}
+# Fixtures that run the real runner or installer: a test using one is an integration test.
+INTEGRATION_FIXTURES = {"basic_run", "local_wheels"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:
+    """Mark the slow tests `integration`: `nox -s unit` leaves them out, `nox -s tests` runs everything."""
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1] if getattr(item, "module", None) else ""
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if module in INTEGRATION_MODULES or fixtures & INTEGRATION_FIXTURES:
+            item.add_marker(pytest.mark.integration)

@@ -6,14 +6,14 @@ import argparse
 import math
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 import pytest
 
-from matrix import bisect
+from matrix import bisect, cli
 from matrix.bisect import BisectError, Skip, search
-from matrix.check import CheckError
 from matrix.envs import environments
+from matrix.errors import UserError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -107,13 +107,13 @@ def test_works_over_nightly_dates_and_any_value_type() -> None:
     assert seen[:2] == ["good", "bad"] and len(seen) == outcome.probes
 
 
-def args(**values: Any) -> argparse.Namespace:
+def args(**values: Any) -> bisect.BisectOptions:
     parser = argparse.ArgumentParser()
     bisect.configure(parser)
     namespace = parser.parse_args([str(FIXTURES / "basic" / "add_one.py")])
     for key, value in values.items():
         setattr(namespace, key, value)
-    return namespace
+    return bisect.BisectOptions.from_args(namespace)
 
 
 def test_plan_takes_every_patch_between_the_ends_for_one_python() -> None:
@@ -145,7 +145,7 @@ def test_plan_picks_a_python_every_release_in_the_range_has() -> None:
     ],
 )
 def test_plan_errors(values: Dict[str, Any], message: str) -> None:
-    with pytest.raises(CheckError, match=message):
+    with pytest.raises(UserError, match=message):
         bisect.plan(args(**values))
 
 
@@ -163,7 +163,9 @@ def test_value_of(cell: Optional[Dict[str, Any]], on: str, expected: Any) -> Non
 
 
 def test_command_refuses_bad_input_with_exit_status_2(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    main: Callable[[argparse.Namespace], int] = bisect.main
-    assert main(args(case=str(tmp_path / "nope.py"), good="2.5.1", bad="2.9.1")) == 2
-    assert "nope.py: no such case file" in capsys.readouterr().err
-    assert main(args(good="2.5.1", bad="2.4.0")) == 2
+    assert cli.main(["bisect", str(tmp_path / "nope.py"), "--good", "2.5.1", "--bad", "2.9.1"]) == 2
+    assert "export-matrix bisect: error: " in capsys.readouterr().err
+    assert cli.main(["bisect", str(FIXTURES / "basic" / "add_one.py"), "--good", "2.5.1", "--bad", "2.4.0"]) == 2
+    assert "must be older" in capsys.readouterr().err
+    assert cli.main(["bisect", str(FIXTURES / "basic" / "add_one.py"), "--timeout", "nan"]) == 2
+    assert "--timeout nan" in capsys.readouterr().err

@@ -1,33 +1,60 @@
+"""Capabilities: what detect() claims of the installed torch holds when a program uses it."""
+
 from __future__ import annotations
 
+import io
+
+import pytest
 import torch
 from packaging.version import Version
 
 from matrix.worker import capabilities
 
-
-def test_detect_matches_the_installed_torch():
-    found = capabilities.detect()
-    assert set(found) == set(capabilities.PROBES)
-    release = Version(torch.__version__).release
-    assert found["export"] is True
-    assert found["export.strict"] is (release >= (2, 2))
-    assert found["dim.auto"] is (release >= (2, 5))
-    assert found["dim.dynamic"] is (release >= (2, 6))
-    assert found["cond"] is hasattr(torch, "cond")
-    assert found["export.save"] is hasattr(torch.export, "save")
+FOUND = capabilities.detect()
 
 
-def test_strict_default_follows_the_release():
+class AddOne(torch.nn.Module):
+    def forward(self, x):
+        return x + 1
+
+
+def test_every_probe_answers_with_a_bool():
+    assert set(FOUND) == set(capabilities.PROBES)
+    assert all(isinstance(value, bool) for value in FOUND.values())
+    assert FOUND["export"] is True  # the matrix starts at a release with torch.export
+
+
+@pytest.mark.skipif(not FOUND["export.strict"], reason="this torch has no strict keyword")
+def test_claimed_strict_keyword_exports_both_ways():
+    for strict in (True, False):
+        ep = torch.export.export(AddOne(), (torch.ones(2),), strict=strict)
+        assert torch.equal(ep.module()(torch.ones(2)), torch.full((2,), 2.0))
+
+
+@pytest.mark.skipif(not (FOUND["export.save"] and FOUND["export.load"]), reason="this torch cannot save programs")
+def test_claimed_save_and_load_round_trip():
+    buffer = io.BytesIO()
+    torch.export.save(torch.export.export(AddOne(), (torch.ones(2),)), buffer)
+    buffer.seek(0)
+    assert torch.equal(torch.export.load(buffer).module()(torch.zeros(2)), torch.ones(2))
+
+
+@pytest.mark.skipif(not FOUND["cond"], reason="this torch has no torch.cond")
+def test_claimed_cond_exports_a_data_dependent_branch():
+    class Branch(torch.nn.Module):
+        def forward(self, x):
+            return torch.cond(x.sum() > 0, lambda t: t + 1, lambda t: t - 1, (x,))
+
+    ep = torch.export.export(Branch(), (torch.ones(2),))
+    assert torch.equal(ep.module()(-torch.ones(2)), torch.full((2,), -2.0))
+
+
+def test_hidden_and_unknown_capabilities_are_missing():
+    assert capabilities.missing(["cond", "scan", "nope"], {"cond": True, "scan": False}) == ["nope", "scan"]
+
+
+def test_strict_default_follows_the_documented_flip():
+    # Documented in torch's release notes: strict=True by default until 2.7, strict=False from 2.8.
     release = Version(torch.__version__).release
     default = capabilities.strict_default()
-    if release >= (2, 8):
-        assert default is False
-    elif release >= (2, 2):
-        assert default is True
-    else:
-        assert default is None
-
-
-def test_missing_lists_absent_and_unknown_names():
-    assert capabilities.missing(["cond", "scan", "nope"], {"cond": True, "scan": False}) == ["nope", "scan"]
+    assert default is (None if release < (2, 2) else release < (2, 8))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -106,3 +107,69 @@ def test_nothing_to_draw_draws_nothing(tmp_path: Path):
     assert charts.transition_counts(transitions.find(cells.iloc[0:0]), str(tmp_path)) == []
     assert charts.status_heatmaps(cells.iloc[0:0], pd.Series(dtype=object), str(tmp_path)) == []
     assert not (tmp_path / "charts").exists()
+
+
+def test_tex_and_control_characters_in_record_text_are_drawn_as_plain_text(tmp_path: Path):
+    cells = table(cases=3, releases=2)
+    cells.loc[cells["case"] == "case_with_a_long_name_001", "case"] = "$\\macro$"
+    cells["variant"] = "$x^{2$"  # unbalanced: mathtext would refuse it
+    cells["tags"] = [["$\\tag$"]] * len(cells)
+    cells.loc[0, "case"] = "\x1b[31mred\x1b[0m\0"
+    summary = tables.summary(cells)
+    written = [
+        *charts.status_heatmaps(cells, tables.environment_labels(cells), str(tmp_path)),
+        *charts.pass_rate(summary, str(tmp_path)),
+    ]
+    assert len(written) == 2 and all(is_png(tmp_path / c.path) for c in written)
+    figure = charts.pass_rate_figure(summary)
+    assert [t.get_text() for t in figure.axes[0].get_legend().get_texts()] == ["non-strict, $x^{2$", "strict, $x^{2$"]
+
+
+def test_long_case_names_are_cut_in_charts():
+    assert charts.label("x" * 300) == "x" * (charts.LABEL_CHARS - 1) + "…"
+    assert charts.label("\x1b[1mbold\x1b[0m\ttab\nline") == "bold tab line"
+
+
+def move(before: str, after: str, kind: str) -> Dict[str, Any]:
+    return {"before": before, "after": after, "kind": kind, "case": "c", "mode": "strict", "variant": "cpu"}
+
+
+def test_transition_chart_names_its_bars_in_words_and_counts_in_whole_cells():
+    moves = pd.DataFrame(
+        [
+            move("2.4.0", "2.5.0", "regression"),
+            move("2.4.0", "2.5.0", "regression"),
+            move("2.5.0", "2.6.0", "fix"),
+            move("2.5.0", "2.6.0", "graph-change"),
+        ]
+    )
+    figure = charts.transitions_figure(moves)
+    ax = figure.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["regressions", "fixes"]
+    ticks = [float(t) for t in ax.get_yticks()]
+    assert len(ticks) >= 2 and all(t.is_integer() for t in ticks), ticks
+
+
+def test_a_variants_pass_rate_line_never_crosses_another_variants_build():
+    # (release, variant, pass rate): the +cpu builds sit between the pypi releases on the axis.
+    points = [
+        ("2.12.0", "pypi", 0.5),
+        ("2.12.0+cpu", "cpu", 0.6),
+        ("2.13.0", "pypi", 0.7),
+        ("2.13.0+cpu", "cpu", 0.8),
+        ("2.14.0", "pypi", 0.9),
+        ("2.15.0", "pypi", 1.0),
+    ]
+    summary = pd.DataFrame(
+        [{"release": r, "variant": v, "python": "3.11", "mode": "strict", "pass_rate": rate} for r, v, rate in points]
+    )
+    figure = charts.pass_rate_figure(summary)
+    lines = {line.get_label(): line for line in figure.axes[0].get_lines()}
+    assert sorted(lines) == ["strict, cpu", "strict, pypi"]
+    for variant, own in (("pypi", [0, 2, 4, 5]), ("cpu", [1, 3])):
+        xs = [float(x) for x in lines["strict, " + variant].get_xdata()]
+        assert [x for x in xs if not math.isnan(x)] == own
+        # Drawn segments join neighbouring positions only: 2.14.0 to 2.15.0, never across a +cpu build.
+        segments = [(a, b) for a, b in zip(xs, xs[1:]) if not (math.isnan(a) or math.isnan(b))]
+        assert all(b - a == 1 for a, b in segments), segments
+        assert segments == ([(4.0, 5.0)] if variant == "pypi" else [])

@@ -84,18 +84,6 @@ def test_targets_resolve_words_in_order() -> None:
         check.targets(["2.99"], None, None)
 
 
-def test_case_files_are_validated_before_anything_is_installed(tmp_path: Path) -> None:
-    assert check.validate_case(str(FIXTURES / "basic" / "add_one.py")) == "add_one"
-    with pytest.raises(CheckError, match="no such case file"):
-        check.validate_case(str(tmp_path / "missing.py"))
-    (tmp_path / "notes.txt").write_text("")
-    with pytest.raises(CheckError, match="is a Python module"):
-        check.validate_case(str(tmp_path / "notes.txt"))
-    (tmp_path / "bare.py").write_text("model = None\nexample_args = ()\n")
-    with pytest.raises(CheckError, match="bare.py: the module needs a docstring"):
-        check.validate_case(str(tmp_path / "bare.py"))
-
-
 def test_command_line_errors_exit_2(tmp_path: Path) -> None:
     done = run_matrix("check", str(tmp_path / "missing.py"), "--torch", "current", check=False)
     assert done.returncode == 2
@@ -104,6 +92,7 @@ def test_command_line_errors_exit_2(tmp_path: Path) -> None:
     assert done.returncode == 2 and "--torch 1.0" in done.stderr
 
 
+@pytest.mark.integration
 def test_check_runs_a_case_with_the_current_torch(tmp_path: Path) -> None:
     case = str(FIXTURES / "basic" / "data_branch.py")
     done = run_matrix("check", case, "--torch", "current", "--format", "json", "--out", str(tmp_path))

@@ -11,7 +11,7 @@ from typing import Dict, List, Sequence, Tuple
 
 import pytest
 
-from matrix import ci
+from matrix import ci, schema
 from matrix.records import store, tables, transitions
 from matrix.worker import records
 
@@ -169,7 +169,7 @@ def write_report(folder: Path, statuses: Statuses) -> Path:
                     case=case,
                     mode=mode,
                     run=0,
-                    cell_id=records.cell_id(release, mode, case),
+                    cell_id=schema.cell_id(release, mode, case),
                     status=status,
                     error_type=error,
                     error_message=None if error is None else "cannot trace %s" % case,

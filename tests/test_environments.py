@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import List, Sequence
@@ -73,12 +74,6 @@ class FailingInstaller:
         self.calls.append("install")
         raise install.classify("error: Failed to fetch: https://example/torch/\n  cause: dns error", "install")
 
-    def build_wheel(self, project: Path, out_dir: Path, sources: Sources, python: Path) -> None:
-        raise AssertionError("not reached")
-
-    def install_wheel(self, python: Path, wheel: str, sources: Sources) -> None:
-        raise AssertionError("not reached")
-
 
 def test_failed_install_becomes_an_env_error_record_and_the_matrix_goes_on(tmp_path: Path) -> None:
     out = tmp_path / "out"
@@ -117,9 +112,6 @@ def local_wheels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PIP_CONFIG_FILE", str(conf))
     for variable in ("PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_NO_INDEX"):
         monkeypatch.delenv(variable, raising=False)
-    # The project's wheel for the current sources, as if built before: the tests do not build it.
-    project = tmp_path / "envs" / ".project" / environments.project_fingerprint()
-    make_wheel(project, "torch_export_matrix_fake", "0.1.0")
     return wheels
 
 
@@ -147,12 +139,14 @@ def test_prepare_installs_the_exact_build_then_reuses_it(
 
     again = environments.prepare(target, envs, tool=FailingInstaller(), log=lambda _: None)
     assert again.reused and again.path == first.path
+    assert again.worker == first.worker and (again.worker / "matrix" / "worker" / "__main__.py").is_file()
 
-    if tool.name == "pip":
-        return  # pip's venvs are slow to make; the pin below is the same for both installers
-    # PyPI's build of the same release: exactly 9.9.9, never the +cpu wheel beside it.
+
+def test_pypi_build_pins_the_exact_version_never_a_local_build(local_wheels: Path, tmp_path: Path) -> None:
+    # PyPI's build of a release: exactly 9.9.9, never the +cpu wheel beside it.
     pypi = releases.Variant("pypi", "file:///nonexistent", "EXPORT_MATRIX_TEST_PYPI", cuda=True)
-    plain = environments.prepare(Spec(releases.Build(FAKE_RELEASE, pypi), CURRENT), envs, tool=tool, log=lambda _: None)
+    target = Spec(releases.Build(FAKE_RELEASE, pypi), CURRENT)
+    plain = environments.prepare(target, tmp_path / "envs", tool=installers()[0], log=lambda _: None)
     assert environments.installed_torch(plain.python) == "9.9.9"
 
 
@@ -179,67 +173,60 @@ def test_a_later_success_removes_the_stale_env_error_record(local_wheels: Path, 
     assert not (out / environments.env_error_file(target)).exists()
 
 
-def test_a_changed_worker_reinstalls_only_the_project(
+def fake_package(root: Path, runner: str) -> Path:
+    """A package laid out like ``matrix``: the worker's modules, a host module, and a byte-code cache."""
+    package = root / "matrix"
+    for name in environments.WORKER_MODULES:
+        write(package / name, "# %s\n" % name)
+    write(package / "worker" / "__main__.py", "MAIN = 1\n")
+    write(package / "worker" / "runner.py", runner)
+    write(package / "worker" / "__pycache__" / "runner.cpython-311.pyc", "")
+    write(package / "report" / "build.py", "import pandas\n")
+    return package
+
+
+def test_the_worker_copy_holds_only_the_worker_and_follows_its_sources(tmp_path: Path) -> None:
+    package = fake_package(tmp_path / "src", "RUNNER = 1\n")
+    copy = environments.worker_copy(tmp_path / "envs", package)
+    files = sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*") if p.is_file())
+    assert files == sorted(
+        ["matrix/%s" % name for name in environments.WORKER_MODULES]
+        + ["matrix/worker/__main__.py", "matrix/worker/runner.py"]
+    )
+    assert environments.worker_copy(tmp_path / "envs", package) == copy  # made once per fingerprint
+    write(package / "report" / "build.py", "import matplotlib\n")  # host edits: same worker
+    assert environments.worker_copy(tmp_path / "envs", package) == copy
+    write(package / "worker" / "runner.py", "RUNNER = 2\n")
+    changed = environments.worker_copy(tmp_path / "envs", package)
+    assert changed != copy and (changed / "matrix" / "worker" / "runner.py").read_text() == "RUNNER = 2\n"
+    assert (copy / "matrix" / "worker" / "runner.py").read_text() == "RUNNER = 1\n"  # a running worker keeps its copy
+
+
+def test_a_changed_worker_needs_no_reinstall(
     local_wheels: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     envs = tmp_path / "envs"
     target = Spec(releases.Build(FAKE_RELEASE, FAKE_VARIANT), CURRENT)
-    tool = installers()[0]
-    environments.prepare(target, envs, tool=tool, log=lambda _: None)
-    monkeypatch.setattr(environments, "project_fingerprint", lambda root=None: "changed")
-    make_wheel(envs / ".project" / "changed", "torch_export_matrix_fake", "0.2.0")
-    installs: List[str] = []
-
-    class Watching:
-        name = tool.name
-
-        def create(self, path: Path, interpreter: str) -> None:
-            raise AssertionError("torch is still right: no new environment")
-
-        def install(self, python: Path, requirements: Sequence[str], sources: Sources) -> str:
-            raise AssertionError("torch is still right: no torch install")
-
-        def build_wheel(self, project: Path, out_dir: Path, sources: Sources, python: Path) -> None:
-            raise AssertionError("the wheel for this fingerprint exists")
-
-        def install_wheel(self, python: Path, wheel: str, sources: Sources) -> None:
-            installs.append(Path(wheel).name)
-            tool.install_wheel(python, wheel, sources)
-
-    environment = environments.prepare(target, envs, tool=Watching(), log=lambda _: None)
-    assert not environment.reused
-    assert installs == ["torch_export_matrix_fake-0.2.0-py3-none-any.whl"]
-    assert json.loads((environment.path / environments.MARKER).read_text())["project"] == "changed"
+    first = environments.prepare(target, envs, tool=installers()[0], log=lambda _: None)
+    monkeypatch.setattr(environments, "PACKAGE", fake_package(tmp_path / "src", "RUNNER = 3\n"))
+    again = environments.prepare(target, envs, tool=FailingInstaller(), log=lambda _: None)
+    assert again.reused and again.worker != first.worker
+    assert again.worker_env({"PYTHONPATH": "/host/site"})["PYTHONPATH"] == str(again.worker)
 
 
-def test_another_installer_starts_the_environment_afresh(
-    local_wheels: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    envs = tmp_path / "envs"
-    target = Spec(releases.Build(FAKE_RELEASE, FAKE_VARIANT), CURRENT)
-    environments.prepare(target, envs, tool=installers()[0], log=lambda _: None)
-    monkeypatch.setattr(environments, "project_fingerprint", lambda root=None: "changed")
-    other = FailingInstaller()  # a uv environment has no pip in it: pip cannot just update it
-    with pytest.raises(install.InstallError):
-        environments.prepare(target, envs, tool=other, log=lambda _: None)
-    assert other.calls == ["create", "install"]
-
-
-def test_an_installed_copy_is_packaged_from_its_own_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    site = tmp_path / "site-packages"
-    write(site / "matrix" / "__init__.py", '__version__ = "0.1.0"\n')
-    write(site / "matrix" / "worker" / "runner.py", "RUNNER = 1\n")
-    write(site / "matrix" / "worker" / "__pycache__" / "runner.cpython-311.pyc", "")
-    monkeypatch.setattr(environments, "ROOT", site)
-    monkeypatch.setattr(environments, "project_root", lambda: None)
-    fingerprint = environments.project_fingerprint()
-    source = environments.project_source(tmp_path / "envs", fingerprint)
-    assert source == tmp_path / "envs" / ".project-src" / fingerprint
-    assert (source / "matrix" / "worker" / "runner.py").read_text() == "RUNNER = 1\n"
-    assert not (source / "matrix" / "worker" / "__pycache__").exists()
-    assert 'name = "torch-export-matrix"' in (source / "pyproject.toml").read_text()
-    write(site / "matrix" / "worker" / "runner.py", "RUNNER = 2\n")
-    assert environments.project_fingerprint() != fingerprint  # an upgraded copy gets a new wheel
+def test_the_worker_runs_from_its_copy_without_the_host_side(tmp_path: Path) -> None:
+    """The copy imports with no site-packages at all: the worker needs nothing but the standard library there."""
+    copy = environments.worker_copy(tmp_path / "envs")
+    modules = sorted("matrix.worker." + p.stem for p in (copy / "matrix" / "worker").glob("*.py"))
+    modules.remove("matrix.worker.__main__")
+    code = "import %s; import sys; print(sorted(m for m in sys.modules if m.startswith('matrix')))" % ", ".join(modules)
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", code], env=environments.worker_environ(copy, {}), capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert (
+        "matrix.report" not in done.stdout and "matrix.records" not in done.stdout and "matrix.envs" not in done.stdout
+    )
 
 
 def test_env_dir_follows_the_variable_then_the_cache_folder(tmp_path: Path) -> None:
@@ -249,5 +236,5 @@ def test_env_dir_follows_the_variable_then_the_cache_folder(tmp_path: Path) -> N
 
 
 def test_cpu_builds_never_probe_cuda(tmp_path: Path) -> None:
-    environment = environments.Environment(spec("2.13.0+cpu"), tmp_path / "missing")
+    environment = environments.Environment(spec("2.13.0+cpu"), tmp_path / "missing", tmp_path / "worker")
     assert environments.cuda_available(environment) is False

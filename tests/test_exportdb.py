@@ -125,6 +125,7 @@ def test_unreadable_examples_package_is_a_case_error(monkeypatch: pytest.MonkeyP
         exportdb.discover()
 
 
+@pytest.mark.integration
 def test_runner_reads_the_bundled_examples(tmp_path):
     run_matrix(
         "run", "--source", "exportdb", "--select", "torch-exportdb/static_if", "torch-exportdb/dictionary",

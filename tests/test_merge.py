@@ -9,7 +9,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from matrix import cli
+from matrix import cli, schema
 from matrix.records import merge
 from matrix.worker import records
 
@@ -17,7 +17,7 @@ from matrix.worker import records
 def environment(torch_version: str, variant: str, run_id: str, started_at: str) -> Dict[str, Any]:
     return {
         "kind": "environment",
-        "schema_version": records.SCHEMA_VERSION,
+        "schema_version": schema.SCHEMA_VERSION,
         "run_id": run_id,
         "env_id": "env-%s-%s" % (torch_version, variant),
         "torch_version": torch_version,
@@ -36,7 +36,7 @@ def cell(torch_version: str, variant: str, case: str, mode: str, status: str, fi
         case=case,
         mode=mode,
         run=0,
-        cell_id=records.cell_id(torch_version, mode, case),
+        cell_id=schema.cell_id(torch_version, mode, case),
         status=status,
         finished_at=finished_at,
         **extra,
@@ -198,7 +198,7 @@ def test_env_errors_are_kept_once_per_environment(tmp_path: Path) -> None:
     def env_error(when: str, message: str) -> Dict[str, Any]:
         return {
             "kind": "env-error",
-            "schema_version": records.SCHEMA_VERSION,
+            "schema_version": schema.SCHEMA_VERSION,
             "torch_version": "2.1.2",
             "variant": "cpu",
             "python": "3.11",
@@ -222,7 +222,7 @@ def test_an_installed_environment_clears_an_earlier_env_error(shards: List[Path]
         [
             {
                 "kind": "env-error",
-                "schema_version": records.SCHEMA_VERSION,
+                "schema_version": schema.SCHEMA_VERSION,
                 "torch_version": "2.4.1",
                 "variant": "pypi",
                 "python": "3.11",
@@ -263,3 +263,40 @@ def test_bad_input_is_a_clear_error(shards: List[Path], tmp_path: Path, capsys: 
     empty.mkdir()
     assert run_merge(str(empty), "--out", str(tmp_path / "o")) == 2
     assert "no record files" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "kind, field, value",
+    [
+        ("cell", "python", "3.11/../../x"),
+        ("cell", "variant", "../cpu"),
+        ("cell", "torch_version", ".hidden"),
+        ("cell", "python", "3.11\0"),
+        ("cell", "variant", ["cpu"]),
+        ("cell", "case", ["a", "list"]),
+        ("environment", "python", "3.11/../../x"),
+        ("env-error", "variant", "cpu/.."),
+    ],
+)
+def test_records_whose_identity_cannot_name_a_file_are_skipped_naming_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture, kind: str, field: str, value: Any
+) -> None:
+    good = cell("2.4.1", "cpu", "kept", "strict", "pass", "2025-01-01T00:00:01Z")
+    if kind == "cell":
+        bad = cell("2.4.1", "cpu", "dropped", "strict", "pass", "2025-01-01T00:00:02Z")
+    elif kind == "environment":
+        bad = environment("2.4.1", "cpu", "run-x", "2025-01-01T00:00:00Z")
+    else:
+        bad = {"kind": "env-error", "schema_version": schema.SCHEMA_VERSION, "torch_version": "2.5.0"}
+        bad.update(variant="cpu", python="3.11", error_type="InstallError", error_message="no wheel")
+    shard = write_shard(tmp_path / "in" / "shard.jsonl", [good, dict(bad, **{field: value})])
+    out = tmp_path / "nested" / "out"
+    assert run_merge(str(shard), "--out", str(out)) == 0
+    err = capsys.readouterr().err
+    assert "%s:2: skipped a %s record" % (shard, kind) in err and field in err
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
+    name = records.env_file_name("2.4.1", "cpu", "3.11")
+    assert written == sorted(["in/shard.jsonl", "nested/out/" + name, "nested/out/" + merge.REPORT_NAME])
+    assert [r.get("case") for r in read_all(out)] == ["kept"]
+    flagged = json.loads((out / merge.REPORT_NAME).read_text())["flagged"]
+    assert [entry["file"] for entry in flagged] == [str(shard)]

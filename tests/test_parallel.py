@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 
 import pytest
 
@@ -48,13 +47,6 @@ def test_an_error_in_a_side_process_reaches_the_caller():
             failing()
         with pytest.raises(ValueError, match="a.jsonl: refused"):
             list(side.map(refuse, ["a.jsonl"]))
-
-
-def test_cores_counts_usable_cores():
-    if sys.platform.startswith("linux"):
-        assert parallel.cores() == len(os.sched_getaffinity(0))
-    else:
-        assert parallel.cores() == 1
 
 
 def slow_square(number: int) -> int:

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from matrix import schema
 from matrix.worker import records
 
 
@@ -15,7 +16,7 @@ def test_writer_appends_flushed_lines_and_reader_reads_them(tmp_path):
         writer.write(records.empty_cell(case="b", mode="strict", run=0, status="fail"))
     got, warnings = records.read(str(path))
     assert [r["case"] for r in got] == ["a", "b"] and warnings == []
-    assert set(got[0]) == set(records.CELL_KEYS)
+    assert set(got[0]) == set(schema.CELL_KEYS)
 
 
 def test_truncated_line_is_reported_and_the_next_write_starts_a_new_line(tmp_path):
@@ -43,5 +44,5 @@ def test_empty_cell_rejects_unknown_keys():
 
 
 def test_cell_id_and_file_name():
-    assert records.cell_id("2.4.1+cpu", "strict", "cond_predicate") == "torch-2.4.1+cpu/strict/cond_predicate"
+    assert schema.cell_id("2.4.1+cpu", "strict", "cond_predicate") == "torch-2.4.1+cpu/strict/cond_predicate"
     assert records.env_file_name("2.4.1", "pypi", "3.11") == "torch-2.4.1_pypi_py3.11.jsonl"

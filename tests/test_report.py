@@ -7,14 +7,17 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, Dict, List
+from urllib.parse import unquote
 
 import pandas as pd
 import pytest
 from markdown_it import MarkdownIt
 
-from matrix import cli, parallel
+from matrix import cli, parallel, schema
 from matrix.records import store
 from matrix.report import build as report
+from matrix.report import case_page
+from matrix.report import files as report_files
 from matrix.report import markdown as md
 from matrix.worker import records
 
@@ -35,7 +38,7 @@ def cell(release: str, case: str, status: str = "pass", mode: str = "strict", **
 def environment(release: str, started_at: str) -> Dict[str, Any]:
     return {
         "kind": "environment",
-        "schema_version": records.SCHEMA_VERSION,
+        "schema_version": schema.SCHEMA_VERSION,
         "torch_version": release,
         "variant": "cpu",
         "python": "3.11",
@@ -255,7 +258,7 @@ def test_env_errors_are_listed_and_break_the_series(tmp_path: Path):
         cell("2.6.0", "x", "fail"),
         {
             "kind": "env-error",
-            "schema_version": records.SCHEMA_VERSION,
+            "schema_version": schema.SCHEMA_VERSION,
             "torch_version": "2.5.0",
             "variant": "cpu",
             "python": "3.11",
@@ -292,12 +295,13 @@ def test_cli_report_and_its_errors(tmp_path: Path, capsys: pytest.CaptureFixture
 
 def test_report_on_real_records(basic_run: List[Dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Records from the worker running real torch.export on the basic fixture cases."""
-    monkeypatch.chdir(ROOT)  # case_file paths in the records are relative to the repository
+    # The case files lie outside the project's cases/: the page shows them from a root given for them.
+    monkeypatch.chdir(tmp_path)
     folder = tmp_path / "records"
     folder.mkdir()
     (folder / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in basic_run), encoding="utf-8")
     out = tmp_path / "report"
-    result = report.build_report([str(folder)], str(out))
+    result = report.build_report([str(folder)], str(out), case_roots=[str(ROOT / "tests" / "fixtures")])
     assert result.pages == len({c["case"] for c in basic_run})
     cells = pd.read_parquet(out / "cells.parquet")
     assert sorted(zip(cells["case"], cells["mode"], cells["status"])) == sorted(
@@ -307,14 +311,14 @@ def test_report_on_real_records(basic_run: List[Dict[str, Any]], tmp_path: Path,
     assert "```python\n" in page and "graph_break()" in page  # the case's source
     assert re.search(r"^> .*graph break", page, re.MULTILINE | re.IGNORECASE)  # its docstring
     strict = next(c for c in basic_run if c["case"] == "graph_break" and c["mode"] == "strict")
-    if strict["status"] == "fail":
-        assert "<details><summary>strict · fail · %s" % strict["error_type"] in page
+    assert strict["status"] == "fail"  # strict export refuses a graph break on every release
+    assert "<details><summary>strict · fail · %s" % strict["error_type"] in page
 
 
 def test_a_matrix_where_every_environment_failed_still_reports(tmp_path: Path):
     error = {
         "kind": "env-error",
-        "schema_version": records.SCHEMA_VERSION,
+        "schema_version": schema.SCHEMA_VERSION,
         "torch_version": "2.1.2",
         "variant": "cpu",
         "python": "3.11",
@@ -329,3 +333,197 @@ def test_a_matrix_where_every_environment_failed_still_reports(tmp_path: Path):
     assert result.cells == 0 and result.pages == 0
     assert "| releases | 2.1.2 |" in index
     assert "no wheel for this Python" in index
+
+
+def test_the_report_removes_only_files_it_wrote(tmp_path: Path):
+    out = tmp_path / "report"
+    (out / "cases").mkdir(parents=True)
+    (out / "charts").mkdir()
+    (out / "cases" / "NOTES.md").write_text("notes kept by hand\n", encoding="utf-8")
+    (out / "charts" / "mine.png").write_bytes(b"someone else's image")
+    report.build_report([str(write(tmp_path / "a", history()))], str(out))
+    listed = json.loads((out / report_files.MANIFEST).read_text(encoding="utf-8"))["files"]
+    assert listed == sorted(listed)
+    assert {"index.md", "cells.parquet", "cases/heals.md", "cases/nested__case.md", "charts/pass-rate.svg"} <= set(
+        listed
+    )
+    on_disk = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    assert on_disk - set(listed) == {report_files.MANIFEST, "cases/NOTES.md", "charts/mine.png"}
+
+    rows = [r for r in history() if r.get("case") != "heals"]
+    report.build_report([str(write(tmp_path / "b", rows))], str(out))
+    assert not (out / "cases" / "heals.md").exists()
+    assert (out / "cases" / "steady.md").exists()
+    assert (out / "cases" / "NOTES.md").read_text(encoding="utf-8") == "notes kept by hand\n"
+    assert (out / "charts" / "mine.png").read_bytes() == b"someone else's image"
+    assert "cases/heals.md" not in json.loads((out / report_files.MANIFEST).read_text(encoding="utf-8"))["files"]
+
+
+def test_a_manifest_cannot_make_the_report_remove_other_files(tmp_path: Path):
+    out = tmp_path / "report"
+    (out / "cases").mkdir(parents=True)
+    outside = tmp_path / "outside.md"
+    outside.write_text("outside\n", encoding="utf-8")
+    (out / "notes.txt").write_text("notes\n", encoding="utf-8")
+    (out / "cases" / "link.md").symlink_to(outside)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "x.png").write_bytes(b"image")
+    (out / "charts").symlink_to(elsewhere)
+    forged = ["../outside.md", "cases/../../outside.md", str(outside), "notes.txt", "cases/link.md", ".", "cases"]
+    forged.append("charts/x.png")
+    (out / report_files.MANIFEST).write_text(json.dumps({"files": forged}), encoding="utf-8")
+    report.build_report([str(write(tmp_path / "records", history()))], str(out), charts=False)
+    assert outside.read_text(encoding="utf-8") == "outside\n"
+    assert (out / "notes.txt").is_file()
+    assert (out / "cases" / "link.md").is_symlink()
+    assert (elsewhere / "x.png").read_bytes() == b"image"
+
+
+def test_writes_that_would_leave_the_report_folder_are_refused(tmp_path: Path):
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / "cases").symlink_to(tmp_path)
+    for relative in ("../x.md", "/tmp/x.md", "cases/x.md", "a\0b.md", ".", "charts/../../x.md"):
+        with pytest.raises(report_files.OutsideError, match="refusing to write"):
+            report_files.target(str(out), relative)
+    assert report_files.target(str(out), "charts/x.png") == str((out / "charts" / "x.png").resolve())
+    with pytest.raises(report_files.OutsideError):
+        report.build_report([str(write(tmp_path / "records", history()))], str(out), charts=False)
+    assert not (tmp_path / "heals.md").exists()
+
+
+HOSTILE_NAMES = [
+    "../escape",
+    "../../etc/evil",
+    "/absolute/name",
+    "a/b",
+    "a__b",
+    "nul\0byte",
+    "$\\macro$",
+    "x" * 300,
+    "x" * 299 + "y",
+    "Upper",
+    "upper",
+    "..",
+    "trailing/",
+]
+
+
+def test_case_names_become_distinct_file_names_inside_the_report(tmp_path: Path):
+    rows = [cell("2.4.1", name) for name in HOSTILE_NAMES] + [cell("2.5.0", name, "fail") for name in HOSTILE_NAMES]
+    folder = write(tmp_path / "records", rows)
+    out = tmp_path / "nested" / "report"
+    result = report.build_report([str(folder)], str(out))
+    assert result.pages == len(HOSTILE_NAMES)
+    pages = sorted((out / "cases").iterdir())
+    assert len(pages) == len(HOSTILE_NAMES)
+    for page in pages:
+        assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._~-]*\.md", page.name), page.name
+        assert len(page.name) <= md.MAX_PAGE_NAME + 3
+    # Nothing was written outside the report folder: every file is a record or under --out.
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert out in path.parents or folder in path.parents, path
+    # Each case's link on the front page leads to its own page, titled with its (escaped) name.
+    targets = [unquote(link) for link in rendered(out / "index.md").links if link.startswith("cases/")]
+    titles = {(out / target).read_text(encoding="utf-8").splitlines()[0] for target in set(targets)}
+    assert titles == {"# " + md.text(name) for name in HOSTILE_NAMES}
+
+
+def test_page_file_names_are_plain_where_they_can_be_and_distinct():
+    assert md.page_name("nested/case") == "cases/nested__case.md"
+    assert md.page_file("cond_predicate") == "cond_predicate"
+    names = HOSTILE_NAMES + ["a_/b", "a/_b", "a_b", "a-b", "a.b", "a b", "A/b", "a\\b"]
+    files = [md.page_file(name) for name in names]
+    assert len(set(files)) == len(names)
+    assert len({f.lower() for f in files}) == len(names)  # also on file systems that ignore case
+    assert all("/" not in f and "\0" not in f and not f.startswith(".") and len(f) <= 100 for f in files)
+
+
+def test_case_sources_are_shown_only_from_inside_the_case_roots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-VALUE\n", encoding="utf-8")
+    root = tmp_path / "mine" / "cases"
+    (root / "tutorial").mkdir(parents=True)
+    (root / "tutorial" / "good.py").write_text('"""A case of mine."""\n\nGOOD_SOURCE = 1\n', encoding="utf-8")
+    (root / "tutorial" / "link.py").symlink_to(secret)
+    work = tmp_path / "a" / "b"
+    work.mkdir(parents=True)
+    monkeypatch.chdir(work)  # from here "../../secret.txt" names the secret
+    refused = {
+        "etc": "/etc/hostname",
+        "up": "../../secret.txt",
+        "absolute": str(secret),
+        "linked": str(root / "tutorial" / "link.py"),
+        "dotted": "cases/../../secret.txt",
+        "nul": "cases/tutorial/good.py\0",
+    }
+    shown = {
+        "relative": "cases/tutorial/good.py",
+        "absolute_inside": str(root / "tutorial" / "good.py"),
+        "project": "cases/tutorial/basic_linear_relu.py",  # the project's own cases/ is a root by default
+    }
+    rows = [cell("2.4.1", case, case_file=path) for case, path in {**refused, **shown}.items()]
+    out = tmp_path / "report"
+    report.build_report([str(write(tmp_path / "records", rows))], str(out), charts=False, case_roots=[str(root)])
+    for case in refused:
+        page = (out / "cases" / (md.page_file(case) + ".md")).read_text(encoding="utf-8")
+        assert "TOP-SECRET" not in page and "```python" not in page, case
+        assert "_The source is not available:" in page, case
+    for case in ("relative", "absolute_inside"):
+        page = (out / "cases" / (case + ".md")).read_text(encoding="utf-8")
+        assert "GOOD_SOURCE = 1" in page and "> A case of mine." in page, case
+    assert "```python\n" in (out / "cases" / "project.md").read_text(encoding="utf-8")
+    assert case_page.read_source("/etc/hostname", [str(root)]) == (None, None)
+    assert case_page.read_source("../../secret.txt", [str(root)]) == (None, None)
+
+
+def test_terminal_escapes_and_control_characters_never_reach_a_page(tmp_path: Path):
+    assert md.text("\x1b[1;31mRuntimeError\x1b[0m: bad\x07 \x1b]0;title\x07value\0 \x9b2Jend") == (
+        "RuntimeError: bad value end"
+    )
+    assert md.code("\x1b[31mValueError\x1b[0m") == "`ValueError`"
+    assert md.html_text("\x1b[31m<x>\x1b(B\x1b[m") == "&lt;x&gt;"
+    assert md.fence("\x1b[32mok\x1b[0m\tdone\x1b7\n") == "```\nok\tdone\n```\n"
+    coloured = "\x1b[31mRuntimeError: \x1b[1mboom\x1b[0m\x08"
+    rows = [
+        cell("2.4.1", "x"),
+        cell(
+            "2.5.0",
+            "x",
+            "fail",
+            error_type="\x1b[31mRuntimeError\x1b[0m",
+            error_message=coloured,
+            error_traceback="Traceback:\n" + coloured,
+            stderr_tail=coloured + "\r\n",
+        ),
+    ]
+    out = tmp_path / "report"
+    report.build_report([str(write(tmp_path / "records", rows))], str(out), charts=False)
+    for page in (out / "index.md", out / "cases" / "x.md"):
+        text = page.read_text(encoding="utf-8")
+        assert "boom" in text, page
+        assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]", text), page
+
+
+def test_cells_whose_identity_is_not_text_are_skipped_not_fatal(tmp_path: Path):
+    no_case = cell("2.4.1", "gone")
+    del no_case["case"]
+    rows = [cell("2.4.1", "x"), no_case, cell("2.4.1", ["a", "list"]), cell("2.5.0", "x")]
+    folder = write(tmp_path / "records", rows)
+    result = report.build_report([str(folder)], str(tmp_path / "report"), charts=False)
+    assert result.cells == 2 and result.pages == 1
+    path = folder / records.env_file_name("2.4.1", "cpu", "3.11")
+    assert [w.split(": ")[0] for w in result.warnings] == ["%s:2" % path, "%s:3" % path]
+
+
+def test_cli_case_root_adds_a_folder_sources_are_shown_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "x.py").write_text('"""Mine."""\n\nMINE = 1\n', encoding="utf-8")
+    folder = write(tmp_path / "records", [cell("2.4.1", "x", case_file="mine/x.py")])
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["report", str(folder), "--out", "without", "--no-charts"]) == 0
+    assert "MINE = 1" not in (tmp_path / "without" / "cases" / "x.md").read_text(encoding="utf-8")
+    assert cli.main(["report", str(folder), "--out", "with", "--no-charts", "--case-root", "mine"]) == 0
+    assert "MINE = 1" in (tmp_path / "with" / "cases" / "x.md").read_text(encoding="utf-8")

@@ -9,8 +9,8 @@ from typing import Any, Dict, List
 import pandas as pd
 import pytest
 
-from matrix.records import store
-from matrix.worker import records
+from matrix import schema
+from matrix.records import merge, store
 
 from conftest import make_cell
 
@@ -20,7 +20,7 @@ cell = make_cell
 def environment(release: str, started_at: str = "2025-01-01T00:00:00+00:00") -> Dict[str, Any]:
     return {
         "kind": "environment",
-        "schema_version": records.SCHEMA_VERSION,
+        "schema_version": schema.SCHEMA_VERSION,
         "torch_version": release,
         "variant": "cpu",
         "python": "3.11",
@@ -39,7 +39,7 @@ def test_loads_cells_environments_and_env_errors(tmp_path: Path):
     write(tmp_path / "a.jsonl", [environment("2.4.1+cpu"), cell("2.4.1+cpu", "x"), cell("2.4.1+cpu", "y", "fail")])
     env_error = {
         "kind": "env-error",
-        "schema_version": records.SCHEMA_VERSION,
+        "schema_version": schema.SCHEMA_VERSION,
         "torch_version": "2.3.0",
         "variant": "cpu",
         "python": "3.11",
@@ -52,7 +52,7 @@ def test_loads_cells_environments_and_env_errors(tmp_path: Path):
     loaded = store.load([str(tmp_path)])
     assert list(loaded.cells["case"]) == ["x", "y"]
     assert list(loaded.cells["status"]) == ["pass", "fail"]
-    assert set(records.CELL_KEYS) <= set(loaded.cells.columns)
+    assert set(schema.CELL_KEYS) <= set(loaded.cells.columns)
     assert list(loaded.environments["torch_version"]) == ["2.4.1+cpu"]
     assert loaded.environments["capabilities"].iloc[0] == {"cond": True}
     assert list(loaded.env_errors["error_message"]) == ["no wheel"]
@@ -76,9 +76,18 @@ def test_the_record_that_finished_last_wins_across_folders(tmp_path: Path):
     write(tmp_path / "one" / "a.jsonl", [newer])
     write(tmp_path / "two" / "a.jsonl", [older])
     assert list(store.load([str(tmp_path / "one"), str(tmp_path / "two")]).cells["status"]) == ["pass"]
-    # Same finishing time: the record read last wins.
+    # Offsets are instants, not text: 01:00+02:00 is 23:00 UTC the day before, so it loses.
+    write(tmp_path / "two" / "a.jsonl", [dict(older, finished_at="2025-01-02T01:00:00+02:00")])
+    assert list(store.load([str(tmp_path / "one"), str(tmp_path / "two")]).cells["status"]) == ["pass"]
+    # Same finishing time: one total order decides, whatever the reading order, and merge agrees.
     write(tmp_path / "two" / "a.jsonl", [dict(older, finished_at=newer["finished_at"])])
-    assert list(store.load([str(tmp_path / "one"), str(tmp_path / "two")]).cells["status"]) == ["fail"]
+    forward = store.load([str(tmp_path / "one"), str(tmp_path / "two")]).cells["status"].tolist()
+    backward = store.load([str(tmp_path / "two"), str(tmp_path / "one")]).cells["status"].tolist()
+    assert forward == backward and len(forward) == 1
+    merged = merge.merge([merge.read_shard(str(p)) for p in sorted(tmp_path.glob("*/a.jsonl"))])
+    assert (
+        merged.files and [c["status"] for f in merged.files.values() for c in f if c.get("kind") == "cell"] == forward
+    )
 
 
 def test_truncated_line_is_a_warning_not_an_error(tmp_path: Path):
@@ -121,7 +130,7 @@ def test_repeated_texts_share_one_object_and_odd_values_keep_their_type(tmp_path
 
 
 def test_unknown_kind_and_invalid_cells_are_skipped_with_warnings(tmp_path: Path):
-    odd = {"kind": "comment", "schema_version": records.SCHEMA_VERSION}
+    odd = {"kind": "comment", "schema_version": schema.SCHEMA_VERSION}
     no_status = cell("2.4.1", "y", status="exploded")
     write(tmp_path / "a.jsonl", [cell("2.4.1", "x"), odd, no_status])
     loaded = store.load([str(tmp_path)])
@@ -208,3 +217,43 @@ def test_large_record_sets_are_parsed_by_every_usable_core(tmp_path: Path, monke
     monkeypatch.setattr(store.parallel, "cores", lambda: 1)
     assert store.workers_for(files) == 0
     assert store.workers_for(files, workers=5) == 3
+
+
+def test_cells_whose_identity_is_not_text_are_skipped_naming_file_and_line(tmp_path: Path):
+    no_case = cell("2.4.1", "gone")
+    del no_case["case"]
+    rows = [cell("2.4.1", "x"), no_case, cell("2.4.1", ["a", "list"]), dict(cell("2.4.1", "y"), variant={"v": 1})]
+    path = write(tmp_path / "a.jsonl", rows[:1])
+    with open(path, "a", encoding="utf-8") as f:
+        # A blank line: line numbers count every line, not every record.
+        f.write("\n" + "".join(json.dumps(r) + "\n" for r in rows[1:]))
+    loaded = store.load([str(tmp_path)], workers=0)
+    assert list(loaded.cells["case"]) == ["x"]
+    assert loaded.warnings == (
+        "%s:3: skipped a cell record whose identity is not text (case missing)" % path,
+        "%s:4: skipped a cell record whose identity is not text (case is a list)" % path,
+        "%s:5: skipped a cell record whose identity is not text (variant is a dict)" % path,
+    )
+    write(tmp_path / "b.jsonl", [dict(cell("2.4.1", "z"), mode=["strict"], python=3.11)])
+    loaded = store.load([str(tmp_path)], workers=2)
+    assert list(loaded.cells["case"]) == ["x"]
+    assert loaded.warnings[
+        -1
+    ] == "%s:1: skipped a cell record whose identity is not text (python is a float, mode is a list)" % (
+        tmp_path / "b.jsonl"
+    )
+
+
+def test_records_written_before_the_schema_module_still_load():
+    """A record file written by an earlier version (schema 1, no stage or fingerprint keys) loads unchanged."""
+    folder = Path(__file__).resolve().parent / "data" / "records"
+    loaded = store.load([str(folder)])
+    assert loaded.warnings == ()
+    assert sorted(zip(loaded.cells["case"], loaded.cells["mode"], loaded.cells["status"])) == [
+        ("add_one", "non-strict", "pass"),
+        ("add_one", "strict", "pass"),
+        ("graph_break", "non-strict", "pass"),
+        ("graph_break", "strict", "fail"),
+    ]
+    assert set(schema.CELL_KEYS) <= set(loaded.cells.columns)
+    assert loaded.cells["graph_hash"].notna().sum() == 3

@@ -1,7 +1,8 @@
 """Torch environments: one virtual environment per (release, variant, Python), installed once and reused.
 
-An environment holds torch (the exact build), numpy and the release's pins, and the
-worker (this project, installed without dependencies); ``install`` does the installing.
+An environment holds torch (the exact build), numpy and the release's pins, and nothing
+of this project: the worker runs there from a copy on PYTHONPATH (``worker_copy``).
+``install`` does the installing.
 A marker file in the environment says what it holds, so a re-run installs nothing. An
 environment that cannot be installed becomes an ``env-error`` record in the output
 folder instead of stopping the matrix.
@@ -20,13 +21,13 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional
+from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 from .. import __version__
+from ..schema import SCHEMA_VERSION
 from ..worker import records
 from .install import (
     OUTPUT_TAIL,
-    PROJECT,
     BuildUnavailable,
     Installer,
     InstallError,
@@ -77,10 +78,11 @@ class Spec:
 
 @dataclass(frozen=True)
 class Environment:
-    """An installed torch environment."""
+    """An installed torch environment, and the copy of the worker that runs in it."""
 
     spec: Spec
     path: Path
+    worker: Path
     reused: bool = False
     seconds: float = 0.0
 
@@ -89,8 +91,11 @@ class Environment:
         return python_in(self.path)
 
     def worker_command(self, *args: str) -> List[str]:
-        """The command that runs ``export-matrix`` with this environment's torch."""
-        return [str(self.python), "-m", "matrix", *args]
+        """The command that runs the worker (``run``, ``cases``) with this environment's torch."""
+        return [str(self.python), "-m", "matrix.worker", *args]
+
+    def worker_env(self, environ: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
+        return worker_environ(self.worker, environ)
 
 
 def python_in(path: Path) -> Path:
@@ -166,88 +171,66 @@ def default_python(release: Release, environ: Optional[Mapping[str, str]] = None
     return release.pythons[-1]
 
 
-# --- the project itself ------------------------------------------------------------------------------
+# --- the worker ------------------------------------------------------------------------------------
+
+# What runs inside an environment: the worker and the standard-library modules it imports.
+WORKER_MODULES = ("__init__.py", "schema.py", "errors.py", "options.py")
+PACKAGE = ROOT / "matrix"
 
 
-def project_root() -> Optional[Path]:
-    """The source tree this module runs from, when it is a checkout (and not an installed copy)."""
-    pyproject = ROOT / "pyproject.toml"
-    if pyproject.is_file() and 'name = "%s"' % PROJECT in pyproject.read_text(encoding="utf-8"):
-        return ROOT
-    return None
+def worker_files(package: Path) -> List[Path]:
+    files = [package / name for name in WORKER_MODULES]
+    files += sorted(p for p in (package / "worker").glob("*.py"))
+    return files
 
 
-def project_fingerprint(root: Optional[Path] = None) -> str:
-    """A hash of the worker's sources: the project is reinstalled in an environment when it changes."""
-    root = ROOT if root is None else root
+def worker_fingerprint(package: Path) -> str:
+    """A hash of the worker's sources: a new copy of the worker is made when they change."""
     digest = hashlib.sha256(__version__.encode())
-    # Only what runs inside an environment: edits to host-side modules need no reinstall.
-    package = root / "matrix"
-    files = [root / "pyproject.toml", package / "__init__.py", package / "__main__.py", package / "cli.py"]
-    files += sorted(p for p in (package / "worker").rglob("*.py") if "__pycache__" not in p.parts)
-    for path in files:
-        if path.is_file():
-            digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in worker_files(package):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
 
-SNAPSHOT_PYPROJECT = """[build-system]
-requires = ["setuptools>=64"]
-build-backend = "setuptools.build_meta"
+def worker_copy(envs: Path, package: Optional[Path] = None) -> Path:
+    """A folder to put on PYTHONPATH that holds this version of the worker, made once per fingerprint.
 
-[project]
-name = "%s"
-version = "%s"
-
-[tool.setuptools.packages.find]
-include = ["matrix*"]
-"""
-
-
-def project_source(envs: Path, fingerprint: str) -> Path:
-    """A source tree to build the project's wheel from: the checkout, or a copy of the installed package.
-
-    An installed copy (``pip install torch-export-matrix``) has no source tree, so its
-    package is copied next to a minimal pyproject.toml and built like a checkout.
+    Environments run the worker from this copy: nothing of the project is installed into
+    them, so editing the host side needs no reinstall, and a run in progress is not
+    disturbed by edits to the checkout.
     """
-    root = project_root()
-    if root is not None:
-        return root
-    folder = envs / ".project-src" / fingerprint
-    if not (folder / "pyproject.toml").is_file():
-        envs.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".project-src-", dir=envs))
-        shutil.copytree(ROOT / "matrix", staging / "matrix", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        (staging / "pyproject.toml").write_text(SNAPSHOT_PYPROJECT % (PROJECT, __version__), encoding="utf-8")
+    package = PACKAGE if package is None else package
+    folder = envs / ".worker" / worker_fingerprint(package)
+    if (folder / "matrix" / "worker" / "__main__.py").is_file():
+        return folder
+    envs.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".worker-", dir=envs))
+    try:
+        for path in worker_files(package):
+            target = staging / "matrix" / path.relative_to(package)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
         folder.parent.mkdir(parents=True, exist_ok=True)
         try:
             staging.rename(folder)
         except OSError:  # another process made the same copy first
-            shutil.rmtree(staging, ignore_errors=True)
-    return folder
-
-
-def _project_wheel(tool: Installer, root: Path, fingerprint: str, envs: Path, sources: Sources, python: Path) -> str:
-    """The project's wheel for this fingerprint, built once and shared by every environment."""
-    folder = envs / ".project" / fingerprint
-    wheels = sorted(folder.glob("*.whl")) if folder.is_dir() else []
-    if wheels:
-        return str(wheels[0])
-    envs.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".project-", dir=envs))
-    try:
-        tool.build_wheel(root, staging, sources, python)
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            staging.rename(folder)
-        except OSError:  # another process finished the same build first
             pass
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    wheels = sorted(folder.glob("*.whl"))
-    if not wheels:
-        raise InstallError("building the %s wheel left no .whl in %s" % (PROJECT, folder))
-    return str(wheels[0])
+    return folder
+
+
+def worker_environ(path: Path, environ: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
+    """The process environment of a worker run from ``path``: an inherited PYTHONPATH would leak host packages."""
+    env = dict(os.environ if environ is None else environ)
+    env["PYTHONPATH"] = str(path)
+    env.setdefault("PYTHONWARNINGS", "ignore")
+    return env
+
+
+def current_worker() -> Tuple[List[str], Dict[str, str]]:
+    """The command and environment that run the worker in this interpreter (its torch, nothing installed)."""
+    return [sys.executable, "-m", "matrix.worker"], worker_environ(PACKAGE.parent)
 
 
 # --- preparing an environment ---------------------------------------------------------------------
@@ -280,10 +263,9 @@ def _torch_ready(path: Path, spec: Spec, marker: Mapping[str, object]) -> bool:
 
 
 def is_ready(spec: Spec, envs: Optional[Path] = None) -> bool:
-    """Whether the environment exists with the right torch and the current worker: no install needed."""
+    """Whether the environment exists with the right torch: no install needed."""
     path = (env_dir() if envs is None else envs) / spec.name
-    marker = _read_marker(path)
-    return _torch_ready(path, spec, marker) and marker.get("project") == project_fingerprint()
+    return _torch_ready(path, spec, _read_marker(path))
 
 
 def installed_torch(python: Path) -> str:
@@ -302,11 +284,10 @@ def prepare(
     """The environment for ``spec``: reused when its marker matches, else (re)installed. Raises InstallError."""
     envs = env_dir() if envs is None else envs
     path = envs / spec.name
-    fingerprint = project_fingerprint()
+    worker = worker_copy(envs)
     marker = {} if force else _read_marker(path)
-    torch_ok = _torch_ready(path, spec, marker)
-    if torch_ok and marker.get("project") == fingerprint:
-        return Environment(spec, path, reused=True)
+    if _torch_ready(path, spec, marker):
+        return Environment(spec, path, worker, reused=True)
 
     started = time.perf_counter()
     build = spec.build
@@ -319,40 +300,34 @@ def prepare(
         )
     tool = installer() if tool is None else tool
     sources = Sources.for_build(build) if sources is None else sources
-    if marker.get("installer") != tool.name:
-        torch_ok = False  # uv makes environments without pip: another installer starts afresh
-    if not torch_ok:
-        interpreter = find_interpreter(spec.python)
-        if interpreter is None and tool.name != "uv":  # uv finds (or fetches) interpreters itself
-            raise PythonUnavailable("no Python %s interpreter found for %s" % (spec.python, spec.name))
-        log(
-            "installing torch %s (%s) for Python %s with %s into %s"
-            % (build.torch_version, build.variant.name, spec.python, tool.name, path)
-        )
-        if path.exists():
-            shutil.rmtree(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tool.create(path, interpreter or spec.python)
-        tool.install(python_in(path), spec.requirements, sources)
-        found = installed_torch(python_in(path))
-        if found != build.torch_version:
-            raise WrongTorch("asked for torch %s but the environment has %s" % (build.torch_version, found or "none"))
-    wheel = _project_wheel(tool, project_source(envs, fingerprint), fingerprint, envs, sources, python_in(path))
-    tool.install_wheel(python_in(path), wheel, sources)
+    interpreter = find_interpreter(spec.python)
+    if interpreter is None and tool.name != "uv":  # uv finds (or fetches) interpreters itself
+        raise PythonUnavailable("no Python %s interpreter found for %s" % (spec.python, spec.name))
+    log(
+        "installing torch %s (%s) for Python %s with %s into %s"
+        % (build.torch_version, build.variant.name, spec.python, tool.name, path)
+    )
+    if path.exists():
+        shutil.rmtree(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tool.create(path, interpreter or spec.python)
+    tool.install(python_in(path), spec.requirements, sources)
+    found = installed_torch(python_in(path))
+    if found != build.torch_version:
+        raise WrongTorch("asked for torch %s but the environment has %s" % (build.torch_version, found or "none"))
     seconds = time.perf_counter() - started
     record = {
         "torch": build.torch_version,
         "variant": build.variant.name,
         "python": spec.python,
         "requirements": spec.requirements,
-        "project": fingerprint,
         "installer": tool.name,
         "installed_at": _now(),
         "seconds": round(seconds, 2),
     }
     with open(path / MARKER, "w", encoding="utf-8") as f:
         json.dump(record, f, indent=1, sort_keys=True)
-    return Environment(spec, path, reused=False, seconds=seconds)
+    return Environment(spec, path, worker, reused=False, seconds=seconds)
 
 
 # --- env-error records ------------------------------------------------------------------------------
@@ -370,7 +345,7 @@ def env_error_record(spec: Spec, error: InstallError) -> Dict[str, object]:
     cls = type(error)
     message = str(error).strip().splitlines()
     return {
-        "schema_version": records.SCHEMA_VERSION,
+        "schema_version": SCHEMA_VERSION,
         "kind": "env-error",
         "torch_version": spec.build.torch_version,
         "variant": spec.build.variant.name,

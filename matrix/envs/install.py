@@ -19,7 +19,6 @@ from . import pipconfig
 from .releases import Build
 
 INSTALLER_VARIABLE = "EXPORT_MATRIX_INSTALLER"
-PROJECT = "torch-export-matrix"
 OUTPUT_TAIL = 4000
 
 
@@ -110,10 +109,6 @@ class Installer(Protocol):
 
     def install(self, python: Path, requirements: Sequence[str], sources: Sources) -> str: ...
 
-    def build_wheel(self, project: Path, out_dir: Path, sources: Sources, python: Path) -> None: ...
-
-    def install_wheel(self, python: Path, wheel: str, sources: Sources) -> None: ...
-
 
 def run_captured(command: List[str], env: Optional[Dict[str, str]] = None) -> subprocess.CompletedProcess:
     """Run a command with its output captured; a command that cannot start is an InstallError."""
@@ -160,18 +155,6 @@ class UvInstaller:
     def install(self, python: Path, requirements: Sequence[str], sources: Sources) -> str:
         return self._pip(["--python", str(python), *requirements], sources)
 
-    def build_wheel(self, project: Path, out_dir: Path, sources: Sources, python: Path) -> None:
-        command = [self.uv, "build", "--wheel", "--out-dir", str(out_dir), *sources.uv_args(), str(project)]
-        env = sources.pip.uv_env()
-        done = run_captured(command[:2] + ["--offline"] + command[2:], env)
-        if done.returncode != 0:
-            done = run_captured(command, env)
-        if done.returncode != 0:
-            raise InstallError("cannot build the %s wheel from %s" % (PROJECT, project), _output(done))
-
-    def install_wheel(self, python: Path, wheel: str, sources: Sources) -> None:
-        self._pip(["--python", str(python), "--no-deps", "--reinstall", wheel], sources)
-
 
 class PipInstaller:
     """Installs with the standard library's venv and pip, which read their configuration themselves."""
@@ -192,15 +175,6 @@ class PipInstaller:
 
     def install(self, python: Path, requirements: Sequence[str], sources: Sources) -> str:
         return self._pip(python, list(requirements), sources)
-
-    def build_wheel(self, project: Path, out_dir: Path, sources: Sources, python: Path) -> None:
-        command = [str(python), "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check"]
-        done = run_captured(command + sources.pip_args() + ["--wheel-dir", str(out_dir), str(project)])
-        if done.returncode != 0:
-            raise InstallError("cannot build the %s wheel from %s" % (PROJECT, project), _output(done))
-
-    def install_wheel(self, python: Path, wheel: str, sources: Sources) -> None:
-        self._pip(python, ["--no-deps", "--force-reinstall", wheel], sources)
 
 
 def find_uv() -> Optional[str]:

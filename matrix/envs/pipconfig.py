@@ -15,22 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-# pip option name -> whether it takes several whitespace-separated values.
-OPTIONS = {
-    "index-url": False,
-    "extra-index-url": True,
-    "find-links": True,
-    "no-index": False,
-    "trusted-host": True,
-    "cert": False,
-    "timeout": False,
-    "default-timeout": False,
-}
+from matrix.errors import UserError
+
 TRUE = {"1", "true", "yes", "on", "y"}
 IGNORE_VARIABLE = "EXPORT_MATRIX_IGNORE_PIP_CONFIG"
 
 
-class PipConfigError(Exception):
+class PipConfigError(UserError):
     """A pip configuration file that cannot be parsed; the message names it."""
 
 

@@ -14,7 +14,11 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+
+from packaging.version import InvalidVersion, Version
+
+from matrix.errors import UserError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -24,36 +28,19 @@ else:  # pragma: no cover - exercised only on Python < 3.11
 DATA = Path(__file__).with_name("releases.toml")
 DEFAULT_VARIANT = "pypi"
 
-_VERSION = re.compile(
-    r"^(?P<nums>\d+(?:\.\d+)*)(?:(?P<pre>a|b|rc)(?P<pre_n>\d+))?(?:\.post(?P<post>\d+))?(?:\.dev(?P<dev>\d+))?$"
-)
-_PRE_ORDER = {"a": 0, "b": 1, "rc": 2}
-
-
-class ReleaseError(Exception):
+class ReleaseError(UserError):
     """An unknown release, variant or selection, or a malformed releases.toml; the message says which."""
 
 
-def version_key(version: str) -> Tuple[Any, ...]:
-    """A sort key following PEP 440 for the versions torch uses (2.10.0 > 2.9.1, nightlies before the release).
+def version_key(version: str) -> Version:
+    """A sort key following PEP 440 (2.10.0 > 2.9.1, nightlies before the release).
 
     The local tag (``+cpu``) does not take part: builds of one release sort together.
     """
-    public = version.split("+", 1)[0]
-    match = _VERSION.match(public)
-    if not match:
+    try:
+        return Version(version.split("+", 1)[0])
+    except InvalidVersion:
         raise ReleaseError("%r is not a torch version (expected e.g. 2.4.1, 2.4.1+cpu or 2.10.0.dev20251001)" % version)
-    nums = tuple(int(n) for n in match.group("nums").split("."))
-    nums = nums + (0,) * (3 - len(nums))
-    if match.group("pre"):
-        pre: Tuple[int, int] = (_PRE_ORDER[match.group("pre")], int(match.group("pre_n")))
-    elif match.group("dev") and not match.group("post"):
-        pre = (-1, 0)  # X.devN comes before every pre-release of X
-    else:
-        pre = (3, 0)
-    post = int(match.group("post")) if match.group("post") else -1
-    dev = (0, int(match.group("dev"))) if match.group("dev") else (1, 0)
-    return (nums, pre, post, dev)
 
 
 def minor_of(version: str) -> str:
@@ -92,7 +79,7 @@ class Release:
         return (self.numpy_pin, *self.extra_pins)
 
     @property
-    def key(self) -> Tuple[Any, ...]:
+    def key(self) -> Version:
         return version_key(self.version)
 
 
@@ -389,7 +376,3 @@ def default_matrix() -> Matrix:
 def words(text: Optional[str]) -> List[str]:
     """Selection words from a comma- or space-separated string."""
     return [w for w in re.split(r"[,\s]+", text or "") if w]
-
-
-def describe(builds: Sequence[Build]) -> str:
-    return ", ".join(b.label for b in builds)

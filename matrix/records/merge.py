@@ -12,7 +12,11 @@ downloaded twice without changing the result:
   key: as when installing, a later successful install clears an earlier failure;
 - a shard file with unreadable lines (a job cancelled mid-write) or with an environment
   record but no cell (cancelled before its first cell) is used for what it holds and
-  flagged: a warning on stderr and an entry in ``merge-report.json``.
+  flagged: a warning on stderr and an entry in ``merge-report.json``;
+- a record whose identity cannot be used is skipped and flagged the same way, naming
+  its file and line: torch_version, variant and python name the output file, so each
+  must be a safe file-name part (letters, digits and ``._+-``, no leading dot), and a
+  cell's case and mode must be text.
 
 The output holds one JSON Lines file per environment, named like the worker names them,
 with records sorted, so merging the same shards twice gives byte-identical files.
@@ -26,20 +30,21 @@ import os
 import sys
 import tempfile
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from matrix.errors import UserError
+from matrix.options import from_namespace, is_safe_name
+from matrix.schema import ENV_KEY, IDENTITY, identity, recency
 from matrix.worker import records as records_mod
 
 REPORT_NAME = "merge-report.json"
-IDENTITY = ("torch_version", "variant", "python", "case", "mode", "run")
-ENV_KEY = ("torch_version", "variant", "python")
 CELL_REQUIRED = IDENTITY[:5]  # a missing ``run`` means the first (0)
 
 Record = Dict[str, Any]
 Identity = Tuple[Any, ...]
 
 
-class MergeError(Exception):
+class MergeError(UserError):
     """An input or output folder that cannot be merged; the message says which and why."""
 
 
@@ -78,9 +83,8 @@ def canonical(record: Record) -> str:
     return json.dumps(record, sort_keys=True, default=str)
 
 
-def _precedence(record: Record) -> Tuple[str, str]:
-    # ISO UTC timestamps of one format order correctly as text; a missing one loses.
-    return (str(record.get("finished_at") or ""), canonical(record))
+def _precedence(record: Record) -> Tuple[float, str]:
+    return recency(record)
 
 
 def shard_files(paths: Sequence[str]) -> List[str]:
@@ -100,8 +104,58 @@ def shard_files(paths: Sequence[str]) -> List[str]:
     return list(seen.values())
 
 
+def record_lines(path: str, loads: Callable[[bytes], Any] = json.loads) -> List[int]:
+    """The line number of each record :func:`matrix.worker.records.read` returns for ``path``, in order.
+
+    Read again only to name the line of a record that is skipped: the reader skips
+    blank and unreadable lines, so a record's place in its list is not its line.
+    """
+    numbers: List[int] = []
+    with open(path, "rb") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                record = loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                numbers.append(number)
+    return numbers
+
+
+def identity_problem(record: Record) -> Optional[str]:
+    """Why a record's identity cannot be merged, or None.
+
+    The environment fields (torch_version, variant, python) name the output file, so
+    they must be safe file-name parts: letters, digits and ``._+-``, no leading dot. A
+    cell's case and mode must be text.
+    """
+    kind = record.get("kind")
+    if kind not in ("cell", "environment", "env-error"):
+        return "of unknown kind %r" % (kind,)
+    needed = CELL_REQUIRED if kind == "cell" else ENV_KEY
+    missing = [key for key in needed if record.get(key) is None]
+    if missing:
+        return "without %s" % ", ".join(missing)
+    unsafe = [key for key in ENV_KEY if not is_safe_name(record[key])]
+    if unsafe:
+        return "whose %s %s not a safe file-name part (letters, digits and . _ + -, no leading dot): %s" % (
+            " and ".join(unsafe),
+            "is" if len(unsafe) == 1 else "are",
+            ", ".join("%r" % (record[key],) for key in unsafe),
+        )
+    if kind == "cell":
+        odd = [key for key in ("case", "mode") if not isinstance(record[key], str)]
+        if odd:
+            return "whose %s %s not text" % (" and ".join(odd), "is" if len(odd) == 1 else "are")
+        if not isinstance(record.get("run") or 0, int):
+            return "whose run %r is not a number" % (record.get("run"),)
+    return None
+
+
 def read_shard(path: str) -> Shard:
-    """Read one shard file, noting truncated lines, records without an identity, and empty runs."""
+    """Read one shard file, noting truncated lines, records without a usable identity, and empty runs."""
     try:
         found, warnings = records_mod.read(path)
     except records_mod.RecordFileError as exc:
@@ -110,18 +164,18 @@ def read_shard(path: str) -> Shard:
         raise MergeError("%s: cannot read: %s" % (path, exc))
     problems = list(warnings)
     kept: List[Record] = []
-    for record in found:
-        kind = record.get("kind")
-        needed = CELL_REQUIRED if kind == "cell" else ENV_KEY
-        missing = [key for key in needed if record.get(key) is None]
-        if kind not in ("cell", "environment", "env-error"):
-            problems.append("%s: skipped a record of unknown kind %r" % (path, kind))
-        elif missing:
-            problems.append("%s: skipped a %s record without %s" % (path, kind, ", ".join(missing)))
-        elif kind == "cell" and not isinstance(record.get("run") or 0, int):
-            problems.append("%s: skipped a cell record whose run %r is not a number" % (path, record.get("run")))
-        else:
+    lines: Optional[List[int]] = None
+    for index, record in enumerate(found):
+        problem = identity_problem(record)
+        if problem is None:
             kept.append(record)
+            continue
+        if lines is None:
+            lines = record_lines(path)
+        where = "%s:%d" % (path, lines[index]) if index < len(lines) else path
+        kind = record.get("kind")
+        noun = "a %s record" % kind if kind in ("cell", "environment", "env-error") else "a record"
+        problems.append("%s: skipped %s %s" % (where, noun, problem))
     kinds = {record["kind"] for record in kept}
     if "environment" in kinds and "cell" not in kinds:
         problems.append("%s: holds an environment record but no cells (job cancelled before its first cell?)" % path)
@@ -129,7 +183,7 @@ def read_shard(path: str) -> Shard:
 
 
 def cell_identity(record: Record) -> Identity:
-    return tuple(record.get(key) if key != "run" else record.get("run") or 0 for key in IDENTITY)
+    return identity(record)
 
 
 def merge(shards: Iterable[Shard]) -> Merged:
@@ -161,14 +215,14 @@ def merge(shards: Iterable[Shard]) -> Merged:
 
     conflicts: List[Conflict] = []
     chosen: List[Record] = []
-    for identity in sorted(cells, key=_sort_key):
-        candidates = cells[identity]
+    for key in sorted(cells, key=_sort_key):
+        candidates = cells[key]
         best, best_path = max(candidates, key=lambda pair: (_precedence(pair[0]), pair[1]))
         chosen.append(best)
         distinct = {canonical(record) for record, _ in candidates}
         if len(distinct) > 1:
             dropped = sorted({path for record, path in candidates if canonical(record) != canonical(best)})
-            conflicts.append(Conflict(identity=identity, kept_from=best_path, dropped_from=tuple(dropped)))
+            conflicts.append(Conflict(identity=key, kept_from=best_path, dropped_from=tuple(dropped)))
 
     grouped: Dict[str, List[Record]] = {}
     for record in sorted(environments.values(), key=lambda r: (str(r.get("started_at") or ""), canonical(r))):
@@ -258,17 +312,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="print only warnings")
 
 
-def main(args: argparse.Namespace) -> int:
-    try:
-        inputs = shard_files(args.shards)
-        check_output_folder(args.out, inputs)
-        shards = [read_shard(path) for path in inputs]
-    except MergeError as exc:
-        print("export-matrix merge: error: %s" % exc, file=sys.stderr)
-        return 2
+@dataclass(frozen=True)
+class MergeOptions:
+    """The options of ``export-matrix merge``."""
+
+    shards: Tuple[str, ...]
+    out: str
+    quiet: bool = False
+
+    @classmethod
+    def from_args(cls, namespace: argparse.Namespace) -> MergeOptions:
+        return from_namespace(cls, namespace, shards=tuple(namespace.shards))
+
+
+OPTIONS = MergeOptions
+
+
+def main(args: MergeOptions) -> int:
+    inputs = shard_files(list(args.shards))
     if not inputs:
-        print("export-matrix merge: error: no record files (*.jsonl) in %s" % " ".join(args.shards), file=sys.stderr)
-        return 2
+        raise MergeError("no record files (*.jsonl) in %s" % " ".join(args.shards))
+    check_output_folder(args.out, inputs)
+    shards = [read_shard(path) for path in inputs]
     merged = merge(shards)
     write(merged, inputs, args.out)
     for shard in merged.flagged:

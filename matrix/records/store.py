@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import json
 import operator
 import os
@@ -20,18 +21,13 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 import orjson
 import pandas as pd
-from packaging.version import InvalidVersion, Version
 
 from matrix import parallel
+from matrix.envs import releases
+from matrix.errors import UserError
+from matrix.records import merge
+from matrix.schema import CELL_KEYS, ENV_ERROR_KEYS, IDENTITY, MODES, STATUSES, recency
 from matrix.worker import records
-
-# What makes a cell record unique; a later record with the same identity replaces an earlier one.
-IDENTITY = ("torch_version", "variant", "python", "case", "mode", "run")
-MODES = ("strict", "non-strict")
-
-ENV_ERROR_KEYS = (
-    "torch_version", "variant", "python", "error_type", "error_message", "installer_output", "finished_at",
-)  # fmt: skip
 
 # Columns whose values repeat from run to run of a cell (texts, names): sharing one string object per
 # distinct value within a file keeps a large record set's memory close to its distinct content.
@@ -48,7 +44,7 @@ PARALLEL_FROM_BYTES = 16 * 1024 * 1024
 MAX_WORKERS = 8
 
 
-class StoreError(Exception):
+class StoreError(UserError):
     """A record folder that cannot be loaded; the message names the folder or file."""
 
 
@@ -56,7 +52,7 @@ class StoreError(Exception):
 class Store:
     """The records of one or more folders as tables."""
 
-    cells: pd.DataFrame  # one row per cell identity, columns records.CELL_KEYS
+    cells: pd.DataFrame  # one row per cell identity, columns CELL_KEYS
     environments: pd.DataFrame  # one row per environment record (one per run invocation)
     env_errors: pd.DataFrame  # the latest env-error of each (torch_version, variant, python)
     warnings: Tuple[str, ...]  # skipped lines and records, in reading order
@@ -64,13 +60,13 @@ class Store:
     files: Tuple[str, ...]  # the record files read
 
 
-def release_key(version: str) -> Tuple[int, Any]:
-    """Sort key for torch versions: PEP 440 order, local tags (``+cpu``) next to their release."""
+def release_key(version: str) -> Tuple[int, Any, str]:
+    """Sort key for torch versions: the release order of ``releases.version_key``, builds of a release by tag."""
     try:
-        return (0, Version(str(version)))
-    except InvalidVersion:
+        return (0, releases.version_key(str(version)), str(version))
+    except releases.ReleaseError:
         # Unparseable versions go last, in text order, rather than stopping the report.
-        return (1, str(version))
+        return (1, str(version), str(version))
 
 
 def ordered(values: Iterable[Any]) -> List[str]:
@@ -140,7 +136,7 @@ class _FileRecords:
     """One record file's content: its cell records as a frame, the other records as dicts."""
 
     path: str
-    cells: Optional[pd.DataFrame]  # columns records.CELL_KEYS; None when the file has no cell
+    cells: Optional[pd.DataFrame]  # columns CELL_KEYS; None when the file has no cell
     environments: List[Dict[str, Any]]
     env_errors: List[Dict[str, Any]]
     warnings: List[str]
@@ -178,8 +174,44 @@ def _read_file(path: str) -> _FileRecords:
             unknown[str(kind)] = unknown.get(str(kind), 0) + 1
     for kind, count in sorted(unknown.items()):
         warnings.append("%s: skipped %d record(s) of unknown kind %r" % (path, count, kind))
-    frame = pd.DataFrame(_columns(cells, records.CELL_KEYS, {}), dtype=object) if cells else None
+    if cells and not _identities_are_text(cells):
+        cells = _text_identities(path, rows, warnings)
+    frame = pd.DataFrame(_columns(cells, CELL_KEYS, {}), dtype=object) if cells else None
     return _FileRecords(path, frame, environments, env_errors, warnings)
+
+
+# A cell's identity fields other than ``run`` (which is read as a number): they are grouped,
+# sorted and hashed, so anything but text (missing, a number, a list) cannot be reported.
+_TEXT_IDENTITY = tuple(key for key in IDENTITY if key != "run")
+
+
+def _identities_are_text(cells: List[Dict[str, Any]]) -> bool:
+    """Whether every cell holds text in every identity field; checked in C, as for most files it holds."""
+    try:
+        values = map(operator.itemgetter(*_TEXT_IDENTITY), cells)
+        return set(map(type, itertools.chain.from_iterable(values))) == {str}
+    except KeyError:
+        return False
+
+
+def _text_identities(path: str, rows: List[Dict[str, Any]], warnings: List[str]) -> List[Dict[str, Any]]:
+    """The cell records of ``rows`` whose identity fields are text; a warning naming the line for each other."""
+    lines = merge.record_lines(path, _loads)
+    kept: List[Dict[str, Any]] = []
+    for index, row in enumerate(rows):
+        if row.get("kind") != "cell":
+            continue
+        odd = [
+            "%s %s" % (key, "missing" if row.get(key) is None else "is a %s" % type(row[key]).__name__)
+            for key in _TEXT_IDENTITY
+            if not isinstance(row.get(key), str)
+        ]
+        if not odd:
+            kept.append(row)
+            continue
+        where = "%s:%d" % (path, lines[index]) if index < len(lines) else path
+        warnings.append("%s: skipped a cell record whose identity is not text (%s)" % (where, ", ".join(odd)))
+    return kept
 
 
 @contextlib.contextmanager
@@ -251,11 +283,11 @@ def load(folders: Sequence[str], workers: Optional[int] = None) -> Store:
 
 def _cells(parts: List[pd.DataFrame], warnings: List[str]) -> Tuple[pd.DataFrame, int]:
     if not parts:
-        return pd.DataFrame({key: pd.Series(dtype=object) for key in records.CELL_KEYS}), 0
+        return pd.DataFrame({key: pd.Series(dtype=object) for key in CELL_KEYS}), 0
     frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     frame["run"] = pd.to_numeric(frame["run"], errors="coerce").fillna(0).astype("int64")
     valid = frame[["torch_version", "variant", "python", "case"]].notna().all(axis=1)
-    valid &= frame["mode"].isin(MODES) & frame["status"].isin(records.STATUSES)
+    valid &= frame["mode"].isin(MODES) & frame["status"].isin(STATUSES)
     if not valid.all():
         for path, count in frame.loc[~valid, "_file"].value_counts(sort=False).sort_index().items():
             warnings.append(
@@ -267,10 +299,12 @@ def _cells(parts: List[pd.DataFrame], warnings: List[str]) -> Tuple[pd.DataFrame
     superseded = 0
     if repeated.any():
         # Only the re-recorded cells need ordering by finishing time.
+        # The same rule as merge: schema.recency over the record's own keys.
         again = frame[repeated]
-        finished = again["finished_at"].map(lambda v: v if isinstance(v, str) else "")
-        latest = again.assign(_finished=finished).sort_values(["_finished", "_order"], kind="stable")
-        latest = latest.drop_duplicates(list(IDENTITY), keep="last").drop(columns="_finished")
+        columns = [key for key in CELL_KEYS if key in again.columns]
+        order = [recency(dict(zip(columns, row))) for row in again[columns].itertuples(index=False, name=None)]
+        ranked = sorted(range(len(order)), key=order.__getitem__)
+        latest = again.iloc[ranked].drop_duplicates(list(IDENTITY), keep="last")
         superseded = len(again) - len(latest)
         frame = pd.concat([frame[~repeated], latest])
     frame = sort_cells(frame, extra=["case", "mode", "run"])

@@ -19,17 +19,13 @@ from typing import Dict, List, Optional, Tuple
 
 import pandas as pd
 
+from matrix.errors import UserError
 from matrix.records import store
-from matrix.worker.records import STATUSES
+from matrix.schema import APPLICABLE, MODES, STATUSES, WORST_FIRST, rank
 
 KEY = ["release", "variant", "python", "case", "mode"]
 TIMES = ["load_s", "eager_s", "export_s", "check_s", "decompose_s", "serialize_s", "total_s", "peak_rss_mb"]
 
-# Better first. Only these take part in regressions and fixes; crash and timeout are equally bad.
-STATUS_RANK = {"pass": 3, "mismatch": 2, "fail": 1, "crash": 0, "timeout": 0}
-# Breaks ties between equally common statuses of one cell's runs: the worse one wins.
-WORST_FIRST = ("crash", "timeout", "fail", "mismatch", "case-error", "not-applicable", "pass")
-APPLICABLE = tuple(STATUS_RANK)
 
 # The long table saved as cells.parquet. Bulky texts (graph, traceback, stderr) stay out of it:
 # they are on the case pages.
@@ -44,7 +40,7 @@ CELL_COLUMNS = [
 TEXT_COLUMNS = ["graph_text", "error_traceback", "stderr_tail"]
 
 
-class BaselineError(Exception):
+class BaselineError(UserError):
     """A --baseline folder that is not a report's tables folder."""
 
 
@@ -110,7 +106,7 @@ def _as_text(value: object) -> Optional[str]:
 
 
 def applicable(status: object) -> bool:
-    return status in STATUS_RANK
+    return rank(status) is not None
 
 
 def pivot(table: pd.DataFrame) -> pd.DataFrame:
@@ -142,7 +138,7 @@ def mode_disagreements(table: pd.DataFrame) -> pd.DataFrame:
     env = ["release", "variant", "python", "case"]
     error = _error_line(usable)
     sides = []
-    for mode in store.MODES:
+    for mode in MODES:
         part = usable[usable["mode"] == mode]
         sides.append(
             pd.DataFrame({**{k: part[k] for k in env}, mode: part["status"], mode + "_error": error[part.index]})
@@ -261,9 +257,9 @@ def compare(
 
 def _change_kind(old: str, new: str) -> str:
     if applicable(old) and applicable(new):
-        if STATUS_RANK[new] < STATUS_RANK[old]:
+        if rank(new) < rank(old):  # type: ignore[operator]
             return "regression"
-        if STATUS_RANK[new] > STATUS_RANK[old]:
+        if rank(new) > rank(old):  # type: ignore[operator]
             return "fix"
     return "change"
 

@@ -10,9 +10,9 @@ Rules, chosen to be simple and honest:
   needs a cell on both sides. A release with no cell for the case (an env-error, a case
   not run there) breaks the series there: nothing is compared across the gap.
 - ``regression``/``fix`` need both statuses applicable, ordered pass > mismatch > fail >
-  crash = timeout. ``not-applicable`` (a capability the release lacks) and ``case-error``
-  (a broken case file) are neither better nor worse than anything, so no regression or
-  fix is reported to or from them.
+  crash = timeout. A status without a rank (a capability the release lacks, a broken
+  case file) is neither better nor worse than anything, so no regression or fix is
+  reported to or from it.
 - ``graph-change``: both pass and the graph hashes differ.
 - ``op-drift``: the sets of operators differ, per stage: ``export`` (``ops``) and
   ``decomposed`` (``decomposed_ops``); needs the op list on both sides.
@@ -28,9 +28,9 @@ from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tupl
 import pandas as pd
 
 from matrix.records import store
+from matrix.schema import MODES, rank
 
 KINDS = ("regression", "fix", "graph-change", "op-drift", "slowdown", "speedup")
-RANK = {"pass": 3, "mismatch": 2, "fail": 1, "crash": 0, "timeout": 0}
 EXPORTED = ("pass", "mismatch")
 SLOW_RATIO = 1.5
 SLOW_MIN_S = 0.05
@@ -75,8 +75,9 @@ def compare(before: Row, after: Row) -> List[Row]:
     """The transitions from one release's cell to the next one's (same case, mode and variant)."""
     found: List[Row] = []
     old, new = before.get("status"), after.get("status")
-    if old in RANK and new in RANK and RANK[old] != RANK[new]:
-        kind = "regression" if RANK[new] < RANK[old] else "fix"
+    old_rank, new_rank = rank(old), rank(new)
+    if old_rank is not None and new_rank is not None and old_rank != new_rank:
+        kind = "regression" if new_rank < old_rank else "fix"
         # A regression is explained by the new error, a fix by the error it removed.
         source = after if kind == "regression" else before
         found.append(
@@ -150,7 +151,7 @@ def _frame(rows: List[Row]) -> pd.DataFrame:
     frame["_after"] = store.rank(frame["after"])
     frame["_kind"] = frame["kind"].map({k: i for i, k in enumerate(KINDS)})
     frame["_stage"] = frame["stage"].fillna("")
-    frame["_mode"] = frame["mode"].map({m: i for i, m in enumerate(store.MODES)})
+    frame["_mode"] = frame["mode"].map({m: i for i, m in enumerate(MODES)})
     by = ["_after", "variant", "case", "_mode", "_kind", "_stage"]
     helpers = ["_after", "_kind", "_stage", "_mode"]
     return frame.sort_values(by, kind="stable").drop(columns=helpers).reset_index(drop=True)

@@ -4,6 +4,12 @@
 writes ``index.md``, one page per case under ``cases/``, charts under ``charts/`` and the
 tables as Parquet. The output depends only on the records (and the case files still on
 disk): building twice gives byte-identical files.
+
+Record fields are data, never paths: a case's page is named from an escaped form of its
+name, and its source is shown only from a file inside the case folders (the project's
+``cases/`` and any ``--case-root``). The report writes only inside ``--out``, lists what
+it wrote in ``.export-matrix-report.json`` there, and on the next build removes only
+files of that list it did not write again: files it did not write are left untouched.
 """
 
 from __future__ import annotations
@@ -20,8 +26,11 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 import pandas as pd
 
 from matrix import parallel
+from matrix.errors import UserError
+from matrix.options import from_namespace
 from matrix.records import store, tables, transitions
 from matrix.report import case_page as report_case
+from matrix.report import files
 from matrix.report import index as report_index
 from matrix.report import markdown as md
 
@@ -32,7 +41,7 @@ SHOWN_WARNINGS = 20
 SIDE_PROCESS_FROM_CELLS = 1000
 
 
-class ReportError(Exception):
+class ReportError(UserError):
     """Records that cannot make a report; the message names the folders."""
 
 
@@ -59,16 +68,45 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--title", help="the report's title (default: %r)" % DEFAULT_TITLE)
     parser.add_argument("--no-charts", action="store_true", help="skip the matplotlib charts")
+    parser.add_argument(
+        "--case-root",
+        action="append",
+        metavar="DIR",
+        help="a folder of case files whose sources the case pages may show, besides the project's cases/"
+        " (repeat for several)",
+    )
 
 
-def main(args: argparse.Namespace) -> int:
-    try:
-        report = build_report(
-            args.records, args.out, baseline=args.baseline, title=args.title, charts=not args.no_charts
+@dataclass(frozen=True)
+class ReportOptions:
+    """The options of ``export-matrix report``."""
+
+    records: Tuple[str, ...]
+    out: str
+    baseline: Optional[str] = None
+    title: Optional[str] = None
+    no_charts: bool = False
+    case_root: Tuple[str, ...] = ()
+
+    @classmethod
+    def from_args(cls, namespace: argparse.Namespace) -> ReportOptions:
+        return from_namespace(
+            cls, namespace, records=tuple(namespace.records), case_root=tuple(namespace.case_root or ())
         )
-    except (store.StoreError, tables.BaselineError, ReportError) as exc:
-        print("export-matrix report: error: %s" % exc, file=sys.stderr)
-        return 2
+
+
+OPTIONS = ReportOptions
+
+
+def main(args: ReportOptions) -> int:
+    report = build_report(
+        args.records,
+        args.out,
+        baseline=args.baseline,
+        title=args.title,
+        charts=not args.no_charts,
+        case_roots=args.case_root,
+    )
     for warning in report.warnings[:SHOWN_WARNINGS]:
         print("warning: %s" % warning, file=sys.stderr)
     if len(report.warnings) > SHOWN_WARNINGS:
@@ -87,14 +125,19 @@ def build_report(
     baseline: Optional[str] = None,
     title: Optional[str] = None,
     charts: bool = True,
+    case_roots: Sequence[str] = (),
 ) -> Report:
-    """Load the records, compute the tables and write the report folder ``out``."""
+    """Load the records, compute the tables and write the report folder ``out``.
+
+    Case pages show sources from the project's ``cases/`` folder and from ``case_roots``.
+    """
     loaded = store.load(list(record_dirs))
+    roots = report_case.default_roots() + tuple(case_roots)
     # The loaded records are millions of long-lived objects without cycles: set them aside so
     # that the collector does not walk them again at each collection while the report is built.
     gc.freeze()
     try:
-        return _build(loaded, record_dirs, out, baseline, title, charts)
+        return _build(loaded, record_dirs, out, baseline, title, charts, roots)
     finally:
         gc.unfreeze()
 
@@ -106,6 +149,7 @@ def _build(
     baseline: Optional[str],
     title: Optional[str],
     charts: bool,
+    roots: Sequence[str],
 ) -> Report:
     if loaded.cells.empty and loaded.env_errors.empty:
         raise ReportError("%s: no cell or env-error records to report on" % ", ".join(record_dirs))
@@ -134,6 +178,7 @@ def _build(
         baseline_name=os.path.basename(os.path.normpath(baseline)) if baseline else None,
     )
     os.makedirs(out, exist_ok=True)
+    listed = files.previous(out)
     written: Set[str] = set()
     draw = charts and not cells.empty
     if draw:
@@ -148,15 +193,17 @@ def _build(
             grid = side.submit(charting.status_heatmaps, cells[charting.HEATMAP_COLUMNS], labels, out)
             drawn = charting.summary_charts(findings.summary, moves, cells, out)
         written |= _write_tables(out, findings)
-        pages = _write_case_pages(out, cells, labels, moves)
+        pages = _write_case_pages(out, cells, labels, moves, roots)
         written |= pages
         if draw:
             drawn["grid"] = grid()
             findings = dataclasses.replace(findings, charts=drawn)
             written |= {path for group in drawn.values() for chart in group for path in chart.files}
     index = os.path.join(out, "index.md")
-    _write_text(index, report_index.render(findings))
-    _remove_stale(out, written)
+    files.write_text(out, "index.md", report_index.render(findings))
+    written.add("index.md")
+    files.remove_stale(out, listed, written)
+    files.write_manifest(out, written)
     return Report(
         out=out,
         index=index,
@@ -168,7 +215,9 @@ def _build(
     )
 
 
-def _write_case_pages(out: str, cells: pd.DataFrame, labels: pd.Series, moves: pd.DataFrame) -> Set[str]:
+def _write_case_pages(
+    out: str, cells: pd.DataFrame, labels: pd.Series, moves: pd.DataFrame, roots: Sequence[str]
+) -> Set[str]:
     """One page per case; returns their paths relative to ``out``."""
     by_case: Dict[str, List[Dict[str, Any]]] = {}
     for row in cells.assign(environment=labels).to_dict("records"):
@@ -179,7 +228,7 @@ def _write_case_pages(out: str, cells: pd.DataFrame, labels: pd.Series, moves: p
     pages = set()
     for case in sorted(by_case):
         page = md.page_name(case)
-        _write_text(os.path.join(out, page), report_case.render(case, by_case[case], moves_by_case.get(case, [])))
+        files.write_text(out, page, report_case.render(case, by_case[case], moves_by_case.get(case, []), roots))
         pages.add(page)
     return pages
 
@@ -210,7 +259,7 @@ def _write_tables(out: str, f: report_index.Findings) -> Set[str]:
         "env_errors.parquet": tables.storable(f.env_errors),
     }
     for name, frame in frames.items():
-        frame.to_parquet(os.path.join(out, name), index=False, compression="zstd")
+        frame.to_parquet(files.target(out, name), index=False, compression="zstd")
     return set(frames)
 
 
@@ -219,21 +268,3 @@ def _plain_environments(envs: pd.DataFrame) -> pd.DataFrame:
         return envs
     as_json = [json.dumps(v, sort_keys=True) if isinstance(v, dict) else None for v in envs["capabilities"]]
     return envs.assign(capabilities=as_json)
-
-
-def _write_text(path: str, text: str) -> None:
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
-
-
-def _remove_stale(out: str, written: Set[str]) -> None:
-    """Drop case pages and charts an earlier build left that this one did not write (e.g. a removed case)."""
-    for folder, suffixes in (("cases", (".md",)), ("charts", (".png", ".svg"))):
-        root = os.path.join(out, folder)
-        if not os.path.isdir(root):
-            continue
-        for name in sorted(os.listdir(root)):
-            relative = "%s/%s" % (folder, name)
-            if name.endswith(suffixes) and relative not in written:
-                os.remove(os.path.join(root, name))

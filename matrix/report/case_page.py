@@ -5,21 +5,59 @@ from __future__ import annotations
 import ast
 import difflib
 import os
-from typing import Any, Dict, List, Optional, Tuple
+import posixpath
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from matrix.records import store
 from matrix.report import markdown as md
+from matrix.schema import MODES, Status
 
 # Long tracebacks and graphs stay readable; the tail of a traceback is where the error is.
 TRACEBACK_LINES = 80
 
 
-def read_source(case_file: Any) -> Tuple[Optional[str], Optional[str]]:
-    """The case's source and docstring, or (None, None) when the file is not there any more."""
-    if not isinstance(case_file, str) or not os.path.isfile(case_file):
+def default_roots() -> Tuple[str, ...]:
+    """The project's own ``cases/`` folder: where a report looks for case files unless given more."""
+    return (os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "cases"),)
+
+
+def locate(case_file: Any, roots: Sequence[str]) -> Optional[str]:
+    """The file a record's ``case_file`` names, only if it lies inside one of ``roots``; else None.
+
+    ``case_file`` is record data, not a path to follow: an absolute one must resolve
+    (links included) to inside a root. A relative one never resolves against the
+    current folder; the worker records it relative to where it ran, e.g.
+    ``cases/tutorial/x.py`` for the root ``cases``, so it is tried under each root with
+    as many of its leading folders dropped as match the root's own trailing folders.
+    """
+    if not isinstance(case_file, str) or not case_file or "\0" in case_file:
+        return None
+    for root in roots:
+        named, base = os.path.abspath(root), os.path.realpath(root)
+        if os.path.isabs(case_file):
+            candidates = [case_file]
+        else:
+            parts = posixpath.normpath(case_file.replace(os.sep, "/")).split("/")
+            tail = named.split(os.sep)
+            candidates = [
+                os.path.join(named, *parts[k:])
+                for k in range(min(len(parts) - 1, len(tail)), -1, -1)
+                if parts[:k] == tail[len(tail) - k :]
+            ]
+        for candidate in candidates:
+            path = os.path.realpath(candidate)
+            if path != base and os.path.commonpath([base, path]) == base and os.path.isfile(path):
+                return path
+    return None
+
+
+def read_source(case_file: Any, roots: Sequence[str]) -> Tuple[Optional[str], Optional[str]]:
+    """The case's source and docstring, or (None, None) when the file is not inside a case root (any more)."""
+    path = locate(case_file, roots)
+    if path is None:
         return None, None
     try:
-        with open(case_file, encoding="utf-8") as f:
+        with open(path, encoding="utf-8") as f:
             source = f.read()
     except (OSError, UnicodeDecodeError):
         return None, None
@@ -44,14 +82,15 @@ def docstring(source: str) -> Optional[str]:
 Row = Dict[str, Any]
 
 
-def render(case: str, rows: List[Row], moves: List[Row]) -> str:
+def render(case: str, rows: List[Row], moves: List[Row], roots: Sequence[str] = ()) -> str:
     """The page of one case.
 
     ``rows`` are its cells in report order (release, variant, python, mode) as dicts with
-    the graph and traceback texts and an ``environment`` label; ``moves`` its transitions.
+    the graph and traceback texts and an ``environment`` label; ``moves`` its transitions;
+    ``roots`` the folders its source may be shown from.
     """
     first = rows[-1]
-    source, doc = read_source(first["case_file"])
+    source, doc = read_source(first["case_file"], roots)
     parts = ["# %s\n" % md.text(case), "[← back to the matrix](../index.md)\n"]
     if doc:
         parts.append("\n".join("> " + md.text(line) if line.strip() else ">" for line in doc.splitlines()) + "\n")
@@ -87,7 +126,10 @@ def render(case: str, rows: List[Row], moves: List[Row]) -> str:
     if not isinstance(first["case_file"], str):
         parts.append("_The records name no case file._\n")
     elif source is None:
-        parts.append("_The case file %s was not found when this report was built._\n" % md.code(first["case_file"]))
+        parts.append(
+            "_The source is not available: the case file %s is not a file in the case folders this report"
+            " was built with._\n" % md.code(first["case_file"])
+        )
     else:
         parts.append("%s\n\n%s" % (md.code(first["case_file"]), md.fence(source, "python")))
     return "\n".join(parts)
@@ -116,10 +158,10 @@ def _status_table(rows: List[Row]) -> str:
             text += " " + md.code(row["error_type"])
         if row["flaky"] is True:
             text += " (flaky: %s)" % md.text(row["statuses"])
-        if row["status"] == "not-applicable" and _listed(row["missing"]):
+        if row["status"] == Status.NOT_APPLICABLE and _listed(row["missing"]):
             text += " (lacks %s)" % ", ".join(md.code(v) for v in row["missing"])
         cell[(env, row["mode"])] = text
-    modes = [m for m in store.MODES if any(key[1] == m for key in cell)]
+    modes = [m for m in MODES if any(key[1] == m for key in cell)]
     return md.table(
         ["environment", *modes], [[md.text(env)] + [cell.get((env, m), md.NO_RECORD) for m in modes] for env in order]
     )
@@ -158,7 +200,7 @@ def _graph_diffs(rows: List[Row]) -> List[str]:
 
 
 def _mode_index(mode: str) -> int:
-    return store.MODES.index(mode) if mode in store.MODES else len(store.MODES)
+    return MODES.index(mode) if mode in MODES else len(MODES)
 
 
 def _errors(rows: List[Row]) -> List[str]:

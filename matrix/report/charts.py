@@ -2,34 +2,46 @@
 
 Charts are written byte-stable: no creation date or software stamp in the files and a
 fixed SVG id salt, so rebuilding a report from the same records changes nothing.
+
+Labels come from the records (case names, tags, releases, variants) and are drawn as
+plain text: ``$`` does not start mathtext and TeX is never run, whatever the user's
+matplotlib settings say, so a name such as ``$\\macro$`` is shown rather than parsed.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import math
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, TypeVar, cast
 
 import pandas as pd
 
 from matrix.records import store
+from matrix.report import files as report_files
+from matrix.report import markdown as md
+from matrix.schema import MODES, Status
 
 # Rows per heatmap image: more would make the case names unreadably small.
 HEATMAP_ROWS = 50
-COLORS = {
-    "pass": "#2e9e44",
-    "mismatch": "#f0a830",
-    "fail": "#d62728",
-    "crash": "#6b1f3a",
-    "timeout": "#8c6bb1",
-    "not-applicable": "#c8c8c8",
-    "case-error": "#3b7dd8",
-}
+COLORS = {status.value: status.colour for status in Status}
 NO_RECORD_COLOR = "#ffffff"
 MODE_STYLE = {"strict": "-", "non-strict": "--"}
 # The cell table's columns that status_heatmaps reads: all a process drawing them needs to be sent.
 HEATMAP_COLUMNS = ["release", "variant", "python", "case", "mode", "status", "tags"]
-_RC: Dict[str, Any] = {"svg.hashsalt": "torch-export-matrix", "svg.fonttype": "path", "font.size": 9}
+_RC: Dict[str, Any] = {
+    "svg.hashsalt": "torch-export-matrix",
+    "svg.fonttype": "path",
+    "font.size": 9,
+    "text.parse_math": False,
+    "text.usetex": False,
+}
+# Longest label drawn: a longer case name would widen a heatmap by inches.
+LABEL_CHARS = 60
+# The legend's name for each kind of transition counted.
+KIND_LABELS = {"regression": "regressions", "fix": "fixes"}
 
 
 @dataclass(frozen=True)
@@ -47,6 +59,29 @@ def prepare() -> None:
     import matplotlib.colors  # noqa: F401
     import matplotlib.figure  # noqa: F401
     import matplotlib.patches  # noqa: F401
+    import matplotlib.ticker  # noqa: F401
+
+
+Drawing = TypeVar("Drawing", bound=Callable[..., Any])
+
+
+@contextlib.contextmanager
+def _settings() -> Iterator[None]:
+    import matplotlib
+
+    with matplotlib.rc_context(_RC):  # type: ignore[arg-type]
+        yield
+
+
+def _with_settings(draw: Drawing) -> Drawing:
+    """Build and save a chart under :data:`_RC`: text objects take their settings when created."""
+
+    @functools.wraps(draw)
+    def drawing(*args: Any, **kwargs: Any) -> Any:
+        with _settings():
+            return draw(*args, **kwargs)
+
+    return cast(Drawing, drawing)
 
 
 def summary_charts(summary: pd.DataFrame, moves: pd.DataFrame, table: pd.DataFrame, out: str) -> Dict[str, List[Chart]]:
@@ -65,19 +100,23 @@ def _figure(width: float, height: float, constrained: bool = True) -> Any:
 
 
 def _save(figure: Any, out: str, name: str, svg: bool = False) -> List[str]:
-    import matplotlib
-
-    os.makedirs(os.path.join(out, "charts"), exist_ok=True)
+    os.makedirs(report_files.target(out, "charts"), exist_ok=True)
     written = []
-    with matplotlib.rc_context(_RC):  # type: ignore[arg-type]
-        png = os.path.join("charts", name + ".png")
-        figure.savefig(os.path.join(out, png), format="png", metadata={"Software": None})
+    with _settings():
+        png = "charts/%s.png" % name
+        figure.savefig(report_files.target(out, png), format="png", metadata={"Software": None})
         written.append(png)
         if svg:
-            path = os.path.join("charts", name + ".svg")
-            figure.savefig(os.path.join(out, path), format="svg", metadata={"Date": None, "Creator": None})
+            path = "charts/%s.svg" % name
+            figure.savefig(report_files.target(out, path), format="svg", metadata={"Date": None, "Creator": None})
             written.append(path)
     return written
+
+
+def label(value: object, limit: int = LABEL_CHARS) -> str:
+    """Record text as a chart label: no terminal escapes or control characters, cut to ``limit``."""
+    text = md.plain(str(value)).replace("\t", " ").replace("\r", " ").replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _chart(files: List[str], title: str) -> List[Chart]:
@@ -113,6 +152,7 @@ def heatmap_groups(table: pd.DataFrame, rows: int = HEATMAP_ROWS) -> List[List[T
     return [chunk for chunk in chunks if chunk]
 
 
+@_with_settings
 def status_heatmaps(table: pd.DataFrame, labels: pd.Series, out: str) -> List[Chart]:
     """One image per group of cases: case × environment, a panel per mode, tags on the right."""
     if table.empty:
@@ -123,7 +163,7 @@ def status_heatmaps(table: pd.DataFrame, labels: pd.Series, out: str) -> List[Ch
         (str(case), str(mode), str(column)): status
         for case, mode, column, status in zip(frame["case"], frame["mode"], frame["_column"], frame["status"])
     }
-    modes = [m for m in store.MODES if m in set(frame["mode"])]
+    modes = [m for m in MODES if m in set(frame["mode"])]
     groups = heatmap_groups(table)
     charts: List[Chart] = []
     for number, group in enumerate(groups, 1):
@@ -154,9 +194,11 @@ def _heatmap(
     codes = {s: i + 1 for i, s in enumerate(statuses)}
     colormap = ListedColormap([NO_RECORD_COLOR] + [COLORS[s] for s in statuses])
     cases = [case for _, case in group]
-    left = 0.3 + _CHAR_W * max(len(c) for c in cases)
-    right = 0.3 + _CHAR_W * max(len(t) for t, _ in group)
-    bottom = 0.95 + _CHAR_W * max(len(c) for c in columns)
+    case_labels = [label(case) for case in cases]
+    column_labels = [label(column) for column in columns]
+    left = 0.3 + _CHAR_W * max(len(c) for c in case_labels)
+    right = 0.3 + _CHAR_W * max(len(label(t)) for t, _ in group)
+    bottom = 0.95 + _CHAR_W * max(len(c) for c in column_labels)
     top, gap = 0.8, 0.25
     panel_w, panel_h = max(1.2, _CELL_W * len(columns)), _CELL_H * len(cases)
     width = max(left + len(modes) * panel_w + (len(modes) - 1) * gap + right, 6.0)
@@ -171,9 +213,9 @@ def _heatmap(
         values = [[codes.get(status_of.get((case, mode, col), ""), 0) for col in columns] for case in cases]
         ax.imshow(values, cmap=colormap, vmin=0, vmax=len(statuses), aspect="auto", interpolation="nearest")
         ax.set_title(mode)
-        ax.set_xticks(range(len(columns)), columns, rotation=90, fontsize=8)
+        ax.set_xticks(range(len(columns)), column_labels, rotation=90, fontsize=8)
         if index == 0:
-            ax.set_yticks(range(len(cases)), cases, fontsize=8)
+            ax.set_yticks(range(len(cases)), case_labels, fontsize=8)
         else:
             ax.set_yticks([])
         ax.vlines([c + 0.5 for c in range(len(columns) - 1)], -0.5, len(cases) - 0.5, color="white", linewidth=0.6)
@@ -182,7 +224,7 @@ def _heatmap(
         ax.tick_params(length=2)
         if index == len(modes) - 1:
             for tag, start, end in spans:
-                ax.text(len(columns) - 0.2, (start + end) / 2, tag, fontsize=8, va="center", clip_on=False)
+                ax.text(len(columns) - 0.2, (start + end) / 2, label(tag), fontsize=8, va="center", clip_on=False)
     figure.legend(
         handles=[Patch(color=COLORS[s], label=s) for s in statuses]
         + [Patch(facecolor=NO_RECORD_COLOR, edgecolor="#999999", label="no record")],
@@ -206,11 +248,21 @@ def _tag_spans(group: Sequence[Tuple[str, str]]) -> List[Tuple[str, int, int]]:
     return spans
 
 
+@_with_settings
 def pass_rate(summary: pd.DataFrame, out: str) -> List[Chart]:
     """Pass rate (pass / applicable cells) per release: a line per mode and variant."""
+    figure = pass_rate_figure(summary)
+    if figure is None:
+        return []
+    return _chart(_save(figure, out, "pass-rate", svg=True), "Pass rate per release")
+
+
+@_with_settings
+def pass_rate_figure(summary: pd.DataFrame) -> Optional[Any]:
+    """The pass-rate chart's figure, or None when no pass rate is known."""
     data = summary.dropna(subset=["pass_rate"])
     if data.empty:
-        return []
+        return None
     # Where a release ran under several Pythons, the newest stands for it (as in transitions).
     data = data.assign(_python=store.rank(data["python"].astype(object))).sort_values("_python", kind="stable")
     data = data.drop_duplicates(["release", "variant", "mode"], keep="last")
@@ -220,23 +272,42 @@ def pass_rate(summary: pd.DataFrame, out: str) -> List[Chart]:
     ax = figure.subplots()
     for (variant, mode), line in data.groupby(["variant", "mode"], sort=True):
         line = line.sort_values("release", key=lambda s: s.map(position))
+        xs, ys = _broken_line([position[r] for r in line["release"]], (100 * line["pass_rate"].astype(float)).tolist())
         ax.plot(
-            [position[r] for r in line["release"]],
-            100 * line["pass_rate"].astype(float),
+            xs,
+            ys,
             MODE_STYLE.get(str(mode), ":"),
             marker="o",
             markersize=4,
-            label="%s, %s" % (mode, variant),
+            label=label("%s, %s" % (mode, variant)),
         )
-    ax.set_xticks(range(len(releases)), releases, rotation=60, ha="right")
+    ax.set_xticks(range(len(releases)), [label(r) for r in releases], rotation=60, ha="right")
     ax.set_ylim(0, 102)
     ax.set_ylabel("pass rate (% of applicable cells)")
     ax.grid(axis="y", alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
     ax.set_title("Pass rate per release")
-    return _chart(_save(figure, out, "pass-rate", svg=True), "Pass rate per release")
+    return figure
 
 
+def _broken_line(xs: List[int], ys: List[float]) -> Tuple[List[float], List[float]]:
+    """The points of one variant's line, cut (a NaN point) wherever it would pass over another release's position.
+
+    The release axis interleaves variants (``2.5.0``, ``2.5.0+cpu``, ``2.6.0``): a line
+    drawn across such a gap would seem to give a value for the other variant's build.
+    """
+    out_x: List[float] = []
+    out_y: List[float] = []
+    for x, y in zip(xs, ys):
+        if out_x and x - out_x[-1] > 1:
+            out_x.append(math.nan)
+            out_y.append(math.nan)
+        out_x.append(x)
+        out_y.append(y)
+    return out_x, out_y
+
+
+@_with_settings
 def export_times(table: pd.DataFrame, out: str) -> List[Chart]:
     """Distribution of median export time per release and mode, for cells that exported (log scale)."""
     done = table[table["status"].isin(["pass", "mismatch"])]
@@ -245,7 +316,7 @@ def export_times(table: pd.DataFrame, out: str) -> List[Chart]:
     if done.empty:
         return []
     releases = store.ordered(done["release"])
-    modes = [m for m in store.MODES if m in set(done["mode"])]
+    modes = [m for m in MODES if m in set(done["mode"])]
     figure = _figure(max(6.0, 1.5 + 0.5 * len(releases)), 4.2)
     ax = figure.subplots()
     width = 0.8 / len(modes)
@@ -267,7 +338,7 @@ def export_times(table: pd.DataFrame, out: str) -> List[Chart]:
         if boxes["boxes"]:
             boxes["boxes"][0].set_label(mode)
     ax.set_yscale("log")
-    ax.set_xticks(range(len(releases)), releases, rotation=60, ha="right")
+    ax.set_xticks(range(len(releases)), [label(r) for r in releases], rotation=60, ha="right")
     ax.set_xlim(-0.6, len(releases) - 0.4)
     ax.set_ylabel("export time per cell (s, median of runs)")
     ax.grid(axis="y", alpha=0.3, which="both")
@@ -276,11 +347,23 @@ def export_times(table: pd.DataFrame, out: str) -> List[Chart]:
     return _chart(_save(figure, out, "export-time"), "Export time per release")
 
 
+@_with_settings
 def transition_counts(moves: pd.DataFrame, out: str) -> List[Chart]:
     """Regressions and fixes per pair of consecutive releases, all modes and variants together."""
+    figure = transitions_figure(moves)
+    if figure is None:
+        return []
+    return _chart(_save(figure, out, "transitions"), "Regressions and fixes per release transition")
+
+
+@_with_settings
+def transitions_figure(moves: pd.DataFrame) -> Optional[Any]:
+    """The transition chart's figure, or None when there is no regression or fix."""
     picked = moves[moves["kind"].isin(["regression", "fix"])] if not moves.empty else moves
     if picked.empty:
-        return []
+        return None
+    from matplotlib.ticker import MaxNLocator
+
     pairs = picked.assign(pair=picked["before"].astype(str) + " → " + picked["after"].astype(str))
     order = list(dict.fromkeys(pairs.assign(_after=store.rank(pairs["after"])).sort_values("_after")["pair"]))
     counts = pairs.groupby(["pair", "kind"]).size().unstack(fill_value=0).reindex(order, fill_value=0)
@@ -288,11 +371,13 @@ def transition_counts(moves: pd.DataFrame, out: str) -> List[Chart]:
     ax = figure.subplots()
     for offset, kind, color in ((-0.2, "regression", COLORS["fail"]), (0.2, "fix", COLORS["pass"])):
         values = counts[kind].tolist() if kind in counts.columns else [0] * len(order)
-        bars = ax.bar([i + offset for i in range(len(order))], values, width=0.4, color=color, label=kind + "s")
+        bars = ax.bar([i + offset for i in range(len(order))], values, width=0.4, color=color, label=KIND_LABELS[kind])
         ax.bar_label(bars, labels=[str(v) if v else "" for v in values], fontsize=7, padding=1)
-    ax.set_xticks(range(len(order)), order, rotation=60, ha="right")
+    ax.set_xticks(range(len(order)), [label(pair) for pair in order], rotation=60, ha="right")
+    # Counts of cells: a tick at 0.5 would read as half a cell.
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("cells (case × mode × variant)")
     ax.margins(y=0.12)
     ax.legend(fontsize=8)
     ax.set_title("Regressions and fixes per release transition")
-    return _chart(_save(figure, out, "transitions"), "Regressions and fixes per release transition")
+    return figure

@@ -11,7 +11,7 @@ from matrix.records import store, tables
 from matrix.report import baseline as report_baseline
 from matrix.report import markdown as md
 from matrix.report.charts import Chart
-from matrix.worker.records import STATUSES
+from matrix.schema import MODES, STATUSES, Status
 
 # Long lists (ops, warnings) are cut with a count so that a page stays readable.
 MAX_OPS = 8
@@ -90,7 +90,11 @@ def _header(f: Findings) -> str:
         "| cells | %d (%d cases × %d modes; %d records) |"
         % (len(cells), cells["case"].nunique(), cells["mode"].nunique(), f.runs),
     ]
-    return "\n".join(lines) + "\n\nPass rate = pass / applicable cells (not-applicable and case-error left out).\n"
+    return (
+        "\n".join(lines)
+        + "\n\nPass rate = pass / applicable cells (%s and %s left out)" % (Status.NOT_APPLICABLE, Status.CASE_ERROR)
+        + ".\n"
+    )
 
 
 def _machines(envs: pd.DataFrame) -> List[str]:
@@ -320,7 +324,7 @@ def _grid(f: Findings) -> str:
         names = sorted(str(t) for t in tags) if tags is not None and not isinstance(tags, (str, float)) else []
         for tag in names or ["untagged"]:
             by_tag.setdefault(tag, []).append(str(case))
-    modes = [m for m in store.MODES if m in set(cells["mode"])]
+    modes = [m for m in MODES if m in set(cells["mode"])]
     out = [
         "## Status grid\n",
         "Each cell shows %s, one symbol per mode; cases with several tags appear under each.\n" % " then ".join(modes),

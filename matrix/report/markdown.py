@@ -2,39 +2,27 @@
 
 Error messages and tracebacks come from the code under test and may hold anything:
 ``|`` and newlines would break a table, ``<script>`` or ``[x](http://…)`` would inject
-HTML or links, backticks would close a code span. Every piece of record text goes
-through :func:`text` (Markdown inline), :func:`html_text` (inside an HTML element such
-as a ``<summary>``) or :func:`fence` (blocks) before it reaches a page.
+HTML or links, backticks would close a code span, and terminal colour codes or other
+control characters would end up raw in the file. Every piece of record text goes
+through :func:`text` (Markdown inline), :func:`code`, :func:`html_text` (inside an HTML
+element such as a ``<summary>``) or :func:`fence` (blocks) before it reaches a page; all
+of them drop ANSI escape sequences and control characters (tabs and line breaks aside).
 """
 
 from __future__ import annotations
 
+import hashlib
 import html
 import math
 import re
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import quote
 
-# One symbol per status, used in every grid; "·" marks a cell with no record.
-SYMBOLS = {
-    "pass": "✅",
-    "mismatch": "⚠️",
-    "fail": "❌",
-    "crash": "💥",
-    "timeout": "⏱️",
-    "not-applicable": "➖",
-    "case-error": "🚧",
-}
-NO_RECORD = "·"
-LEGEND_TEXT = {
-    "pass": "exported, and the exported program agrees with eager",
-    "mismatch": "exported, but the exported program's outputs differ from eager",
-    "fail": "export (or eager, or the check) raised an error",
-    "crash": "the cell's process died (signal, abort, out of memory)",
-    "timeout": "the cell ran past its time limit",
-    "not-applicable": "the release lacks a capability the case requires",
-    "case-error": "the case file itself is broken",
-}
+from matrix.schema import NO_RECORD, Status
+
+# One symbol per status, used in every grid; NO_RECORD marks a cell with no record.
+SYMBOLS = {status.value: status.symbol for status in Status}
+LEGEND_TEXT = {status.value: status.meaning for status in Status}
 
 # HTML's own characters become entities; Markdown punctuation gets a backslash, which reads
 # better in the raw file and in diffs.
@@ -57,11 +45,25 @@ _INLINE_RE = re.compile("[" + re.escape("".join(_INLINE)) + "]|(?<![A-Za-z0-9])_
 _AUTOLINK_RE = re.compile(r"(?i):(?=//)|(?<![a-z0-9])w(?=ww\.)|@")
 
 
+# Terminal escape sequences (CSI such as colours, OSC such as titles and links, then the
+# short forms: intermediates and one final byte), then every control character but tab,
+# line feed and return.
+_ANSI_RE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -/]*[0-~]"
+)
+_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def plain(value: str) -> str:
+    """``value`` without terminal escape sequences and control characters (tab and line breaks stay)."""
+    return _CONTROL_RE.sub("", _ANSI_RE.sub("", value))
+
+
 def text(value: Any, limit: Optional[int] = None) -> str:
     """Record text made safe for a table cell or a line of prose: one line, no markup, no HTML."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    raw = str(value)
+    raw = plain(str(value))
     if limit is not None and len(raw) > limit:
         raw = raw[: limit - 1] + "…"
     escaped = _INLINE_RE.sub(lambda m: _INLINE.get(m.group(0), "\\_"), raw)
@@ -72,7 +74,7 @@ def text(value: Any, limit: Optional[int] = None) -> str:
 
 def code(value: Any) -> str:
     """A short identifier (op name, exception class) as inline code, whatever backticks it holds."""
-    raw = "" if value is None else str(value).replace("\r", " ").replace("\n", " ")
+    raw = "" if value is None else plain(str(value)).replace("\r", " ").replace("\n", " ")
     if not raw:
         return ""
     # A code span cannot hold a "|" inside a table row on every renderer; name it instead.
@@ -86,6 +88,7 @@ def code(value: Any) -> str:
 
 def fence(body: str, language: str = "") -> str:
     """A fenced code block whose fence is longer than any backtick run in the body."""
+    body = plain(body)
     run = max((len(m) for m in re.findall("`{3,}", body)), default=0)
     ticks = "`" * max(3, run + 1)
     body = body.replace("\r\n", "\n").replace("\r", "\n")
@@ -103,7 +106,7 @@ def html_text(value: Any) -> str:
     """Plain text for inside an HTML element (where Markdown is not parsed): entities, one line."""
     if value is None:
         return ""
-    escaped = html.escape(str(value), quote=True)
+    escaped = html.escape(plain(str(value)), quote=True)
     return re.sub(r"\s*(\r\n|\r|\n)\s*", " ⏎ ", escaped)
 
 
@@ -126,9 +129,36 @@ def moved(move: Dict[str, Any]) -> str:
     return text("%s → %s" % (move["before"], move["after"]))
 
 
+# A case name whose parts (split at "/") are runs of lower-case letters and digits joined
+# by single "._-" names its page as it is, the parts joined by "__". Those file names never
+# hold "__" inside a part nor "~", so the two forms cannot meet, and a file system that
+# ignores case cannot merge two of them.
+_PLAIN_PART = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*")
+# Longest plain file name (without ".md"); longer names are cut and take a hash.
+MAX_PAGE_NAME = 100
+_KEPT_OF_OTHER = 60
+
+
+def page_file(case: str) -> str:
+    """The file name (one path component, without ".md") of a case's page; distinct cases get distinct names.
+
+    Other names (upper case, "/" at an edge, "..", "__", spaces, NUL, TeX or anything
+    else, or too long) keep a readable cut of their safe characters followed by "~" and
+    a hash of the whole name.
+    """
+    parts = case.split("/")
+    if all(_PLAIN_PART.fullmatch(part) for part in parts):
+        name = "__".join(parts)
+        if len(name) <= MAX_PAGE_NAME:
+            return name
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", case).strip("._-")[:_KEPT_OF_OTHER].rstrip("._-") or "case"
+    digest = hashlib.sha256(case.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return "%s~%s" % (readable, digest)
+
+
 def page_name(case: str) -> str:
     """The page of a case, relative to the report folder."""
-    return "cases/%s.md" % case.replace("/", "__")
+    return "cases/%s.md" % page_file(case)
 
 
 def case_link(case: Any) -> str:

@@ -56,7 +56,6 @@ TAGS = frozenset(
 EXPECTED = frozenset({"supported", "not-supported-yet", "strict-only", "non-strict-only", "fails"})
 
 METADATA_NAMES = ("tags", "requires", "expected", "skip_check")
-MODES = ("strict", "non-strict")
 
 
 class CaseError(Exception):
@@ -123,17 +122,6 @@ def discover(roots: List[str]) -> List[CaseInfo]:
                 raise CaseError("%s: case name %r is also used by %s" % (path, info.name, found[info.name].path))
             found[info.name] = info
     return [found[name] for name in sorted(found)]
-
-
-def discover_source(source: str, roots: Optional[List[str]] = None) -> List[CaseInfo]:
-    """The cases of a source: case files under ``roots`` (default ./cases), or torch's bundled ExportDB."""
-    if source == "exportdb":
-        if roots:
-            raise CaseError("--cases does not apply to --source exportdb")
-        from . import exportdb
-
-        return exportdb.discover()
-    return discover(roots or ["cases"])
 
 
 def _literal(node: ast.AST, path: Path, name: str) -> Any:

@@ -16,15 +16,63 @@ from . import fingerprint
 from .case import Case, CaseError, CaseInfo
 
 TRACEBACK_LINES = 40
+# The ``reason`` of a cell that could not allocate memory: a resource failure, not a broken case.
+OUT_OF_MEMORY = "out-of-memory"
+# What torch's allocators say when an allocation fails (CPU, CUDA, MPS, XPU).
+_OUT_OF_MEMORY_TEXT = ("can't allocate memory", "out of memory")
+
+
+class _OutOfMemory(MemoryError):
+    """An allocation failure, wherever in the cell and however wrapped: it ends the cell as a crash."""
+
+    def __init__(self, original: BaseException, stage: Optional[str]) -> None:
+        super().__init__(str(original))
+        self.original, self.stage = original, stage
+
+
+def _allocation_failure(exc: BaseException) -> Optional[BaseException]:
+    """The innermost allocation failure in ``exc``'s chain (torch wraps it, case loading too), if any."""
+    found = None
+    seen = set()
+    current: Optional[BaseException] = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, MemoryError) or type(current).__name__ == "OutOfMemoryError":
+            found = current
+        elif isinstance(current, RuntimeError) and any(text in str(current) for text in _OUT_OF_MEMORY_TEXT):
+            found = current
+        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+    return getattr(found, "original", found)
+
+
+def out_of_memory(exc: BaseException) -> Dict[str, Any]:
+    """The record fields of a cell that ran out of memory."""
+    original = _allocation_failure(exc) or exc
+    for link in (exc, original):  # free what the failed stage's frames hold before describing it
+        traceback.clear_frames(link.__traceback__)
+    fields = _describe(original)
+    fields.update(
+        status="crash",
+        reason=OUT_OF_MEMORY,
+        failed_stage=getattr(exc, "stage", None),
+        error_message=fields["error_message"] or "the cell ran out of memory",
+    )
+    return fields
 
 
 def describe_error(exc: BaseException) -> Dict[str, Any]:
     """The record fields that describe an exception, with addresses and paths normalized.
 
-    Memory exhaustion is re-raised: it is a crash of the cell, reported by the isolation layer.
+    An allocation failure is raised again, as a MemoryError: it ends the cell (see ``run_cell``).
     """
     if isinstance(exc, MemoryError):
         raise exc
+    if _allocation_failure(exc) is not None:
+        raise _OutOfMemory(exc, None) from exc
+    return _describe(exc)
+
+
+def _describe(exc: BaseException) -> Dict[str, Any]:
     cls = type(exc)
     qualified = cls.__qualname__ if cls.__module__ == "builtins" else "%s.%s" % (cls.__module__, cls.__qualname__)
     text = str(exc).strip()
@@ -54,6 +102,10 @@ def _timed(record: Dict[str, Any], key: str, fn: Callable[[], Any]) -> Any:
     start = time.perf_counter()
     try:
         return fn()
+    except Exception as exc:
+        if not isinstance(exc, _OutOfMemory) and _allocation_failure(exc) is not None:
+            raise _OutOfMemory(exc, key[: -len("_s")]) from exc
+        raise
     finally:
         record[key] = round(time.perf_counter() - start, 6)
 
@@ -100,6 +152,22 @@ def run_cell(
 ) -> Dict[str, Any]:
     """Run every stage of one cell and return the record fields it produced."""
     record: Dict[str, Any] = {}
+    try:
+        return _stages(record, info, mode, found, loader, device, stages)
+    except MemoryError as exc:
+        record.update(out_of_memory(exc))
+        return record
+
+
+def _stages(
+    record: Dict[str, Any],
+    info: CaseInfo,
+    mode: str,
+    found: Dict[str, bool],
+    loader: Callable[[CaseInfo], Case],
+    device: str,
+    stages: Tuple[str, ...],
+) -> Dict[str, Any]:
     # 1. load
     try:
         case = _timed(record, "load_s", lambda: loader(info))
@@ -136,6 +204,7 @@ def run_cell(
     try:
         digest, ops, nodes, text = fingerprint.fingerprint(ep)
         record.update(graph_hash=digest, ops=ops, node_count=nodes, graph_text=text)
+        record["fingerprint_version"] = fingerprint.FINGERPRINT_VERSION
     except Exception as exc:  # a fingerprint bug must not hide the export result
         record["graph_text"] = "fingerprint failed: %s" % describe_error(exc)["error_message"]
 

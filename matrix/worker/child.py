@@ -1,30 +1,41 @@
-"""Entry point of a fresh-interpreter cell: ``python -m matrix.worker.child JOB.json RESULT.json``."""
+"""Keeper of a fresh-interpreter cell: ``python -m matrix.worker.child JOB_R RESULT_W NOTES_W CONTROL_R``.
+
+The arguments are the numbers of the pipe ends the runner passed down. This process is
+the cell's keeper (see ``isolate``): it forks the cell process before importing torch,
+so the fork is cheap, and the cell process reads its job, runs it and reports.
+"""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
+from typing import List
 
 
-def main(job_path: str, result_path: str) -> int:
+def _cell(job_r: int, result_w: int) -> int:
+    from . import isolate
+
+    job = isolate.read_job(job_r)
+    if job is None:
+        return 0
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from . import isolate, runner
-    from .capabilities import detect
-
-    with open(job_path) as f:
-        job = json.load(f)
     isolate.limit_memory(job.get("memory_mb"))
-    runner._STATE["found"] = detect()
-    try:
-        result = runner.work(job)
-    except MemoryError:
-        result = {"status": "crash", "error_type": "MemoryError", "error_message": "the cell ran out of memory"}
-    result["peak_rss_mb"] = isolate.peak_rss_mb()
-    with open(result_path, "w") as f:
-        json.dump(result, f, default=str)
+
+    def work(job: isolate.Job) -> isolate.Result:
+        from . import runner
+
+        return runner.work(job)
+
+    isolate.report(result_w, isolate.run_job(work, job))
     return 0
 
 
+def main(argv: List[str]) -> int:
+    from . import isolate
+
+    job_r, result_w, notes_w, control_r = (int(arg) for arg in argv)
+    return isolate.keep(lambda: _cell(job_r, result_w), control_r, notes_w, (job_r, result_w))
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main(sys.argv[1:]))

@@ -1,12 +1,26 @@
 """Isolation of cells: each runs in its own process so a crash, hang or leaked state stays there.
 
-``fork`` (the default where available) forks a child from the warm parent, which has
-imported torch and exported once, so a cell pays only the fork. The next child is forked
-while the current one runs, which hides most of the fork's cost on a machine with two
-cores or more. A child's result comes with a length header, so the parent records it
+``fork`` (the default where available) forks from the warm parent, which has imported
+torch and exported once, so a cell pays only the fork. The next cell's processes are
+forked while the current one runs, which hides most of the fork's cost on a machine with
+two cores or more. A child's result comes with a length header, so the parent records it
 without waiting for the child's address space to be torn down. ``spawn`` starts a fresh
 interpreter per cell (slow: it imports torch each time) for platforms without fork.
 ``inline`` runs cells in this process, without any isolation, for debugging.
+
+Under ``fork`` and ``spawn`` every cell has two processes, each in a session of its own:
+
+- the *keeper*, a child of the runner, which does nothing but watch;
+- the *cell process*, a child of the keeper, which loads and exports the case.
+
+So a case that signals its process group reaches only its own processes, and one that
+signals its parent (``os.kill(os.getppid(), ...)``) reaches the keeper, which reports the
+signal instead of dying of it. The keeper reports the cell process's exit status as soon
+as it exits, so a grandchild that keeps the result pipe open cannot turn a crash into a
+timeout. When the runner ends the cell, or dies, the keeper kills the cell's process group
+and, on Linux, every process the cell left behind (the keeper is their subreaper), then
+exits. Logs go to anonymous temporary files, so a runner killed by a signal leaves no
+folder behind.
 """
 
 from __future__ import annotations
@@ -22,8 +36,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Callable, Dict, List, Optional, Set
+from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
+from .cell import OUT_OF_MEMORY
 from .fingerprint import normalize_text
 
 Job = Dict[str, Any]
@@ -31,15 +46,32 @@ Result = Dict[str, Any]
 STDERR_TAIL = 4000
 # A child's result is a length header and JSON, so the parent has it before the child exits.
 _HEADER = struct.Struct("!Q")
+# The keeper's notes to the runner: (kind, value).
+_NOTE = struct.Struct("!ii")
+_CELL_PID, _CELL_EXIT, _SIGNALLED = 1, 2, 3
+# How long the runner waits at the end of a run for keepers to clean up before killing them.
+_KEEPER_GRACE_S = 10.0
 
 
-def _tail(path: str, limit: int = STDERR_TAIL) -> Optional[str]:
+def _signals(*names: str) -> Tuple[int, ...]:
+    found = [getattr(signal, name) for name in names if hasattr(signal, name)]
+    if hasattr(signal, "SIGRTMIN") and hasattr(signal, "SIGRTMAX"):
+        found.extend(range(signal.SIGRTMIN, signal.SIGRTMAX + 1))
+    return tuple(found)
+
+
+# Signals whose default action would end or stop the keeper. Faults (SIGSEGV, SIGBUS, ...)
+# are left out: a handler that returns from a real fault would fault again forever.
+PARENT_SIGNALS = _signals(
+    "SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGABRT", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGVTALRM",
+    "SIGPROF", "SIGXCPU", "SIGXFSZ", "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGIO", "SIGPWR",
+)  # fmt: skip
+
+
+def _tail(fd: int, limit: int = STDERR_TAIL) -> Optional[str]:
     try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - limit))
-            data = f.read().decode("utf-8", "replace")
+        size = os.fstat(fd).st_size
+        data = os.pread(fd, limit, max(0, size - limit)).decode("utf-8", "replace")
     except OSError:
         return None
     # Logs carry absolute paths of the environment (tracebacks torch prints): keep file names only.
@@ -63,18 +95,44 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
 
 
-def _died(status: int) -> Result:
+def _signal_name(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return str(sig)
+
+
+def _exit_code(status: int) -> int:
+    """A wait status as a return code: the exit code, or minus the signal that killed the process."""
     if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        try:
-            name = signal.Signals(sig).name
-        except ValueError:
-            name = str(sig)
-        return {"status": "crash", "exit_code": -sig, "error_type": "signal." + name,
+        return -os.WTERMSIG(status)
+    return os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
+
+
+def _died(code: int) -> Result:
+    if code < 0:
+        name = _signal_name(-code)
+        return {"status": "crash", "exit_code": code, "error_type": "signal." + name,
                 "error_message": "the cell's process was killed by %s" % name}  # fmt: skip
-    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
     return {"status": "crash", "exit_code": code, "error_type": "SystemExit",
             "error_message": "the cell's process exited with code %d before reporting a result" % code}  # fmt: skip
+
+
+def _parent_signalled(sig: int) -> Result:
+    name = _signal_name(sig)
+    return {"status": "crash", "error_type": "signal." + name,
+            "error_message": "the case sent %s to its parent process; the cell was stopped, the run goes on" % name}  # fmt: skip
+
+
+def _keeper_died(code: Optional[int]) -> Result:
+    if code is not None and code < 0:
+        name = _signal_name(-code)
+        error_type, how = "signal." + name, "was killed by " + name
+    else:
+        error_type, how = "SystemExit", "exited with code %s" % code
+    return {"status": "crash", "exit_code": code, "error_type": error_type,
+            "error_message": "the cell's parent process %s: the case signalled its parent or its parent's"
+            " process group; the cell was stopped, the run goes on" % how}  # fmt: skip
 
 
 def _timeout(seconds: float) -> Result:
@@ -82,199 +140,522 @@ def _timeout(seconds: float) -> Result:
             "error_message": "the cell ran past the %s s timeout and was killed" % seconds}  # fmt: skip
 
 
-class _Child:
-    def __init__(self, pid: int, job_w: int, result_r: int) -> None:
-        self.pid, self.job_w, self.result_r = pid, job_w, result_r
+def _not_started(exc: Optional[BaseException]) -> Result:
+    return {"status": "crash", "error_type": type(exc).__name__,
+            "error_message": "the cell's process could not be started: %s" % exc}  # fmt: skip
 
 
-class ForkIsolation:
-    """Fork-per-cell from a warm parent, keeping one spare child forked ahead."""
+def _close(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def _kill(pid: int, sig: int, group: bool = False) -> None:
+    try:
+        if group:
+            os.killpg(pid, sig)
+        else:
+            os.kill(pid, sig)
+    except OSError:  # gone already, or no longer ours
+        pass
+
+
+# --- in the cell process ---------------------------------------------------------------
+
+
+def read_job(fd: int) -> Optional[Job]:
+    """The job the runner wrote to ``fd``; None when it closed the pipe without one (an unused spare)."""
+    chunks = []
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    _close(fd)
+    return json.loads(b"".join(chunks)) if chunks else None
+
+
+def run_job(work: Callable[[Job], Result], job: Job) -> Result:
+    """Run ``work`` and return its result; whatever it raises becomes a crash record."""
+    try:
+        result = work(job)
+    except MemoryError as exc:
+        result = {"status": "crash", "reason": OUT_OF_MEMORY, "error_type": "MemoryError",
+                  "error_message": str(exc) or "the cell ran out of memory"}  # fmt: skip
+    except BaseException as exc:  # noqa: B036 - the cell must always report
+        result = {"status": "crash", "error_type": type(exc).__name__, "error_message": str(exc)[:500]}
+    result["peak_rss_mb"] = peak_rss_mb()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()  # os._exit does not flush: keep what the case printed in the log
+        except (OSError, ValueError):
+            pass
+    return result
+
+
+def report(fd: int, result: Result) -> None:
+    data = json.dumps(result, default=str).encode("utf-8")
+    view = memoryview(_HEADER.pack(len(data)) + data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+# --- in the keeper ---------------------------------------------------------------------
+
+
+def keep(cell: Callable[[], int], control_r: int, notes_w: int, cell_fds: Sequence[int]) -> int:
+    """Run ``cell`` in a child process in a new session and watch it until the runner ends the cell.
+
+    Called in the keeper. ``cell_fds`` are the cell's ends of its pipes: the keeper closes
+    them, so that the cell's death is seen on them. The keeper notes the cell's pid, its
+    wait status when it exits and any signal sent to the keeper; when ``control_r`` is
+    closed (the runner ended the cell, or died) it kills what is left and returns.
+    """
+    _become_subreaper()
+    watched = (signal.SIGCHLD,) + PARENT_SIGNALS
+    # Blocked across the fork, so that a signal sent to either process at once waits for its handler.
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, watched)
+    pid = os.fork()
+    if pid == 0:
+        code = 70
+        try:
+            os.setsid()
+            _close(control_r)
+            _close(notes_w)
+            for sig in PARENT_SIGNALS:
+                signal.signal(sig, signal.SIG_DFL)
+            signal.set_wakeup_fd(-1)
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+            code = cell()
+        finally:
+            os._exit(code)
+    for fd in cell_fds:
+        _close(fd)
+    _note(notes_w, _CELL_PID, pid)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    for sig in watched:
+        signal.signal(sig, _wake_only)
+    signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    while True:
+        ready = select.select([control_r, wake_r], [], [])[0]
+        if wake_r in ready:
+            for signum in sorted(set(os.read(wake_r, 512))):
+                if signum == signal.SIGCHLD:
+                    for child, status in _reap_exited():
+                        if child == pid:
+                            _note(notes_w, _CELL_EXIT, status)
+                else:
+                    _note(notes_w, _SIGNALLED, signum)
+        if control_r in ready:
+            break
+    _kill_descendants(pid)
+    return 0
+
+
+def _wake_only(signum: int, frame: Any) -> None:
+    """The wakeup fd carries the signal to the keeper's loop; the handler itself has nothing to do."""
+
+
+def _note(fd: int, kind: int, value: int) -> None:
+    try:
+        os.write(fd, _NOTE.pack(kind, value))
+    except OSError:  # the runner has ended the cell and closed its end
+        pass
+
+
+def _reap_exited() -> List[Tuple[int, int]]:
+    reaped = []
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if not pid:
+            break
+        reaped.append((pid, status))
+    return reaped
+
+
+def _become_subreaper() -> None:
+    """Make orphans of the cell children of the keeper, so it can find and kill them (Linux)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def _children() -> List[int]:
+    """The keeper's child processes: the cell and the orphans it adopted (Linux; elsewhere none)."""
+    me = os.getpid()
+    try:
+        with open("/proc/%d/task/%d/children" % (me, me)) as f:
+            return [int(pid) for pid in f.read().split()]
+    except OSError:
+        pass
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if fields[1:2] == [str(me)]:
+                found.append(int(entry))
+    return found
+
+
+def _kill_descendants(cell: int) -> None:
+    _kill(cell, signal.SIGKILL, group=True)
+    while True:
+        for child in _children():
+            _kill(child, signal.SIGKILL)
+        try:
+            os.waitpid(-1, 0)  # a killed child's own children are re-parented here before it can be reaped
+        except ChildProcessError:
+            return
+
+
+# --- in the runner ---------------------------------------------------------------------
+
+
+class _Cell:
+    """The runner's end of one cell: its keeper, the pipes to it and the cell's log."""
+
+    def __init__(
+        self,
+        keeper: int,
+        job_w: int,
+        result_r: int,
+        notes_r: int,
+        control_w: int,
+        log: IO[bytes],
+        proc: Optional[subprocess.Popen] = None,
+    ) -> None:
+        self.keeper, self.log, self.proc = keeper, log, proc
+        self.fds: Dict[str, Optional[int]] = {
+            "job": job_w, "result": result_r, "notes": notes_r, "control": control_w,
+        }  # fmt: skip
+        self.pid: Optional[int] = None  # the cell process, which leads its process group
+        self.exit_code: Optional[int] = None
+        self.signalled: Optional[int] = None
+        self.notes = bytearray()
+        self.keeper_code: Optional[int] = None
+        self.tail: Optional[str] = None
+        self.ended = False
+
+    def fd(self, name: str) -> int:
+        fd = self.fds[name]
+        assert fd is not None, name
+        return fd
+
+    def read_notes(self) -> bool:
+        """Read what the keeper noted; False once the keeper has closed its end."""
+        chunk = os.read(self.fd("notes"), 4096)
+        self.notes += chunk
+        while len(self.notes) >= _NOTE.size:
+            kind, value = _NOTE.unpack_from(self.notes)
+            del self.notes[: _NOTE.size]
+            if kind == _CELL_PID:
+                self.pid = value
+            elif kind == _CELL_EXIT:
+                self.exit_code = _exit_code(value)
+            elif kind == _SIGNALLED and self.signalled is None:
+                self.signalled = value
+        return bool(chunk)
+
+    def wait(self, block: bool) -> Optional[int]:
+        """The keeper's return code once it has exited (reaping it), else None."""
+        if self.keeper_code is None:
+            if self.proc is not None:
+                self.keeper_code = self.proc.wait() if block else self.proc.poll()
+            else:
+                try:
+                    pid, status = os.waitpid(self.keeper, 0 if block else os.WNOHANG)
+                except ChildProcessError:
+                    pid, status = self.keeper, 0
+                if pid:
+                    self.keeper_code = _exit_code(status)
+        return self.keeper_code
+
+
+def _ready(fds: List[int], timeout: float) -> List[int]:
+    return select.select(fds, [], [], max(0.0, timeout))[0]
+
+
+def _complete(data: bytearray) -> bool:
+    return len(data) >= _HEADER.size and len(data) >= _HEADER.size + _HEADER.unpack_from(data)[0]
+
+
+def _parse(data: bytearray) -> Result:
+    try:
+        return dict(json.loads(data[_HEADER.size :]))
+    except ValueError:
+        return {"status": "crash", "error_type": "ValueError",
+                "error_message": "the cell's process reported an unreadable result"}  # fmt: skip
+
+
+def _drain(fd: int, data: bytearray) -> None:
+    """Read what is in the pipe now. Bounded: a grandchild may hold the pipe open and keep writing."""
+    for _ in range(64):
+        if _complete(data) or not _ready([fd], 0):
+            return
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return
+        data += chunk
+
+
+def _collect(cell: _Cell, timeout: float) -> Result:
+    """The cell's result, or why there is none, judged by what the keeper notes as much as by the pipe."""
+    deadline = time.monotonic() + timeout
+    data = bytearray()
+    watch = [cell.fd("result"), cell.fd("notes")]
+    while True:
+        if cell.signalled is not None:
+            return _parent_signalled(cell.signalled)
+        if _complete(data):
+            return _parse(data)
+        if cell.exit_code is not None:
+            # What the process wrote before it exited is in the pipe: no need to wait for its end to close.
+            if cell.fd("result") in watch:
+                _drain(cell.fd("result"), data)
+            return _parse(data) if _complete(data) else _died(cell.exit_code)
+        if cell.fd("notes") not in watch:
+            return _keeper_died(cell.wait(block=True))
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return _timeout(timeout)
+        ready = _ready(watch, left)
+        if cell.fd("result") in ready:
+            chunk = os.read(cell.fd("result"), 1 << 20)
+            if chunk:
+                data += chunk
+            else:
+                watch.remove(cell.fd("result"))
+        if cell.fd("notes") in ready and not cell.read_notes():
+            watch.remove(cell.fd("notes"))
+
+
+class _Isolation:
+    """What the fork and spawn backends share: one keeper per cell, ended and reaped by the runner."""
+
+    def __init__(self) -> None:
+        self.spare: Optional[_Cell] = None
+        self.exiting: List[_Cell] = []  # ended cells whose keepers are still cleaning up
+        # The runner's ends of every cell's pipes and logs; a forked keeper closes those it inherits.
+        self.fds: Set[int] = set()
+
+    def _start(self) -> _Cell:
+        raise NotImplementedError
+
+    def _ahead(self) -> None:
+        """Prepare the next cell while this one runs (fork only)."""
+
+    def _take_spare(self) -> Optional[_Cell]:
+        cell, self.spare = self.spare, None
+        if cell is not None and cell.wait(block=False) is not None:
+            self._end(cell)  # its keeper died while it waited
+            return None
+        return cell
+
+    def run(self, job: Job, timeout: float) -> Result:
+        self._reap(block=False)
+        cell, failure = self._launch(job)
+        if cell is None:
+            return _not_started(failure)
+        try:
+            self._ahead()
+            result = _collect(cell, timeout)
+        finally:
+            self._end(cell)
+        result["stderr_tail"] = cell.tail
+        return result
+
+    def _launch(self, job: Job) -> Tuple[Optional[_Cell], Optional[BaseException]]:
+        data = json.dumps(job).encode("utf-8")
+        failure: Optional[BaseException] = None
+        for _ in range(2):  # a spare that died while it waited is replaced once
+            cell = self._take_spare()
+            try:
+                if cell is None:
+                    cell = self._start()
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(cell.fd("job"), view) :]
+                self._close_fd(cell, "job")
+                return cell, None
+            except OSError as exc:  # BrokenPipeError: the cell process died before it read its job
+                failure = exc
+                if cell is not None:
+                    self._end(cell)
+        return None, failure
+
+    def _close_fd(self, cell: _Cell, name: str) -> None:
+        fd = cell.fds[name]
+        if fd is not None:
+            _close(fd)
+            self.fds.discard(fd)
+            cell.fds[name] = None
+
+    def _end(self, cell: _Cell) -> None:
+        """End a cell: its keeper kills everything the cell started, then exits and is reaped later."""
+        if cell.ended:
+            return
+        cell.ended = True
+        notes = cell.fds["notes"]
+        if cell.pid is None and notes is not None and _ready([notes], 0):
+            cell.read_notes()
+        self._close_fd(cell, "control")
+        if cell.pid is not None:  # at once, even if the keeper itself is gone or stopped
+            _kill(cell.pid, signal.SIGKILL, group=True)
+        if cell.keeper_code is None:  # a keeper the case stopped cannot clean up
+            _kill(cell.keeper, signal.SIGCONT)
+        for name in ("job", "result", "notes"):
+            self._close_fd(cell, name)
+        cell.tail = _tail(cell.log.fileno())
+        self.fds.discard(cell.log.fileno())
+        cell.log.close()
+        if cell.keeper_code is None:
+            self.exiting.append(cell)
+
+    def _reap(self, block: bool) -> None:
+        self.exiting = [cell for cell in self.exiting if cell.wait(block=False) is None]
+        if not block:
+            return
+        deadline = time.monotonic() + _KEEPER_GRACE_S
+        while self.exiting and time.monotonic() < deadline:
+            time.sleep(0.01)
+            self.exiting = [cell for cell in self.exiting if cell.wait(block=False) is None]
+        for cell in self.exiting:  # a keeper stuck on a process that does not die
+            _kill(cell.keeper, signal.SIGKILL)
+            cell.wait(block=True)
+        self.exiting = []
+
+    def close(self) -> None:
+        if self.spare is not None:
+            self._end(self.spare)
+            self.spare = None
+        self._reap(block=True)
+
+
+class ForkIsolation(_Isolation):
+    """Fork-per-cell from a warm parent, keeping the next cell's processes forked ahead."""
 
     def __init__(self, work: Callable[[Job], Result], memory_mb: Optional[int] = None) -> None:
+        super().__init__()
         self.work = work
         self.memory_mb = memory_mb
-        self.logs = tempfile.mkdtemp(prefix="export-matrix-")
-        self.spare: Optional[_Child] = None
-        self.exiting: List[int] = []  # children that reported and are still tearing down
-        # The parent's ends of every child's pipes; a child closes those it inherits.
-        self.pipes: Set[int] = set()
-        self.count = 0
         # Frozen objects are skipped by the collector, so children do not copy their pages.
         gc.collect()
         gc.freeze()
 
-    def _fork(self) -> _Child:
-        job_r, job_w = os.pipe()
-        result_r, result_w = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # child
-            for fd in self.pipes | {job_w, result_r}:
-                os.close(fd)
-            code = 0
+    def _ahead(self) -> None:
+        try:
+            self.spare = self._start()
+        except OSError:  # no process to spare now: the next cell forks its own
+            self.spare = None
+
+    def _start(self) -> _Cell:
+        opened: List[int] = []
+        log = None
+        try:
+            for _ in range(4):
+                opened.extend(os.pipe())
+            log = tempfile.TemporaryFile()
+            pid = os.fork()
+        except OSError:
+            for fd in opened:
+                _close(fd)
+            if log is not None:
+                log.close()
+            raise
+        job_r, job_w, result_r, result_w, notes_r, notes_w, control_r, control_w = opened
+        if pid == 0:  # the keeper
+            code = 70
             try:
-                code = self._child(job_r, result_w)
+                os.setsid()
+                for fd in self.fds | {job_w, result_r, notes_r, control_w}:
+                    _close(fd)
+                log_fd = log.fileno()
+                code = keep(lambda: self._cell(job_r, result_w, log_fd), control_r, notes_w, (job_r, result_w, log_fd))
             finally:
                 os._exit(code)
-        os.close(job_r)
-        os.close(result_w)
-        self.pipes.update((job_w, result_r))
-        return _Child(pid, job_w, result_r)
+        for fd in (job_r, result_w, notes_w, control_r):
+            os.close(fd)
+        cell = _Cell(pid, job_w, result_r, notes_r, control_w, log)
+        self.fds.update((job_w, result_r, notes_r, control_w, log.fileno()))
+        return cell
 
-    def _close(self, fd: int) -> None:
-        os.close(fd)
-        self.pipes.discard(fd)
-
-    def _child(self, job_r: int, result_w: int) -> int:
-        chunks = []
-        while True:
-            chunk = os.read(job_r, 65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        if not chunks:
-            return 0  # parent closed without a job: the spare is not needed
-        job = json.loads(b"".join(chunks))
-        log = os.open(job["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    def _cell(self, job_r: int, result_w: int, log: int) -> int:
+        job = read_job(job_r)
+        if job is None:
+            return 0  # the runner ended without a job for this spare
         sys.stdout.flush()
         sys.stderr.flush()
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)  # a case does not read the runner's input
         os.dup2(log, 1)
         os.dup2(log, 2)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        _close(null)
+        _close(log)
         limit_memory(self.memory_mb)
-        try:
-            result = self.work(job)
-        except MemoryError:
-            result = {"status": "crash", "error_type": "MemoryError", "error_message": "the cell ran out of memory"}
-        except BaseException as exc:  # noqa: B036 - the child must always report
-            result = {"status": "crash", "error_type": type(exc).__name__, "error_message": str(exc)[:500]}
-        result["peak_rss_mb"] = peak_rss_mb()
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()  # os._exit does not flush: keep what the case printed in the log
-            except (OSError, ValueError):
-                pass
-        data = json.dumps(result, default=str).encode("utf-8")
-        view = memoryview(_HEADER.pack(len(data)) + data)
-        while view:
-            written = os.write(result_w, view)
-            view = view[written:]
+        report(result_w, run_job(self.work, job))
         return 0
 
-    def run(self, job: Job, timeout: float) -> Result:
-        self.count += 1
-        job = dict(job, log=os.path.join(self.logs, "cell-%d.log" % self.count))
-        child = self.spare or self._fork()
-        self.spare = None
-        os.write(child.job_w, json.dumps(job).encode("utf-8"))
-        self._close(child.job_w)
-        self.spare = self._fork()
-        try:
-            result = self._collect(child, timeout)
-        finally:
-            self._close(child.result_r)
-        result["stderr_tail"] = _tail(job["log"])
-        try:
-            os.unlink(job["log"])
-        except OSError:
-            pass
-        return result
 
-    def _collect(self, child: _Child, timeout: float) -> Result:
-        """Read the child's result; a child that has reported is reaped later, not waited for.
-
-        Tearing down a forked address space takes milliseconds; the next cell need not wait.
-        """
-        self._reap(block=False)
-        deadline = time.monotonic() + timeout
-        data = bytearray()
-        size = None
-        while size is None or len(data) < _HEADER.size + size:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                os.kill(child.pid, signal.SIGKILL)
-                os.waitpid(child.pid, 0)
-                return _timeout(timeout)
-            ready, _, _ = select.select([child.result_r], [], [], left)
-            if not ready:
-                continue
-            chunk = os.read(child.result_r, 1 << 20)
-            if not chunk:  # the child exited before reporting in full
-                _, status = os.waitpid(child.pid, 0)
-                return _died(status)
-            data += chunk
-            if size is None and len(data) >= _HEADER.size:
-                (size,) = _HEADER.unpack_from(data)
-        self.exiting.append(child.pid)
-        try:
-            return dict(json.loads(data[_HEADER.size :]))
-        except ValueError:
-            return {"status": "crash", "error_type": "ValueError",
-                    "error_message": "the cell's process reported an unreadable result"}  # fmt: skip
-
-    def _reap(self, block: bool) -> None:
-        for pid in list(self.exiting):
-            done, _ = os.waitpid(pid, 0 if block else os.WNOHANG)
-            if done or block:
-                self.exiting.remove(pid)
-
-    def close(self) -> None:
-        if self.spare is not None:
-            self._close(self.spare.job_w)
-            os.waitpid(self.spare.pid, 0)
-            self._close(self.spare.result_r)
-            self.spare = None
-        self._reap(block=True)
-        try:
-            os.rmdir(self.logs)
-        except OSError:
-            pass
-
-
-class SpawnIsolation:
-    """A fresh interpreter per cell: ``python -m matrix.worker.child JOB RESULT``."""
+class SpawnIsolation(_Isolation):
+    """A fresh interpreter per cell: ``python -m matrix.worker.child`` is its keeper."""
 
     def __init__(self, memory_mb: Optional[int] = None) -> None:
+        super().__init__()
         self.memory_mb = memory_mb
-        self.logs = tempfile.mkdtemp(prefix="export-matrix-")
-        self.count = 0
 
     def run(self, job: Job, timeout: float) -> Result:
-        self.count += 1
-        base = os.path.join(self.logs, "cell-%d" % self.count)
-        with open(base + ".job.json", "w") as f:
-            json.dump(dict(job, memory_mb=self.memory_mb), f)
+        return super().run(dict(job, memory_mb=self.memory_mb), timeout)
+
+    def _start(self) -> _Cell:
         env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-        command = [sys.executable, "-m", "matrix.worker.child", base + ".job.json", base + ".result.json"]
-        with open(base + ".log", "wb") as log:
-            proc = subprocess.Popen(command, stdout=log, stderr=log, env=env)
-            try:
-                proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-                result = _timeout(timeout)
-            else:
-                try:
-                    with open(base + ".result.json") as f:
-                        result = dict(json.load(f))
-                except (OSError, ValueError):
-                    status = proc.returncode
-                    result = _died((-status) if status < 0 else (status << 8))
-        result["stderr_tail"] = _tail(base + ".log")
-        for suffix in (".job.json", ".result.json", ".log"):
-            try:
-                os.unlink(base + suffix)
-            except OSError:
-                pass
-        return result
-
-    def close(self) -> None:
+        opened: List[int] = []
         try:
-            os.rmdir(self.logs)
+            for _ in range(4):
+                opened.extend(os.pipe())
+            job_r, job_w, result_r, result_w, notes_r, notes_w, control_r, control_w = opened
+            theirs = (job_r, result_w, notes_w, control_r)
+            command = [sys.executable, "-m", "matrix.worker.child"] + [str(fd) for fd in theirs]
+            log = tempfile.TemporaryFile()
+            try:
+                proc = subprocess.Popen(
+                    command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
+                    pass_fds=theirs, start_new_session=True,
+                )  # fmt: skip
+            except OSError:
+                log.close()
+                raise
         except OSError:
-            pass
+            for fd in opened:
+                _close(fd)
+            raise
+        for fd in theirs:
+            os.close(fd)
+        cell = _Cell(proc.pid, job_w, result_r, notes_r, control_w, log, proc)
+        self.fds.update((job_w, result_r, notes_r, control_w, log.fileno()))
+        return cell
 
 
 class InlineIsolation:

@@ -6,34 +6,12 @@ import json
 import os
 from typing import IO, Any, Callable, Dict, Iterator, List, Tuple
 
-SCHEMA_VERSION = 1
-
-# Every cell record carries these keys (None where they do not apply).
-CELL_KEYS = (
-    "schema_version", "kind", "run_id", "env_id", "cell_id",
-    "torch_version", "variant", "python", "device",
-    "source", "case", "case_file", "mode", "run", "tags", "requires", "expected",
-    "status", "failed_stage", "missing",
-    "error_type", "error_message", "error_traceback", "gb_type", "error_case_name",
-    "strict_passed",
-    "graph_hash", "ops", "node_count", "graph_text",
-    "decompose_status", "decomposed_hash", "decomposed_ops", "decompose_error",
-    "check_status", "check_detail", "checked_inputs",
-    "serialize_status", "serialize_error",
-    "load_s", "eager_s", "export_s", "check_s", "decompose_s", "serialize_s", "total_s",
-    "peak_rss_mb", "exit_code", "stderr_tail", "finished_at",
-)  # fmt: skip
-
-STATUSES = ("pass", "fail", "mismatch", "crash", "timeout", "not-applicable", "case-error")
+from ..errors import UserError
+from ..schema import CELL_KEYS, SCHEMA_VERSION
 
 
-class RecordFileError(Exception):
+class RecordFileError(UserError):
     """A record file that cannot be read: names the file and line."""
-
-
-def cell_id(torch_version: str, mode: str, case: str) -> str:
-    """The readable identifier of a cell, e.g. ``torch-2.4.1+cpu/strict/cond_predicate``."""
-    return "torch-%s/%s/%s" % (torch_version, mode, case)
 
 
 class Writer:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime
 import fnmatch
 import hashlib
 import os
@@ -19,8 +18,13 @@ import time
 import uuid
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ..errors import UNAVAILABLE, UserError
+from ..options import at_least, from_namespace, positive_seconds, safe_name
+from ..schema import CELL_KEYS, MODES, SCHEMA_VERSION, STATUSES, Status, cell_id, now
 from . import records
-from .case import MODES, CaseError, CaseInfo, discover_source, missing_for
+from .case import CaseError, CaseInfo, missing_for
+from .journal import Journal, interrupted
+from .sources import SOURCES, discover_source, loader_for
 
 RUNNER_VERSION = "1"
 
@@ -31,7 +35,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--source",
-        choices=("cases", "exportdb"),
+        choices=SOURCES,
         default="cases",
         help="our case files, or the ExportDB examples bundled with the installed torch",
     )
@@ -43,7 +47,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="keep cells whose case name or cell id matches one of these globs",
     )
     parser.add_argument("--tag", nargs="+", metavar="TAG", default=None, help="keep cases with one of these tags")
-    parser.add_argument("--mode", choices=("strict", "non-strict", "both"), default="both")
+    parser.add_argument(
+        "--mode",
+        choices=("strict", "non-strict", "both"),
+        default="both",
+        help="export with strict=True, strict=False, or both (default both)",
+    )
     parser.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per cell (default 120)")
     parser.add_argument(
         "--max-memory",
@@ -52,20 +61,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="MB",
         help="address space a cell may add before it is stopped (default 8192; 0: no limit)",
     )
-    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where the cases run (default cpu)")
     parser.add_argument("--variant", default=None, help="wheel variant to record (default: from torch's version tag)")
     parser.add_argument("--runs", type=int, default=1, metavar="N", help="repetitions of each cell (default 1)")
-    parser.add_argument("--force", action="store_true", help="re-run cells already recorded in --out")
+    parser.add_argument(
+        "--force", action="store_true", help="re-run cells already recorded in --out (and cells a dead run left)"
+    )
     parser.add_argument(
         "--isolation",
         choices=("fork", "spawn", "inline"),
         default=None,
-        help="fork per cell (default where available), a fresh interpreter per cell, or none",
+        help="fork per cell (default where available), a fresh interpreter per cell, or none (debugging only)",
     )
     parser.add_argument(
         "--stages",
-        default="check,decompose,serialize",
-        help="stages after export, comma-separated (default: check,decompose,serialize)",
+        default=",".join(STAGES),
+        help="stages after export, comma-separated (default: %s)" % ",".join(STAGES),
     )
     parser.add_argument(
         "--hide-capability",
@@ -74,20 +85,96 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="treat these capabilities as missing, to preview how older releases report",
     )
-    parser.add_argument("--progress", choices=("auto", "bar", "lines", "none"), default="auto")
-    parser.add_argument("--out", required=True, metavar="DIR", help="folder for the record files")  # fmt: skip
+    parser.add_argument(
+        "--progress",
+        choices=("auto", "bar", "lines", "none"),
+        default="auto",
+        help="a bar on a terminal, a line per cell, or nothing (default: a bar on a terminal, else lines)",
+    )
+    parser.add_argument("--out", required=True, metavar="DIR", help="folder for the record files")
 
 
-class UsageError(Exception):
+STAGES = ("check", "decompose", "serialize")
+
+
+class UsageError(UserError):
     """Bad options or input; the message says which."""
 
 
-def select_cases(infos: Sequence[CaseInfo], tags: Optional[List[str]]) -> List[CaseInfo]:
+@dataclasses.dataclass(frozen=True)
+class RunOptions:
+    """The options of ``export-matrix run``, validated before torch is imported."""
+
+    out: str
+    cases: Optional[Tuple[str, ...]] = None
+    source: str = "cases"
+    select: Optional[Tuple[str, ...]] = None
+    tag: Optional[Tuple[str, ...]] = None
+    mode: str = "both"
+    timeout: float = 120.0
+    max_memory: int = 8192
+    device: str = "cpu"
+    variant: Optional[str] = None
+    runs: int = 1
+    force: bool = False
+    isolation: Optional[str] = None
+    stages: Tuple[str, ...] = STAGES
+    hide_capability: Tuple[str, ...] = ()
+    progress: str = "auto"
+
+    def __post_init__(self) -> None:
+        def tuple_of(value: Any) -> Optional[Tuple[str, ...]]:
+            return None if value is None else tuple(value)
+
+        for name in ("cases", "select", "tag"):
+            object.__setattr__(self, name, tuple_of(getattr(self, name)))
+        object.__setattr__(self, "hide_capability", tuple(self.hide_capability or ()))
+        stages = self.stages.split(",") if isinstance(self.stages, str) else list(self.stages)
+        object.__setattr__(self, "stages", tuple(s.strip() for s in stages if s.strip()))
+        unknown = sorted(set(self.stages) - set(STAGES))
+        if unknown:
+            raise UsageError("--stages: unknown stage(s) %s; known: %s" % (", ".join(unknown), ", ".join(STAGES)))
+        object.__setattr__(self, "timeout", positive_seconds("--timeout", self.timeout))
+        if self.max_memory < 0:
+            raise UsageError("--max-memory %d: give megabytes above 0, or 0 for no limit" % self.max_memory)
+        at_least("--runs", self.runs, 1)
+        safe_name("--variant", self.variant)
+        if self.source not in SOURCES:
+            raise UsageError("--source %s: choose one of %s" % (self.source, ", ".join(SOURCES)))
+        if self.mode not in ("both",) + MODES:
+            raise UsageError("--mode %s: choose strict, non-strict or both" % self.mode)
+        if self.tag:
+            from .case import TAGS
+
+            unknown = sorted(set(self.tag) - TAGS)
+            if unknown:
+                raise UsageError(
+                    "--tag: unknown tag(s) %s; the taxonomy is in matrix/worker/case.py (e.g. %s)"
+                    % (", ".join(unknown), ", ".join(sorted(TAGS)[:4]))
+                )
+
+    @classmethod
+    def from_args(cls, namespace: argparse.Namespace) -> RunOptions:
+        return from_namespace(cls, namespace)
+
+    @property
+    def modes(self) -> Tuple[str, ...]:
+        return MODES if self.mode == "both" else (self.mode,)
+
+    @property
+    def isolation_name(self) -> str:
+        return self.isolation or ("fork" if hasattr(os, "fork") else "spawn")
+
+
+OPTIONS = RunOptions
+
+
+def select_cases(infos: Sequence[CaseInfo], tags: Optional[Sequence[str]]) -> List[CaseInfo]:
     """The cases with one of ``tags`` (all cases when none are given); globs apply per cell, in ``plan``."""
     return [info for info in infos if not tags or set(tags) & set(info.tags)]
 
 
-def cell_selected(case: str, cell: str, select: Optional[List[str]]) -> bool:
+def cell_selected(case: str, cell: str, select: Optional[Sequence[str]]) -> bool:
     return not select or any(fnmatch.fnmatchcase(case, g) or fnmatch.fnmatchcase(cell, g) for g in select)
 
 
@@ -116,14 +203,15 @@ def _packages_hash() -> str:
     return hashlib.sha256("\n".join(names).encode()).hexdigest()[:16]
 
 
-def environment_record(torch: Any, found: Dict[str, bool], args: argparse.Namespace, run_id: str) -> Dict[str, Any]:
+def environment_record(
+    torch: Any, found: Dict[str, bool], options: RunOptions, run_id: str, variant: str
+) -> Dict[str, Any]:
     from .capabilities import strict_default
 
     version = str(torch.__version__)
     python = "%d.%d" % sys.version_info[:2]
-    variant = args.variant or variant_of(version)
     return {
-        "schema_version": records.SCHEMA_VERSION,
+        "schema_version": SCHEMA_VERSION,
         "kind": "environment",
         "run_id": run_id,
         "env_id": "torch-%s_%s_py%s" % (version, variant, python),
@@ -137,34 +225,24 @@ def environment_record(torch: Any, found: Dict[str, bool], args: argparse.Namesp
         "cpu": _cpu_name(),
         "cuda_version": getattr(getattr(torch, "version", None), "cuda", None),
         "cuda_available": bool(torch.cuda.is_available()),
-        "device": args.device,
+        "device": options.device,
         "runner_version": RUNNER_VERSION,
         "capabilities": found,
         "strict_default": strict_default(),
         "packages_hash": _packages_hash(),
-        "started_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "source": args.source,
+        "started_at": now(),
+        "source": options.source,
     }
 
 
-# Set in the parent before forking; read by ``work`` in the child.
-_STATE: Dict[str, Any] = {}
-
-
 def work(job: Dict[str, Any]) -> Dict[str, Any]:
-    """Run one cell (in the isolated child)."""
-    from .case import load
+    """Run one cell (in the isolated child); the job carries everything, the child keeps no state."""
     from .cell import run_cell
 
     fields: Dict[str, Any] = dict(job["info"], tags=tuple(job["info"]["tags"]), requires=tuple(job["info"]["requires"]))
     info = CaseInfo(**fields)
-    if info.source == "exportdb":
-        from . import exportdb
-
-        loader = exportdb.load
-    else:
-        loader = load
-    return run_cell(info, job["mode"], _STATE["found"], loader, job["device"], tuple(job["stages"]))
+    found = job["found"]
+    return run_cell(info, job["mode"], found, loader_for(info.source), job["device"], tuple(job["stages"]))
 
 
 class Progress:
@@ -195,80 +273,145 @@ class Progress:
             sys.stderr.flush()
 
 
-def _discover(args: argparse.Namespace) -> List[CaseInfo]:
+def _discover(options: RunOptions) -> List[CaseInfo]:
     try:
-        return discover_source(args.source, args.cases)
+        return discover_source(options.source, list(options.cases) if options.cases else None)
     except CaseError as exc:
         raise UsageError(str(exc))
 
 
+Cell = Tuple[CaseInfo, str, int]
+
+
 def plan(
-    infos: Sequence[CaseInfo], modes: Sequence[str], runs: int, torch_version: str, select: Optional[List[str]]
-) -> List[Tuple[CaseInfo, str, int]]:
+    infos: Sequence[CaseInfo], modes: Sequence[str], runs: int, torch_version: str, select: Optional[Sequence[str]]
+) -> List[Cell]:
     cells = []
     for info in infos:
         for mode in modes:
-            if not cell_selected(info.name, records.cell_id(torch_version, mode, info.name), select):
+            if not cell_selected(info.name, cell_id(torch_version, mode, info.name), select):
                 continue
             for run in range(runs):
                 cells.append((info, mode, run))
     return cells
 
 
-def execute(args: argparse.Namespace) -> Dict[str, int]:
-    """Run the selected cells; returns counts per status of the cells run now."""
-    isolation_name = args.isolation or ("fork" if hasattr(os, "fork") else "spawn")
-    if isolation_name == "fork" and args.device == "cpu":
+def installed_torch_version() -> str:
+    """torch's ``__version__`` without importing torch (seconds saved when there is nothing to run).
+
+    Read from torch's own ``version.py``, not from its package metadata: PyPI's builds of
+    older releases call themselves ``2.1.2+cu121`` at run time but ``2.1.2`` in metadata.
+    """
+    import importlib.util
+    import re
+
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        raise UsageError(
+            "torch is not installed in this interpreter (%s); run the matrix with `nox -s run`, which installs"
+            " each release, or install torch here" % sys.executable,
+            exit_code=UNAVAILABLE,
+        )
+    for folder in spec.submodule_search_locations:
+        try:
+            with open(os.path.join(folder, "version.py"), encoding="utf-8") as f:
+                found = re.search(r"^__version__(?:\s*:\s*str)?\s*=\s*['\"]([^'\"]+)['\"]", f.read(), re.M)
+        except OSError:
+            continue
+        if found:
+            return found.group(1)
+    import torch
+
+    return str(torch.__version__)
+
+
+def record_path(options: RunOptions, torch_version: str, variant: str) -> str:
+    python = "%d.%d" % sys.version_info[:2]
+    return os.path.join(options.out, records.env_file_name(torch_version, variant, python))
+
+
+def execute(options: RunOptions) -> Dict[str, int]:
+    """Run the selected cells; returns counts per status of the cells recorded now."""
+    infos = select_cases(_discover(options), list(options.tag) if options.tag else None)
+    version = installed_torch_version()
+    variant = options.variant or variant_of(version)
+    cells = plan(infos, options.modes, options.runs, version, options.select)
+    if not cells:
+        raise UsageError(
+            "nothing selected: no case of %d matches --select %s --tag %s in --mode %s"
+            % (len(infos), " ".join(options.select or ["*"]), " ".join(options.tag or ["*"]), options.mode)
+        )
+    path = record_path(options, version, variant)
+    os.makedirs(options.out, exist_ok=True)
+    with Journal(path) as journal:
+        done: set = set()
+        warnings: List[str] = []
+        if not options.force:
+            done, warnings = records.done_keys(path)
+        for warning in warnings:
+            sys.stderr.write("warning: %s\n" % warning)
+        wanted = [(info.name, mode, run) for info, mode, run in cells]
+        dead = set() if options.force else set(interrupted(journal.started(), done, wanted))
+        todo = [c for c in cells if (c[0].name, c[1], c[2]) not in done]
+        sys.stderr.write(
+            "torch %s (%s): %d cells, %d already recorded, %d to run -> %s\n"
+            % (version, variant, len(cells), len(cells) - len(todo), len(todo) - len(dead), path)
+        )
+        if not todo:
+            return {}
+        return _run_cells(options, todo, dead, path, journal, variant)
+
+
+def _run_cells(
+    options: RunOptions, todo: List[Cell], dead: set, path: str, journal: Journal, variant: str
+) -> Dict[str, int]:
+    if options.isolation_name == "fork" and options.device == "cpu":
         # A forked child deadlocks in OpenMP once the parent has used its thread pool.
         os.environ["OMP_NUM_THREADS"] = "1"
-    if args.runs < 1:
-        raise UsageError("--runs must be at least 1")
-    stages = tuple(s for s in args.stages.split(",") if s)
-    unknown = set(stages) - {"check", "decompose", "serialize"}
-    if unknown:
-        raise UsageError("--stages: unknown stage(s) %s; known: check, decompose, serialize" % sorted(unknown))
-    infos = select_cases(_discover(args), args.tag)
-
+    sys.stderr.write("importing torch and detecting its capabilities...\n")
+    sys.stderr.flush()
     import torch
 
     from .capabilities import detect
 
-    if isolation_name == "fork" and args.device == "cpu":
+    if options.isolation_name == "fork" and options.device == "cpu":
         torch.set_num_threads(1)
-    if args.device == "cuda" and not torch.cuda.is_available():
+    if options.device == "cuda" and not torch.cuda.is_available():
         raise UsageError("--device cuda: CUDA is not available in this torch (%s)" % torch.__version__)
     found = detect()
-    hidden = sorted(set(args.hide_capability) - set(found))
+    hidden = sorted(set(options.hide_capability) - set(found))
     if hidden:
         raise UsageError("--hide-capability: unknown capabilities %s; known: %s" % (hidden, ", ".join(sorted(found))))
-    found.update({name: False for name in args.hide_capability})
-    _STATE["found"] = found
+    found.update({name: False for name in options.hide_capability})
     run_id = uuid.uuid4().hex[:12]
-    env = environment_record(torch, found, args, run_id)
-    path = os.path.join(args.out, records.env_file_name(env["torch_version"], env["variant"], env["python"]))
-    done: set = set()
-    warnings: List[str] = []
-    if not args.force:
-        done, warnings = records.done_keys(path)
-    for warning in warnings:
-        sys.stderr.write("warning: %s\n" % warning)
-    modes = MODES if args.mode == "both" else (args.mode,)
-    cells = plan(infos, modes, args.runs, env["torch_version"], args.select)
-    todo = [c for c in cells if (c[0].name, c[1], c[2]) not in done]
-    sys.stderr.write(
-        "torch %s (%s): %d cells, %d already recorded, %d to run -> %s\n"
-        % (env["torch_version"], env["variant"], len(cells), len(cells) - len(todo), len(todo), path)
-    )
+    env = environment_record(torch, found, options, run_id, variant)
+    if env["torch_version"] != installed_torch_version():  # pragma: no cover - a torch that misreports itself
+        raise UsageError("torch reports version %s but its version.py says otherwise" % env["torch_version"])
     counts: Dict[str, int] = {}
     with records.Writer(path) as writer:
         writer.write(env)
-        if not todo:
+        for info, mode, run in [c for c in todo if (c[0].name, c[1], c[2]) in dead]:
+            record = _cell_record(info, mode, run, env, options)
+            record.update(
+                status="crash",
+                reason="runner-killed",
+                error_type="matrix.worker.runner.RunnerDied",
+                error_message="the runner died while this cell ran (killed by the case or from outside);"
+                " recorded as a crash and not run again without --force",
+                finished_at=now(),
+            )
+            writer.write(record)
+            counts["crash"] = counts.get("crash", 0) + 1
+            sys.stderr.write("crash (runner died during it in an earlier run): %s\n" % record["cell_id"])
+        live = [c for c in todo if (c[0].name, c[1], c[2]) not in dead]
+        if not live:
             return counts
-        backend = _backend(isolation_name, found, args)
-        progress = Progress(len(todo), args.progress)
+        backend = _backend(options, found)
+        progress = Progress(len(live), options.progress)
         try:
-            for info, mode, run in todo:
-                record = _run_one(backend, info, mode, run, env, found, args, stages, progress)
+            for info, mode, run in live:
+                journal.start((info.name, mode, run), run_id, now())
+                record = _run_one(backend, info, mode, run, env, found, options, progress)
                 writer.write(record)
                 counts[record["status"]] = counts.get(record["status"], 0) + 1
         finally:
@@ -277,11 +420,11 @@ def execute(args: argparse.Namespace) -> Dict[str, int]:
     return counts
 
 
-def _backend(name: str, found: Dict[str, bool], args: argparse.Namespace) -> Any:
+def _backend(options: RunOptions, found: Dict[str, bool]) -> Any:
     from . import isolate
 
-    memory = None if args.device == "cuda" else (args.max_memory or None)
-    if name == "spawn":
+    memory = None if options.device == "cuda" else (options.max_memory or None)
+    if options.isolation_name == "spawn":
         return isolate.SpawnIsolation(memory)
     from .cell import warm_up
 
@@ -290,9 +433,18 @@ def _backend(name: str, found: Dict[str, bool], args: argparse.Namespace) -> Any
         sys.stderr.write(
             "warning: the warm-up export failed (%s); timings of the first cells include warm-up\n" % problem
         )
-    if name == "inline":
+    if options.isolation_name == "inline":
         return isolate.InlineIsolation(work)
     return isolate.ForkIsolation(work, memory)
+
+
+def _cell_record(info: CaseInfo, mode: str, run: int, env: Dict[str, Any], options: RunOptions) -> Dict[str, Any]:
+    return records.empty_cell(
+        run_id=env["run_id"], env_id=env["env_id"], cell_id=cell_id(env["torch_version"], mode, info.name),
+        torch_version=env["torch_version"], variant=env["variant"], python=env["python"], device=options.device,
+        source=info.source, case=info.name, case_file=info.path, mode=mode, run=run, tags=list(info.tags),
+        requires=list(info.requires), expected=info.expected,
+    )  # fmt: skip
 
 
 def _run_one(
@@ -302,17 +454,11 @@ def _run_one(
     run: int,
     env: Dict[str, Any],
     found: Dict[str, bool],
-    args: argparse.Namespace,
-    stages: Tuple[str, ...],
+    options: RunOptions,
     progress: Progress,
 ) -> Dict[str, Any]:
-    cell = records.cell_id(env["torch_version"], mode, info.name)
-    record = records.empty_cell(
-        run_id=env["run_id"], env_id=env["env_id"], cell_id=cell, torch_version=env["torch_version"],
-        variant=env["variant"], python=env["python"], device=args.device, source=info.source, case=info.name,
-        case_file=info.path, mode=mode, run=run, tags=list(info.tags), requires=list(info.requires),
-        expected=info.expected,
-    )  # fmt: skip
+    record = _cell_record(info, mode, run, env, options)
+    cell = record["cell_id"]
     progress.start(cell)
     start = time.perf_counter()
     missing = missing_for(info, mode, found)
@@ -325,28 +471,27 @@ def _run_one(
         )
     elif missing:
         lacks = "needs %s, which torch %s lacks" % (", ".join(missing), env["torch_version"])
-        record.update(status="not-applicable", missing=missing, error_message=lacks)
+        record.update(status=Status.NOT_APPLICABLE.value, missing=missing, error_message=lacks)
     else:
-        job = {"info": dataclasses.asdict(info), "mode": mode, "device": args.device, "stages": list(stages)}
-        result = backend.run(job, args.timeout)
-        record.update({k: v for k, v in result.items() if k in records.CELL_KEYS})
+        job = {
+            "info": dataclasses.asdict(info),
+            "mode": mode,
+            "device": options.device,
+            "stages": list(options.stages),
+            "found": found,
+        }
+        result = backend.run(job, options.timeout)
+        record.update({k: v for k, v in result.items() if k in CELL_KEYS})
     record["total_s"] = round(time.perf_counter() - start, 6)
-    record["finished_at"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    record["finished_at"] = now()
     if record["status"] is None:
         record.update(status="crash", error_message="the cell reported no status")
     progress.finish(cell, record["status"], record["total_s"])
     return record
 
 
-def main(args: argparse.Namespace) -> int:
-    try:
-        counts = execute(args)
-    except UsageError as exc:
-        sys.stderr.write("export-matrix run: error: %s\n" % exc)
-        return 2
-    except KeyboardInterrupt:
-        sys.stderr.write("\nexport-matrix run: interrupted; every finished cell is recorded, run again to resume\n")
-        return 130
-    summary = ", ".join("%s %d" % (status, counts[status]) for status in records.STATUSES if status in counts)
+def main(options: RunOptions) -> int:
+    counts = execute(options)
+    summary = ", ".join("%s %d" % (status, counts[status]) for status in STATUSES if status in counts)
     sys.stderr.write("done: %s\n" % (summary or "nothing to run"))
     return 0

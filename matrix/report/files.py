@@ -1,0 +1,95 @@
+"""Where the report writes: only inside its folder, and it removes only files it wrote itself.
+
+Every path the report writes is checked, after resolving links, to lie inside the report
+folder (``--out``). Each build lists what it wrote in the folder's manifest,
+:data:`MANIFEST`; the next build removes the files of that list it did not write again
+(e.g. the page of a case that is gone). Files the report did not write, such as notes
+or images someone added to the folder, are never listed and so never removed; nor is
+anything in a folder written before manifests existed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+from typing import Iterable, Optional, Set
+
+from matrix.errors import UserError
+
+MANIFEST = ".export-matrix-report.json"
+# What a build writes, and so all a manifest entry may name for removal: (folder, suffixes).
+_REMOVABLE = {"": (".md", ".parquet"), "cases": (".md",), "charts": (".png", ".svg")}
+
+
+class OutsideError(UserError):
+    """A path the report was about to write lies outside its folder."""
+
+
+def target(out: str, relative: str) -> str:
+    """The path of ``relative`` inside the report folder ``out``, refused unless it resolves to inside it."""
+    path = _inside(out, relative)
+    if path is None:
+        raise OutsideError("--out %s: refusing to write %r, which is not a path inside the folder" % (out, relative))
+    return path
+
+
+def _inside(out: str, relative: str) -> Optional[str]:
+    """``relative`` resolved (links followed) under ``out``, or None when that is not strictly inside ``out``."""
+    if "\0" in relative or os.path.isabs(relative):
+        return None
+    root = os.path.realpath(out)
+    path = os.path.realpath(os.path.join(root, relative))
+    if path == root or os.path.commonpath([root, path]) != root:
+        return None
+    return path
+
+
+def write_text(out: str, relative: str, text: str) -> None:
+    path = target(out, relative)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+
+
+def previous(out: str) -> Set[str]:
+    """The files an earlier build listed in the manifest; none when there is no readable manifest."""
+    try:
+        with open(os.path.join(out, MANIFEST), encoding="utf-8") as f:
+            listed = json.load(f).get("files")
+    except (OSError, ValueError, AttributeError):
+        return set()
+    if not isinstance(listed, list):
+        return set()
+    return {entry for entry in listed if isinstance(entry, str)}
+
+
+def write_manifest(out: str, written: Iterable[str]) -> None:
+    files = sorted({_posix(path) for path in written})
+    write_text(out, MANIFEST, json.dumps({"files": files}, indent=2) + "\n")
+
+
+def remove_stale(out: str, listed: Iterable[str], written: Iterable[str]) -> None:
+    """Remove the files of an earlier build's list that this build did not write."""
+    kept = {_posix(path) for path in written}
+    for entry in sorted(set(listed) - kept):
+        if not _removable(entry):
+            continue
+        path = os.path.join(out, *entry.split("/"))
+        # A link or folder there now was put by someone else: the report writes plain files.
+        if os.path.islink(path) or not os.path.isfile(path):
+            continue
+        resolved = _inside(out, entry)
+        if resolved is not None:
+            os.remove(resolved)
+
+
+def _removable(entry: str) -> bool:
+    if "\0" in entry or "\\" in entry or posixpath.normpath(entry) != entry or entry.startswith(("/", "..")):
+        return False
+    folder, name = posixpath.split(entry)
+    return folder in _REMOVABLE and not name.startswith(".") and name.endswith(_REMOVABLE[folder])
+
+
+def _posix(path: str) -> str:
+    return path.replace(os.sep, "/")

@@ -1,0 +1,176 @@
+"""The record schema, shared by the worker and the host: statuses, modes, identities, keys.
+
+A new status, a new key or a change to which record wins is made here and nowhere else.
+Standard library only, and Python 3.8 syntax: the worker imports this module inside
+every torch environment.
+"""
+
+from __future__ import annotations
+
+import datetime
+import enum
+import json
+import math
+from typing import Any, Dict, Mapping, Optional, Tuple
+
+SCHEMA_VERSION = 1
+
+MODES = ("strict", "non-strict")
+
+# What identifies one cell across runs, shards and machines.
+IDENTITY = ("torch_version", "variant", "python", "case", "mode", "run")
+# What identifies one environment (a torch build for one Python).
+ENV_KEY = ("torch_version", "variant", "python")
+
+RECORD_KINDS = ("environment", "cell", "env-error")
+
+# Every cell record carries these keys (None where they do not apply).
+CELL_KEYS = (
+    "schema_version", "kind", "run_id", "env_id", "cell_id",
+    "torch_version", "variant", "python", "device",
+    "source", "case", "case_file", "mode", "run", "tags", "requires", "expected",
+    "status", "failed_stage", "missing",
+    "reason",
+    "error_type", "error_message", "error_traceback", "gb_type", "error_case_name",
+    "strict_passed",
+    "graph_hash", "fingerprint_version", "ops", "node_count", "graph_text",
+    "decompose_status", "decomposed_hash", "decomposed_ops", "decompose_error",
+    "check_status", "check_detail", "checked_inputs",
+    "serialize_status", "serialize_error",
+    "load_s", "eager_s", "export_s", "check_s", "decompose_s", "serialize_s", "total_s",
+    "peak_rss_mb", "exit_code", "stderr_tail", "finished_at",
+)  # fmt: skip
+
+# The keys of an env-error record (an environment that could not be installed) that tables read.
+ENV_ERROR_KEYS = (
+    "torch_version", "variant", "python", "error_type", "error_message", "installer_output", "finished_at",
+)  # fmt: skip
+
+
+class Status(str, enum.Enum):
+    """The outcome of a cell. The string values are what the records hold."""
+
+    PASS = "pass"
+    MISMATCH = "mismatch"
+    FAIL = "fail"
+    CRASH = "crash"
+    TIMEOUT = "timeout"
+    NOT_APPLICABLE = "not-applicable"
+    CASE_ERROR = "case-error"
+
+    @property
+    def rank(self) -> Optional[int]:
+        """Higher is better; None for statuses that say nothing about torch (not comparable)."""
+        return _RANK.get(self.value)
+
+    @property
+    def applicable(self) -> bool:
+        """Whether the cell ran torch.export at all and so counts towards a pass rate."""
+        return self.value in _RANK
+
+    @property
+    def symbol(self) -> str:
+        return _SYMBOL[self.value]
+
+    @property
+    def colour(self) -> str:
+        return _COLOUR[self.value]
+
+    @property
+    def meaning(self) -> str:
+        return _MEANING[self.value]
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_RANK = {"pass": 3, "mismatch": 2, "fail": 1, "crash": 0, "timeout": 0}
+_SYMBOL = {
+    "pass": "✅",
+    "mismatch": "⚠️",
+    "fail": "❌",
+    "crash": "💥",
+    "timeout": "⏱️",
+    "not-applicable": "➖",
+    "case-error": "🚧",
+}
+_COLOUR = {
+    "pass": "#2e9e44",
+    "mismatch": "#f0a830",
+    "fail": "#d62728",
+    "crash": "#6b1f3a",
+    "timeout": "#8c6bb1",
+    "not-applicable": "#c8c8c8",
+    "case-error": "#3b7dd8",
+}
+_MEANING = {
+    "pass": "exported, and the exported program reproduces eager",
+    "mismatch": "exported, but the exported program gives other numbers than eager, or raises where eager did not",
+    "fail": "torch.export.export raised",
+    "crash": "the cell's process died (signal, os._exit, out of memory)",
+    "timeout": "the cell ran past its time limit and was killed",
+    "not-applicable": "the release lacks a capability the case or mode needs; never a failure",
+    "case-error": "the case cannot load, or its eager run fails, on this release",
+}
+
+STATUSES = tuple(status.value for status in Status)  # in display order
+APPLICABLE = tuple(status.value for status in Status if status.applicable)
+# Breaks ties between equally common statuses of one cell's runs: the worse one wins.
+WORST_FIRST = ("crash", "timeout", "fail", "mismatch", "case-error", "not-applicable", "pass")
+# The symbol of a grid position that has no record.
+NO_RECORD = "·"
+
+
+def rank(status: Any) -> Optional[int]:
+    """The rank of a status string (None when it is not comparable or not a status)."""
+    return _RANK.get(status) if isinstance(status, str) else None
+
+
+def cell_id(torch_version: str, mode: str, case: str) -> str:
+    """The readable identifier of a cell, e.g. ``torch-2.4.1+cpu/strict/cond_predicate``."""
+    return "torch-%s/%s/%s" % (torch_version, mode, case)
+
+
+def identity(record: Mapping[str, Any]) -> Tuple[Any, ...]:
+    """A cell record's identity; a missing ``run`` is run 0."""
+    return tuple(record.get(key) if key != "run" else record.get("run") or 0 for key in IDENTITY)
+
+
+def instant(value: Any) -> float:
+    """A ``finished_at`` text as seconds since the epoch; unreadable or missing ones sort first.
+
+    Texts are compared as instants, not as text, so that offsets (``+02:00``, ``Z``) order right.
+    """
+    if not isinstance(value, str) or not value:
+        return -math.inf
+    text = value[:-1] + "+00:00" if value.endswith("Z") else value
+    try:
+        moment = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return -math.inf
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    return moment.timestamp()
+
+
+def canonical(record: Mapping[str, Any]) -> str:
+    """A record as canonical JSON text: sorted keys, no spaces, NaN as null."""
+    clean: Dict[str, Any] = {
+        key: (None if isinstance(value, float) and math.isnan(value) else value) for key, value in record.items()
+    }
+    return json.dumps(clean, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def recency(record: Mapping[str, Any]) -> Tuple[float, str]:
+    """The order in which two records of the same identity are compared: the greatest wins.
+
+    The record that finished last wins; a tie (``finished_at`` has whole seconds) goes to
+    the record whose canonical JSON sorts last. A total order, so the winner does not
+    depend on reading order: the store and merge use this one rule.
+    """
+    return (instant(record.get("finished_at")), canonical(record))
+
+
+def now() -> str:
+    """The current time as recorded in ``finished_at``: UTC with microseconds."""
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="microseconds")
