@@ -9,11 +9,15 @@ changes the list (`all` for the full matrix, or words such as `2.4 2.5.1+cpu lat
     EXPORT_MATRIX_TORCH=all nox -t cpu           # every CPU build of the full matrix
     nox -s run -- --select 'cond_*' --mode strict
     nox -l --json -s run                         # the session list, e.g. as a CI job matrix
+
+Records go to results/latest/ and `nox -s report` writes reports/local/, both git-ignored;
+`nox -s publish -- RECORD_DIR...` alone writes the committed report, reports/latest/.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
@@ -23,7 +27,7 @@ import nox
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))  # the sessions are thin wrappers around the project's own modules
 
-from matrix.envs import environments, install, pipconfig, releases  # noqa: E402
+from matrix.envs import environments, install, logs, pipconfig, releases  # noqa: E402
 
 nox.needs_version = ">=2024.4.15"
 nox.options.default_venv_backend = "uv|virtualenv"
@@ -35,6 +39,9 @@ OUT_VARIABLE = "EXPORT_MATRIX_OUT"
 TEST_TORCH_VARIABLE = "EXPORT_MATRIX_TEST_TORCH"
 DEFAULT_OUT = "results/latest"
 DEFAULT_TEST_TORCH = "torch==2.13.0"
+RECORDS = "results"
+LOCAL_REPORT = "reports/local"
+PUBLISHED_REPORT = "reports/latest"
 
 
 def _builds() -> List[releases.Build]:
@@ -100,14 +107,53 @@ def run(session: nox.Session, torch: str, variant: str) -> None:
         args += ["--out", out]
     if "--device" not in session.posargs and environments.cuda_available(environment):
         args += ["--device", "cuda"]
-    session.run(*environment.worker_command(*args, *session.posargs), env=environment.worker_env(), external=True)
+    command = environment.worker_command(*args, *session.posargs)
+    _run_logged(session, command, environment.worker_env(), logs.log_path(Path(out), spec.name))
+
+
+def _run_logged(session: nox.Session, command: List[str], env: Dict[str, str], log: Path) -> None:
+    """Run the worker with the runner's lines on the terminal and everything it prints in ``log``."""
+    failed = True
+    tee = logs.Tee(log, command)
+    try:
+        with tee:
+            session.run(*command, env=env, external=True, stdout=tee.fd, stderr=subprocess.STDOUT)
+        failed = False
+    finally:
+        other = tee.last_lines()
+        if failed and other:
+            session.warn("the worker's last other output:\n" + "\n".join(other))
+        session.log("the worker's full output (torch's warnings and messages): %s" % log)
+
+
+def _report(session: nox.Session, args: List[str], out: str) -> None:
+    _install(session, ".")
+    session.run("python", "-m", "matrix", "report", *args, "--out", out)
+    session.log("the report is in %s" % os.path.join(out, "index.md"))
 
 
 @nox.session
 def report(session: nox.Session) -> None:
-    """Build the tables, Markdown and charts from every record under results/ (or the folders and options after --)."""
-    _install(session, ".")
-    session.run("export-matrix", "report", *(session.posargs or ["results", "--out", "reports/latest"]))
+    """Build the report from every record under results/ (or the folders after --) into reports/local/."""
+    args = list(session.posargs) or [RECORDS]
+    if not session.posargs and not Path(RECORDS).is_dir():
+        session.error("no records in %s/ yet: run `nox -s run` first" % RECORDS)
+    out = LOCAL_REPORT
+    if "--out" in args[:-1]:
+        at = args.index("--out")
+        out = args[at + 1]
+        del args[at : at + 2]
+    _report(session, args, out)
+
+
+@nox.session(default=False)
+def publish(session: nox.Session) -> None:
+    """Rebuild the committed report, reports/latest/, from the record folders after --."""
+    if not session.posargs:
+        session.error("name the record folders to publish: nox -s publish -- RECORD_DIR... [--baseline DIR]")
+    if "--out" in session.posargs:
+        session.error("publish always writes %s; use `nox -s report -- ... --out DIR` for others" % PUBLISHED_REPORT)
+    _report(session, list(session.posargs), PUBLISHED_REPORT)
 
 
 def _case_command(session: nox.Session, command: str, usage: str) -> None:

@@ -72,7 +72,7 @@ def measure(args: argparse.Namespace) -> List[Dict[str, str]]:
     try:
         uv = install.UvInstaller(install.find_uv() or "uv")
         first = timed(lambda: environments.prepare(spec, envs, tool=uv, log=quiet))
-        row("first env", "%.1f s" % first, "", "%s, includes building the project wheel" % spec.name)
+        row("first env", "%.1f s" % first, "", "%s, torch and the copy of the worker" % spec.name)
 
         warm = [timed(lambda: environments.prepare(spec, envs, tool=uv, log=quiet)) for _ in range(args.repeat * 10)]
         row("warm prepare", "%.1f ms" % (1000 * statistics.median(warm)), "", "median of %d" % len(warm))

@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -20,6 +21,7 @@ from .errors import UserError
 from .options import from_namespace, positive_seconds
 from .probe import read_folder, run_case, validate_case
 from .schema import MODES
+from .worker import resources
 
 CURRENT = "current"
 ERROR_WIDTH = 90
@@ -53,6 +55,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, metavar="DIR", help="keep the records here (default: discard them)")
     parser.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     parser.add_argument("--reinstall", action="store_true", help="rebuild the environments even if they exist")
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=0,
+        metavar="N",
+        help="releases checked at once (default: the usable cores, as memory allows)",
+    )
     parser.add_argument("--verbose", "-v", action="store_true", help="show the worker's output")  # fmt: skip
 
 
@@ -230,9 +240,12 @@ class CheckOptions:
     format: str = "text"
     reinstall: bool = False
     verbose: bool = False
+    jobs: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "torch", tuple(self.torch))
+        if self.jobs < 0:
+            raise CheckError("--jobs %d: give a number of releases above 0, or 0 for the default" % self.jobs)
         object.__setattr__(self, "timeout", positive_seconds("--timeout", self.timeout))
 
     @classmethod
@@ -243,17 +256,65 @@ class CheckOptions:
 OPTIONS = CheckOptions
 
 
+# What one release's worker may take while it runs one case: torch and a small export.
+MB_PER_RELEASE = 1500
+
+
 def main(options: CheckOptions) -> int:
     case = validate_case(options.case)
     chosen = targets(options.torch, options.variant, options.python)
     modes = modes_of(options.mode)
+    workers = min(len(chosen), resources.jobs(options.jobs or None, MB_PER_RELEASE))
     with tempfile.TemporaryDirectory(prefix="export-matrix-check-") as scratch:
         out = Path(options.out) if options.out else Path(scratch)
-        rows: List[Row] = []
-        for target in chosen:
-            print("%s: running %s" % (target.label, case), file=sys.stderr, flush=True)
-            rows += check_target(
+        print(
+            "checking %s in %s on %d release(s), %d at a time" % (case, "/".join(modes), len(chosen), workers),
+            file=sys.stderr,
+            flush=True,
+        )
+
+        def one(target: Target) -> List[Row]:
+            return check_target(
                 target, options.case, case, modes, out, options.timeout, options.reinstall, options.verbose
             )
+
+        found: Dict[str, List[Row]] = {}
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            running = {pool.submit(one, target): target for target in chosen}
+            for done in as_completed(running):
+                target = running[done]
+                found[target.label] = done.result()
+                for row in found[target.label]:  # as they arrive; the table below is in release order
+                    print("  %-14s %-10s %s" % (row.torch, row.mode, row.status), file=sys.stderr, flush=True)
+    rows = [row for target in chosen for row in found[target.label]]
     print(format_rows(rows, options.format))
+    verdict = passing_summary(rows)
+    if verdict and options.format == "text":
+        print(verdict)
     return 0
+
+
+def passing_summary(rows: Sequence[Row]) -> Optional[str]:
+    """For a case that fails somewhere: where it passes, and from which release on it keeps passing.
+
+    Releases are taken in the order of the rows (the order asked, oldest first for the
+    usual selections); a release passes when every mode asked passes there.
+    """
+    statuses: Dict[str, List[str]] = {}
+    for row in rows:
+        statuses.setdefault(row.torch, []).append(row.status)
+    labels = list(statuses)
+    passing = [label for label in labels if all(status == "pass" for status in statuses[label])]
+    if len(passing) == len(labels):
+        return None
+    if not passing:
+        return "passes on none of the releases checked (%s)" % ", ".join(labels)
+    text = "passes on %s" % ", ".join(passing)
+    if labels[-1] not in passing:
+        return text + "; fails on the newest release checked (%s)" % labels[-1]
+    since = labels[-1]
+    for label in reversed(labels):
+        if label not in passing:
+            break
+        since = label
+    return text + "; keeps passing from %s on" % since

@@ -120,6 +120,13 @@ WORST_FIRST = ("crash", "timeout", "fail", "mismatch", "case-error", "not-applic
 # The symbol of a grid position that has no record.
 NO_RECORD = "·"
 
+# The stages run on an exported program, as (name, what a report calls it). A cell records
+# each one's outcome in ``<name>_status`` (STAGE_OK, STAGE_ERROR or "skipped") and
+# ``<name>_error``; the status of the cell itself says nothing about them.
+STAGES = (("serialize", "save/load"), ("decompose", "decomposition"))
+STAGE_OK = "ok"
+STAGE_ERROR = "error"
+
 
 def rank(status: Any) -> Optional[int]:
     """The rank of a status string (None when it is not comparable or not a status)."""

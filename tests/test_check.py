@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 import pytest
 
 from matrix import check
 from matrix.check import CheckError, Row
+from matrix.envs import releases
 from matrix.worker import records
 
 from conftest import FIXTURES, run_matrix
@@ -102,3 +103,55 @@ def test_check_runs_a_case_with_the_current_torch(tmp_path: Path) -> None:
     (kept,) = (tmp_path / "current").glob("torch-*.jsonl")
     cells = [r for r in records.read(str(kept))[0] if r["kind"] == "cell"]
     assert [(c["torch_version"], c["status"]) for c in cells] == [(r.torch, r.status) for r in rows]
+
+
+def rows_of(*statuses: str) -> List[Row]:
+    """One release per argument (oldest first), both modes with the given status."""
+    return [
+        Row("2.%d.0" % minor, "pypi", "3.11", mode, status)
+        for minor, status in enumerate(statuses, 1)
+        for mode in ("strict", "non-strict")
+    ]
+
+
+def test_passing_summary_names_where_a_failing_case_passes_and_from_when_it_keeps_passing() -> None:
+    assert check.passing_summary(rows_of("pass", "pass")) is None  # nothing to explain
+    assert check.passing_summary(rows_of("fail", "pass", "fail", "pass", "pass")) == (
+        "passes on 2.2.0, 2.4.0, 2.5.0; keeps passing from 2.4.0 on"
+    )
+    assert (
+        check.passing_summary(rows_of("pass", "fail")) == "passes on 2.1.0; fails on the newest release checked (2.2.0)"
+    )
+    assert check.passing_summary(rows_of("fail", "crash")) == "passes on none of the releases checked (2.1.0, 2.2.0)"
+    mixed = rows_of("pass", "pass")
+    mixed[3] = Row("2.2.0", "pypi", "3.11", "non-strict", "fail")  # one mode failing is not a pass
+    assert check.passing_summary(mixed) == "passes on 2.1.0; fails on the newest release checked (2.2.0)"
+
+
+def test_parallel_check_prints_the_table_of_a_serial_one(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    import time
+
+    labels = ["2.1.2", "2.5.1", "2.9.1", "2.15.0"]
+    monkeypatch.setattr(
+        check,
+        "targets",
+        lambda words, variant, python: (
+            [check.Target(releases.default_matrix().resolve(label), "3.11") for label in labels]
+        ),
+    )
+
+    def fake(target, case_file, case, modes, out, timeout, reinstall, verbose):
+        time.sleep(0.05 * (len(labels) - labels.index(target.label)))  # the oldest finishes last
+        status = "pass" if target.label != "2.1.2" else "fail"
+        return [Row(target.label, "pypi", "3.11", mode, status) for mode in modes]
+
+    monkeypatch.setattr(check, "check_target", fake)
+    tables = []
+    for jobs in (1, 4):
+        options = check.CheckOptions(case=str(FIXTURES / "basic" / "add_one.py"), jobs=jobs)
+        assert check.main(options) == 0
+        captured = capsys.readouterr()
+        tables.append(captured.out)
+    assert tables[0] == tables[1]
+    assert [line.split()[0] for line in tables[0].splitlines()[2:10]] == [label for label in labels for _ in (0, 1)]
+    assert tables[0].rstrip().endswith("keeps passing from 2.5.1 on")

@@ -6,8 +6,14 @@ A cell run several times (``run`` 0..N-1) is summarised into one row:
   The worst status would let one timeout on a loaded machine out of thirty runs mark a
   regression; the most common one reports what users will usually see, and ``flaky``
   (with ``statuses``, e.g. ``pass×28 timeout×2``) says that the runs disagreed.
-- the other outcome fields (error, hashes, ops) come from the first run with that status;
-- timings are the median over the runs with that status.
+- the other outcome fields (error, hashes, ops, the later stages' outcomes) come from the
+  first run with that status;
+- timings are the median over the runs with that status, and ``export_s_runs`` keeps each of
+  those runs' export time (sorted), the evidence a claimed slowdown or speedup rests on.
+
+Each stage run on an exported program (save/load, decomposition) gets a derived column
+``<stage>_outcome``: the stage's status (``ok``, ``error``, ``skipped``) where the cell exported
+(pass or mismatch), else None, since a stage that never ran says nothing.
 """
 
 from __future__ import annotations
@@ -21,10 +27,15 @@ import pandas as pd
 
 from matrix.errors import UserError
 from matrix.records import store
-from matrix.schema import APPLICABLE, MODES, STATUSES, WORST_FIRST, rank
+from matrix.schema import APPLICABLE, MODES, STAGE_ERROR, STAGES, STATUSES, WORST_FIRST, rank
 
 KEY = ["release", "variant", "python", "case", "mode"]
 TIMES = ["load_s", "eager_s", "export_s", "check_s", "decompose_s", "serialize_s", "total_s", "peak_rss_mb"]
+# Statuses whose cell holds an exported program, on which the later stages ran.
+EXPORTED = ("pass", "mismatch")
+# Statuses that are a failure of torch, ranked below pass.
+FAILING = ("mismatch", "fail", "crash", "timeout")
+OUTCOMES = [stage + "_outcome" for stage, _ in STAGES]
 
 
 # The long table saved as cells.parquet. Bulky texts (graph, traceback, stderr) stay out of it:
@@ -33,9 +44,9 @@ CELL_COLUMNS = [
     *KEY, "source", "tags", "requires", "expected", "case_file",
     "status", "runs", "flaky", "statuses", "failed_stage", "missing",
     "error_type", "error_message", "gb_type", "error_case_name", "strict_passed",
-    "graph_hash", "node_count", "ops", "decompose_status", "decomposed_hash", "decomposed_ops", "decompose_error",
+    "graph_hash", "fingerprint_version", "node_count", "ops", "decompose_status", "decomposed_hash", "decomposed_ops", "decompose_error",
     "check_status", "check_detail", "checked_inputs", "serialize_status", "serialize_error", "exit_code",
-    *TIMES,
+    *OUTCOMES, *TIMES, "export_s_runs",
 ]  # fmt: skip
 TEXT_COLUMNS = ["graph_text", "error_traceback", "stderr_tail"]
 
@@ -68,6 +79,13 @@ def cells(raw: pd.DataFrame) -> pd.DataFrame:
     medians = agreeing.groupby("_cell", sort=False)[TIMES].median()
     first = agreeing.sort_values("run", kind="stable").drop_duplicates("_cell", keep="first")
     first = first.drop(columns=TIMES).join(medians, on="_cell")
+    timed = agreeing[["_cell", "export_s"]].dropna().sort_values(["_cell", "export_s"], kind="stable")
+    samples = timed.groupby("_cell", sort=False)["export_s"].agg(list).to_dict()
+    first["export_s_runs"] = [samples.get(cell, []) for cell in first["_cell"]]
+    exported = first["status"].isin(EXPORTED).to_numpy()
+    for stage, _ in STAGES:
+        outcome = first[stage + "_status"].map(lambda v: v if isinstance(v, str) else None)
+        first[stage + "_outcome"] = outcome.where(exported, None)
     first["runs"] = first["_cell"].map(runs["_cell"].value_counts())
     first["statuses"] = [" ".join(summary[int(c)]) for c in first["_cell"]]
     first["flaky"] = [len(summary[int(c)]) > 1 for c in first["_cell"]]
@@ -90,11 +108,18 @@ def storable(frame: pd.DataFrame) -> pd.DataFrame:
             continue
         kinds = {type(v) for v in values if v is not None and not (isinstance(v, float) and v != v)}
         if kinds <= {list, tuple}:
-            frame[column] = [None if not isinstance(v, (list, tuple)) else [str(x) for x in v] for v in values]
+            lists = [v for v in values if isinstance(v, (list, tuple))]
+            # Lists of numbers (per-run times) stay numbers; any other list becomes a list of text.
+            convert = float if all(_number(x) for v in lists for x in v) and any(lists) else str
+            frame[column] = [None if not isinstance(v, (list, tuple)) else [convert(x) for x in v] for v in values]
         elif kinds and not kinds <= {str} and not kinds <= {int, float, bool}:
             # Mixed values (e.g. a number in a text field) would make Parquet refuse the column.
             frame[column] = [_as_text(v) for v in values]
     return frame
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _as_text(value: object) -> Optional[str]:
@@ -146,6 +171,59 @@ def mode_disagreements(table: pd.DataFrame) -> pd.DataFrame:
     both = sides[0].merge(sides[1], on=env, how="inner")
     both = both[both["strict"] != both["non-strict"]]
     return store.sort_cells(both, release="release", extra=["case"])[columns]
+
+
+def stage_failures(table: pd.DataFrame) -> pd.DataFrame:
+    """Passing cells whose exported program fails a later stage: one row per cell and failing stage.
+
+    Such a pass is not a clean one: the program exports and reproduces eager, but e.g.
+    cannot be saved and loaded back, or decomposed to core ATen.
+    """
+    columns = [*KEY, "stage", "error"]
+    parts = []
+    for stage, _ in STAGES:
+        failed = table[(table["status"] == "pass") & (table[stage + "_outcome"] == STAGE_ERROR)]
+        parts.append(failed.assign(stage=stage, error=failed[stage + "_error"])[columns])
+    found = pd.concat(parts, ignore_index=True) if any(len(p) for p in parts) else pd.DataFrame(columns=columns)
+    return store.sort_cells(found, release="release", extra=["case", "mode", "stage"])
+
+
+def signatures(table: pd.DataFrame) -> pd.DataFrame:
+    """Failures grouped by signature, the error class and the first line of its message; most cells first.
+
+    Counts the cells that failed (mismatch, fail, crash, timeout), with their cases, statuses,
+    modes and releases (in version order). A crash or timeout without an error has an empty
+    signature and is told apart by its status.
+    """
+    columns = ["error_type", "first_line", "cells", "cases", "statuses", "modes", "releases"]
+    failing = table[table["status"].isin(FAILING)]
+    if failing.empty:
+        return pd.DataFrame(columns=columns)
+    kind = failing["error_type"].map(lambda v: v if isinstance(v, str) else "")
+    line = failing["error_message"].map(_first_line)
+    keyed = failing.assign(_type=kind, _line=line)
+    rows = []
+    for (error_type, first_line), group in keyed.groupby(["_type", "_line"], sort=False):
+        rows.append(
+            {
+                "error_type": error_type,
+                "first_line": first_line,
+                "cells": len(group),
+                "cases": group["case"].nunique(),
+                "statuses": sorted(set(group["status"]), key=FAILING.index),
+                "modes": [m for m in MODES if m in set(group["mode"])],
+                "releases": store.ordered(group["release"]),
+            }
+        )
+    found = pd.DataFrame(rows, columns=columns)
+    return found.sort_values(["cells", "error_type", "first_line"], ascending=[False, True, True], kind="stable").reset_index(
+        drop=True
+    )
+
+
+def _first_line(message: object) -> str:
+    lines = message.strip().splitlines() if isinstance(message, str) else []
+    return lines[0].strip() if lines else ""
 
 
 def _error_line(table: pd.DataFrame) -> pd.Series:

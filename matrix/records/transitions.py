@@ -1,78 +1,157 @@
-"""Transitions between consecutive releases: regressions, fixes, graph changes, op drift, slowdowns.
+"""Transitions between consecutive releases: regressions, fixes, stage changes, graph changes, op drift, timings.
 
 A pure function over the cell table (one row per release, variant, python, case, mode,
-as made by :func:`matrix.records.tables.cells`). Each (case, mode, variant) is a series ordered
-by release; where a release ran under several Pythons, the newest Python stands for it.
+as made by :func:`matrix.records.tables.cells`). Where a release ran under several
+Pythons, the newest Python stands for it.
 
-Rules, chosen to be simple and honest:
+Series. Each (case, mode) is followed through the releases in version order; the builds
+of one release (``2.9.1``, ``2.9.1+cpu``) count as one release. The releases of a variant
+are those the ``releases`` mapping gives it (by default the ones the table holds):
 
-- A transition compares two *consecutive* releases of the variant's release list, and
-  needs a cell on both sides. A release with no cell for the case (an env-error, a case
-  not run there) breaks the series there: nothing is compared across the gap.
-- ``regression``/``fix`` need both statuses applicable, ordered pass > mismatch > fail >
+- a release that a single variant holds belongs to every variant's series, so a cpu-only
+  2.13.0+cpu between PyPI's 2.9.1 and 2.15.0 is compared with both: 2.9.1 → 2.13.0+cpu → 2.15.0;
+- a release that several variants hold belongs to each of their own series only, so its
+  builds are compared like with like (2.9.1+cpu with the cpu series' neighbours, PyPI's
+  2.9.1 with PyPI's), and never with each other.
+
+A transition compares two *consecutive* releases of a series and needs a cell on both
+sides: a release of the series with no cell for the case (an env-error, a case not run
+there) breaks the series there. A pair of cells met in two series is compared once.
+
+Kinds (KINDS), each claimed only on evidence a reader can trust:
+
+- ``regression``/``fix``: both statuses applicable, ordered pass > mismatch > fail >
   crash = timeout. A status without a rank (a capability the release lacks, a broken
   case file) is neither better nor worse than anything, so no regression or fix is
   reported to or from it.
-- ``graph-change``: both pass and the graph hashes differ.
-- ``op-drift``: the sets of operators differ, per stage: ``export`` (``ops``) and
-  ``decomposed`` (``decomposed_ops``); needs the op list on both sides.
-- ``slowdown``/``speedup``: both exported (pass or mismatch) and the median export time
-  changes by more than ×1.5 and by more than 50 ms.
+- ``stage-regression``/``stage-fix``: the cell passes on both sides and a stage run on the
+  exported program (``stage``: ``serialize`` for save/load, or ``decompose``) goes from
+  ok to error, or from error to ok.
+- ``graph-change``: both pass, both graph hashes come from the same hashing scheme (the
+  same known ``fingerprint_version``) and they differ. Hashes of two schemes, or of a
+  record that does not name its scheme, are not compared.
+- ``op-drift``: the sets of operators differ, per stage: ``exported`` (``ops``) and
+  ``decomposed`` (``decomposed_ops``); needs the op lists on both sides and, as a graph
+  change does, the same known ``fingerprint_version``.
+- ``slowdown``/``speedup``: both exported (pass or mismatch); each side has at least
+  MIN_RUNS timed runs (``export_s_runs``); the median export time changes by at least
+  ×1.5 and at least 50 ms; and the runs of the slower side are slower than those of the
+  faster side beyond chance: a one-sided Mann-Whitney test gives p ≤ MAX_P. With 5 runs
+  a side that holds only when the two sides' ranges of times are disjoint; with more runs,
+  a few overlapping outliers are allowed. A single run never claims a timing change.
 """
 
 from __future__ import annotations
 
+import collections
+import functools
 import math
-from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+import numbers
+import statistics
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
 import pandas as pd
 
 from matrix.records import store
-from matrix.schema import MODES, rank
+from matrix.records.tables import EXPORTED
+from matrix.schema import MODES, STAGE_ERROR, STAGE_OK, STAGES, rank
 
-KINDS = ("regression", "fix", "graph-change", "op-drift", "slowdown", "speedup")
-EXPORTED = ("pass", "mismatch")
+KINDS = ("regression", "fix", "stage-regression", "stage-fix", "graph-change", "op-drift", "slowdown", "speedup")
+# One line per kind, for the report's pages.
+MEANING = {
+    "regression": "the status got worse (pass > mismatch > fail > crash = timeout)",
+    "fix": "the status got better",
+    "stage-regression": "passes on both sides, but a later stage (save/load, decomposition) starts failing",
+    "stage-fix": "passes on both sides, and a later stage that failed now works",
+    "graph-change": "passes on both sides with a different graph (hashes of the same scheme)",
+    "op-drift": "the set of operators changed, in the exported or the decomposed program",
+    "slowdown": "export got slower, on enough runs to rule out noise",
+    "speedup": "export got faster, on enough runs to rule out noise",
+}
 SLOW_RATIO = 1.5
 SLOW_MIN_S = 0.05
-OP_STAGES = (("export", "ops"), ("decomposed", "decomposed_ops"))
+MIN_RUNS = 5
+MAX_P = 0.005
+# Sample sizes (product of the two sides' runs) up to which the p-value is exact; above it,
+# the normal approximation is close and the exact one costs more.
+EXACT_UP_TO = 400
+OP_STAGES = (("exported", "ops"), ("decomposed", "decomposed_ops"))
+STAGE_LABELS = dict(STAGES)
 
 COLUMNS = [
     "kind", "case", "mode", "variant", "before", "after", "python_before", "python_after",
     "status_before", "status_after", "error_type", "error_message", "stage", "added", "removed",
     "hash_before", "hash_after", "export_s_before", "export_s_after", "detail",
+    # The variant of the older cell (``variant`` is the newer one's); for timings, the timed
+    # runs behind each side's median and the test's p-value.
+    "variant_before", "runs_before", "runs_after", "p_value",
 ]  # fmt: skip
 
 Row = Dict[str, Any]
+Env = Tuple[str, str]  # (variant, release)
 
 
 def find(table: pd.DataFrame, releases: Optional[Mapping[str, Sequence[str]]] = None) -> pd.DataFrame:
     """Every transition in ``table``, sorted by release, variant, case, mode and kind.
 
-    ``releases`` gives each variant's ordered release list (so that a release with an
-    env-error still breaks the series); by default, the releases the table holds.
+    ``releases`` gives each variant's releases (so that a release with an env-error still
+    breaks the series); by default, the releases the table holds.
     """
+    found: List[Row] = []
+    for before, after in pairs(table, releases):
+        found.extend(compare(before, after))
+    return _frame(found)
+
+
+def pairs(table: pd.DataFrame, releases: Optional[Mapping[str, Sequence[str]]] = None) -> List[Tuple[Row, Row]]:
+    """The pairs of cells (older, newer) that transitions compare; see the module docstring for the series."""
     if table.empty:
-        return _frame([])
+        return []
     newest = table.assign(_python=store.rank(table["python"].astype(object)))
     newest = newest.sort_values("_python", kind="stable").drop_duplicates(
         ["variant", "case", "mode", "release"], keep="last"
     )
-    if releases is None:
-        releases = {str(v): store.ordered(group["release"]) for v, group in newest.groupby("variant")}
-    series: Dict[Tuple[str, str, str], Dict[str, Row]] = {}
+    held: Dict[str, List[str]] = {str(v): list(r) for v, r in (releases or {}).items()}
+    for variant, group in newest.groupby("variant"):
+        held.setdefault(str(variant), store.ordered(group["release"]))
+    chains = series(held)
+    cells: Dict[Tuple[str, str], Dict[Env, Row]] = {}
     for row in newest.drop(columns="_python").to_dict("records"):
-        series.setdefault((str(row["variant"]), str(row["case"]), str(row["mode"])), {})[str(row["release"])] = row
-    found: List[Row] = []
-    for (variant, _case, _mode), by_release in series.items():
-        order = list(releases.get(variant, ())) or store.ordered(by_release)
-        for before, after in zip(order, order[1:]):
-            if before in by_release and after in by_release:
-                found.extend(compare(by_release[before], by_release[after]))
-    return _frame(found)
+        env = (str(row["variant"]), str(row["release"]))
+        cells.setdefault((str(row["case"]), str(row["mode"])), {})[env] = row
+    found: List[Tuple[Row, Row]] = []
+    for by_env in cells.values():
+        seen: Set[Tuple[Env, Env]] = set()
+        for variant in sorted({variant for variant, _ in by_env}):
+            chain = chains[variant]
+            for before, after in zip(chain, chain[1:]):
+                if before in by_env and after in by_env and (before, after) not in seen:
+                    seen.add((before, after))
+                    found.append((by_env[before], by_env[after]))
+    return found
+
+
+def series(releases: Mapping[str, Sequence[str]]) -> Dict[str, List[Env]]:
+    """Each variant's series of (variant, release) in version order: its own releases and those no other holds."""
+    holders: Dict[str, Set[str]] = {}
+    for variant, names in releases.items():
+        for name in names:
+            holders.setdefault(base(name), set()).add(variant)
+    alone = [(v, r) for v, names in releases.items() for r in names if len(holders[base(r)]) == 1]
+    chains = {}
+    for variant, names in releases.items():
+        members = {(variant, r) for r in names} | set(alone)
+        chains[variant] = sorted(members, key=lambda env: (store.release_key(env[1]), env[0]))
+    return chains
+
+
+def base(release: str) -> str:
+    """The release a build belongs to: ``2.9.1`` for ``2.9.1+cpu``."""
+    return str(release).split("+", 1)[0]
 
 
 def compare(before: Row, after: Row) -> List[Row]:
-    """The transitions from one release's cell to the next one's (same case, mode and variant)."""
+    """The transitions from one release's cell to the next one's (same case and mode)."""
     found: List[Row] = []
     old, new = before.get("status"), after.get("status")
     old_rank, new_rank = rank(old), rank(new)
@@ -84,28 +163,140 @@ def compare(before: Row, after: Row) -> List[Row]:
             _row(kind, before, after, error_type=source.get("error_type"), error_message=source.get("error_message"))
         )
         found[-1]["detail"] = "%s → %s" % (old, new)
+    if old == new == "pass":
+        found.extend(_stage_changes(before, after))
+    comparable = _version(before.get("fingerprint_version"))
+    comparable = comparable if comparable == _version(after.get("fingerprint_version")) else None
     old_hash, new_hash = _text(before.get("graph_hash")), _text(after.get("graph_hash"))
-    if old == new == "pass" and old_hash and new_hash and old_hash != new_hash:
+    if old == new == "pass" and comparable is not None and old_hash and new_hash and old_hash != new_hash:
         found.append(_row("graph-change", before, after, hash_before=old_hash, hash_after=new_hash))
         found[-1]["detail"] = "%s → %s" % (old_hash, new_hash)
-    for stage, column in OP_STAGES:
+    for stage, column in OP_STAGES if comparable is not None else ():
         old_ops, new_ops = op_set(before.get(column)), op_set(after.get(column))
         if old_ops is None or new_ops is None or old_ops == new_ops:
             continue
         added, removed = sorted(new_ops - old_ops), sorted(old_ops - new_ops)
         found.append(_row("op-drift", before, after, stage=stage, added=added, removed=removed))
         found[-1]["detail"] = " ".join(["+" + op for op in added] + ["−" + op for op in removed])
-    old_s, new_s = _seconds(before.get("export_s")), _seconds(after.get("export_s"))
-    if old in EXPORTED and new in EXPORTED and old_s is not None and new_s is not None:
-        timing: Optional[str] = None
-        if new_s > old_s * SLOW_RATIO and new_s - old_s > SLOW_MIN_S:
-            timing = "slowdown"
-        elif old_s > new_s * SLOW_RATIO and old_s - new_s > SLOW_MIN_S:
-            timing = "speedup"
-        if timing:
-            found.append(_row(timing, before, after, export_s_before=old_s, export_s_after=new_s))
-            ratio = new_s / old_s if old_s > 0 else math.inf
-            found[-1]["detail"] = "%.3f s → %.3f s (×%.2f)" % (old_s, new_s, ratio)
+    timing = _timing(before, after)
+    if timing is not None:
+        found.append(timing)
+    return found
+
+
+def _stage_changes(before: Row, after: Row) -> List[Row]:
+    found = []
+    for stage, label in STAGES:
+        was, now = before.get(stage + "_status"), after.get(stage + "_status")
+        if (was, now) == (STAGE_OK, STAGE_ERROR):
+            kind, source = "stage-regression", after
+        elif (was, now) == (STAGE_ERROR, STAGE_OK):
+            kind, source = "stage-fix", before
+        else:
+            continue
+        found.append(_row(kind, before, after, stage=stage, error_message=_text(source.get(stage + "_error"))))
+        found[-1]["detail"] = "%s %s → %s" % (label, was, now)
+    return found
+
+
+def _timing(before: Row, after: Row) -> Optional[Row]:
+    """A slowdown or speedup, when the runs on both sides show one (see the module docstring)."""
+    if before.get("status") not in EXPORTED or after.get("status") not in EXPORTED:
+        return None
+    old, new = samples(before.get("export_s_runs")), samples(after.get("export_s_runs"))
+    if len(old) < MIN_RUNS or len(new) < MIN_RUNS:
+        return None
+    old_median, new_median = statistics.median(old), statistics.median(new)
+    if new_median >= old_median * SLOW_RATIO and new_median - old_median >= SLOW_MIN_S:
+        kind, fast, slow = "slowdown", old, new
+    elif old_median >= new_median * SLOW_RATIO and old_median - new_median >= SLOW_MIN_S:
+        kind, fast, slow = "speedup", new, old
+    else:
+        return None
+    p = mann_whitney(fast, slow)
+    if p > MAX_P:
+        return None
+    row = _row(
+        kind,
+        before,
+        after,
+        export_s_before=old_median,
+        export_s_after=new_median,
+        runs_before=len(old),
+        runs_after=len(new),
+        p_value=p,
+    )
+    ratio = new_median / old_median if old_median > 0 else math.inf
+    runs = "%d runs each" % len(old) if len(old) == len(new) else "%d and %d runs" % (len(old), len(new))
+    spread = "ranges disjoint" if max(fast) < min(slow) else "ranges overlap"
+    row["detail"] = "×%.2f (median %.3f s → %.3f s), %s, %s, Mann-Whitney p = %.2g" % (
+        ratio,
+        old_median,
+        new_median,
+        runs,
+        spread,
+        p,
+    )
+    return row
+
+
+def mann_whitney(low: Sequence[float], high: Sequence[float]) -> float:
+    """One-sided p-value of a Mann-Whitney test: the chance of ``high`` beating ``low`` this often if neither is larger.
+
+    U counts the pairs (one value of each) where ``high``'s is larger, ties counting one
+    half. The p-value is exact (for untied values; a half is rounded down, which can only
+    make it larger) while ``len(low) * len(high) <= EXACT_UP_TO``, else the normal
+    approximation with the tie correction and a continuity correction.
+    """
+    m, n = len(low), len(high)
+    u = sum(1.0 if y > x else 0.5 if y == x else 0.0 for x in low for y in high)
+    if m * n <= EXACT_UP_TO:
+        return _exact_tail(m, n)[int(math.floor(u))]
+    total = m + n
+    ties = sum(t**3 - t for t in collections.Counter(list(low) + list(high)).values())
+    variance = m * n / 12.0 * ((total + 1) - ties / (total * (total - 1)))
+    if variance <= 0:
+        return 1.0
+    z = (u - m * n / 2.0 - 0.5) / math.sqrt(variance)
+    return 0.5 * math.erfc(z / math.sqrt(2))
+
+
+@functools.lru_cache(maxsize=None)
+def _exact_tail(m: int, n: int) -> Tuple[float, ...]:
+    """P(U >= u) for u = 0..m*n under the null hypothesis, for samples of m and n untied values."""
+    # dist[j] is U's distribution for i low and j high values, built for i = 0..m. The
+    # largest value of all is a high one with probability j/(i+j), and then beats all i low ones.
+    previous: List[List[float]] = [[1.0] for _ in range(n + 1)]
+    for i in range(1, m + 1):
+        current: List[List[float]] = [[1.0]]
+        for j in range(1, n + 1):
+            probs = [0.0] * (i * j + 1)
+            for u, p in enumerate(current[j - 1]):
+                probs[u + i] += p * j / (i + j)
+            for u, p in enumerate(previous[j]):
+                probs[u] += p * i / (i + j)
+            current.append(probs)
+        previous = current
+    tail: List[float] = []
+    running = 0.0
+    for p in reversed(previous[n]):
+        running += p
+        tail.append(min(1.0, running))
+    return tuple(reversed(tail))
+
+
+def samples(value: Any) -> List[float]:
+    """The finite numbers of a list of per-run times (a list, array, or list of texts from Parquet)."""
+    if value is None or isinstance(value, (str, bytes, int, float)):
+        return []
+    found = []
+    for item in value:
+        try:
+            number = float(item)
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(number):
+            found.append(number)
     return found
 
 
@@ -116,14 +307,16 @@ def op_set(value: Any) -> Optional[FrozenSet[str]]:
     return frozenset(str(op) for op in value)
 
 
+def _version(value: Any) -> Optional[int]:
+    """A fingerprint scheme version; None when missing (NaN from a table) or not a whole number."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    number = float(value)
+    return int(number) if math.isfinite(number) and number == int(number) else None
+
+
 def _text(value: Any) -> Optional[str]:
     return value if isinstance(value, str) and value else None
-
-
-def _seconds(value: Any) -> Optional[float]:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
 
 
 def _row(kind: str, before: Row, after: Row, **values: Any) -> Row:
@@ -133,6 +326,7 @@ def _row(kind: str, before: Row, after: Row, **values: Any) -> Row:
         case=after.get("case"),
         mode=after.get("mode"),
         variant=after.get("variant"),
+        variant_before=before.get("variant"),
         before=before.get("release"),
         after=after.get("release"),
         python_before=before.get("python"),
@@ -149,9 +343,10 @@ def _frame(rows: List[Row]) -> pd.DataFrame:
     if frame.empty:
         return frame
     frame["_after"] = store.rank(frame["after"])
+    frame["_before"] = store.rank(frame["before"])
     frame["_kind"] = frame["kind"].map({k: i for i, k in enumerate(KINDS)})
     frame["_stage"] = frame["stage"].fillna("")
     frame["_mode"] = frame["mode"].map({m: i for i, m in enumerate(MODES)})
-    by = ["_after", "variant", "case", "_mode", "_kind", "_stage"]
-    helpers = ["_after", "_kind", "_stage", "_mode"]
+    by = ["_after", "variant", "_before", "variant_before", "case", "_mode", "_kind", "_stage"]
+    helpers = ["_after", "_before", "_kind", "_stage", "_mode"]
     return frame.sort_values(by, kind="stable").drop(columns=helpers).reset_index(drop=True)

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
 import inspect
-from typing import Any, Callable, Dict
+import json
+import os
+import sys
+from typing import Any, Callable, Dict, Optional, Tuple
 
 
 def _attr(dotted: str) -> Callable[[], bool]:
@@ -111,3 +116,65 @@ def detect() -> Dict[str, bool]:
 def missing(required: Any, found: Dict[str, bool]) -> list:
     """The required capabilities that ``found`` lacks, sorted; unknown names count as missing."""
     return sorted(name for name in required if not found.get(name, False))
+
+
+CACHE_NAME = "export-matrix-capabilities.json"
+
+
+def _torch_build_key() -> Dict[str, Any]:
+    """What identifies the installed torch build, read without importing torch.
+
+    A reinstall changes the files of ``version.py`` (size, time), so even a rebuild of the
+    same version string makes a new key.
+    """
+    spec = importlib.util.find_spec("torch")
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    key: Dict[str, Any] = {"torch": folders}
+    for folder in folders:
+        path = os.path.join(folder, "version.py")
+        try:
+            stat = os.stat(path)
+            with open(path, "rb") as f:
+                key["version.py"] = hashlib.sha256(f.read()).hexdigest()[:16]
+            key["version.py.stat"] = [stat.st_size, stat.st_mtime_ns, stat.st_ino]
+        except OSError:
+            pass
+    with open(__file__, "rb") as f:  # new probes in this module: detect again
+        key["probes"] = hashlib.sha256(f.read()).hexdigest()[:16]
+    return key
+
+
+def cache_path() -> str:
+    """In a virtual environment, the environment itself; else the user's cache folder, per interpreter."""
+    if sys.prefix != getattr(sys, "base_prefix", sys.prefix):
+        return os.path.join(sys.prefix, CACHE_NAME)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    interpreter = hashlib.sha256(sys.prefix.encode()).hexdigest()[:12]
+    return os.path.join(base, "torch-export-matrix", "capabilities-%s.json" % interpreter)
+
+
+def cached_detect(path: Optional[str] = None) -> Tuple[Dict[str, bool], bool]:
+    """``detect()``, stored in the environment and reused while the torch build is the same.
+
+    Returns the capabilities and whether they came from the cache. A cache that cannot be
+    read or written is ignored: detection costs seconds, never correctness.
+    """
+    path = cache_path() if path is None else path
+    key = _torch_build_key()
+    try:
+        with open(path, encoding="utf-8") as f:
+            stored = json.load(f)
+        if stored.get("key") == key and isinstance(stored.get("found"), dict):
+            return {str(k): bool(v) for k, v in stored["found"].items()}, True
+    except (OSError, ValueError, AttributeError):
+        pass
+    found = detect()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        temporary = "%s.%d" % (path, os.getpid())
+        with open(temporary, "w", encoding="utf-8") as f:
+            json.dump({"key": key, "found": found}, f, sort_keys=True)
+        os.replace(temporary, path)
+    except OSError:
+        pass
+    return found, False

@@ -91,10 +91,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="a bar on a terminal, a line per cell, or nothing (default: a bar on a terminal, else lines)",
     )
+    parser.add_argument(
+        "--warm-up",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="export a tiny model before forking cells: auto does it from %d cells on (default auto)" % WARM_UP_FROM,
+    )
     parser.add_argument("--out", required=True, metavar="DIR", help="folder for the record files")
 
 
 STAGES = ("check", "decompose", "serialize")
+# From this many cells on, a warm-up export in the parent costs less than each forked cell
+# paying first-use costs itself (benchmarks/overhead.py --warm-up measures the break-even).
+WARM_UP_FROM = 6
+
+
+def say(line: str) -> None:
+    """A line of the runner's own progress, apart from what torch prints."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 class UsageError(UserError):
@@ -121,6 +136,7 @@ class RunOptions:
     stages: Tuple[str, ...] = STAGES
     hide_capability: Tuple[str, ...] = ()
     progress: str = "auto"
+    warm_up: str = "auto"
 
     def __post_init__(self) -> None:
         def tuple_of(value: Any) -> Optional[Tuple[str, ...]]:
@@ -368,25 +384,25 @@ def _run_cells(
     if options.isolation_name == "fork" and options.device == "cpu":
         # A forked child deadlocks in OpenMP once the parent has used its thread pool.
         os.environ["OMP_NUM_THREADS"] = "1"
-    sys.stderr.write("importing torch and detecting its capabilities...\n")
-    sys.stderr.flush()
+    say("importing torch %s..." % installed_torch_version())
     import torch
+    import torch.export  # noqa: F401  # every cell needs it: import it once, before forking
 
-    from .capabilities import detect
+    from .capabilities import cached_detect
 
     if options.isolation_name == "fork" and options.device == "cpu":
         torch.set_num_threads(1)
     if options.device == "cuda" and not torch.cuda.is_available():
         raise UsageError("--device cuda: CUDA is not available in this torch (%s)" % torch.__version__)
-    found = detect()
+    found, cached = cached_detect()
+    if not cached:
+        say("detected the capabilities of this torch (kept for the next run)")
     hidden = sorted(set(options.hide_capability) - set(found))
     if hidden:
         raise UsageError("--hide-capability: unknown capabilities %s; known: %s" % (hidden, ", ".join(sorted(found))))
     found.update({name: False for name in options.hide_capability})
     run_id = uuid.uuid4().hex[:12]
     env = environment_record(torch, found, options, run_id, variant)
-    if env["torch_version"] != installed_torch_version():  # pragma: no cover - a torch that misreports itself
-        raise UsageError("torch reports version %s but its version.py says otherwise" % env["torch_version"])
     counts: Dict[str, int] = {}
     with records.Writer(path) as writer:
         writer.write(env)
@@ -406,7 +422,7 @@ def _run_cells(
         live = [c for c in todo if (c[0].name, c[1], c[2]) not in dead]
         if not live:
             return counts
-        backend = _backend(options, found)
+        backend = _backend(options, found, len(live))
         progress = Progress(len(live), options.progress)
         try:
             for info, mode, run in live:
@@ -420,19 +436,26 @@ def _run_cells(
     return counts
 
 
-def _backend(options: RunOptions, found: Dict[str, bool]) -> Any:
+def warms_up(options: RunOptions, cells: int) -> bool:
+    """Whether a warm-up export in the parent pays for itself: only over enough forked cells."""
+    if options.isolation_name == "spawn" or options.warm_up == "never":
+        return False
+    return options.warm_up == "always" or cells >= WARM_UP_FROM
+
+
+def _backend(options: RunOptions, found: Dict[str, bool], cells: int) -> Any:
     from . import isolate
 
     memory = None if options.device == "cuda" else (options.max_memory or None)
     if options.isolation_name == "spawn":
         return isolate.SpawnIsolation(memory)
-    from .cell import warm_up
+    if warms_up(options, cells):
+        from .cell import warm_up
 
-    problem = warm_up(found)
-    if problem:
-        sys.stderr.write(
-            "warning: the warm-up export failed (%s); timings of the first cells include warm-up\n" % problem
-        )
+        say("warming up (one export in each mode, so that forked cells time their case, not first use)...")
+        problem = warm_up(found)
+        if problem:
+            say("warning: the warm-up export failed (%s); timings of the first cells include warm-up" % problem)
     if options.isolation_name == "inline":
         return isolate.InlineIsolation(work)
     return isolate.ForkIsolation(work, memory)
