@@ -78,6 +78,8 @@ def _install_sources() -> List[str]:
 
 
 def _install(session: nox.Session, *requirements: str) -> None:
+    if session.venv_backend == "none":
+        return  # `nox --no-venv`: the running interpreter is expected to have them already
     if session.venv_backend == "uv":
         session.install(*_install_sources(), *requirements)
     else:

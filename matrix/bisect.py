@@ -162,7 +162,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="bisect over exactly these versions, oldest first (e.g. nightly builds from an index"
         " set with the variant's override variable); replaces --good/--bad",
     )
-    parser.add_argument("--mode", choices=("strict", "non-strict"), default="strict")
+    parser.add_argument(
+        "--mode",
+        choices=("strict", "non-strict"),
+        default="strict",
+        help="the export mode whose cell is compared (default strict)",
+    )
     parser.add_argument(
         "--on",
         choices=("status", "hash"),

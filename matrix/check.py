@@ -44,7 +44,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--variant", default=None, help="wheel variant for releases given without a +tag (default pypi)"
     )
-    parser.add_argument("--mode", choices=("strict", "non-strict", "both"), default="both")
+    parser.add_argument(
+        "--mode",
+        choices=("strict", "non-strict", "both"),
+        default="both",
+        help="export with strict=True, strict=False, or both (default both)",
+    )
     parser.add_argument(
         "--python",
         default=None,
@@ -53,7 +58,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--timeout", type=float, default=300.0, metavar="S", help="seconds per cell (default 300)")
     parser.add_argument("--out", default=None, metavar="DIR", help="keep the records here (default: discard them)")
-    parser.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    parser.add_argument(
+        "--format",
+        choices=("text", "markdown", "json"),
+        default="text",
+        help="a table for the terminal, a Markdown table, or JSON rows (default text)",
+    )
     parser.add_argument("--reinstall", action="store_true", help="rebuild the environments even if they exist")
     parser.add_argument(
         "--jobs",

@@ -17,13 +17,24 @@ from .options import run_command
 # command -> (module, one-line help). Each module defines configure(parser), OPTIONS and
 # main(options) -> int; modules are imported only when chosen, so `run` works where only torch is.
 COMMANDS = {
-    "run": ("matrix.worker.runner", "run cases in the installed torch and append records to --out"),
+    "run": ("matrix.worker.runner", "run the cases in this interpreter's torch and append records to --out"),
     "cases": ("matrix.worker.catalogue", "list the cases with their tags, requirements and expectations"),
     "check": ("matrix.check", "run one case file against several torch releases and print a table"),
     "bisect": ("matrix.bisect", "find the first release where a case's status or graph changes"),
-    "report": ("matrix.report.build", "build tables, Markdown and charts from record folders"),
+    "report": ("matrix.report.build", "build the Markdown report, tables and charts from record folders"),
     "merge": ("matrix.records.merge", "merge record shards from several machines into one folder"),
 }
+
+EPILOG = """\
+The whole matrix runs through nox, which installs each torch release in its own
+environment and runs `export-matrix run` there:
+  nox -s run report     the quick selection of releases, then the report in reports/local/
+  nox -l                every session (tests, unit, lint, check, bisect, publish, ...)
+
+`export-matrix COMMAND --help` describes a command's options. Exit status: 0 done,
+1 the answer is no (e.g. bisect found no change), 2 bad input, 3 a release or
+environment could not be had.
+"""
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -32,7 +43,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser = argparse.ArgumentParser(
             prog="export-matrix",
             description=__doc__.splitlines()[0].split(": ", 1)[1],
-            epilog="`export-matrix COMMAND --help` describes a command's options.",
+            epilog=EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         sub = parser.add_subparsers(dest="command", metavar="COMMAND")
         for name, (_, help_text) in COMMANDS.items():

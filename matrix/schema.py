@@ -22,7 +22,7 @@ IDENTITY = ("torch_version", "variant", "python", "case", "mode", "run")
 # What identifies one environment (a torch build for one Python).
 ENV_KEY = ("torch_version", "variant", "python")
 
-RECORD_KINDS = ("environment", "cell", "env-error")
+RECORD_KINDS = ("environment", "cell", "env-error", "load")
 
 # Every cell record carries these keys (None where they do not apply).
 CELL_KEYS = (
@@ -126,6 +126,78 @@ NO_RECORD = "·"
 STAGES = (("serialize", "save/load"), ("decompose", "decomposition"))
 STAGE_OK = "ok"
 STAGE_ERROR = "error"
+
+
+# --- loading a saved program on another release (``export-matrix load``) --------------------
+
+# Every load record carries these keys (None where they do not apply): the release that saved
+# the program (``saved_*``), the one that loaded it (``torch_version``, ``variant``, ``python``),
+# and the serialized-program schema version of each, where torch exposes one.
+LOAD_KEYS = (
+    "schema_version", "kind", "run_id",
+    "saved_torch_version", "saved_variant", "saved_python",
+    "torch_version", "variant", "python", "device",
+    "case", "mode", "artifact",
+    "status", "error_type", "error_message", "error_traceback",
+    "saved_serializer_version", "serializer_version", "format_version",
+    "check_status", "check_detail", "checked_inputs", "case_module",
+    "load_s", "run_s", "total_s", "peak_rss_mb", "exit_code", "stderr_tail", "finished_at",
+)  # fmt: skip
+# What identifies one load: the saving environment, the loading one, the case and the mode.
+SAVED_ENV_KEY = ("saved_torch_version", "saved_variant", "saved_python")
+LOAD_IDENTITY = SAVED_ENV_KEY + ENV_KEY + ("case", "mode")
+
+
+class LoadStatus(str, enum.Enum):
+    """The outcome of loading a saved program and running it on its saved inputs."""
+
+    PASS = "pass"
+    MISMATCH = "mismatch"
+    RUN_ERROR = "run-error"
+    LOAD_ERROR = "load-error"
+    CRASH = "crash"
+    TIMEOUT = "timeout"
+    NOT_APPLICABLE = "not-applicable"
+
+    @property
+    def rank(self) -> Optional[int]:
+        """Higher is better; None where the loading release cannot try (not comparable)."""
+        return _LOAD_RANK.get(self.value)
+
+    @property
+    def symbol(self) -> str:
+        return _LOAD_SYMBOL[self.value]
+
+    @property
+    def colour(self) -> str:
+        return _LOAD_COLOUR[self.value]
+
+    @property
+    def meaning(self) -> str:
+        return _LOAD_MEANING[self.value]
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_LOAD_RANK = {"pass": 3, "mismatch": 2, "run-error": 1, "load-error": 0, "crash": 0, "timeout": 0}
+_LOAD_SYMBOL = dict(_SYMBOL, **{"run-error": "❌", "load-error": "🚫"})
+_LOAD_COLOUR = dict(_COLOUR, **{"run-error": "#d62728", "load-error": "#7f2704"})
+_LOAD_MEANING = {
+    "pass": "loaded, ran on the saved inputs and reproduced the saved outputs",
+    "mismatch": "loaded and ran, but gave other numbers than the saving release's eager run",
+    "run-error": "loaded, but running the loaded program raised",
+    "load-error": "torch.export.load (or reading the saved inputs) raised, or the artifact is incomplete",
+    "crash": "the load's process died (signal, os._exit, out of memory)",
+    "timeout": "the load ran past its time limit and was killed",
+    "not-applicable": "the loading release has no torch.export.load",
+}
+LOAD_STATUSES = tuple(status.value for status in LoadStatus)  # in display order
+
+
+def load_rank(status: Any) -> Optional[int]:
+    """The rank of a load status string (None when it is not comparable or not a status)."""
+    return _LOAD_RANK.get(status) if isinstance(status, str) else None
 
 
 def rank(status: Any) -> Optional[int]:

@@ -1,15 +1,22 @@
-"""The noxfile's sessions as nox lists them: names, parameters and tags usable as a CI job matrix."""
+"""The noxfile's sessions: as nox lists them (a CI job matrix), where reports go, the run session's log."""
 
 from __future__ import annotations
 
+import ast
+import io
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
-from typing import Any, Dict, List, Optional
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
 
-from matrix import ci
-from matrix.envs import releases
+import pytest
+
+from matrix import ci, errors
+from matrix.envs import environments, logs, releases
 
 from conftest import ROOT
 
@@ -90,3 +97,229 @@ def test_a_bad_selection_is_a_clear_error() -> None:
     assert done.returncode != 0
     assert "EXPORT_MATRIX_TORCH=2.99: unknown torch minor series 2.99" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_sessions_the_readme_names_exist_and_only_tests_and_lint_run_by_default() -> None:
+    sessions = {s["session"]: s for s in listed("-s", "unit", "tests", "release_tests", "lint", "report", "publish")}
+    assert set(sessions) == {"unit", "tests", "release_tests", "lint", "report", "publish"}
+    assert all(s["description"] for s in sessions.values())
+    assert "reports/local" in sessions["report"]["description"]
+    assert "reports/latest" in sessions["publish"]["description"]
+
+
+# --- where the report sessions write ------------------------------------------------------------
+
+
+def nox_in(tree: Path, *args: str) -> subprocess.CompletedProcess:
+    # --no-venv: the sessions run in this interpreter, which has the report's dependencies already.
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return subprocess.run(
+        [sys.executable, "-m", "nox", "--no-venv", *args],
+        capture_output=True,
+        text=True,
+        cwd=tree,
+        env=dict(os.environ, PATH=path),
+        timeout=300,
+    )
+
+
+def git(tree: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=tree, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """A git repository holding what the report sessions use, with records under results/, all committed."""
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    tree = tmp_path / "checkout"
+    tree.mkdir()
+    for name in ("noxfile.py", ".gitignore", "pyproject.toml"):
+        shutil.copy(ROOT / name, tree / name)
+    shutil.copytree(ROOT / "matrix", tree / "matrix", ignore=shutil.ignore_patterns("__pycache__"))
+    (tree / "reports" / "latest").mkdir(parents=True)
+    (tree / "reports" / "latest" / "index.md").write_text("the published report\n")
+    git(tree, "init", "--quiet")
+    git(tree, "add", "--all")
+    git(tree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "start")
+    (tree / "results" / "latest").mkdir(parents=True)
+    shutil.copy(next((ROOT / "tests" / "data" / "records").glob("*.jsonl")), tree / "results" / "latest")
+    return tree
+
+
+@pytest.mark.integration
+def test_report_writes_an_ignored_folder_and_leaves_the_published_report_alone(checkout: Path) -> None:
+    done = nox_in(checkout, "-s", "report")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (checkout / "reports" / "local" / "index.md").is_file()
+    assert "the report is in reports/local/index.md" in done.stderr
+    assert (checkout / "reports" / "latest" / "index.md").read_text() == "the published report\n"
+    assert git(checkout, "status", "--porcelain") == ""
+
+
+@pytest.mark.integration
+def test_publish_rebuilds_the_committed_report_from_the_folders_given(checkout: Path) -> None:
+    refused = nox_in(checkout, "-s", "publish")
+    assert refused.returncode != 0 and "name the record folders to publish" in refused.stderr
+    done = nox_in(checkout, "-s", "publish", "--", "results/latest")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "the report is in reports/latest/index.md" in done.stderr
+    changed = {line[3:] for line in git(checkout, "status", "--porcelain", "--untracked-files=all").splitlines()}
+    assert changed and all(path.startswith("reports/latest/") for path in changed)
+    assert "reports/latest/index.md" in changed
+
+
+def test_report_without_records_says_what_to_run_first(checkout: Path) -> None:
+    shutil.rmtree(checkout / "results")
+    done = nox_in(checkout, "-s", "report")
+    assert done.returncode != 0
+    assert "no records in results/ yet: run `nox -s run` first" in done.stderr
+
+
+# --- the worker's output: the runner's lines on the terminal, the rest in a log ---------------------
+
+NOISY_WORKER = r"""
+import atexit, os, sys, warnings
+
+warnings.warn("torch.foo is deprecated and will be removed", FutureWarning)
+warnings.warn("pkg_resources is deprecated as an API", UserWarning)
+print("stdout chatter from a library")
+sys.stderr.write("torch 2.5.1 (pypi): 2 cells, 0 already recorded, 2 to run -> out/torch-2.5.1_pypi_py3.11.jsonl\n")
+sys.stderr.write("[W1120 12:00:00.000000 1 c10/util/Logging.cpp:1] a C++ warning\n")
+sys.stderr.write("[1/2] pass             0.10s torch-2.5.1/strict/a\n")
+sys.stderr.write("[2/2] fail             0.20s torch-2.5.1/strict/b\n")
+sys.stderr.write("done: pass 1, fail 1\n")
+atexit.register(lambda: os.write(2, b"nanobind: leaked 2 instances!\n"))
+sys.exit(int(sys.argv[1]))
+"""
+
+
+def run_noisy(tmp_path: Path, code: int = 0) -> Tuple[logs.Tee, str, str]:
+    script = tmp_path / "worker.py"
+    script.write_text(NOISY_WORKER)
+    terminal = io.StringIO()
+    log = logs.log_path(tmp_path / "out", "torch-2.5.1_pypi_py3.11")
+    command = [sys.executable, str(script), str(code)]
+    with logs.Tee(log, command, terminal=terminal) as tee:
+        env = dict(os.environ, PYTHONWARNINGS="default")
+        subprocess.run(command, stdout=tee.fd, stderr=subprocess.STDOUT, env=env, timeout=60)
+    return tee, terminal.getvalue(), log.read_text()
+
+
+def test_the_terminal_gets_the_runners_lines_and_the_log_everything(tmp_path: Path) -> None:
+    tee, terminal, log = run_noisy(tmp_path)
+    assert terminal.splitlines() == [
+        "torch 2.5.1 (pypi): 2 cells, 0 already recorded, 2 to run -> out/torch-2.5.1_pypi_py3.11.jsonl",
+        "[1/2] pass             0.10s torch-2.5.1/strict/a",
+        "[2/2] fail             0.20s torch-2.5.1/strict/b",
+        "done: pass 1, fail 1",
+    ]
+    for noise in ("FutureWarning: torch.foo", "pkg_resources is deprecated", "stdout chatter", "a C++ warning"):
+        assert noise in log
+    assert log.rstrip().endswith("nanobind: leaked 2 instances!")
+    assert log.startswith("=== ") and "worker.py" in log.splitlines()[0]
+    assert "nanobind: leaked 2 instances!" in tee.last_lines()
+    assert tmp_path.joinpath("out", "logs", "torch-2.5.1_pypi_py3.11.log").is_file()
+
+
+def test_each_run_appends_to_the_log_so_a_resume_keeps_what_the_dead_run_printed(tmp_path: Path) -> None:
+    run_noisy(tmp_path, code=1)
+    _, _, log = run_noisy(tmp_path)
+    assert log.count("\n=== ") + log.startswith("=== ") == 2
+    assert log.count("nanobind: leaked") == 2
+
+
+def test_a_progress_bar_shows_its_final_line(tmp_path: Path) -> None:
+    assert logs.is_runner_line("\r\x1b[K[####......] 3/10 torch-2.5.1/strict/a\r\x1b[Kdone: pass 10")
+    assert not logs.is_runner_line("\r\x1b[K")
+    assert not logs.is_runner_line("/site-packages/torch/__init__.py:1: FutureWarning: warning: x")
+
+
+def runner_messages() -> List[str]:
+    """Every message matrix/worker/runner.py writes itself, with sample values in its % placeholders."""
+    source = (ROOT / "matrix" / "worker" / "runner.py").read_text()
+    found: List[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func = node.func
+        named = isinstance(func, ast.Name) and func.id == "say"
+        written = isinstance(func, ast.Attribute) and func.attr == "write" and ast.unparse(func.value) == "sys.stderr"
+        if not (named or written):
+            continue
+        text = node.args[0]
+        if isinstance(text, ast.BinOp) and isinstance(text.op, ast.Mod):
+            text = text.left
+        if isinstance(text, ast.Constant) and isinstance(text.value, str):
+            sample = re.sub(r"%[-+ #0]*\d*(?:\.\d+)?([sdfr])", lambda m: "1" if m.group(1) in "df" else "x", text.value)
+            found += [line for line in sample.split("\n") if line.replace("\r", "").replace("\x1b[K", "")]
+    return found
+
+
+def test_every_message_of_the_runner_reaches_the_terminal() -> None:
+    messages = runner_messages()
+    assert len(messages) >= 6, messages  # the scan still finds the runner's writes
+    hidden = [m for m in messages if not logs.is_runner_line(m)]
+    assert not hidden, "add these runner messages to matrix/envs/logs.py RUNNER_LINE: %s" % hidden
+
+
+def test_the_one_line_errors_reach_the_terminal(capsys: pytest.CaptureFixture) -> None:
+    def refuse() -> int:
+        raise errors.UserError("--select nothing: no case matches")
+
+    def interrupt() -> int:
+        raise KeyboardInterrupt
+
+    for body in (refuse, interrupt):
+        errors.report_errors("export-matrix run", body)
+        lines = [line for line in capsys.readouterr().err.splitlines() if line]
+        assert lines and all(logs.is_runner_line(line) for line in lines), lines
+
+
+@pytest.mark.integration
+def test_a_real_run_puts_only_runner_lines_on_the_terminal(tmp_path: Path) -> None:
+    command, env = environments.current_worker()
+    out = tmp_path / "out"
+    command += ["run", "--select", "exportdb/cond_predicate", "--mode", "strict"]
+    command += ["--out", str(out)]
+    terminal = io.StringIO()
+    with logs.Tee(logs.log_path(out, "current"), command, terminal=terminal) as tee:
+        done = subprocess.run(command, stdout=tee.fd, stderr=subprocess.STDOUT, env=env, cwd=ROOT, timeout=600)
+    log = (out / "logs" / "current.log").read_text()
+    assert done.returncode == 0, log[-3000:]
+    shown = terminal.getvalue().splitlines()
+    assert shown[0].startswith("torch ") and " 1 cells, 0 already recorded, 1 to run" in shown[0]
+    assert any(line.startswith("[1/1] pass ") for line in shown) and shown[-1] == "done: pass 1"
+    # Whatever this torch printed besides the runner's lines is in the log only; the runner's are in both.
+    assert all(line in log for line in shown)
+    assert tee.last_lines() == [line for line in log.splitlines()[1:] if line.strip() and line not in shown]
+
+
+@pytest.mark.integration
+def test_the_run_session_logs_the_workers_output_and_names_the_log(tmp_path: Path) -> None:
+    given = os.environ.get(environments.ENV_DIR_VARIABLE)
+    out = tmp_path / "records"
+    env = dict(os.environ, EXPORT_MATRIX_TORCH="2.13.0+cpu", EXPORT_MATRIX_OUT=str(out))
+    env[environments.ENV_DIR_VARIABLE] = given or str(tmp_path / "envs")
+    session = "run(torch='2.13.0', variant='cpu')"
+
+    def nox_run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "nox", "--noxfile", str(ROOT / "noxfile.py"), "-s", session, "--", *args],
+            capture_output=True, text=True, env=env, cwd=ROOT, timeout=1200,
+        )  # fmt: skip
+
+    done = nox_run("--select", "exportdb/cond_predicate", "--mode", "strict")
+    assert done.returncode == 0, done.stderr[-3000:]
+    log = out / "logs" / "torch-2.13.0+cpu_cpu_py3.11.log"
+    assert log.is_file() and "done: pass 1" in log.read_text()
+    output = done.stdout + done.stderr
+    assert "done: pass 1" in output
+    assert output.count(str(log)) == 1, output
+
+    failed = nox_run("--mode", "sideways")
+    assert failed.returncode != 0
+    assert "export-matrix run: error: argument --mode: invalid choice: 'sideways'" in failed.stderr
+    assert "the worker's last other output:" in failed.stderr and "usage: export-matrix run" in failed.stderr
+    assert failed.stderr.count(str(log)) == 1

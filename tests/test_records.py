@@ -46,3 +46,23 @@ def test_empty_cell_rejects_unknown_keys():
 def test_cell_id_and_file_name():
     assert schema.cell_id("2.4.1+cpu", "strict", "cond_predicate") == "torch-2.4.1+cpu/strict/cond_predicate"
     assert records.env_file_name("2.4.1", "pypi", "3.11") == "torch-2.4.1_pypi_py3.11.jsonl"
+
+
+def test_a_record_file_deleted_during_a_run_is_written_again(tmp_path, capsys):
+    path = tmp_path / "r.jsonl"
+    with records.Writer(str(path)) as writer:
+        writer.write(records.empty_cell(case="a", mode="strict", run=0, status="pass"))
+        path.unlink()  # as a hostile case or a cleanup would
+        writer.write(records.empty_cell(case="b", mode="strict", run=0, status="pass"))
+    got, _ = records.read(str(path))
+    assert [r["case"] for r in got] == ["a", "b"]
+    assert "was deleted during the run" in capsys.readouterr().err
+
+
+def test_cells_without_a_usable_identity_are_not_taken_as_done(tmp_path):
+    path = tmp_path / "r.jsonl"
+    good = records.empty_cell(case="a", mode="strict", run=0)
+    bad = [dict(good, case=None), dict(good, case=["a"]), dict(good, mode=3)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in [good, *bad]))
+    keys, warnings = records.done_keys(str(path))
+    assert keys == {("a", "strict", 0)} and len(warnings) == 3

@@ -31,7 +31,9 @@ HOSTILE_TRACEBACK = "Traceback:\n```\n</details><script>alert(2)</script>\n````\
 def cell(release: str, case: str, status: str = "pass", mode: str = "strict", **extra: Any) -> Dict[str, Any]:
     defaults: Dict[str, Any] = {"source": "cases", "tags": ["torch.cond"]}
     if status == "pass":
-        defaults.update(graph_hash="1" * 16, ops=["aten.add.Tensor"], graph_text="add(x, 1)\n", export_s=0.1)
+        defaults.update(
+            graph_hash="1" * 16, fingerprint_version=1, ops=["aten.add.Tensor"], graph_text="add(x, 1)\n", export_s=0.1
+        )
     return make_cell(release, case, status, mode, **{**defaults, **extra})
 
 
@@ -99,14 +101,18 @@ def built(tmp_path: Path) -> Path:
 
 def test_writes_index_case_pages_tables_and_charts(built: Path):
     index = (built / "index.md").read_text(encoding="utf-8")
-    assert index.startswith("# Nightly &lt;b&gt;matrix&lt;/b&gt;\n")
+    assert index.startswith("# Nightly &lt;b>matrix&lt;/b>\n")
     assert "| releases | 2.4.1, 2.5.0, 2.6.0 |" in index
     assert "| run on | 2025-03-01 to 2025-03-02 (UTC, from the environment records) |" in index
-    assert "### Regressions (1)" in index and "### Fixes (1)" in index
+    assert "## Regressions (1 cell)" in index
+    assert "**1 regression**, 1 fix, 0 stage regressions, 0 stage fixes, 1 graph change," in index
     assert "[breaks](cases/breaks.md)" in index
-    assert "[nested/case](cases/nested__case.md)" in index
-    assert "### Graph changes (1)" in index
+    assert "[nested/case](cases/nested__case.md)" in (built / "grid.md").read_text(encoding="utf-8")
+    assert "| [2.4.1 → 2.5.0](transition-2.4.1__2.5.0.md) | 3 | 1 | 1 |   |   | 1 |" in index
     assert "![Pass rate per release](charts/pass-rate.png)" in index
+    step = (built / "transition-2.4.1__2.5.0.md").read_text(encoding="utf-8")
+    assert "## Regressions (1)" in step and "## Fixes (1)" in step and "## Graph changes (1)" in step
+    assert "+mul(x, 2)" in step  # the graph's diff
     for name in ("cells", "transitions", "summary", "status", "modes", "claims", "environments", "env_errors"):
         assert (built / (name + ".parquet")).is_file(), name
     moves = pd.read_parquet(built / "transitions.parquet")
@@ -191,7 +197,11 @@ def test_hostile_traceback_stays_inside_its_code_block(built: Path):
 def test_escaping_helpers():
     assert md.text("a|b") == "a\\|b"
     assert md.text("x\ny") == "x ⏎ y"
-    assert md.text("<b>&") == "&lt;b&gt;&amp;"
+    assert md.text("<b>&") == "&lt;b>&"
+    # Markdown needs no escape here: the text stays as it was.
+    assert md.text("a < b && c > d, torch.compile @ 3.11") == "a < b && c > d, torch.compile @ 3.11"
+    assert md.text("&amp; &#38; x@y.org <!-- x") == "&amp;amp; &amp;#38; x&#64;y.org &lt;!-- x"
+    assert md.text("> quoted") == "\\> quoted" and md.text("a <") == "a &lt;"
     assert md.text("[x](y)") == "\\[x\\](y)"
     assert md.text("snake_case _emph_") == "snake_case \\_emph\\_"
     assert "://" not in md.text("http://evil.example.com")
@@ -272,8 +282,9 @@ def test_env_errors_are_listed_and_break_the_series(tmp_path: Path):
     result = report.build_report([str(write(tmp_path / "records", rows))], str(out), charts=False)
     index = (out / "index.md").read_text(encoding="utf-8")
     assert "## Environments that failed to install" in index
-    assert "no wheel \\| for &lt;this&gt;" in index
-    assert "resolver said no" in index
+    assert "no wheel \\| for &lt;this>" in index  # "<t" could open a tag; ">" closes nothing
+    assert "resolver said no" in (out / "install-errors.md").read_text(encoding="utf-8")
+    assert "[installer output](install-errors.md)" in index
     assert result.regressions == 0  # 2.4.1 and 2.6.0 are not consecutive: 2.5.0 failed to install
 
 

@@ -205,3 +205,69 @@ def test_baseline_folder_must_hold_a_report(tmp_path: Path):
     pd.DataFrame({"case": ["x"]}).to_parquet(tmp_path / "cells.parquet")
     with pytest.raises(tables.BaselineError, match="lacks the columns"):
         tables.read_baseline(str(tmp_path))
+
+
+def test_per_run_export_times_are_kept_for_the_runs_behind_the_status(tmp_path: Path):
+    rows = [
+        cell("2.4.1", "x", "pass", run=0, export_s=0.3),
+        cell("2.4.1", "x", "timeout", run=1, export_s=30.0),
+        cell("2.4.1", "x", "pass", run=2, export_s=0.1),
+        cell("2.4.1", "x", "pass", run=3, export_s=None),
+        cell("2.4.1", "x", "pass", run=4, export_s=0.2),
+    ]
+    table = load(tmp_path, rows)
+    assert list(table.iloc[0]["export_s_runs"]) == [0.1, 0.2, 0.3]  # sorted; the timeout and the untimed run left out
+    assert table.iloc[0]["export_s"] == 0.2
+    path = tmp_path / "cells.parquet"
+    tables.parquet_frame(table).to_parquet(path, index=False)
+    back = pd.read_parquet(path)
+    assert [float(v) for v in back.iloc[0]["export_s_runs"]] == [0.1, 0.2, 0.3]  # numbers, not text
+
+
+def test_stage_outcomes_are_derived_for_exported_cells_only(tmp_path: Path):
+    rows = [
+        cell("2.4.1", "saved", serialize_status="ok", decompose_status="ok", fingerprint_version=2),
+        cell("2.4.1", "unloadable", serialize_status="error", serialize_error="load: RuntimeError: no"),
+        cell("2.4.1", "odd", "mismatch", decompose_status="error", decompose_error="KeyError: op"),
+        # A failed export never reached the later stages, whatever the record says.
+        cell("2.4.1", "broken", "fail", serialize_status="error", decompose_status="error"),
+    ]
+    table = load(tmp_path, rows).set_index("case")
+    assert table.loc["saved", "serialize_outcome"] == "ok" and table.loc["saved", "decompose_outcome"] == "ok"
+    assert table.loc["saved", "fingerprint_version"] == 2
+    assert table.loc["unloadable", "serialize_outcome"] == "error"
+    assert table.loc["unloadable", "decompose_outcome"] is None
+    assert table.loc["odd", "decompose_outcome"] == "error"
+    assert table.loc["broken", "serialize_outcome"] is None and table.loc["broken", "decompose_outcome"] is None
+
+    failures = tables.stage_failures(load(tmp_path, rows, name="again"))
+    # Only passes count: a mismatch is not a clean pass to begin with.
+    assert list(zip(failures["case"], failures["stage"], failures["error"])) == [
+        ("unloadable", "serialize", "load: RuntimeError: no")
+    ]
+
+
+def test_failure_signatures_group_by_error_class_and_first_line(tmp_path: Path):
+    boom = {"error_type": "RuntimeError", "error_message": "boom\ndetails that vary 1"}
+    rows = [
+        cell("2.4.1", "a", "fail", **boom),
+        cell("2.5.0", "a", "fail", **{**boom, "error_message": "boom\nother details"}),
+        cell("2.5.0", "b", "mismatch", mode="non-strict", **boom),
+        cell("2.5.0", "c", "fail", error_type="ValueError", error_message="bad"),
+        cell("2.5.0", "d", "crash"),
+        cell("2.5.0", "e", "not-applicable", error_type="ValueError", error_message="bad"),
+        cell("2.5.0", "f", "pass"),
+    ]
+    found = tables.signatures(load(tmp_path, rows))
+    assert list(zip(found["error_type"], found["first_line"], found["cells"], found["cases"])) == [
+        ("RuntimeError", "boom", 3, 2),
+        ("", "", 1, 1),
+        ("ValueError", "bad", 1, 1),
+    ]
+    first = found.iloc[0]
+    assert (first["statuses"], first["modes"], first["releases"]) == (
+        ["mismatch", "fail"],
+        ["strict", "non-strict"],
+        ["2.4.1", "2.5.0"],
+    )
+    assert found.iloc[1]["statuses"] == ["crash"]

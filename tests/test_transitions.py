@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List
+import math
+from typing import Any, Dict, List, Sequence
 
 import pandas as pd
+import pytest
 
 from matrix.records import transitions
 
@@ -29,7 +31,7 @@ def cell(release: str, status: str, case: str = "c", mode: str = "strict", **ext
 
 
 def passing(release: str, graph: str = "aaaa", ops: List[str] = ("aten.add.Tensor",), **extra: Any) -> Dict[str, Any]:  # type: ignore[assignment]
-    values = dict(graph_hash=graph, ops=list(ops), decomposed_ops=list(ops), export_s=0.2)
+    values = dict(graph_hash=graph, ops=list(ops), decomposed_ops=list(ops), export_s=0.2, fingerprint_version=1)
     values.update(extra)
     return cell(release, "pass", **values)
 
@@ -109,7 +111,7 @@ def test_op_drift_before_and_after_decomposition():
     found = transitions.find(pd.DataFrame([before, after]))
     drift = found[found["kind"] == "op-drift"].to_dict("records")
     assert len(drift) == 1
-    assert drift[0]["stage"] == "export"
+    assert drift[0]["stage"] == "exported"
     assert list(drift[0]["added"]) == ["aten.sin.default"]
     assert list(drift[0]["removed"]) == ["aten.mul.Tensor"]
     assert drift[0]["detail"] == "+aten.sin.default −aten.mul.Tensor"
@@ -122,17 +124,6 @@ def test_op_drift_before_and_after_decomposition():
 
 def test_op_drift_needs_op_lists_on_both_sides():
     assert kinds([passing("2.1.0"), cell("2.2.0", "fail")]) == [("regression", "2.1.0", "2.2.0")]
-
-
-def test_slowdown_and_speedup_need_ratio_and_absolute_change():
-    def times(a: float, b: float) -> List[tuple]:
-        return kinds([passing("2.1.0", export_s=a), passing("2.2.0", export_s=b)])
-
-    assert times(0.2, 0.4) == [("slowdown", "2.1.0", "2.2.0")]
-    assert times(0.4, 0.2) == [("speedup", "2.1.0", "2.2.0")]
-    assert times(0.01, 0.05) == []  # ×5 but only 40 ms
-    assert times(1.0, 1.4) == []  # 400 ms but only ×1.4
-    assert kinds([cell("2.1.0", "fail", export_s=0.1), cell("2.2.0", "fail", export_s=1.0)]) == []
 
 
 def test_series_are_per_case_mode_and_variant():
@@ -170,3 +161,204 @@ def test_empty_table_gives_empty_frame_with_columns():
     found = transitions.find(pd.DataFrame(columns=["release", "variant", "python", "case", "mode", "status"]))
     assert found.empty
     assert list(found.columns) == transitions.COLUMNS
+
+
+# --- timings: a claim needs runs, a large change and a change larger than the spread -----------
+
+
+def timed(release: str, times: Sequence[float], **extra: Any) -> Dict[str, Any]:
+    return passing(release, export_s=sorted(times)[len(times) // 2], export_s_runs=sorted(times), **extra)
+
+
+def test_a_single_run_per_release_claims_no_timing_change():
+    # ×3 and 400 ms: the old rule's slowdown, but one run on each side is no evidence.
+    assert kinds([timed("2.1.0", [0.2]), timed("2.2.0", [0.6])]) == []
+    assert kinds([passing("2.1.0", export_s=0.2), passing("2.2.0", export_s=0.6)]) == []
+
+
+def test_five_runs_each_with_a_real_change_claim_a_slowdown_and_say_why():
+    old = [0.20, 0.21, 0.19, 0.20, 0.22]
+    new = [0.60, 0.62, 0.61, 0.59, 0.63]
+    found = transitions.find(pd.DataFrame([timed("2.1.0", old), timed("2.2.0", new)]))
+    assert list(found["kind"]) == ["slowdown"]
+    move = found.iloc[0]
+    assert (move["runs_before"], move["runs_after"]) == (5, 5)
+    assert move["export_s_before"] == pytest.approx(0.20) and move["export_s_after"] == pytest.approx(0.61)
+    assert move["p_value"] == pytest.approx(1 / 252)  # every new run slower than every old one
+    assert move["detail"].startswith("×3.05 (median 0.200 s → 0.610 s), 5 runs each, ranges disjoint")
+    back = transitions.find(pd.DataFrame([timed("2.1.0", new), timed("2.2.0", old)]))
+    assert list(back["kind"]) == ["speedup"]
+
+
+def test_five_runs_with_overlapping_noisy_times_claim_nothing():
+    # The medians differ by ×2.1 and 170 ms, but one noisy old run is slower than new ones.
+    old = [0.10, 0.12, 0.15, 0.90, 1.00]
+    new = [0.12, 0.30, 0.32, 0.35, 0.40]
+    assert kinds([timed("2.1.0", old), timed("2.2.0", new)]) == []
+    # One overlapping run is enough to leave 5 runs a side without a claim.
+    assert kinds([timed("2.1.0", [0.2] * 4 + [0.61]), timed("2.2.0", [0.6] * 5)]) == []
+
+
+def test_a_timing_claim_needs_enough_runs_on_both_sides_and_a_large_change():
+    fast, slow = [0.20, 0.21, 0.19, 0.20, 0.22], [0.60, 0.62, 0.61, 0.59, 0.63]
+    assert kinds([timed("2.1.0", fast[:4]), timed("2.2.0", slow)]) == []
+    assert kinds([timed("2.1.0", fast), timed("2.2.0", slow[:4])]) == []
+    # Disjoint runs, but only ×1.4, or ×5 but only 40 ms: too small to matter.
+    assert kinds([timed("2.1.0", [1.0, 1.01, 1.02, 0.99, 0.98]), timed("2.2.0", [1.4, 1.41, 1.42, 1.39, 1.38])]) == []
+    assert kinds([timed("2.1.0", [0.01] * 5), timed("2.2.0", [0.05] * 5)]) == []
+    # Cells that did not export have no export time worth comparing.
+    failing = [dict(timed(r, t), status="fail") for r, t in (("2.1.0", fast), ("2.2.0", slow))]
+    assert kinds(failing) == [] and kinds([failing[0], timed("2.2.0", slow)]) == [("fix", "2.1.0", "2.2.0")]
+
+
+def test_many_runs_allow_an_outlier_that_overlaps():
+    old = [0.20 + i / 1000 for i in range(29)] + [0.9]  # one run on a loaded machine
+    new = [0.60 + i / 1000 for i in range(30)]
+    found = transitions.find(pd.DataFrame([timed("2.1.0", old), timed("2.2.0", new)]))
+    assert list(found["kind"]) == ["slowdown"]
+    assert "30 runs each, ranges overlap" in found.iloc[0]["detail"]
+
+
+def test_per_run_times_read_back_from_parquet_as_arrays_or_text():
+    # A report's cells.parquet gives arrays; older ones stored lists of numbers as text.
+    old = pd.Series([0.20, 0.21, 0.19, 0.20, 0.22]).to_numpy()
+    new = [str(v) for v in (0.60, 0.62, 0.61, 0.59, 0.63)]
+    rows = [passing("2.1.0", export_s_runs=old), passing("2.2.0", export_s_runs=new)]
+    assert kinds(rows) == [("slowdown", "2.1.0", "2.2.0")]
+
+
+def test_mann_whitney_p_values():
+    assert transitions.mann_whitney([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]) == pytest.approx(1 / 252)
+    assert transitions.mann_whitney([1, 2, 3, 4, 7], [6, 8, 9, 10, 11]) == pytest.approx(2 / 252)
+    assert transitions.mann_whitney([6, 7, 8, 9, 10], [1, 2, 3, 4, 5]) == pytest.approx(1.0)
+    assert transitions.mann_whitney([1.0] * 5, [1.0] * 5) > 0.5  # all tied: no evidence either way
+    # Above EXACT_UP_TO the normal approximation takes over; it agrees on which side of MAX_P a case lies.
+    far = transitions.mann_whitney(list(range(30)), [x + 100 for x in range(30)])
+    near = transitions.mann_whitney(list(range(30)), [x + 1 for x in range(30)])
+    assert far < 1e-9 and near > transitions.MAX_P
+    assert 30 * 30 > transitions.EXACT_UP_TO
+
+
+# --- graph changes and op drift only between hashes of one scheme -------------------------------
+
+
+@pytest.mark.parametrize(
+    "old, new, claimed",
+    [(1, 1, True), (1, 2, False), (None, 1, False), (1, None, False), (None, None, False), (2.0, 2, True)],
+)
+def test_graph_change_and_op_drift_need_the_same_known_fingerprint_version(old: Any, new: Any, claimed: bool):
+    rows = [
+        passing("2.1.0", graph="aaaa", ops=["aten.add.Tensor"], fingerprint_version=old),
+        passing("2.2.0", graph="bbbb", ops=["aten.mul.Tensor"], fingerprint_version=new),
+    ]
+    expected = [("graph-change", "2.1.0", "2.2.0"), ("op-drift", "2.1.0", "2.2.0"), ("op-drift", "2.1.0", "2.2.0")]
+    assert kinds(rows) == (expected if claimed else [])
+
+
+def test_a_table_without_fingerprint_versions_claims_no_graph_change():
+    rows = [passing("2.1.0", graph="aaaa"), passing("2.2.0", graph="bbbb")]
+    table = pd.DataFrame(rows).drop(columns="fingerprint_version")
+    assert transitions.find(table).empty
+    # pandas turns a version column with a gap into floats with NaN: NaN is no version.
+    rows[0]["fingerprint_version"] = math.nan
+    assert kinds(rows) == []
+
+
+# --- later stages: save/load and decomposition ---------------------------------------------------
+
+
+def test_a_stage_that_starts_failing_under_a_pass_is_a_stage_regression():
+    rows = [
+        passing("2.1.0", serialize_status="ok", decompose_status="ok"),
+        passing("2.2.0", serialize_status="error", serialize_error="load: RuntimeError: bad", decompose_status="ok"),
+        passing("2.3.0", serialize_status="ok", decompose_status="error", decompose_error="KeyError: aten.x"),
+    ]
+    found = transitions.find(pd.DataFrame(rows))
+    assert list(zip(found["kind"], found["stage"], found["before"], found["after"])) == [
+        ("stage-regression", "serialize", "2.1.0", "2.2.0"),
+        ("stage-regression", "decompose", "2.2.0", "2.3.0"),
+        ("stage-fix", "serialize", "2.2.0", "2.3.0"),
+    ]
+    regression, later, fix = found.to_dict("records")
+    assert regression["error_message"] == "load: RuntimeError: bad"
+    assert regression["detail"] == "save/load ok → error"
+    assert later["error_message"] == "KeyError: aten.x"
+    assert fix["error_message"] == "load: RuntimeError: bad"  # the error it removed
+
+
+def test_stage_changes_need_a_pass_on_both_sides_and_ok_against_error():
+    broken = dict(serialize_status="error", serialize_error="save: boom")
+    assert kinds([passing("2.1.0", serialize_status="ok"), dict(passing("2.2.0", **broken), status="mismatch")]) == [
+        ("regression", "2.1.0", "2.2.0")
+    ]
+    # A stage skipped (capability missing) or not run says nothing about the next release's error.
+    assert kinds([passing("2.1.0", serialize_status="skipped"), passing("2.2.0", **broken)]) == []
+    assert kinds([passing("2.1.0"), passing("2.2.0", **broken)]) == []
+
+
+def test_every_kind_is_listed_once_with_its_meaning():
+    assert len(set(transitions.KINDS)) == len(transitions.KINDS)
+    assert set(transitions.MEANING) == set(transitions.KINDS)
+    assert {"stage-regression", "stage-fix"} <= set(transitions.KINDS)
+
+
+# --- series across variants ----------------------------------------------------------------------
+
+
+def built(release: str, variant: str, status: str = "pass", **extra: Any) -> Dict[str, Any]:
+    row = passing(release, **extra) if status == "pass" else cell(release, status, **extra)
+    return dict(row, variant=variant)
+
+
+def compared(rows: List[Dict[str, Any]], **kwargs: Any) -> List[tuple]:
+    return [(b["release"], a["release"]) for b, a in transitions.pairs(pd.DataFrame(rows), **kwargs)]
+
+
+def test_a_release_only_one_variant_holds_joins_the_other_variants_series():
+    rows = [
+        built("2.9.1", "pypi"),
+        built("2.13.0+cpu", "cpu", "fail", error_type="RuntimeError"),
+        built("2.15.0", "pypi"),
+    ]
+    assert compared(rows) == [("2.9.1", "2.13.0+cpu"), ("2.13.0+cpu", "2.15.0")]
+    found = transitions.find(pd.DataFrame(rows))
+    assert list(zip(found["kind"], found["before"], found["after"], found["variant_before"], found["variant"])) == [
+        ("regression", "2.9.1", "2.13.0+cpu", "pypi", "cpu"),
+        ("fix", "2.13.0+cpu", "2.15.0", "cpu", "pypi"),
+    ]
+
+
+def test_a_release_several_variants_hold_compares_like_with_like():
+    rows = [
+        built("2.8.0", "pypi"),
+        built("2.9.1", "pypi", "fail"),
+        built("2.9.1+cpu", "cpu"),
+        built("2.13.0+cpu", "cpu"),
+        built("2.15.0", "pypi"),
+    ]
+    assert sorted(compared(rows)) == [
+        ("2.13.0+cpu", "2.15.0"),
+        ("2.8.0", "2.9.1"),
+        ("2.8.0", "2.9.1+cpu"),
+        ("2.9.1", "2.13.0+cpu"),
+        ("2.9.1+cpu", "2.13.0+cpu"),
+    ]
+    # The two builds of 2.9.1 are never compared with each other, and 2.9.1 → 2.15.0 skips no release.
+    found = transitions.find(pd.DataFrame(rows))
+    assert list(zip(found["kind"], found["before"], found["after"])) == [
+        ("regression", "2.8.0", "2.9.1"),
+        ("fix", "2.9.1", "2.13.0+cpu"),
+    ]
+
+
+def test_a_release_that_failed_to_install_breaks_every_series_it_sits_in():
+    rows = [built("2.9.1", "pypi"), built("2.15.0", "pypi", "fail")]
+    assert compared(rows) == [("2.9.1", "2.15.0")]
+    # The cpu-only 2.13.0+cpu has no cell (its environment failed): nothing is compared across it.
+    assert compared(rows, releases={"pypi": ["2.9.1", "2.15.0"], "cpu": ["2.13.0+cpu"]}) == []
+
+
+def test_series_lists_each_variant_with_the_releases_no_other_variant_holds():
+    chains = transitions.series({"pypi": ["2.9.1", "2.15.0"], "cpu": ["2.9.1+cpu", "2.13.0+cpu"]})
+    assert chains["pypi"] == [("pypi", "2.9.1"), ("cpu", "2.13.0+cpu"), ("pypi", "2.15.0")]
+    assert chains["cpu"] == [("cpu", "2.9.1+cpu"), ("cpu", "2.13.0+cpu"), ("pypi", "2.15.0")]

@@ -27,6 +27,7 @@ RUNNER_LINE = re.compile(
     r"|torch \S+ \(\S+\): \d+ cells"  # the plan: cells selected, already recorded, to run, the record file
     r"|importing torch"
     r"|detected the capabilities"
+    r"|running \d+ cells"
     r"|warming up"
     r"|crash \(runner died"  # a cell an earlier, killed run was in
     r"|warning: "  # the runner's warnings; Python's own read "FILE:LINE: FutureWarning: ..."

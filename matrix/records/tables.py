@@ -44,7 +44,8 @@ CELL_COLUMNS = [
     *KEY, "source", "tags", "requires", "expected", "case_file",
     "status", "runs", "flaky", "statuses", "failed_stage", "missing",
     "error_type", "error_message", "gb_type", "error_case_name", "strict_passed",
-    "graph_hash", "fingerprint_version", "node_count", "ops", "decompose_status", "decomposed_hash", "decomposed_ops", "decompose_error",
+    "graph_hash", "fingerprint_version", "node_count", "ops",
+    "decompose_status", "decomposed_hash", "decomposed_ops", "decompose_error",
     "check_status", "check_detail", "checked_inputs", "serialize_status", "serialize_error", "exit_code",
     *OUTCOMES, *TIMES, "export_s_runs",
 ]  # fmt: skip
@@ -82,10 +83,13 @@ def cells(raw: pd.DataFrame) -> pd.DataFrame:
     timed = agreeing[["_cell", "export_s"]].dropna().sort_values(["_cell", "export_s"], kind="stable")
     samples = timed.groupby("_cell", sort=False)["export_s"].agg(list).to_dict()
     first["export_s_runs"] = [samples.get(cell, []) for cell in first["_cell"]]
-    exported = first["status"].isin(EXPORTED).to_numpy()
+    exported = first["status"].isin(EXPORTED).tolist()
     for stage, _ in STAGES:
-        outcome = first[stage + "_status"].map(lambda v: v if isinstance(v, str) else None)
-        first[stage + "_outcome"] = outcome.where(exported, None)
+        first[stage + "_outcome"] = pd.Series(
+            [v if done and isinstance(v, str) else None for v, done in zip(first[stage + "_status"], exported)],
+            index=first.index,
+            dtype=object,
+        )
     first["runs"] = first["_cell"].map(runs["_cell"].value_counts())
     first["statuses"] = [" ".join(summary[int(c)]) for c in first["_cell"]]
     first["flaky"] = [len(summary[int(c)]) > 1 for c in first["_cell"]]
@@ -216,9 +220,8 @@ def signatures(table: pd.DataFrame) -> pd.DataFrame:
             }
         )
     found = pd.DataFrame(rows, columns=columns)
-    return found.sort_values(["cells", "error_type", "first_line"], ascending=[False, True, True], kind="stable").reset_index(
-        drop=True
-    )
+    found = found.sort_values(["cells", "error_type", "first_line"], ascending=[False, True, True], kind="stable")
+    return found.reset_index(drop=True)
 
 
 def _first_line(message: object) -> str:

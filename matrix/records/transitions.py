@@ -97,8 +97,13 @@ def find(table: pd.DataFrame, releases: Optional[Mapping[str, Sequence[str]]] = 
     ``releases`` gives each variant's releases (so that a release with an env-error still
     breaks the series); by default, the releases the table holds.
     """
+    return collect(pairs(table, releases))
+
+
+def collect(compared: Sequence[Tuple[Row, Row]]) -> pd.DataFrame:
+    """The transitions between each pair of cells (older, newer) of ``compared``, sorted as :func:`find` sorts."""
     found: List[Row] = []
-    for before, after in pairs(table, releases):
+    for before, after in compared:
         found.extend(compare(before, after))
     return _frame(found)
 
@@ -165,8 +170,8 @@ def compare(before: Row, after: Row) -> List[Row]:
         found[-1]["detail"] = "%s → %s" % (old, new)
     if old == new == "pass":
         found.extend(_stage_changes(before, after))
-    comparable = _version(before.get("fingerprint_version"))
-    comparable = comparable if comparable == _version(after.get("fingerprint_version")) else None
+    comparable = version_of(before.get("fingerprint_version"))
+    comparable = comparable if comparable == version_of(after.get("fingerprint_version")) else None
     old_hash, new_hash = _text(before.get("graph_hash")), _text(after.get("graph_hash"))
     if old == new == "pass" and comparable is not None and old_hash and new_hash and old_hash != new_hash:
         found.append(_row("graph-change", before, after, hash_before=old_hash, hash_after=new_hash))
@@ -261,7 +266,7 @@ def mann_whitney(low: Sequence[float], high: Sequence[float]) -> float:
     return 0.5 * math.erfc(z / math.sqrt(2))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _exact_tail(m: int, n: int) -> Tuple[float, ...]:
     """P(U >= u) for u = 0..m*n under the null hypothesis, for samples of m and n untied values."""
     # dist[j] is U's distribution for i low and j high values, built for i = 0..m. The
@@ -307,7 +312,7 @@ def op_set(value: Any) -> Optional[FrozenSet[str]]:
     return frozenset(str(op) for op in value)
 
 
-def _version(value: Any) -> Optional[int]:
+def version_of(value: Any) -> Optional[int]:
     """A fingerprint scheme version; None when missing (NaN from a table) or not a whole number."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return None

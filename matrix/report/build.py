@@ -1,8 +1,9 @@
 """The ``report`` command: tables (Parquet), Markdown pages and charts from record folders.
 
 ``export-matrix report RECORD_DIR ... --out reports/NAME [--baseline DIR] [--title T]``
-writes ``index.md``, one page per case under ``cases/``, charts under ``charts/`` and the
-tables as Parquet. The output depends only on the records (and the case files still on
+writes ``index.md``, the pages it links for the detail (one per release transition, the
+status grid, failures, ...), one page per case under ``cases/``, charts under ``charts/``
+and the tables as Parquet. The output depends only on the records (and the case files still on
 disk): building twice gives byte-identical files.
 
 Record fields are data, never paths: a case's page is named from an escaped form of its
@@ -30,9 +31,10 @@ from matrix.errors import UserError
 from matrix.options import from_namespace
 from matrix.records import store, tables, transitions
 from matrix.report import case_page as report_case
-from matrix.report import files
+from matrix.report import files, transition_page
 from matrix.report import index as report_index
 from matrix.report import markdown as md
+from matrix.report import pages as report_pages
 
 DEFAULT_TITLE = "torch.export compatibility matrix"
 # Warnings printed on the terminal; all of them are listed in index.md.
@@ -154,7 +156,8 @@ def _build(
     if loaded.cells.empty and loaded.env_errors.empty:
         raise ReportError("%s: no cell or env-error records to report on" % ", ".join(record_dirs))
     cells = tables.cells(loaded.cells)
-    moves = transitions.find(cells, _release_lists(loaded, cells))
+    compared = transitions.pairs(cells, _release_lists(loaded, cells))
+    moves = transitions.collect(compared)
     comparison = None
     if baseline is not None:
         # Read before writing anything: the baseline may be the folder about to be rewritten.
@@ -176,6 +179,9 @@ def _build(
         warnings=loaded.warnings,
         baseline=comparison,
         baseline_name=os.path.basename(os.path.normpath(baseline)) if baseline else None,
+        steps=tuple(transition_page.steps(compared, moves)),
+        stage_failures=tables.stage_failures(cells),
+        signatures=tables.signatures(cells),
     )
     os.makedirs(out, exist_ok=True)
     listed = files.previous(out)
@@ -199,6 +205,7 @@ def _build(
             drawn["grid"] = grid()
             findings = dataclasses.replace(findings, charts=drawn)
             written |= {path for group in drawn.values() for chart in group for path in chart.files}
+    written |= _write_pages(out, findings)
     index = os.path.join(out, "index.md")
     files.write_text(out, "index.md", report_index.render(findings))
     written.add("index.md")
@@ -231,6 +238,17 @@ def _write_case_pages(
         files.write_text(out, page, report_case.render(case, by_case[case], moves_by_case.get(case, []), roots))
         pages.add(page)
     return pages
+
+
+def _write_pages(out: str, f: report_index.Findings) -> Set[str]:
+    """The pages the front page links: one per release transition, then grid, failures and the others."""
+    written = {}
+    for step in f.steps:
+        written[step.page] = transition_page.render(step)
+    written.update(report_pages.render(f))
+    for name, text in written.items():
+        files.write_text(out, name, text)
+    return set(written)
 
 
 def _release_lists(loaded: store.Store, cells: pd.DataFrame) -> Dict[str, List[str]]:

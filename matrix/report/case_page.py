@@ -9,8 +9,9 @@ import posixpath
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from matrix.records import store
+from matrix.records.transitions import version_of
 from matrix.report import markdown as md
-from matrix.schema import MODES, Status
+from matrix.schema import MODES, STAGE_ERROR, STAGES, Status
 
 # Long tracebacks and graphs stay readable; the tail of a traceback is where the error is.
 TRACEBACK_LINES = 80
@@ -104,7 +105,10 @@ def render(case: str, rows: List[Row], moves: List[Row], roots: Sequence[str] = 
                 ["releases", "mode", "variant", "kind", "detail"],
                 [
                     [
-                        md.text("%s → %s" % (m["before"], m["after"])),
+                        md.link(
+                            md.transition_title(m["before"], m["after"], m.get("variant_before"), m.get("variant")),
+                            "../" + md.transition_page(m["before"], m["after"]),
+                        ),
                         md.text(m["mode"]),
                         md.text(m["variant"]),
                         md.text(m["kind"]),
@@ -156,6 +160,9 @@ def _status_table(rows: List[Row]) -> str:
         text = md.status(row["status"])
         if isinstance(row["error_type"], str):
             text += " " + md.code(row["error_type"])
+        for stage, label in STAGES:
+            if row.get(stage + "_outcome") == STAGE_ERROR:
+                text += " · %s %s fails" % (md.STAGE_MARKS[stage], label)
         if row["flaky"] is True:
             text += " (flaky: %s)" % md.text(row["statuses"])
         if row["status"] == Status.NOT_APPLICABLE and _listed(row["missing"]):
@@ -183,7 +190,7 @@ def _graph_diffs(rows: List[Row]) -> List[str]:
     for variant, mode in sorted(series, key=lambda k: (k[0], _mode_index(k[1]))):
         previous: Optional[Row] = None
         for row in series[(variant, mode)].values():
-            if previous is not None and previous["graph_hash"] != row["graph_hash"]:
+            if previous is not None and previous["graph_hash"] != row["graph_hash"] and _comparable(previous, row):
                 diff = difflib.unified_diff(
                     previous["graph_text"].splitlines(),
                     row["graph_text"].splitlines(),
@@ -199,18 +206,34 @@ def _graph_diffs(rows: List[Row]) -> List[str]:
     return parts
 
 
+def _comparable(before: Row, after: Row) -> bool:
+    """Whether two graphs were fingerprinted by the same scheme, so that their difference is the program's."""
+    version = version_of(before.get("fingerprint_version"))
+    return version is not None and version == version_of(after.get("fingerprint_version"))
+
+
 def _mode_index(mode: str) -> int:
     return MODES.index(mode) if mode in MODES else len(MODES)
 
 
 def _errors(rows: List[Row]) -> List[str]:
-    """One collapsed block per distinct error (mode, status, class, first line), with the releases it shows in."""
+    """One collapsed block per distinct error (mode, status, class, first line), with the releases it shows in.
+
+    A stage that failed on an exported program (save/load, decomposition) is an error of its own,
+    named after the stage.
+    """
     order = store.ordered(row["release"] for row in rows)
     groups: Dict[Tuple[str, str, str, str], List[Row]] = {}
     for row in rows:
         if isinstance(row["error_type"], str) or row["status"] in ("crash", "timeout"):
             key = (str(row["mode"]), str(row["status"]), _str(row["error_type"]), _str(row["error_message"]))
             groups.setdefault(key, []).append(row)
+    stage_groups: Dict[Tuple[str, str, str, str], List[Row]] = {}
+    for row in rows:
+        for stage, label in STAGES:
+            if row.get(stage + "_outcome") == STAGE_ERROR:
+                key = (str(row["mode"]), "%s fails" % label, "", _str(row.get(stage + "_error")))
+                stage_groups.setdefault(key, []).append(row)
     parts = []
     for (mode, status, kind, message), members in sorted(groups.items(), key=lambda g: (_mode_index(g[0][0]), g[0])):
         # The newest release that kept a traceback speaks for the group.
@@ -231,6 +254,16 @@ def _errors(rows: List[Row]) -> List[str]:
             if value:
                 body.append("%s:\n\n%s" % (md.text(label), md.fence(value, "text")))
         parts.append(md.details(summary, "\n".join(body) or "_No traceback recorded._"))
+    for (mode, failing, _, message), members in sorted(
+        stage_groups.items(), key=lambda g: (_mode_index(g[0][0]), g[0])
+    ):
+        summary = "%s · %s%s — %s" % (
+            mode,
+            failing,
+            (": " + _clip(message, 300)) if message else "",
+            md.release_spans([str(r["release"]) for r in members], order),
+        )
+        parts.append(md.details(summary, md.fence(message, "text") if message else "_No error recorded._"))
     return parts
 
 

@@ -1,42 +1,31 @@
-"""The report's front page, index.md: the matrix, its summary, what changed between releases, the grid."""
+"""The report's front page, index.md, read top-down by whoever decides on a release.
+
+Title and run header; a summary (pass rate per release, counts of what changed); every
+regression; the most common failure signatures; strict vs non-strict in brief; one line
+per release transition, linking the page that holds its detail; links to the other
+pages (status grid, failures, claims, flaky cells). The detail lives on those pages, so
+that the front page stays short however many cases and releases the matrix has.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 import pandas as pd
 
 from matrix.records import store, tables
 from matrix.report import baseline as report_baseline
 from matrix.report import markdown as md
-from matrix.report.charts import Chart
-from matrix.schema import MODES, STATUSES, Status
+from matrix.report import pages, transition_page
+from matrix.report.findings import Findings
+from matrix.report.transition_page import Step
+from matrix.schema import MODES, STAGES, Status
 
-# Long lists (ops, warnings) are cut with a count so that a page stays readable.
-MAX_OPS = 8
-MAX_WARNINGS = 50
+__all__ = ["Findings", "render"]
 
-
-@dataclass(frozen=True)
-class Findings:
-    """Everything the front page shows, computed from the records."""
-
-    title: str
-    cells: pd.DataFrame  # tables.cells
-    labels: pd.Series  # environment label per row of cells
-    environments: pd.DataFrame
-    env_errors: pd.DataFrame
-    moves: pd.DataFrame  # transitions.find
-    summary: pd.DataFrame
-    disagreements: pd.DataFrame
-    claims: pd.DataFrame
-    flaky: pd.DataFrame
-    runs: int  # cell records behind the cells (after replacing re-runs)
-    warnings: Tuple[str, ...] = ()
-    baseline: Optional[tables.BaselineComparison] = None
-    baseline_name: Optional[str] = None
-    charts: Dict[str, List[Chart]] = field(default_factory=dict)
+# The failure signatures shown on the front page; all of them are on pages.FAILURES.
+TOP_SIGNATURES = 10
+STAGE_LABELS = dict(STAGES)
 
 
 def render(f: Findings) -> str:
@@ -45,22 +34,14 @@ def render(f: Findings) -> str:
         _summary(f),
         _env_errors(f),
         _regressions(f),
-        _graph_changes(f),
-        _timings(f),
+        _signatures(f),
         _modes(f),
-        _claims(f),
-        _flaky(f),
-        _grid(f),
+        _transitions(f),
+        _more(f),
     ]
     if f.baseline is not None:
         sections.append(report_baseline.render(f.baseline, f.baseline_name, f.cells))
-    if f.warnings:
-        sections.append(_warnings(f))
     return "\n".join(s for s in sections if s).rstrip("\n") + "\n"
-
-
-def _charts(f: Findings, key: str) -> str:
-    return "".join("\n![%s](%s)\n" % (md.text(c.title), c.path) for c in f.charts.get(key, []))
 
 
 def _values(frame: pd.DataFrame, column: str, ordered: bool = False) -> List[str]:
@@ -90,11 +71,7 @@ def _header(f: Findings) -> str:
         "| cells | %d (%d cases × %d modes; %d records) |"
         % (len(cells), cells["case"].nunique(), cells["mode"].nunique(), f.runs),
     ]
-    return (
-        "\n".join(lines)
-        + "\n\nPass rate = pass / applicable cells (%s and %s left out)" % (Status.NOT_APPLICABLE, Status.CASE_ERROR)
-        + ".\n"
-    )
+    return "\n".join(lines) + "\n"
 
 
 def _machines(envs: pd.DataFrame) -> List[str]:
@@ -106,41 +83,113 @@ def _machines(envs: pd.DataFrame) -> List[str]:
     return sorted(found)
 
 
+def _count(f: Findings, *kinds: str) -> int:
+    return int(f.moves["kind"].isin(kinds).sum()) if not f.moves.empty else 0
+
+
+def _plural(count: int, one: str, many: str = "") -> str:
+    return "%d %s" % (count, one if count == 1 else (many or one + "s"))
+
+
 def _summary(f: Findings) -> str:
-    headers = ["release", "variant", "Python", "mode"] + ["%s %s" % (md.SYMBOLS[s], s) for s in STATUSES]
-    rows = [
-        [md.text(r["release"]), md.text(r["variant"]), md.text(r["python"]), md.text(r["mode"])]
-        + [str(int(r[s])) if r[s] else "" for s in STATUSES]
-        + [str(int(r["cells"])), md.percent(r["pass_rate"])]
-        for r in f.summary.to_dict("records")
+    stage = f.stage_failures
+    per_stage = {name: int((stage["stage"] == name).sum()) if not stage.empty else 0 for name, _ in STAGES}
+    envs = f.cells[["release", "variant", "python"]].drop_duplicates()
+    lines = [
+        "## Summary\n",
+        "- %s (%s × %s) in %s."
+        % (
+            _plural(len(f.cells), "cell"),
+            _plural(f.cells["case"].nunique(), "case"),
+            _plural(f.cells["mode"].nunique(), "mode"),
+            _plural(len(envs), "environment"),
+        ),
+        "- Between consecutive releases: **%s**, %s, %s, %s, %s, %s, %s, %s ([per transition](#release-transitions))."
+        % (
+            _plural(_count(f, "regression"), "regression"),
+            _plural(_count(f, "fix"), "fix", "fixes"),
+            _plural(_count(f, "stage-regression"), "stage regression"),
+            _plural(_count(f, "stage-fix"), "stage fix", "stage fixes"),
+            _plural(_count(f, "graph-change"), "graph change"),
+            _plural(_count(f, "op-drift"), "op drift", "op drifts"),
+            _plural(_count(f, "slowdown"), "slowdown"),
+            _plural(_count(f, "speedup"), "speedup"),
+        ),
+        "- %s whose program does not save/load; %d whose decomposition fails (marked %s and %s in the"
+        " [status grid](%s))."
+        % (
+            _plural(per_stage["serialize"], "passing cell"),
+            per_stage["decompose"],
+            md.STAGE_MARKS["serialize"],
+            md.STAGE_MARKS["decompose"],
+            pages.GRID,
+        ),
+        "- %s where strict and non-strict disagree; %s; %s contradicting their case's documented claim."
+        % (
+            _plural(len(f.disagreements), "cell"),
+            _plural(len(f.flaky), "flaky cell"),
+            _plural(len(f.claims), "cell"),
+        ),
+        "",
+        "Pass rate = pass / applicable cells (%s and %s left out); a pass counts whether or not its program"
+        " saves, loads and decomposes.\n" % (Status.NOT_APPLICABLE, Status.CASE_ERROR),
+        _pass_rates(f),
     ]
-    body = md.table(headers + ["cells", "pass rate"], rows, ["l"] * 4 + ["r"] * (len(STATUSES) + 2))
-    return "## Summary per release and mode\n\n" + body + _charts(f, "summary")
+    return "\n".join(lines) + pages.charts(f, "summary")
+
+
+def _pass_rates(f: Findings) -> str:
+    """One row per environment: its cells, the pass rate per mode, its passes with a failing stage."""
+    summary = f.summary
+    if summary.empty:
+        return "_None._\n"
+    summary = summary.assign(_env=tables.environment_labels(summary).to_numpy())
+    modes = [m for m in MODES if m in set(summary["mode"])]
+    stage = f.stage_failures
+    if not stage.empty:
+        stage = stage.assign(_env=tables.environment_labels(stage).to_numpy())
+    rows = []
+    for env, group in summary.groupby("_env", sort=False):
+        rate = dict(zip(group["mode"], group["pass_rate"]))
+        failing = stage[stage["_env"] == env] if not stage.empty else stage
+        rows.append(
+            [md.text(env), str(int(group["cells"].sum()))]
+            + [md.percent(rate.get(m)) for m in modes]
+            + [str(int((failing["stage"] == name).sum())) if not failing.empty else "0" for name, _ in STAGES]
+        )
+    headers = ["release", "cells"] + ["%s pass rate" % m for m in modes] + ["%s fails" % label for _, label in STAGES]
+    return md.table(headers, rows, ["l"] + ["r"] * (1 + len(modes) + len(STAGES)))
 
 
 def _env_errors(f: Findings) -> str:
     if f.env_errors.empty:
         return ""
-    rows, blocks = [], []
-    for r in f.env_errors.to_dict("records"):
-        rows.append(
-            [
-                md.text(r["torch_version"]),
-                md.text(r["variant"]),
-                md.text(r["python"]),
-                md.code(r["error_type"]),
-                md.text(r["error_message"], 300),
-            ]
-        )
-        if isinstance(r.get("installer_output"), str) and r["installer_output"].strip():
-            name = "torch %s %s py%s: installer output" % (r["torch_version"], r["variant"], r["python"])
-            blocks.append(md.details(name, md.fence(r["installer_output"], "text")))
+    rows = [
+        [
+            md.text(r["torch_version"]),
+            md.text(r["variant"]),
+            md.text(r["python"]),
+            md.code(r["error_type"]),
+            md.text(r["error_message"], 300),
+        ]
+        for r in f.env_errors.to_dict("records")
+    ]
     table = md.table(["release", "variant", "Python", "error", "message"], rows)
-    return "## Environments that failed to install\n\n" + table + "\n" + "\n".join(blocks)
+    more = "\nWhat the installer said: [installer output](%s).\n" % pages.INSTALL_ERRORS
+    return "## Environments that failed to install\n\n" + table + (more if pages.installer_outputs(f) else "")
 
 
-def _releases(m: Any) -> str:
-    return md.moved(m)
+def _step_link(move: Dict[str, Any]) -> str:
+    return md.link(
+        md.transition_title(move["before"], move["after"], move.get("variant_before"), move.get("variant")),
+        md.transition_page(move["before"], move["after"]),
+    )
+
+
+def _change(move: Dict[str, Any]) -> str:
+    if move["kind"] == "regression":
+        return "%s → %s" % (md.status(move["status_before"]), md.status(move["status_after"]))
+    return md.text("%s, %s starts failing" % (move["status_after"], STAGE_LABELS.get(move["stage"], move["stage"])))
 
 
 def _error(kind: Any, message: Any) -> str:
@@ -148,201 +197,125 @@ def _error(kind: Any, message: Any) -> str:
     return ": ".join(p for p in parts if p)
 
 
-def _moves(f: Findings, kinds: Sequence[str]) -> List[Dict[str, Any]]:
-    if f.moves.empty:
-        return []
-    return f.moves[f.moves["kind"].isin(kinds)].to_dict("records")
-
-
 def _regressions(f: Findings) -> str:
-    out = ["## Regressions and fixes\n"]
-    for kind, title in (("regression", "Regressions"), ("fix", "Fixes")):
-        found = _moves(f, [kind])
-        out.append("### %s (%d)\n" % (title, len(found)))
-        out.append(
-            md.table(
-                ["releases", "case", "mode", "variant", "status", "error"],
-                [
-                    [
-                        _releases(m),
-                        md.case_link(m["case"]),
-                        md.text(m["mode"]),
-                        md.text(m["variant"]),
-                        "%s → %s" % (md.status(m["status_before"]), md.status(m["status_after"])),
-                        _error(m["error_type"], m["error_message"]),
-                    ]
-                    for m in found
-                ],
-            )
-        )
-    return "\n".join(out) + _charts(f, "transitions")
-
-
-def _ops(values: Any) -> str:
-    names = list(values) if values is not None and not isinstance(values, (str, float)) else []
-    shown = ", ".join(md.code(v) for v in names[:MAX_OPS])
-    return shown + (" … (+%d)" % (len(names) - MAX_OPS) if len(names) > MAX_OPS else "")
-
-
-def _graph_changes(f: Findings) -> str:
-    changes = _moves(f, ["graph-change"])
-    drift = _moves(f, ["op-drift"])
-    out = ["## Graph changes and op drift\n", "### Graph changes (%d)\n" % len(changes)]
-    out.append(
-        md.table(
-            ["releases", "case", "mode", "variant", "graph hash"],
-            [
-                [
-                    _releases(m),
-                    md.case_link(m["case"]),
-                    md.text(m["mode"]),
-                    md.text(m["variant"]),
-                    "%s → %s" % (md.code(m["hash_before"]), md.code(m["hash_after"])),
-                ]
-                for m in changes
-            ],
-        )
-    )
-    out.append("### Op drift (%d)\n" % len(drift))
-    out.append(
-        md.table(
-            ["releases", "case", "mode", "variant", "stage", "added", "removed"],
-            [
-                [
-                    _releases(m),
-                    md.case_link(m["case"]),
-                    md.text(m["mode"]),
-                    md.text(m["variant"]),
-                    md.text(m["stage"]),
-                    _ops(m["added"]),
-                    _ops(m["removed"]),
-                ]
-                for m in drift
-            ],
-        )
-    )
-    return "\n".join(out)
-
-
-def _timings(f: Findings) -> str:
-    found = _moves(f, ["slowdown", "speedup"])
-    table = md.table(
-        ["releases", "case", "mode", "variant", "kind", "export time (median)"],
+    found = f.moves[f.moves["kind"].isin(["regression", "stage-regression"])] if not f.moves.empty else f.moves
+    # One row per change, its modes together: the same case breaking the same way in both modes is one story.
+    groups: Dict[Tuple[Any, ...], List[Dict[str, Any]]] = {}
+    for move in found.to_dict("records"):
+        fields = ["before", "after", "variant_before", "variant", "case", "kind"]
+        fields += ["status_before", "status_after", "stage", "error_type", "error_message"]
+        groups.setdefault(tuple(str(move[k]) for k in fields), []).append(move)
+    rows = [
         [
-            [
-                _releases(m),
-                md.case_link(m["case"]),
-                md.text(m["mode"]),
-                md.text(m["variant"]),
-                md.text(m["kind"]),
-                md.text(m["detail"]),
-            ]
-            for m in found
-        ],
+            _step_link(members[0]),
+            md.case_link(members[0]["case"]),
+            md.text(", ".join(str(m["mode"]) for m in members)),
+            _change(members[0]),
+            _error(members[0]["error_type"], members[0]["error_message"]),
+        ]
+        for members in groups.values()
+    ]
+    intro = (
+        "Every cell that got worse from one release to the next: its status, or a stage run on the exported"
+        " program (save/load, decomposition) that starts failing while the cell still passes. Fixes, graph changes"
+        " and timings are on the [transition pages](#release-transitions).\n\n"
     )
-    rule = "Export time changed by more than ×1.5 and more than 50 ms between consecutive releases.\n\n"
-    return "## Slowdowns and speedups (%d)\n\n" % len(found) + rule + table + _charts(f, "export-time")
+    table = md.table(["releases", "case", "mode", "change", "error in the newer release"], rows)
+    return "## Regressions (%s)\n\n%s%s" % (_plural(len(found), "cell"), intro, table)
+
+
+def _signatures(f: Findings) -> str:
+    if f.signatures.empty:
+        return "## Top failure signatures\n\n_None._\n"
+    intro = (
+        "Failing cells (mismatch, fail, crash, timeout) grouped by error class and the first line of the message;"
+        " the %d most common of %d ([all of them](%s)).\n\n"
+        % (min(TOP_SIGNATURES, len(f.signatures)), len(f.signatures), pages.FAILURES)
+    )
+    rows = pages.signature_rows(f, TOP_SIGNATURES)
+    return "## Top failure signatures\n\n" + intro + md.table(pages.SIGNATURE_HEADERS, rows, pages.SIGNATURE_ALIGN)
 
 
 def _modes(f: Findings) -> str:
-    order = store.ordered(f.cells["release"])
+    """Per environment: the cases run in both modes, and how often the two modes disagree."""
+    usable = f.cells[f.cells["status"].map(tables.applicable)]
+    both = usable.groupby(["release", "variant", "python", "case"]).size()
+    both = both[both == len(MODES)].reset_index()
     rows = []
-    for (case, variant, strict, loose), members in md.grouped(
-        f.disagreements.to_dict("records"), ["case", "variant", "strict", "non-strict"]
-    ):
-        newest = members[-1]
-        error = newest["strict_error"] if strict != "pass" else newest["non-strict_error"]
-        rows.append(
-            [
-                md.case_link(case),
-                md.text(variant),
-                md.status(strict),
-                md.status(loose),
-                md.spans([m["release"] for m in members], order),
-                md.text(error, 200),
-            ]
-        )
-    intro = "Cells where strict and non-strict export end differently (both applicable), grouped by outcome.\n\n"
-    table = md.table(["case", "variant", "strict", "non-strict", "releases", "error (newest release)"], rows)
-    return "## Strict vs non-strict (%d cells)\n\n" % len(f.disagreements) + intro + table
+    if not both.empty:
+        envs = store.sort_cells(both[["release", "variant", "python"]].drop_duplicates(), release="release")
+        labels = tables.environment_labels(envs).to_numpy()
+        counts = both.groupby(["release", "variant", "python"]).size()
+        d = f.disagreements
+        for env, label in zip(envs.itertuples(index=False), labels):
+            mine = d[(d["release"] == env.release) & (d["variant"] == env.variant) & (d["python"] == env.python)]
+            strict_only = int(((mine["strict"] == "pass") & (mine["non-strict"] != "pass")).sum())
+            loose_only = int(((mine["non-strict"] == "pass") & (mine["strict"] != "pass")).sum())
+            rows.append(
+                [
+                    md.text(label),
+                    str(int(counts[(env.release, env.variant, env.python)])),
+                    str(len(mine)),
+                    str(strict_only),
+                    str(loose_only),
+                    str(len(mine) - strict_only - loose_only),
+                ]
+            )
+    intro = (
+        "Cases run in both modes (both applicable) and how many end differently; each case is on the"
+        " [strict vs non-strict page](%s).\n\n" % pages.MODES_PAGE
+    )
+    headers = ["release", "cases in both modes", "disagree", "only strict passes", "only non-strict passes", "other"]
+    return "## Strict vs non-strict\n\n" + intro + md.table(headers, rows, ["l"] + ["r"] * 5)
 
 
-def _claims(f: Findings) -> str:
-    if not f.cells["expected"].map(lambda v: isinstance(v, str)).any():
-        return ""
-    order = store.ordered(f.cells["release"])
+def _transitions(f: Findings) -> str:
+    columns: Sequence[Tuple[str, Tuple[str, ...]]] = (
+        ("regressions", ("regression",)),
+        ("fixes", ("fix",)),
+        ("stage regressions", ("stage-regression",)),
+        ("stage fixes", ("stage-fix",)),
+        ("graph changes", ("graph-change",)),
+        ("op drift", ("op-drift",)),
+        ("slower", ("slowdown",)),
+        ("faster", ("speedup",)),
+    )
     rows = [
-        [
-            md.case_link(case),
-            md.text(expected),
-            md.text(mode),
-            md.text(variant),
-            md.status(status),
-            md.spans([m["release"] for m in members], order),
-            md.text(members[-1]["error"], 200),
-        ]
-        for (case, expected, mode, variant, status), members in md.grouped(
-            f.claims.to_dict("records"), ["case", "expected", "mode", "variant", "status"]
-        )
+        [md.link(step.title, step.page), str(len(step.pairs))] + [_number(step, kinds) for _, kinds in columns]
+        for step in f.steps
     ]
     intro = (
-        "Cells whose outcome contradicts the case's documented claim (ExportDB's support level or the case's"
-        " `expected`). A claim covers both modes unless it names one; `supported` means passes.\n\n"
+        "Each release compared with the one before it, case by case and mode by mode; each page lists every"
+        " change with its error, graph diff or timing evidence. Graphs are compared only when both hashes come from"
+        " the same hashing scheme; %s\n\n" % _lower_first(transition_page.rule())
     )
-    table = md.table(["case", "claim", "mode", "variant", "observed", "releases", "error (newest release)"], rows)
-    return "## Documented claim vs observed (%d cells)\n\n" % len(f.claims) + intro + table
+    headers = ["transition", "cells compared"] + [name for name, _ in columns]
+    table = md.table(headers, rows, ["l"] + ["r"] * (1 + len(columns)))
+    charts = pages.charts(f, "transitions") + pages.charts(f, "export-time")
+    return "## Release transitions\n\n" + intro + table + charts
 
 
-def _flaky(f: Findings) -> str:
-    if f.flaky.empty:
-        return ""
-    rows = [
-        [
-            md.text(r["release"]),
-            md.text(r["variant"]),
-            md.text(r["python"]),
-            md.case_link(r["case"]),
-            md.text(r["mode"]),
-            md.status(r["status"]),
-            md.text(r["statuses"]),
-        ]
-        for r in f.flaky.to_dict("records")
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
+
+
+def _number(step: Step, kinds: Tuple[str, ...]) -> str:
+    count = step.count(*kinds)
+    return str(count) if count else ""
+
+
+def _more(f: Findings) -> str:
+    links = [
+        "- [Status grid](%s): every case in every release and mode, and the counts per status." % pages.GRID,
+        "- [Strict vs non-strict](%s): every case whose modes disagree (%d cells)."
+        % (pages.MODES_PAGE, len(f.disagreements)),
+        "- [Failure signatures](%s): all %d." % (pages.FAILURES, len(f.signatures)),
     ]
-    intro = "Cells whose repeated runs ended differently; the most common status (ties: the worse) is reported.\n\n"
-    table = md.table(["release", "variant", "Python", "case", "mode", "status", "runs"], rows)
-    return "## Flaky cells (%d)\n\n" % len(f.flaky) + intro + table
-
-
-def _grid(f: Findings) -> str:
-    cells = f.cells.assign(_env=f.labels)
-    envs = list(dict.fromkeys(store.sort_cells(cells, release="release")["_env"]))
-    symbol: Dict[Tuple[str, str, str], str] = {}
-    for case, env, mode, status in zip(cells["case"], cells["_env"], cells["mode"], cells["status"]):
-        symbol[(str(case), str(env), str(mode))] = md.SYMBOLS.get(status, "?")
-    by_tag: Dict[str, List[str]] = {}
-    for case, tags in zip(cells.drop_duplicates("case")["case"], cells.drop_duplicates("case")["tags"]):
-        names = sorted(str(t) for t in tags) if tags is not None and not isinstance(tags, (str, float)) else []
-        for tag in names or ["untagged"]:
-            by_tag.setdefault(tag, []).append(str(case))
-    modes = [m for m in MODES if m in set(cells["mode"])]
-    out = [
-        "## Status grid\n",
-        "Each cell shows %s, one symbol per mode; cases with several tags appear under each.\n" % " then ".join(modes),
-        md.legend(),
-    ]
-    for tag in sorted(by_tag, key=lambda t: (t == "untagged", t)):
-        rows = [
-            [md.case_link(case)] + ["".join(symbol.get((case, env, m), md.NO_RECORD) for m in modes) for env in envs]
-            for case in sorted(by_tag[tag])
-        ]
-        out.append("### %s (%d)\n" % (md.text(tag), len(by_tag[tag])))
-        out.append(md.table(["case"] + [md.text(e) for e in envs], rows, ["l"] + ["c"] * len(envs)))
-    out.append(_charts(f, "grid"))
-    return "\n".join(out)
-
-
-def _warnings(f: Findings) -> str:
-    shown = ["- %s" % md.text(w) for w in f.warnings[:MAX_WARNINGS]]
-    if len(f.warnings) > MAX_WARNINGS:
-        shown.append("- … and %d more" % (len(f.warnings) - MAX_WARNINGS))
-    return "## Record warnings (%d)\n\n" % len(f.warnings) + "\n".join(shown) + "\n"
+    if f.cells["expected"].map(lambda v: isinstance(v, str)).any():
+        links.append("- [Documented claim vs observed](%s) (%d cells)." % (pages.CLAIMS, len(f.claims)))
+    if not f.flaky.empty:
+        links.append("- [Flaky cells](%s) (%d)." % (pages.FLAKY, len(f.flaky)))
+    if f.warnings:
+        links.append("- [Record warnings](%s) (%d)." % (pages.WARNINGS, len(f.warnings)))
+    links.append("- One page per case under `cases/`, linked from every table.")
+    return "## More\n\n" + "\n".join(links) + "\n"

@@ -7,6 +7,11 @@ control characters would end up raw in the file. Every piece of record text goes
 through :func:`text` (Markdown inline), :func:`code`, :func:`html_text` (inside an HTML
 element such as a ``<summary>``) or :func:`fence` (blocks) before it reaches a page; all
 of them drop ANSI escape sequences and control characters (tabs and line breaks aside).
+
+:func:`text` escapes only what Markdown would read as markup, so that the raw file stays
+readable: ``<`` only where it could open a tag, comment or autolink, ``&`` only where it
+could start an entity, ``>`` only where it could open a quote, ``@`` only inside what
+could be an e-mail address; ``a < b && c > d`` stays as it is.
 """
 
 from __future__ import annotations
@@ -18,18 +23,24 @@ import re
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import quote
 
-from matrix.schema import NO_RECORD, Status
+from matrix.schema import NO_RECORD, STAGE_ERROR, STAGES, Status
 
 # One symbol per status, used in every grid; NO_RECORD marks a cell with no record.
 SYMBOLS = {status.value: status.symbol for status in Status}
 LEGEND_TEXT = {status.value: status.meaning for status in Status}
+# The mark after a status symbol when a stage run on the exported program failed: such a
+# pass is not a clean one.
+STAGE_MARKS = {"serialize": "ˢ", "decompose": "ᵈ"}
+STAGE_MEANING = {
+    "serialize": "after the symbol: the exported program does not survive torch.export.save and load",
+    "decompose": "after the symbol: the exported program's run_decompositions fails",
+}
 
-# HTML's own characters become entities; Markdown punctuation gets a backslash, which reads
-# better in the raw file and in diffs.
+# Markdown punctuation gets a backslash, which reads better in the raw file and in diffs;
+# "<" and "&" become entities, and only where they could start a tag or an entity.
 _INLINE = {
     "&": "&amp;",
     "<": "&lt;",
-    ">": "&gt;",
     "[": "\\[",
     "]": "\\]",
     "|": "\\|",
@@ -38,11 +49,21 @@ _INLINE = {
     "*": "\\*",
     "~": "\\~",
 }
-# "_" only emphasises at a word's edge; inside snake_case names it stays as it is.
-_INLINE_RE = re.compile("[" + re.escape("".join(_INLINE)) + "]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_ALWAYS = "[]|`\\*~"
+_INLINE_RE = re.compile(
+    "["
+    + re.escape(_ALWAYS)
+    + "]"
+    # "_" only emphasises at a word's edge; inside snake_case names it stays as it is.
+    + "|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])"
+    # A tag, comment, declaration or autolink starts with "<" and one of these.
+    + "|<(?=[A-Za-z/!?]|$)"
+    # An entity or character reference: &amp; &#38; &#x26;
+    + "|&(?=#?[A-Za-z0-9]+;)"
+)
 # Bare URLs, www. names and e-mail addresses become links under GitHub's autolink
 # extension; an entity in the trigger text keeps them plain text.
-_AUTOLINK_RE = re.compile(r"(?i):(?=//)|(?<![a-z0-9])w(?=ww\.)|@")
+_AUTOLINK_RE = re.compile(r"(?i):(?=//)|(?<![a-z0-9])w(?=ww\.)|(?<=[a-z0-9._+-])@(?=[a-z0-9_-])")
 
 
 # Terminal escape sequences (CSI such as colours, OSC such as titles and links, then the
@@ -68,6 +89,8 @@ def text(value: Any, limit: Optional[int] = None) -> str:
         raw = raw[: limit - 1] + "…"
     escaped = _INLINE_RE.sub(lambda m: _INLINE.get(m.group(0), "\\_"), raw)
     escaped = _AUTOLINK_RE.sub(lambda m: "&#%d;" % ord(m.group(0)), escaped)
+    # Text that starts a line of prose would open a block quote with ">".
+    escaped = re.sub(r"^(\s*)>", r"\1\\>", escaped)
     # A table row is one line: show line breaks rather than letting them end the row.
     return re.sub(r"\r\n|\r|\n", " ⏎ ", escaped)
 
@@ -125,8 +148,33 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]], align: Optional
 
 
 def moved(move: Dict[str, Any]) -> str:
-    """A transition's releases: ``2.4.1 → 2.5.0``."""
-    return text("%s → %s" % (move["before"], move["after"]))
+    """A transition's releases, ``2.4.1 → 2.5.0``, with their variants where the two differ."""
+    return text(transition_title(move["before"], move["after"], move.get("variant_before"), move.get("variant")))
+
+
+def transition_title(before: Any, after: Any, variant_before: Any = None, variant: Any = None) -> str:
+    """``2.4.1 → 2.5.0``, or ``2.9.1 (pypi) → 2.13.0+cpu (cpu)`` across variants (plain text)."""
+    if isinstance(variant_before, str) and isinstance(variant, str) and variant_before != variant:
+        return "%s (%s) → %s (%s)" % (before, variant_before, after, variant)
+    return "%s → %s" % (before, after)
+
+
+# A release name that names its transition page as it is: digits, letters and ".+-" between them.
+_PLAIN_RELEASE = re.compile(r"[0-9A-Za-z]+(?:[.+-][0-9A-Za-z]+)*")
+
+
+def transition_page(before: Any, after: Any) -> str:
+    """The page of the transition between two releases, relative to the report folder.
+
+    ``transition-2.8.0__2.9.1.md`` for plain release names; other names keep a readable cut
+    of their safe characters and take a hash of both names, so distinct pairs get distinct pages.
+    """
+    names = [str(before), str(after)]
+    if all(_PLAIN_RELEASE.fullmatch(name) for name in names) and sum(map(len, names)) <= MAX_PAGE_NAME - 20:
+        return "transition-%s__%s.md" % tuple(names)
+    readable = re.sub(r"[^A-Za-z0-9.+-]+", "-", "__".join(names)).strip(".+-")[:_KEPT_OF_OTHER] or "releases"
+    digest = hashlib.sha256("\0".join(names).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return "transition-%s~%s.md" % (readable, digest)
 
 
 # A case name whose parts (split at "/") are runs of lower-case letters and digits joined
@@ -183,7 +231,7 @@ def names(values: Iterable[str], limit: int = 12) -> str:
 
 def link(label: str, target: str) -> str:
     """A link with an escaped label to a relative path (percent-encoded)."""
-    return "[%s](%s)" % (text(label), quote(target, safe="/#"))
+    return "[%s](%s)" % (text(label), quote(target, safe="/#+"))
 
 
 def status(value: Any) -> str:
@@ -196,7 +244,14 @@ def status(value: Any) -> str:
 def legend() -> str:
     rows = [[SYMBOLS[s], text(s), LEGEND_TEXT[s]] for s in SYMBOLS]
     rows.append([NO_RECORD, "no record", "the cell was not run (or its environment failed to install)"])
+    for stage, label in STAGES:
+        rows.append([STAGE_MARKS[stage], "%s fails" % label, STAGE_MEANING[stage]])
     return table(["", "status", "meaning"], rows)
+
+
+def marks(row: Dict[str, Any]) -> str:
+    """The marks after a cell's status symbol: one per stage that failed on its exported program."""
+    return "".join(STAGE_MARKS[stage] for stage, _ in STAGES if row.get(stage + "_outcome") == STAGE_ERROR)
 
 
 def spans(chosen: Iterable[str], order: Sequence[str]) -> str:

@@ -110,7 +110,8 @@ def discover(roots: List[str]) -> List[CaseInfo]:
         if base.is_file():
             files = [(base, base.parent)]
         elif base.is_dir():
-            files = [(p, base) for p in sorted(base.rglob("*.py"))]
+            # Regular files only: a FIFO or socket named *.py would block the read forever.
+            files = [(p, base) for p in sorted(base.rglob("*.py")) if p.is_file()]
         else:
             raise CaseError("%s: no such case file or folder" % root)
         for path, top in files:

@@ -41,7 +41,8 @@ def _allocation_failure(exc: BaseException) -> Optional[BaseException]:
             found = current
         elif isinstance(current, RuntimeError) and any(text in str(current) for text in _OUT_OF_MEMORY_TEXT):
             found = current
-        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+        # Followed even when suppressed: dynamo re-raises the failure ``from None``, keeping it only as context.
+        current = current.__cause__ or current.__context__
     return getattr(found, "original", found)
 
 
@@ -149,11 +150,15 @@ def run_cell(
     loader: Callable[[CaseInfo], Case],
     device: str = "cpu",
     stages: Tuple[str, ...] = ("check", "decompose", "serialize"),
+    artifacts: Optional[Any] = None,
 ) -> Dict[str, Any]:
-    """Run every stage of one cell and return the record fields it produced."""
+    """Run every stage of one cell and return the record fields it produced.
+
+    ``artifacts``: an ``artifacts.Target`` where a passing cell keeps its program, or None.
+    """
     record: Dict[str, Any] = {}
     try:
-        return _stages(record, info, mode, found, loader, device, stages)
+        return _stages(record, info, mode, found, loader, device, stages, artifacts)
     except MemoryError as exc:
         record.update(out_of_memory(exc))
         return record
@@ -167,6 +172,7 @@ def _stages(
     loader: Callable[[CaseInfo], Case],
     device: str,
     stages: Tuple[str, ...],
+    artifacts: Optional[Any] = None,
 ) -> Dict[str, Any]:
     # 1. load
     try:
@@ -220,6 +226,11 @@ def _stages(
     # 6. save / load round trip
     if saved is not None:
         _load(record, case, saved, expected)
+    # 7. keep the program, its inputs and eager's outputs, for loading on other releases
+    if artifacts is not None and record["status"] == "pass":
+        from .artifacts import keep
+
+        keep(artifacts, record, info, mode, ep, saved, case, expected, expected_extra)
     return record
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from typing import IO, Any, Callable, Dict, Iterator, List, Tuple
 
 from ..errors import UserError
@@ -23,6 +24,7 @@ class Writer:
         if folder:
             os.makedirs(folder, exist_ok=True)
         self._terminate_partial_line()
+        self._written: List[str] = []
         self._file: IO[str] = open(path, "a", encoding="utf-8")
 
     def _terminate_partial_line(self) -> None:
@@ -41,7 +43,24 @@ class Writer:
                 f.write(b"\n")
 
     def write(self, record: Dict[str, Any]) -> None:
-        self._file.write(json.dumps(record, sort_keys=True, default=str) + "\n")
+        line = json.dumps(record, sort_keys=True, default=str) + "\n"
+        self._written.append(line)
+        self._file.write(line)
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        if os.fstat(self._file.fileno()).st_nlink == 0:
+            self._recreate()
+
+    def _recreate(self) -> None:
+        # Something (a case, a cleanup) deleted the file under us: what this run wrote would
+        # vanish with it. Write it again to a new file of the same name and go on.
+        sys.stderr.write("warning: %s was deleted during the run; writing this run's records again\n" % self.path)
+        self._file.close()
+        folder = os.path.dirname(self.path)
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        self._file = open(self.path, "a", encoding="utf-8")
+        self._file.writelines(self._written)
         self._file.flush()
         os.fsync(self._file.fileno())
 
@@ -96,11 +115,19 @@ def iter_files(folder: str) -> Iterator[str]:
 
 
 def done_keys(path: str) -> Tuple[set, List[str]]:
-    """The (case, mode, run) keys already recorded in a file, for resuming."""
+    """The (case, mode, run) keys already recorded in a file, for resuming; malformed cells are warned about."""
     if not os.path.exists(path):
         return set(), []
     records, warnings = read(path)
-    keys = {(r["case"], r["mode"], r.get("run", 0)) for r in records if r.get("kind") == "cell"}
+    keys = set()
+    for record in records:
+        if record.get("kind") != "cell":
+            continue
+        case, mode, run = record.get("case"), record.get("mode"), record.get("run") or 0
+        if not isinstance(case, str) or not isinstance(mode, str) or not isinstance(run, int):
+            warnings.append("%s: skipped a cell record without a usable case, mode and run" % path)
+            continue
+        keys.add((case, mode, run))
     return keys, warnings
 
 

@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..errors import UNAVAILABLE, UserError
 from ..options import at_least, from_namespace, positive_seconds, safe_name
 from ..schema import CELL_KEYS, MODES, SCHEMA_VERSION, STATUSES, Status, cell_id, now
-from . import records
+from . import records, resources
 from .case import CaseError, CaseInfo, missing_for
 from .journal import Journal, interrupted
 from .sources import SOURCES, discover_source, loader_for
@@ -92,11 +92,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="a bar on a terminal, a line per cell, or nothing (default: a bar on a terminal, else lines)",
     )
     parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=0,
+        metavar="N",
+        help="cells run at once, each in its own forked process (default 0: the usable cores,"
+        " as many as memory holds at --max-memory each)",
+    )
+    parser.add_argument(
         "--warm-up",
         choices=("auto", "always", "never"),
         default="auto",
         help="export a tiny model before forking cells: auto does it from %d cells on (default auto)" % WARM_UP_FROM,
     )
+    parser.add_argument(
+        "--artifacts",
+        metavar="DIR",
+        default=None,
+        help="keep each passing cell's saved program, inputs and eager outputs under DIR, for `load` on other releases",
+    )
+    parser.add_argument("--no-artifacts", dest="artifacts", action="store_const", const=None, help="keep none (default)")
     parser.add_argument("--out", required=True, metavar="DIR", help="folder for the record files")
 
 
@@ -104,6 +120,8 @@ STAGES = ("check", "decompose", "serialize")
 # From this many cells on, a warm-up export in the parent costs less than each forked cell
 # paying first-use costs itself (benchmarks/overhead.py --warm-up measures the break-even).
 WARM_UP_FROM = 6
+# What a cell may take when --max-memory is 0 (no limit), for sizing parallel cells.
+DEFAULT_CELL_MB = 4096
 
 
 def say(line: str) -> None:
@@ -137,6 +155,8 @@ class RunOptions:
     hide_capability: Tuple[str, ...] = ()
     progress: str = "auto"
     warm_up: str = "auto"
+    jobs: int = 0
+    artifacts: Optional[str] = None
 
     def __post_init__(self) -> None:
         def tuple_of(value: Any) -> Optional[Tuple[str, ...]]:
@@ -154,6 +174,7 @@ class RunOptions:
         if self.max_memory < 0:
             raise UsageError("--max-memory %d: give megabytes above 0, or 0 for no limit" % self.max_memory)
         at_least("--runs", self.runs, 1)
+        at_least("--jobs", self.jobs, 0)
         safe_name("--variant", self.variant)
         if self.source not in SOURCES:
             raise UsageError("--source %s: choose one of %s" % (self.source, ", ".join(SOURCES)))
@@ -176,6 +197,13 @@ class RunOptions:
     @property
     def modes(self) -> Tuple[str, ...]:
         return MODES if self.mode == "both" else (self.mode,)
+
+    def lanes(self) -> int:
+        """Cells run at once: as asked, else the usable cores, as many as memory holds at --max-memory each."""
+        if self.isolation_name == "inline":
+            return 1  # no isolation: nothing to run side by side
+        per_cell = self.max_memory or DEFAULT_CELL_MB
+        return resources.jobs(self.jobs or None, per_cell)
 
     @property
     def isolation_name(self) -> str:
@@ -258,7 +286,12 @@ def work(job: Dict[str, Any]) -> Dict[str, Any]:
     fields: Dict[str, Any] = dict(job["info"], tags=tuple(job["info"]["tags"]), requires=tuple(job["info"]["requires"]))
     info = CaseInfo(**fields)
     found = job["found"]
-    return run_cell(info, job["mode"], found, loader_for(info.source), job["device"], tuple(job["stages"]))
+    target = None
+    if job.get("artifacts"):
+        from .artifacts import Target
+
+        target = Target(job["artifacts"], job["variant"], job["device"])
+    return run_cell(info, job["mode"], found, loader_for(info.source), job["device"], tuple(job["stages"]), target)
 
 
 class Progress:
@@ -422,18 +455,61 @@ def _run_cells(
         live = [c for c in todo if (c[0].name, c[1], c[2]) not in dead]
         if not live:
             return counts
-        backend = _backend(options, found, len(live))
+
+        def keep(cell: Dict[str, Any]) -> None:
+            writer.write(cell)
+            counts[cell["status"]] = counts.get(cell["status"], 0) + 1
+
         progress = Progress(len(live), options.progress)
+        prepared = [_prepare(info, mode, run, env, found, options) for info, mode, run in live]
+        for cell, job in prepared:
+            if job is None:
+                _finish(cell, None, time.perf_counter(), progress)
+                keep(cell)
+        runnable = [(cell, job) for cell, job in prepared if job is not None]
+        lanes = min(options.lanes(), len(runnable))
+        if lanes > 1:
+            say("running %d cells, %d at a time" % (len(runnable), lanes))
         try:
-            for info, mode, run in live:
-                journal.start((info.name, mode, run), run_id, now())
-                record = _run_one(backend, info, mode, run, env, found, options, progress)
-                writer.write(record)
-                counts[record["status"]] = counts.get(record["status"], 0) + 1
+            if runnable:
+                _run_isolated(options, found, runnable, lanes, journal, run_id, progress, keep)
         finally:
             progress.close()
-            backend.close()
     return counts
+
+
+def _run_isolated(
+    options: RunOptions,
+    found: Dict[str, bool],
+    runnable: List[Tuple[Dict[str, Any], Dict[str, Any]]],
+    lanes: int,
+    journal: Journal,
+    run_id: str,
+    progress: Progress,
+    keep: Any,
+) -> None:
+    """Run the cells that need torch, one at a time or in parallel lanes; record each as it ends."""
+    backend = _backend(options, found, len(runnable), lanes)
+    started: Dict[str, float] = {}
+
+    def hand_out() -> Any:
+        for cell, job in runnable:
+            journal.start((cell["case"], cell["mode"], cell["run"]), run_id, now())
+            progress.start(cell["cell_id"])
+            started[cell["cell_id"]] = time.perf_counter()
+            yield cell, job
+
+    try:
+        if lanes > 1:
+            for cell, result in backend.run(hand_out(), options.timeout):
+                _finish(cell, result, started[cell["cell_id"]], progress)
+                keep(cell)
+        else:
+            for cell, job in hand_out():
+                _finish(cell, backend.run(job, options.timeout), started[cell["cell_id"]], progress)
+                keep(cell)
+    finally:
+        backend.close()
 
 
 def warms_up(options: RunOptions, cells: int) -> bool:
@@ -443,11 +519,15 @@ def warms_up(options: RunOptions, cells: int) -> bool:
     return options.warm_up == "always" or cells >= WARM_UP_FROM
 
 
-def _backend(options: RunOptions, found: Dict[str, bool], cells: int) -> Any:
+def _backend(options: RunOptions, found: Dict[str, bool], cells: int, lanes: int = 1) -> Any:
     from . import isolate
 
     memory = None if options.device == "cuda" else (options.max_memory or None)
     if options.isolation_name == "spawn":
+        if lanes > 1:
+            from .lanes import Lanes
+
+            return Lanes(lambda: isolate.SpawnIsolation(memory), lanes)
         return isolate.SpawnIsolation(memory)
     if warms_up(options, cells):
         from .cell import warm_up
@@ -458,6 +538,10 @@ def _backend(options: RunOptions, found: Dict[str, bool], cells: int) -> Any:
             say("warning: the warm-up export failed (%s); timings of the first cells include warm-up" % problem)
     if options.isolation_name == "inline":
         return isolate.InlineIsolation(work)
+    if lanes > 1:
+        from .lanes import Lanes
+
+        return Lanes(lambda: isolate.ForkIsolation(work, memory), lanes)
     return isolate.ForkIsolation(work, memory)
 
 
@@ -470,47 +554,44 @@ def _cell_record(info: CaseInfo, mode: str, run: int, env: Dict[str, Any], optio
     )  # fmt: skip
 
 
-def _run_one(
-    backend: Any,
-    info: CaseInfo,
-    mode: str,
-    run: int,
-    env: Dict[str, Any],
-    found: Dict[str, bool],
-    options: RunOptions,
-    progress: Progress,
-) -> Dict[str, Any]:
+def _prepare(
+    info: CaseInfo, mode: str, run: int, env: Dict[str, Any], found: Dict[str, bool], options: RunOptions
+) -> Tuple[Dict[str, Any], Optional[Dict[str, Any]]]:
+    """A cell's record, and the job its isolation must run (None when the record is already complete)."""
     record = _cell_record(info, mode, run, env, options)
-    cell = record["cell_id"]
-    progress.start(cell)
-    start = time.perf_counter()
     missing = missing_for(info, mode, found)
     if info.problem:
         record.update(
-            status="case-error",
+            status=Status.CASE_ERROR.value,
             failed_stage="load",
             error_type="matrix.worker.case.CaseError",
             error_message=info.problem,
         )
-    elif missing:
+        return record, None
+    if missing:
         lacks = "needs %s, which torch %s lacks" % (", ".join(missing), env["torch_version"])
         record.update(status=Status.NOT_APPLICABLE.value, missing=missing, error_message=lacks)
-    else:
-        job = {
-            "info": dataclasses.asdict(info),
-            "mode": mode,
-            "device": options.device,
-            "stages": list(options.stages),
-            "found": found,
-        }
-        result = backend.run(job, options.timeout)
+        return record, None
+    job = {
+        "info": dataclasses.asdict(info),
+        "mode": mode,
+        "device": options.device,
+        "stages": list(options.stages),
+        "found": found,
+        "artifacts": options.artifacts,
+        "variant": env["variant"],
+    }
+    return record, job
+
+
+def _finish(record: Dict[str, Any], result: Optional[Dict[str, Any]], started: float, progress: Progress) -> None:
+    if result is not None:
         record.update({k: v for k, v in result.items() if k in CELL_KEYS})
-    record["total_s"] = round(time.perf_counter() - start, 6)
+    record["total_s"] = round(time.perf_counter() - started, 6)
     record["finished_at"] = now()
     if record["status"] is None:
-        record.update(status="crash", error_message="the cell reported no status")
-    progress.finish(cell, record["status"], record["total_s"])
-    return record
+        record.update(status=Status.CRASH.value, error_message="the cell reported no status")
+    progress.finish(record["cell_id"], record["status"], record["total_s"])
 
 
 def main(options: RunOptions) -> int:

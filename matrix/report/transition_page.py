@@ -1,0 +1,267 @@
+"""One page per release transition: everything that changed between two consecutive releases.
+
+A page holds every regression, fix, stage change, graph change (with the graph's diff),
+op drift and timing change found between the two releases, and says what was compared:
+how many cells, how many graphs could not be compared (hashes of different schemes) and
+how many cells had enough runs for a timing claim. The front page links each page and
+counts what it holds.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import pandas as pd
+
+from matrix.records import store, transitions
+from matrix.records.tables import EXPORTED
+from matrix.report import markdown as md
+
+Row = Dict[str, Any]
+# A graph diff longer than this is cut: the case page holds the whole graph of each release.
+MAX_DIFF_LINES = 200
+MAX_OPS = 30
+TITLES = {
+    "regression": "Regressions",
+    "fix": "Fixes",
+    "stage-regression": "Stage regressions",
+    "stage-fix": "Stage fixes",
+    "graph-change": "Graph changes",
+    "op-drift": "Op drift",
+    "slowdown": "Slowdowns",
+    "speedup": "Speedups",
+}
+OP_PROGRAMS = {"exported": "exported", "decomposed": "decomposed", "export": "exported"}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One release transition: the pairs of cells compared and the transitions found between them."""
+
+    before: str
+    after: str
+    pairs: Tuple[Tuple[Row, Row], ...]
+    moves: Tuple[Row, ...]
+
+    @property
+    def page(self) -> str:
+        return md.transition_page(self.before, self.after)
+
+    @property
+    def title(self) -> str:
+        before = {str(b.get("variant")) for b, _ in self.pairs}
+        after = {str(a.get("variant")) for _, a in self.pairs}
+        if len(before) == len(after) == 1:
+            return md.transition_title(self.before, self.after, before.pop(), after.pop())
+        return md.transition_title(self.before, self.after)
+
+    def count(self, *kinds: str) -> int:
+        return sum(1 for m in self.moves if m["kind"] in kinds)
+
+    def of(self, *kinds: str) -> List[Row]:
+        return [m for m in self.moves if m["kind"] in kinds]
+
+
+def steps(pairs: Sequence[Tuple[Row, Row]], moves: pd.DataFrame) -> List[Step]:
+    """The release transitions of ``pairs`` (from transitions.pairs) with their ``moves``, oldest first."""
+    compared: Dict[Tuple[str, str], List[Tuple[Row, Row]]] = {}
+    for before, after in pairs:
+        compared.setdefault((str(before["release"]), str(after["release"])), []).append((before, after))
+    found: Dict[Tuple[str, str], List[Row]] = {}
+    for move in moves.to_dict("records") if not moves.empty else []:
+        found.setdefault((str(move["before"]), str(move["after"])), []).append(move)
+    keys = sorted(compared, key=lambda k: (store.release_key(k[1]), store.release_key(k[0])))
+    return [Step(b, a, tuple(compared[(b, a)]), tuple(found.get((b, a), []))) for b, a in keys]
+
+
+def render(step: Step) -> str:
+    """The page of one release transition."""
+    several = len({(b.get("variant"), a.get("variant")) for b, a in step.pairs}) > 1
+    parts = ["# %s\n" % md.text(step.title), "[← back to the matrix](index.md)\n", _overview(step)]
+    parts.append(_status_moves(step, "regression", step.after, "the newer release", several))
+    parts.append(_status_moves(step, "fix", step.before, "the older release, gone since", several))
+    parts.append(_stage_moves(step, several))
+    parts.append(_graph_changes(step, several))
+    parts.append(_op_drift(step, several))
+    parts.append(_timings(step, several))
+    return "\n".join(parts).rstrip("\n") + "\n"
+
+
+def _overview(step: Step) -> str:
+    variants = sorted({str(v) for pair in step.pairs for v in (pair[0].get("variant"), pair[1].get("variant"))})
+    out = [
+        "%d cells compared: the cases and modes with a cell in both releases (variant %s; where a release ran"
+        " under several Pythons, the newest)." % (len(step.pairs), md.text(", ".join(variants))),
+        "",
+        md.table(
+            ["kind", "count", "meaning"],
+            [[md.text(kind), str(step.count(kind)), md.text(transitions.MEANING[kind])] for kind in transitions.KINDS],
+            ["l", "r", "l"],
+        ),
+    ]
+    unmatched = [
+        (b, a) for b, a in step.pairs if b.get("status") == a.get("status") == "pass" and not _same_scheme(b, a)
+    ]
+    if unmatched:
+        schemes = sorted({"%s → %s" % (_scheme(b), _scheme(a)) for b, a in unmatched})
+        out.append(
+            "%d cells pass in both releases but their graph hashes cannot be compared, as the records do not name"
+            " the same hashing scheme (fingerprint version %s): no graph change or op drift is claimed for them.\n"
+            % (len(unmatched), md.text(", ".join(schemes)))
+        )
+    exported = [(b, a) for b, a in step.pairs if b.get("status") in EXPORTED and a.get("status") in EXPORTED]
+    timed = [
+        (b, a)
+        for b, a in exported
+        if min(len(transitions.samples(b.get("export_s_runs"))), len(transitions.samples(a.get("export_s_runs"))))
+        >= transitions.MIN_RUNS
+    ]
+    out.append(
+        "%d cells exported in both releases; %d of them have at least %d timed runs in each, which a slowdown or"
+        " speedup needs.\n" % (len(exported), len(timed), transitions.MIN_RUNS)
+    )
+    return "\n".join(out)
+
+
+def _same_scheme(before: Row, after: Row) -> bool:
+    old = transitions.version_of(before.get("fingerprint_version"))
+    return old is not None and old == transitions.version_of(after.get("fingerprint_version"))
+
+
+def _scheme(row: Row) -> str:
+    value = transitions.version_of(row.get("fingerprint_version"))
+    return "not recorded" if value is None else str(value)
+
+
+def _variant_cell(move: Row) -> List[str]:
+    old, new = move.get("variant_before"), move.get("variant")
+    return [md.text(new if old == new or not isinstance(old, str) else "%s → %s" % (old, new))]
+
+
+def _error(kind: Any, message: Any, limit: int = 300) -> str:
+    parts = [md.code(kind) if isinstance(kind, str) else ""]
+    parts.append(md.text(message, limit) if isinstance(message, str) else "")
+    return ": ".join(p for p in parts if p)
+
+
+def _status_moves(step: Step, kind: str, release: str, which: str, several: bool) -> str:
+    found = step.of(kind)
+    headers = ["case", "mode"] + (["variant"] if several else []) + ["status", "error in %s (%s)" % (release, which)]
+    rows = [
+        [md.case_link(m["case"]), md.text(m["mode"])]
+        + (_variant_cell(m) if several else [])
+        + [
+            "%s → %s" % (md.status(m["status_before"]), md.status(m["status_after"])),
+            _error(m["error_type"], m["error_message"]),
+        ]
+        for m in found
+    ]
+    return "## %s (%d)\n\n%s" % (TITLES[kind], len(found), md.table([md.text(h) for h in headers], rows))
+
+
+def _stage_moves(step: Step, several: bool) -> str:
+    found = step.of("stage-regression", "stage-fix")
+    headers = ["case", "mode"] + (["variant"] if several else []) + ["stage", "change", "error"]
+    rows = [
+        [md.case_link(m["case"]), md.text(m["mode"])]
+        + (_variant_cell(m) if several else [])
+        + [
+            md.text(transitions.STAGE_LABELS.get(m["stage"], m["stage"])),
+            md.text(m["detail"]),
+            _error(None, m["error_message"]),
+        ]
+        for m in found
+    ]
+    intro = (
+        "Cells that pass in both releases while a stage run on the exported program starts or stops failing;"
+        " the error is the failing side's.\n\n"
+    )
+    return "## Save/load and decomposition (%d)\n\n%s%s" % (len(found), intro, md.table(headers, rows))
+
+
+def _graph_changes(step: Step, several: bool) -> str:
+    found = step.of("graph-change")
+    texts: Dict[Tuple[str, str, str, str], Tuple[Row, Row]] = {
+        (str(a["case"]), str(a["mode"]), str(b.get("variant")), str(a.get("variant"))): (b, a) for b, a in step.pairs
+    }
+    out = ["## Graph changes (%d)\n" % len(found)]
+    if not found:
+        out.append("_None._\n")
+    for m in found:
+        line = "%s · %s" % (md.case_link(m["case"]), md.text(m["mode"]))
+        if several:
+            line += " · " + _variant_cell(m)[0]
+        out.append("%s · %s → %s\n" % (line, md.code(m["hash_before"]), md.code(m["hash_after"])))
+        pair = texts.get((str(m["case"]), str(m["mode"]), str(m["variant_before"]), str(m["variant"])))
+        diff = _diff(pair, m) if pair is not None else None
+        out.append(md.details("graph diff", md.fence(diff, "diff")) if diff else "_No graph text recorded._\n")
+    return "\n".join(out)
+
+
+def _diff(pair: Tuple[Row, Row], move: Row) -> Optional[str]:
+    before, after = pair
+    old, new = before.get("graph_text"), after.get("graph_text")
+    if not isinstance(old, str) or not isinstance(new, str):
+        return None
+    lines = list(
+        difflib.unified_diff(
+            old.splitlines(),
+            new.splitlines(),
+            "torch-%s/%s" % (move["before"], move["mode"]),
+            "torch-%s/%s" % (move["after"], move["mode"]),
+            lineterm="",
+        )
+    )
+    if len(lines) > MAX_DIFF_LINES:
+        cut = len(lines) - MAX_DIFF_LINES
+        lines = lines[:MAX_DIFF_LINES] + ["… (%d more lines; each graph is on the case's page)" % cut]
+    return "\n".join(lines)
+
+
+def _ops(values: Any) -> str:
+    names = list(values) if values is not None and not isinstance(values, (str, float)) else []
+    shown = ", ".join(md.code(v) for v in names[:MAX_OPS])
+    return shown + (" … (+%d)" % (len(names) - MAX_OPS) if len(names) > MAX_OPS else "")
+
+
+def _op_drift(step: Step, several: bool) -> str:
+    found = step.of("op-drift")
+    headers = ["case", "mode"] + (["variant"] if several else []) + ["program", "added", "removed"]
+    rows = [
+        [md.case_link(m["case"]), md.text(m["mode"])]
+        + (_variant_cell(m) if several else [])
+        + [md.text(OP_PROGRAMS.get(str(m["stage"]), m["stage"])), _ops(m["added"]), _ops(m["removed"])]
+        for m in found
+    ]
+    intro = "Operators that appear in or vanish from the exported program, or from it decomposed to core ATen.\n\n"
+    return "## Op drift (%d)\n\n%s%s" % (len(found), intro, md.table(headers, rows))
+
+
+def rule() -> str:
+    """The timing rule, in words."""
+    return (
+        "A slowdown or speedup is claimed only when each release has at least %d timed runs of the cell, the median"
+        " export time changes by at least ×%.1f and %d ms, and a one-sided Mann-Whitney test on the runs gives"
+        " p ≤ %s (with %d runs each: the two ranges of times do not overlap)."
+        % (
+            transitions.MIN_RUNS,
+            transitions.SLOW_RATIO,
+            round(transitions.SLOW_MIN_S * 1000),
+            transitions.MAX_P,
+            transitions.MIN_RUNS,
+        )
+    )
+
+
+def _timings(step: Step, several: bool) -> str:
+    found = step.of("slowdown", "speedup")
+    headers = ["case", "mode"] + (["variant"] if several else []) + ["kind", "evidence"]
+    rows = [
+        [md.case_link(m["case"]), md.text(m["mode"])]
+        + (_variant_cell(m) if several else [])
+        + [md.text(m["kind"]), md.text(m["detail"])]
+        for m in found
+    ]
+    return "## Slowdowns and speedups (%d)\n\n%s\n\n%s" % (len(found), rule(), md.table(headers, rows))

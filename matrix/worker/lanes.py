@@ -1,0 +1,206 @@
+"""Parallel cells: lanes forked from the warm runner, each running cells one at a time in its own isolation.
+
+A lane is a process forked from the runner after torch is imported and warmed up, so it
+starts warm in milliseconds. It runs the jobs it is handed through its own isolation
+backend (one forked child per cell, as in a serial run), so a cell's crash, hang or
+changed global state stays in that cell, and no state crosses from one cell to another.
+The runner stays single-threaded: it hands jobs out, waits on the lanes' result pipes
+and records results as they come. A lane that dies (it should not: its cells are
+isolated from it) costs only the cell it was running, recorded as a crash, and is
+replaced by a new lane.
+
+Standard library only, Python 3.8 syntax.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import struct
+import sys
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
+
+Job = Dict[str, Any]
+Result = Dict[str, Any]
+_HEADER = struct.Struct("!Q")
+
+
+def _write_message(fd: int, message: Any) -> None:
+    data = json.dumps(message, default=str).encode("utf-8")
+    view = memoryview(_HEADER.pack(len(data)) + data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _read_exactly(fd: int, size: int) -> Optional[bytes]:
+    chunks: List[bytes] = []
+    while size:
+        chunk = os.read(fd, min(size, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _read_message(fd: int) -> Any:
+    """The next message, or None when the other side closed its end."""
+    header = _read_exactly(fd, _HEADER.size)
+    if header is None:
+        return None
+    data = _read_exactly(fd, _HEADER.unpack(header)[0])
+    return None if data is None else json.loads(data.decode("utf-8"))
+
+
+def _die_with_parent() -> None:
+    """A lane whose runner is gone has nobody to report to: let the kernel end it (Linux)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+class _Lane:
+    def __init__(self, pid: int, jobs_w: int, results_r: int) -> None:
+        self.pid, self.jobs_w, self.results_r = pid, jobs_w, results_r
+        self.key: Any = None  # the cell in flight, None when idle
+
+    def close(self) -> None:
+        for fd in (self.jobs_w, self.results_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _lane_main(backend: Any, jobs_r: int, results_w: int) -> None:
+    while True:
+        message = _read_message(jobs_r)
+        if message is None:
+            return
+        try:
+            result = backend.run(message["job"], message["timeout"])
+        except Exception as exc:  # the backend itself failed: the cell is a crash, the lane goes on
+            result = {"status": "crash", "error_type": type(exc).__name__, "error_message": str(exc)[:500]}
+        _write_message(results_w, {"result": result})
+
+
+class Lanes:
+    """``count`` lanes, each with the backend ``make_backend()`` builds inside it."""
+
+    def __init__(self, make_backend: Callable[[], Any], count: int) -> None:
+        self._make_backend = make_backend
+        self._lanes: List[_Lane] = []
+        for _ in range(count):
+            self._lanes.append(self._fork())
+
+    def _fork(self) -> _Lane:
+        jobs_r, jobs_w = os.pipe()
+        results_r, results_w = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the lane
+            code = 0
+            try:
+                _die_with_parent()
+                signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle
+                os.close(jobs_w)
+                os.close(results_r)
+                for lane in self._lanes:  # the other lanes' pipes are not this lane's to hold open
+                    lane.close()
+                backend = self._make_backend()
+                try:
+                    _lane_main(backend, jobs_r, results_w)
+                finally:
+                    backend.close()
+            except BaseException:
+                code = 70
+            finally:
+                os._exit(code)
+        os.close(jobs_r)
+        os.close(results_w)
+        return _Lane(pid, jobs_w, results_r)
+
+    def run(self, jobs: Iterable[Tuple[Any, Job]], timeout: float) -> Iterator[Tuple[Any, Result]]:
+        """Run ``(key, job)`` pairs, ``len(lanes)`` at a time; yields ``(key, result)`` as cells finish.
+
+        ``jobs`` is read lazily, one pair each time a lane is free, so the caller can note
+        a cell as started just before it is handed out.
+        """
+        pending = iter(jobs)
+        exhausted = False
+        while True:
+            for index, lane in enumerate(self._lanes):
+                if lane.key is None and not exhausted:
+                    try:
+                        key, job = next(pending)
+                    except StopIteration:
+                        exhausted = True
+                        break
+                    try:
+                        _write_message(lane.jobs_w, {"job": job, "timeout": timeout})
+                        lane.key = key
+                    except OSError:  # the lane is gone: replace it and hand the job to the new one
+                        lane, _ = self._replace(index)
+                        _write_message(lane.jobs_w, {"job": job, "timeout": timeout})
+                        lane.key = key
+            busy = [lane for lane in self._lanes if lane.key is not None]
+            if not busy:
+                return
+            ready, _, _ = select.select([lane.results_r for lane in busy], [], [])
+            for lane in busy:
+                if lane.results_r not in ready:
+                    continue
+                key, lane.key = lane.key, None
+                message = _read_message(lane.results_r)
+                if message is None:
+                    _, status = self._replace(self._lanes.index(lane))
+                    yield key, {
+                        "status": "crash",
+                        "error_type": "matrix.worker.lanes.LaneDied",
+                        "error_message": "the process running this cell's isolation died (%s)" % status,
+                    }
+                else:
+                    yield key, message["result"]
+
+    def _bury(self, lane: _Lane) -> str:
+        lane.close()
+        try:
+            _, status = os.waitpid(lane.pid, 0)
+        except ChildProcessError:
+            return "exit status unknown"
+        if os.WIFSIGNALED(status):
+            return "killed by signal %d" % os.WTERMSIG(status)
+        return "exit status %d" % os.WEXITSTATUS(status)
+
+    def _replace(self, index: int) -> Tuple[_Lane, str]:
+        """A new lane in place of a dead one, and how the dead one ended."""
+        status = self._bury(self._lanes[index])
+        self._lanes[index] = self._fork()
+        return self._lanes[index], status
+
+    def close(self) -> None:
+        """End every lane: closing its job pipe is its signal to finish and close its backend."""
+        for lane in self._lanes:
+            try:
+                os.close(lane.jobs_w)
+            except OSError:
+                pass
+        for lane in self._lanes:
+            try:
+                os.close(lane.results_r)
+            except OSError:
+                pass
+            try:
+                os.waitpid(lane.pid, 0)
+            except ChildProcessError:
+                pass
+        self._lanes = []

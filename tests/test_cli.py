@@ -1,0 +1,91 @@
+"""The command line as a user meets it: the top-level help, a help text for every option, the README's reference."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import re
+from typing import Dict, List
+
+import pytest
+
+from matrix import cli
+
+from conftest import ROOT
+
+README = ROOT / "README.md"
+
+
+def parser_of(command: str) -> argparse.ArgumentParser:
+    module_name, description = cli.COMMANDS[command]
+    parser = argparse.ArgumentParser(prog="export-matrix " + command, description=description)
+    importlib.import_module(module_name).configure(parser)
+    return parser
+
+
+def options_of(command: str) -> List[argparse.Action]:
+    return [a for a in parser_of(command)._actions if not isinstance(a, argparse._HelpAction)]
+
+
+def synopses() -> Dict[str, str]:
+    """The README's synopsis of each command: its `export-matrix COMMAND` line and the indented lines after it."""
+    text = README.read_text()
+    block = text.split("## Commands\n", 1)[1].split("```\n", 2)[1]
+    found: Dict[str, str] = {}
+    current = None
+    for line in block.splitlines():
+        match = re.match(r"export-matrix (\w+) ", line)
+        if match:
+            current = match.group(1)
+            found[current] = line
+        elif current and line.startswith(" "):
+            found[current] += " " + line.strip()
+    return found
+
+
+def test_the_top_level_help_describes_every_command(capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["--help"])
+    assert exited.value.code == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    for command, (_, help_text) in cli.COMMANDS.items():
+        assert "%s %s" % (command, help_text) in shown
+    assert "nox -s run report" in shown and "export-matrix COMMAND --help" in shown
+
+
+@pytest.mark.parametrize("command", sorted(cli.COMMANDS))
+def test_every_option_has_a_help_text(command: str) -> None:
+    missing = [a.option_strings or [a.dest] for a in options_of(command) if not (a.help or "").strip()]
+    assert not missing, "export-matrix %s: options without help: %s" % (command, missing)
+
+
+@pytest.mark.parametrize("command", sorted(cli.COMMANDS))
+def test_the_readme_synopsis_lists_exactly_the_options_of_each_command(command: str) -> None:
+    synopsis = synopses().get(command)
+    assert synopsis, "README.md's command reference has no line for export-matrix %s" % command
+    tokens = [t.strip("[]()|") for t in synopsis.split()]
+    actions = options_of(command)
+    for action in actions:
+        if not action.option_strings:
+            continue
+        name = max(action.option_strings, key=len)
+        assert name in tokens, "README.md: export-matrix %s lacks %s" % (command, name)
+        if action.choices:
+            shown = tokens[tokens.index(name) + 1]
+            assert shown == "|".join(action.choices), "README.md: export-matrix %s %s %s" % (command, name, shown)
+    known = {s for a in actions for s in a.option_strings}
+    stale = [t for t in tokens if t.startswith("--") and t not in known]
+    assert not stale, "README.md: export-matrix %s has no options %s" % (command, stale)
+
+
+def test_the_readme_table_of_run_options_is_its_help_word_for_word() -> None:
+    parser = parser_of("run")
+    formatter = parser._get_formatter()
+    expected = [
+        "| `%s` | %s |" % (formatter._format_action_invocation(a), a.help)
+        for a in parser._actions
+        if not isinstance(a, argparse._HelpAction)
+    ]
+    text = README.read_text().split("## Commands\n", 1)[1]
+    table = text.split("| option | meaning |\n| --- | --- |\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert table == expected, "README.md's table of run options should read:\n" + "\n".join(expected)
