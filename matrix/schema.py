@@ -34,6 +34,7 @@ CELL_KEYS = (
     "error_type", "error_message", "error_traceback", "gb_type", "error_case_name",
     "strict_passed",
     "graph_hash", "fingerprint_version", "ops", "node_count", "graph_text",
+    "diagnosis_status", "diagnosis",
     "decompose_status", "decomposed_hash", "decomposed_ops", "decompose_error",
     "check_status", "check_detail", "checked_inputs",
     "serialize_status", "serialize_error",

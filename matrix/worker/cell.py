@@ -151,14 +151,16 @@ def run_cell(
     device: str = "cpu",
     stages: Tuple[str, ...] = ("check", "decompose", "serialize"),
     artifacts: Optional[Any] = None,
+    diagnose_s: float = 0.0,
 ) -> Dict[str, Any]:
     """Run every stage of one cell and return the record fields it produced.
 
     ``artifacts``: an ``artifacts.Target`` where a passing cell keeps its program, or None.
+    ``diagnose_s``: seconds a failed export may spend on a ``draft_export`` diagnosis (0: none).
     """
     record: Dict[str, Any] = {}
     try:
-        return _stages(record, info, mode, found, loader, device, stages, artifacts)
+        return _stages(record, info, mode, found, loader, device, stages, artifacts, diagnose_s)
     except MemoryError as exc:
         record.update(out_of_memory(exc))
         return record
@@ -173,6 +175,7 @@ def _stages(
     device: str,
     stages: Tuple[str, ...],
     artifacts: Optional[Any] = None,
+    diagnose_s: float = 0.0,
 ) -> Dict[str, Any]:
     # 1. load
     try:
@@ -205,6 +208,11 @@ def _stages(
         ep, strict_passed = _timed(record, "export_s", lambda: _export(case, mode, found))
     except Exception as exc:
         record.update(describe_error(exc), status="fail", failed_stage="export")
+        if diagnose_s > 0:
+            from .diagnosis import diagnose
+
+            spent = sum(record.get(key) or 0.0 for key in ("load_s", "eager_s", "export_s"))
+            record.update(diagnose(case, mode, found, diagnose_s - spent))
         return record
     record["strict_passed"] = strict_passed
     try:

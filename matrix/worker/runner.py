@@ -76,7 +76,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--stages",
         default=",".join(STAGES),
-        help="stages after export, comma-separated (default: %s)" % ",".join(STAGES),
+        help="stages after export, comma-separated: check (run and compare with eager), decompose,"
+        " serialize (save/load round trip), diagnose (draft_export on a failed export);"
+        " default: %s" % ",".join(STAGES),
     )
     parser.add_argument(
         "--hide-capability",
@@ -112,11 +114,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="keep each passing cell's saved program, inputs and eager outputs under DIR, for `load` on other releases",
     )
-    parser.add_argument("--no-artifacts", dest="artifacts", action="store_const", const=None, help="keep none (default)")
+    parser.add_argument(
+        "--no-artifacts", dest="artifacts", action="store_const", const=None, help="keep none (default)"
+    )
     parser.add_argument("--out", required=True, metavar="DIR", help="folder for the record files")
 
 
-STAGES = ("check", "decompose", "serialize")
+STAGES = ("check", "decompose", "serialize", "diagnose")
+# A failed export's diagnosis may use this share of the cell's --timeout, less what the cell
+# already spent: the rest is margin, so that a slow diagnosis never turns a fail into a timeout.
+DIAGNOSIS_SHARE = 0.6
 # From this many cells on, a warm-up export in the parent costs less than each forked cell
 # paying first-use costs itself (benchmarks/overhead.py --warm-up measures the break-even).
 WARM_UP_FROM = 6
@@ -291,7 +298,10 @@ def work(job: Dict[str, Any]) -> Dict[str, Any]:
         from .artifacts import Target
 
         target = Target(job["artifacts"], job["variant"], job["device"])
-    return run_cell(info, job["mode"], found, loader_for(info.source), job["device"], tuple(job["stages"]), target)
+    stages = tuple(job["stages"])
+    return run_cell(
+        info, job["mode"], found, loader_for(info.source), job["device"], stages, target, job.get("diagnose_s", 0.0)
+    )
 
 
 class Progress:
@@ -578,6 +588,7 @@ def _prepare(
         "device": options.device,
         "stages": list(options.stages),
         "found": found,
+        "diagnose_s": DIAGNOSIS_SHARE * options.timeout if "diagnose" in options.stages else 0.0,
         "artifacts": options.artifacts,
         "variant": env["variant"],
     }
