@@ -105,6 +105,10 @@ class Row:
     graph_hash: Optional[str] = None
     export_s: Optional[float] = None
     error: Optional[str] = None
+    diagnosis: Tuple[Dict[str, Any], ...] = ()  # draft_export's problems, for a failed export
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "diagnosis", tuple(self.diagnosis))
 
 
 def modes_of(mode: str) -> List[str]:
@@ -161,6 +165,7 @@ def rows_for(found: Iterable[Dict[str, Any]], case: str, modes: Sequence[str], l
                     graph_hash=cell.get("graph_hash"),
                     export_s=cell.get("export_s"),
                     error=short_error(cell.get("error_type"), cell.get("error_message")),
+                    diagnosis=tuple(p for p in cell.get("diagnosis") or () if isinstance(p, dict)),
                 )
             )
         elif env_error is not None:
@@ -201,7 +206,28 @@ def format_rows(rows: Sequence[Row], fmt: str = "text") -> str:
         )
         for r in rows
     ]
-    return tabulate(table, headers=HEADERS, tablefmt="github" if fmt == "markdown" else "simple", disable_numparse=True)
+    text = tabulate(table, headers=HEADERS, tablefmt="github" if fmt == "markdown" else "simple", disable_numparse=True)
+    notes = diagnosis_lines(rows)
+    return text + ("\n\n" + "\n".join(notes) if notes else "")
+
+
+def diagnosis_lines(rows: Sequence[Row]) -> List[str]:
+    """Under the table: per failing row, one line per problem kind that draft_export found."""
+    lines: List[str] = []
+    for row in rows:
+        if not row.diagnosis:
+            continue
+        lines.append("draft_export on %s %s:" % (row.torch, row.mode))
+        kinds: Dict[str, List[Dict[str, Any]]] = {}
+        for problem in row.diagnosis:
+            kinds.setdefault(str(problem.get("kind")), []).append(problem)
+        for kind, problems in sorted(kinds.items()):
+            first = problems[0]
+            count = sum(int(p.get("count") or 1) for p in problems)
+            where = " at %s" % first["frame"] if first.get("frame") else ""
+            more = " (and %d more)" % (len(problems) - 1) if len(problems) > 1 else ""
+            lines.append("  %s ×%d: %s%s%s" % (kind, count, first.get("message"), where, more))
+    return lines
 
 
 def check_target(

@@ -155,3 +155,20 @@ def test_parallel_check_prints_the_table_of_a_serial_one(monkeypatch: pytest.Mon
     assert tables[0] == tables[1]
     assert [line.split()[0] for line in tables[0].splitlines()[2:10]] == [label for label in labels for _ in (0, 1)]
     assert tables[0].rstrip().endswith("keeps passing from 2.5.1 on")
+
+
+def test_a_failed_rows_diagnosis_is_listed_under_the_table_and_kept_whole_in_json() -> None:
+    problems = [
+        {"kind": "data-dependent-error", "message": "cannot decide u0 > 2", "frame": "m.py:9 in forward", "count": 2},
+        {"kind": "data-dependent-error", "message": "cannot decide u1 < 0", "frame": None, "count": 1},
+        {"kind": "missing-fake-kernel", "message": "operator mylib.f", "frame": None, "count": 1},
+    ]
+    found = [cell("strict", "fail", error_type="UserError", error_message="x", diagnosis=problems)]
+    (row,) = check.rows_for(found, "add_one", ["strict"], "2.9.1")
+    text = check.format_rows([row], "text").splitlines()
+    assert text[-3:] == [
+        "draft_export on 2.5.1 strict:",
+        "  data-dependent-error ×3: cannot decide u0 > 2 at m.py:9 in forward (and 1 more)",
+        "  missing-fake-kernel ×1: operator mylib.f",
+    ]
+    assert json.loads(check.format_rows([row], "json"))[0]["diagnosis"] == problems
