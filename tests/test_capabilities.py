@@ -58,3 +58,23 @@ def test_strict_default_follows_the_documented_flip():
     release = Version(torch.__version__).release
     default = capabilities.strict_default()
     assert default is (None if release < (2, 2) else release < (2, 8))
+
+
+def test_capabilities_are_cached_per_torch_build_and_detected_again_after_a_reinstall(tmp_path, monkeypatch):
+    path = str(tmp_path / "capabilities.json")
+    first, cached = capabilities.cached_detect(path)
+    assert (first, cached) == (FOUND, False)
+    again, cached = capabilities.cached_detect(path)
+    assert (again, cached) == (FOUND, True)
+    # A reinstall rewrites torch's version.py: its size, time or inode change, so its key does.
+    key = capabilities._torch_build_key()
+    monkeypatch.setattr(capabilities, "_torch_build_key", lambda: dict(key, **{"version.py.stat": [0, 0, 0]}))
+    _, cached = capabilities.cached_detect(path)
+    assert cached is False
+    (tmp_path / "capabilities.json").write_text("{not json")
+    assert capabilities.cached_detect(path) == (FOUND, False)  # a broken cache is detected again, not trusted
+
+
+def test_the_build_key_follows_torchs_own_files():
+    key = capabilities._torch_build_key()
+    assert key["torch"] and len(key["version.py"]) == 16 and len(key["version.py.stat"]) == 3
