@@ -19,6 +19,7 @@ from .options import run_command
 COMMANDS = {
     "run": ("matrix.worker.runner", "run the cases in this interpreter's torch and append records to --out"),
     "cases": ("matrix.worker.catalogue", "list the cases with their tags, requirements and expectations"),
+    "load": ("matrix.worker.loader", "load programs saved by `run --artifacts` on any release, run and compare them"),
     "check": ("matrix.check", "run one case file against several torch releases and print a table"),
     "bisect": ("matrix.bisect", "find the first release where a case's status or graph changes"),
     "report": ("matrix.report.build", "build the Markdown report, tables and charts from record folders"),

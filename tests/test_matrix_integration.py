@@ -1,4 +1,4 @@
-"""Two real torch releases installed side by side and the same cases run in both (`nox -s integration`).
+"""Two real torch releases installed side by side and the same cases run in both (`nox -s release_tests`).
 
 The local CPU build 2.13.0+cpu (through pip's configuration where it provides one) and
 PyPI's 2.1.2, the oldest release in the matrix, which needs numpy<2 and setuptools<81
@@ -30,7 +30,7 @@ BUILDS = ("2.13.0+cpu", "2.1.2")
 def only_when_asked(request: pytest.FixtureRequest) -> None:
     # Installing releases takes minutes and gigabytes: run only when the marker is selected.
     if "releases" not in (request.config.getoption("markexpr") or ""):
-        pytest.skip("installs torch releases; run with `pytest -m releases` or `nox -s integration`")
+        pytest.skip("installs torch releases; run with `pytest -m releases` or `nox -s release_tests`")
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +66,7 @@ def cells(
             "run", "--cases", str(FIXTURES / "basic"), "--select", "add_one", "data_branch", "needs_cond",
             "--out", str(out), "--variant", environment.spec.build.variant.name, "--progress", "none",
         )  # fmt: skip
-        done = subprocess.run(command, capture_output=True, text=True, timeout=1200)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=1200, env=environment.worker_env())
         assert done.returncode == 0, done.stderr[-3000:]
     return {(c["variant"], c["case"], c["mode"]): c for c in read_cells(out)}
 

@@ -108,7 +108,7 @@ def test_writes_index_case_pages_tables_and_charts(built: Path):
     assert "**1 regression**, 1 fix, 0 stage regressions, 0 stage fixes, 1 graph change," in index
     assert "[breaks](cases/breaks.md)" in index
     assert "[nested/case](cases/nested__case.md)" in (built / "grid.md").read_text(encoding="utf-8")
-    assert "| [2.4.1 → 2.5.0](transition-2.4.1__2.5.0.md) | 3 | 1 | 1 |   |   | 1 |" in index
+    assert "| [2.4.1 → 2.5.0](transition-2.4.1__2.5.0.md) | 5 | 1 | 1 |   |   | 1 |   |   |   |" in index
     assert "![Pass rate per release](charts/pass-rate.png)" in index
     step = (built / "transition-2.4.1__2.5.0.md").read_text(encoding="utf-8")
     assert "## Regressions (1)" in step and "## Fixes (1)" in step and "## Graph changes (1)" in step
@@ -179,9 +179,10 @@ def test_hostile_error_text_neither_breaks_tables_nor_injects(built: Path):
         holding += [summary for summary in parsed.summaries if "alert(1)" in summary]
         assert holding, page
         for text in holding:
-            # The whole message stayed in one cell: both sides of the "|" and of the line break.
+            # The message stayed in one cell: both sides of the "|"...
             assert "left | right `tick` <script>alert(1)</script> [x](http://evil)" in text
-            assert "second line" in text
+        # ...and of the line break, where the whole message is shown (a signature shows its first line).
+        assert any("see http://evil.example.com ⏎ second line" in text for text in holding), page
     raw = (built / "index.md").read_text(encoding="utf-8")
     assert "<script>" not in raw
 
@@ -216,7 +217,10 @@ def test_two_builds_are_byte_identical(tmp_path: Path, monkeypatch: pytest.Monke
     outs = [tmp_path / "one", tmp_path / "two"]
     report.build_report([str(folder)], str(outs[0]))
     if side_processes:
-        # The second build parses records and draws heatmaps in side processes, as large reports do.
+        # The second build parses records and draws heatmaps in side processes, as large reports do
+        # (with neither the parse cache nor the chart cache of the first build).
+        monkeypatch.setenv("EXPORT_MATRIX_NO_CACHE", "1")
+        (outs[1] / "charts").mkdir(parents=True)
         monkeypatch.setattr(store, "PARALLEL_FROM_BYTES", 0)
         monkeypatch.setattr(report, "SIDE_PROCESS_FROM_CELLS", 0)
         monkeypatch.setattr(parallel, "cores", lambda: 2)
@@ -260,6 +264,12 @@ def test_stale_case_pages_are_removed(tmp_path: Path):
     report.build_report([str(write(tmp_path / "b", rows))], str(out), charts=False)
     assert not (out / "cases" / "heals.md").exists()
     assert (out / "cases" / "steady.md").exists()
+    # A release gone from the records takes its transition page with it.
+    assert (out / "transition-2.5.0__2.6.0.md").exists()
+    rows = [r for r in history() if r.get("torch_version") != "2.6.0"]
+    report.build_report([str(write(tmp_path / "c", rows))], str(out), charts=False)
+    assert not (out / "transition-2.5.0__2.6.0.md").exists()
+    assert (out / "transition-2.4.1__2.5.0.md").exists()
 
 
 def test_env_errors_are_listed_and_break_the_series(tmp_path: Path):
@@ -538,3 +548,191 @@ def test_cli_case_root_adds_a_folder_sources_are_shown_from(tmp_path: Path, monk
     assert "MINE = 1" not in (tmp_path / "without" / "cases" / "x.md").read_text(encoding="utf-8")
     assert cli.main(["report", str(folder), "--out", "with", "--no-charts", "--case-root", "mine"]) == 0
     assert "MINE = 1" in (tmp_path / "with" / "cases" / "x.md").read_text(encoding="utf-8")
+
+
+# --- the front page tells the story; the pages it links hold the detail --------------------------
+
+RELEASES = ["2.%d.0" % minor for minor in range(1, 16)]
+ERRORS = [
+    ("torch._dynamo.exc.Unsupported", "Dynamic control flow is not supported at the moment."),
+    ("torch._dynamo.exc.UserError", "Constraints violated (batch)! See more details below."),
+    ("RuntimeError", "Cannot call numel() on tensor with symbolic sizes/strides"),
+    ("torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode", "Could not guard on data-dependent u0"),
+]
+TIMED_CASES = {"case_003": 1.0, "case_010": 3.0}  # export time grows ×1 or ×3 at 2.8.0, over 5 runs
+
+
+def large_history() -> List[Dict[str, Any]]:
+    """15 releases × 130 cases × 2 modes: cases born late, fixed, broken for a release, drifting graphs,
+    programs that stop saving or decomposing, and two cases timed over 5 runs."""
+    rows: List[Dict[str, Any]] = []
+    for index, release in enumerate(RELEASES):
+        rows.append(environment(release, "2025-03-01T10:00:00+00:00"))
+        for number in range(130):
+            case = "case_%03d" % number
+            for mode in ("strict", "non-strict"):
+                works = (number * 7) % 17 - (2 if mode == "non-strict" else 0)
+                if index < number % 4:
+                    status = "not-applicable"
+                elif index < works or (number % 9 == 0 and index == number % 13 + 1):
+                    status = "fail"
+                else:
+                    status = "pass"
+                extra: Dict[str, Any] = {"tags": ["tag%d" % (number % 6)]}
+                if status == "fail":
+                    kind, message = ERRORS[number % len(ERRORS)]
+                    extra.update(error_type=kind, error_message=message + "\nmore detail %d" % index)
+                if status == "pass":
+                    ops = ["aten.add.Tensor"] + (["aten.mul.Tensor"] if index // 5 else [])
+                    text = "".join("%s(x)\n" % op for op in ops) + "# scheme %d\n" % (index // 5)
+                    extra.update(
+                        graph_hash="%016x" % (index // 5 + 1),
+                        graph_text=text,
+                        ops=ops,
+                        decomposed_ops=ops,
+                        serialize_status="error" if number % 31 == 0 and index >= 10 else "ok",
+                        serialize_error="load: RuntimeError: cannot load" if number % 31 == 0 else None,
+                        decompose_status="error" if number % 37 == 5 and index == 12 else "ok",
+                        decompose_error="KeyError: aten.sym_size" if number % 37 == 5 else None,
+                    )
+                runs = 5 if case in TIMED_CASES else 1
+                for run in range(runs):
+                    slower = TIMED_CASES.get(case, 1.0) if index >= 7 else 1.0
+                    seconds = 0.2 * slower * (1 + run / 50)
+                    rows.append(cell(release, case, status, mode, run=run, export_s=seconds, **extra))
+    return rows
+
+
+def test_the_front_page_stays_short_and_the_transition_pages_hold_the_detail(tmp_path: Path):
+    out = tmp_path / "report"
+    report.build_report([str(write(tmp_path / "records", large_history()))], str(out), charts=False)
+    index = (out / "index.md").read_text(encoding="utf-8")
+    assert len(index.splitlines()) <= 300
+    for heading in ("## Summary", "## Regressions", "## Top failure signatures", "## Strict vs non-strict"):
+        assert heading + "\n" in index or heading + " (" in index, heading
+    assert index.index("## Summary") < index.index("## Regressions") < index.index("## Release transitions")
+    moves = pd.read_parquet(out / "transitions.parquet")
+    regressions = moves[moves["kind"].isin(["regression", "stage-regression"])]
+    assert len(regressions) > 20 and (moves["kind"] == "stage-regression").sum() > 0
+    lines = index.splitlines()
+    for move in regressions.to_dict("records"):
+        # Every regression has its row on the front page: release transition, case and mode together.
+        link = "(transition-%s__%s.md)" % (move["before"], move["after"])
+        assert any(link in line and "(cases/%s.md)" % move["case"] in line and move["mode"] in line for line in lines)
+    assert "| releases | case | mode | change | error in the newer release |" in index
+    assert "[status grid](grid.md)" in index and (out / "grid.md").is_file()
+
+    pairs = list(zip(RELEASES, RELEASES[1:]))
+    for before, after in pairs:
+        assert "[%s → %s](transition-%s__%s.md)" % (before, after, before, after) in index
+    for (before, after), found in moves.groupby(["before", "after"]):
+        page = (out / ("transition-%s__%s.md" % (before, after))).read_text(encoding="utf-8")
+        assert page.startswith("# %s → %s\n" % (before, after))
+        for move in found.to_dict("records"):
+            assert "[%s](cases/%s.md)" % (move["case"], move["case"]) in page, move
+            if move["kind"] == "graph-change":
+                assert "`%s` → `%s`" % (move["hash_before"], move["hash_after"]) in page
+                assert "```diff\n" in page and "\n+# scheme %d\n" % (RELEASES.index(move["after"]) // 5) in page
+            if move["kind"] == "op-drift":
+                assert (
+                    "| %s | %s | %s | `aten.mul.Tensor` |"
+                    % (
+                        "[%s](cases/%s.md)" % (move["case"], move["case"]),
+                        move["mode"],
+                        move["stage"],
+                    )
+                    in page
+                )
+    # The timed case ×3 slower is claimed with its evidence; the steady one and single runs are not.
+    timing = moves[moves["kind"].isin(["slowdown", "speedup"])]
+    assert sorted(zip(timing["case"], timing["after"])) == [("case_010", "2.8.0"), ("case_010", "2.8.0")]
+    page = (out / "transition-2.7.0__2.8.0.md").read_text(encoding="utf-8")
+    assert "×3.00 (median 0.208 s → 0.624 s), 5 runs each, ranges disjoint, Mann-Whitney p = 0.004" in page
+    assert {"exported", "decomposed"} >= set(moves.loc[moves["kind"] == "op-drift", "stage"])
+
+
+def test_a_pass_whose_program_does_not_save_and_load_is_not_a_clean_pass(tmp_path: Path):
+    broken = dict(serialize_status="error", serialize_error="load: RuntimeError: cannot load <it>")
+    rows = [
+        environment("2.4.1", "2025-03-01T10:00:00+00:00"),
+        cell("2.4.1", "saves", serialize_status="ok", decompose_status="ok"),
+        environment("2.5.0", "2025-03-02T10:00:00+00:00"),
+        cell("2.5.0", "saves", decompose_status="ok", **broken),
+    ]
+    out = tmp_path / "report"
+    report.build_report([str(write(tmp_path / "records", rows))], str(out), charts=False)
+    index = (out / "index.md").read_text(encoding="utf-8")
+    assert "- 1 passing cell whose program does not save/load; 0 whose decomposition fails" in index
+    assert "| [2.4.1 → 2.5.0](transition-2.4.1__2.5.0.md) | [saves](cases/saves.md) | strict |" in index
+    assert "pass, save/load starts failing | load: RuntimeError: cannot load &lt;it> |" in index
+    assert "| 2.5.0 | 1 | 100.0% | 1 | 0 |" in index  # the pass rate counts it; the stage column says it
+    grid = (out / "grid.md").read_text(encoding="utf-8")
+    assert "| [saves](cases/saves.md) | ✅ | ✅ˢ |" in grid
+    assert "| ˢ | save/load fails |" in grid
+    case = (out / "cases" / "saves.md").read_text(encoding="utf-8")
+    assert "| 2.5.0 | ✅ pass · ˢ save/load fails |" in case
+    assert "<summary>strict · save/load fails: load: RuntimeError: cannot load &lt;it&gt; — 2.5.0</summary>" in case
+    assert "[2.4.1 → 2.5.0](../transition-2.4.1__2.5.0.md)" in case
+    step = (out / "transition-2.4.1__2.5.0.md").read_text(encoding="utf-8")
+    assert "| [saves](cases/saves.md) | strict | save/load | save/load ok → error |" in step
+    moves = pd.read_parquet(out / "transitions.parquet")
+    assert list(zip(moves["kind"], moves["stage"])) == [("stage-regression", "serialize")]
+    assert list(pd.read_parquet(out / "cells.parquet")["serialize_outcome"]) == ["ok", "error"]
+
+
+def test_a_build_of_another_variant_between_two_releases_is_compared(tmp_path: Path):
+    rows = [
+        cell("2.9.1", "x", variant="pypi"),
+        cell("2.13.0+cpu", "x", "fail", variant="cpu", error_type="RuntimeError", error_message="boom"),
+        cell("2.15.0", "x", variant="pypi", serialize_status="error", serialize_error="save: boom"),
+    ]
+    out = tmp_path / "report"
+    report.build_report([str(write(tmp_path / "records", rows))], str(out), charts=False)
+    index = (out / "index.md").read_text(encoding="utf-8")
+    assert "[2.9.1 (pypi) → 2.13.0+cpu (cpu)](transition-2.9.1__2.13.0+cpu.md)" in index
+    # The pass rate table counts each environment's passes that do not save and load.
+    assert "| 2.13.0+cpu cpu | 1 | 0.0% | 0 | 0 |" in index and "| 2.15.0 pypi | 1 | 100.0% | 1 | 0 |" in index
+    page = (out / "transition-2.13.0+cpu__2.15.0.md").read_text(encoding="utf-8")
+    assert page.startswith("# 2.13.0+cpu (cpu) → 2.15.0 (pypi)\n")
+    assert "## Fixes (1)" in page and "`RuntimeError`: boom" in page
+
+
+def test_transition_page_names_are_plain_where_they_can_be_and_safe_otherwise():
+    assert md.transition_page("2.8.0", "2.9.1") == "transition-2.8.0__2.9.1.md"
+    assert md.transition_page("2.13.0+cpu", "2.15.0") == "transition-2.13.0+cpu__2.15.0.md"
+    hostile = [("../x", "y"), ("a/b", "c"), ("a", "b__c"), ("a__b", "c"), ("x" * 200, "y"), ("a\0", "b"), ("", "")]
+    names = [md.transition_page(b, a) for b, a in hostile]
+    assert len(set(names)) == len(hostile)
+    for name in names:
+        assert re.fullmatch(r"transition-[A-Za-z0-9.+_~-]+\.md", name), name
+        assert "/" not in name and ".." not in name.replace("...", "") and len(name) <= 120
+
+
+def test_a_rebuild_over_the_same_records_reuses_parses_and_charts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from matrix.report import charts as charting
+
+    folder = write(tmp_path / "records", history())
+    out = tmp_path / "out"
+    report.build_report([str(folder)], str(out))
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    drawn: List[str] = []
+    for name in ("status_heatmaps", "pass_rate", "transition_counts", "export_times"):
+        real = getattr(charting, name)
+
+        def watched(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
+            drawn.append(_name)
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(charting, name, watched)
+    parsed: List[str] = []
+    real_parse = store._read_file
+    monkeypatch.setattr(store, "_read_file", lambda path: parsed.append(path) or real_parse(path))
+    report.build_report([str(folder)], str(out))
+    assert drawn == [] and parsed == []
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    # New records: parsed again, and the charts whose data changed are drawn again.
+    rows = history()
+    rows[-1] = dict(rows[-1], status="crash")
+    write(tmp_path / "records", rows)
+    report.build_report([str(folder)], str(out))
+    assert parsed and "status_heatmaps" in drawn

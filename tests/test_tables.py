@@ -248,7 +248,7 @@ def test_stage_outcomes_are_derived_for_exported_cells_only(tmp_path: Path):
 
 
 def test_failure_signatures_group_by_error_class_and_first_line(tmp_path: Path):
-    boom = {"error_type": "RuntimeError", "error_message": "boom\ndetails that vary 1"}
+    boom: Dict[str, Any] = {"error_type": "RuntimeError", "error_message": "boom\ndetails that vary 1"}
     rows = [
         cell("2.4.1", "a", "fail", **boom),
         cell("2.5.0", "a", "fail", **{**boom, "error_message": "boom\nother details"}),

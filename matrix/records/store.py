@@ -1,4 +1,4 @@
-"""Record folders loaded into pandas: one table of cells, one of environments, one of env-errors.
+"""Record folders loaded into pandas: one table of cells, one of environments, one of env-errors, one of loads.
 
 Reading goes through :mod:`matrix.worker.records`, so a truncated last line becomes a
 warning and an unknown schema version is refused. When the same cell (release, variant,
@@ -16,7 +16,9 @@ import itertools
 import json
 import operator
 import os
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import orjson
@@ -25,8 +27,8 @@ import pandas as pd
 from matrix import parallel
 from matrix.envs import releases
 from matrix.errors import UserError
-from matrix.records import merge
-from matrix.schema import CELL_KEYS, ENV_ERROR_KEYS, IDENTITY, MODES, STATUSES, recency
+from matrix.records import cache, merge
+from matrix.schema import CELL_KEYS, ENV_ERROR_KEYS, IDENTITY, LOAD_KEYS, MODES, STATUSES, recency
 from matrix.worker import records
 
 # Columns whose values repeat from run to run of a cell (texts, names): sharing one string object per
@@ -58,6 +60,8 @@ class Store:
     warnings: Tuple[str, ...]  # skipped lines and records, in reading order
     superseded: int  # cell records replaced by a later record of the same cell
     files: Tuple[str, ...]  # the record files read
+    # Every load record (``export-matrix load``), columns LOAD_KEYS; records.artifacts picks the latest.
+    loads: pd.DataFrame = field(default_factory=lambda: _load_records([]))
 
 
 def release_key(version: str) -> Tuple[int, Any, str]:
@@ -140,6 +144,7 @@ class _FileRecords:
     environments: List[Dict[str, Any]]
     env_errors: List[Dict[str, Any]]
     warnings: List[str]
+    loads: List[Dict[str, Any]] = field(default_factory=list)
 
 
 def _loads(line: bytes) -> Any:
@@ -149,6 +154,22 @@ def _loads(line: bytes) -> Any:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
         return json.loads(line)
+
+
+def _parser_code() -> bytes:
+    """The sources a file's parse depends on: a change to any of them parses every file again."""
+    import matrix.schema
+
+    return b"".join(
+        Path(str(module.__file__)).read_bytes() for module in (matrix.schema, records, sys.modules[__name__])
+    )
+
+
+_CODE = _parser_code()
+
+
+def _read_file_cached(path: str) -> _FileRecords:
+    return cache.cached(path, _read_file, _CODE)
 
 
 def _read_file(path: str) -> _FileRecords:
@@ -161,6 +182,7 @@ def _read_file(path: str) -> _FileRecords:
     cells: List[Dict[str, Any]] = []
     environments: List[Dict[str, Any]] = []
     env_errors: List[Dict[str, Any]] = []
+    loads: List[Dict[str, Any]] = []
     unknown: Dict[str, int] = {}
     for row in rows:
         kind = row.get("kind")
@@ -170,6 +192,8 @@ def _read_file(path: str) -> _FileRecords:
             environments.append(row)
         elif kind == "env-error":
             env_errors.append(row)
+        elif kind == "load":
+            loads.append(row)
         else:
             unknown[str(kind)] = unknown.get(str(kind), 0) + 1
     for kind, count in sorted(unknown.items()):
@@ -177,7 +201,7 @@ def _read_file(path: str) -> _FileRecords:
     if cells and not _identities_are_text(cells):
         cells = _text_identities(path, rows, warnings)
     frame = pd.DataFrame(_columns(cells, CELL_KEYS, {}), dtype=object) if cells else None
-    return _FileRecords(path, frame, environments, env_errors, warnings)
+    return _FileRecords(path, frame, environments, env_errors, warnings, loads)
 
 
 # A cell's identity fields other than ``run`` (which is read as a number): they are grouped,
@@ -239,8 +263,10 @@ def workers_for(files: Sequence[str], workers: Optional[int] = None) -> int:
     """
     if workers is None:
         cores = parallel.cores()
-        big = sum(os.path.getsize(path) for path in files) >= PARALLEL_FROM_BYTES
-        workers = cores if cores > 1 and big and len(files) > 1 else 0
+        # Files whose parse is cached load in a fraction of the time: only the others count.
+        fresh = [path for path in files if not cache.is_cached(path, _CODE)] if cores > 1 else []
+        big = sum(os.path.getsize(path) for path in fresh) >= PARALLEL_FROM_BYTES
+        workers = cores if cores > 1 and big and len(fresh) > 1 else 0
     return max(0, min(workers, len(files), MAX_WORKERS))
 
 
@@ -258,12 +284,14 @@ def load(folders: Sequence[str], workers: Optional[int] = None) -> Store:
     cell_parts: List[pd.DataFrame] = []
     environments: List[Dict[str, Any]] = []
     env_errors: List[Dict[str, Any]] = []
+    loads: List[Dict[str, Any]] = []
     order = 0
     with _collector_paused(), parallel.pool(workers_for(files, workers)) as side:
-        for content in side.map(_read_file, files):
+        for content in side.map(_read_file_cached, files):
             warnings.extend(content.warnings)
             environments.extend(content.environments)
             env_errors.extend(content.env_errors)
+            loads.extend(content.loads)
             if content.cells is not None:
                 part = content.cells
                 part["_order"] = range(order, order + len(part))
@@ -278,6 +306,7 @@ def load(folders: Sequence[str], workers: Optional[int] = None) -> Store:
         warnings=tuple(warnings),
         superseded=superseded,
         files=tuple(files),
+        loads=_load_records(loads),
     )
 
 
@@ -315,6 +344,11 @@ def _environments(rows: List[Dict[str, Any]]) -> pd.DataFrame:
     keys = sorted({key for row in rows for key in row} | {"torch_version", "variant", "python", "started_at"})
     frame = pd.DataFrame({key: [row.get(key) for row in rows] for key in keys}, dtype=object)
     return sort_cells(frame, extra=["started_at"]) if rows else frame
+
+
+def _load_records(rows: List[Dict[str, Any]]) -> pd.DataFrame:
+    """The load records as read, one row each, columns LOAD_KEYS (missing keys as None)."""
+    return pd.DataFrame({key: [row.get(key) for row in rows] for key in LOAD_KEYS}, dtype=object)
 
 
 def _env_errors(rows: List[Dict[str, Any]]) -> pd.DataFrame:

@@ -30,7 +30,10 @@ from matrix.records import store
 from matrix.schema import APPLICABLE, MODES, STAGE_ERROR, STAGES, STATUSES, WORST_FIRST, rank
 
 KEY = ["release", "variant", "python", "case", "mode"]
-TIMES = ["load_s", "eager_s", "export_s", "check_s", "decompose_s", "serialize_s", "total_s", "peak_rss_mb"]
+# What a record measures of its run: a cell's are the medians over its runs.
+MEASURES = ["load_s", "eager_s", "export_s", "check_s", "decompose_s", "serialize_s", "total_s", "peak_rss_mb"]
+# The cell table's columns of times and memory, which differ between two runs of the same cells by nature.
+TIMES = [*MEASURES, "export_s_runs"]
 # Statuses whose cell holds an exported program, on which the later stages ran.
 EXPORTED = ("pass", "mismatch")
 # Statuses that are a failure of torch, ranked below pass.
@@ -47,7 +50,7 @@ CELL_COLUMNS = [
     "graph_hash", "fingerprint_version", "node_count", "ops",
     "decompose_status", "decomposed_hash", "decomposed_ops", "decompose_error",
     "check_status", "check_detail", "checked_inputs", "serialize_status", "serialize_error", "exit_code",
-    *OUTCOMES, *TIMES, "export_s_runs",
+    *OUTCOMES, *TIMES,
 ]  # fmt: skip
 TEXT_COLUMNS = ["graph_text", "error_traceback", "stderr_tail"]
 
@@ -65,7 +68,7 @@ def cells(raw: pd.DataFrame) -> pd.DataFrame:
     if raw.empty:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
     runs = raw.rename(columns={"torch_version": "release"})
-    runs = runs.assign(**{t: pd.to_numeric(runs[t], errors="coerce").astype(float) for t in TIMES})
+    runs = runs.assign(**{t: pd.to_numeric(runs[t], errors="coerce").astype(float) for t in MEASURES})
     # One integer per cell: the text key columns are hashed once, everything after works on ints.
     runs["_cell"] = runs.groupby(KEY, sort=False).ngroup()
     runs["_worse"] = runs["status"].map({s: i for i, s in enumerate(WORST_FIRST)})
@@ -77,9 +80,9 @@ def cells(raw: pd.DataFrame) -> pd.DataFrame:
     for cell, worse, n in zip(counts["_cell"], counts["_worse"], counts["n"]):
         summary.setdefault(int(cell), []).append("%s×%d" % (WORST_FIRST[worse], n))
     agreeing = runs[runs["_worse"].to_numpy() == chosen.reindex(runs["_cell"]).to_numpy()]
-    medians = agreeing.groupby("_cell", sort=False)[TIMES].median()
+    medians = agreeing.groupby("_cell", sort=False)[MEASURES].median()
     first = agreeing.sort_values("run", kind="stable").drop_duplicates("_cell", keep="first")
-    first = first.drop(columns=TIMES).join(medians, on="_cell")
+    first = first.drop(columns=MEASURES).join(medians, on="_cell")
     timed = agreeing[["_cell", "export_s"]].dropna().sort_values(["_cell", "export_s"], kind="stable")
     samples = timed.groupby("_cell", sort=False)["export_s"].agg(list).to_dict()
     first["export_s_runs"] = [samples.get(cell, []) for cell in first["_cell"]]

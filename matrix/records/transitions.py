@@ -350,7 +350,10 @@ def _frame(rows: List[Row]) -> pd.DataFrame:
     frame["_after"] = store.rank(frame["after"])
     frame["_before"] = store.rank(frame["before"])
     frame["_kind"] = frame["kind"].map({k: i for i, k in enumerate(KINDS)})
-    frame["_stage"] = frame["stage"].fillna("")
+    # Stages in the order they run: exported before decomposed, save/load before decomposition.
+    order = {name: i for i, (name, _) in enumerate(OP_STAGES)}
+    order.update({name: i for i, (name, _) in enumerate(STAGES)})
+    frame["_stage"] = [order.get(stage, -1) for stage in frame["stage"]]
     frame["_mode"] = frame["mode"].map({m: i for i, m in enumerate(MODES)})
     by = ["_after", "variant", "_before", "variant_before", "case", "_mode", "_kind", "_stage"]
     helpers = ["_after", "_before", "_kind", "_stage", "_mode"]

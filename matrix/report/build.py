@@ -30,6 +30,7 @@ from matrix import parallel
 from matrix.errors import UserError
 from matrix.options import from_namespace
 from matrix.records import store, tables, transitions
+from matrix.report import artifacts as report_artifacts
 from matrix.report import case_page as report_case
 from matrix.report import files, transition_page
 from matrix.report import index as report_index
@@ -189,23 +190,51 @@ def _build(
     draw = charts and not cells.empty
     if draw:
         from matrix.report import charts as charting
-
-        charting.prepare()
     # A large report draws its status heatmaps, the slowest charts, in a side process while
     # this one draws the other charts and writes the tables and the case pages. (Drawing the
     # other charts in a second side process measured no faster on two cores.)
-    with parallel.pool(1 if draw and len(cells) >= SIDE_PROCESS_FROM_CELLS else 0) as side:
+    # A chart group whose input tables did not change since the last build is not drawn
+    # again: its files stay, and a re-render of the same records skips matplotlib.
+    groups: Dict[str, Tuple[str, List[Any]]] = {}
+    drawn: Dict[str, List[Any]] = {}
+    if draw:
+        known = charting.previous_keys(out)
+        heat = cells[charting.HEATMAP_COLUMNS]
+        inputs = {
+            "grid": (heat, labels),
+            "summary": (findings.summary,),
+            "transitions": (moves,),
+            "export-time": (cells,),
+        }
+        keys = {name: charting.chart_key(name, *values) for name, values in inputs.items()}
+        for name, key in keys.items():
+            kept = charting.reusable(out, known, name, key)
+            if kept is not None:
+                drawn[name] = kept
+    redraw_grid = draw and "grid" not in drawn
+    if draw and len(drawn) < len(inputs):
+        charting.prepare()  # import matplotlib once, before a side process forks
+    with parallel.pool(1 if redraw_grid and len(cells) >= SIDE_PROCESS_FROM_CELLS else 0) as side:
+        if redraw_grid:
+            grid = side.submit(charting.status_heatmaps, heat, labels, out)
         if draw:
-            grid = side.submit(charting.status_heatmaps, cells[charting.HEATMAP_COLUMNS], labels, out)
-            drawn = charting.summary_charts(findings.summary, moves, cells, out)
+            fresh = [name for name in ("summary", "transitions", "export-time") if name not in drawn]
+            if fresh:
+                every = charting.summary_charts(findings.summary, moves, cells, out, only=fresh)
+                drawn.update({name: every[name] for name in fresh})
         written |= _write_tables(out, findings)
         pages = _write_case_pages(out, cells, labels, moves, roots)
         written |= pages
-        if draw:
+        if redraw_grid:
             drawn["grid"] = grid()
-            findings = dataclasses.replace(findings, charts=drawn)
+        if draw:
+            findings = dataclasses.replace(findings, charts={name: drawn[name] for name in inputs})
             written |= {path for group in drawn.values() for chart in group for path in chart.files}
+            groups = {name: (keys[name], drawn[name]) for name in inputs}
+            written.add(charting.write_keys(out, groups))
     written |= _write_pages(out, findings)
+    if not loaded.loads.empty:
+        written |= report_artifacts.write(out, loaded.loads, charts=charts, cases=set(cells["case"]))
     index = os.path.join(out, "index.md")
     files.write_text(out, "index.md", report_index.render(findings))
     written.add("index.md")

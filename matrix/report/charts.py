@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import math
 import os
 from dataclasses import dataclass
@@ -84,13 +85,16 @@ def _with_settings(draw: Drawing) -> Drawing:
     return cast(Drawing, drawing)
 
 
-def summary_charts(summary: pd.DataFrame, moves: pd.DataFrame, table: pd.DataFrame, out: str) -> Dict[str, List[Chart]]:
+def summary_charts(
+    summary: pd.DataFrame, moves: pd.DataFrame, table: pd.DataFrame, out: str, only: Optional[Sequence[str]] = None
+) -> Dict[str, List[Chart]]:
     """The charts of the report's summary sections, by section: pass rate, transitions, export time."""
-    return {
-        "summary": pass_rate(summary, out),
-        "transitions": transition_counts(moves, out),
-        "export-time": export_times(table, out),
+    draw = {
+        "summary": lambda: pass_rate(summary, out),
+        "transitions": lambda: transition_counts(moves, out),
+        "export-time": lambda: export_times(table, out),
     }
+    return {name: make() for name, make in draw.items() if only is None or name in only}
 
 
 def _figure(width: float, height: float, constrained: bool = True) -> Any:
@@ -381,3 +385,59 @@ def transitions_figure(moves: pd.DataFrame) -> Optional[Any]:
     ax.legend(fontsize=8)
     ax.set_title("Regressions and fixes per release transition")
     return figure
+
+
+# --- reusing charts whose data did not change -------------------------------------------------
+
+KEYS = "charts/.chart-keys.json"
+
+
+def chart_key(name: str, *inputs: Any) -> str:
+    """What a chart group depends on: its name, its input tables, this module and matplotlib's version."""
+    import hashlib
+    from importlib import metadata
+
+    digest = hashlib.sha256(("%s\0%s\0" % (name, metadata.version("matplotlib"))).encode())
+    with open(__file__, "rb") as f:
+        digest.update(f.read())
+    for value in inputs:
+        if isinstance(value, (pd.DataFrame, pd.Series)):
+            digest.update(value.to_csv().encode())
+        else:
+            digest.update(repr(value).encode())
+    return digest.hexdigest()
+
+
+def previous_keys(out: str) -> Dict[str, Any]:
+    """The chart groups the last build drew: key and charts per group name, or nothing."""
+    try:
+        with open(report_files.target(out, KEYS), encoding="utf-8") as f:
+            stored = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return stored if isinstance(stored, dict) else {}
+
+
+def reusable(out: str, previous: Dict[str, Any], name: str, key: str) -> Optional[List[Chart]]:
+    """The charts a previous build drew from the same data, when every file is still there."""
+    entry = previous.get(name)
+    if not isinstance(entry, dict) or entry.get("key") != key:
+        return None
+    try:
+        charts = [Chart(str(c["path"]), str(c["title"]), tuple(str(f) for f in c["files"])) for c in entry["charts"]]
+    except (KeyError, TypeError):
+        return None
+    files = [path for chart in charts for path in chart.files]
+    if not all(os.path.isfile(report_files.target(out, path)) for path in files):
+        return None
+    return charts
+
+
+def write_keys(out: str, groups: Dict[str, Tuple[str, List[Chart]]]) -> str:
+    """Record each group's key and charts for the next build; returns the file's path in the report."""
+    stored = {
+        name: {"key": key, "charts": [{"path": c.path, "title": c.title, "files": list(c.files)} for c in charts]}
+        for name, (key, charts) in sorted(groups.items())
+    }
+    report_files.write_text(out, KEYS, json.dumps(stored, indent=1, sort_keys=True) + "\n")
+    return KEYS

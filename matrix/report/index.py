@@ -19,7 +19,7 @@ from matrix.report import markdown as md
 from matrix.report import pages, transition_page
 from matrix.report.findings import Findings
 from matrix.report.transition_page import Step
-from matrix.schema import MODES, STAGES, Status
+from matrix.schema import APPLICABLE, MODES, STAGES, Status
 
 __all__ = ["Findings", "render"]
 
@@ -143,19 +143,21 @@ def _pass_rates(f: Findings) -> str:
     summary = f.summary
     if summary.empty:
         return "_None._\n"
+    env = ["release", "variant", "python"]
     summary = summary.assign(_env=tables.environment_labels(summary).to_numpy())
     modes = [m for m in MODES if m in set(summary["mode"])]
-    stage = f.stage_failures
-    if not stage.empty:
-        stage = stage.assign(_env=tables.environment_labels(stage).to_numpy())
+    failing: Dict[Tuple[str, ...], int] = {}
+    for row in f.stage_failures.to_dict("records"):
+        key = tuple(str(row[k]) for k in [*env, "stage"])
+        failing[key] = failing.get(key, 0) + 1
     rows = []
-    for env, group in summary.groupby("_env", sort=False):
+    for key, group in summary.groupby(env, sort=False):
         rate = dict(zip(group["mode"], group["pass_rate"]))
-        failing = stage[stage["_env"] == env] if not stage.empty else stage
+        names = tuple(str(k) for k in key)
         rows.append(
-            [md.text(env), str(int(group["cells"].sum()))]
+            [md.text(group["_env"].iloc[0]), str(int(group["cells"].sum()))]
             + [md.percent(rate.get(m)) for m in modes]
-            + [str(int((failing["stage"] == name).sum())) if not failing.empty else "0" for name, _ in STAGES]
+            + [str(failing.get((*names, stage), 0)) for stage, _ in STAGES]
         )
     headers = ["release", "cells"] + ["%s pass rate" % m for m in modes] + ["%s fails" % label for _, label in STAGES]
     return md.table(headers, rows, ["l"] + ["r"] * (1 + len(modes) + len(STAGES)))
@@ -238,7 +240,7 @@ def _signatures(f: Findings) -> str:
 
 def _modes(f: Findings) -> str:
     """Per environment: the cases run in both modes, and how often the two modes disagree."""
-    usable = f.cells[f.cells["status"].map(tables.applicable)]
+    usable = f.cells[f.cells["status"].isin(APPLICABLE)]
     both = usable.groupby(["release", "variant", "python", "case"]).size()
     both = both[both == len(MODES)].reset_index()
     rows = []

@@ -14,6 +14,7 @@ from ..options import run_command
 COMMANDS = {
     "run": ("matrix.worker.runner", "run cases in the installed torch and append records to --out"),
     "cases": ("matrix.worker.catalogue", "list the cases with their tags, requirements and expectations"),
+    "load": ("matrix.worker.loader", "load programs saved by `run --artifacts` on any release, run and compare them"),
 }
 
 

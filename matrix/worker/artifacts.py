@@ -126,7 +126,9 @@ def plain(value: Any, where: str = "value") -> Any:
         if not all(isinstance(key, str) for key in value):
             raise TypeError("%s is a dict with keys that are not text" % where)
         return {key: plain(item, "%s[%r]" % (where, key)) for key, item in value.items()}
-    raise TypeError("%s is a %s, which is not plain data (tensors, numbers, text, lists, dicts)" % (where, type(value).__name__))
+    raise TypeError(
+        "%s is a %s, which is not plain data (tensors, numbers, text, lists, dicts)" % (where, type(value).__name__)
+    )
 
 
 def _leaves(output: Any, where: str) -> List[Any]:
@@ -307,7 +309,11 @@ def read_meta(folder: str) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
     if odd:
         return None, "%s lacks %s" % (META, ", ".join(odd))
     if meta.get("format_version") != FORMAT_VERSION:
-        return None, "%s has format version %r; this loader reads %d" % (META, meta.get("format_version"), FORMAT_VERSION)
+        return None, "%s has format version %r; this loader reads %d" % (
+            META,
+            meta.get("format_version"),
+            FORMAT_VERSION,
+        )
     files = meta.get("files")
     if not isinstance(files, list) or not all(isinstance(entry, dict) for entry in files):
         return None, "%s has no file list" % META

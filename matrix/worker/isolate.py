@@ -121,7 +121,8 @@ def _died(code: int) -> Result:
 def _parent_signalled(sig: int) -> Result:
     name = _signal_name(sig)
     return {"status": "crash", "error_type": "signal." + name,
-            "error_message": "the case sent %s to its parent process; the cell was stopped, the run goes on" % name}  # fmt: skip
+            "error_message": "the case sent %s to its parent process; the cell was stopped, the run goes on"
+            % name}  # fmt: skip
 
 
 def _keeper_died(code: Optional[int]) -> Result:
@@ -301,7 +302,7 @@ def _children() -> List[int]:
             return [int(pid) for pid in f.read().split()]
     except OSError:
         pass
-    found = []
+    found: List[int] = []
     try:
         entries = os.listdir("/proc")
     except OSError:

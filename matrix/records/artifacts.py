@@ -1,0 +1,296 @@
+"""Programs saved on one release and loaded on another: the load table, its heatmap, summary and regressions.
+
+Pure functions over ``Store.loads`` (one row per load record, columns ``schema.LOAD_KEYS``).
+
+- :func:`table`: one row per (saved-on, loaded-on, case, mode), the latest record winning by
+  ``schema.recency``, with a short label for each side (``saved``, ``loaded``).
+- :func:`heatmap`: per mode, saving × loading environment, the share of artifacts that load and
+  reproduce the saved outputs (``pass``) among those the loading release could try (all but
+  ``not-applicable``).
+- :func:`summary`: one paragraph, per saving environment: where its artifacts load and where not.
+- :func:`regressions`: ``load-regression``, a loading release that does worse with an artifact
+  (same saving environment, case and mode) than the loading release before it, statuses ranked
+  pass > mismatch > run-error > load-error = crash = timeout. Loading releases are taken in
+  version order; where one ran under several Pythons the newest stands for it, and two builds
+  of one release (``2.9.1``, ``2.9.1+cpu``) are not compared with each other.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+from typing import Any, Dict, List, Sequence, Tuple
+
+import pandas as pd
+
+from matrix.records import store
+from matrix.schema import LOAD_IDENTITY, LOAD_KEYS, LOAD_STATUSES, MODES, load_rank, recency
+
+SAVED_ENV = ["saved_torch_version", "saved_variant", "saved_python"]
+LOADED_ENV = ["torch_version", "variant", "python"]
+COLUMNS = ["saved", "loaded", *LOAD_KEYS]
+HEATMAP_COLUMNS = ["mode", "saved", "loaded", "passed", "total", "not_applicable", "share"]
+REGRESSION = "load-regression"
+REGRESSION_COLUMNS = [
+    "kind", "saved", "case", "mode", "before", "after", "status_before", "status_after",
+    "error_type", "error_message", *SAVED_ENV, "torch_version_before", "torch_version_after",
+]  # fmt: skip
+
+
+def table(loads: pd.DataFrame) -> pd.DataFrame:
+    """One row per (saved-on, loaded-on, case, mode), the latest record winning; report order.
+
+    Records whose identity is not text, or whose mode or status is unknown, are left out.
+    """
+    if loads.empty:
+        return pd.DataFrame({column: pd.Series(dtype=object) for column in COLUMNS})
+    frame = loads.reindex(columns=list(LOAD_KEYS)).astype(object)
+    text = frame[list(LOAD_IDENTITY)].apply(lambda column: column.map(lambda v: isinstance(v, str))).all(axis=1)
+    frame = frame[text & frame["mode"].isin(MODES) & frame["status"].isin(LOAD_STATUSES)]
+    if frame.empty:
+        return pd.DataFrame({column: pd.Series(dtype=object) for column in COLUMNS})
+    rows = frame.to_dict("records")
+    rows.sort(key=recency)
+    latest: Dict[Tuple[Any, ...], Dict[str, Any]] = {}
+    for row in rows:
+        latest[tuple(row[key] for key in LOAD_IDENTITY)] = row
+    result = pd.DataFrame(list(latest.values()), columns=list(LOAD_KEYS), dtype=object)
+    result.insert(0, "loaded", labels(result, LOADED_ENV))
+    result.insert(0, "saved", labels(result, SAVED_ENV))
+    return _sorted(result)
+
+
+def labels(frame: pd.DataFrame, env: Sequence[str]) -> pd.Series:
+    """A short name per row's environment (release, variant, python columns ``env``): the release,
+    plus the variant where a release has several, plus the Python where a build ran under several."""
+    release, variant, python = (frame[column].astype(str) for column in env)
+    label = release.copy()
+    several_variants = frame.groupby(env[0])[env[1]].transform("nunique") > 1
+    label[several_variants] = label[several_variants] + " " + variant[several_variants]
+    several_pythons = frame.groupby([env[0], env[1]])[env[2]].transform("nunique") > 1
+    label[several_pythons] = label[several_pythons] + " py" + python[several_pythons]
+    return label
+
+
+def _env_order(frame: pd.DataFrame, env: Sequence[str]) -> pd.Series:
+    """Each row's environment position: release order, then variant, then Python order."""
+    envs = frame[list(env)].drop_duplicates()
+    ordered = sorted(
+        (tuple(str(v) for v in row) for row in envs.itertuples(index=False, name=None)),
+        key=lambda e: (store.release_key(e[0]), e[1], store.release_key(e[2])),
+    )
+    position = {e: i for i, e in enumerate(ordered)}
+    rows = frame[list(env)].itertuples(index=False, name=None)
+    return pd.Series([position[tuple(str(v) for v in row)] for row in rows], index=frame.index, dtype="int64")
+
+
+def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
+    keyed = frame.assign(
+        _saved=_env_order(frame, SAVED_ENV),
+        _loaded=_env_order(frame, LOADED_ENV),
+        _mode=frame["mode"].map({m: i for i, m in enumerate(MODES)}),
+    )
+    keyed = keyed.sort_values(["_saved", "_loaded", "case", "_mode"], kind="stable")
+    return keyed.drop(columns=["_saved", "_loaded", "_mode"]).reset_index(drop=True)
+
+
+def orders(loads: pd.DataFrame) -> Tuple[List[str], List[str]]:
+    """The saving and the loading environments' labels of a :func:`table`, each in version order."""
+    if loads.empty:
+        return [], []
+    saved = list(dict.fromkeys(loads.assign(_o=_env_order(loads, SAVED_ENV)).sort_values("_o", kind="stable")["saved"]))
+    loaded = list(
+        dict.fromkeys(loads.assign(_o=_env_order(loads, LOADED_ENV)).sort_values("_o", kind="stable")["loaded"])
+    )
+    return saved, loaded
+
+
+def heatmap(loads: pd.DataFrame) -> pd.DataFrame:
+    """Per mode, saving × loading environment of a :func:`table`: artifacts that pass, those tried, their share.
+
+    ``total`` counts the artifacts the loading release could try (not ``not-applicable``);
+    ``share`` is ``passed / total``, NaN where it could try none. Rows in mode, saved, loaded order.
+    """
+    if loads.empty:
+        return pd.DataFrame({column: pd.Series(dtype=object) for column in HEATMAP_COLUMNS})
+    saved_order, loaded_order = orders(loads)
+    flags = loads.assign(
+        _passed=(loads["status"] == "pass").astype(int),
+        _tried=(loads["status"] != "not-applicable").astype(int),
+        _na=(loads["status"] == "not-applicable").astype(int),
+    )
+    grouped = flags.groupby(["mode", "saved", "loaded"], sort=False)[["_passed", "_tried", "_na"]].sum().reset_index()
+    grouped = grouped.rename(columns={"_passed": "passed", "_tried": "total", "_na": "not_applicable"})
+    grouped["share"] = [p / t if t else math.nan for p, t in zip(grouped["passed"], grouped["total"])]
+    grouped = grouped.assign(
+        _mode=grouped["mode"].map({m: i for i, m in enumerate(MODES)}),
+        _saved=grouped["saved"].map({s: i for i, s in enumerate(saved_order)}),
+        _loaded=grouped["loaded"].map({s: i for i, s in enumerate(loaded_order)}),
+    )
+    grouped = grouped.sort_values(["_mode", "_saved", "_loaded"], kind="stable")
+    grouped = grouped.drop(columns=["_mode", "_saved", "_loaded"]).reset_index(drop=True)
+    for column in ("passed", "total", "not_applicable"):
+        grouped[column] = grouped[column].astype("int64")
+    grouped["share"] = grouped["share"].astype(float)
+    return grouped[HEATMAP_COLUMNS]
+
+
+def spans(chosen: Sequence[str], order: Sequence[str]) -> str:
+    """Labels as runs of consecutive members of ``order``: ``2.5.1–2.9.1, 2.13.0+cpu``."""
+    wanted = set(chosen)
+    parts: List[str] = []
+    run: List[str] = []
+    for label in [*order, None]:
+        if label is not None and label in wanted:
+            run.append(label)
+            continue
+        if run:
+            parts.append(run[0] if len(run) == 1 else "%s–%s" % (run[0], run[-1]))
+            run = []
+    return ", ".join(parts)
+
+
+def _first_line(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        return ""
+    return value.strip().splitlines()[0]
+
+
+def failure(row: Dict[str, Any]) -> str:
+    """A failing load in a few words: ``load-error: RuntimeError: Serialized version … does not match …``."""
+    parts = [str(row.get("status"))]
+    for value in (row.get("error_type"), _first_line(row.get("error_message"))):
+        if isinstance(value, str) and value:
+            parts.append(value)
+    return ": ".join(parts)
+
+
+def summary(loads: pd.DataFrame, limit: int = 160) -> str:
+    """One paragraph over a :func:`table`: per saving environment, where its artifacts load and match.
+
+    E.g. "Artifacts saved on 2.5.1 (14) load and match on 2.5.1–2.9.1; from 2.10.0 on, none does
+    (load-error: RuntimeError: Serialized version …)." Plain text: the page escapes it.
+    """
+    if loads.empty:
+        return ""
+    saved_order, loaded_order = orders(loads)
+    sentences = []
+    for saved in saved_order:
+        mine = loads[loads["saved"] == saved]
+        count = len(mine.drop_duplicates(["case", "mode"]))
+        good, some, none, untried = [], [], [], []
+        for loaded in loaded_order:
+            here = mine[mine["loaded"] == loaded]
+            if here.empty:
+                continue
+            tried = here[here["status"] != "not-applicable"]
+            passed = int((tried["status"] == "pass").sum())
+            if tried.empty:
+                untried.append(loaded)
+            elif passed == len(tried):
+                good.append(loaded)
+            elif passed:
+                some.append(loaded)
+            else:
+                none.append(loaded)
+        text = "Artifacts saved on %s (%d) " % (saved, count)
+        text += ("load and match on %s" % spans(good, loaded_order)) if good else "load and match on no release"
+        held = [loaded for loaded in loaded_order if loaded in set(mine["loaded"])]
+        if none:
+            tail = held[len(held) - len(none) :] == none and bool(good) and held.index(none[0]) > held.index(good[-1])
+            where = ("from %s on" % none[0]) if tail and len(none) > 1 else "on %s" % spans(none, loaded_order)
+            text += "; %s none does (%s)" % (where, _common_failure(mine[mine["loaded"].isin(none)], limit))
+        if some:
+            counts = []
+            for loaded in some:
+                tried = mine[(mine["loaded"] == loaded) & (mine["status"] != "not-applicable")]
+                counts.append("%s: %d of %d" % (loaded, int((tried["status"] == "pass").sum()), len(tried)))
+            text += "; on %s only some do (%s; most often %s)" % (
+                spans(some, loaded_order),
+                ", ".join(counts),
+                _common_failure(mine[mine["loaded"].isin(some)], limit),
+            )
+        if untried:
+            text += "; %s cannot load programs (no torch.export.load)" % spans(untried, loaded_order)
+        sentences.append(text + ".")
+    return " ".join(sentences)
+
+
+def _common_failure(rows: pd.DataFrame, limit: int) -> str:
+    """The most common failure among ``rows`` (status and error type), shown with its first message."""
+    failing = rows[~rows["status"].isin(["pass", "not-applicable"])]
+    if failing.empty:
+        return "no failure recorded"
+    counts = collections.Counter(zip(failing["status"], failing["error_type"].map(lambda v: v or "")))
+    (status, error_type), _ = min(counts.items(), key=lambda item: (-item[1], item[0]))
+    first = failing[(failing["status"] == status) & (failing["error_type"].map(lambda v: v or "") == error_type)]
+    text = failure(first.iloc[0].to_dict())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def regressions(loads: pd.DataFrame) -> pd.DataFrame:
+    """Each ``load-regression`` in a :func:`table` (see the module docstring), in saving, case, mode,
+    loading order."""
+    found: List[Dict[str, Any]] = []
+    if loads.empty:
+        return pd.DataFrame(found, columns=REGRESSION_COLUMNS, dtype=object)
+    ranked = loads.assign(_loaded=_env_order(loads, LOADED_ENV), _python=store.rank(loads["python"].astype(object)))
+    # The newest Python stands for a loading build; builds of one release are not compared.
+    ranked = ranked.sort_values(["_python"], kind="stable").drop_duplicates(
+        [*SAVED_ENV, "case", "mode", "torch_version", "variant"], keep="last"
+    )
+    ranked = ranked.assign(_saved=_env_order(ranked, SAVED_ENV)).sort_values(
+        ["_saved", "case", "mode", "_loaded"], kind="stable"
+    )
+    for _, series in ranked.groupby([*SAVED_ENV, "case", "mode"], sort=False):
+        rows = series.to_dict("records")
+        for before, after in zip(rows, rows[1:]):
+            if _base(before["torch_version"]) == _base(after["torch_version"]):
+                continue
+            old, new = load_rank(before["status"]), load_rank(after["status"])
+            if old is None or new is None or new >= old:
+                continue
+            found.append(_regression(before, after))
+    frame = pd.DataFrame(found, columns=REGRESSION_COLUMNS, dtype=object)
+    if frame.empty:
+        return frame
+    keyed = frame.assign(
+        _saved=_env_order(frame, SAVED_ENV),
+        _mode=frame["mode"].map({m: i for i, m in enumerate(MODES)}),
+        _after=frame["torch_version_after"].map(store.release_key),
+    )
+    keyed = keyed.sort_values(["_saved", "case", "_mode", "_after"], kind="stable")
+    return keyed.drop(columns=["_saved", "_mode", "_after"]).reset_index(drop=True)
+
+
+def _base(release: Any) -> str:
+    return str(release).split("+", 1)[0]
+
+
+def _regression(before: Dict[str, Any], after: Dict[str, Any]) -> Dict[str, Any]:
+    row: Dict[str, Any] = {column: None for column in REGRESSION_COLUMNS}
+    row.update(
+        kind=REGRESSION,
+        saved=after["saved"],
+        case=after["case"],
+        mode=after["mode"],
+        before=before["loaded"],
+        after=after["loaded"],
+        status_before=before["status"],
+        status_after=after["status"],
+        error_type=after.get("error_type"),
+        error_message=after.get("error_message"),
+        torch_version_before=before["torch_version"],
+        torch_version_after=after["torch_version"],
+    )
+    row.update({key: after[key] for key in SAVED_ENV})
+    return row
+
+
+def errors(loads: pd.DataFrame) -> List[Tuple[str, List[Tuple[str, str]]]]:
+    """The failures of a :func:`table` (or part of one) grouped by :func:`failure` text: each with its
+    (saved, loaded) pairs, groups in order of first appearance."""
+    groups: Dict[str, List[Tuple[str, str]]] = {}
+    for row in loads[~loads["status"].isin(["pass"])].to_dict("records"):
+        groups.setdefault(failure(row), []).append((str(row["saved"]), str(row["loaded"])))
+    return list(groups.items())

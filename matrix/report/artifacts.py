@@ -1,0 +1,248 @@
+"""The report's page on saved programs loaded across releases: ``artifacts.md``, its heatmaps and table.
+
+Written only when the records hold load records (``export-matrix load``). The page has the
+summary paragraph, a heatmap per mode (share of artifacts that load and match, saving ×
+loading release), the load regressions, and per case a saving × loading grid of statuses
+with the errors behind them. Every file goes through :mod:`matrix.report.files`, and the
+charts are drawn as the other charts are, so rebuilding from the same records changes nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set
+
+import pandas as pd
+
+from matrix.records import artifacts as loads_table
+from matrix.records import tables
+from matrix.report import charts as charting
+from matrix.report import files
+from matrix.report import markdown as md
+from matrix.schema import LOAD_STATUSES, MODES, NO_RECORD, LoadStatus
+
+PAGE = "artifacts.md"
+TABLE = "loads.parquet"
+# Load regressions listed on the page; the rest are counted (all are in loads.parquet's source records).
+SHOWN_REGRESSIONS = 200
+# Pairs (saved → loaded) named per error of a case before the rest are counted.
+SHOWN_PAIRS = 8
+# Bulky texts left out of the Parquet table.
+_BULKY = ("error_traceback", "stderr_tail")
+SYMBOLS = {status.value: status.symbol for status in LoadStatus}
+
+
+def write(out: str, loads: pd.DataFrame, charts: bool = True, cases: Iterable[str] = ()) -> Set[str]:
+    """Write the page (and its charts and table) for the load records ``loads`` (``Store.loads``).
+
+    ``cases``: the cases that have a page of their own, to link. Returns the paths written,
+    relative to ``out``; none when there is no usable load record.
+    """
+    table = loads_table.table(loads)
+    if table.empty:
+        return set()
+    grid = loads_table.heatmap(table)
+    drawn = heatmap_charts(grid, table, out) if charts else []
+    text = render(table, grid, loads_table.regressions(table), loads_table.summary(table), drawn, set(cases))
+    files.write_text(out, PAGE, text)
+    stored = tables.storable(table.drop(columns=[c for c in _BULKY if c in table.columns]))
+    stored.to_parquet(files.target(out, TABLE), index=False, compression="zstd")
+    return {PAGE, TABLE} | {path for chart in drawn for path in chart.files}
+
+
+def status(value: Any) -> str:
+    """A load status as its symbol and name."""
+    if not isinstance(value, str):
+        return NO_RECORD
+    return "%s %s" % (SYMBOLS.get(value, "?"), md.text(value))
+
+
+def render(
+    table: pd.DataFrame,
+    grid: pd.DataFrame,
+    regressions: pd.DataFrame,
+    summary: str,
+    drawn: Sequence[charting.Chart] = (),
+    linked: Optional[Set[str]] = None,
+) -> str:
+    """The page's Markdown."""
+    saved_order, loaded_order = loads_table.orders(table)
+    parts = [
+        "# Saved programs loaded on other releases\n",
+        md.text(summary) + "\n",
+        "Each cell that exported and passed its check on a release saved its program with"
+        " `torch.export.save`, with its inputs and eager's outputs on that release (`export-matrix run"
+        " --artifacts`). `export-matrix load` loads each of them on every release, runs it on those"
+        " inputs and compares with those outputs. %d artifacts saved on %d releases, loaded on %d."
+        % (len(table.drop_duplicates(["saved", "case", "mode"])), len(saved_order), len(loaded_order))
+        + "\n",
+        "## Share that loads and matches\n",
+        "Rows: the release that saved the program; columns: the release that loaded it. Each square:"
+        " artifacts that passed of those the loading release could try.\n",
+    ]
+    charts_by_mode = {chart.title: chart for chart in drawn}
+    for mode in [m for m in MODES if m in set(grid["mode"])]:
+        parts.append("### %s\n" % md.text(mode))
+        chart = charts_by_mode.get(_chart_title(mode))
+        if chart is not None:
+            parts.append("![%s](%s)\n" % (md.text(chart.title), chart.path))
+        parts.append(_share_table(grid[grid["mode"] == mode], saved_order, loaded_order))
+    parts.append("## Load regressions\n")
+    parts.append(
+        "A loading release that does worse with an artifact (same saving release, case and mode) than"
+        " the loading release before it (pass > mismatch > run-error > load-error = crash = timeout).\n"
+    )
+    parts.append(_regressions(regressions))
+    parts.append("## Statuses\n")
+    rows = [[SYMBOLS[s], md.text(s), md.text(LoadStatus(s).meaning)] for s in LOAD_STATUSES]
+    rows.append([NO_RECORD, "no record", "this release did not load this artifact"])
+    parts.append(md.table(["", "status", "meaning"], rows))
+    parts.append("## By case\n")
+    for case, rows_of_case in table.groupby("case", sort=True):
+        parts.append(_case_section(str(case), rows_of_case, saved_order, loaded_order, linked or set()))
+    return "\n".join(parts)
+
+
+def _share_table(grid: pd.DataFrame, saved_order: List[str], loaded_order: List[str]) -> str:
+    cells = {(row["saved"], row["loaded"]): row for row in grid.to_dict("records")}
+    loaded = [label for label in loaded_order if label in set(grid["loaded"])]
+    rows = []
+    for saved in saved_order:
+        if saved not in set(grid["saved"]):
+            continue
+        line = [md.text(saved)]
+        for label in loaded:
+            row = cells.get((saved, label))
+            line.append(_share_cell(row))
+        rows.append(line)
+    return md.table(["saved on ↓ / loaded on →"] + [md.text(label) for label in loaded], rows,
+                    ["l"] + ["c"] * len(loaded))  # fmt: skip
+
+
+def _share_cell(row: Optional[Dict[str, Any]]) -> str:
+    if row is None:
+        return NO_RECORD
+    if not row["total"]:
+        return SYMBOLS["not-applicable"]
+    return "%d/%d" % (row["passed"], row["total"])
+
+
+def _regressions(moves: pd.DataFrame) -> str:
+    if moves.empty:
+        return "_None._\n"
+    rows = []
+    for move in moves.head(SHOWN_REGRESSIONS).to_dict("records"):
+        rows.append(
+            [
+                md.text(move["saved"]),
+                md.text(move["case"]),
+                md.text(move["mode"]),
+                md.text("%s → %s" % (move["before"], move["after"])),
+                "%s → %s" % (status(move["status_before"]), status(move["status_after"])),
+                _error(move),
+            ]
+        )
+    text = md.table(["saved on", "case", "mode", "loaded on", "status", "error"], rows)
+    if len(moves) > SHOWN_REGRESSIONS:
+        text += "\n… and %d more.\n" % (len(moves) - SHOWN_REGRESSIONS)
+    return text
+
+
+def _error(row: Dict[str, Any]) -> str:
+    parts = []
+    if isinstance(row.get("error_type"), str) and row["error_type"]:
+        parts.append(md.code(row["error_type"]))
+    message = row.get("error_message")
+    if isinstance(message, str) and message.strip():
+        parts.append(md.text(message.strip().splitlines()[0], limit=200))
+    return " ".join(parts)
+
+
+def _case_section(
+    case: str, rows: pd.DataFrame, saved_order: List[str], loaded_order: List[str], linked: Set[str]
+) -> str:
+    title = md.case_link(case) if case in linked else md.text(case)
+    parts = ["### %s\n" % title]
+    for mode in [m for m in MODES if m in set(rows["mode"])]:
+        mine = rows[rows["mode"] == mode]
+        status_of = {(r["saved"], r["loaded"]): r["status"] for r in mine.to_dict("records")}
+        loaded = [label for label in loaded_order if label in set(mine["loaded"])]
+        grid = []
+        for saved in saved_order:
+            if saved not in set(mine["saved"]):
+                continue
+            grid.append([md.text(saved)] + [_symbol(status_of.get((saved, label))) for label in loaded])
+        header = "%s: saved on ↓ / loaded on →" % mode
+        parts.append(md.table([md.text(header)] + [md.text(label) for label in loaded], grid,
+                              ["l"] + ["c"] * len(loaded)))  # fmt: skip
+        failures = loads_table.errors(mine)
+        if failures:
+            lines = []
+            for text, pairs in failures:
+                named = ", ".join("%s → %s" % pair for pair in pairs[:SHOWN_PAIRS])
+                if len(pairs) > SHOWN_PAIRS:
+                    named += " … (+%d)" % (len(pairs) - SHOWN_PAIRS)
+                lines.append("- %s — %s" % (md.text(text, limit=300), md.text(named)))
+            parts.append(md.details("%s: %d failing loads" % (mode, sum(len(p) for _, p in failures)),
+                                    "\n".join(lines)))  # fmt: skip
+    return "\n".join(parts)
+
+
+def _symbol(value: Any) -> str:
+    return SYMBOLS.get(value, "?") if isinstance(value, str) else NO_RECORD
+
+
+def _chart_title(mode: str) -> str:
+    return "Saved programs that load and match: %s" % mode
+
+
+def heatmap_charts(grid: pd.DataFrame, table: pd.DataFrame, out: str) -> List[charting.Chart]:
+    """One heatmap per mode: saving × loading release, coloured by the share that passes."""
+    if grid.empty:
+        return []
+    charting.prepare()
+    saved_order, loaded_order = loads_table.orders(table)
+    drawn = []
+    for mode in [m for m in MODES if m in set(grid["mode"])]:
+        figure = _heatmap(grid[grid["mode"] == mode], saved_order, loaded_order, _chart_title(mode))
+        written = charting._save(figure, out, "artifacts-%s" % mode)
+        drawn.append(charting.Chart(written[0], _chart_title(mode), tuple(written)))
+    return drawn
+
+
+@charting._with_settings
+def _heatmap(grid: pd.DataFrame, saved_order: List[str], loaded_order: List[str], title: str) -> Any:
+    from matplotlib.colors import LinearSegmentedColormap
+
+    saved = [label for label in saved_order if label in set(grid["saved"])]
+    loaded = [label for label in loaded_order if label in set(grid["loaded"])]
+    cells = {(row["saved"], row["loaded"]): row for row in grid.to_dict("records")}
+    values = [[_share(cells.get((s, l))) for l in loaded] for s in saved]  # noqa: E741
+    colours = LinearSegmentedColormap.from_list(
+        "share", [LoadStatus.LOAD_ERROR.colour, LoadStatus.MISMATCH.colour, LoadStatus.PASS.colour]
+    ).with_extremes(bad="#e8e8e8")
+    width = max(5.5, 2.4 + 0.55 * len(loaded))
+    height = max(2.8, 1.9 + 0.38 * len(saved))
+    figure = charting._figure(width, height)
+    ax = figure.subplots()
+    image = ax.imshow(values, cmap=colours, vmin=0, vmax=1, aspect="auto", interpolation="nearest")
+    for y, s in enumerate(saved):
+        for x, l in enumerate(loaded):  # noqa: E741
+            row = cells.get((s, l))
+            if row is not None and row["total"]:
+                # White on the dark end of the scale, black on the light end.
+                ink = "white" if row["share"] < 0.5 else "black"
+                ax.text(x, y, "%d/%d" % (row["passed"], row["total"]), ha="center", va="center", fontsize=7, color=ink)
+    ax.set_xticks(range(len(loaded)), [charting.label(v) for v in loaded], rotation=60, ha="right", fontsize=8)
+    ax.set_yticks(range(len(saved)), [charting.label(v) for v in saved], fontsize=8)
+    ax.set_xlabel("loaded on")
+    ax.set_ylabel("saved on")
+    ax.set_title(title)
+    figure.colorbar(image, ax=ax, label="share that passes", fraction=0.05)
+    return figure
+
+
+def _share(row: Optional[Dict[str, Any]]) -> float:
+    if row is None or not row["total"]:
+        return math.nan
+    return float(row["share"])

@@ -1,0 +1,166 @@
+"""The artifacts page: summary, share heatmaps, load regressions and per-case grids, from hand-written records."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import pandas as pd
+from markdown_it import MarkdownIt
+
+from matrix import schema
+from matrix.records import store
+from matrix.report import artifacts as page
+from matrix.report import build as report
+from matrix.report import files as report_files
+from matrix.worker import records
+
+from conftest import make_cell
+
+HOSTILE = "left | right <script>alert(1)</script> [x](http://evil) `tick`\nsecond line"
+
+
+def load(saved: str, loaded: str, case: str = "add", status: str = "pass", mode: str = "strict", **extra: Any):
+    record = {key: None for key in schema.LOAD_KEYS}
+    record.update(
+        schema_version=schema.SCHEMA_VERSION, kind="load", saved_torch_version=saved, saved_variant="cpu",
+        saved_python="3.11", torch_version=loaded, variant="cpu", python="3.11", case=case, mode=mode,
+        status=status, finished_at="2025-01-01T00:00:00+00:00",
+    )  # fmt: skip
+    record.update(extra)
+    return record
+
+
+def loads() -> List[Dict[str, Any]]:
+    """Artifacts of two cases saved on 2.5.1 and 2.6.0, loaded on both and on 2.7.0, which refuses 2.5.1's."""
+    found = []
+    for saved in ("2.5.1", "2.6.0"):
+        for loaded in ("2.5.1", "2.6.0", "2.7.0"):
+            for case in ("add", "cond"):
+                for mode in schema.MODES:
+                    status, extra = "pass", {}
+                    if saved == "2.6.0" and loaded == "2.5.1":
+                        status, extra = "load-error", {"error_type": "KeyError", "error_message": "no 'version'"}
+                    if saved == "2.5.1" and loaded == "2.7.0":
+                        status = "load-error"
+                        extra = {"error_type": "RuntimeError", "error_message": "Serialized version (7, 3)"}
+                    found.append(load(saved, loaded, case, status, mode, **extra))
+    return found
+
+
+def frame(rows: List[Dict[str, Any]]) -> pd.DataFrame:
+    return pd.DataFrame({key: [r.get(key) for r in rows] for key in schema.LOAD_KEYS}, dtype=object)
+
+
+class _Rows(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: List[List[str]] = []
+        self._cell: Optional[List[str]] = None
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.rows[-1].append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def table_rows(text: str) -> List[List[str]]:
+    """The cells of every table row of a page, as rendered text."""
+    parser = _Rows()
+    parser.feed(MarkdownIt("commonmark").enable("table").render(text))
+    return parser.rows
+
+
+def test_page_has_the_summary_share_tables_regressions_and_case_grids(tmp_path: Path) -> None:
+    written = page.write(str(tmp_path), frame(loads()), cases=["add"])
+    assert written == {
+        "artifacts.md", "loads.parquet", "charts/artifacts-strict.png", "charts/artifacts-non-strict.png",
+    }  # fmt: skip
+    for path in written:
+        assert (tmp_path / path).stat().st_size > 0
+    text = (tmp_path / "artifacts.md").read_text(encoding="utf-8")
+    assert (
+        "Artifacts saved on 2.5.1 (4) load and match on 2.5.1–2.6.0; on 2.7.0 none does"
+        " (load-error: RuntimeError: Serialized version (7, 3))." in text
+    )
+    assert "![Saved programs that load and match: strict](charts/artifacts-strict.png)" in text
+    rows = table_rows(text)
+    # The share table of each mode: 2 cases per square.
+    assert rows[0] == ["saved on ↓ / loaded on →", "2.5.1", "2.6.0", "2.7.0"]
+    assert rows[1] == ["2.5.1", "2/2", "2/2", "0/2"]
+    assert rows[2] == ["2.6.0", "0/2", "2/2", "2/2"]
+    # 2.7.0 stops loading what 2.6.0 loaded, for each case and mode of 2.5.1.
+    regressions = [row for row in rows if len(row) == 6 and "→" in row[3]]
+    assert len(regressions) == 4
+    assert regressions[0][:4] == ["2.5.1", "add", "strict", "2.6.0 → 2.7.0"]
+    assert "pass → 🚫 load-error" in regressions[0][4]
+    # Each case has a grid per mode; a case with its own page is linked.
+    assert "### [add](cases/add.md)" in text and "### cond\n" in text
+    assert ["strict: saved on ↓ / loaded on →", "2.5.1", "2.6.0", "2.7.0"] in rows
+    assert ["2.6.0", "🚫", "✅", "✅"] in rows
+    assert "<li>load-error: KeyError: no 'version' — 2.6.0 → 2.5.1</li>" in MarkdownIt("commonmark").render(text)
+    stored = pd.read_parquet(tmp_path / "loads.parquet")
+    assert len(stored) == 24 and "error_traceback" not in stored.columns
+
+
+def test_record_text_stays_inert(tmp_path: Path) -> None:
+    rows = loads() + [load("2.5.1", "2.8.0", status="run-error", error_type="Bad|Type", error_message=HOSTILE)]
+    page.write(str(tmp_path), frame(rows), charts=False)
+    html = MarkdownIt("commonmark").enable("table").render((tmp_path / "artifacts.md").read_text(encoding="utf-8"))
+    assert "<script>" not in html and 'href="http://evil"' not in html
+    assert "left | right &lt;script&gt;alert(1)&lt;/script&gt; [x](http://evil)" in html
+    assert html.count("<details>") == html.count("</details>")
+
+
+def test_two_writes_are_byte_identical(tmp_path: Path) -> None:
+    for name in ("one", "two"):
+        page.write(str(tmp_path / name), frame(loads()))
+    for path in (tmp_path / "one").rglob("*"):
+        if path.is_file():
+            assert path.read_bytes() == (tmp_path / "two" / path.relative_to(tmp_path / "one")).read_bytes(), path
+
+
+def test_without_charts_or_usable_records(tmp_path: Path) -> None:
+    assert page.write(str(tmp_path / "plain"), frame(loads()), charts=False) == {"artifacts.md", "loads.parquet"}
+    assert "![" not in (tmp_path / "plain" / "artifacts.md").read_text(encoding="utf-8")
+    odd = [load("2.5.1", "2.6.0", status="exploded")]
+    assert page.write(str(tmp_path / "none"), frame(odd)) == set()
+    assert not (tmp_path / "none" / "artifacts.md").exists()
+
+
+def write_records(folder: Path, rows: List[Dict[str, Any]], name: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    with records.Writer(str(folder / name)) as writer:
+        for row in rows:
+            writer.write(row)
+
+
+def test_the_report_writes_the_page_only_with_load_records(tmp_path: Path) -> None:
+    cells = [make_cell(release, case) for release in ("2.5.1", "2.6.0") for case in ("add", "cond")]
+    write_records(tmp_path / "cells", cells, "cells.jsonl")
+    write_records(tmp_path / "loads", loads(), "load_torch-2.6.0_cpu_py3.11.jsonl")
+    out = tmp_path / "report"
+
+    report.build_report([str(tmp_path / "cells"), str(tmp_path / "loads")], str(out), charts=False)
+    listed = json.loads((out / report_files.MANIFEST).read_text(encoding="utf-8"))["files"]
+    assert {"artifacts.md", "loads.parquet"} <= set(listed)
+    assert "### [add](cases/add.md)" in (out / "artifacts.md").read_text(encoding="utf-8")
+    # The store reads load records into their own table instead of warning about them.
+    loaded = store.load([str(tmp_path / "cells"), str(tmp_path / "loads")])
+    assert len(loaded.loads) == 24 and not loaded.warnings and len(loaded.cells) == 4
+
+    # Without load records the page is not written, and the one an earlier build wrote goes.
+    report.build_report([str(tmp_path / "cells")], str(out), charts=False)
+    assert not (out / "artifacts.md").exists() and not (out / "loads.parquet").exists()
