@@ -176,6 +176,7 @@ def synthetic(releases: int, cases: int, runs: int, seed: int = 7) -> Iterator[D
                             else None
                         ),
                         graph_hash=hashlib.sha1(graph.encode()).hexdigest()[:16] if exported else None,
+                        fingerprint_version=2 if exported else None,
                         ops=ops if exported else None,
                         node_count=len(ops) + 2 if exported else None,
                         graph_text=graph if exported else None,

@@ -284,7 +284,7 @@ def verdict(report_dir: str, baseline_dir: Optional[str]) -> Verdict:
     compared = tables.compare(cells, moves, base, base_moves)
     fresh = compared.new_transitions
     # An empty comparison may come back without columns; treat it as "nothing new".
-    fresh = fresh[fresh["kind"] == "regression"] if "kind" in fresh.columns else empty
+    fresh = fresh[fresh["kind"].isin(transitions.REGRESSIONS)] if "kind" in fresh.columns else empty
     worse = compared.changed[compared.changed["kind"] == "regression"]
     return Verdict(
         cells=cells,
@@ -319,9 +319,14 @@ def markdown(found: Verdict, report_url: Optional[str] = None) -> str:
     lines.append("### %d new regression%s since the baseline" % (found.new_regressions, _s(found.new_regressions)))
     if len(found.new_transitions):
         moves = found.new_transitions
+        stage = moves["stage"] if "stage" in moves.columns else pd.Series([None] * len(moves), index=moves.index)
+        change = moves["status_before"].astype(str) + " → " + moves["status_after"].astype(str)
         rows = moves.assign(
             releases=moves["before"].astype(str) + " → " + moves["after"].astype(str),
-            status=moves["status_before"].astype(str) + " → " + moves["status_after"].astype(str),
+            status=[
+                "%s, but %s stopped working" % (text, part) if kind == "stage-regression" else text
+                for text, kind, part in zip(change, moves["kind"], stage)
+            ],
             error=[_error(t, m) for t, m in zip(moves["error_type"], moves["error_message"])],
         )[["case", "mode", "variant", "releases", "status", "error"]]
         lines += ["", "Between releases:", "", _table(rows.head(LISTED)), *_more(rows)]

@@ -159,7 +159,9 @@ def write_report(folder: Path, statuses: Statuses) -> Path:
     shard = folder / "records.jsonl"
     folder.mkdir(parents=True)
     with records.Writer(str(shard)) as writer:
-        for (release, case, mode), status in sorted(statuses.items()):
+        for (release, case, mode), given in sorted(statuses.items()):
+            # "pass-unsaved": exported and checked, but the saved program does not load.
+            status, saved = ("pass", "error") if given == "pass-unsaved" else (given, "ok")
             error = None if status == "pass" else "torch._dynamo.exc.Unsupported"
             writer.write(
                 records.empty_cell(
@@ -173,6 +175,7 @@ def write_report(folder: Path, statuses: Statuses) -> Path:
                     status=status,
                     error_type=error,
                     error_message=None if error is None else "cannot trace %s" % case,
+                    serialize_status=saved if status == "pass" else None,
                     finished_at="2025-01-01T00:00:00+00:00",
                 )  # fmt: skip
             )
@@ -254,6 +257,18 @@ def test_a_cell_worse_than_in_the_baseline_is_a_new_regression(tmp_path: Path) -
     ]
     # The same change also shows as a new regression between 2.4.1 and 2.5.1.
     assert found.new_regressions == 2
+
+
+def test_a_new_release_whose_programs_stop_loading_is_a_new_regression(tmp_path: Path) -> None:
+    base = write_report(tmp_path / "base", BASELINE)
+    current = dict(BASELINE)
+    current[("2.6.0", "cond_predicate", "strict")] = "pass-unsaved"
+    current[("2.6.0", "list_unpack", "strict")] = "fail"
+    found = ci.verdict(str(write_report(tmp_path / "site", current)), str(base))
+    assert found.new_regressions == 1
+    move = found.new_transitions.iloc[0]
+    assert (move["kind"], move["case"], move["stage"]) == ("stage-regression", "cond_predicate", "serialize")
+    assert "pass → pass, but serialize stopped working" in ci.markdown(found)
 
 
 def test_a_fix_is_not_a_regression(tmp_path: Path) -> None:

@@ -349,7 +349,7 @@ def _change_kind(old: str, new: str) -> str:
 
 
 def _transition_changes(moves: pd.DataFrame, base_moves: Optional[pd.DataFrame]) -> Tuple[pd.DataFrame, pd.DataFrame]:
-    kinds = ("regression", "fix")
+    kinds = ("regression", "fix", "stage-regression", "stage-fix")
     now = moves[moves["kind"].isin(kinds)] if not moves.empty else moves
     if base_moves is None or not set(TRANSITION_KEY) <= set(base_moves.columns):
         return now.iloc[0:0], now.iloc[0:0]

@@ -57,6 +57,8 @@ from matrix.records.tables import EXPORTED
 from matrix.schema import MODES, STAGE_ERROR, STAGE_OK, STAGES, rank
 
 KINDS = ("regression", "fix", "stage-regression", "stage-fix", "graph-change", "op-drift", "slowdown", "speedup")
+# What a scheduled run treats as breakage: a cell that got worse, or a stage that stopped working.
+REGRESSIONS = ("regression", "stage-regression")
 # One line per kind, for the report's pages.
 MEANING = {
     "regression": "the status got worse (pass > mismatch > fail > crash = timeout)",
