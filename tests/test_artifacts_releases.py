@@ -28,9 +28,10 @@ pytestmark = pytest.mark.releases
 BUILDS = ("2.13.0+cpu", "2.1.2")
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(scope="module", autouse=True)
 def only_when_asked(request: pytest.FixtureRequest) -> None:
-    # Installing releases takes minutes and gigabytes: run only when the marker is selected.
+    # Installing releases takes minutes and gigabytes: run only when the marker is selected. Module
+    # scope, so that the check comes before the module-scoped fixtures that install.
     if "releases" not in (request.config.getoption("markexpr") or ""):
         pytest.skip("installs torch releases; run with `pytest -m releases` or `nox -s integration`")
 

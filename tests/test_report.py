@@ -736,3 +736,29 @@ def test_a_rebuild_over_the_same_records_reuses_parses_and_charts(tmp_path: Path
     write(tmp_path / "records", rows)
     report.build_report([str(folder)], str(out))
     assert parsed and "status_heatmaps" in drawn
+
+
+def test_a_failed_exports_diagnosis_shows_on_its_case_page_and_in_the_table(tmp_path: Path):
+    problem = {
+        "kind": "data-dependent-error",
+        "message": "cannot decide u0 > 2",
+        "frame": "m.py:9 in forward",
+        "count": 2,
+    }
+    rows = [
+        make_cell("2.9.1", "branchy", "fail", error_type="UserError", error_message="cannot guard",
+                  diagnosis_status="done", diagnosis=[problem]),
+        make_cell("2.9.1", "plain", "pass"),
+    ]  # fmt: skip
+    out = tmp_path / "out"
+    report.build_report([str(write(tmp_path / "records", rows))], str(out), charts=False)
+    page = (out / "cases" / "branchy.md").read_text(encoding="utf-8")
+    assert "## What draft_export found" in page
+    assert "| 2.9.1 | strict | data-dependent-error | cannot decide u0 > 2 | `m.py:9 in forward` | 2 |" in page
+    assert "draft_export" not in (out / "cases" / "plain.md").read_text(encoding="utf-8")
+    table = pd.read_parquet(out / "cells.parquet").set_index("case")
+    assert (
+        table.loc["branchy", "diagnosis_summary"]
+        == "data-dependent-error ×2: cannot decide u0 > 2 at m.py:9 in forward"
+    )
+    assert pd.isna(table.loc["plain", "diagnosis_summary"])

@@ -168,8 +168,8 @@ def failure(row: Dict[str, Any]) -> str:
 def summary(loads: pd.DataFrame, limit: int = 160) -> str:
     """One paragraph over a :func:`table`: per saving environment, where its artifacts load and match.
 
-    E.g. "Artifacts saved on 2.5.1 (14) load and match on 2.5.1–2.9.1; from 2.10.0 on, none does
-    (load-error: RuntimeError: Serialized version …)." Plain text: the page escapes it.
+    E.g. "Artifacts saved on 2.5.1 (14): all load and match on 2.5.1–2.9.1; from 2.10.0 on, none loads
+    and matches (load-error: RuntimeError: Serialized version …)." Plain text: the page escapes it.
     """
     if loads.empty:
         return ""
@@ -193,25 +193,32 @@ def summary(loads: pd.DataFrame, limit: int = 160) -> str:
                 some.append(loaded)
             else:
                 none.append(loaded)
-        text = "Artifacts saved on %s (%d) " % (saved, count)
-        text += ("load and match on %s" % spans(good, loaded_order)) if good else "load and match on no release"
-        held = [loaded for loaded in loaded_order if loaded in set(mine["loaded"])]
+        clauses = []
+        if good:
+            clauses.append("all load and match on %s" % spans(good, loaded_order))
         if none:
-            tail = held[len(held) - len(none) :] == none and bool(good) and held.index(none[0]) > held.index(good[-1])
-            where = ("from %s on" % none[0]) if tail and len(none) > 1 else "on %s" % spans(none, loaded_order)
-            text += "; %s none does (%s)" % (where, _common_failure(mine[mine["loaded"].isin(none)], limit))
+            held = [loaded for loaded in loaded_order if loaded in set(mine["loaded"])]
+            # "From X on" only where every later loading release fails and an earlier one passed.
+            tail = (
+                len(none) > 1
+                and bool(good)
+                and held[-len(none) :] == none
+                and held.index(none[0]) > held.index(good[-1])
+            )
+            where = ("from %s on," % none[0]) if tail else "on %s" % spans(none, loaded_order)
+            clauses.append(
+                "%s none loads and matches (%s)" % (where, _common_failure(mine[mine["loaded"].isin(none)], limit))
+            )
         if some:
             counts = []
             for loaded in some:
                 tried = mine[(mine["loaded"] == loaded) & (mine["status"] != "not-applicable")]
-                counts.append("%s: %d of %d" % (loaded, int((tried["status"] == "pass").sum()), len(tried)))
-            text += "; on %s only some do (%s; most often %s)" % (
-                spans(some, loaded_order),
-                ", ".join(counts),
-                _common_failure(mine[mine["loaded"].isin(some)], limit),
-            )
+                counts.append("%d of %d on %s" % (int((tried["status"] == "pass").sum()), len(tried), loaded))
+            failing = _common_failure(mine[mine["loaded"].isin(some)], limit)
+            clauses.append("only %s load and match (the others most often %s)" % (", ".join(counts), failing))
         if untried:
-            text += "; %s cannot load programs (no torch.export.load)" % spans(untried, loaded_order)
+            clauses.append("%s cannot load programs (no torch.export.load)" % spans(untried, loaded_order))
+        text = "Artifacts saved on %s (%d): %s" % (saved, count, "; ".join(clauses))
         sentences.append(text + ".")
     return " ".join(sentences)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import pandas as pd
 
@@ -50,9 +50,10 @@ CELL_COLUMNS = [
     "graph_hash", "fingerprint_version", "node_count", "ops",
     "decompose_status", "decomposed_hash", "decomposed_ops", "decompose_error",
     "check_status", "check_detail", "checked_inputs", "serialize_status", "serialize_error", "exit_code",
+    "diagnosis_status", "diagnosis_summary",
     *OUTCOMES, *TIMES,
 ]  # fmt: skip
-TEXT_COLUMNS = ["graph_text", "error_traceback", "stderr_tail"]
+TEXT_COLUMNS = ["graph_text", "error_traceback", "stderr_tail", "diagnosis"]
 
 
 class BaselineError(UserError):
@@ -93,11 +94,29 @@ def cells(raw: pd.DataFrame) -> pd.DataFrame:
             index=first.index,
             dtype=object,
         )
+    first["diagnosis_summary"] = [diagnosis_summary(problems) for problems in first["diagnosis"]]
     first["runs"] = first["_cell"].map(runs["_cell"].value_counts())
     first["statuses"] = [" ".join(summary[int(c)]) for c in first["_cell"]]
     first["flaky"] = [len(summary[int(c)]) > 1 for c in first["_cell"]]
     table = store.sort_cells(first, release="release", extra=["case", "mode"])
     return table[columns]
+
+
+def diagnosis_summary(problems: object) -> Optional[str]:
+    """draft_export's problems in one line, a kind at a time: ``data-dependent-error ×2: cannot decide u0 > 2``."""
+    if not isinstance(problems, (list, tuple)) or not problems:
+        return None
+    kinds: Dict[str, List[Dict[str, Any]]] = {}
+    for problem in problems:
+        if isinstance(problem, dict):
+            kinds.setdefault(str(problem.get("kind")), []).append(problem)
+    parts = []
+    for kind, found in sorted(kinds.items()):
+        count = sum(p["count"] if isinstance(p.get("count"), int) else 1 for p in found)
+        first = found[0]
+        where = " at %s" % first["frame"] if first.get("frame") else ""
+        parts.append("%s ×%d: %s%s" % (kind, count, first.get("message"), where))
+    return "; ".join(parts) or None
 
 
 def parquet_frame(table: pd.DataFrame) -> pd.DataFrame:

@@ -126,6 +126,14 @@ def render(case: str, rows: List[Row], moves: List[Row], roots: Sequence[str] = 
     if errors:
         parts.append("## Errors\n")
         parts.extend(errors)
+    diagnosed = _diagnoses(rows)
+    if diagnosed:
+        parts.append("## What draft_export found\n")
+        parts.append(
+            "Where export failed on a release that has `torch.export.draft_export`, the cell ran it too:"
+            " it exports anyway and lists every problem it met, with the line of the case it points at.\n"
+        )
+        parts.append(diagnosed)
     parts.append("## Source\n")
     if not isinstance(first["case_file"], str):
         parts.append("_The records name no case file._\n")
@@ -281,3 +289,27 @@ def _tail(value: Any, lines: int = TRACEBACK_LINES) -> str:
     if len(kept) > lines:
         return "\n".join(["… (%d lines above)" % (len(kept) - lines)] + kept[-lines:])
     return text
+
+
+def _diagnoses(rows: List[Row]) -> str:
+    """One table row per (release, mode, problem) that draft_export found for a failed export."""
+    table = []
+    for row in rows:
+        problems = row.get("diagnosis")
+        if not isinstance(problems, (list, tuple)):
+            continue
+        for problem in problems:
+            if isinstance(problem, dict):
+                table.append(
+                    [
+                        md.text(str(row["release"])),
+                        md.text(str(row["mode"])),
+                        md.text(str(problem.get("kind"))),
+                        md.text(_clip(str(problem.get("message")), 200)),
+                        md.code(str(problem["frame"])) if problem.get("frame") else "",
+                        str(problem.get("count") or 1),
+                    ]
+                )
+    if not table:
+        return ""
+    return md.table(["release", "mode", "problem", "message", "where", "times"], table)

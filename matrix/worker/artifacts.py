@@ -3,8 +3,9 @@
 Each cell that exports and passes its check keeps its program in
 ``DIR/<torch_version>_<variant>_py<X.Y>/<mode>/<case folder>/``:
 
-- ``program.pt2``: ``torch.export.save`` of the program, as the cell saved it before running it
-  (running a program can update its buffers in place);
+- ``program.pt2``: ``torch.export.save`` of the program, as the cell's serialize stage saved it
+  before running it (running a program can update its buffers in place); without that stage it
+  is saved after the check ran it;
 - ``inputs.pt``: ``{"calls": [[args, kwargs], ...]}``, the example inputs, then each extra input the
   check ran the program on;
 - ``outputs.pt``: ``{"calls": [[leaf, ...], ...]}``, eager's outputs for those inputs on the saving

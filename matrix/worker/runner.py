@@ -589,7 +589,7 @@ def _prepare(
         "stages": list(options.stages),
         "found": found,
         "diagnose_s": DIAGNOSIS_SHARE * options.timeout if "diagnose" in options.stages else 0.0,
-        "artifacts": options.artifacts,
+        "artifacts": options.artifacts if run == 0 else None,  # one program per cell, whatever --runs
         "variant": env["variant"],
     }
     return record, job
