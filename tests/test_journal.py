@@ -46,18 +46,20 @@ def test_a_second_writer_of_the_same_records_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.integration
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="the hostile case finds its runner through /proc")
-def test_cases_that_kill_their_parent_or_the_runner_are_recorded_and_the_matrix_completes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("jobs, deaths", [(1, 1), (2, 2)])
+def test_cases_that_kill_their_parent_or_the_runner_are_recorded_and_the_matrix_completes(
+    tmp_path: Path, jobs: int, deaths: int
+) -> None:
+    """Alone in flight, the culprit is known at once; side by side, the suspects run again alone first."""
     args = ("run", "--cases", str(FIXTURES / "killer"), "--mode", "strict", "--out", str(tmp_path))
-    args += ("--progress", "none")
-    first = run_matrix(*args, check=False)
-    assert first.returncode == -9  # the runner itself was killed, in the middle of c_kills_the_runner
-    resumed = run_matrix(*args)
-    assert "crash (runner died during it in an earlier run)" in resumed.stderr
+    args += ("--progress", "none", "-j", str(jobs))
+    codes = [run_matrix(*args, check=False).returncode for _ in range(deaths + 1)]
+    assert codes == [-9] * deaths + [0]  # each death is the runner itself, killed by c_kills_the_runner
     recorded = read_cells(tmp_path)
     cells = {c["case"]: c for c in recorded}
     assert len(recorded) == 4  # each cell once
     assert cells["a_plain"]["status"] == "pass" and cells["d_plain"]["status"] == "pass"
-    # A signal to the cell's parent stays inside the cell: the first run went on past it.
+    # A signal to the cell's parent stays inside the cell: the run went on past it.
     assert cells["b_kills_its_parent"]["status"] == "crash" and cells["b_kills_its_parent"]["reason"] is None
     assert cells["c_kills_the_runner"]["status"] == "crash"
     assert cells["c_kills_the_runner"]["reason"] == "runner-killed"

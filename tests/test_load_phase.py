@@ -161,6 +161,25 @@ def test_load_options_are_checked_before_torch_is_imported() -> None:
     assert loader.file_name("2.5.1", "pypi", "3.11") == "load_torch-2.5.1_pypi_py3.11.jsonl"
 
 
+def test_only_case_files_inside_the_current_folder_are_imported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inside, outside = tmp_path / "checkout", tmp_path / "elsewhere"
+    for folder in (inside / "cases", outside):
+        folder.mkdir(parents=True)
+        (folder / "case.py").write_text("raise RuntimeError('ran')\n")
+    monkeypatch.chdir(inside)
+
+    def imported(path: str, source: str = "cases") -> str:
+        return loader._import_case({"case": "case", "source": source, "case_file": path})
+
+    assert imported("cases/case.py").startswith("failed: ")  # tried: the file is here
+    assert imported("cases/missing.py") == "absent"
+    assert imported(str(inside / "cases" / "case.py")) == "absent"  # absolute: data must not choose the code
+    assert imported("../elsewhere/case.py") == "absent"
+    assert imported("cases/case.py", source="exportdb") == "absent"
+
+
 def test_load_refuses_folders_without_artifacts(tmp_path: Path) -> None:
     done = run_matrix("load", str(tmp_path / "missing"), "--out", str(tmp_path / "out"), check=False)
     assert done.returncode == 2 and "missing: no such folder" in done.stderr

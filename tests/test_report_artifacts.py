@@ -92,7 +92,7 @@ def test_page_has_the_summary_share_tables_regressions_and_case_grids(tmp_path: 
         assert (tmp_path / path).stat().st_size > 0
     text = (tmp_path / "artifacts.md").read_text(encoding="utf-8")
     assert (
-        "Artifacts saved on 2.5.1 (4) load and match on 2.5.1–2.6.0; on 2.7.0 none does"
+        "Artifacts saved on 2.5.1 (4): all load and match on 2.5.1–2.6.0; on 2.7.0 none loads and matches"
         " (load-error: RuntimeError: Serialized version (7, 3))." in text
     )
     assert "![Saved programs that load and match: strict](charts/artifacts-strict.png)" in text

@@ -73,8 +73,12 @@ def render(
         "Each cell that exported and passed its check on a release saved its program with"
         " `torch.export.save`, with its inputs and eager's outputs on that release (`export-matrix run"
         " --artifacts`). `export-matrix load` loads each of them on every release, runs it on those"
-        " inputs and compares with those outputs. %d artifacts saved on %d releases, loaded on %d."
-        % (len(table.drop_duplicates(["saved", "case", "mode"])), len(saved_order), len(loaded_order))
+        " inputs and compares with those outputs. %s saved on %s, loaded on %s."
+        % (
+            _count(len(table.drop_duplicates(["saved", "case", "mode"])), "artifact"),
+            _count(len(saved_order), "release"),
+            _count(len(loaded_order), "release"),
+        )
         + "\n",
         "## Share that loads and matches\n",
         "Rows: the release that saved the program; columns: the release that loaded it. Each square:"
@@ -101,6 +105,10 @@ def render(
     for case, rows_of_case in table.groupby("case", sort=True):
         parts.append(_case_section(str(case), rows_of_case, saved_order, loaded_order, linked or set()))
     return "\n".join(parts)
+
+
+def _count(number: int, noun: str) -> str:
+    return "%d %s%s" % (number, noun, "" if number == 1 else "s")
 
 
 def _share_table(grid: pd.DataFrame, saved_order: List[str], loaded_order: List[str]) -> str:

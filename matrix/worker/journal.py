@@ -64,8 +64,10 @@ class Journal:
             found[key] = entry
         return found
 
-    def start(self, key: Key, run_id: str, started_at: str) -> None:
+    def start(self, key: Key, run_id: str, started_at: str, alone: bool = True) -> None:
+        """Note a cell as started; ``alone`` when no other cell of this run is in flight beside it."""
         entry = {"case": key[0], "mode": key[1], "run": key[2], "run_id": run_id, "started_at": started_at}
+        entry["alone"] = alone
         self._file.seek(0, os.SEEK_END)
         self._file.write(json.dumps(entry, sort_keys=True) + "\n")
         self._file.flush()
@@ -88,3 +90,13 @@ def interrupted(started: Dict[Key, Dict[str, Any]], done: Set[Key], wanted: Opti
         chosen = set(wanted)
         keys = [key for key in keys if key in chosen]
     return keys
+
+
+def culprits(started: Dict[Key, Dict[str, Any]], keys: List[Key]) -> Tuple[List[Key], List[Key]]:
+    """Interrupted cells split into those that ran alone (the runner died of them) and suspects.
+
+    When cells ran side by side, any of them may have killed the runner: the suspects are
+    run again, one at a time and before anything else, so that the next death names one.
+    """
+    alone = [key for key in keys if started[key].get("alone", True)]
+    return alone, [key for key in keys if key not in set(alone)]

@@ -281,29 +281,29 @@ def _load_and_run(job: Dict[str, Any], fields: Dict[str, Any]) -> None:
     from .cell import _compare
 
     folder, meta = job["folder"], job["meta"]
+    problem = artifacts.verify(folder, meta)
+    if problem is not None:
+        fields.update(
+            status=LoadStatus.LOAD_ERROR.value,
+            error_type="IncompleteArtifact",
+            error_message="incomplete artifact: %s" % problem,
+        )
+        return
+    fields["case_module"] = _import_case(meta)
+    # load_s times torch.export.load and reading the saved data, not the checks and imports before.
     start = time.perf_counter()
     try:
-        problem = artifacts.verify(folder, meta)
-        if problem is not None:
-            fields.update(
-                status=LoadStatus.LOAD_ERROR.value,
-                error_type="IncompleteArtifact",
-                error_message="incomplete artifact: %s" % problem,
-            )
-            return
-        fields["case_module"] = _import_case(meta)
-        try:
-            program = torch.export.load(os.path.join(folder, artifacts.PROGRAM))
-            inputs = artifacts.read_data(folder, artifacts.INPUTS)
-            outputs = artifacts.read_data(folder, artifacts.OUTPUTS)
-            if len(inputs) != len(outputs) or not all(
-                isinstance(call, (list, tuple)) and len(call) == 2 and isinstance(call[1], dict) for call in inputs
-            ):
-                raise ValueError("%s and %s do not hold matching calls" % (artifacts.INPUTS, artifacts.OUTPUTS))
-        except Exception as exc:
-            fields.update(_describe(exc), status=LoadStatus.LOAD_ERROR.value)
-            _blame_case_module(fields)
-            return
+        program = torch.export.load(os.path.join(folder, artifacts.PROGRAM))
+        inputs = artifacts.read_data(folder, artifacts.INPUTS)
+        outputs = artifacts.read_data(folder, artifacts.OUTPUTS)
+        if len(inputs) != len(outputs) or not all(
+            isinstance(call, (list, tuple)) and len(call) == 2 and isinstance(call[1], dict) for call in inputs
+        ):
+            raise ValueError("%s and %s do not hold matching calls" % (artifacts.INPUTS, artifacts.OUTPUTS))
+    except Exception as exc:
+        fields.update(_describe(exc), status=LoadStatus.LOAD_ERROR.value)
+        _blame_case_module(fields)
+        return
     finally:
         fields["load_s"] = round(time.perf_counter() - start, 6)
     compare = not meta.get("skip_check")
@@ -345,9 +345,13 @@ def _load_and_run(job: Dict[str, Any], fields: Dict[str, Any]) -> None:
 
 def _import_case(meta: Dict[str, Any]) -> str:
     """Import the case's module when its file is here: it registers what the program may name
-    (custom ops, pytree types), as the user's own code would before loading. Returns how it went."""
+    (custom ops, pytree types), as the user's own code would before loading. Returns how it went.
+
+    Only a relative path inside the current folder (the project's checkout) is imported: an
+    artifact's meta.json is data, and must not choose which code runs.
+    """
     path = meta.get("case_file")
-    if meta.get("source") != "cases" or not isinstance(path, str) or not os.path.isfile(path):
+    if meta.get("source") != "cases" or not isinstance(path, str) or not _inside_here(path):
         return "absent"
     from .case import CaseInfo, load
 
@@ -357,6 +361,14 @@ def _import_case(meta: Dict[str, Any]) -> str:
         first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
         return "failed: %s" % first
     return "imported"
+
+
+def _inside_here(path: str) -> bool:
+    if os.path.isabs(path) or not path.endswith(".py") or "\0" in path:
+        return False
+    here = os.path.realpath(os.getcwd())
+    resolved = os.path.realpath(os.path.join(here, path))
+    return os.path.commonpath([here, resolved]) == here and os.path.isfile(resolved)
 
 
 def _blame_case_module(fields: Dict[str, Any]) -> None:

@@ -23,7 +23,7 @@ from ..options import at_least, from_namespace, positive_seconds, safe_name
 from ..schema import CELL_KEYS, MODES, SCHEMA_VERSION, STATUSES, Status, cell_id, now
 from . import records, resources
 from .case import CaseError, CaseInfo, missing_for
-from .journal import Journal, interrupted
+from .journal import Journal, culprits, interrupted
 from .sources import SOURCES, discover_source, loader_for
 
 RUNNER_VERSION = "1"
@@ -410,19 +410,35 @@ def execute(options: RunOptions) -> Dict[str, int]:
         for warning in warnings:
             sys.stderr.write("warning: %s\n" % warning)
         wanted = [(info.name, mode, run) for info, mode, run in cells]
-        dead = set() if options.force else set(interrupted(journal.started(), done, wanted))
+        dead: set = set()
+        suspects: List[Any] = []
+        if not options.force:
+            started = journal.started()
+            killers, suspects = culprits(started, interrupted(started, done, wanted))
+            dead = set(killers)
         todo = [c for c in cells if (c[0].name, c[1], c[2]) not in done]
+        # Suspects of a runner's death go first, one at a time: see journal.culprits.
+        first = set(suspects)
+        todo = [c for c in todo if (c[0].name, c[1], c[2]) in first] + [
+            c for c in todo if (c[0].name, c[1], c[2]) not in first
+        ]
         sys.stderr.write(
             "torch %s (%s): %d cells, %d already recorded, %d to run -> %s\n"
             % (version, variant, len(cells), len(cells) - len(todo), len(todo) - len(dead), path)
         )
         if not todo:
             return {}
-        return _run_cells(options, todo, dead, path, journal, variant)
+        return _run_cells(options, todo, dead, path, journal, variant, first)
 
 
 def _run_cells(
-    options: RunOptions, todo: List[Cell], dead: set, path: str, journal: Journal, variant: str
+    options: RunOptions,
+    todo: List[Cell],
+    dead: set,
+    path: str,
+    journal: Journal,
+    variant: str,
+    suspects: Optional[set] = None,
 ) -> Dict[str, int]:
     if options.isolation_name == "fork" and options.device == "cpu":
         # A forked child deadlocks in OpenMP once the parent has used its thread pool.
@@ -477,12 +493,17 @@ def _run_cells(
                 _finish(cell, None, time.perf_counter(), progress)
                 keep(cell)
         runnable = [(cell, job) for cell, job in prepared if job is not None]
-        lanes = min(options.lanes(), len(runnable))
-        if lanes > 1:
-            say("running %d cells, %d at a time" % (len(runnable), lanes))
+        suspected = [(c, j) for c, j in runnable if (c["case"], c["mode"], c["run"]) in (suspects or set())]
+        rest = [(c, j) for c, j in runnable if (c["case"], c["mode"], c["run"]) not in (suspects or set())]
+        lanes = min(options.lanes(), len(rest))
         try:
-            if runnable:
-                _run_isolated(options, found, runnable, lanes, journal, run_id, progress, keep)
+            if suspected:
+                say("running %d cells again, one at a time: the runner died while they ran" % len(suspected))
+                _run_isolated(options, found, suspected, 1, journal, run_id, progress, keep)
+            if lanes > 1:
+                say("running %d cells, %d at a time" % (len(rest), lanes))
+            if rest:
+                _run_isolated(options, found, rest, lanes, journal, run_id, progress, keep)
         finally:
             progress.close()
     return counts
@@ -504,7 +525,7 @@ def _run_isolated(
 
     def hand_out() -> Any:
         for cell, job in runnable:
-            journal.start((cell["case"], cell["mode"], cell["run"]), run_id, now())
+            journal.start((cell["case"], cell["mode"], cell["run"]), run_id, now(), alone=lanes == 1)
             progress.start(cell["cell_id"])
             started[cell["cell_id"]] = time.perf_counter()
             yield cell, job
