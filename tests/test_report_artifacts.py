@@ -84,7 +84,7 @@ def table_rows(text: str) -> List[List[str]]:
 
 
 def test_page_has_the_summary_share_tables_regressions_and_case_grids(tmp_path: Path) -> None:
-    written = page.write(str(tmp_path), frame(loads()), cases=["add"])
+    written = page.write(str(tmp_path), frame(loads()), cases=["add"]).files
     assert written == {
         "artifacts.md", "loads.parquet", "charts/artifacts-strict.png", "charts/artifacts-non-strict.png",
     }  # fmt: skip
@@ -133,10 +133,10 @@ def test_two_writes_are_byte_identical(tmp_path: Path) -> None:
 
 
 def test_without_charts_or_usable_records(tmp_path: Path) -> None:
-    assert page.write(str(tmp_path / "plain"), frame(loads()), charts=False) == {"artifacts.md", "loads.parquet"}
+    assert page.write(str(tmp_path / "plain"), frame(loads()), charts=False).files == {"artifacts.md", "loads.parquet"}
     assert "![" not in (tmp_path / "plain" / "artifacts.md").read_text(encoding="utf-8")
     odd = [load("2.5.1", "2.6.0", status="exploded")]
-    assert page.write(str(tmp_path / "none"), frame(odd)) == set()
+    assert page.write(str(tmp_path / "none"), frame(odd)).files == set()
     assert not (tmp_path / "none" / "artifacts.md").exists()
 
 
@@ -164,3 +164,20 @@ def test_the_report_writes_the_page_only_with_load_records(tmp_path: Path) -> No
     # Without load records the page is not written, and the one an earlier build wrote goes.
     report.build_report([str(tmp_path / "cells")], str(out), charts=False)
     assert not (out / "artifacts.md").exists() and not (out / "loads.parquet").exists()
+
+
+def test_the_front_page_summarises_saved_programs_and_links_their_page(tmp_path: Path) -> None:
+    from matrix.report import build
+
+    folder = tmp_path / "records"
+    folder.mkdir()
+    rows = [make_cell("2.5.1", "add", "pass"), make_cell("2.6.0", "add", "pass")]
+    (folder / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with records.Writer(str(folder / "loads.jsonl")) as writer:
+        for row in loads():
+            writer.write(row)
+    build.build_report([str(folder)], str(tmp_path / "out"), charts=False)
+    index = (tmp_path / "out" / "index.md").read_text(encoding="utf-8")
+    assert "## Saved programs across releases" in index
+    assert "Artifacts saved on 2.5.1" in index and "[saved programs](artifacts.md)" in index
+    assert "load regression(s)" in index

@@ -10,7 +10,8 @@ charts are drawn as the other charts are, so rebuilding from the same records ch
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Set
+from dataclasses import dataclass
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import pandas as pd
 
@@ -32,22 +33,35 @@ _BULKY = ("error_traceback", "stderr_tail")
 SYMBOLS = {status.value: status.symbol for status in LoadStatus}
 
 
-def write(out: str, loads: pd.DataFrame, charts: bool = True, cases: Iterable[str] = ()) -> Set[str]:
+@dataclass(frozen=True)
+class Written:
+    """What the artifact page wrote, and what the front page shows of it."""
+
+    files: Set[str]
+    summary: str = ""
+    charts: Tuple[charting.Chart, ...] = ()
+    regressions: int = 0
+
+
+def write(out: str, loads: pd.DataFrame, charts: bool = True, cases: Iterable[str] = ()) -> Written:
     """Write the page (and its charts and table) for the load records ``loads`` (``Store.loads``).
 
     ``cases``: the cases that have a page of their own, to link. Returns the paths written,
-    relative to ``out``; none when there is no usable load record.
+    relative to ``out`` (none when there is no usable load record), the summary and the charts.
     """
     table = loads_table.table(loads)
     if table.empty:
-        return set()
+        return Written(set())
     grid = loads_table.heatmap(table)
     drawn = heatmap_charts(grid, table, out) if charts else []
-    text = render(table, grid, loads_table.regressions(table), loads_table.summary(table), drawn, set(cases))
+    regressions = loads_table.regressions(table)
+    summary = loads_table.summary(table)
+    text = render(table, grid, regressions, summary, drawn, set(cases))
     files.write_text(out, PAGE, text)
     stored = tables.storable(table.drop(columns=[c for c in _BULKY if c in table.columns]))
     stored.to_parquet(files.target(out, TABLE), index=False, compression="zstd")
-    return {PAGE, TABLE} | {path for chart in drawn for path in chart.files}
+    written = {PAGE, TABLE} | {path for chart in drawn for path in chart.files}
+    return Written(written, summary, tuple(drawn), len(regressions))
 
 
 def status(value: Any) -> str:

@@ -234,7 +234,10 @@ def _build(
             written.add(charting.write_keys(out, groups))
     written |= _write_pages(out, findings)
     if not loaded.loads.empty:
-        written |= report_artifacts.write(out, loaded.loads, charts=charts, cases=set(cells["case"]))
+        saved = report_artifacts.write(out, loaded.loads, charts=charts, cases=set(cells["case"]))
+        written |= saved.files
+        if saved.files:
+            findings = dataclasses.replace(findings, artifacts=saved)
     index = os.path.join(out, "index.md")
     files.write_text(out, "index.md", report_index.render(findings))
     written.add("index.md")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import pandas as pd
 
@@ -34,3 +34,4 @@ class Findings:
     steps: Tuple[Step, ...] = ()  # the release transitions, oldest first
     stage_failures: pd.DataFrame = field(default_factory=pd.DataFrame)  # tables.stage_failures
     signatures: pd.DataFrame = field(default_factory=pd.DataFrame)  # tables.signatures
+    artifacts: Any = None  # report.artifacts.Written, when the records hold loads of saved programs

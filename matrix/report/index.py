@@ -37,6 +37,7 @@ def render(f: Findings) -> str:
         _signatures(f),
         _modes(f),
         _transitions(f),
+        _saved_programs(f),
         _more(f),
     ]
     if f.baseline is not None:
@@ -304,6 +305,22 @@ def _lower_first(text: str) -> str:
 def _number(step: Step, kinds: Tuple[str, ...]) -> str:
     count = step.count(*kinds)
     return str(count) if count else ""
+
+
+def _saved_programs(f: Findings) -> str:
+    """Programs saved on one release and loaded on another: the summary and the saved × loaded heatmap."""
+    if f.artifacts is None:
+        return ""
+    lines = ["## Saved programs across releases\n"]
+    if f.artifacts.summary:
+        lines.append(md.text(f.artifacts.summary) + "\n")
+    if f.artifacts.regressions:
+        count = f.artifacts.regressions
+        lines.append("%d load regression(s): a release that stopped loading what an earlier one loaded.\n" % count)
+    for chart in f.artifacts.charts:
+        lines.append("![%s](%s)\n" % (md.text(chart.title), chart.path))
+    lines.append("Every saved × loaded pair, per case and mode, with its error: [saved programs](artifacts.md).\n")
+    return "\n".join(lines)
 
 
 def _more(f: Findings) -> str:
