@@ -38,6 +38,7 @@ SELECTION_VARIABLE = "EXPORT_MATRIX_TORCH"
 OUT_VARIABLE = "EXPORT_MATRIX_OUT"
 TEST_TORCH_VARIABLE = "EXPORT_MATRIX_TEST_TORCH"
 DEFAULT_OUT = "results/latest"
+ARTIFACTS = "artifacts"  # under the record folder: the programs each run session saved
 DEFAULT_TEST_TORCH = "torch==2.13.0"
 RECORDS = "results"
 LOCAL_REPORT = "reports/local"
@@ -107,10 +108,53 @@ def run(session: nox.Session, torch: str, variant: str) -> None:
     args = ["run", "--variant", variant]
     if "--out" not in session.posargs:
         args += ["--out", out]
+    if not {"--artifacts", "--no-artifacts"} & set(session.posargs):
+        args += ["--artifacts", str(Path(out) / ARTIFACTS)]  # for the load sessions
     if "--device" not in session.posargs and environments.cuda_available(environment):
         args += ["--device", "cuda"]
     command = environment.worker_command(*args, *session.posargs)
     _run_logged(session, command, environment.worker_env(), logs.log_path(Path(out), spec.name))
+
+
+@nox.session(python=False, default=False, tags=["all"])
+@nox.parametrize(["torch", "variant"], _params())
+def load(session: nox.Session, torch: str, variant: str) -> None:
+    """Load every program the run sessions saved (on any release) into this torch build, and compare outputs."""
+    matrix = releases.default_matrix()
+    build = releases.Build(matrix.release(torch), matrix.variant(variant))
+    spec = environments.Spec(build, environments.default_python(build.release))
+    out = _out_dir(session.posargs)
+    saved = Path(out) / ARTIFACTS
+    if not saved.is_dir():
+        session.skip("no saved programs in %s yet: run `nox -s run` first" % saved)
+    environment = environments.prepare_or_record(spec, Path(out), log=session.log)
+    if environment is None:
+        session.skip("torch %s could not be installed; the env-error record is in %s" % (build.torch_version, out))
+    args = ["load", str(saved), "--variant", variant]
+    given = _load_options(session.posargs)
+    if "--out" not in given:
+        args += ["--out", out]
+    command = environment.worker_command(*args, *given)
+    _run_logged(session, command, environment.worker_env(), logs.log_path(Path(out), "load_" + spec.name))
+
+
+# The options after -- that `export-matrix load` shares with `run`: one `nox -s run load -- ...`
+# passes the rest (--mode, --tag, ...) to the run sessions only.
+LOAD_OPTIONS = {"--select": True, "--timeout": True, "--max-memory": True, "--out": True, "--progress": True}
+LOAD_FLAGS = {"--force"}
+
+
+def _load_options(posargs: List[str]) -> List[str]:
+    kept: List[str] = []
+    taking = False
+    for word in posargs:
+        if word.startswith("--"):
+            taking = LOAD_OPTIONS.get(word, False)
+            if taking or word in LOAD_FLAGS:
+                kept.append(word)
+        elif taking:
+            kept.append(word)
+    return kept
 
 
 def _run_logged(session: nox.Session, command: List[str], env: Dict[str, str], log: Path) -> None:

@@ -300,3 +300,25 @@ def test_records_whose_identity_cannot_name_a_file_are_skipped_naming_the_line(
     assert [r.get("case") for r in read_all(out)] == ["kept"]
     flagged = json.loads((out / merge.REPORT_NAME).read_text())["flagged"]
     assert [entry["file"] for entry in flagged] == [str(shard)]
+
+
+def test_load_records_are_kept_once_per_saved_and_loaded_release_case_and_mode(tmp_path: Path) -> None:
+    def load_record(status: str, finished: str) -> Dict[str, Any]:
+        record = {key: None for key in schema.LOAD_KEYS}
+        record.update(
+            schema_version=schema.SCHEMA_VERSION, kind="load", saved_torch_version="2.5.1", saved_variant="pypi",
+            saved_python="3.11", torch_version="2.9.1", variant="pypi", python="3.11", case="add", mode="strict",
+            status=status, finished_at=finished,
+        )  # fmt: skip
+        return record
+
+    first = tmp_path / "a" / "load_torch-2.9.1_pypi_py3.11.jsonl"
+    second = tmp_path / "b" / "load_torch-2.9.1_pypi_py3.11.jsonl"
+    for path, status, finished in ((first, "load-error", "2025-01-01T00:00:00+00:00"),
+                                   (second, "pass", "2025-01-02T00:00:00+00:00")):  # fmt: skip
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(load_record(status, finished)) + "\n")
+    merged = merge.merge([merge.read_shard(str(first)), merge.read_shard(str(second))])
+    assert list(merged.files) == ["load_torch-2.9.1_pypi_py3.11.jsonl"]
+    (kept,) = merged.files["load_torch-2.9.1_pypi_py3.11.jsonl"]
+    assert kept["status"] == "pass" and not merged.flagged

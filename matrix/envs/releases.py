@@ -28,6 +28,7 @@ else:  # pragma: no cover - exercised only on Python < 3.11
 DATA = Path(__file__).with_name("releases.toml")
 DEFAULT_VARIANT = "pypi"
 
+
 class ReleaseError(UserError):
     """An unknown release, variant or selection, or a malformed releases.toml; the message says which."""
 

@@ -34,11 +34,12 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 from matrix.errors import UserError
 from matrix.options import from_namespace, is_safe_name
-from matrix.schema import ENV_KEY, IDENTITY, identity, recency
+from matrix.schema import ENV_KEY, IDENTITY, LOAD_IDENTITY, SAVED_ENV_KEY, identity, recency
 from matrix.worker import records as records_mod
 
 REPORT_NAME = "merge-report.json"
 CELL_REQUIRED = IDENTITY[:5]  # a missing ``run`` means the first (0)
+KINDS = ("cell", "environment", "env-error", "load")
 
 Record = Dict[str, Any]
 Identity = Tuple[Any, ...]
@@ -132,20 +133,20 @@ def identity_problem(record: Record) -> Optional[str]:
     cell's case and mode must be text.
     """
     kind = record.get("kind")
-    if kind not in ("cell", "environment", "env-error"):
+    if kind not in KINDS:
         return "of unknown kind %r" % (kind,)
-    needed = CELL_REQUIRED if kind == "cell" else ENV_KEY
+    needed = CELL_REQUIRED if kind == "cell" else LOAD_IDENTITY if kind == "load" else ENV_KEY
     missing = [key for key in needed if record.get(key) is None]
     if missing:
         return "without %s" % ", ".join(missing)
-    unsafe = [key for key in ENV_KEY if not is_safe_name(record[key])]
+    unsafe = [key for key in (ENV_KEY + SAVED_ENV_KEY if kind == "load" else ENV_KEY) if not is_safe_name(record[key])]
     if unsafe:
         return "whose %s %s not a safe file-name part (letters, digits and . _ + -, no leading dot): %s" % (
             " and ".join(unsafe),
             "is" if len(unsafe) == 1 else "are",
             ", ".join("%r" % (record[key],) for key in unsafe),
         )
-    if kind == "cell":
+    if kind in ("cell", "load"):
         odd = [key for key in ("case", "mode") if not isinstance(record[key], str)]
         if odd:
             return "whose %s %s not text" % (" and ".join(odd), "is" if len(odd) == 1 else "are")
@@ -174,7 +175,7 @@ def read_shard(path: str) -> Shard:
             lines = record_lines(path)
         where = "%s:%d" % (path, lines[index]) if index < len(lines) else path
         kind = record.get("kind")
-        noun = "a %s record" % kind if kind in ("cell", "environment", "env-error") else "a record"
+        noun = "a %s record" % kind if kind in KINDS else "a record"
         problems.append("%s: skipped %s %s" % (where, noun, problem))
     kinds = {record["kind"] for record in kept}
     if "environment" in kinds and "cell" not in kinds:
@@ -189,6 +190,7 @@ def cell_identity(record: Record) -> Identity:
 def merge(shards: Iterable[Shard]) -> Merged:
     """Combine shards: one record per cell identity, environments and env-errors deduplicated."""
     cells: Dict[Identity, List[Tuple[Record, str]]] = {}
+    loads: Dict[Identity, Record] = {}
     environments: Dict[str, Record] = {}
     env_errors: Dict[Identity, Record] = {}
     flagged: List[Shard] = []
@@ -203,6 +205,10 @@ def merge(shards: Iterable[Shard]) -> Merged:
                 cells.setdefault(cell_identity(record), []).append((record, shard.path))
             elif kind == "environment":
                 environments[canonical(record)] = record
+            elif kind == "load":
+                key = tuple(record.get(k) for k in LOAD_IDENTITY)
+                if key not in loads or _precedence(record) > _precedence(loads[key]):
+                    loads[key] = record
             else:
                 key = tuple(record[k] for k in ENV_KEY)
                 if key not in env_errors or _precedence(record) > _precedence(env_errors[key]):
@@ -231,6 +237,8 @@ def merge(shards: Iterable[Shard]) -> Merged:
         grouped.setdefault(_file_name(env_errors[key]), []).append(env_errors[key])
     for record in chosen:
         grouped.setdefault(_file_name(record), []).append(record)
+    for key in sorted(loads, key=_sort_key):  # the latest load of each (saved-on, loaded-on, case, mode)
+        grouped.setdefault("load_" + _file_name(loads[key]), []).append(loads[key])
     return Merged(
         files={name: tuple(grouped[name]) for name in sorted(grouped)},
         cells=len(chosen),

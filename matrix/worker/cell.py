@@ -194,11 +194,12 @@ def _stages(
         eager_model = copy.deepcopy(case.model)
     except Exception:
         eager_model = case.model
+    # Each call gets its own copy of the inputs, kept afterwards: what eager did to its inputs
+    # (user-input mutation) is part of what the exported program must reproduce.
+    calls = [(_clone(args), _clone(case.example_kwargs)) for args in (case.example_args, *case.extra_args)]
     try:
-        expected = _timed(
-            record, "eager_s", lambda: eager_model(*_clone(case.example_args), **_clone(case.example_kwargs))
-        )
-        expected_extra = [eager_model(*_clone(args), **_clone(case.example_kwargs)) for args in case.extra_args]
+        expected = _timed(record, "eager_s", lambda: eager_model(*calls[0][0], **calls[0][1]))
+        expected_extra = [eager_model(*args, **kwargs) for args, kwargs in calls[1:]]
     except Exception as exc:
         record.update(describe_error(exc), status="case-error", failed_stage="eager")
         return record
@@ -227,7 +228,7 @@ def _stages(
     saved = _save(record, ep, found) if "serialize" in stages else None
     # 4. run the exported program and compare with eager
     if "check" in stages:
-        _check(record, case, ep, expected, expected_extra, info)
+        _check(record, case, ep, expected, expected_extra, info, calls)
     # 5. decompose to core ATen
     if "decompose" in stages:
         _decompose(record, ep, found)
@@ -243,16 +244,24 @@ def _stages(
 
 
 def _check(
-    record: Dict[str, Any], case: Case, ep: Any, expected: Any, expected_extra: List[Any], info: CaseInfo
+    record: Dict[str, Any],
+    case: Case,
+    ep: Any,
+    expected: Any,
+    expected_extra: List[Any],
+    info: CaseInfo,
+    eager_calls: List[Tuple[Any, Any]],
 ) -> None:
+    """Run the exported program on every input; outputs, and the inputs after the call, must match eager's."""
     inputs = [(case.example_args, case.example_kwargs, expected)]
     inputs += [(args, case.example_kwargs, out) for args, out in zip(case.extra_args, expected_extra)]
 
     def check() -> None:
         module = ep.module()
         for number, (args, kwargs, out) in enumerate(inputs):
+            given = (_clone(args), _clone(kwargs))
             try:
-                actual = module(*_clone(args), **_clone(kwargs))
+                actual = module(*given[0], **given[1])
             except Exception as exc:
                 exc.args = ("input %d: %s" % (number, exc.args[0] if exc.args else ""),) + tuple(exc.args[1:])
                 raise
@@ -261,6 +270,11 @@ def _check(
                     _compare(out, actual)
                 except AssertionError as exc:
                     raise _Mismatch("input %d: %s" % (number, str(exc).strip()))
+                try:
+                    _compare(eager_calls[number], given)
+                except AssertionError as exc:
+                    detail = str(exc).strip().replace("output", "argument", 1)
+                    raise _Mismatch("input %d, after the call, differs from eager's: %s" % (number, detail))
         record["checked_inputs"] = len(inputs)
 
     try:

@@ -163,11 +163,14 @@ class Lanes:
                 message = _read_message(lane.results_r)
                 if message is None:
                     _, status = self._replace(self._lanes.index(lane))
-                    yield key, {
-                        "status": "crash",
-                        "error_type": "matrix.worker.lanes.LaneDied",
-                        "error_message": "the process running this cell's isolation died (%s)" % status,
-                    }
+                    yield (
+                        key,
+                        {
+                            "status": "crash",
+                            "error_type": "matrix.worker.lanes.LaneDied",
+                            "error_message": "the process running this cell's isolation died (%s)" % status,
+                        },
+                    )
                 else:
                     yield key, message["result"]
 
