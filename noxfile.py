@@ -20,7 +20,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List
 
 import nox
 
@@ -56,7 +56,7 @@ def _builds() -> List[releases.Build]:
 def _params() -> List[nox.param]:
     """One parameter set per build, tagged with its variant family, `latest` and `quick`."""
     builds = _builds()
-    newest: Dict[str, Tuple[Any, ...]] = {}
+    newest: Dict[str, Any] = {}  # family -> the key of its newest release
     for build in builds:
         family = build.variant.family
         if family not in newest or build.release.key > newest[family]:
@@ -98,13 +98,8 @@ def _out_dir(posargs: List[str]) -> str:
 @nox.parametrize(["torch", "variant"], _params())
 def run(session: nox.Session, torch: str, variant: str) -> None:
     """Install a torch build (or reuse it) and run the cases in it; options after -- go to export-matrix run."""
-    matrix = releases.default_matrix()
-    build = releases.Build(matrix.release(torch), matrix.variant(variant))
-    spec = environments.Spec(build, environments.default_python(build.release))
     out = _out_dir(session.posargs)
-    environment = environments.prepare_or_record(spec, Path(out), log=session.log)
-    if environment is None:
-        session.skip("torch %s could not be installed; the env-error record is in %s" % (build.torch_version, out))
+    environment = _environment(session, torch, variant, out)
     args = ["run", "--variant", variant]
     if "--out" not in session.posargs:
         args += ["--out", out]
@@ -113,29 +108,37 @@ def run(session: nox.Session, torch: str, variant: str) -> None:
     if "--device" not in session.posargs and environments.cuda_available(environment):
         args += ["--device", "cuda"]
     command = environment.worker_command(*args, *session.posargs)
-    _run_logged(session, command, environment.worker_env(), logs.log_path(Path(out), spec.name))
+    _run_logged(session, command, environment.worker_env(), logs.log_path(Path(out), environment.spec.name))
 
 
 @nox.session(python=False, default=False, tags=["all"])
 @nox.parametrize(["torch", "variant"], _params())
 def load(session: nox.Session, torch: str, variant: str) -> None:
     """Load every program the run sessions saved (on any release) into this torch build, and compare outputs."""
-    matrix = releases.default_matrix()
-    build = releases.Build(matrix.release(torch), matrix.variant(variant))
-    spec = environments.Spec(build, environments.default_python(build.release))
     out = _out_dir(session.posargs)
     saved = Path(out) / ARTIFACTS
     if not saved.is_dir():
         session.skip("no saved programs in %s yet: run `nox -s run` first" % saved)
-    environment = environments.prepare_or_record(spec, Path(out), log=session.log)
-    if environment is None:
-        session.skip("torch %s could not be installed; the env-error record is in %s" % (build.torch_version, out))
+    environment = _environment(session, torch, variant, out)
     args = ["load", str(saved), "--variant", variant]
     given = _load_options(session.posargs)
     if "--out" not in given:
         args += ["--out", out]
     command = environment.worker_command(*args, *given)
-    _run_logged(session, command, environment.worker_env(), logs.log_path(Path(out), "load_" + spec.name))
+    log = logs.log_path(Path(out), "load_" + environment.spec.name)
+    _run_logged(session, command, environment.worker_env(), log)
+
+
+def _environment(session: nox.Session, torch: str, variant: str, out: str) -> environments.Environment:
+    """The build's environment, installed or reused; a build that cannot be installed skips the session."""
+    matrix = releases.default_matrix()
+    build = releases.Build(matrix.release(torch), matrix.variant(variant))
+    spec = environments.Spec(build, environments.default_python(build.release))
+    environment = environments.prepare_or_record(spec, Path(out), log=session.log)
+    if environment is None:
+        session.skip("torch %s could not be installed; the env-error record is in %s" % (build.torch_version, out))
+    assert environment is not None  # session.skip raises
+    return environment
 
 
 # The options after -- that `export-matrix load` shares with `run`: one `nox -s run load -- ...`

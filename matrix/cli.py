@@ -29,7 +29,8 @@ COMMANDS = {
 EPILOG = """\
 The whole matrix runs through nox, which installs each torch release in its own
 environment and runs `export-matrix run` there:
-  nox -s run report     the quick selection of releases, then the report in reports/local/
+  nox -s run load report   the quick selection of releases, each loading the programs
+                           all of them saved, then the report in reports/local/
   nox -l                every session (tests, unit, lint, check, bisect, publish, ...)
 
 `export-matrix COMMAND --help` describes a command's options. Exit status: 0 done,

@@ -50,7 +50,7 @@ def test_the_top_level_help_describes_every_command(capsys: pytest.CaptureFixtur
     shown = " ".join(capsys.readouterr().out.split())
     for command, (_, help_text) in cli.COMMANDS.items():
         assert "%s %s" % (command, help_text) in shown
-    assert "nox -s run report" in shown and "export-matrix COMMAND --help" in shown
+    assert "nox -s run load report" in shown and "export-matrix COMMAND --help" in shown
 
 
 @pytest.mark.parametrize("command", sorted(cli.COMMANDS))

@@ -323,3 +323,10 @@ def test_the_run_session_logs_the_workers_output_and_names_the_log(tmp_path: Pat
     assert "export-matrix run: error: argument --mode: invalid choice: 'sideways'" in failed.stderr
     assert "the worker's last other output:" in failed.stderr and "usage: export-matrix run" in failed.stderr
     assert failed.stderr.count(str(log)) == 1
+
+
+def test_the_load_sessions_take_only_the_options_load_understands() -> None:
+    import noxfile
+
+    given = ["--select", "cond_*", "exportdb/*", "--mode", "strict", "--force", "--tag", "torch.cond", "--timeout", "9"]
+    assert noxfile._load_options(given) == ["--select", "cond_*", "exportdb/*", "--force", "--timeout", "9"]

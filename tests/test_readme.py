@@ -44,7 +44,7 @@ def test_the_quick_start_is_venv_install_then_the_two_nox_commands() -> None:
     assert commands[0] == "python3 -m venv .venv && . .venv/bin/activate"
     assert commands[1] == "pip install -e ."
     assert commands[2] == "export-matrix --help"
-    assert commands[3:] == ["nox -s run report", "nox -s tests"]
+    assert commands[3:] == ["nox -s run load report", "nox -s tests"]
 
 
 def test_every_nox_session_the_readme_names_exists() -> None:
