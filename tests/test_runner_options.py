@@ -10,7 +10,7 @@ import pytest
 
 from matrix.worker.runner import RunOptions
 
-from conftest import FIXTURES, run_matrix
+from conftest import FIXTURES, read_cells, run_matrix
 
 BASIC = str(FIXTURES / "basic")
 
@@ -78,3 +78,12 @@ def test_options_are_frozen_and_normalised() -> None:
     assert options.modes == ("strict", "non-strict")
     with pytest.raises(AttributeError):
         options.out = "elsewhere"  # type: ignore[misc]
+
+
+@pytest.mark.integration
+def test_without_isolation_a_case_that_exits_is_a_crash_not_the_end_of_the_run(tmp_path: Path) -> None:
+    cases = str(FIXTURES / "exits")
+    done = run_matrix("run", "--cases", cases, "--out", str(tmp_path), "--isolation", "inline", "--mode", "strict")
+    cells = {c["case"]: c for c in read_cells(tmp_path)}
+    assert cells["calls_sys_exit"]["status"] == "crash" and cells["calls_sys_exit"]["error_type"] == "SystemExit"
+    assert cells["plain"]["status"] == "pass" and "done: pass 1, crash 1" in done.stderr

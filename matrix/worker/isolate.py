@@ -666,7 +666,16 @@ class InlineIsolation:
         self.work = work
 
     def run(self, job: Job, timeout: float) -> Result:
-        result = self.work(job)
+        try:
+            result = self.work(job)
+        except SystemExit as exc:  # a case that exits must not end the run, least of all with status 0
+            result = {
+                "status": "crash",
+                "exit_code": exc.code if isinstance(exc.code, int) else 1,
+                "error_type": "SystemExit",
+                "error_message": "the case called sys.exit(%r); without isolation the cell ran in the runner"
+                % exc.code,
+            }
         result["peak_rss_mb"] = peak_rss_mb()
         return result
 
