@@ -112,3 +112,15 @@ def test_uv_finds_an_exact_local_build_through_translated_pip_config(tmp_path: P
     plain = resolve("torch===9.9.9")
     assert "+ torch==9.9.9" in plain and "+cpu" not in plain
     assert "+ torch==9.9.8" in resolve("torch==9.9.8")
+
+
+def test_an_install_shows_its_lines_as_they_come_and_keeps_them_for_the_error() -> None:
+    import sys
+
+    shown: List[str] = []
+    script = (
+        "import sys; print('Resolved 1 package'); print('Downloading torch (846.0MiB)', file=sys.stderr); sys.exit(1)"
+    )
+    done = install.run_captured([sys.executable, "-c", script], echo=shown.append)
+    assert shown == ["  Resolved 1 package", "  Downloading torch (846.0MiB)"]
+    assert done.returncode == 1 and "Downloading torch" in done.stdout

@@ -304,9 +304,11 @@ def prepare(
     if interpreter is None and tool.name != "uv":  # uv finds (or fetches) interpreters itself
         raise PythonUnavailable("no Python %s interpreter found for %s" % (spec.python, spec.name))
     log(
-        "installing torch %s (%s) for Python %s with %s into %s"
-        % (build.torch_version, build.variant.name, spec.python, tool.name, path)
+        "installing torch %s (%s) for Python %s with %s into %s (%s)"
+        % (build.torch_version, build.variant.name, spec.python, tool.name, path, _expected_size(build))
     )
+    if hasattr(tool, "echo"):
+        tool.echo = log
     if path.exists():
         shutil.rmtree(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -328,6 +330,12 @@ def prepare(
     with open(path / MARKER, "w", encoding="utf-8") as f:
         json.dump(record, f, indent=1, sort_keys=True)
     return Environment(spec, path, worker, reused=False, seconds=seconds)
+
+
+def _expected_size(build: Build) -> str:
+    if build.variant.cuda:
+        return "a CUDA build: about 2.5-3.5 GB to download when uv's cache does not hold it yet"
+    return "a CPU build: about 200 MB to download when uv's cache does not hold it yet"
 
 
 # --- env-error records ------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Protocol, Sequence
+from typing import Callable, Dict, List, Mapping, Optional, Protocol, Sequence
 
 from . import pipconfig
 from .releases import Build
@@ -110,13 +110,30 @@ class Installer(Protocol):
     def install(self, python: Path, requirements: Sequence[str], sources: Sources) -> str: ...
 
 
-def run_captured(command: List[str], env: Optional[Dict[str, str]] = None) -> subprocess.CompletedProcess:
-    """Run a command with its output captured; a command that cannot start is an InstallError."""
+def run_captured(
+    command: List[str], env: Optional[Dict[str, str]] = None, echo: Optional[Callable[[str], None]] = None
+) -> subprocess.CompletedProcess:
+    """Run a command with its output captured; a command that cannot start is an InstallError.
+
+    ``echo`` also gets each line as it comes (uv's "Downloading torch (846.0MiB)" lines), so
+    a long install shows what it is fetching instead of minutes of silence.
+    """
     full_env = dict(os.environ)
     full_env.pop("VIRTUAL_ENV", None)  # the target is named explicitly; an active venv must not leak in
     full_env.update(env or {})
     try:
-        return subprocess.run(command, capture_output=True, text=True, env=full_env)
+        if echo is None:
+            return subprocess.run(command, capture_output=True, text=True, env=full_env)
+        lines: List[str] = []
+        with subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=full_env
+        ) as process:
+            assert process.stdout is not None
+            for line in process.stdout:
+                lines.append(line)
+                if line.strip():
+                    echo("  " + line.rstrip())
+        return subprocess.CompletedProcess(command, process.returncode, "".join(lines), "")
     except OSError as exc:
         raise InstallError("cannot run %s: %s" % (command[0], exc))
 
@@ -132,6 +149,7 @@ class UvInstaller:
 
     def __init__(self, uv: str) -> None:
         self.uv = uv
+        self.echo: Optional[Callable[[str], None]] = None  # where the online install's lines go as they come
 
     def create(self, path: Path, interpreter: str) -> None:
         done = run_captured([self.uv, "venv", "--quiet", "--python", interpreter, str(path)])
@@ -147,7 +165,7 @@ class UvInstaller:
         if done.returncode == 0:
             return _output(done)
         offline = _output(done)
-        done = run_captured(command, env)
+        done = run_captured(command, env, self.echo)
         if done.returncode != 0:
             raise classify(_output(done), "uv pip install " + " ".join(args[2:]), offline)
         return _output(done)
