@@ -115,9 +115,7 @@ def test_uv_finds_an_exact_local_build_through_translated_pip_config(tmp_path: P
 
 
 def test_an_install_shows_its_lines_as_they_come_and_keeps_them_for_the_error() -> None:
-    import sys
-
-    shown: List[str] = []
+    shown: list = []
     script = (
         "import sys; print('Resolved 1 package'); print('Downloading torch (846.0MiB)', file=sys.stderr); sys.exit(1)"
     )
