@@ -237,10 +237,10 @@ def test_a_progress_bar_shows_its_final_line(tmp_path: Path) -> None:
 
 
 def runner_messages() -> List[str]:
-    """Every message matrix/worker/runner.py writes itself, with sample values in its % placeholders."""
-    source = (ROOT / "matrix" / "worker" / "runner.py").read_text()
+    """Every message the worker's commands write themselves, with sample values in its % placeholders."""
     found: List[str] = []
-    for node in ast.walk(ast.parse(source)):
+    sources = [(ROOT / "matrix" / "worker" / name).read_text() for name in ("runner.py", "loader.py", "progress.py")]
+    for node in (node for source in sources for node in ast.walk(ast.parse(source))):
         if not isinstance(node, ast.Call) or not node.args:
             continue
         func = node.func

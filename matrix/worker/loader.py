@@ -27,10 +27,13 @@ import uuid
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from ..errors import UserError
-from ..options import from_namespace, positive_seconds, safe_name
+from ..options import at_least, from_namespace, positive_seconds, safe_name
 from ..schema import LOAD_KEYS, LOAD_STATUSES, MODES, SCHEMA_VERSION, LoadStatus, now
-from . import artifacts, records
-from .journal import Journal, interrupted
+from . import artifacts, records, resources
+from .environment import installed_torch_version, variant_of
+from .journal import Journal, culprits, interrupted
+from .lanes import Lanes
+from .progress import Progress, say
 
 # (saved_torch_version, saved_variant, saved_python, case, mode): what a load record is kept for.
 Key = Tuple[str, str, str, str, str]
@@ -77,6 +80,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="a bar on a terminal, a line per artifact, or nothing (default: a bar on a terminal, else lines)",
     )
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=0,
+        metavar="N",
+        help="artifacts loaded at once, each in its own forked process (default 0: the usable cores,"
+        " as many as memory holds at --max-memory each)",
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,9 +104,11 @@ class LoadOptions:
     force: bool = False
     isolation: Optional[str] = None
     progress: str = "auto"
+    jobs: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "artifacts", tuple(self.artifacts))
+        at_least("--jobs", self.jobs, 0)
         if not self.artifacts:
             raise UsageError("ARTIFACT_DIR: give at least one folder written by `run --artifacts`")
         if self.select is not None:
@@ -409,7 +423,6 @@ def _record(artifact: Artifact, env: Dict[str, Any]) -> Dict[str, Any]:
 
 def execute(options: LoadOptions) -> Dict[str, int]:
     """Load the selected artifacts; returns counts per status of the loads recorded now."""
-    from .runner import installed_torch_version, variant_of
 
     found = [a for a in discover(options.artifacts) if selected(a, options.select)]
     if not found:
@@ -428,10 +441,14 @@ def execute(options: LoadOptions) -> Dict[str, int]:
                 sys.stderr.write("warning: %s\n" % warning)
         todo = [a for a in found if a.key not in done]
         dead: Set[Key] = set()
+        suspects: List[Any] = []
         if not options.force:
             by_journal = {_journal_key(a.key): a.key for a in todo}
-            started = interrupted(journal.started(), {_journal_key(k) for k in done}, list(by_journal))
-            dead = {by_journal[k] for k in started}
+            entries = journal.started()
+            killers, suspects = culprits(
+                entries, interrupted(entries, {_journal_key(k) for k in done}, list(by_journal))
+            )
+            dead = {by_journal[k] for k in killers}
         sys.stderr.write(
             "torch %s (%s): %d artifacts, %d already recorded, %d to load -> %s\n"
             % (version, variant, len(found), len(found) - len(todo), len(todo) - len(dead), path)
@@ -439,6 +456,9 @@ def execute(options: LoadOptions) -> Dict[str, int]:
         if not todo:
             return {}
         env = {"torch_version": version, "variant": variant, "python": python, "run_id": uuid.uuid4().hex[:12]}
+        if suspects:  # the loader died with several loads in flight: one at a time, so the next death names one
+            say("loading one at a time: the load command died while %d artifacts loaded side by side" % len(suspects))
+            options = dataclasses.replace(options, jobs=1)
         return _load_all(options, todo, dead, path, journal, env)
 
 
@@ -446,7 +466,6 @@ def _load_all(
     options: LoadOptions, todo: List[Artifact], dead: Set[Key], path: str, journal: Journal, env: Dict[str, Any]
 ) -> Dict[str, int]:
     from . import isolate
-    from .runner import Progress, say
 
     fork = options.isolation_name == "fork"
     if fork:
@@ -503,22 +522,37 @@ def _load_all(
         if not live:
             return counts
         memory = options.max_memory or None
-        backend: Any = isolate.ForkIsolation(work, memory) if fork else isolate.InlineIsolation(work)
+        lanes = min(resources.jobs(options.jobs or None, memory or 4096), len(live)) if fork else 1
+        if lanes > 1:
+            backend: Any = Lanes(lambda: isolate.ForkIsolation(work, memory), lanes)
+            say("loading %d artifacts, %d at a time" % (len(live), lanes))
+        else:
+            backend = isolate.ForkIsolation(work, memory) if fork else isolate.InlineIsolation(work)
         progress = Progress(len(live), options.progress)
-        try:
+        started: Dict[str, float] = {}
+
+        def hand_out() -> Any:
             for artifact, record in live:
-                journal.start(_journal_key(artifact.key), env["run_id"], now())
+                journal.start(_journal_key(artifact.key), env["run_id"], now(), alone=lanes == 1)
                 progress.start(artifact.relative)
-                start = time.perf_counter()
-                result = backend.run(
-                    {"folder": os.path.abspath(artifact.folder), "meta": artifact.meta}, options.timeout
-                )
-                record.update({k: v for k, v in result.items() if k in LOAD_KEYS and k not in _PARENT_KEYS})
-                record["total_s"] = round(time.perf_counter() - start, 6)
-                if record["status"] not in LOAD_STATUSES:
-                    record.update(status=LoadStatus.CRASH.value, error_message="the load reported no status")
-                progress.finish(artifact.relative, record["status"], record["total_s"])
-                write(record)
+                started[artifact.relative] = time.perf_counter()
+                yield (artifact, record), {"folder": os.path.abspath(artifact.folder), "meta": artifact.meta}
+
+        def finish(artifact: Any, record: Dict[str, Any], result: Dict[str, Any]) -> None:
+            record.update({k: v for k, v in result.items() if k in LOAD_KEYS and k not in _PARENT_KEYS})
+            record["total_s"] = round(time.perf_counter() - started[artifact.relative], 6)
+            if record["status"] not in LOAD_STATUSES:
+                record.update(status=LoadStatus.CRASH.value, error_message="the load reported no status")
+            progress.finish(artifact.relative, record["status"], record["total_s"])
+            write(record)
+
+        try:
+            if lanes > 1:
+                for (artifact, record), result in backend.run(hand_out(), options.timeout):
+                    finish(artifact, record, result)
+            else:
+                for (artifact, record), job in hand_out():
+                    finish(artifact, record, backend.run(job, options.timeout))
         finally:
             progress.close()
             backend.close()
@@ -530,10 +564,22 @@ _PARENT_KEYS = frozenset(("schema_version", "kind", "run_id", "torch_version", "
 
 
 def _warm_up() -> None:
-    """Import the deserializer once in the parent, so that forked loads time the load, not the import."""
+    """Save, load and run a tiny program once in the parent, so that forked loads time the load, not imports.
+
+    Loading and running a program imports the deserializer, the unlifting code and more on
+    first use, which costs more than a second on some releases; forked children inherit it.
+    """
+    import io
+
+    import torch
+
     try:
-        import torch._export.serde.serialize  # noqa: F401
-    except Exception:  # a private module: where it is missing, each load imports what it needs
+        program = torch.export.export(torch.nn.Linear(2, 2), (torch.ones(1, 2),))
+        buffer = io.BytesIO()
+        torch.export.save(program, buffer)
+        buffer.seek(0)
+        torch.export.load(buffer).module()(torch.ones(1, 2))
+    except Exception:  # the warm-up only saves time: a release where it fails loads each program cold
         pass
 
 

@@ -10,23 +10,21 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import fnmatch
-import hashlib
 import os
-import platform
 import sys
 import time
 import uuid
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..errors import UNAVAILABLE, UserError
+from ..errors import UserError
 from ..options import at_least, from_namespace, positive_seconds, safe_name
-from ..schema import CELL_KEYS, MODES, SCHEMA_VERSION, STATUSES, Status, cell_id, now
+from ..schema import CELL_KEYS, MODES, STATUSES, Status, cell_id, now
 from . import records, resources
 from .case import CaseError, CaseInfo, missing_for
+from .environment import environment_record, installed_torch_version, variant_of
 from .journal import Journal, culprits, interrupted
+from .progress import Progress, say
 from .sources import SOURCES, discover_source, loader_for
-
-RUNNER_VERSION = "1"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -131,12 +129,6 @@ WARM_UP_FROM = 6
 DEFAULT_CELL_MB = 4096
 
 
-def say(line: str) -> None:
-    """A line of the runner's own progress, apart from what torch prints."""
-    sys.stderr.write(line + "\n")
-    sys.stderr.flush()
-
-
 class UsageError(UserError):
     """Bad options or input; the message says which."""
 
@@ -229,63 +221,6 @@ def cell_selected(case: str, cell: str, select: Optional[Sequence[str]]) -> bool
     return not select or any(fnmatch.fnmatchcase(case, g) or fnmatch.fnmatchcase(cell, g) for g in select)
 
 
-def variant_of(torch_version: str) -> str:
-    return torch_version.split("+", 1)[1] if "+" in torch_version else "pypi"
-
-
-def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def _packages_hash() -> str:
-    try:
-        from importlib import metadata
-
-        names = sorted("%s==%s" % (d.metadata["Name"], d.version) for d in metadata.distributions())
-    except Exception:
-        names = []
-    return hashlib.sha256("\n".join(names).encode()).hexdigest()[:16]
-
-
-def environment_record(
-    torch: Any, found: Dict[str, bool], options: RunOptions, run_id: str, variant: str
-) -> Dict[str, Any]:
-    from .capabilities import strict_default
-
-    version = str(torch.__version__)
-    python = "%d.%d" % sys.version_info[:2]
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "kind": "environment",
-        "run_id": run_id,
-        "env_id": "torch-%s_%s_py%s" % (version, variant, python),
-        "torch_version": version,
-        "torch_git_version": getattr(getattr(torch, "version", None), "git_version", None),
-        "variant": variant,
-        "python": python,
-        "python_full": platform.python_version(),
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "cpu": _cpu_name(),
-        "cuda_version": getattr(getattr(torch, "version", None), "cuda", None),
-        "cuda_available": bool(torch.cuda.is_available()),
-        "device": options.device,
-        "runner_version": RUNNER_VERSION,
-        "capabilities": found,
-        "strict_default": strict_default(),
-        "packages_hash": _packages_hash(),
-        "started_at": now(),
-        "source": options.source,
-    }
-
-
 def work(job: Dict[str, Any]) -> Dict[str, Any]:
     """Run one cell (in the isolated child); the job carries everything, the child keeps no state."""
     from .cell import run_cell
@@ -302,34 +237,6 @@ def work(job: Dict[str, Any]) -> Dict[str, Any]:
     return run_cell(
         info, job["mode"], found, loader_for(info.source), job["device"], stages, target, job.get("diagnose_s", 0.0)
     )
-
-
-class Progress:
-    """A one-line bar on a terminal, plain lines elsewhere (CI, pipes)."""
-
-    def __init__(self, total: int, style: str) -> None:
-        if style == "auto":
-            style = "bar" if sys.stderr.isatty() and not os.environ.get("CI") else "lines"
-        self.style, self.total, self.done = style, total, 0
-
-    def start(self, cell: str) -> None:
-        if self.style == "bar":
-            width = 30
-            filled = int(width * self.done / max(self.total, 1))
-            line = "[%s%s] %d/%d %s" % ("#" * filled, "." * (width - filled), self.done, self.total, cell)
-            sys.stderr.write("\r\033[K" + line[:160])
-            sys.stderr.flush()
-
-    def finish(self, cell: str, status: str, seconds: float) -> None:
-        self.done += 1
-        if self.style == "lines":
-            sys.stderr.write("[%d/%d] %-14s %6.2fs %s\n" % (self.done, self.total, status, seconds, cell))
-            sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.style == "bar":
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
 
 
 def _discover(options: RunOptions) -> List[CaseInfo]:
@@ -353,35 +260,6 @@ def plan(
             for run in range(runs):
                 cells.append((info, mode, run))
     return cells
-
-
-def installed_torch_version() -> str:
-    """torch's ``__version__`` without importing torch (seconds saved when there is nothing to run).
-
-    Read from torch's own ``version.py``, not from its package metadata: PyPI's builds of
-    older releases call themselves ``2.1.2+cu121`` at run time but ``2.1.2`` in metadata.
-    """
-    import importlib.util
-    import re
-
-    spec = importlib.util.find_spec("torch")
-    if spec is None or not spec.submodule_search_locations:
-        raise UsageError(
-            "torch is not installed in this interpreter (%s); run the matrix with `nox -s run`, which installs"
-            " each release, or install torch here" % sys.executable,
-            exit_code=UNAVAILABLE,
-        )
-    for folder in spec.submodule_search_locations:
-        try:
-            with open(os.path.join(folder, "version.py"), encoding="utf-8") as f:
-                found = re.search(r"^__version__(?:\s*:\s*str)?\s*=\s*['\"]([^'\"]+)['\"]", f.read(), re.M)
-        except OSError:
-            continue
-        if found:
-            return found.group(1)
-    import torch
-
-    return str(torch.__version__)
 
 
 def record_path(options: RunOptions, torch_version: str, variant: str) -> str:
@@ -461,7 +339,7 @@ def _run_cells(
         raise UsageError("--hide-capability: unknown capabilities %s; known: %s" % (hidden, ", ".join(sorted(found))))
     found.update({name: False for name in options.hide_capability})
     run_id = uuid.uuid4().hex[:12]
-    env = environment_record(torch, found, options, run_id, variant)
+    env = environment_record(torch, found, options.device, options.source, run_id, variant)
     counts: Dict[str, int] = {}
     with records.Writer(path) as writer:
         writer.write(env)

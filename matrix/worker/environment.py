@@ -1,0 +1,101 @@
+"""The environment a worker runs in: the installed torch build, read without importing it, and its record."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import sys
+from typing import Any, Dict
+
+from ..errors import UNAVAILABLE, UserError
+from ..schema import SCHEMA_VERSION, now
+
+RUNNER_VERSION = "1"
+
+
+def installed_torch_version() -> str:
+    """torch's ``__version__`` without importing torch (seconds saved when there is nothing to run).
+
+    Read from torch's own ``version.py``, not from its package metadata: PyPI's builds of
+    older releases call themselves ``2.1.2+cu121`` at run time but ``2.1.2`` in metadata.
+    """
+    import importlib.util
+    import re
+
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        raise UserError(
+            "torch is not installed in this interpreter (%s); run the matrix with `nox -s run`, which installs"
+            " each release, or install torch here" % sys.executable,
+            exit_code=UNAVAILABLE,
+        )
+    for folder in spec.submodule_search_locations:
+        try:
+            with open(os.path.join(folder, "version.py"), encoding="utf-8") as f:
+                found = re.search(r"^__version__(?:\s*:\s*str)?\s*=\s*['\"]([^'\"]+)['\"]", f.read(), re.M)
+        except OSError:
+            continue
+        if found:
+            return found.group(1)
+    import torch
+
+    return str(torch.__version__)
+
+
+def variant_of(torch_version: str) -> str:
+    return torch_version.split("+", 1)[1] if "+" in torch_version else "pypi"
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _packages_hash() -> str:
+    try:
+        from importlib import metadata
+
+        names = sorted("%s==%s" % (d.metadata["Name"], d.version) for d in metadata.distributions())
+    except Exception:
+        names = []
+    return hashlib.sha256("\n".join(names).encode()).hexdigest()[:16]
+
+
+def environment_record(
+    torch: Any, found: Dict[str, bool], device: str, source: str, run_id: str, variant: str
+) -> Dict[str, Any]:
+    """The record that opens a run: torch build, Python, machine, capabilities."""
+    from .capabilities import strict_default
+
+    version = str(torch.__version__)
+    python = "%d.%d" % sys.version_info[:2]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "environment",
+        "run_id": run_id,
+        "env_id": "torch-%s_%s_py%s" % (version, variant, python),
+        "torch_version": version,
+        "torch_git_version": getattr(getattr(torch, "version", None), "git_version", None),
+        "variant": variant,
+        "python": python,
+        "python_full": platform.python_version(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu": _cpu_name(),
+        "cuda_version": getattr(getattr(torch, "version", None), "cuda", None),
+        "cuda_available": bool(torch.cuda.is_available()),
+        "device": device,
+        "runner_version": RUNNER_VERSION,
+        "capabilities": found,
+        "strict_default": strict_default(),
+        "packages_hash": _packages_hash(),
+        "started_at": now(),
+        "source": source,
+    }
