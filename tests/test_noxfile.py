@@ -326,7 +326,11 @@ def test_the_run_session_logs_the_workers_output_and_names_the_log(tmp_path: Pat
 
 
 def test_the_load_sessions_take_only_the_options_load_understands() -> None:
-    import noxfile
+    import importlib.util
 
+    spec = importlib.util.spec_from_file_location("noxfile_under_test", ROOT / "noxfile.py")
+    assert spec is not None and spec.loader is not None
+    noxfile = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(noxfile)
     given = ["--select", "cond_*", "exportdb/*", "--mode", "strict", "--force", "--tag", "torch.cond", "--timeout", "9"]
     assert noxfile._load_options(given) == ["--select", "cond_*", "exportdb/*", "--force", "--timeout", "9"]

@@ -18,8 +18,10 @@ TRACEBACK_LINES = 80
 
 
 def default_roots() -> Tuple[str, ...]:
-    """The project's own ``cases/`` folder: where a report looks for case files unless given more."""
-    return (os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "cases"),)
+    """The case folders shown by default: ``cases/`` of the current folder (where `run` finds cases by default),
+    and of the checkout this package runs from (absent when it is installed)."""
+    checkout = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "cases")
+    return tuple(dict.fromkeys([os.path.abspath("cases"), checkout]))
 
 
 def locate(case_file: Any, roots: Sequence[str]) -> Optional[str]:
