@@ -470,7 +470,8 @@ def test_case_sources_are_shown_only_from_inside_the_case_roots(tmp_path: Path, 
     (root / "tutorial" / "good.py").write_text('"""A case of mine."""\n\nGOOD_SOURCE = 1\n', encoding="utf-8")
     (root / "tutorial" / "link.py").symlink_to(secret)
     work = tmp_path / "a" / "b"
-    work.mkdir(parents=True)
+    (work / "cases" / "tutorial").mkdir(parents=True)
+    (work / "cases" / "tutorial" / "here.py").write_text('"""A case here."""\n', encoding="utf-8")
     monkeypatch.chdir(work)  # from here "../../secret.txt" names the secret
     refused = {
         "etc": "/etc/hostname",
@@ -483,7 +484,7 @@ def test_case_sources_are_shown_only_from_inside_the_case_roots(tmp_path: Path, 
     shown = {
         "relative": "cases/tutorial/good.py",
         "absolute_inside": str(root / "tutorial" / "good.py"),
-        "project": "cases/tutorial/basic_linear_relu.py",  # the project's own cases/ is a root by default
+        "project": "cases/tutorial/here.py",  # cases/ of the current folder is a root by default, as for `run`
     }
     rows = [cell("2.4.1", case, case_file=path) for case, path in {**refused, **shown}.items()]
     out = tmp_path / "report"
