@@ -61,7 +61,7 @@ def test_environment_record(tmp_path):
 def test_faults_are_contained_and_classified(tmp_path):
     run_matrix(
         "run", "--cases", str(FIXTURES / "faults"), str(FIXTURES / "basic" / "add_one.py"),
-        "--out", str(tmp_path), "--timeout", "5", "--max-memory", "1024", "--progress", "none",
+        "--out", str(tmp_path), "--timeout", "8", "--max-memory", "1024", "--progress", "none", "-j", "1",
     )  # fmt: skip
     cells = by_cell(read_cells(tmp_path))
     for mode in ("strict", "non-strict"):
