@@ -239,6 +239,7 @@ def check_target(
     timeout: float,
     reinstall: bool = False,
     verbose: bool = False,
+    jobs: int = 0,
 ) -> List[Row]:
     """Install (or reuse) the target's environment, run the case there, and read back the rows."""
     variant = None
@@ -252,7 +253,7 @@ def check_target(
             return rows_for(read_folder(folder), case, modes, target.label)
         command, env = environment.worker_command(), environment.worker_env()
         variant = target.build.variant.name
-    problem = run_case(command, env, case_file, modes, folder, timeout, verbose, variant)
+    problem = run_case(command, env, case_file, modes, folder, timeout, verbose, variant, jobs)
     rows = rows_for(read_folder(folder), case, modes, target.label)
     if problem:
         rows = [
@@ -309,10 +310,14 @@ def main(options: CheckOptions) -> int:
             flush=True,
         )
 
+        # Releases side by side share the cores: each worker runs its cells on its share of them.
+        cells_at_once = max(1, resources.usable_cores() // workers)
+
         def one(target: Target) -> List[Row]:
             return check_target(
-                target, options.case, case, modes, out, options.timeout, options.reinstall, options.verbose
-            )
+                target, options.case, case, modes, out, options.timeout, options.reinstall, options.verbose,
+                cells_at_once,
+            )  # fmt: skip
 
         found: Dict[str, List[Row]] = {}
         with ThreadPoolExecutor(max_workers=workers) as pool:

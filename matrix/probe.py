@@ -37,18 +37,22 @@ def run_case(
     timeout: float,
     verbose: bool = False,
     variant: Optional[str] = None,
+    jobs: int = 0,
 ) -> Optional[str]:
     """Run the worker on one case; None when it ran, else what went wrong (its last output line).
 
     ``env`` is the worker's environment (its PYTHONPATH names the worker's copy).
     ``variant`` is recorded as given: PyPI's builds of older releases report a local tag
-    (``2.1.2+cu121``) that the worker would otherwise take for the variant.
+    (``2.1.2+cu121``) that the worker would otherwise take for the variant. ``jobs``: cells
+    at once in the worker (0: its default), so that releases checked side by side share the cores.
     """
     mode = modes[0] if len(modes) == 1 else "both"
     args = ["run", "--cases", case, "--mode", mode, "--out", str(out), "--force", "--timeout", str(timeout)]
     args += ["--progress", "lines" if verbose else "none"]
     if variant:
         args += ["--variant", variant]
+    if jobs:
+        args += ["--jobs", str(jobs)]
     try:
         done = subprocess.run(
             command + args, capture_output=not verbose, text=True, env=dict(env), timeout=timeout * len(modes) + 600

@@ -325,6 +325,11 @@ def _run_cells(
     import torch
     import torch.export  # noqa: F401  # every cell needs it: import it once, before forking
 
+    try:  # strict export traces with dynamo: a second of import that each forked cell would pay again
+        import torch._dynamo  # noqa: F401
+    except Exception:
+        pass
+
     from .capabilities import cached_detect
 
     if options.isolation_name == "fork" and options.device == "cpu":
