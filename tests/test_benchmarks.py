@@ -22,4 +22,5 @@ def test_report_benchmark_runs_and_judges_its_targets(tmp_path: Path):
     peak = float(re.search(r"memory round: ([\d.]+) MB peak", out).group(1))
     assert peak > 20  # the sampled process tree holds at least an interpreter with pandas
     assert "target ≤ 10 s for the report: met" in out and "target ≤ 1024 MB peak memory: met" in out
+    assert len(re.findall(r"re-render, round \d: [\d.]+ s wall", out)) == 2 and "for a re-render: met" in out
     assert (tmp_path / "report" / "index.md").is_file()
