@@ -6,7 +6,7 @@ Pure functions over ``Store.loads`` (one row per load record, columns ``schema.L
   ``schema.recency``, with a short label for each side (``saved``, ``loaded``).
 - :func:`heatmap`: per mode, saving × loading environment, the share of artifacts that load and
   reproduce the saved outputs (``pass``) among those the loading release could try (all but
-  ``not-applicable``).
+  not applicable).
 - :func:`summary`: one paragraph, per saving environment: where its artifacts load and where not.
 - :func:`regressions`: ``load-regression``, a loading release that does worse with an artifact
   (same saving environment, case and mode) than the loading release before it, statuses ranked
@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 import pandas as pd
 
 from matrix.records import store
-from matrix.schema import LOAD_IDENTITY, LOAD_KEYS, LOAD_STATUSES, MODES, load_rank, recency
+from matrix.schema import LOAD_IDENTITY, LOAD_KEYS, LOAD_STATUSES, MODES, LoadStatus, load_rank, recency
 
 SAVED_ENV = ["saved_torch_version", "saved_variant", "saved_python"]
 LOADED_ENV = ["torch_version", "variant", "python"]
@@ -108,7 +108,7 @@ def orders(loads: pd.DataFrame) -> Tuple[List[str], List[str]]:
 def heatmap(loads: pd.DataFrame) -> pd.DataFrame:
     """Per mode, saving × loading environment of a :func:`table`: artifacts that pass, those tried, their share.
 
-    ``total`` counts the artifacts the loading release could try (not ``not-applicable``);
+    ``total`` counts the artifacts the loading release could try (loads that were not applicable left out);
     ``share`` is ``passed / total``, NaN where it could try none. Rows in mode, saved, loaded order.
     """
     if loads.empty:
@@ -116,8 +116,8 @@ def heatmap(loads: pd.DataFrame) -> pd.DataFrame:
     saved_order, loaded_order = orders(loads)
     flags = loads.assign(
         _passed=(loads["status"] == "pass").astype(int),
-        _tried=(loads["status"] != "not-applicable").astype(int),
-        _na=(loads["status"] == "not-applicable").astype(int),
+        _tried=(loads["status"] != LoadStatus.NOT_APPLICABLE.value).astype(int),
+        _na=(loads["status"] == LoadStatus.NOT_APPLICABLE.value).astype(int),
     )
     grouped = flags.groupby(["mode", "saved", "loaded"], sort=False)[["_passed", "_tried", "_na"]].sum().reset_index()
     grouped = grouped.rename(columns={"_passed": "passed", "_tried": "total", "_na": "not_applicable"})
@@ -183,7 +183,7 @@ def summary(loads: pd.DataFrame, limit: int = 160) -> str:
             here = mine[mine["loaded"] == loaded]
             if here.empty:
                 continue
-            tried = here[here["status"] != "not-applicable"]
+            tried = here[here["status"] != LoadStatus.NOT_APPLICABLE.value]
             passed = int((tried["status"] == "pass").sum())
             if tried.empty:
                 untried.append(loaded)
@@ -212,7 +212,7 @@ def summary(loads: pd.DataFrame, limit: int = 160) -> str:
         if some:
             counts = []
             for loaded in some:
-                tried = mine[(mine["loaded"] == loaded) & (mine["status"] != "not-applicable")]
+                tried = mine[(mine["loaded"] == loaded) & (mine["status"] != LoadStatus.NOT_APPLICABLE.value)]
                 counts.append("%d of %d on %s" % (int((tried["status"] == "pass").sum()), len(tried), loaded))
             failing = _common_failure(mine[mine["loaded"].isin(some)], limit)
             clauses.append("only %s load and match (the others most often %s)" % (", ".join(counts), failing))
@@ -225,7 +225,7 @@ def summary(loads: pd.DataFrame, limit: int = 160) -> str:
 
 def _common_failure(rows: pd.DataFrame, limit: int) -> str:
     """The most common failure among ``rows`` (status and error type), shown with its first message."""
-    failing = rows[~rows["status"].isin(["pass", "not-applicable"])]
+    failing = rows[~rows["status"].isin([LoadStatus.PASS.value, LoadStatus.NOT_APPLICABLE.value])]
     if failing.empty:
         return "no failure recorded"
     counts = collections.Counter(zip(failing["status"], failing["error_type"].map(lambda v: v or "")))

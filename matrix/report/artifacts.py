@@ -145,7 +145,7 @@ def _share_cell(row: Optional[Dict[str, Any]]) -> str:
     if row is None:
         return NO_RECORD
     if not row["total"]:
-        return SYMBOLS["not-applicable"]
+        return SYMBOLS[LoadStatus.NOT_APPLICABLE.value]
     return "%d/%d" % (row["passed"], row["total"])
 
 

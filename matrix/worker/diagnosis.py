@@ -14,6 +14,8 @@ import signal
 import threading
 from typing import Any, Dict, List, Optional
 
+from ..schema import Status
+
 # At most this many problems are recorded per cell; the count per kind covers the rest.
 MAX_PROBLEMS = 20
 MESSAGE_WIDTH = 200
@@ -30,7 +32,7 @@ def _on_alarm(signum: int, frame: Any) -> None:
 def diagnose(case: Any, mode: str, found: Dict[str, bool], budget_s: float) -> Dict[str, Any]:
     """The record fields of a diagnosis: ``diagnosis_status`` and ``diagnosis`` (a list of problems)."""
     if not found.get("draft_export"):
-        return {"diagnosis_status": "not-applicable"}
+        return {"diagnosis_status": Status.NOT_APPLICABLE.value}
     if budget_s <= 0:
         return {"diagnosis_status": "skipped", "diagnosis": [{"kind": "budget", "message": "no time left"}]}
     timed = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
