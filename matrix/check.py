@@ -8,6 +8,7 @@ status, the error's first line, the graph hash and the export time.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 import tempfile
@@ -121,6 +122,11 @@ def targets(words: Sequence[str], variant: Optional[str], python: Optional[str])
     found: List[Target] = []
     for word in words:
         if word == CURRENT:
+            if importlib.util.find_spec("torch") is None:
+                raise CheckError(
+                    "--torch current: this interpreter (%s) has no torch; install it here, or name releases"
+                    " to check in their own environments, e.g. --torch 2.5 2.8" % sys.executable
+                )
             found.append(Target(None))
             continue
         try:

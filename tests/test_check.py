@@ -172,3 +172,12 @@ def test_a_failed_rows_diagnosis_is_listed_under_the_table_and_kept_whole_in_jso
         "  missing-fake-kernel ×1: operator mylib.f",
     ]
     assert json.loads(check.format_rows([row], "json"))[0]["diagnosis"] == problems
+
+
+def test_current_without_torch_is_refused_before_anything_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    with pytest.raises(CheckError, match="--torch current: this interpreter .* has no torch"):
+        check.targets(["current"], None, None)

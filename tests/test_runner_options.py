@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from matrix.worker.runner import RunOptions
 
-from conftest import FIXTURES, read_cells, run_matrix
+from conftest import FIXTURES, ROOT, read_cells, run_matrix
 
 BASIC = str(FIXTURES / "basic")
 
@@ -87,3 +89,14 @@ def test_without_isolation_a_case_that_exits_is_a_crash_not_the_end_of_the_run(t
     cells = {c["case"]: c for c in read_cells(tmp_path)}
     assert cells["calls_sys_exit"]["status"] == "crash" and cells["calls_sys_exit"]["error_type"] == "SystemExit"
     assert cells["plain"]["status"] == "pass" and "done: pass 1, crash 1" in done.stderr
+
+
+def test_run_without_torch_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    # -S: no site-packages, so no torch; the runner needs only the standard library to say so.
+    done = subprocess.run(
+        [sys.executable, "-S", "-m", "matrix", "run", "--cases", BASIC, "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()]
+    assert "torch is not installed in this interpreter" in done.stderr and not (tmp_path / "out").exists()

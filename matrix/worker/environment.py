@@ -8,7 +8,7 @@ import platform
 import sys
 from typing import Any, Dict
 
-from ..errors import UNAVAILABLE, UserError
+from ..errors import UserError
 from ..schema import SCHEMA_VERSION, now
 
 RUNNER_VERSION = "1"
@@ -27,8 +27,7 @@ def installed_torch_version() -> str:
     if spec is None or not spec.submodule_search_locations:
         raise UserError(
             "torch is not installed in this interpreter (%s); run the matrix with `nox -s run`, which installs"
-            " each release, or install torch here" % sys.executable,
-            exit_code=UNAVAILABLE,
+            " each release, or install torch here" % sys.executable
         )
     for folder in spec.submodule_search_locations:
         try:
