@@ -66,3 +66,15 @@ def test_cells_without_a_usable_identity_are_not_taken_as_done(tmp_path):
     path.write_text("".join(json.dumps(r) + "\n" for r in [good, *bad]))
     keys, warnings = records.done_keys(str(path))
     assert keys == {("a", "strict", 0)} and len(warnings) == 3
+
+
+def test_record_text_keeps_no_absolute_path():
+    text = (
+        "cannot import name 'Dim' from 'torch.export' (/home/someone/envs/x/site-packages/torch/export/__init__.py);"
+        " see /tmp/export_root/trace_x1.log, https://pytorch.org/docs/stable/x.html and cases/a/b.py; x / 2"
+    )
+    assert records.without_paths(text) == (
+        "cannot import name 'Dim' from 'torch.export' (__init__.py);"
+        " see trace_x1.log, https://pytorch.org/docs/stable/x.html and cases/a/b.py; x / 2"
+    )
+    assert records.without_paths(None) is None and records.without_paths(3) == 3

@@ -257,3 +257,9 @@ def test_records_written_before_the_schema_module_still_load():
     ]
     assert set(schema.CELL_KEYS) <= set(loaded.cells.columns)
     assert loaded.cells["graph_hash"].notna().sum() == 3
+
+
+def test_paths_of_the_machine_that_ran_a_record_are_cut_on_loading(tmp_path: Path):
+    old = cell("2.4.1", "x", "fail", error_message="cannot import (/home/someone/envs/t/torch/export/__init__.py)")
+    write(tmp_path / "a.jsonl", [old])
+    assert list(store.load([str(tmp_path)]).cells["error_message"]) == ["cannot import (__init__.py)"]

@@ -200,6 +200,8 @@ def _read_file(path: str) -> _FileRecords:
         warnings.append("%s: skipped %d record(s) of unknown kind %r" % (path, count, kind))
     if cells and not _identities_are_text(cells):
         cells = _text_identities(path, rows, warnings)
+    for row in itertools.chain(cells, env_errors, loads):
+        _cut_paths(row)
     frame = pd.DataFrame(_columns(cells, CELL_KEYS, {}), dtype=object) if cells else None
     return _FileRecords(path, frame, environments, env_errors, warnings, loads)
 
@@ -349,6 +351,25 @@ def _environments(rows: List[Dict[str, Any]]) -> pd.DataFrame:
 def _load_records(rows: List[Dict[str, Any]]) -> pd.DataFrame:
     """The load records as read, one row each, columns LOAD_KEYS (missing keys as None)."""
     return pd.DataFrame({key: [row.get(key) for row in rows] for key in LOAD_KEYS}, dtype=object)
+
+
+# Free text a record may carry from the machine it ran on (messages, tracebacks, output).
+_MACHINE_TEXT = (
+    "error_message", "error_traceback", "stderr_tail", "check_detail", "serialize_error", "decompose_error",
+    "installer_output",
+)  # fmt: skip
+
+
+def _cut_paths(row: Dict[str, Any]) -> None:
+    """Absolute paths in a record's text cut to their last part, as the worker now records them.
+
+    Records written before it did still name folders of the machine that ran them; a report
+    built from them (and published) must not.
+    """
+    for key in _MACHINE_TEXT:
+        value = row.get(key)
+        if isinstance(value, str) and "/" in value:
+            row[key] = records.without_paths(value)
 
 
 def _env_errors(rows: List[Dict[str, Any]]) -> pd.DataFrame:

@@ -12,7 +12,7 @@ import time
 import traceback
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from . import fingerprint
+from . import fingerprint, records
 from .case import Case, CaseError, CaseInfo
 
 TRACEBACK_LINES = 40
@@ -84,8 +84,8 @@ def _describe(exc: BaseException) -> Dict[str, Any]:
     case_name = getattr(exc, "case_name", None)
     return {
         "error_type": qualified,
-        "error_message": fingerprint.normalize_text(first)[:500],
-        "error_traceback": fingerprint.normalize_text("\n".join(tail)),
+        "error_message": records.without_paths(fingerprint.normalize_text(first))[:500],
+        "error_traceback": records.without_paths(fingerprint.normalize_text("\n".join(tail))),
         "gb_type": str(gb_type) if gb_type is not None else None,
         "error_case_name": str(case_name) if case_name is not None else None,
     }

@@ -40,6 +40,7 @@ from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from .cell import OUT_OF_MEMORY
 from .fingerprint import normalize_text
+from .records import without_paths
 
 Job = Dict[str, Any]
 Result = Dict[str, Any]
@@ -75,7 +76,7 @@ def _tail(fd: int, limit: int = STDERR_TAIL) -> Optional[str]:
     except OSError:
         return None
     # Logs carry absolute paths of the environment (tracebacks torch prints): keep file names only.
-    return normalize_text(data) or None
+    return without_paths(normalize_text(data)) or None
 
 
 def limit_memory(megabytes: Optional[int]) -> None:

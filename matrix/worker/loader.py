@@ -388,9 +388,8 @@ def _inside_here(path: str) -> bool:
 def _blame_case_module(fields: Dict[str, Any]) -> None:
     note = fields.get("case_module") or ""
     if note.startswith("failed"):
-        fields["error_message"] = "%s (the case module did not import: %s)" % (
-            fields.get("error_message") or "",
-            note[len("failed: ") :],
+        fields["error_message"] = records.without_paths(
+            "%s (the case module did not import: %s)" % (fields.get("error_message") or "", note[len("failed: ") :])
         )
 
 

@@ -4,11 +4,26 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from typing import IO, Any, Callable, Dict, Iterator, List, Tuple
 
 from ..errors import UserError
 from ..schema import CELL_KEYS, SCHEMA_VERSION
+
+# An absolute path (two parts or more), not part of a URL: kept as its last part in record text.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.:/])(?:/[^\s:'\"()/]+){2,}/?")
+
+
+def without_paths(text: Any) -> Any:
+    """Record text with every absolute path cut to its last part, so records hold no path of a machine.
+
+    ``/root/.cache/envs/x/site-packages/torch/export/__init__.py`` becomes ``__init__.py``; URLs
+    and relative paths stay. Anything but text is returned as it is.
+    """
+    if not isinstance(text, str) or "/" not in text:
+        return text
+    return _ABSOLUTE_PATH.sub(lambda m: m.group(0).rstrip("/").rsplit("/", 1)[-1], text)
 
 
 class RecordFileError(UserError):
