@@ -19,7 +19,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .envs import environments, releases
 from .errors import UserError
-from .options import from_namespace, positive_seconds
+from .options import add_jobs, from_namespace, positive_seconds
 from .probe import read_folder, run_case, validate_case
 from .schema import MODES
 from .worker import resources
@@ -66,14 +66,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="a table for the terminal, a Markdown table, or JSON rows (default text)",
     )
     parser.add_argument("--reinstall", action="store_true", help="rebuild the environments even if they exist")
-    parser.add_argument(
-        "--jobs",
-        "-j",
-        type=int,
-        default=0,
-        metavar="N",
-        help="releases checked at once (default: the usable cores, as memory allows)",
-    )
+    add_jobs(parser, "releases checked at once (default: the usable cores, as memory allows)")
     parser.add_argument("--verbose", "-v", action="store_true", help="show the worker's output")  # fmt: skip
 
 

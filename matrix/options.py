@@ -51,6 +51,24 @@ def is_safe_name(value: object) -> bool:
     return isinstance(value, str) and _SAFE.fullmatch(value) is not None
 
 
+PROGRESS = ("auto", "bar", "lines", "none")
+
+
+def add_jobs(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """``--jobs/-j N``: how many things at once, 0 for the command's default."""
+    parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N", help=help_text)
+
+
+def add_progress(parser: argparse.ArgumentParser, item: str) -> None:
+    """``--progress``: a bar on a terminal, a line per ``item``, or nothing."""
+    parser.add_argument(
+        "--progress",
+        choices=PROGRESS,
+        default="auto",
+        help="a bar on a terminal, a line per %s, or nothing (default: a bar on a terminal, else lines)" % item,
+    )
+
+
 def run_command(prog: str, module: Any, argv: Sequence[str], description: str) -> int:
     """Parse ``argv`` for a command module and run it; every expected failure is one line and an exit status.
 

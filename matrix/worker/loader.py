@@ -27,7 +27,7 @@ import uuid
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from ..errors import UserError
-from ..options import at_least, from_namespace, positive_seconds, safe_name
+from ..options import PROGRESS, add_jobs, add_progress, at_least, from_namespace, positive_seconds, safe_name
 from ..schema import LOAD_KEYS, LOAD_STATUSES, MODES, SCHEMA_VERSION, LoadStatus, now
 from . import artifacts, records, resources
 from .environment import installed_torch_version, variant_of
@@ -74,19 +74,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="fork per artifact (default where available), or none (debugging only)",
     )
-    parser.add_argument(
-        "--progress",
-        choices=("auto", "bar", "lines", "none"),
-        default="auto",
-        help="a bar on a terminal, a line per artifact, or nothing (default: a bar on a terminal, else lines)",
-    )
-    parser.add_argument(
-        "--jobs",
-        "-j",
-        type=int,
-        default=0,
-        metavar="N",
-        help="artifacts loaded at once, each in its own forked process (default 0: the usable cores,"
+    add_progress(parser, "artifact")
+    add_jobs(
+        parser,
+        "artifacts loaded at once, each in its own forked process (default 0: the usable cores,"
         " as many as memory holds at --max-memory each)",
     )
 
@@ -119,7 +110,7 @@ class LoadOptions:
         safe_name("--variant", self.variant)
         if self.isolation not in (None, "fork", "inline"):
             raise UsageError("--isolation %s: choose fork or inline" % self.isolation)
-        if self.progress not in ("auto", "bar", "lines", "none"):
+        if self.progress not in PROGRESS:
             raise UsageError("--progress %s: choose auto, bar, lines or none" % self.progress)
 
     @classmethod

@@ -17,7 +17,7 @@ import uuid
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import UserError
-from ..options import at_least, from_namespace, positive_seconds, safe_name
+from ..options import add_jobs, add_progress, at_least, from_namespace, positive_seconds, safe_name
 from ..schema import CELL_KEYS, MODES, STATUSES, Status, cell_id, now
 from . import records, resources
 from .case import CaseError, CaseInfo, missing_for
@@ -85,19 +85,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="treat these capabilities as missing, to preview how older releases report",
     )
-    parser.add_argument(
-        "--progress",
-        choices=("auto", "bar", "lines", "none"),
-        default="auto",
-        help="a bar on a terminal, a line per cell, or nothing (default: a bar on a terminal, else lines)",
-    )
-    parser.add_argument(
-        "--jobs",
-        "-j",
-        type=int,
-        default=0,
-        metavar="N",
-        help="cells run at once, each in its own forked process (default 0: the usable cores,"
+    add_progress(parser, "cell")
+    add_jobs(
+        parser,
+        "cells run at once, each in its own forked process (default 0: the usable cores,"
         " as many as memory holds at --max-memory each)",
     )
     parser.add_argument(
