@@ -59,6 +59,25 @@ def add_jobs(parser: argparse.ArgumentParser, help_text: str) -> None:
     parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N", help=help_text)
 
 
+def add_limits(parser: argparse.ArgumentParser, item: str) -> None:
+    """``--timeout`` and ``--max-memory``: what one isolated ``item`` (a cell, a load) may take."""
+    parser.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per %s (default 120)" % item)
+    parser.add_argument(
+        "--max-memory",
+        type=int,
+        default=8192,
+        metavar="MB",
+        help="address space a %s may add before it is stopped (default 8192; 0: no limit)" % item,
+    )
+
+
+def memory_mb(option: str, value: int) -> int:
+    """Megabytes above 0, or 0 for no limit, else a UserError naming the option."""
+    if value < 0:
+        raise UserError("%s %d: give megabytes above 0, or 0 for no limit" % (option, value))
+    return value
+
+
 def add_progress(parser: argparse.ArgumentParser, item: str) -> None:
     """``--progress``: a bar on a terminal, a line per ``item``, or nothing."""
     parser.add_argument(

@@ -61,3 +61,13 @@ def test_an_unwritable_folder_just_goes_without(tmp_path: Path, monkeypatch: pyt
     assert len(calls) == 2
     monkeypatch.setenv(cache.DISABLE_VARIABLE, "1")
     assert cache.load(str(path), b"v1")[0] is None
+
+
+def test_is_cached_follows_the_file_and_the_code(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text("a\n")
+    assert not cache.is_cached(str(path), b"v1")
+    cache.cached(str(path), counting_parse([]), b"v1")
+    assert cache.is_cached(str(path), b"v1") and not cache.is_cached(str(path), b"v2")
+    path.write_text("a\nb\n")
+    assert not cache.is_cached(str(path), b"v1")

@@ -88,8 +88,19 @@ def _verified(path: str, key: bytes) -> Optional[bytes]:
 
 
 def is_cached(path: str, code: bytes) -> bool:
-    """Whether ``path`` has a current parse in the cache (checked without loading it)."""
-    return _verified(path, file_key(path, code)) is not None
+    """Whether ``path`` likely has a current parse in the cache: its key matches; the signature is checked on loading.
+
+    Reads the cache file's head only: it decides how to load (in side processes or not),
+    not what to trust.
+    """
+    if os.environ.get(DISABLE_VARIABLE):
+        return False
+    try:
+        with open(cache_path(path), "rb") as f:
+            head = f.read(2 * _DIGEST)
+    except OSError:
+        return False
+    return head[_DIGEST:] == file_key(path, code)
 
 
 def load(path: str, code: bytes) -> Tuple[Optional[Any], bytes]:

@@ -30,7 +30,7 @@ import os
 import sys
 import tempfile
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from matrix.errors import UserError
 from matrix.options import from_namespace, is_safe_name
@@ -105,26 +105,6 @@ def shard_files(paths: Sequence[str]) -> List[str]:
     return list(seen.values())
 
 
-def record_lines(path: str, loads: Callable[[bytes], Any] = json.loads) -> List[int]:
-    """The line number of each record :func:`matrix.worker.records.read` returns for ``path``, in order.
-
-    Read again only to name the line of a record that is skipped: the reader skips
-    blank and unreadable lines, so a record's place in its list is not its line.
-    """
-    numbers: List[int] = []
-    with open(path, "rb") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                record = loads(line)
-            except ValueError:
-                continue
-            if isinstance(record, dict):
-                numbers.append(number)
-    return numbers
-
-
 def identity_problem(record: Record) -> Optional[str]:
     """Why a record's identity cannot be merged, or None.
 
@@ -158,22 +138,19 @@ def identity_problem(record: Record) -> Optional[str]:
 def read_shard(path: str) -> Shard:
     """Read one shard file, noting truncated lines, records without a usable identity, and empty runs."""
     try:
-        found, warnings = records_mod.read(path)
+        found, warnings, lines = records_mod.read_numbered(path)
     except records_mod.RecordFileError as exc:
         raise MergeError(str(exc))
     except (OSError, UnicodeDecodeError) as exc:
         raise MergeError("%s: cannot read: %s" % (path, exc))
     problems = list(warnings)
     kept: List[Record] = []
-    lines: Optional[List[int]] = None
-    for index, record in enumerate(found):
+    for record, line in zip(found, lines):
         problem = identity_problem(record)
         if problem is None:
             kept.append(record)
             continue
-        if lines is None:
-            lines = record_lines(path)
-        where = "%s:%d" % (path, lines[index]) if index < len(lines) else path
+        where = "%s:%d" % (path, line)
         kind = record.get("kind")
         noun = "a %s record" % kind if kind in KINDS else "a record"
         problems.append("%s: skipped %s %s" % (where, noun, problem))

@@ -27,7 +27,7 @@ import pandas as pd
 from matrix import parallel
 from matrix.envs import releases
 from matrix.errors import UserError
-from matrix.records import cache, merge
+from matrix.records import cache
 from matrix.schema import CELL_KEYS, ENV_ERROR_KEYS, IDENTITY, LOAD_KEYS, MODES, STATUSES, recency
 from matrix.worker import records
 
@@ -174,7 +174,7 @@ def _read_file_cached(path: str) -> _FileRecords:
 
 def _read_file(path: str) -> _FileRecords:
     try:
-        rows, warnings = records.read(path, loads=_loads)
+        rows, warnings, lines = records.read_numbered(path, loads=_loads)
     except records.RecordFileError as exc:
         raise StoreError(str(exc))
     except (OSError, UnicodeDecodeError) as exc:
@@ -199,7 +199,7 @@ def _read_file(path: str) -> _FileRecords:
     for kind, count in sorted(unknown.items()):
         warnings.append("%s: skipped %d record(s) of unknown kind %r" % (path, count, kind))
     if cells and not _identities_are_text(cells):
-        cells = _text_identities(path, rows, warnings)
+        cells = _text_identities(path, rows, lines, warnings)
     for row in itertools.chain(cells, env_errors, loads):
         _cut_paths(row)
     frame = pd.DataFrame(_columns(cells, CELL_KEYS, {}), dtype=object) if cells else None
@@ -220,11 +220,12 @@ def _identities_are_text(cells: List[Dict[str, Any]]) -> bool:
         return False
 
 
-def _text_identities(path: str, rows: List[Dict[str, Any]], warnings: List[str]) -> List[Dict[str, Any]]:
+def _text_identities(
+    path: str, rows: List[Dict[str, Any]], lines: List[int], warnings: List[str]
+) -> List[Dict[str, Any]]:
     """The cell records of ``rows`` whose identity fields are text; a warning naming the line for each other."""
-    lines = merge.record_lines(path, _loads)
     kept: List[Dict[str, Any]] = []
-    for index, row in enumerate(rows):
+    for row, line in zip(rows, lines):
         if row.get("kind") != "cell":
             continue
         odd = [
@@ -235,8 +236,7 @@ def _text_identities(path: str, rows: List[Dict[str, Any]], warnings: List[str])
         if not odd:
             kept.append(row)
             continue
-        where = "%s:%d" % (path, lines[index]) if index < len(lines) else path
-        warnings.append("%s: skipped a cell record whose identity is not text (%s)" % (where, ", ".join(odd)))
+        warnings.append("%s:%d: skipped a cell record whose identity is not text (%s)" % (path, line, ", ".join(odd)))
     return kept
 
 

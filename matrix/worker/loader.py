@@ -27,7 +27,17 @@ import uuid
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from ..errors import UserError
-from ..options import PROGRESS, add_jobs, add_progress, at_least, from_namespace, positive_seconds, safe_name
+from ..options import (
+    PROGRESS,
+    add_jobs,
+    add_limits,
+    add_progress,
+    at_least,
+    from_namespace,
+    memory_mb,
+    positive_seconds,
+    safe_name,
+)
 from ..schema import LOAD_KEYS, LOAD_STATUSES, MODES, SCHEMA_VERSION, LoadStatus, now
 from . import artifacts, records, resources
 from .environment import installed_torch_version, variant_of
@@ -58,14 +68,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="keep artifacts whose case name or path (release/mode/case) matches one of these globs",
     )
-    parser.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per artifact (default 120)")
-    parser.add_argument(
-        "--max-memory",
-        type=int,
-        default=8192,
-        metavar="MB",
-        help="address space a load may add before it is stopped (default 8192; 0: no limit)",
-    )
+    add_limits(parser, "load")
     parser.add_argument("--variant", default=None, help="wheel variant to record (default: from torch's version tag)")
     parser.add_argument("--force", action="store_true", help="load artifacts already recorded in --out again")
     parser.add_argument(
@@ -105,8 +108,7 @@ class LoadOptions:
         if self.select is not None:
             object.__setattr__(self, "select", tuple(self.select))
         object.__setattr__(self, "timeout", positive_seconds("--timeout", self.timeout))
-        if self.max_memory < 0:
-            raise UsageError("--max-memory %d: give megabytes above 0, or 0 for no limit" % self.max_memory)
+        memory_mb("--max-memory", self.max_memory)
         safe_name("--variant", self.variant)
         if self.isolation not in (None, "fork", "inline"):
             raise UsageError("--isolation %s: choose fork or inline" % self.isolation)

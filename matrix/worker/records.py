@@ -96,8 +96,17 @@ def read(path: str, loads: Callable[[bytes], Any] = json.loads) -> Tuple[List[Di
     standard library's. A record with a schema version this code does not know is
     refused with an error that says what to do, rather than misread.
     """
+    records, warnings, _ = read_numbered(path, loads)
+    return records, warnings
+
+
+def read_numbered(
+    path: str, loads: Callable[[bytes], Any] = json.loads
+) -> Tuple[List[Dict[str, Any]], List[str], List[int]]:
+    """``read``, and the line number of each record, for messages that name a record's line."""
     records: List[Dict[str, Any]] = []
     warnings: List[str] = []
+    lines: List[int] = []
     with open(path, "rb") as f:
         for number, line in enumerate(f, 1):
             if not line.strip():
@@ -117,7 +126,8 @@ def read(path: str, loads: Callable[[bytes], Any] = json.loads) -> Tuple[List[Di
                     " upgrade torch-export-matrix or re-run the matrix" % (path, number, version, SCHEMA_VERSION)
                 )
             records.append(record)
-    return records, warnings
+            lines.append(number)
+    return records, warnings, lines
 
 
 def iter_files(folder: str) -> Iterator[str]:

@@ -17,7 +17,16 @@ import uuid
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import UserError
-from ..options import add_jobs, add_progress, at_least, from_namespace, positive_seconds, safe_name
+from ..options import (
+    add_jobs,
+    add_limits,
+    add_progress,
+    at_least,
+    from_namespace,
+    memory_mb,
+    positive_seconds,
+    safe_name,
+)
 from ..schema import CELL_KEYS, MODES, STATUSES, Status, cell_id, now
 from . import records, resources
 from .case import CaseError, CaseInfo, missing_for
@@ -51,14 +60,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="both",
         help="export with strict=True, strict=False, or both (default both)",
     )
-    parser.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per cell (default 120)")
-    parser.add_argument(
-        "--max-memory",
-        type=int,
-        default=8192,
-        metavar="MB",
-        help="address space a cell may add before it is stopped (default 8192; 0: no limit)",
-    )
+    add_limits(parser, "cell")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where the cases run (default cpu)")
     parser.add_argument("--variant", default=None, help="wheel variant to record (default: from torch's version tag)")
     parser.add_argument("--runs", type=int, default=1, metavar="N", help="repetitions of each cell (default 1)")
@@ -161,8 +163,7 @@ class RunOptions:
         if unknown:
             raise UsageError("--stages: unknown stage(s) %s; known: %s" % (", ".join(unknown), ", ".join(STAGES)))
         object.__setattr__(self, "timeout", positive_seconds("--timeout", self.timeout))
-        if self.max_memory < 0:
-            raise UsageError("--max-memory %d: give megabytes above 0, or 0 for no limit" % self.max_memory)
+        memory_mb("--max-memory", self.max_memory)
         at_least("--runs", self.runs, 1)
         at_least("--jobs", self.jobs, 0)
         safe_name("--variant", self.variant)
