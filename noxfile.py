@@ -16,6 +16,7 @@ Records go to results/latest/ and `nox -s report` writes reports/local/, both gi
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -27,7 +28,7 @@ import nox
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))  # the sessions are thin wrappers around the project's own modules
 
-from matrix.envs import environments, install, logs, pipconfig, releases  # noqa: E402
+from matrix.envs import environments, install, logs, pipconfig, releases, sets  # noqa: E402
 
 nox.needs_version = ">=2024.4.15"
 nox.options.default_venv_backend = "uv|virtualenv"
@@ -107,8 +108,19 @@ def run(session: nox.Session, torch: str, variant: str) -> None:
         args += ["--artifacts", str(Path(out) / ARTIFACTS)]  # for the load sessions
     if "--device" not in session.posargs and environments.cuda_available(environment):
         args += ["--device", "cuda"]
-    command = environment.worker_command(*args, *session.posargs)
-    _run_logged(session, command, environment.worker_env(), logs.log_path(Path(out), environment.spec.name))
+    plan = sets.plan(session.posargs)
+    if plan is None or not plan.sets:  # the worker reads the options itself, and says what is wrong
+        command = environment.worker_command(*args, *session.posargs)
+        _run_logged(session, command, environment.worker_env(), logs.log_path(Path(out), environment.spec.name))
+        return
+    # Cases that import more than torch run in an environment per dependency set (their PEP 723 block).
+    for key, infos in plan.sets.items():
+        spec = dataclasses.replace(environment.spec, dependency_set=key)
+        here = environment if not key else sets.prepare(spec, Path(out), infos, plan.modes, log=session.log)
+        if here is None:
+            continue
+        command = here.worker_command(*args, "--dependency-set", key, *session.posargs)
+        _run_logged(session, command, here.worker_env(), logs.log_path(Path(out), spec.name))
 
 
 @nox.session(python=False, default=False, tags=["all"])

@@ -17,8 +17,8 @@ from typing import Any, Callable, Dict, Generic, Hashable, List, Optional, Seque
 
 from .envs import environments, releases
 from .errors import FAILED, UNAVAILABLE, UserError
-from .options import from_namespace, positive_seconds
-from .probe import read_folder, run_case, validate_case
+from .options import DEFAULT_TIMEOUT_S, add_mode, add_timeout, add_variant, from_namespace, positive_seconds
+from .probe import probe_case, validate_case
 
 V = TypeVar("V", bound=Hashable)
 
@@ -162,21 +162,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="bisect over exactly these versions, oldest first (e.g. nightly builds from an index"
         " set with the variant's override variable); replaces --good/--bad",
     )
-    parser.add_argument(
-        "--mode",
-        choices=("strict", "non-strict"),
-        default="strict",
-        help="the export mode whose cell is compared (default strict)",
-    )
+    add_mode(parser, default="strict", both=False)
     parser.add_argument(
         "--on",
         choices=("status", "hash"),
         default="status",
         help="what must change: the cell's status, or its exported graph's hash",
     )
-    parser.add_argument("--variant", default=releases.DEFAULT_VARIANT, help="wheel variant (default pypi)")
+    add_variant(parser, "wheel variant (default %s)" % releases.DEFAULT_VARIANT, default=releases.DEFAULT_VARIANT)
     parser.add_argument("--python", default=None, metavar="X.Y", help="Python of the environments")
-    parser.add_argument("--timeout", type=float, default=300.0, metavar="S", help="seconds per cell (default 300)")
+    add_timeout(parser, "cell")
     parser.add_argument("--out", default=None, metavar="DIR", help="keep the records here (default: discard them)")
     parser.add_argument("--verbose", "-v", action="store_true", help="show the worker's output")  # fmt: skip
 
@@ -193,7 +188,7 @@ class BisectOptions:
     on: str = "status"
     variant: str = releases.DEFAULT_VARIANT
     python: Optional[str] = None
-    timeout: float = 300.0
+    timeout: float = DEFAULT_TIMEOUT_S
     out: Optional[str] = None
     verbose: bool = False
 
@@ -210,33 +205,33 @@ class BisectOptions:
 OPTIONS = BisectOptions
 
 
-def plan(args: BisectOptions) -> Tuple[List[environments.Spec], str]:
+def plan(options: BisectOptions) -> Tuple[List[environments.Spec], str]:
     """The environments to bisect over, oldest first, and the Python they use."""
     matrix = releases.default_matrix()
     try:
-        variant = matrix.variant(args.variant)
-        for given in [*(args.versions or []), args.good or "", args.bad or ""]:
+        variant = matrix.variant(options.variant)
+        for given in [*(options.versions or []), options.good or "", options.bad or ""]:
             tag = given.partition("+")[2]
             if tag and tag != variant.local_tag:
                 raise BisectInputError(
                     "%s is not a build of the %s variant; pass --variant for its tag" % (given, variant.name)
                 )
-        if args.versions:
-            if args.good or args.bad:
+        if options.versions:
+            if options.good or options.bad:
                 raise BisectInputError("give either --versions or --good/--bad, not both")
-            chosen = [matrix.release_like(v) for v in args.versions]
+            chosen = [matrix.release_like(v) for v in options.versions]
             keys = [r.key for r in chosen]
             if keys != sorted(keys):
                 raise BisectInputError("--versions must be listed oldest first")
         else:
-            if not (args.good and args.bad):
+            if not (options.good and options.bad):
                 raise BisectInputError("give --good and --bad releases (or --versions)")
-            for version in (args.good, args.bad):
+            for version in (options.good, options.bad):
                 matrix.release(version.split("+", 1)[0])
-            chosen = matrix.between(args.good, args.bad, variant, args.python)
+            chosen = matrix.between(options.good, options.bad, variant, options.python)
     except releases.ReleaseError as exc:
         raise BisectInputError(str(exc))
-    python = args.python or _common_python(chosen)
+    python = options.python or _common_python(chosen)
     kept = [r for r in chosen if r.supports(python) and variant.builds(r)]
     if len(kept) < 2:
         raise BisectInputError(
@@ -274,45 +269,36 @@ def describe(value: Any, cell: Optional[Dict[str, Any]]) -> str:
     return text
 
 
-def main(args: BisectOptions) -> int:
-    case = validate_case(args.case)
-    specs, python = plan(args)
+def probe_cell(spec: environments.Spec, options: BisectOptions, case: str, out: Path) -> Dict[str, Any]:
+    """The case's winning cell in the chosen mode on one release; Skip where there is none to compare."""
+    folder = out / spec.name
+    probed = probe_case(spec, options.case, case, [options.mode], folder, options.timeout, verbose=options.verbose)
+    if probed.env_error is not None:
+        raise Skip("its environment could not be installed (see %s)" % folder)
+    cell = probed.cell(options.mode)
+    if cell is None:
+        raise Skip(probed.problem or "the worker wrote no record")
+    return cell
+
+
+def main(options: BisectOptions) -> int:
+    case = validate_case(options.case)
+    specs, python = plan(options)
     by_version = {spec.build.release.version: spec for spec in specs}
     cells: Dict[str, Optional[Dict[str, Any]]] = {}
     versions = list(by_version)
     print(
         "bisecting %s (%s, %s) over %d releases of the %s variant for Python %s: %s"
-        % (case, args.mode, args.on, len(versions), specs[0].build.variant.name, python, " ".join(versions))
+        % (case, options.mode, options.on, len(versions), specs[0].build.variant.name, python, " ".join(versions))
     )
 
     with tempfile.TemporaryDirectory(prefix="export-matrix-bisect-") as scratch:
-        out = Path(args.out) if args.out else Path(scratch)
+        out = Path(options.out) if options.out else Path(scratch)
 
         def probe(version: str) -> Any:
-            spec = by_version[version]
-            folder = out / spec.name
-            environment = environments.prepare_or_record(spec, folder)
-            if environment is None:
-                raise Skip("its environment could not be installed (see %s)" % folder)
-            problem = run_case(
-                environment.worker_command(),
-                environment.worker_env(),
-                args.case,
-                [args.mode],
-                folder,
-                args.timeout,
-                args.verbose,
-                variant=spec.build.variant.name,
-            )
-            found = [
-                r
-                for r in read_folder(folder)
-                if r.get("kind") == "cell" and r.get("case") == case and r.get("mode") == args.mode
-            ]
-            if not found:
-                raise Skip(problem or "the worker wrote no record")
-            cells[version] = found[-1]
-            return value_of(found[-1], args.on)
+            cell = probe_cell(by_version[version], options, case, out)
+            cells[version] = cell
+            return value_of(cell, options.on)
 
         def prefer(version: str) -> bool:
             return environments.is_ready(by_version[version])
@@ -324,14 +310,15 @@ def main(args: BisectOptions) -> int:
         outcome = search(versions, probe, prefer, show)
     if not outcome.changed:
         print(
-            "no change: %s gives %s at both ends (%s and %s)" % (args.on, outcome.good_value, versions[0], versions[-1])
+            "no change: %s gives %s at both ends (%s and %s)"
+            % (options.on, outcome.good_value, versions[0], versions[-1])
         )
         return FAILED
     print(
         "first release where the %s %s differs from %s (%s): %s (%s); last like it: %s. %d probes."
         % (
-            args.mode,
-            args.on,
+            options.mode,
+            options.on,
             versions[0],
             outcome.good_value,
             outcome.first_bad,

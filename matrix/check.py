@@ -13,16 +13,27 @@ import json
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from .envs import environments, releases
 from .errors import UserError
-from .options import add_jobs, from_namespace, positive_seconds
-from .probe import read_folder, run_case, validate_case
-from .schema import MODES
-from .worker import resources
+from .options import (
+    DEFAULT_TIMEOUT_S,
+    add_jobs,
+    add_mode,
+    add_timeout,
+    add_variant,
+    add_with,
+    from_namespace,
+    positive_seconds,
+    requirements,
+)
+from .probe import Probed, probe_case, validate_case
+from .schema import MODES, STATUSES, NoCell, Status
+from .worker import dependencies, resources
+from .worker.case import read_info
 
 CURRENT = "current"
 ERROR_WIDTH = 90
@@ -42,22 +53,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="releases: 2.4 (its latest patch), 2.4.1, 2.4.1+cpu, latest, quick, all, or current"
         " (the torch of this interpreter, nothing installed); default: quick",
     )
-    parser.add_argument(
-        "--variant", default=None, help="wheel variant for releases given without a +tag (default pypi)"
-    )
-    parser.add_argument(
-        "--mode",
-        choices=("strict", "non-strict", "both"),
-        default="both",
-        help="export with strict=True, strict=False, or both (default both)",
-    )
+    add_variant(parser, "wheel variant for releases given without a +tag (default pypi)")
+    add_mode(parser)
+    add_with(parser)
     parser.add_argument(
         "--python",
         default=None,
         metavar="X.Y",
         help="Python of the environments (default: this one where the release supports it)",
     )
-    parser.add_argument("--timeout", type=float, default=300.0, metavar="S", help="seconds per cell (default 300)")
+    add_timeout(parser, "cell")
     parser.add_argument("--out", default=None, metavar="DIR", help="keep the records here (default: discard them)")
     parser.add_argument(
         "--format",
@@ -76,6 +81,7 @@ class Target:
 
     build: Optional[releases.Build]
     python: Optional[str] = None
+    dependency_set: str = ""  # the case's PEP 723 dependencies and every --with
 
     @property
     def label(self) -> str:
@@ -84,7 +90,16 @@ class Target:
     @property
     def spec(self) -> environments.Spec:
         assert self.build is not None and self.python is not None
-        return environments.Spec(self.build, self.python)
+        return environments.Spec(self.build, self.python, self.dependency_set)
+
+
+# What a row's status column can hold: a cell's status, or why there is no cell.
+Shown = Union[Status, NoCell]
+
+
+def shown(status: str) -> Shown:
+    """A status text as the schema value it names (ValueError for one the schema does not know)."""
+    return Status(status) if status in STATUSES else NoCell(status)
 
 
 @dataclass(frozen=True)
@@ -95,13 +110,15 @@ class Row:
     variant: str
     python: str
     mode: str
-    status: str
+    status: Shown
     graph_hash: Optional[str] = None
     export_s: Optional[float] = None
     error: Optional[str] = None
     diagnosis: Tuple[Dict[str, Any], ...] = ()  # draft_export's problems, for a failed export
+    packages: str = ""  # the versions of the case's dependencies in this environment, e.g. "transformers 4.57.6"
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "status", shown(self.status))
         object.__setattr__(self, "diagnosis", tuple(self.diagnosis))
 
 
@@ -141,45 +158,55 @@ def short_error(error_type: Any, message: Any) -> Optional[str]:
     return text if len(text) <= ERROR_WIDTH else text[: ERROR_WIDTH - 1] + "…"
 
 
-def rows_for(found: Iterable[Dict[str, Any]], case: str, modes: Sequence[str], label: str) -> List[Row]:
-    """One row per mode from one environment's records: the last cell record wins, an env-error fills in."""
-    cells: Dict[str, Dict[str, Any]] = {}
-    env_error: Optional[Dict[str, Any]] = None
-    for record in found:
-        if record.get("kind") == "cell" and record.get("case") == case and record.get("mode") in modes:
-            cells[record["mode"]] = record
-        elif record.get("kind") == "env-error":
-            env_error = record
+def packages_of(probed: Probed, wanted: Sequence[str]) -> str:
+    """The versions the environment has of the packages a case names: "transformers 4.57.6, timm 1.0.20"."""
+    added = (probed.environment or {}).get("added_packages") or {}
+    names = [dependencies.name_of(r) for r in wanted]
+    return ", ".join("%s %s" % (name, added[name]) for name in names if name and name in added)
+
+
+def rows_for(probed: Probed, modes: Sequence[str], label: str, wanted: Sequence[str] = ()) -> List[Row]:
+    """One row per mode from what the case left in one environment: its cell, else why there is none."""
     rows = []
+    packages = packages_of(probed, wanted)
     for mode in modes:
-        cell = cells.get(mode)
+        cell = probed.cell(mode)
         if cell is not None:
+            if cell.get("status") not in STATUSES:
+                raise CheckError(
+                    "%s: a cell record with status %r, which this torch-export-matrix does not know;"
+                    " check into an empty --out folder" % (cell.get("cell_id") or label, cell.get("status"))
+                )
             rows.append(
                 Row(
                     torch=cell["torch_version"],
                     variant=cell.get("variant") or "",
                     python=cell.get("python") or "",
                     mode=mode,
-                    status=cell["status"],
+                    status=Status(cell["status"]),
                     graph_hash=cell.get("graph_hash"),
                     export_s=cell.get("export_s"),
                     error=short_error(cell.get("error_type"), cell.get("error_message")),
                     diagnosis=tuple(p for p in cell.get("diagnosis") or () if isinstance(p, dict)),
+                    packages=packages,
                 )
             )
-        elif env_error is not None:
+        elif probed.env_error is not None:
+            env_error = probed.env_error
             rows.append(
                 Row(
                     torch=env_error.get("torch_version") or label,
                     variant=env_error.get("variant") or "",
                     python=env_error.get("python") or "",
                     mode=mode,
-                    status="env-error",
+                    status=NoCell.ENV_ERROR,
                     error=short_error(None, env_error.get("error_message")),
                 )
             )
         else:
-            rows.append(Row(torch=label, variant="", python="", mode=mode, status="no-record"))
+            rows.append(
+                Row(torch=label, variant="", python="", mode=mode, status=NoCell.NO_RECORD, error=probed.problem)
+            )
     return rows
 
 
@@ -206,8 +233,17 @@ def format_rows(rows: Sequence[Row], fmt: str = "text") -> str:
         for r in rows
     ]
     text = tabulate(table, headers=HEADERS, tablefmt="github" if fmt == "markdown" else "simple", disable_numparse=True)
-    notes = diagnosis_lines(rows)
+    notes = package_lines(rows) + diagnosis_lines(rows)
     return text + ("\n\n" + "\n".join(notes) if notes else "")
+
+
+def package_lines(rows: Sequence[Row]) -> List[str]:
+    """Under the table: the versions of the case's dependencies that each release resolved."""
+    seen: Dict[str, str] = {}
+    for row in rows:
+        if row.packages and row.torch not in seen:
+            seen[row.torch] = row.packages
+    return ["with torch %s: %s" % (torch, packages) for torch, packages in seen.items()]
 
 
 def diagnosis_lines(rows: Sequence[Row]) -> List[str]:
@@ -239,27 +275,13 @@ def check_target(
     reinstall: bool = False,
     verbose: bool = False,
     jobs: int = 0,
+    added: Sequence[str] = (),
 ) -> List[Row]:
     """Install (or reuse) the target's environment, run the case there, and read back the rows."""
-    variant = None
-    if target.build is None:
-        folder = out / CURRENT
-        command, env = environments.current_worker()
-    else:
-        folder = out / target.spec.name
-        environment = environments.prepare_or_record(target.spec, folder, force=reinstall)
-        if environment is None:
-            return rows_for(read_folder(folder), case, modes, target.label)
-        command, env = environment.worker_command(), environment.worker_env()
-        variant = target.build.variant.name
-    problem = run_case(command, env, case_file, modes, folder, timeout, verbose, variant, jobs)
-    rows = rows_for(read_folder(folder), case, modes, target.label)
-    if problem:
-        rows = [
-            r if r.status != "no-record" else Row(r.torch, r.variant, r.python, r.mode, "error", error=problem)
-            for r in rows
-        ]
-    return rows
+    spec = None if target.build is None else target.spec
+    folder = out / (CURRENT if spec is None else spec.name)
+    probed = probe_case(spec, case_file, case, modes, folder, timeout, reinstall, verbose, jobs, added)
+    return rows_for(probed, modes, target.label, dependencies.key_requirements(target.dependency_set))
 
 
 @dataclass(frozen=True)
@@ -271,15 +293,17 @@ class CheckOptions:
     variant: Optional[str] = None
     mode: str = "both"
     python: Optional[str] = None
-    timeout: float = 300.0
+    timeout: float = DEFAULT_TIMEOUT_S
     out: Optional[str] = None
     format: str = "text"
     reinstall: bool = False
     verbose: bool = False
     jobs: int = 0
+    with_requirements: Tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "torch", tuple(self.torch))
+        object.__setattr__(self, "with_requirements", requirements("--with", self.with_requirements))
         if self.jobs < 0:
             raise CheckError("--jobs %d: give a number of releases above 0, or 0 for the default" % self.jobs)
         object.__setattr__(self, "timeout", positive_seconds("--timeout", self.timeout))
@@ -298,7 +322,9 @@ MB_PER_RELEASE = 1500
 
 def main(options: CheckOptions) -> int:
     case = validate_case(options.case)
-    chosen = targets(options.torch, options.variant, options.python)
+    info = read_info(Path(options.case), case)
+    needed = dependencies.set_key((*info.dependencies, *options.with_requirements))
+    chosen = [replace(t, dependency_set=needed) for t in targets(options.torch, options.variant, options.python)]
     modes = modes_of(options.mode)
     workers = min(len(chosen), resources.jobs(options.jobs or None, MB_PER_RELEASE))
     with tempfile.TemporaryDirectory(prefix="export-matrix-check-") as scratch:
@@ -315,7 +341,7 @@ def main(options: CheckOptions) -> int:
         def one(target: Target) -> List[Row]:
             return check_target(
                 target, options.case, case, modes, out, options.timeout, options.reinstall, options.verbose,
-                cells_at_once,
+                cells_at_once, options.with_requirements,
             )  # fmt: skip
 
         found: Dict[str, List[Row]] = {}
@@ -340,11 +366,11 @@ def passing_summary(rows: Sequence[Row]) -> Optional[str]:
     Releases are taken in the order of the rows (the order asked, oldest first for the
     usual selections); a release passes when every mode asked passes there.
     """
-    statuses: Dict[str, List[str]] = {}
+    statuses: Dict[str, List[Shown]] = {}
     for row in rows:
         statuses.setdefault(row.torch, []).append(row.status)
     labels = list(statuses)
-    passing = [label for label in labels if all(status == "pass" for status in statuses[label])]
+    passing = [label for label in labels if all(status == Status.PASS for status in statuses[label])]
     if len(passing) == len(labels):
         return None
     if not passing:

@@ -10,7 +10,7 @@ import argparse
 import dataclasses
 import math
 import re
-from typing import Any, Optional, Sequence, Type, TypeVar
+from typing import Any, Optional, Sequence, Tuple, Type, TypeVar
 
 from .errors import UserError, report_errors
 
@@ -59,9 +59,61 @@ def add_jobs(parser: argparse.ArgumentParser, help_text: str) -> None:
     parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N", help=help_text)
 
 
+# Seconds one isolated cell or load may take, the same for every command: the case set's
+# slowest cells take about 20 s on a 2-core machine, so this leaves room without letting a
+# hang hold a whole matrix for long.
+DEFAULT_TIMEOUT_S = 120.0
+MODE_CHOICES = ("strict", "non-strict", "both")
+
+
+def add_timeout(parser: argparse.ArgumentParser, item: str) -> None:
+    """``--timeout S``: seconds per isolated ``item`` (a cell, a load)."""
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="S",
+        help="seconds per %s (default %g)" % (item, DEFAULT_TIMEOUT_S),
+    )
+
+
+def add_mode(parser: argparse.ArgumentParser, default: str = "both", both: bool = True) -> None:
+    """``--mode``: the export modes; ``both`` only where the command runs both."""
+    choices: Sequence[str] = MODE_CHOICES if both else MODE_CHOICES[:2]
+    meaning = "export with strict=True, strict=False, or both" if both else "the export mode whose cell is compared"
+    parser.add_argument("--mode", choices=choices, default=default, help="%s (default %s)" % (meaning, default))
+
+
+def add_variant(parser: argparse.ArgumentParser, meaning: str, default: Optional[str] = None) -> None:
+    """``--variant NAME``: a wheel variant (``pypi``, ``cpu``, ``cu126``, ...); ``meaning`` says what it picks."""
+    parser.add_argument("--variant", default=default, metavar="NAME", help=meaning)
+
+
+def add_with(parser: argparse.ArgumentParser) -> None:
+    """``--with REQUIREMENT``, repeatable: added to every case's PEP 723 dependencies."""
+    parser.add_argument(
+        "--with",
+        dest="with_requirements",
+        action="append",
+        default=[],
+        metavar="REQUIREMENT",
+        help="a requirement added to every case's PEP 723 dependencies (repeatable), e.g. transformers==4.57.1",
+    )
+
+
+def requirements(option: str, values: Sequence[str]) -> Tuple[str, ...]:
+    """Requirement strings as given, each checked to name a package, else a UserError naming the option."""
+    from .worker.dependencies import name_of
+
+    for value in values:
+        if not isinstance(value, str) or name_of(value) is None:
+            raise UserError("%s %r: give a requirement such as transformers==4.57.1" % (option, value))
+    return tuple(values)
+
+
 def add_limits(parser: argparse.ArgumentParser, item: str) -> None:
     """``--timeout`` and ``--max-memory``: what one isolated ``item`` (a cell, a load) may take."""
-    parser.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per %s (default 120)" % item)
+    add_timeout(parser, item)
     parser.add_argument(
         "--max-memory",
         type=int,
@@ -85,6 +137,28 @@ def add_progress(parser: argparse.ArgumentParser, item: str) -> None:
         choices=PROGRESS,
         default="auto",
         help="a bar on a terminal, a line per %s, or nothing (default: a bar on a terminal, else lines)" % item,
+    )
+
+
+ISOLATIONS = ("fork", "spawn", "inline")
+
+
+def add_batch(parser: argparse.ArgumentParser, item: str, force: str) -> None:
+    """The options of a batch of isolated ``item``s (``run``'s cells, ``load``'s artifacts); ``force`` helps --force."""
+    add_limits(parser, item)
+    parser.add_argument("--force", action="store_true", help=force)
+    parser.add_argument(
+        "--isolation",
+        choices=ISOLATIONS,
+        default=None,
+        help="fork per %s (default where available), a fresh interpreter per %s, or none (debugging only)"
+        % (item, item),
+    )
+    add_progress(parser, item)
+    add_jobs(
+        parser,
+        "%ss at once, each in its own forked process (default 0: the usable cores,"
+        " as many as memory holds at --max-memory each)" % item,
     )
 
 

@@ -1,14 +1,24 @@
-"""Run one case file in one torch environment and read back its records: what check and bisect share."""
+"""Run one case file in one torch environment and read back its records: what check and bisect share.
+
+The flow is ``probe_case``: prepare the environment, run the worker on the case, read the
+folder's records, and pick each mode's cell with ``schema.recency``, the one rule for
+which of several records wins.
+"""
 
 from __future__ import annotations
 
 import subprocess
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
+from .envs import environments, sets
 from .errors import UserError
+from .schema import recency
 from .worker import records
 from .worker.case import read_info
+
+Record = Dict[str, Any]
 
 
 class CaseFileError(UserError):
@@ -38,6 +48,8 @@ def run_case(
     verbose: bool = False,
     variant: Optional[str] = None,
     jobs: int = 0,
+    added: Sequence[str] = (),
+    dependency_set: Optional[str] = None,
 ) -> Optional[str]:
     """Run the worker on one case; None when it ran, else what went wrong (its last output line).
 
@@ -53,6 +65,10 @@ def run_case(
         args += ["--variant", variant]
     if jobs:
         args += ["--jobs", str(jobs)]
+    for requirement in added:
+        args += ["--with", requirement]
+    if dependency_set is not None:
+        args += ["--dependency-set", dependency_set]
     try:
         done = subprocess.run(
             command + args, capture_output=not verbose, text=True, env=dict(env), timeout=timeout * len(modes) + 600
@@ -72,3 +88,76 @@ def read_folder(folder: Path) -> List[Dict[str, Any]]:
         for path in records.iter_files(str(folder)):
             found.extend(records.read(path)[0])
     return found
+
+
+def latest(found: Iterable[Record]) -> Optional[Record]:
+    """The record that ``schema.recency`` says wins, whatever the reading order; None for none."""
+    return max(found, key=recency, default=None)
+
+
+def winners(found: Iterable[Record], case: str, modes: Sequence[str]) -> Dict[str, Record]:
+    """Each mode's winning cell record of the case; a mode without one is left out."""
+    cells: Dict[str, List[Record]] = {mode: [] for mode in modes}
+    for record in found:
+        if record.get("kind") == "cell" and record.get("case") == case and record.get("mode") in cells:
+            cells[record["mode"]].append(record)
+    chosen: Dict[str, Record] = {}
+    for mode, candidates in cells.items():
+        best = latest(candidates)
+        if best is not None:
+            chosen[mode] = best
+    return chosen
+
+
+@dataclass(frozen=True)
+class Probed:
+    """What one case left in one environment: each mode's winning cell, or why a mode has none."""
+
+    cells: Mapping[str, Record] = field(default_factory=dict)
+    env_error: Optional[Record] = None  # the environment did not install; this record says why
+    problem: Optional[str] = None  # the worker did not finish cleanly: its exit status and last line
+    environment: Optional[Record] = None  # the worker's environment record: torch, what a set added
+
+    def cell(self, mode: str) -> Optional[Record]:
+        return self.cells.get(mode)
+
+
+def probe_case(
+    spec: Optional[environments.Spec],
+    case_file: str,
+    case: str,
+    modes: Sequence[str],
+    folder: Path,
+    timeout: float,
+    reinstall: bool = False,
+    verbose: bool = False,
+    jobs: int = 0,
+    added: Sequence[str] = (),
+) -> Probed:
+    """Install (or reuse) ``spec``'s environment, or take this interpreter's torch for None, and run the case there.
+
+    ``spec.dependency_set`` is the case's PEP 723 dependencies and ``added`` (``--with``): a set
+    the resolver refuses on this release leaves not-applicable cells, other install failures
+    an env-error. The records go to ``folder``. Where the environment does not install, only
+    its env-error counts: cells an earlier run left in the folder are not this release's answer now.
+    """
+    dependency_set = None
+    if spec is None:
+        command, env = environments.current_worker()
+        variant = None
+    else:
+        info = read_info(Path(case_file), case)
+        environment = sets.prepare(spec, folder, [info], modes, force=reinstall)
+        if environment is None:
+            found = read_folder(folder)
+            refused = winners([r for r in found if r.get("reason") == "dependencies-unavailable"], case, modes)
+            if refused:
+                return Probed(cells=refused, environment=None)
+            return Probed(env_error=latest(r for r in found if r.get("kind") == "env-error"))
+        command, env = environment.worker_command(), environment.worker_env()
+        variant = spec.build.variant.name
+        dependency_set = spec.dependency_set
+    problem = run_case(command, env, case_file, modes, folder, timeout, verbose, variant, jobs, added, dependency_set)
+    found = read_folder(folder)
+    environment_record = latest(r for r in found if r.get("kind") == "environment")
+    return Probed(cells=winners(found, case, modes), problem=problem, environment=environment_record)

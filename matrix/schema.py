@@ -28,7 +28,7 @@ RECORD_KINDS = ("environment", "cell", "env-error", "load")
 CELL_KEYS = (
     "schema_version", "kind", "run_id", "env_id", "cell_id",
     "torch_version", "variant", "python", "device",
-    "source", "case", "case_file", "mode", "run", "tags", "requires", "expected",
+    "source", "case", "case_file", "mode", "run", "tags", "requires", "expected", "dependency_set",
     "status", "failed_stage", "missing",
     "reason",
     "error_type", "error_message", "error_traceback", "gb_type", "error_case_name",
@@ -44,7 +44,8 @@ CELL_KEYS = (
 
 # The keys of an env-error record (an environment that could not be installed) that tables read.
 ENV_ERROR_KEYS = (
-    "torch_version", "variant", "python", "error_type", "error_message", "installer_output", "finished_at",
+    "torch_version", "variant", "python", "dependency_set", "error_type", "error_message", "installer_output",
+    "finished_at",
 )  # fmt: skip
 
 
@@ -121,12 +122,34 @@ WORST_FIRST = ("crash", "timeout", "fail", "mismatch", "case-error", "not-applic
 # The symbol of a grid position that has no record.
 NO_RECORD = "·"
 
+
+class NoCell(str, enum.Enum):
+    """Why a command that runs a case (``check``) has no cell record to show; never a record's status.
+
+    A table row names either a ``Status`` or one of these, so a reader can tell an environment
+    that did not install from a worker that left nothing.
+    """
+
+    ENV_ERROR = "env-error"  # the environment did not install: its env-error record (that kind) says why
+    NO_RECORD = "no-record"  # the worker left no cell record; what went wrong, where known, is shown beside it
+
+    def __str__(self) -> str:
+        return self.value
+
+
 # The stages run on an exported program, as (name, what a report calls it). A cell records
 # each one's outcome in ``<name>_status`` (STAGE_OK, STAGE_ERROR or "skipped") and
 # ``<name>_error``; the status of the cell itself says nothing about them.
 STAGES = (("serialize", "save/load"), ("decompose", "decomposition"))
 STAGE_OK = "ok"
 STAGE_ERROR = "error"
+STAGE_SKIPPED = "skipped"
+# The check stage's outcome (``check_status``) when the program runs but its numbers differ.
+STAGE_MISMATCH = "mismatch"
+# A failed export's diagnosis (``diagnosis_status``): done (its problems are listed), skipped (no
+# time was left), timeout, error (draft_export itself raised), not-applicable (no draft_export).
+DIAGNOSIS_DONE = "done"
+DIAGNOSIS_STATUSES = (DIAGNOSIS_DONE, STAGE_SKIPPED, Status.TIMEOUT.value, STAGE_ERROR, Status.NOT_APPLICABLE.value)
 
 
 # --- loading a saved program on another release (``export-matrix load``) --------------------
@@ -204,6 +227,20 @@ def load_rank(status: Any) -> Optional[int]:
 def rank(status: Any) -> Optional[int]:
     """The rank of a status string (None when it is not comparable or not a status)."""
     return _RANK.get(status) if isinstance(status, str) else None
+
+
+def first_line(text: Any, limit: Optional[int] = 500) -> str:
+    """The first non-blank line of an error message, stripped and cut to ``limit`` characters.
+
+    Anything but text (None, NaN from a table) and blank text give ``""``; ``limit=None``
+    keeps the whole line. The cut adds no marker: a record stores what the message said,
+    and each page marks its own cut.
+    """
+    if not isinstance(text, str):
+        return ""
+    lines = text.strip().splitlines()
+    line = lines[0].strip() if lines else ""
+    return line if limit is None else line[:limit]
 
 
 def cell_id(torch_version: str, mode: str, case: str) -> str:

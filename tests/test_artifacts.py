@@ -1,4 +1,4 @@
-"""The load table, its heatmap, summary and load regressions, on hand-written load records."""
+"""The load table, its heatmap, reach and load regressions, on hand-written load records."""
 
 from __future__ import annotations
 
@@ -120,50 +120,82 @@ def test_heatmap_share_counts_only_what_the_loading_release_could_try() -> None:
     assert artifacts.heatmap(artifacts.table(frame([]))).empty
 
 
-def test_summary_says_where_artifacts_load_and_from_where_they_fail() -> None:
+def test_reach_says_where_artifacts_load_and_from_where_they_fail_for_good() -> None:
     records = [make_load("2.5.1", loaded, case=case) for loaded in ("2.5.1", "2.6.0", "2.9.1") for case in "ab"]
     records += [
         make_load("2.5.1", loaded, case=case, status="load-error", error_type="RuntimeError",
-                  error_message="Serialized version (7, 3) does not match our current schema version (8, 1).\nmore")
+                  error_message="  Serialized version (7, 3) does not match.  \nmore")
         for loaded in ("2.10.0", "2.11.0") for case in "ab"
     ]  # fmt: skip
-    text = artifacts.summary(table(*records))
-    assert text == (
-        "Artifacts saved on 2.5.1 (2): all load and match on 2.5.1–2.9.1; from 2.10.0 on, none loads and matches"
-        " (load-error: RuntimeError: Serialized version (7, 3) does not match our current schema version (8, 1).)."
-    )
+    assert artifacts.reach(table(*records)) == [
+        artifacts.Reach(
+            saved="2.5.1",
+            artifacts=2,
+            passing=("2.5.1", "2.6.0", "2.9.1"),
+            partial=(),
+            failing=("2.10.0", "2.11.0"),
+            untried=(),
+            failing_from="2.10.0",
+            failing_cause=artifacts.Failure("load-error", "RuntimeError", "Serialized version (7, 3) does not match."),
+            partial_cause=None,
+        )
+    ]
 
 
-def test_summary_names_partial_loads_untried_releases_and_each_saving_release() -> None:
+def test_reach_fails_for_good_only_after_a_pass_and_up_to_the_newest_release() -> None:
+    def failing_from(statuses: str) -> Any:
+        loaded = ["2.%d.0" % minor for minor in range(len(statuses))]
+        rows = [
+            make_load("2.0.0", release, status="pass" if s == "p" else "load-error")
+            for release, s in zip(loaded, statuses)
+        ]
+        return artifacts.reach(table(*rows))[0].failing_from
+
+    assert failing_from("pff") == "2.1.0"
+    assert failing_from("ppfff") == "2.2.0"
+    assert failing_from("pfpff") is None  # a release that fails between two that load is no "from here on"
+    assert failing_from("pf") is None  # one failing release is not a trend
+    assert failing_from("ff") is None  # never loaded: nothing stopped
+    assert failing_from("ffp") is None
+
+
+def test_reach_counts_partial_loads_untried_releases_and_each_saving_release() -> None:
     rows = table(
         make_load("2.4.0", "2.3.0", status="not-applicable"),
         make_load("2.4.0", "2.4.0"),
         make_load("2.4.0", "2.4.0", case="b"),
         make_load("2.4.0", "2.5.0"),
         make_load("2.4.0", "2.5.0", case="b", status="run-error", error_type="TypeError", error_message="bad"),
+        make_load("2.4.0", "2.5.0", case="c", status="not-applicable"),
         make_load("2.5.0", "2.4.0", status="load-error", error_type="KeyError", error_message="no version"),
         make_load("2.5.0", "2.5.0"),
     )
-    assert artifacts.summary(rows) == (
-        "Artifacts saved on 2.4.0 (2): all load and match on 2.4.0; only 1 of 2 on 2.5.0 load and match (the others"
-        " most often run-error: TypeError: bad); 2.3.0 cannot load programs (no torch.export.load)."
-        " Artifacts saved on 2.5.0 (1): all load and match on 2.5.0; on 2.4.0 none loads and matches"
-        " (load-error: KeyError: no version)."
+    first, second = artifacts.reach(rows)
+    assert (first.saved, first.artifacts, first.passing, first.untried) == ("2.4.0", 3, ("2.4.0",), ("2.3.0",))
+    # Only the loads it could try count: 2.5.0 tried two of the three artifacts.
+    assert first.partial == (artifacts.Partial("2.5.0", passed=1, tried=2),)
+    assert first.partial_cause == artifacts.Failure("run-error", "TypeError", "bad")
+    assert first.failing == () and first.failing_cause is None
+    assert (second.saved, second.passing, second.failing, second.failing_from) == (
+        "2.5.0",
+        ("2.5.0",),
+        ("2.4.0",),
+        None,
     )
-    assert artifacts.summary(artifacts.table(frame([]))) == ""
+    assert second.failing_cause == artifacts.Failure("load-error", "KeyError", "no version")
+    assert artifacts.reach(artifacts.table(frame([]))) == []
 
 
-def test_summary_picks_the_most_common_failure() -> None:
+def test_reach_names_the_most_common_failure_and_the_first_message_it_gave() -> None:
     rows = table(
         make_load("2.5.0", "2.6.0", case="a", status="crash", error_type="signal.SIGSEGV", error_message="killed"),
         make_load("2.5.0", "2.6.0", case="b", status="load-error", error_type="KeyError", error_message="x"),
         make_load("2.5.0", "2.6.0", case="c", status="load-error", error_type="KeyError", error_message="y"),
+        make_load("2.5.0", "2.6.0", case="d", status="crash", error_type=None, error_message=None),
     )
-    # No release loads them all: the sentence starts with what fails.
-    assert (
-        artifacts.summary(rows)
-        == "Artifacts saved on 2.5.0 (3): on 2.6.0 none loads and matches (load-error: KeyError: x)."
-    )
+    (found,) = artifacts.reach(rows)
+    assert found.passing == () and found.failing == ("2.6.0",)
+    assert found.failing_cause == artifacts.Failure("load-error", "KeyError", "x")
 
 
 def test_a_loading_release_that_stops_loading_an_artifact_is_a_load_regression() -> None:
@@ -229,8 +261,8 @@ def test_errors_group_failures_by_what_they_say() -> None:
         make_load("2.4.0", "2.4.0"),
     )
     assert artifacts.errors(rows) == [
-        ("run-error: TypeError: bad", [("2.4.0", "2.5.1")]),
-        ("load-error: KeyError: no 'version'", [("2.4.0", "2.6.0"), ("2.5.1", "2.6.0")]),
+        (artifacts.Failure("run-error", "TypeError", "bad"), [("2.4.0", "2.5.1")]),
+        (artifacts.Failure("load-error", "KeyError", "no 'version'"), [("2.4.0", "2.6.0"), ("2.5.1", "2.6.0")]),
     ]
 
 

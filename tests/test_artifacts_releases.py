@@ -19,6 +19,7 @@ import pytest
 from matrix.envs import environments, releases
 from matrix.records import artifacts as loads_table
 from matrix.records import store
+from matrix.report import artifacts as report_artifacts
 from matrix.worker import records
 
 from conftest import FIXTURES, ROOT
@@ -111,4 +112,4 @@ def test_the_report_tables_show_the_load_regression(loads: Tuple[Path, Dict[Tupl
     assert [(m["case"], m["mode"], m["status_before"], m["status_after"]) for m in moves.to_dict("records")] == [
         ("add_one", "strict", "pass", "load-error")
     ]
-    assert "load and match on 2.1.2" in loads_table.summary(table).split(". ")[0]
+    assert "load and match on 2.1.2" in report_artifacts.summary(table).split(". ")[0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from collections import Counter
 from pathlib import Path
@@ -10,12 +11,12 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import pytest
 
-from matrix import bisect, cli
+from matrix import bisect, cli, probe, schema
 from matrix.bisect import BisectError, Skip, search
-from matrix.envs import environments
+from matrix.envs import environments, releases
 from matrix.errors import UserError
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+from conftest import FIXTURES, make_cell
 
 
 class Probe:
@@ -169,3 +170,51 @@ def test_command_refuses_bad_input_with_exit_status_2(tmp_path: Path, capsys: py
     assert "must be older" in capsys.readouterr().err
     assert cli.main(["bisect", str(FIXTURES / "basic" / "add_one.py"), "--timeout", "nan"]) == 2
     assert "--timeout nan" in capsys.readouterr().err
+
+
+class FakeEnvironment:
+    def worker_command(self) -> List[str]:
+        return ["python", "-m", "matrix.worker"]
+
+    def worker_env(self) -> Dict[str, str]:
+        return {}
+
+
+def test_a_probe_compares_the_cell_that_schema_recency_says_wins_not_the_last_one_read(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    later = make_cell("2.5.1", "add_one", "pass", finished_at="2025-01-01T11:00:00Z")
+    earlier = make_cell("2.5.1", "add_one", "fail", finished_at="2025-01-01T12:00:00+02:00")  # sorts last as text
+    assert max([later, earlier], key=schema.recency) is later
+    asked: List[Sequence[str]] = []
+
+    def fake_run(command: Any, env: Any, case: str, modes: Sequence[str], out: Path, *rest: Any) -> Optional[str]:
+        asked.append(modes)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "torch-2.5.1_pypi_py3.11.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (later, earlier)))
+        return None
+
+    monkeypatch.setattr(environments, "prepare_or_record", lambda spec, out, force=False: FakeEnvironment())
+    monkeypatch.setattr(probe, "run_case", fake_run)
+    spec = environments.Spec(releases.default_matrix().resolve("2.5.1"), "3.11")
+    assert bisect.probe_cell(spec, args(), "add_one", tmp_path) == later
+    assert asked == [["strict"]]
+
+
+def test_a_release_without_a_cell_to_compare_is_skipped_with_the_reason(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    spec = environments.Spec(releases.default_matrix().resolve("2.5.1"), "3.11")
+    monkeypatch.setattr(environments, "prepare_or_record", lambda spec, out, force=False: FakeEnvironment())
+    monkeypatch.setattr(probe, "run_case", lambda *a: "export-matrix run exited with 1: boom")
+    with pytest.raises(Skip, match="exited with 1: boom"):
+        bisect.probe_cell(spec, args(), "add_one", tmp_path)
+
+    def fail(spec: environments.Spec, out: Path, force: bool = False) -> None:
+        out.mkdir(parents=True, exist_ok=True)
+        error = {"schema_version": schema.SCHEMA_VERSION, "kind": "env-error", "error_message": "no wheels"}
+        (out / "env-error.jsonl").write_text(json.dumps(error) + "\n")
+
+    monkeypatch.setattr(environments, "prepare_or_record", fail)
+    with pytest.raises(Skip, match="could not be installed"):
+        bisect.probe_cell(spec, args(), "add_one", tmp_path)

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Sequence
 
 import pytest
 
-from matrix import check
+from matrix import check, probe, schema
 from matrix.check import CheckError, Row
 from matrix.envs import releases
+from matrix.probe import Probed
+from matrix.schema import NoCell, Status
 from matrix.worker import records
 
-from conftest import FIXTURES, run_matrix
+from conftest import FIXTURES, make_cell, run_matrix
 
 
 def cell(mode: str, status: str, **values: Any) -> Dict[str, Any]:
@@ -29,26 +31,65 @@ def env_error(message: str) -> Dict[str, Any]:
     }  # fmt: skip
 
 
-def test_rows_take_the_last_record_of_each_mode() -> None:
-    found = [
-        cell("strict", "fail", error_type="torch._dynamo.exc.Unsupported", error_message="data-dependent branch"),
-        cell("strict", "pass", graph_hash="0123456789abcdef", export_s=0.25),
-        cell("non-strict", "mismatch", error_type="AssertionError", error_message="outputs differ"),
-        cell("strict", "pass", case="other_case"),
-    ]
-    rows = check.rows_for(found, "add_one", ["strict", "non-strict"], "2.5.1")
+def test_rows_show_each_modes_cell() -> None:
+    probed = Probed(
+        cells={
+            "strict": cell("strict", "pass", graph_hash="0123456789abcdef", export_s=0.25),
+            "non-strict": cell("non-strict", "mismatch", error_type="AssertionError", error_message="outputs differ"),
+        }
+    )
+    rows = check.rows_for(probed, ["strict", "non-strict"], "2.5.1")
     assert rows == [
-        Row("2.5.1", "pypi", "3.11", "strict", "pass", "0123456789abcdef", 0.25, None),
-        Row("2.5.1", "pypi", "3.11", "non-strict", "mismatch", None, None, "AssertionError: outputs differ"),
+        Row("2.5.1", "pypi", "3.11", "strict", Status.PASS, "0123456789abcdef", 0.25, None),
+        Row("2.5.1", "pypi", "3.11", "non-strict", Status.MISMATCH, None, None, "AssertionError: outputs differ"),
     ]
 
 
-def test_an_env_error_fills_every_mode_and_nothing_is_no_record() -> None:
-    rows = check.rows_for([env_error("torch 2.1.2 has no wheels for Python 3.12")], "add_one", ["strict"], "2.1.2")
-    assert rows == [
-        Row("2.1.2", "pypi", "3.12", "strict", "env-error", error="torch 2.1.2 has no wheels for Python 3.12")
+def test_an_env_error_fills_every_mode_and_a_missing_cell_is_no_record_with_the_workers_problem() -> None:
+    probed = Probed(env_error=env_error("torch 2.1.2 has no wheels for Python 3.12"))
+    rows = check.rows_for(probed, ["strict", "non-strict"], "2.1.2")
+    assert [(r.torch, r.python, r.mode, r.status, r.error) for r in rows] == [
+        ("2.1.2", "3.12", "strict", NoCell.ENV_ERROR, "torch 2.1.2 has no wheels for Python 3.12"),
+        ("2.1.2", "3.12", "non-strict", NoCell.ENV_ERROR, "torch 2.1.2 has no wheels for Python 3.12"),
     ]
-    assert check.rows_for([], "add_one", ["strict"], "2.4.1")[0].status == "no-record"
+    assert check.rows_for(Probed(), ["strict"], "2.4.1") == [Row("2.4.1", "", "", "strict", NoCell.NO_RECORD)]
+    broken = Probed(cells={"strict": cell("strict", "pass")}, problem="export-matrix run exited with 1: boom")
+    rows = check.rows_for(broken, ["strict", "non-strict"], "2.5.1")
+    assert [(r.status, r.error) for r in rows] == [
+        (Status.PASS, None),
+        (NoCell.NO_RECORD, "export-matrix run exited with 1: boom"),
+    ]
+
+
+def write_records(folder: Path, name: str, found: Sequence[Dict[str, Any]]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / name, "a", encoding="utf-8") as f:
+        f.writelines(json.dumps(record) + "\n" for record in found)
+
+
+def test_check_shows_the_record_that_schema_recency_says_wins_not_the_last_one_read(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Two cells of one identity per mode, the winner read first: the later instant (an offset
+    # that sorts first as text) in strict, the canonical tie-break at equal times in non-strict.
+    later = make_cell("2.5.1", "add_one", "pass", "strict", finished_at="2025-01-01T11:00:00Z")
+    earlier = make_cell("2.5.1", "add_one", "fail", "strict", finished_at="2025-01-01T12:00:00+02:00")
+    tied = [
+        make_cell("2.5.1", "add_one", status, "non-strict", finished_at="2025-01-01T10:00:00+00:00")
+        for status in ("crash", "timeout")
+    ]
+    tied.sort(key=schema.recency, reverse=True)
+    expected = {"strict": max([later, earlier], key=schema.recency), "non-strict": max(tied, key=schema.recency)}
+    assert expected["strict"] is later and expected["non-strict"] is tied[0]  # neither is the last read
+
+    def fake_run(command: Any, env: Any, case: str, modes: Sequence[str], out: Path, *rest: Any) -> Optional[str]:
+        write_records(out, "torch-2.5.1_cpu_py3.11.jsonl", [later, earlier, *tied])
+        return None
+
+    monkeypatch.setattr(probe, "run_case", fake_run)
+    case_file = str(FIXTURES / "basic" / "add_one.py")
+    rows = check.check_target(check.Target(None), case_file, "add_one", ["strict", "non-strict"], tmp_path, 1.0)
+    assert [(r.mode, r.status) for r in rows] == [(mode, expected[mode]["status"]) for mode in ("strict", "non-strict")]
 
 
 def test_long_errors_are_cut_to_one_readable_line() -> None:
@@ -163,8 +204,8 @@ def test_a_failed_rows_diagnosis_is_listed_under_the_table_and_kept_whole_in_jso
         {"kind": "data-dependent-error", "message": "cannot decide u1 < 0", "frame": None, "count": 1},
         {"kind": "missing-fake-kernel", "message": "operator mylib.f", "frame": None, "count": 1},
     ]
-    found = [cell("strict", "fail", error_type="UserError", error_message="x", diagnosis=problems)]
-    (row,) = check.rows_for(found, "add_one", ["strict"], "2.9.1")
+    found = cell("strict", "fail", error_type="UserError", error_message="x", diagnosis=problems)
+    (row,) = check.rows_for(Probed(cells={"strict": found}), ["strict"], "2.9.1")
     text = check.format_rows([row], "text").splitlines()
     assert text[-3:] == [
         "draft_export on 2.5.1 strict:",
@@ -181,3 +222,44 @@ def test_current_without_torch_is_refused_before_anything_runs(monkeypatch: pyte
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
     with pytest.raises(CheckError, match="--torch current: this interpreter .* has no torch"):
         check.targets(["current"], None, None)
+
+
+def status_column(table: str, rows: int) -> List[str]:
+    """The status column of the first ``rows`` rows of a plain-text table, cut where its rule of dashes says."""
+    lines = table.splitlines()
+    header, rule = lines[0], lines[1]
+    start = header.index("status")
+    end = rule.index(" ", start)
+    return [line[start:end].strip() for line in lines[2 : 2 + rows]]
+
+
+def test_every_status_check_prints_is_a_schema_value(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    # One release per cell status, one whose environment does not install, one whose worker fails.
+    labels = ["2.1.2", "2.2.2", "2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1"]
+    outcomes = {label: Probed(cells={m: cell(m, s.value) for m in schema.MODES}) for label, s in zip(labels, Status)}
+    outcomes[labels[-2]] = Probed(env_error=env_error("no wheels"))
+    outcomes[labels[-1]] = Probed(problem="the worker did not finish in time")
+    assert len(outcomes) == len(Status) + 2
+    chosen = [check.Target(releases.default_matrix().resolve(label), "3.11") for label in labels]
+    monkeypatch.setattr(check, "targets", lambda words, variant, python: chosen)
+    monkeypatch.setattr(check, "probe_case", lambda spec, *rest: outcomes[spec.build.torch_version])
+    known = set(schema.STATUSES) | {value.value for value in NoCell}
+    for fmt in ("text", "json"):
+        assert check.main(check.CheckOptions(case=str(FIXTURES / "basic" / "add_one.py"), format=fmt, jobs=1)) == 0
+        captured = capsys.readouterr()
+        progress = [line.split()[-1] for line in captured.err.splitlines() if line.startswith("  ")]
+        rows = 2 * len(labels)  # one per release and mode
+        table = (
+            [row["status"] for row in json.loads(captured.out)] if fmt == "json" else status_column(captured.out, rows)
+        )
+        for shown in (progress, table):
+            assert len(shown) == rows
+            assert set(shown) == known  # schema values only, and every one of them appears
+
+
+def test_a_record_status_the_schema_does_not_know_is_refused_in_one_line() -> None:
+    odd = Probed(cells={"strict": cell("strict", "flaky")})
+    with pytest.raises(CheckError, match="status 'flaky', which this torch-export-matrix does not know"):
+        check.rows_for(odd, ["strict"], "2.5.1")
+    with pytest.raises(ValueError):
+        Row("2.5.1", "pypi", "3.11", "strict", "error")

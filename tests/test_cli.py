@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
+import inspect
 import re
 from typing import Dict, List
 
 import pytest
 
 from matrix import cli
+from matrix.options import DEFAULT_TIMEOUT_S
 
 from conftest import ROOT
 
@@ -89,3 +92,15 @@ def test_the_readme_table_of_run_options_is_its_help_word_for_word() -> None:
     text = README.read_text().split("## Commands\n", 1)[1]
     table = text.split("| option | meaning |\n| --- | --- |\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert table == expected, "README.md's table of run options should read:\n" + "\n".join(expected)
+
+
+@pytest.mark.parametrize("command", sorted(cli.COMMANDS))
+def test_every_command_takes_its_options_and_gives_a_cell_the_same_time(command: str) -> None:
+    module = importlib.import_module(cli.COMMANDS[command][0])
+    assert list(inspect.signature(module.main).parameters) == ["options"]
+    timeouts = [a for a in options_of(command) if "--timeout" in a.option_strings]
+    fields = {f.name: f.default for f in dataclasses.fields(module.OPTIONS)}
+    assert bool(timeouts) == ("timeout" in fields)
+    for action in timeouts:
+        assert action.default == fields["timeout"] == DEFAULT_TIMEOUT_S
+        assert "(default %g)" % DEFAULT_TIMEOUT_S in action.help

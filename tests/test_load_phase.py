@@ -301,7 +301,7 @@ def test_an_artifact_that_killed_the_load_command_is_a_crash_not_loaded_again(
     out.mkdir()
     path = out / loader.file_name(cells[0]["torch_version"], "cpu", cells[0]["python"])
     # What the journal holds when the command died while this artifact loaded: started, never recorded.
-    started = loader._journal_key((cells[0]["torch_version"], "cpu", cells[0]["python"], "add_one", "strict"))
+    started = loader.journal_key((cells[0]["torch_version"], "cpu", cells[0]["python"], "add_one", "strict"))
     entry = {"case": started[0], "mode": started[1], "run": started[2], "run_id": "dead", "started_at": "x"}
     Path(str(path) + ".journal").write_text(json.dumps(entry) + "\n")
     run_matrix("load", str(art), "--out", str(out), "--progress", "none")

@@ -322,3 +322,13 @@ def test_load_records_are_kept_once_per_saved_and_loaded_release_case_and_mode(t
     assert list(merged.files) == ["load_torch-2.9.1_pypi_py3.11.jsonl"]
     (kept,) = merged.files["load_torch-2.9.1_pypi_py3.11.jsonl"]
     assert kept["status"] == "pass" and not merged.flagged
+
+
+def test_the_record_kinds_merged_are_the_schemas(tmp_path: Path) -> None:
+    known = cell("2.4.1", "cpu", "kept", "strict", "pass", "2025-01-01T00:00:01Z")
+    odd = dict(known, kind="benchmark")
+    shard = merge.read_shard(str(write_shard(tmp_path / "shard.jsonl", [known, odd])))
+    assert shard.records == (known,)
+    assert shard.problems == ("%s:2: skipped a record of unknown kind 'benchmark'" % (tmp_path / "shard.jsonl"),)
+    for kind in schema.RECORD_KINDS:
+        assert "unknown kind" not in (merge.identity_problem({"kind": kind}) or "")

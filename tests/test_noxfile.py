@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib.metadata
 import io
 import json
 import os
@@ -239,7 +240,7 @@ def test_a_progress_bar_shows_its_final_line(tmp_path: Path) -> None:
 def runner_messages() -> List[str]:
     """Every message the worker's commands write themselves, with sample values in its % placeholders."""
     found: List[str] = []
-    sources = [(ROOT / "matrix" / "worker" / name).read_text() for name in ("runner.py", "loader.py", "progress.py")]
+    sources = [(ROOT / "matrix" / "worker" / name).read_text() for name in ("batch.py", "runner.py", "loader.py", "progress.py")]
     for node in (node for source in sources for node in ast.walk(ast.parse(source))):
         if not isinstance(node, ast.Call) or not node.args:
             continue
@@ -300,9 +301,13 @@ def test_a_real_run_puts_only_runner_lines_on_the_terminal(tmp_path: Path) -> No
 def test_the_run_session_logs_the_workers_output_and_names_the_log(tmp_path: Path) -> None:
     given = os.environ.get(environments.ENV_DIR_VARIABLE)
     out = tmp_path / "records"
-    env = dict(os.environ, EXPORT_MATRIX_TORCH="2.13.0+cpu", EXPORT_MATRIX_OUT=str(out))
+    # The session for the torch build this interpreter has, so that a reused environment is at hand.
+    installed = importlib.metadata.version("torch")
+    build = releases.default_matrix().resolve(installed)
+    env = dict(os.environ, EXPORT_MATRIX_TORCH=installed, EXPORT_MATRIX_OUT=str(out))
     env[environments.ENV_DIR_VARIABLE] = given or str(tmp_path / "envs")
-    session = "run(torch='2.13.0', variant='cpu')"
+    env.pop(environments.PYTHON_VARIABLE, None)  # the session runs this interpreter's Python
+    session = "run(torch='%s', variant='%s')" % (build.release.version, build.variant.name)
 
     def nox_run(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run(
@@ -312,7 +317,7 @@ def test_the_run_session_logs_the_workers_output_and_names_the_log(tmp_path: Pat
 
     done = nox_run("--select", "exportdb/cond_predicate", "--mode", "strict")
     assert done.returncode == 0, done.stderr[-3000:]
-    log = out / "logs" / "torch-2.13.0+cpu_cpu_py3.11.log"
+    log = out / "logs" / ("torch-%s_%s_py%d.%d.log" % (installed, build.variant.name, *sys.version_info[:2]))
     assert log.is_file() and "done: pass 1" in log.read_text()
     output = done.stdout + done.stderr
     assert "done: pass 1" in output

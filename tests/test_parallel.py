@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -49,26 +50,24 @@ def test_an_error_in_a_side_process_reaches_the_caller():
             list(side.map(refuse, ["a.jsonl"]))
 
 
-def slow_square(number: int) -> int:
+def slow_mark(folder: str, number: int) -> int:
     import time
 
-    time.sleep(0.2)
-    return number * number
+    time.sleep(0.2)  # long enough that the rest of the work is still queued when the error comes
+    open(os.path.join(folder, str(number)), "w").close()
+    return number
 
 
 @linux_only
-def test_an_error_drops_the_work_not_yet_started():
-    import time
-
-    started = time.perf_counter()
+def test_an_error_drops_the_work_not_yet_started(tmp_path: Path):
     with pytest.raises(ValueError, match="stop"):
         with parallel.pool(1) as side:
-            list(side.map(slow_square, range(2)))  # the side process works
-            pending = [side.submit(slow_square, n) for n in range(20)]
+            pending = [side.submit(slow_mark, str(tmp_path), n) for n in range(20)]
             raise ValueError("stop")
-    # Twenty queued tasks of 0.2 s each would take 4 s to wait for; at most the running ones finish.
-    assert time.perf_counter() - started < 2.5
-    assert len(pending) == 20
+    ran = sorted(int(path.name) for path in tmp_path.iterdir())
+    # Only what the side process had already taken ran; the rest of the twenty was dropped, not waited for.
+    assert ran == list(range(len(ran))) and len(ran) < len(pending) // 2
+    # How long the drop saves is a speed figure: benchmarks/side_processes.py measures it.
 
 
 def test_one_usable_core_runs_the_work_here(monkeypatch: pytest.MonkeyPatch):

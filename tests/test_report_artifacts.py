@@ -11,6 +11,7 @@ import pandas as pd
 from markdown_it import MarkdownIt
 
 from matrix import schema
+from matrix.records import artifacts as loads_table
 from matrix.records import store
 from matrix.report import artifacts as page
 from matrix.report import build as report
@@ -125,11 +126,16 @@ def test_record_text_stays_inert(tmp_path: Path) -> None:
 
 
 def test_two_writes_are_byte_identical(tmp_path: Path) -> None:
+    written = []
     for name in ("one", "two"):
         page.write(str(tmp_path / name), frame(loads()))
-    for path in (tmp_path / "one").rglob("*"):
-        if path.is_file():
-            assert path.read_bytes() == (tmp_path / "two" / path.relative_to(tmp_path / "one")).read_bytes(), path
+        folder = tmp_path / name
+        written.append({path.relative_to(folder): path.read_bytes() for path in folder.rglob("*") if path.is_file()})
+    one, two = written
+    assert {"artifacts.md", "loads.parquet"} <= {path.as_posix() for path in one}
+    assert one.keys() == two.keys()
+    for path, data in one.items():
+        assert data == two[path], path
 
 
 def test_without_charts_or_usable_records(tmp_path: Path) -> None:
@@ -145,6 +151,62 @@ def write_records(folder: Path, rows: List[Dict[str, Any]], name: str) -> None:
     with records.Writer(str(folder / name)) as writer:
         for row in rows:
             writer.write(row)
+
+
+def summary(*rows: Dict[str, Any], limit: int = 160) -> str:
+    return page.summary(loads_table.table(frame(list(rows))), limit)
+
+
+def test_summary_says_where_artifacts_load_and_from_where_they_fail() -> None:
+    records = [load("2.5.1", loaded, case=case) for loaded in ("2.5.1", "2.6.0", "2.9.1") for case in "ab"]
+    records += [
+        load("2.5.1", loaded, case=case, status="load-error", error_type="RuntimeError",
+             error_message="Serialized version (7, 3) does not match our current schema version (8, 1).\nmore")
+        for loaded in ("2.10.0", "2.11.0") for case in "ab"
+    ]  # fmt: skip
+    assert summary(*records) == (
+        "Artifacts saved on 2.5.1 (2): all load and match on 2.5.1–2.9.1; from 2.10.0 on, none loads and matches"
+        " (load-error: RuntimeError: Serialized version (7, 3) does not match our current schema version (8, 1).)."
+    )
+
+
+def test_summary_names_partial_loads_untried_releases_and_each_saving_release() -> None:
+    text = summary(
+        load("2.4.0", "2.3.0", status="not-applicable"),
+        load("2.4.0", "2.4.0"),
+        load("2.4.0", "2.4.0", case="b"),
+        load("2.4.0", "2.5.0"),
+        load("2.4.0", "2.5.0", case="b", status="run-error", error_type="TypeError", error_message="bad"),
+        load("2.5.0", "2.4.0", status="load-error", error_type="KeyError", error_message="no version"),
+        load("2.5.0", "2.5.0"),
+    )
+    assert text == (
+        "Artifacts saved on 2.4.0 (2): all load and match on 2.4.0; only 1 of 2 on 2.5.0 load and match (the others"
+        " most often run-error: TypeError: bad); 2.3.0 cannot load programs (no torch.export.load)."
+        " Artifacts saved on 2.5.0 (1): all load and match on 2.5.0; on 2.4.0 none loads and matches"
+        " (load-error: KeyError: no version)."
+    )
+    assert summary() == ""
+
+
+def test_summary_names_runs_of_releases_and_cuts_a_long_failure() -> None:
+    rows = [load("2.1.0", loaded) for loaded in ("2.1.0", "2.2.0", "2.4.0")]
+    rows += [
+        load("2.1.0", loaded, status="load-error", error_type="KeyError", error_message="x" * 300)
+        for loaded in ("2.3.0", "2.5.0")
+    ]
+    text = summary(*rows, limit=40)
+    assert text.startswith("Artifacts saved on 2.1.0 (1): all load and match on 2.1.0–2.2.0, 2.4.0; on 2.3.0, 2.5.0 ")
+    cause = text[text.index("(load-error") + 1 : -2]
+    assert cause == "load-error: KeyError: " + "x" * 17 + "…" and len(cause) == 40
+
+
+def test_failure_names_status_class_and_first_line_of_what_is_there() -> None:
+    assert page.failure(loads_table.Failure("load-error", "KeyError", "no 'version'")) == (
+        "load-error: KeyError: no 'version'"
+    )
+    assert page.failure(loads_table.Failure("crash")) == "crash"
+    assert page.failure(loads_table.Failure("run-error", "", "bad")) == "run-error: bad"
 
 
 def test_the_report_writes_the_page_only_with_load_records(tmp_path: Path) -> None:

@@ -84,6 +84,33 @@ def test_mode_disagreements_leave_out_not_applicable(tmp_path: Path):
     assert found.iloc[0]["strict_error"] == "torch._dynamo.exc.Unsupported: graph break"
 
 
+def test_mode_counts_say_per_environment_which_mode_alone_passes(tmp_path: Path):
+    rows = [
+        cell("2.10.0", "x", "fail"),
+        cell("2.10.0", "x", "pass", mode="non-strict"),
+        cell("2.9.1", "x", "pass"),
+        cell("2.9.1", "x", "mismatch", mode="non-strict"),
+        cell("2.9.1", "y", "crash"),
+        cell("2.9.1", "y", "fail", mode="non-strict"),
+        cell("2.9.1", "z", "pass"),
+        cell("2.9.1", "z", "pass", mode="non-strict"),
+        # Not in both modes, or not applicable in one: counted nowhere.
+        cell("2.9.1", "w", "pass"),
+        cell("2.9.1", "v", "pass"),
+        cell("2.9.1", "v", "not-applicable", mode="non-strict"),
+        cell("2.8.0", "u", "pass"),
+    ]
+    table = load(tmp_path, rows)
+    found = tables.mode_counts(table)
+    assert list(found.columns) == tables.MODE_COUNT_COLUMNS
+    assert found.drop(columns=["variant", "python"]).values.tolist() == [
+        ["2.9.1", 3, 2, 1, 0, 1],
+        ["2.10.0", 1, 1, 0, 1, 0],
+    ]
+    assert tables.mode_counts(table, tables.mode_disagreements(table)).equals(found)
+    assert tables.mode_counts(table[table["release"] == "2.8.0"]).empty
+
+
 @pytest.mark.parametrize(
     "expected, mode, status, holds",
     [

@@ -362,3 +362,73 @@ def test_series_lists_each_variant_with_the_releases_no_other_variant_holds():
     chains = transitions.series({"pypi": ["2.9.1", "2.15.0"], "cpu": ["2.9.1+cpu", "2.13.0+cpu"]})
     assert chains["pypi"] == [("pypi", "2.9.1"), ("cpu", "2.13.0+cpu"), ("pypi", "2.15.0")]
     assert chains["cpu"] == [("cpu", "2.9.1+cpu"), ("cpu", "2.13.0+cpu"), ("pypi", "2.15.0")]
+
+
+# --- steps: the release transitions the report's pages render ------------------------------------
+
+
+def steps(rows: List[Dict[str, Any]]) -> List[transitions.Step]:
+    table = pd.DataFrame(rows)
+    compared = transitions.pairs(table)
+    return transitions.steps(compared, transitions.collect(compared))
+
+
+def test_steps_group_pairs_and_moves_by_release_transition_in_release_order():
+    rows = [
+        passing("2.10.0", case="a"),
+        cell("2.9.0", "fail", case="a"),
+        passing("2.8.0", case="a"),
+        passing("2.8.0", case="b"),
+        passing("2.9.0", case="b"),
+        cell("2.10.0", "crash", case="b"),
+    ]
+    found = steps(rows)
+    assert [(s.before, s.after) for s in found] == [("2.8.0", "2.9.0"), ("2.9.0", "2.10.0")]
+    first, second = found
+    assert sorted(b["case"] for b, _ in first.pairs) == ["a", "b"]
+    assert [(m["kind"], m["case"]) for m in first.moves] == [("regression", "a")]
+    assert (second.count("regression"), second.count("fix"), second.count("regression", "fix")) == (1, 1, 2)
+    assert [m["case"] for m in second.of("fix")] == ["a"] and second.of("slowdown") == []
+    # A step holds the pairs compared even where nothing changed.
+    (quiet,) = steps([passing("2.1.0"), passing("2.2.0")])
+    assert len(quiet.pairs) == 1 and quiet.moves == ()
+
+
+def test_a_step_says_which_pairs_could_not_be_compared_and_which_could_be_timed():
+    fast, slow = [0.20, 0.21, 0.19, 0.20, 0.22], [0.60, 0.62, 0.61, 0.59, 0.63]
+    rows = [
+        passing("2.1.0", case="same"),
+        passing("2.2.0", case="same"),
+        passing("2.1.0", case="rehashed", fingerprint_version=1),
+        passing("2.2.0", case="rehashed", fingerprint_version=2),
+        passing("2.1.0", case="unnamed", fingerprint_version=None),
+        passing("2.2.0", case="unnamed", fingerprint_version=None),
+        timed("2.1.0", fast, case="timed"),
+        dict(timed("2.2.0", slow, case="timed"), status="mismatch"),
+        timed("2.1.0", fast[:4], case="few"),
+        timed("2.2.0", slow, case="few"),
+        cell("2.1.0", "fail", case="broken"),
+        cell("2.2.0", "fail", case="broken"),
+    ]
+    (step,) = steps(rows)
+    assert sorted(b["case"] for b, _ in step.incomparable) == ["rehashed", "unnamed"]
+    assert sorted(b["case"] for b, _ in step.exported) == ["few", "rehashed", "same", "timed", "unnamed"]
+    assert [b["case"] for b, _ in step.timed] == ["timed"]
+    # What the step counts is what compare judged on: the timed pair is the one with a slowdown.
+    assert [m["case"] for m in step.of("slowdown")] == ["timed"]
+
+
+@pytest.mark.parametrize(
+    "old, new, expected", [(1, 1, 1), (2.0, 2, 2), (1, 2, None), (None, 1, None), (math.nan, math.nan, None)]
+)
+def test_scheme_is_the_known_fingerprint_version_both_cells_share(old: Any, new: Any, expected: Any):
+    assert transitions.scheme({"fingerprint_version": old}, {"fingerprint_version": new}) == expected
+
+
+def test_timeable_needs_both_cells_exported_with_enough_runs():
+    runs = [0.1] * transitions.MIN_RUNS
+    assert transitions.timeable(timed("2.1.0", runs), dict(timed("2.2.0", runs), status="mismatch"))
+    assert not transitions.timeable(timed("2.1.0", runs[1:]), timed("2.2.0", runs))
+    assert not transitions.timeable(dict(timed("2.1.0", runs), status="fail"), timed("2.2.0", runs))
+    assert transitions.both_exported(cell("2.1.0", "mismatch"), passing("2.2.0"))
+    assert not transitions.both_exported(cell("2.1.0", "crash"), passing("2.2.0"))

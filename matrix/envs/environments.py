@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 from .. import __version__
-from ..schema import SCHEMA_VERSION
-from ..worker import records
+from ..schema import SCHEMA_VERSION, first_line
+from ..worker import dependencies, records
 from .install import (
     OUTPUT_TAIL,
     BuildUnavailable,
@@ -53,15 +53,27 @@ def _stderr(line: str) -> None:
 
 @dataclass(frozen=True)
 class Spec:
-    """What one environment must hold: a torch build for one Python version."""
+    """What one environment must hold: a torch build for one Python version, and a case's dependency set.
+
+    The one place that decides which environment a cell needs: a release's base environment
+    holds torch and its pins alone; each dependency set (``dependencies.set_key``) has its
+    own, with torch pinned to the same build. ``name`` is its folder and record file.
+    """
 
     build: Build
     python: str
+    dependency_set: str = ""
 
     @property
     def name(self) -> str:
-        """``torch-2.4.1+cpu_cpu_py3.11``: the record file's name without its suffix."""
-        return records.env_file_name(self.build.torch_version, self.build.variant.name, self.python)[: -len(".jsonl")]
+        """``torch-2.4.1+cpu_cpu_py3.11`` (``..._deps-1a2b3c4d`` for a set): the record file's name less its suffix."""
+        base = records.env_file_name(self.build.torch_version, self.build.variant.name, self.python)[: -len(".jsonl")]
+        return base + dependencies.set_suffix(self.dependency_set)
+
+    @property
+    def base(self) -> Spec:
+        """The release's base environment: torch and its pins alone."""
+        return Spec(self.build, self.python)
 
     @property
     def torch_requirement(self) -> str:
@@ -73,7 +85,11 @@ class Spec:
 
     @property
     def requirements(self) -> List[str]:
-        return [self.torch_requirement, *self.build.release.requirements]
+        return [self.torch_requirement, *self.build.release.requirements, *self.dependencies]
+
+    @property
+    def dependencies(self) -> Tuple[str, ...]:
+        return dependencies.key_requirements(self.dependency_set)
 
 
 @dataclass(frozen=True)
@@ -268,6 +284,25 @@ def is_ready(spec: Spec, envs: Optional[Path] = None) -> bool:
     return _torch_ready(path, spec, _read_marker(path))
 
 
+def _distributions(python: Path) -> Dict[str, str]:
+    code = (
+        "import importlib.metadata as m, json; "
+        "print(json.dumps({d.metadata['Name'].lower(): d.version for d in m.distributions() if d.metadata['Name']}))"
+    )
+    done = run_captured([str(python), "-c", code])
+    try:
+        found = json.loads(done.stdout) if done.returncode == 0 else {}
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
+def added_packages(base: Path, python: Path) -> Dict[str, str]:
+    """What ``python``'s environment has beyond the base's: distributions (name: version) new or in another version."""
+    before, after = _distributions(base), _distributions(python)
+    return {name: version for name, version in sorted(after.items()) if before.get(name) != version}
+
+
 def installed_torch(python: Path) -> str:
     done = run_captured([str(python), "-c", "import importlib.metadata as m; print(m.version('torch'))"])
     return done.stdout.strip() if done.returncode == 0 else ""
@@ -288,6 +323,10 @@ def prepare(
     marker = {} if force else _read_marker(path)
     if _torch_ready(path, spec, marker):
         return Environment(spec, path, worker, reused=True)
+    base: Optional[Environment] = None
+    if spec.dependency_set:
+        # A set's environment takes torch from the same cache; its record lists what the set added to the base.
+        base = prepare(spec.base, envs, tool, sources, force=False, log=log)
 
     started = time.perf_counter()
     build = spec.build
@@ -303,13 +342,19 @@ def prepare(
     interpreter = find_interpreter(spec.python)
     if interpreter is None and tool.name != "uv":  # uv finds (or fetches) interpreters itself
         raise PythonUnavailable("no Python %s interpreter found for %s" % (spec.python, spec.name))
-    log(
-        "installing torch %s (%s) for Python %s with %s into %s (%s)"
-        % (build.torch_version, build.variant.name, spec.python, tool.name, path, _expected_size(build))
-    )
+    if spec.dependency_set:
+        log(
+            "installing %s beside torch %s (%s) for Python %s with %s into %s"
+            % (spec.dependency_set, build.torch_version, build.variant.name, spec.python, tool.name, path)
+        )
+    else:
+        log(
+            "installing torch %s (%s) for Python %s with %s into %s (%s)"
+            % (build.torch_version, build.variant.name, spec.python, tool.name, path, _expected_size(build))
+        )
     if hasattr(tool, "echo"):
         tool.echo = log
-    if path.exists():
+    if path.exists():  # a half-installed environment has no marker: it is removed, never used
         shutil.rmtree(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tool.create(path, interpreter or spec.python)
@@ -327,6 +372,9 @@ def prepare(
         "installed_at": _now(),
         "seconds": round(seconds, 2),
     }
+    if base is not None:
+        record["dependency_set"] = spec.dependency_set
+        record["added"] = added_packages(base.python, python_in(path))
     with open(path / MARKER, "w", encoding="utf-8") as f:
         json.dump(record, f, indent=1, sort_keys=True)
     return Environment(spec, path, worker, reused=False, seconds=seconds)
@@ -346,20 +394,20 @@ def _now() -> str:
 
 
 def env_error_file(spec: Spec) -> str:
-    return "env-error_" + records.env_file_name(spec.build.torch_version, spec.build.variant.name, spec.python)
+    return "env-error_%s.jsonl" % spec.name
 
 
 def env_error_record(spec: Spec, error: InstallError) -> Dict[str, object]:
     cls = type(error)
-    message = str(error).strip().splitlines()
     return {
         "schema_version": SCHEMA_VERSION,
         "kind": "env-error",
         "torch_version": spec.build.torch_version,
         "variant": spec.build.variant.name,
         "python": spec.python,
+        "dependency_set": spec.dependency_set or None,
         "error_type": "%s.%s" % (cls.__module__, cls.__qualname__),
-        "error_message": message[0] if message else cls.__name__,
+        "error_message": first_line(str(error), limit=None) or cls.__name__,
         "installer_output": error.output[-OUTPUT_TAIL:] if error.output else None,
         "finished_at": _now(),
     }
@@ -379,18 +427,23 @@ def prepare_or_record(
     A successful install removes the record an earlier failure left, so reports do not
     show an environment as both broken and working.
     """
-    record_path = Path(out) / env_error_file(spec)
     try:
         environment = prepare(spec, envs, tool, sources, force, log)
     except InstallError as error:
-        Path(out).mkdir(parents=True, exist_ok=True)
-        record_path.unlink(missing_ok=True)
-        with records.Writer(str(record_path)) as writer:
-            writer.write(env_error_record(spec, error))
-        log("could not install %s: %s (recorded in %s)" % (spec.name, error, record_path))
+        record_env_error(spec, out, error, log)
         return None
-    record_path.unlink(missing_ok=True)
+    (Path(out) / env_error_file(spec)).unlink(missing_ok=True)
     return environment
+
+
+def record_env_error(spec: Spec, out: Path, error: InstallError, log: Log = _stderr) -> None:
+    """Write the env-error record of ``spec`` in ``out``, in place of an earlier one."""
+    record_path = Path(out) / env_error_file(spec)
+    Path(out).mkdir(parents=True, exist_ok=True)
+    record_path.unlink(missing_ok=True)
+    with records.Writer(str(record_path)) as writer:
+        writer.write(env_error_record(spec, error))
+    log("could not install %s: %s (recorded in %s)" % (spec.name, error, record_path))
 
 
 # --- after installing ---------------------------------------------------------------------------------

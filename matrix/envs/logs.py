@@ -21,17 +21,16 @@ from pathlib import Path
 from typing import IO, Deque, List, Optional, Sequence
 
 # The lines the worker's commands (run, load) write themselves, and the one-line errors of matrix/errors.py.
-# tests/test_noxfile.py checks every message of runner.py, loader.py and progress.py against this list.
+# tests/test_noxfile.py checks every message of batch.py, runner.py, loader.py and progress.py against this list.
 RUNNER_LINE = re.compile(
     r"\[\d+/\d+\] "  # a cell ended: "[3/264] pass  1.02s torch-2.4.1/strict/case"
-    r"|torch \S+ \(\S+\): \d+ (?:cells|artifacts)"  # the plan: selected, already recorded, to run, the file
+    r"|torch \S+ \(\S+\): (?:\d+ \w+s, |nothing selected)"  # the plan: selected, recorded, to do, the file
     r"|importing torch"
     r"|detected the capabilities"
-    r"|running \d+ cells"
+    r"|\w+ \d+ \w+s(?: again)?, (?:\d+|one) at a time"  # "running 264 cells, 2 at a time", "loading ..."
     r"|warming up"
-    r"|crash \(runner died"  # a cell an earlier, killed run was in
-    r"|crash \(the loader died"  # the same for an artifact of `load`
-    r"|loading "  # `load`: how many at a time
+    r"|imported \S+.* once, before forking"  # a case's libraries, imported in the parent
+    r"|crash \(the runner died"  # a cell or artifact an earlier, killed run was in
     r"|warning: "  # the runner's warnings; Python's own read "FILE:LINE: FutureWarning: ..."
     r"|done: "
     r"|export-matrix \w+: "  # an error or an interrupt

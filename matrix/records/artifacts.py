@@ -1,4 +1,4 @@
-"""Programs saved on one release and loaded on another: the load table, its heatmap, summary and regressions.
+"""Programs saved on one release and loaded on another: the load table, its heatmap, reach and regressions.
 
 Pure functions over ``Store.loads`` (one row per load record, columns ``schema.LOAD_KEYS``).
 
@@ -7,7 +7,8 @@ Pure functions over ``Store.loads`` (one row per load record, columns ``schema.L
 - :func:`heatmap`: per mode, saving × loading environment, the share of artifacts that load and
   reproduce the saved outputs (``pass``) among those the loading release could try (all but
   not applicable).
-- :func:`summary`: one paragraph, per saving environment: where its artifacts load and where not.
+- :func:`reach`: per saving environment, where its artifacts load and match, where some or none
+  do (with the most common failure), and where loading cannot be tried.
 - :func:`regressions`: ``load-regression``, a loading release that does worse with an artifact
   (same saving environment, case and mode) than the loading release before it, statuses ranked
   pass > mismatch > run-error > load-error = crash = timeout. Loading releases are taken in
@@ -19,12 +20,13 @@ from __future__ import annotations
 
 import collections
 import math
-from typing import Any, Dict, List, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import pandas as pd
 
 from matrix.records import store
-from matrix.schema import LOAD_IDENTITY, LOAD_KEYS, LOAD_STATUSES, MODES, LoadStatus, load_rank, recency
+from matrix.schema import LOAD_IDENTITY, LOAD_KEYS, LOAD_STATUSES, MODES, LoadStatus, first_line, load_rank, recency
 
 SAVED_ENV = ["saved_torch_version", "saved_variant", "saved_python"]
 LOADED_ENV = ["torch_version", "variant", "python"]
@@ -135,50 +137,67 @@ def heatmap(loads: pd.DataFrame) -> pd.DataFrame:
     return grouped[HEATMAP_COLUMNS]
 
 
-def spans(chosen: Sequence[str], order: Sequence[str]) -> str:
-    """Labels as runs of consecutive members of ``order``: ``2.5.1–2.9.1, 2.13.0+cpu``."""
-    wanted = set(chosen)
-    parts: List[str] = []
-    run: List[str] = []
-    for label in [*order, None]:
-        if label is not None and label in wanted:
-            run.append(label)
-            continue
-        if run:
-            parts.append(run[0] if len(run) == 1 else "%s–%s" % (run[0], run[-1]))
-            run = []
-    return ", ".join(parts)
+@dataclass(frozen=True)
+class Failure:
+    """What a failing load said: its status, error class and the first line of its message ("" where none)."""
+
+    status: str
+    error_type: str = ""
+    message: str = ""
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> Failure:
+        error_type = row.get("error_type")
+        return cls(
+            str(row.get("status")),
+            error_type if isinstance(error_type, str) else "",
+            first_line(row.get("error_message"), limit=None),
+        )
 
 
-def _first_line(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        return ""
-    return value.strip().splitlines()[0]
+@dataclass(frozen=True)
+class Partial:
+    """A loading environment on which only some of the artifacts it tried load and match."""
+
+    loaded: str
+    passed: int
+    tried: int
 
 
-def failure(row: Dict[str, Any]) -> str:
-    """A failing load in a few words: ``load-error: RuntimeError: Serialized version … does not match …``."""
-    parts = [str(row.get("status"))]
-    for value in (row.get("error_type"), _first_line(row.get("error_message"))):
-        if isinstance(value, str) and value:
-            parts.append(value)
-    return ": ".join(parts)
+@dataclass(frozen=True)
+class Reach:
+    """Where the artifacts saved on one environment load and match; loading labels in version order.
 
-
-def summary(loads: pd.DataFrame, limit: int = 160) -> str:
-    """One paragraph over a :func:`table`: per saving environment, where its artifacts load and match.
-
-    E.g. "Artifacts saved on 2.5.1 (14): all load and match on 2.5.1–2.9.1; from 2.10.0 on, none loads
-    and matches (load-error: RuntimeError: Serialized version …)." Plain text: the page escapes it.
+    Each loading environment that holds a load of them is in one of ``passing`` (every artifact
+    it tried passes), ``partial``, ``failing`` (none passes) or ``untried`` (it tried none: no
+    ``torch.export.load``).
     """
+
+    saved: str
+    artifacts: int  # the (case, mode) pairs saved
+    passing: Tuple[str, ...]
+    partial: Tuple[Partial, ...]
+    failing: Tuple[str, ...]
+    untried: Tuple[str, ...]
+    # The first failing environment, when the failing ones (two or more) are the newest ones and
+    # come after a passing one: the artifacts stopped loading there for good.
+    failing_from: Optional[str]
+    failing_cause: Optional[Failure]  # the most common failure on the failing environments
+    partial_cause: Optional[Failure]  # the most common failure on the partial ones
+
+
+def reach(loads: pd.DataFrame) -> List[Reach]:
+    """Per saving environment of a :func:`table`, in version order: where its artifacts load and match."""
     if loads.empty:
-        return ""
+        return []
     saved_order, loaded_order = orders(loads)
-    sentences = []
+    found = []
     for saved in saved_order:
         mine = loads[loads["saved"] == saved]
-        count = len(mine.drop_duplicates(["case", "mode"]))
-        good, some, none, untried = [], [], [], []
+        passing: List[str] = []
+        partial: List[Partial] = []
+        failing: List[str] = []
+        untried: List[str] = []
         for loaded in loaded_order:
             here = mine[mine["loaded"] == loaded]
             if here.empty:
@@ -188,51 +207,43 @@ def summary(loads: pd.DataFrame, limit: int = 160) -> str:
             if tried.empty:
                 untried.append(loaded)
             elif passed == len(tried):
-                good.append(loaded)
+                passing.append(loaded)
             elif passed:
-                some.append(loaded)
+                partial.append(Partial(loaded, passed, len(tried)))
             else:
-                none.append(loaded)
-        clauses = []
-        if good:
-            clauses.append("all load and match on %s" % spans(good, loaded_order))
-        if none:
-            held = [loaded for loaded in loaded_order if loaded in set(mine["loaded"])]
-            # "From X on" only where every later loading release fails and an earlier one passed.
-            tail = (
-                len(none) > 1
-                and bool(good)
-                and held[-len(none) :] == none
-                and held.index(none[0]) > held.index(good[-1])
+                failing.append(loaded)
+        held = [loaded for loaded in loaded_order if loaded in set(mine["loaded"])]
+        for_good = (
+            len(failing) > 1
+            and bool(passing)
+            and held[-len(failing) :] == failing
+            and held.index(failing[0]) > held.index(passing[-1])
+        )
+        found.append(
+            Reach(
+                saved=saved,
+                artifacts=len(mine.drop_duplicates(["case", "mode"])),
+                passing=tuple(passing),
+                partial=tuple(partial),
+                failing=tuple(failing),
+                untried=tuple(untried),
+                failing_from=failing[0] if for_good else None,
+                failing_cause=_common_failure(mine[mine["loaded"].isin(failing)]),
+                partial_cause=_common_failure(mine[mine["loaded"].isin([p.loaded for p in partial])]),
             )
-            where = ("from %s on," % none[0]) if tail else "on %s" % spans(none, loaded_order)
-            clauses.append(
-                "%s none loads and matches (%s)" % (where, _common_failure(mine[mine["loaded"].isin(none)], limit))
-            )
-        if some:
-            counts = []
-            for loaded in some:
-                tried = mine[(mine["loaded"] == loaded) & (mine["status"] != LoadStatus.NOT_APPLICABLE.value)]
-                counts.append("%d of %d on %s" % (int((tried["status"] == "pass").sum()), len(tried), loaded))
-            failing = _common_failure(mine[mine["loaded"].isin(some)], limit)
-            clauses.append("only %s load and match (the others most often %s)" % (", ".join(counts), failing))
-        if untried:
-            clauses.append("%s cannot load programs (no torch.export.load)" % spans(untried, loaded_order))
-        text = "Artifacts saved on %s (%d): %s" % (saved, count, "; ".join(clauses))
-        sentences.append(text + ".")
-    return " ".join(sentences)
+        )
+    return found
 
 
-def _common_failure(rows: pd.DataFrame, limit: int) -> str:
-    """The most common failure among ``rows`` (status and error type), shown with its first message."""
+def _common_failure(rows: pd.DataFrame) -> Optional[Failure]:
+    """The most common failure among ``rows`` (status and error type), with its first message; None if none failed."""
     failing = rows[~rows["status"].isin([LoadStatus.PASS.value, LoadStatus.NOT_APPLICABLE.value])]
     if failing.empty:
-        return "no failure recorded"
+        return None
     counts = collections.Counter(zip(failing["status"], failing["error_type"].map(lambda v: v or "")))
     (status, error_type), _ = min(counts.items(), key=lambda item: (-item[1], item[0]))
     first = failing[(failing["status"] == status) & (failing["error_type"].map(lambda v: v or "") == error_type)]
-    text = failure(first.iloc[0].to_dict())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return Failure.of(first.iloc[0].to_dict())
 
 
 def regressions(loads: pd.DataFrame) -> pd.DataFrame:
@@ -294,10 +305,10 @@ def _regression(before: Dict[str, Any], after: Dict[str, Any]) -> Dict[str, Any]
     return row
 
 
-def errors(loads: pd.DataFrame) -> List[Tuple[str, List[Tuple[str, str]]]]:
-    """The failures of a :func:`table` (or part of one) grouped by :func:`failure` text: each with its
+def errors(loads: pd.DataFrame) -> List[Tuple[Failure, List[Tuple[str, str]]]]:
+    """The failures of a :func:`table` (or part of one) grouped by :class:`Failure`: each with its
     (saved, loaded) pairs, groups in order of first appearance."""
-    groups: Dict[str, List[Tuple[str, str]]] = {}
+    groups: Dict[Failure, List[Tuple[str, str]]] = {}
     for row in loads[~loads["status"].isin(["pass"])].to_dict("records"):
-        groups.setdefault(failure(row), []).append((str(row["saved"]), str(row["loaded"])))
+        groups.setdefault(Failure.of(row), []).append((str(row["saved"]), str(row["loaded"])))
     return list(groups.items())

@@ -34,12 +34,11 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from matrix.errors import UserError
 from matrix.options import from_namespace, is_safe_name
-from matrix.schema import ENV_KEY, IDENTITY, LOAD_IDENTITY, SAVED_ENV_KEY, identity, recency
+from matrix.schema import ENV_KEY, IDENTITY, LOAD_IDENTITY, RECORD_KINDS, SAVED_ENV_KEY, identity, recency
 from matrix.worker import records as records_mod
 
 REPORT_NAME = "merge-report.json"
 CELL_REQUIRED = IDENTITY[:5]  # a missing ``run`` means the first (0)
-KINDS = ("cell", "environment", "env-error", "load")
 
 Record = Dict[str, Any]
 Identity = Tuple[Any, ...]
@@ -113,7 +112,7 @@ def identity_problem(record: Record) -> Optional[str]:
     cell's case and mode must be text.
     """
     kind = record.get("kind")
-    if kind not in KINDS:
+    if kind not in RECORD_KINDS:
         return "of unknown kind %r" % (kind,)
     needed = CELL_REQUIRED if kind == "cell" else LOAD_IDENTITY if kind == "load" else ENV_KEY
     missing = [key for key in needed if record.get(key) is None]
@@ -152,7 +151,7 @@ def read_shard(path: str) -> Shard:
             continue
         where = "%s:%d" % (path, line)
         kind = record.get("kind")
-        noun = "a %s record" % kind if kind in KINDS else "a record"
+        noun = "a %s record" % kind if kind in RECORD_KINDS else "a record"
         problems.append("%s: skipped %s %s" % (where, noun, problem))
     kinds = {record["kind"] for record in kept}
     if "environment" in kinds and "cell" not in kinds:
@@ -313,19 +312,19 @@ class MergeOptions:
 OPTIONS = MergeOptions
 
 
-def main(args: MergeOptions) -> int:
-    inputs = shard_files(list(args.shards))
+def main(options: MergeOptions) -> int:
+    inputs = shard_files(list(options.shards))
     if not inputs:
-        raise MergeError("no record files (*.jsonl) in %s" % " ".join(args.shards))
-    check_output_folder(args.out, inputs)
+        raise MergeError("no record files (*.jsonl) in %s" % " ".join(options.shards))
+    check_output_folder(options.out, inputs)
     shards = [read_shard(path) for path in inputs]
     merged = merge(shards)
-    write(merged, inputs, args.out)
+    write(merged, inputs, options.out)
     for shard in merged.flagged:
         for problem in shard.problems:
             print("export-matrix merge: warning: %s" % problem, file=sys.stderr)
-    if not args.quiet:
-        print(summary_line(merged, len(inputs), args.out))
+    if not options.quiet:
+        print(summary_line(merged, len(inputs), options.out))
     return 0
 
 

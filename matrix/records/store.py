@@ -377,10 +377,14 @@ def _env_errors(rows: List[Dict[str, Any]]) -> pd.DataFrame:
     if frame.empty:
         return frame
     frame = frame.dropna(subset=["torch_version"])
-    frame = frame.assign(variant=frame["variant"].fillna(""), python=frame["python"].fillna(""))
+    frame = frame.assign(
+        variant=frame["variant"].fillna(""),
+        python=frame["python"].fillna(""),
+        dependency_set=frame["dependency_set"].fillna(""),  # "": the base environment, torch alone
+    )
     # A failed install retried later leaves several env-errors; the latest says what is wrong now.
     frame = frame.assign(_finished=frame["finished_at"].map(lambda v: v if isinstance(v, str) else ""))
     frame = frame.sort_values("_finished", kind="stable").drop_duplicates(
-        ["torch_version", "variant", "python"], keep="last"
+        ["torch_version", "variant", "python", "dependency_set"], keep="last"
     )
     return sort_cells(frame.drop(columns=["_finished"]))

@@ -27,7 +27,7 @@ import pandas as pd
 
 from matrix.errors import UserError
 from matrix.records import store
-from matrix.schema import APPLICABLE, MODES, STAGE_ERROR, STAGES, STATUSES, WORST_FIRST, rank
+from matrix.schema import APPLICABLE, MODES, STAGE_ERROR, STAGES, STATUSES, WORST_FIRST, first_line, rank
 
 KEY = ["release", "variant", "python", "case", "mode"]
 # What a record measures of its run: a cell's are the medians over its runs.
@@ -199,6 +199,38 @@ def mode_disagreements(table: pd.DataFrame) -> pd.DataFrame:
     return store.sort_cells(both, release="release", extra=["case"])[columns]
 
 
+MODE_COUNT_COLUMNS = [
+    "release", "variant", "python", "both_modes", "disagree", "strict_only", "non_strict_only", "other",
+]  # fmt: skip
+
+
+def mode_counts(table: pd.DataFrame, disagreements: Optional[pd.DataFrame] = None) -> pd.DataFrame:
+    """Per environment, the cases run in both modes (both applicable) and how their modes compare.
+
+    ``disagree`` counts the cases whose modes end differently: ``strict_only`` where only strict
+    passes, ``non_strict_only`` where only non-strict passes, ``other`` where neither does.
+    ``disagreements`` is :func:`mode_disagreements` of ``table``, where it is at hand.
+    Environments without a case in both modes are left out; rows in report order.
+    """
+    env = ["release", "variant", "python"]
+    usable = table[table["status"].isin(APPLICABLE)]
+    both = usable.groupby([*env, "case"]).size()
+    both = both[both == len(MODES)].reset_index()
+    if both.empty:
+        return pd.DataFrame(columns=MODE_COUNT_COLUMNS)
+    found = mode_disagreements(table) if disagreements is None else disagreements
+    cases = both.groupby(env).size()
+    envs = store.sort_cells(both[env].drop_duplicates(), release="release")
+    rows = []
+    for key in envs.itertuples(index=False, name=None):
+        mine = found[(found["release"] == key[0]) & (found["variant"] == key[1]) & (found["python"] == key[2])]
+        strict_only = int(((mine["strict"] == "pass") & (mine["non-strict"] != "pass")).sum())
+        loose_only = int(((mine["non-strict"] == "pass") & (mine["strict"] != "pass")).sum())
+        other = len(mine) - strict_only - loose_only
+        rows.append([*key, int(cases[key]), len(mine), strict_only, loose_only, other])
+    return pd.DataFrame(rows, columns=MODE_COUNT_COLUMNS)
+
+
 def stage_failures(table: pd.DataFrame) -> pd.DataFrame:
     """Passing cells whose exported program fails a later stage: one row per cell and failing stage.
 
@@ -226,14 +258,14 @@ def signatures(table: pd.DataFrame) -> pd.DataFrame:
     if failing.empty:
         return pd.DataFrame(columns=columns)
     kind = failing["error_type"].map(lambda v: v if isinstance(v, str) else "")
-    line = failing["error_message"].map(_first_line)
+    line = failing["error_message"].map(lambda message: first_line(message, limit=None))
     keyed = failing.assign(_type=kind, _line=line)
     rows = []
-    for (error_type, first_line), group in keyed.groupby(["_type", "_line"], sort=False):
+    for (error_type, message), group in keyed.groupby(["_type", "_line"], sort=False):
         rows.append(
             {
                 "error_type": error_type,
-                "first_line": first_line,
+                "first_line": message,
                 "cells": len(group),
                 "cases": group["case"].nunique(),
                 "statuses": sorted(set(group["status"]), key=FAILING.index),
@@ -244,11 +276,6 @@ def signatures(table: pd.DataFrame) -> pd.DataFrame:
     found = pd.DataFrame(rows, columns=columns)
     found = found.sort_values(["cells", "error_type", "first_line"], ascending=[False, True, True], kind="stable")
     return found.reset_index(drop=True)
-
-
-def _first_line(message: object) -> str:
-    lines = message.strip().splitlines() if isinstance(message, str) else []
-    return lines[0].strip() if lines else ""
 
 
 def _error_line(table: pd.DataFrame) -> pd.Series:

@@ -39,6 +39,11 @@ Kinds (KINDS), each claimed only on evidence a reader can trust:
   faster side beyond chance: a one-sided Mann-Whitney test gives p ≤ MAX_P. With 5 runs
   a side that holds only when the two sides' ranges of times are disjoint; with more runs,
   a few overlapping outliers are allowed. A single run never claims a timing change.
+
+Steps. :func:`steps` groups the compared pairs and their transitions by release transition
+(:class:`Step`), with what was compared: the passing pairs whose graphs cannot be compared,
+the pairs exported on both sides and those with enough runs for a timing claim. The report's
+pages render these; they judge nothing themselves.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ import functools
 import math
 import numbers
 import statistics
+from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
 import pandas as pd
@@ -138,6 +144,56 @@ def pairs(table: pd.DataFrame, releases: Optional[Mapping[str, Sequence[str]]] =
     return found
 
 
+@dataclass(frozen=True)
+class Step:
+    """One release transition: the pairs of cells compared (older, newer) and the transitions found between them."""
+
+    before: str
+    after: str
+    pairs: Tuple[Tuple[Row, Row], ...]
+    moves: Tuple[Row, ...]
+
+    def count(self, *kinds: str) -> int:
+        """The transitions of these kinds."""
+        return sum(1 for m in self.moves if m["kind"] in kinds)
+
+    def of(self, *kinds: str) -> List[Row]:
+        """The transitions of these kinds, in :func:`find`'s order."""
+        return [m for m in self.moves if m["kind"] in kinds]
+
+    @property
+    def incomparable(self) -> Tuple[Tuple[Row, Row], ...]:
+        """The pairs that pass on both sides but whose graphs cannot be compared (not of one known scheme)."""
+        return tuple(
+            (b, a) for b, a in self.pairs if b.get("status") == a.get("status") == "pass" and scheme(b, a) is None
+        )
+
+    @property
+    def exported(self) -> Tuple[Tuple[Row, Row], ...]:
+        """The pairs whose cells exported on both sides."""
+        return tuple((b, a) for b, a in self.pairs if both_exported(b, a))
+
+    @property
+    def timed(self) -> Tuple[Tuple[Row, Row], ...]:
+        """The pairs with enough timed runs on both sides for a slowdown or speedup claim."""
+        return tuple((b, a) for b, a in self.pairs if timeable(b, a))
+
+
+def steps(compared: Sequence[Tuple[Row, Row]], moves: pd.DataFrame) -> List[Step]:
+    """The release transitions of ``compared`` (from :func:`pairs`) with their ``moves`` (from :func:`collect`).
+
+    One step per (older, newer) release, in the newer release's order, then the older's.
+    """
+    by_step: Dict[Tuple[str, str], List[Tuple[Row, Row]]] = {}
+    for before, after in compared:
+        by_step.setdefault((str(before["release"]), str(after["release"])), []).append((before, after))
+    found: Dict[Tuple[str, str], List[Row]] = {}
+    for move in moves.to_dict("records") if not moves.empty else []:
+        found.setdefault((str(move["before"]), str(move["after"])), []).append(move)
+    keys = sorted(by_step, key=lambda k: (store.release_key(k[1]), store.release_key(k[0])))
+    return [Step(b, a, tuple(by_step[(b, a)]), tuple(found.get((b, a), []))) for b, a in keys]
+
+
 def series(releases: Mapping[str, Sequence[str]]) -> Dict[str, List[Env]]:
     """Each variant's series of (variant, release) in version order: its own releases and those no other holds."""
     holders: Dict[str, Set[str]] = {}
@@ -172,8 +228,7 @@ def compare(before: Row, after: Row) -> List[Row]:
         found[-1]["detail"] = "%s → %s" % (old, new)
     if old == new == "pass":
         found.extend(_stage_changes(before, after))
-    comparable = version_of(before.get("fingerprint_version"))
-    comparable = comparable if comparable == version_of(after.get("fingerprint_version")) else None
+    comparable = scheme(before, after)
     old_hash, new_hash = _text(before.get("graph_hash")), _text(after.get("graph_hash"))
     if old == new == "pass" and comparable is not None and old_hash and new_hash and old_hash != new_hash:
         found.append(_row("graph-change", before, after, hash_before=old_hash, hash_after=new_hash))
@@ -189,6 +244,26 @@ def compare(before: Row, after: Row) -> List[Row]:
     if timing is not None:
         found.append(timing)
     return found
+
+
+def scheme(before: Row, after: Row) -> Optional[int]:
+    """The hashing scheme both cells' graph hashes and op lists come from; None when they differ or one is unknown."""
+    old = version_of(before.get("fingerprint_version"))
+    return old if old is not None and old == version_of(after.get("fingerprint_version")) else None
+
+
+def both_exported(before: Row, after: Row) -> bool:
+    """Whether both cells hold an exported program (pass or mismatch), whose export time says something."""
+    return before.get("status") in EXPORTED and after.get("status") in EXPORTED
+
+
+def timeable(before: Row, after: Row) -> bool:
+    """Whether a slowdown or speedup may be claimed between the cells: both exported, MIN_RUNS timed runs each."""
+    return (
+        both_exported(before, after)
+        and len(samples(before.get("export_s_runs"))) >= MIN_RUNS
+        and len(samples(after.get("export_s_runs"))) >= MIN_RUNS
+    )
 
 
 def _stage_changes(before: Row, after: Row) -> List[Row]:
@@ -208,11 +283,9 @@ def _stage_changes(before: Row, after: Row) -> List[Row]:
 
 def _timing(before: Row, after: Row) -> Optional[Row]:
     """A slowdown or speedup, when the runs on both sides show one (see the module docstring)."""
-    if before.get("status") not in EXPORTED or after.get("status") not in EXPORTED:
+    if not timeable(before, after):
         return None
     old, new = samples(before.get("export_s_runs")), samples(after.get("export_s_runs"))
-    if len(old) < MIN_RUNS or len(new) < MIN_RUNS:
-        return None
     old_median, new_median = statistics.median(old), statistics.median(new)
     if new_median >= old_median * SLOW_RATIO and new_median - old_median >= SLOW_MIN_S:
         kind, fast, slow = "slowdown", old, new

@@ -20,7 +20,7 @@ from matrix.records import tables
 from matrix.report import charts as charting
 from matrix.report import files
 from matrix.report import markdown as md
-from matrix.schema import LOAD_STATUSES, MODES, NO_RECORD, LoadStatus
+from matrix.schema import LOAD_STATUSES, MODES, NO_RECORD, LoadStatus, first_line
 
 PAGE = "artifacts.md"
 TABLE = "loads.parquet"
@@ -55,13 +55,58 @@ def write(out: str, loads: pd.DataFrame, charts: bool = True, cases: Iterable[st
     grid = loads_table.heatmap(table)
     drawn = heatmap_charts(grid, table, out) if charts else []
     regressions = loads_table.regressions(table)
-    summary = loads_table.summary(table)
-    text = render(table, grid, regressions, summary, drawn, set(cases))
+    said = summary(table)
+    text = render(table, grid, regressions, said, drawn, set(cases))
     files.write_text(out, PAGE, text)
     stored = tables.storable(table.drop(columns=[c for c in _BULKY if c in table.columns]))
     stored.to_parquet(files.target(out, TABLE), index=False, compression="zstd")
     written = {PAGE, TABLE} | {path for chart in drawn for path in chart.files}
-    return Written(written, summary, tuple(drawn), len(regressions))
+    return Written(written, said, tuple(drawn), len(regressions))
+
+
+def summary(table: pd.DataFrame, limit: int = 160) -> str:
+    """One paragraph over a load table: per saving environment, where its artifacts load and match.
+
+    E.g. "Artifacts saved on 2.5.1 (14): all load and match on 2.5.1–2.9.1; from 2.10.0 on, none loads
+    and matches (load-error: RuntimeError: Serialized version …)." Plain text: the page escapes it.
+    A failure is cut to ``limit`` characters.
+    """
+    _, loaded_order = loads_table.orders(table)
+    sentences = []
+    for found in loads_table.reach(table):
+        clauses = []
+        if found.passing:
+            clauses.append("all load and match on %s" % md.release_spans(found.passing, loaded_order))
+        if found.failing:
+            where = (
+                "from %s on," % found.failing_from
+                if found.failing_from is not None
+                else "on %s" % md.release_spans(found.failing, loaded_order)
+            )
+            clauses.append("%s none loads and matches (%s)" % (where, _cause(found.failing_cause, limit)))
+        if found.partial:
+            counts = ", ".join("%d of %d on %s" % (p.passed, p.tried, p.loaded) for p in found.partial)
+            clauses.append(
+                "only %s load and match (the others most often %s)" % (counts, _cause(found.partial_cause, limit))
+            )
+        if found.untried:
+            clauses.append(
+                "%s cannot load programs (no torch.export.load)" % md.release_spans(found.untried, loaded_order)
+            )
+        sentences.append("Artifacts saved on %s (%d): %s." % (found.saved, found.artifacts, "; ".join(clauses)))
+    return " ".join(sentences)
+
+
+def failure(found: loads_table.Failure) -> str:
+    """A failing load in a few words: ``load-error: RuntimeError: Serialized version … does not match …``."""
+    return ": ".join(part for part in (found.status, found.error_type, found.message) if part)
+
+
+def _cause(found: Optional[loads_table.Failure], limit: int) -> str:
+    if found is None:
+        return "no failure recorded"
+    text = failure(found)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def status(value: Any) -> str:
@@ -174,9 +219,9 @@ def _error(row: Dict[str, Any]) -> str:
     parts = []
     if isinstance(row.get("error_type"), str) and row["error_type"]:
         parts.append(md.code(row["error_type"]))
-    message = row.get("error_message")
-    if isinstance(message, str) and message.strip():
-        parts.append(md.text(message.strip().splitlines()[0], limit=200))
+    message = first_line(row.get("error_message"), limit=None)
+    if message:
+        parts.append(md.text(message, limit=200))
     return " ".join(parts)
 
 
@@ -200,11 +245,11 @@ def _case_section(
         failures = loads_table.errors(mine)
         if failures:
             lines = []
-            for text, pairs in failures:
+            for found, pairs in failures:
                 named = ", ".join("%s → %s" % pair for pair in pairs[:SHOWN_PAIRS])
                 if len(pairs) > SHOWN_PAIRS:
                     named += " … (+%d)" % (len(pairs) - SHOWN_PAIRS)
-                lines.append("- %s — %s" % (md.text(text, limit=300), md.text(named)))
+                lines.append("- %s — %s" % (md.text(failure(found), limit=300), md.text(named)))
             parts.append(md.details("%s: %d failing loads" % (mode, sum(len(p) for _, p in failures)),
                                     "\n".join(lines)))  # fmt: skip
     return "\n".join(parts)

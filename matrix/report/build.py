@@ -101,14 +101,14 @@ class ReportOptions:
 OPTIONS = ReportOptions
 
 
-def main(args: ReportOptions) -> int:
+def main(options: ReportOptions) -> int:
     report = build_report(
-        args.records,
-        args.out,
-        baseline=args.baseline,
-        title=args.title,
-        charts=not args.no_charts,
-        case_roots=args.case_root,
+        options.records,
+        options.out,
+        baseline=options.baseline,
+        title=options.title,
+        charts=not options.no_charts,
+        case_roots=options.case_root,
     )
     for warning in report.warnings[:SHOWN_WARNINGS]:
         print("warning: %s" % warning, file=sys.stderr)
@@ -180,7 +180,7 @@ def _build(
         warnings=loaded.warnings,
         baseline=comparison,
         baseline_name=os.path.basename(os.path.normpath(baseline)) if baseline else None,
-        steps=tuple(transition_page.steps(compared, moves)),
+        steps=tuple(transitions.steps(compared, moves)),
         stage_failures=tables.stage_failures(cells),
         signatures=tables.signatures(cells),
     )
@@ -276,7 +276,7 @@ def _write_pages(out: str, f: report_index.Findings) -> Set[str]:
     """The pages the front page links: one per release transition, then grid, failures and the others."""
     written = {}
     for step in f.steps:
-        written[step.page] = transition_page.render(step)
+        written[transition_page.page(step)] = transition_page.render(step)
     written.update(report_pages.render(f))
     for name, text in written.items():
         files.write_text(out, name, text)

@@ -8,8 +8,8 @@ from typing import Any, Dict, List, Optional, Tuple
 import pandas as pd
 
 from matrix.records import tables
+from matrix.records.transitions import Step
 from matrix.report.charts import Chart
-from matrix.report.transition_page import Step
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,13 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import pandas as pd
 
-from matrix.records import store, tables
+from matrix.records import store, tables, transitions
+from matrix.records.transitions import Step
 from matrix.report import baseline as report_baseline
 from matrix.report import markdown as md
 from matrix.report import pages, transition_page
 from matrix.report.findings import Findings
-from matrix.report.transition_page import Step
-from matrix.schema import APPLICABLE, MODES, STAGES, Status
+from matrix.schema import MODES, STAGES, Status
 
 __all__ = ["Findings", "render"]
 
@@ -172,12 +172,13 @@ def _env_errors(f: Findings) -> str:
             md.text(r["torch_version"]),
             md.text(r["variant"]),
             md.text(r["python"]),
+            md.text(r.get("dependency_set") or "torch alone"),
             md.code(r["error_type"]),
             md.text(r["error_message"], 300),
         ]
         for r in f.env_errors.to_dict("records")
     ]
-    table = md.table(["release", "variant", "Python", "error", "message"], rows)
+    table = md.table(["release", "variant", "Python", "environment", "error", "message"], rows)
     more = "\nWhat the installer said: [installer output](%s).\n" % pages.INSTALL_ERRORS
     return "## Environments that failed to install\n\n" + table + (more if pages.installer_outputs(f) else "")
 
@@ -201,7 +202,7 @@ def _error(kind: Any, message: Any) -> str:
 
 
 def _regressions(f: Findings) -> str:
-    found = f.moves[f.moves["kind"].isin(["regression", "stage-regression"])] if not f.moves.empty else f.moves
+    found = f.moves[f.moves["kind"].isin(transitions.REGRESSIONS)] if not f.moves.empty else f.moves
     # One row per change, its modes together: the same case breaking the same way in both modes is one story.
     groups: Dict[Tuple[Any, ...], List[Dict[str, Any]]] = {}
     for move in found.to_dict("records"):
@@ -241,29 +242,13 @@ def _signatures(f: Findings) -> str:
 
 def _modes(f: Findings) -> str:
     """Per environment: the cases run in both modes, and how often the two modes disagree."""
-    usable = f.cells[f.cells["status"].isin(APPLICABLE)]
-    both = usable.groupby(["release", "variant", "python", "case"]).size()
-    both = both[both == len(MODES)].reset_index()
-    rows = []
-    if not both.empty:
-        envs = store.sort_cells(both[["release", "variant", "python"]].drop_duplicates(), release="release")
-        labels = tables.environment_labels(envs).to_numpy()
-        counts = both.groupby(["release", "variant", "python"]).size()
-        d = f.disagreements
-        for env, label in zip(envs.itertuples(index=False), labels):
-            mine = d[(d["release"] == env.release) & (d["variant"] == env.variant) & (d["python"] == env.python)]
-            strict_only = int(((mine["strict"] == "pass") & (mine["non-strict"] != "pass")).sum())
-            loose_only = int(((mine["non-strict"] == "pass") & (mine["strict"] != "pass")).sum())
-            rows.append(
-                [
-                    md.text(label),
-                    str(int(counts[(env.release, env.variant, env.python)])),
-                    str(len(mine)),
-                    str(strict_only),
-                    str(loose_only),
-                    str(len(mine) - strict_only - loose_only),
-                ]
-            )
+    counts = tables.mode_counts(f.cells, f.disagreements)
+    labels = tables.environment_labels(counts).to_numpy() if not counts.empty else []
+    rows = [
+        [md.text(label)]
+        + [str(int(row[column])) for column in ("both_modes", "disagree", "strict_only", "non_strict_only", "other")]
+        for label, row in zip(labels, counts.to_dict("records"))
+    ]
     intro = (
         "Cases run in both modes (both applicable) and how many end differently; each case is on the"
         " [strict vs non-strict page](%s).\n\n" % pages.MODES_PAGE
@@ -284,7 +269,8 @@ def _transitions(f: Findings) -> str:
         ("faster", ("speedup",)),
     )
     rows = [
-        [md.link(step.title, step.page), str(len(step.pairs))] + [_number(step, kinds) for _, kinds in columns]
+        [md.link(transition_page.title(step), transition_page.page(step)), str(len(step.pairs))]
+        + [_number(step, kinds) for _, kinds in columns]
         for step in f.steps
     ]
     intro = (

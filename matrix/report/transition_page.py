@@ -10,13 +10,10 @@ counts what it holds.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
-import pandas as pd
-
-from matrix.records import store, transitions
-from matrix.records.tables import EXPORTED
+from matrix.records import transitions
+from matrix.records.transitions import Step
 from matrix.report import markdown as md
 
 Row = Dict[str, Any]
@@ -36,50 +33,24 @@ TITLES = {
 OP_PROGRAMS = {"exported": "exported", "decomposed": "decomposed", "export": "exported"}
 
 
-@dataclass(frozen=True)
-class Step:
-    """One release transition: the pairs of cells compared and the transitions found between them."""
-
-    before: str
-    after: str
-    pairs: Tuple[Tuple[Row, Row], ...]
-    moves: Tuple[Row, ...]
-
-    @property
-    def page(self) -> str:
-        return md.transition_page(self.before, self.after)
-
-    @property
-    def title(self) -> str:
-        before = {str(b.get("variant")) for b, _ in self.pairs}
-        after = {str(a.get("variant")) for _, a in self.pairs}
-        if len(before) == len(after) == 1:
-            return md.transition_title(self.before, self.after, before.pop(), after.pop())
-        return md.transition_title(self.before, self.after)
-
-    def count(self, *kinds: str) -> int:
-        return sum(1 for m in self.moves if m["kind"] in kinds)
-
-    def of(self, *kinds: str) -> List[Row]:
-        return [m for m in self.moves if m["kind"] in kinds]
+def page(step: Step) -> str:
+    """The file name of a step's page."""
+    return md.transition_page(step.before, step.after)
 
 
-def steps(pairs: Sequence[Tuple[Row, Row]], moves: pd.DataFrame) -> List[Step]:
-    """The release transitions of ``pairs`` (from transitions.pairs) with their ``moves``, oldest first."""
-    compared: Dict[Tuple[str, str], List[Tuple[Row, Row]]] = {}
-    for before, after in pairs:
-        compared.setdefault((str(before["release"]), str(after["release"])), []).append((before, after))
-    found: Dict[Tuple[str, str], List[Row]] = {}
-    for move in moves.to_dict("records") if not moves.empty else []:
-        found.setdefault((str(move["before"]), str(move["after"])), []).append(move)
-    keys = sorted(compared, key=lambda k: (store.release_key(k[1]), store.release_key(k[0])))
-    return [Step(b, a, tuple(compared[(b, a)]), tuple(found.get((b, a), []))) for b, a in keys]
+def title(step: Step) -> str:
+    """A step's title, naming the variants where each release of it has one."""
+    before = {str(b.get("variant")) for b, _ in step.pairs}
+    after = {str(a.get("variant")) for _, a in step.pairs}
+    if len(before) == len(after) == 1:
+        return md.transition_title(step.before, step.after, before.pop(), after.pop())
+    return md.transition_title(step.before, step.after)
 
 
 def render(step: Step) -> str:
     """The page of one release transition."""
     several = len({(b.get("variant"), a.get("variant")) for b, a in step.pairs}) > 1
-    parts = ["# %s\n" % md.text(step.title), "[← back to the matrix](index.md)\n", _overview(step)]
+    parts = ["# %s\n" % md.text(title(step)), "[← back to the matrix](index.md)\n", _overview(step)]
     parts.append(_status_moves(step, "regression", step.after, "the newer release", several))
     parts.append(_status_moves(step, "fix", step.before, "the older release, gone since", several))
     parts.append(_stage_moves(step, several))
@@ -101,9 +72,7 @@ def _overview(step: Step) -> str:
             ["l", "r", "l"],
         ),
     ]
-    unmatched = [
-        (b, a) for b, a in step.pairs if b.get("status") == a.get("status") == "pass" and not _same_scheme(b, a)
-    ]
+    unmatched = step.incomparable
     if unmatched:
         schemes = sorted({"%s → %s" % (_scheme(b), _scheme(a)) for b, a in unmatched})
         out.append(
@@ -111,23 +80,11 @@ def _overview(step: Step) -> str:
             " the same hashing scheme (fingerprint version %s): no graph change or op drift is claimed for them.\n"
             % (len(unmatched), md.text(", ".join(schemes)))
         )
-    exported = [(b, a) for b, a in step.pairs if b.get("status") in EXPORTED and a.get("status") in EXPORTED]
-    timed = [
-        (b, a)
-        for b, a in exported
-        if min(len(transitions.samples(b.get("export_s_runs"))), len(transitions.samples(a.get("export_s_runs"))))
-        >= transitions.MIN_RUNS
-    ]
     out.append(
         "%d cells exported in both releases; %d of them have at least %d timed runs in each, which a slowdown or"
-        " speedup needs.\n" % (len(exported), len(timed), transitions.MIN_RUNS)
+        " speedup needs.\n" % (len(step.exported), len(step.timed), transitions.MIN_RUNS)
     )
     return "\n".join(out)
-
-
-def _same_scheme(before: Row, after: Row) -> bool:
-    old = transitions.version_of(before.get("fingerprint_version"))
-    return old is not None and old == transitions.version_of(after.get("fingerprint_version"))
 
 
 def _scheme(row: Row) -> str:

@@ -25,6 +25,7 @@ Standard library and torch only, Python 3.8 syntax: this runs inside every torch
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import hashlib
 import json
 import os
@@ -34,7 +35,8 @@ import sys
 import tempfile
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..schema import now
+from ..errors import UserError
+from ..schema import MODES, STAGE_OK, STAGE_SKIPPED, first_line, now
 
 FORMAT_VERSION = 1
 PROGRAM = "program.pt2"
@@ -268,7 +270,7 @@ def keep(
     """
     calls = [(case.example_args, case.example_kwargs)]
     outputs = [expected]
-    if record.get("check_status") in ("ok", "skipped"):
+    if record.get("check_status") in (STAGE_OK, STAGE_SKIPPED):
         calls += [(args, case.example_kwargs) for args in case.extra_args]
         outputs += list(expected_extra)
     extra_meta = {
@@ -285,8 +287,7 @@ def keep(
     except MemoryError:
         raise
     except Exception as exc:
-        first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
-        sys.stderr.write("warning: artifact not kept: %s: %s\n" % (type(exc).__name__, first))
+        sys.stderr.write("warning: artifact not kept: %s: %s\n" % (type(exc).__name__, first_line(str(exc), 300)))
         sys.stderr.flush()
         return None
 
@@ -347,3 +348,112 @@ def read_data(folder: str, name: str) -> List[Any]:
     if not isinstance(value, dict) or not isinstance(value.get("calls"), list):
         raise ValueError("%s holds no list of calls" % name)
     return value["calls"]
+
+
+# --- finding artifacts, in ``load`` ----------------------------------------------------------
+
+# (saved_torch_version, saved_variant, saved_python, case, mode): what a load record is kept for.
+Key = Tuple[str, str, str, str, str]
+
+
+class ArtifactError(UserError):
+    """A folder given to ``load`` that holds no artifacts; the message names it."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Artifact:
+    """One artifact folder, identified from its meta.json or, failing that, from its path."""
+
+    folder: str
+    relative: str  # <environment>/<mode>/<case folder>
+    saved_torch_version: str
+    saved_variant: str
+    saved_python: str
+    case: str
+    mode: str
+    meta: Optional[Dict[str, Any]]
+    problem: Optional[str]  # why it cannot be loaded before trying (incomplete, inconsistent)
+
+    @property
+    def key(self) -> Key:
+        return (self.saved_torch_version, self.saved_variant, self.saved_python, self.case, self.mode)
+
+
+def _folders(path: str) -> List[str]:
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return []
+    return sorted(name for name in names if not name.startswith(".") and os.path.isdir(os.path.join(path, name)))
+
+
+def _environments(root: str) -> List[str]:
+    """The environment folders in ``root``: ``root`` itself when it is one, else its children that are."""
+    if parse_env_folder(os.path.basename(os.path.normpath(root))) is not None and any(
+        os.path.isdir(os.path.join(root, mode)) for mode in MODES
+    ):
+        return [root]
+    return [os.path.join(root, name) for name in _folders(root) if parse_env_folder(name) is not None]
+
+
+def discover(roots: Tuple[str, ...]) -> List[Artifact]:
+    """Every artifact folder under ``roots``, in path order; the first of two with the same key is kept."""
+    found: List[Artifact] = []
+    for root in roots:
+        if not os.path.isdir(root):
+            raise ArtifactError("ARTIFACT_DIR %s: no such folder" % root)
+        here = []
+        for env in _environments(root):
+            saved = parse_env_folder(os.path.basename(os.path.normpath(env)))
+            assert saved is not None
+            for mode in MODES:
+                for name in _folders(os.path.join(env, mode)):
+                    here.append(_artifact(os.path.join(env, mode, name), saved, mode, name))
+        if not here:
+            raise ArtifactError(
+                "ARTIFACT_DIR %s: no artifacts here; give the folder of `run --artifacts DIR`"
+                " (it holds <torch>_<variant>_py<X.Y>/<mode>/<case> folders)" % root
+            )
+        found.extend(here)
+    kept: Dict[Key, Artifact] = {}
+    for artifact in found:
+        if artifact.key in kept:
+            sys.stderr.write(
+                "warning: %s is the same artifact as %s; loading the first only\n"
+                % (artifact.folder, kept[artifact.key].folder)
+            )
+            continue
+        kept[artifact.key] = artifact
+    return list(kept.values())
+
+
+def _artifact(folder: str, saved: Tuple[str, str, str], mode: str, name: str) -> Artifact:
+    torch_version, variant, python = saved
+    relative = "%s/%s/%s" % (env_folder(torch_version, variant, python), mode, name)
+    meta, problem = read_meta(folder)
+    if meta is not None:
+        where = (
+            meta["torch_version"],
+            meta["variant"],
+            meta["python"],
+            meta["mode"],
+            case_folder(meta["case"]),
+        )
+        if where != (torch_version, variant, python, mode, name):
+            problem = "%s names %s/%s/%s, not the folder it is in" % (
+                META,
+                env_folder(meta["torch_version"], meta["variant"], meta["python"]),
+                meta["mode"],
+                case_folder(meta["case"]),
+            )
+            meta = None
+    if meta is None:
+        # Without a usable meta.json the folder's own name stands for the case.
+        return Artifact(folder, relative, torch_version, variant, python, name, mode, None, problem)
+    return Artifact(folder, relative, torch_version, variant, python, meta["case"], mode, meta, None)
+
+
+def selected(artifact: Artifact, select: Optional[Tuple[str, ...]]) -> bool:
+    return not select or any(
+        fnmatch.fnmatchcase(artifact.case, g) or fnmatch.fnmatchcase(artifact.relative, g) for g in select
+    )

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import capabilities
+from . import capabilities, dependencies
 
 # ExportDB's tags plus ours. A case's tags must come from this set.
 TAGS = frozenset(
@@ -75,6 +75,8 @@ class CaseInfo:
     expected: Optional[str] = None
     skip_check: Optional[str] = None
     problem: Optional[str] = None  # set when the file is malformed: the cell becomes case-error
+    dependencies: Tuple[str, ...] = ()  # from its PEP 723 block: what it imports besides torch
+    requires_python: Optional[str] = None
 
     def to_json(self) -> Dict[str, Any]:
         return {
@@ -87,6 +89,8 @@ class CaseInfo:
             "expected": self.expected,
             "skip_check": self.skip_check,
             "problem": self.problem,
+            "dependencies": list(self.dependencies),
+            "requires_python": self.requires_python,
         }
 
 
@@ -142,6 +146,10 @@ def read_info(path: Path, name: str) -> CaseInfo:
     values: Dict[str, Any] = {}
     defined = set()
     try:
+        block = dependencies.read_block(source, str(path)) or {}
+    except dependencies.MetadataError as exc:
+        return CaseInfo(name=name, path=str(path), description="", problem=str(exc))
+    try:
         for stmt in tree.body:
             targets: List[ast.expr] = []
             value: Optional[ast.AST] = None
@@ -164,6 +172,8 @@ def read_info(path: Path, name: str) -> CaseInfo:
             requires=_strings(values.get("requires", ()), path, "requires"),
             expected=_optional_string(values.get("expected"), path, "expected"),
             skip_check=_optional_string(values.get("skip_check"), path, "skip_check"),
+            dependencies=tuple(block.get("dependencies", ())),
+            requires_python=block.get("requires-python"),
         )
         _validate_info(info, defined, path)
     except CaseError as exc:

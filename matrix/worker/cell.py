@@ -12,12 +12,18 @@ import time
 import traceback
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from . import fingerprint, records
+from ..schema import STAGE_ERROR, STAGE_MISMATCH, STAGE_OK, STAGE_SKIPPED, Status, first_line
+from . import compare, dependencies, fingerprint, records
 from .case import Case, CaseError, CaseInfo
+
+PASS, MISMATCH, FAIL = Status.PASS.value, Status.MISMATCH.value, Status.FAIL.value
+CASE_ERROR, CRASH = Status.CASE_ERROR.value, Status.CRASH.value
 
 TRACEBACK_LINES = 40
 # The ``reason`` of a cell that could not allocate memory: a resource failure, not a broken case.
 OUT_OF_MEMORY = "out-of-memory"
+# The ``reason`` of a case-error raised inside a library the case declares: the library fails on this torch.
+DEPENDENCY_IMPORT = "dependency-import"
 # What torch's allocators say when an allocation fails (CPU, CUDA, MPS, XPU).
 _OUT_OF_MEMORY_TEXT = ("can't allocate memory", "out of memory")
 
@@ -53,7 +59,7 @@ def out_of_memory(exc: BaseException) -> Dict[str, Any]:
         traceback.clear_frames(link.__traceback__)
     fields = _describe(original)
     fields.update(
-        status="crash",
+        status=CRASH,
         reason=OUT_OF_MEMORY,
         failed_stage=getattr(exc, "stage", None),
         error_message=fields["error_message"] or "the cell ran out of memory",
@@ -76,8 +82,7 @@ def describe_error(exc: BaseException) -> Dict[str, Any]:
 def _describe(exc: BaseException) -> Dict[str, Any]:
     cls = type(exc)
     qualified = cls.__qualname__ if cls.__module__ == "builtins" else "%s.%s" % (cls.__module__, cls.__qualname__)
-    text = str(exc).strip()
-    first = text.splitlines()[0] if text else ""
+    first = first_line(str(exc), limit=None)
     lines = traceback.format_exception(cls, exc, exc.__traceback__)
     tail = "".join(lines).splitlines()[-TRACEBACK_LINES:]
     gb_type = getattr(exc, "gb_type", None)
@@ -89,6 +94,22 @@ def _describe(exc: BaseException) -> Dict[str, Any]:
         "gb_type": str(gb_type) if gb_type is not None else None,
         "error_case_name": str(case_name) if case_name is not None else None,
     }
+
+
+def _blame_dependency(record: Dict[str, Any], exc: BaseException, info: CaseInfo) -> None:
+    """Say so when the case failed inside one of its own libraries: the library, not torch.export, is at fault."""
+    if not info.dependencies:
+        return
+    original = exc.__cause__ if isinstance(exc, CaseError) and exc.__cause__ is not None else exc
+    culprit = dependencies.blamed(original, info.dependencies)
+    if culprit is None:
+        return
+    import torch
+
+    name, version = culprit
+    what = "%s: %s" % (type(original).__name__, first_line(str(original), limit=None))
+    text = "%s %s fails on torch %s as the case loads: %s" % (name, version, torch.__version__, what)
+    record.update(reason=DEPENDENCY_IMPORT, error_message=records.without_paths(fingerprint.normalize_text(text))[:500])
 
 
 def _clone(value: Any) -> Any:
@@ -109,24 +130,6 @@ def _timed(record: Dict[str, Any], key: str, fn: Callable[[], Any]) -> Any:
         raise
     finally:
         record[key] = round(time.perf_counter() - start, 6)
-
-
-def _compare(expected: Any, actual: Any) -> None:
-    import torch
-    from torch.utils import _pytree
-
-    exp_leaves = _pytree.tree_flatten(expected)[0]
-    act_leaves = _pytree.tree_flatten(actual)[0]
-    if len(exp_leaves) != len(act_leaves):
-        raise AssertionError("output has %d leaves, eager has %d" % (len(act_leaves), len(exp_leaves)))
-    for index, (e, a) in enumerate(zip(exp_leaves, act_leaves)):
-        if isinstance(e, torch.Tensor) or isinstance(a, torch.Tensor):
-            try:
-                torch.testing.assert_close(a, e, equal_nan=True)
-            except AssertionError as exc:
-                raise AssertionError("output %d: %s" % (index, exc))
-        elif e != a:
-            raise AssertionError("output %d: %r != eager %r" % (index, a, e))
 
 
 def _export(case: Case, mode: str, found: Dict[str, bool]) -> Tuple[Any, bool]:
@@ -182,11 +185,9 @@ def _stages(
         case = _timed(record, "load_s", lambda: loader(info))
         if device != "cpu":
             case = _to_device(case, device)
-    except CaseError as exc:
-        record.update(describe_error(exc), status="case-error", failed_stage="load")
-        return record
     except Exception as exc:
-        record.update(describe_error(exc), status="case-error", failed_stage="load")
+        record.update(describe_error(exc), status=CASE_ERROR, failed_stage="load")
+        _blame_dependency(record, exc, info)
         return record
 
     # 2. eager, on a copy of the model so that buffer mutation does not reach the export
@@ -201,14 +202,14 @@ def _stages(
         expected = _timed(record, "eager_s", lambda: eager_model(*calls[0][0], **calls[0][1]))
         expected_extra = [eager_model(*args, **kwargs) for args, kwargs in calls[1:]]
     except Exception as exc:
-        record.update(describe_error(exc), status="case-error", failed_stage="eager")
+        record.update(describe_error(exc), status=CASE_ERROR, failed_stage="eager")
         return record
 
     # 3. export
     try:
         ep, strict_passed = _timed(record, "export_s", lambda: _export(case, mode, found))
     except Exception as exc:
-        record.update(describe_error(exc), status="fail", failed_stage="export")
+        record.update(describe_error(exc), status=FAIL, failed_stage="export")
         if diagnose_s > 0:
             from .diagnosis import diagnose
 
@@ -223,7 +224,7 @@ def _stages(
     except Exception as exc:  # a fingerprint bug must not hide the export result
         record["graph_text"] = "fingerprint failed: %s" % describe_error(exc)["error_message"]
 
-    record["status"] = "pass"
+    record["status"] = PASS
     # 6a. save now: running the program below can update its buffers in place
     saved = _save(record, ep, found) if "serialize" in stages else None
     # 4. run the exported program and compare with eager
@@ -236,7 +237,7 @@ def _stages(
     if saved is not None:
         _load(record, case, saved, expected)
     # 7. keep the program, its inputs and eager's outputs, for loading on other releases
-    if artifacts is not None and record["status"] == "pass":
+    if artifacts is not None and record["status"] == PASS:
         from .artifacts import keep
 
         keep(artifacts, record, info, mode, ep, saved, case, expected, expected_extra)
@@ -260,61 +261,50 @@ def _check(
         module = ep.module()
         for number, (args, kwargs, out) in enumerate(inputs):
             given = (_clone(args), _clone(kwargs))
-            try:
-                actual = module(*given[0], **given[1])
-            except Exception as exc:
-                exc.args = ("input %d: %s" % (number, exc.args[0] if exc.args else ""),) + tuple(exc.args[1:])
-                raise
+            actual = compare.call(module, number, given[0], given[1])
             if info.skip_check is None:
+                compare.outputs(number, out, actual)
                 try:
-                    _compare(out, actual)
-                except AssertionError as exc:
-                    raise _Mismatch("input %d: %s" % (number, str(exc).strip()))
-                try:
-                    _compare(eager_calls[number], given)
+                    compare.leaves(eager_calls[number], given)
                 except AssertionError as exc:
                     detail = str(exc).strip().replace("output", "argument", 1)
-                    raise _Mismatch("input %d, after the call, differs from eager's: %s" % (number, detail))
+                    raise compare.Mismatch("input %d, after the call, differs from eager's: %s" % (number, detail))
         record["checked_inputs"] = len(inputs)
 
     try:
         _timed(record, "check_s", check)
-    except _Mismatch as exc:
-        record.update(check_status="mismatch", check_detail=str(exc)[:2000], status="mismatch", failed_stage="check")
-        record.update(error_type="AssertionError", error_message=str(exc).splitlines()[0][:500])
+    except compare.Mismatch as exc:
+        record.update(check_status=STAGE_MISMATCH, check_detail=str(exc)[:2000], status=MISMATCH, failed_stage="check")
+        record.update(error_type="AssertionError", error_message=first_line(str(exc)))
         return
     except Exception as exc:
-        record.update(describe_error(exc), check_status="error", status="mismatch", failed_stage="check")
+        record.update(describe_error(exc), check_status=STAGE_ERROR, status=MISMATCH, failed_stage="check")
         record["check_detail"] = "the exported program raised where eager did not"
         return
     if info.skip_check is not None:
-        record.update(check_status="skipped", check_detail=info.skip_check)
+        record.update(check_status=STAGE_SKIPPED, check_detail=info.skip_check)
     else:
-        record["check_status"] = "ok"
-
-
-class _Mismatch(Exception):
-    pass
+        record["check_status"] = STAGE_OK
 
 
 def _decompose(record: Dict[str, Any], ep: Any, found: Dict[str, bool]) -> None:
     if not found.get("run_decompositions"):
-        record.update(decompose_status="skipped", decompose_error="missing capability: run_decompositions")
+        record.update(decompose_status=STAGE_SKIPPED, decompose_error="missing capability: run_decompositions")
         return
     try:
         decomposed = _timed(record, "decompose_s", ep.run_decompositions)
         digest, ops, _, _ = fingerprint.fingerprint(decomposed)
-        record.update(decompose_status="ok", decomposed_hash=digest, decomposed_ops=ops)
+        record.update(decompose_status=STAGE_OK, decomposed_hash=digest, decomposed_ops=ops)
     except Exception as exc:
         error = describe_error(exc)
         record.update(
-            decompose_status="error", decompose_error="%s: %s" % (error["error_type"], error["error_message"])
+            decompose_status=STAGE_ERROR, decompose_error="%s: %s" % (error["error_type"], error["error_message"])
         )
 
 
 def _save(record: Dict[str, Any], ep: Any, found: Dict[str, bool]) -> Optional[io.BytesIO]:
     if not (found.get("export.save") and found.get("export.load")):
-        record.update(serialize_status="skipped", serialize_error="missing capability: export.save/export.load")
+        record.update(serialize_status=STAGE_SKIPPED, serialize_error="missing capability: export.save/export.load")
         return None
     import torch.export
 
@@ -324,7 +314,7 @@ def _save(record: Dict[str, Any], ep: Any, found: Dict[str, bool]) -> Optional[i
     except Exception as exc:
         error = describe_error(exc)
         record.update(
-            serialize_status="error", serialize_error="save: %s: %s" % (error["error_type"], error["error_message"])
+            serialize_status=STAGE_ERROR, serialize_error="save: %s: %s" % (error["error_type"], error["error_message"])
         )
         return None
     buffer.seek(0)
@@ -339,16 +329,16 @@ def _load(record: Dict[str, Any], case: Case, buffer: io.BytesIO, expected: Any)
     def round_trip() -> None:
         loaded = torch.export.load(buffer)
         actual = loaded.module()(*_clone(case.example_args), **_clone(case.example_kwargs))
-        if record.get("check_status") == "ok":
-            _compare(expected, actual)
+        if record.get("check_status") == STAGE_OK:
+            compare.leaves(expected, actual)
 
     try:
         _timed(record, "serialize_s", round_trip)
-        record["serialize_status"] = "ok"
+        record["serialize_status"] = STAGE_OK
     except Exception as exc:
         error = describe_error(exc)
         record.update(
-            serialize_status="error", serialize_error="load: %s: %s" % (error["error_type"], error["error_message"])
+            serialize_status=STAGE_ERROR, serialize_error="load: %s: %s" % (error["error_type"], error["error_message"])
         )
     finally:
         record["serialize_s"] = round(saved_s + (record.get("serialize_s") or 0.0), 6)

@@ -14,7 +14,7 @@ import signal
 import threading
 from typing import Any, Dict, List, Optional
 
-from ..schema import Status
+from ..schema import DIAGNOSIS_DONE, STAGE_ERROR, STAGE_SKIPPED, Status, first_line
 
 # At most this many problems are recorded per cell; the count per kind covers the rest.
 MAX_PROBLEMS = 20
@@ -34,7 +34,7 @@ def diagnose(case: Any, mode: str, found: Dict[str, bool], budget_s: float) -> D
     if not found.get("draft_export"):
         return {"diagnosis_status": Status.NOT_APPLICABLE.value}
     if budget_s <= 0:
-        return {"diagnosis_status": "skipped", "diagnosis": [{"kind": "budget", "message": "no time left"}]}
+        return {"diagnosis_status": STAGE_SKIPPED, "diagnosis": [{"kind": "budget", "message": "no time left"}]}
     timed = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGALRM, _on_alarm) if timed else None
     if timed:
@@ -42,16 +42,17 @@ def diagnose(case: Any, mode: str, found: Dict[str, bool], budget_s: float) -> D
     try:
         report = _draft_report(case, mode, found)
     except _OutOfTime:
-        return {"diagnosis_status": "timeout", "diagnosis": [{"kind": "budget", "message": "over %.0f s" % budget_s}]}
+        over = [{"kind": "budget", "message": "over %.0f s" % budget_s}]
+        return {"diagnosis_status": Status.TIMEOUT.value, "diagnosis": over}
     except Exception as exc:  # draft_export itself gave up: say how, briefly
-        text = ("%s: %s" % (type(exc).__name__, exc)).strip().splitlines()
-        return {"diagnosis_status": "error", "diagnosis": [{"kind": "draft-export-error", "message": _short(text[0])}]}
+        text = first_line("%s: %s" % (type(exc).__name__, exc), limit=None)
+        return {"diagnosis_status": STAGE_ERROR, "diagnosis": [{"kind": "draft-export-error", "message": _short(text)}]}
     finally:
         if timed:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
     problems = problems_of(report)
-    return {"diagnosis_status": "done", "diagnosis": problems}
+    return {"diagnosis_status": DIAGNOSIS_DONE, "diagnosis": problems}
 
 
 def _draft_report(case: Any, mode: str, found: Dict[str, bool]) -> Any:

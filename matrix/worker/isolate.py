@@ -26,7 +26,6 @@ folder behind.
 from __future__ import annotations
 
 import gc
-import json
 import os
 import resource
 import select
@@ -38,6 +37,8 @@ import tempfile
 import time
 from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
+from ..schema import Status
+from . import framing
 from .cell import OUT_OF_MEMORY
 from .fingerprint import normalize_text
 from .records import without_paths
@@ -45,8 +46,7 @@ from .records import without_paths
 Job = Dict[str, Any]
 Result = Dict[str, Any]
 STDERR_TAIL = 4000
-# A child's result is a length header and JSON, so the parent has it before the child exits.
-_HEADER = struct.Struct("!Q")
+CRASH, TIMEOUT = Status.CRASH.value, Status.TIMEOUT.value  # a load records them under the same names
 # The keeper's notes to the runner: (kind, value).
 _NOTE = struct.Struct("!ii")
 _CELL_PID, _CELL_EXIT, _SIGNALLED = 1, 2, 3
@@ -113,15 +113,15 @@ def _exit_code(status: int) -> int:
 def _died(code: int) -> Result:
     if code < 0:
         name = _signal_name(-code)
-        return {"status": "crash", "exit_code": code, "error_type": "signal." + name,
+        return {"status": CRASH, "exit_code": code, "error_type": "signal." + name,
                 "error_message": "the cell's process was killed by %s" % name}  # fmt: skip
-    return {"status": "crash", "exit_code": code, "error_type": "SystemExit",
+    return {"status": CRASH, "exit_code": code, "error_type": "SystemExit",
             "error_message": "the cell's process exited with code %d before reporting a result" % code}  # fmt: skip
 
 
 def _parent_signalled(sig: int) -> Result:
     name = _signal_name(sig)
-    return {"status": "crash", "error_type": "signal." + name,
+    return {"status": CRASH, "error_type": "signal." + name,
             "error_message": "the case sent %s to its parent process; the cell was stopped, the run goes on"
             % name}  # fmt: skip
 
@@ -132,18 +132,18 @@ def _keeper_died(code: Optional[int]) -> Result:
         error_type, how = "signal." + name, "was killed by " + name
     else:
         error_type, how = "SystemExit", "exited with code %s" % code
-    return {"status": "crash", "exit_code": code, "error_type": error_type,
+    return {"status": CRASH, "exit_code": code, "error_type": error_type,
             "error_message": "the cell's parent process %s: the case signalled its parent or its parent's"
             " process group; the cell was stopped, the run goes on" % how}  # fmt: skip
 
 
 def _timeout(seconds: float) -> Result:
-    return {"status": "timeout", "error_type": "Timeout",
+    return {"status": TIMEOUT, "error_type": "Timeout",
             "error_message": "the cell ran past the %s s timeout and was killed" % seconds}  # fmt: skip
 
 
 def _not_started(exc: Optional[BaseException]) -> Result:
-    return {"status": "crash", "error_type": type(exc).__name__,
+    return {"status": CRASH, "error_type": type(exc).__name__,
             "error_message": "the cell's process could not be started: %s" % exc}  # fmt: skip
 
 
@@ -169,14 +169,10 @@ def _kill(pid: int, sig: int, group: bool = False) -> None:
 
 def read_job(fd: int) -> Optional[Job]:
     """The job the runner wrote to ``fd``; None when it closed the pipe without one (an unused spare)."""
-    chunks = []
-    while True:
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    _close(fd)
-    return json.loads(b"".join(chunks)) if chunks else None
+    try:
+        return framing.read(fd)
+    finally:
+        _close(fd)
 
 
 def run_job(work: Callable[[Job], Result], job: Job) -> Result:
@@ -184,10 +180,10 @@ def run_job(work: Callable[[Job], Result], job: Job) -> Result:
     try:
         result = work(job)
     except MemoryError as exc:
-        result = {"status": "crash", "reason": OUT_OF_MEMORY, "error_type": "MemoryError",
+        result = {"status": CRASH, "reason": OUT_OF_MEMORY, "error_type": "MemoryError",
                   "error_message": str(exc) or "the cell ran out of memory"}  # fmt: skip
     except BaseException as exc:  # noqa: B036 - the cell must always report
-        result = {"status": "crash", "error_type": type(exc).__name__, "error_message": str(exc)[:500]}
+        result = {"status": CRASH, "error_type": type(exc).__name__, "error_message": str(exc)[:500]}
     result["peak_rss_mb"] = peak_rss_mb()
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -198,11 +194,7 @@ def run_job(work: Callable[[Job], Result], job: Job) -> Result:
 
 
 def report(fd: int, result: Result) -> None:
-    data = json.dumps(result, default=str).encode("utf-8")
-    view = memoryview(_HEADER.pack(len(data)) + data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
+    framing.write(fd, result)
 
 
 # --- in the keeper ---------------------------------------------------------------------
@@ -398,15 +390,14 @@ def _ready(fds: List[int], timeout: float) -> List[int]:
     return select.select(fds, [], [], max(0.0, timeout))[0]
 
 
-def _complete(data: bytearray) -> bool:
-    return len(data) >= _HEADER.size and len(data) >= _HEADER.size + _HEADER.unpack_from(data)[0]
+_complete = framing.complete
 
 
 def _parse(data: bytearray) -> Result:
     try:
-        return dict(json.loads(data[_HEADER.size :]))
-    except ValueError:
-        return {"status": "crash", "error_type": "ValueError",
+        return dict(framing.decode(data))
+    except (ValueError, TypeError):
+        return {"status": CRASH, "error_type": "ValueError",
                 "error_message": "the cell's process reported an unreadable result"}  # fmt: skip
 
 
@@ -488,7 +479,7 @@ class _Isolation:
         return result
 
     def _launch(self, job: Job) -> Tuple[Optional[_Cell], Optional[BaseException]]:
-        data = json.dumps(job).encode("utf-8")
+        data = framing.encode(job)
         failure: Optional[BaseException] = None
         for _ in range(2):  # a spare that died while it waited is replaced once
             cell = self._take_spare()
@@ -671,7 +662,7 @@ class InlineIsolation:
             result = self.work(job)
         except SystemExit as exc:  # a case that exits must not end the run, least of all with status 0
             result = {
-                "status": "crash",
+                "status": CRASH,
                 "exit_code": exc.code if isinstance(exc.code, int) else 1,
                 "error_type": "SystemExit",
                 "error_message": "the case called sys.exit(%r); without isolation the cell ran in the runner"

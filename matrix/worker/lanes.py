@@ -14,45 +14,17 @@ Standard library only, Python 3.8 syntax.
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import signal
-import struct
 import sys
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Tuple
+
+from ..schema import Status
+from . import framing
 
 Job = Dict[str, Any]
 Result = Dict[str, Any]
-_HEADER = struct.Struct("!Q")
-
-
-def _write_message(fd: int, message: Any) -> None:
-    data = json.dumps(message, default=str).encode("utf-8")
-    view = memoryview(_HEADER.pack(len(data)) + data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def _read_exactly(fd: int, size: int) -> Optional[bytes]:
-    chunks: List[bytes] = []
-    while size:
-        chunk = os.read(fd, min(size, 1 << 20))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
-
-
-def _read_message(fd: int) -> Any:
-    """The next message, or None when the other side closed its end."""
-    header = _read_exactly(fd, _HEADER.size)
-    if header is None:
-        return None
-    data = _read_exactly(fd, _HEADER.unpack(header)[0])
-    return None if data is None else json.loads(data.decode("utf-8"))
 
 
 def _die_with_parent() -> None:
@@ -82,14 +54,14 @@ class _Lane:
 
 def _lane_main(backend: Any, jobs_r: int, results_w: int) -> None:
     while True:
-        message = _read_message(jobs_r)
+        message = framing.read(jobs_r)
         if message is None:
             return
         try:
             result = backend.run(message["job"], message["timeout"])
         except Exception as exc:  # the backend itself failed: the cell is a crash, the lane goes on
-            result = {"status": "crash", "error_type": type(exc).__name__, "error_message": str(exc)[:500]}
-        _write_message(results_w, {"result": result})
+            result = {"status": Status.CRASH.value, "error_type": type(exc).__name__, "error_message": str(exc)[:500]}
+        framing.write(results_w, {"result": result})
 
 
 class Lanes:
@@ -146,11 +118,11 @@ class Lanes:
                         exhausted = True
                         break
                     try:
-                        _write_message(lane.jobs_w, {"job": job, "timeout": timeout})
+                        framing.write(lane.jobs_w, {"job": job, "timeout": timeout})
                         lane.key = key
                     except OSError:  # the lane is gone: replace it and hand the job to the new one
                         lane, _ = self._replace(index)
-                        _write_message(lane.jobs_w, {"job": job, "timeout": timeout})
+                        framing.write(lane.jobs_w, {"job": job, "timeout": timeout})
                         lane.key = key
             busy = [lane for lane in self._lanes if lane.key is not None]
             if not busy:
@@ -160,13 +132,13 @@ class Lanes:
                 if lane.results_r not in ready:
                     continue
                 key, lane.key = lane.key, None
-                message = _read_message(lane.results_r)
+                message = framing.read(lane.results_r)
                 if message is None:
                     _, status = self._replace(self._lanes.index(lane))
                     yield (
                         key,
                         {
-                            "status": "crash",
+                            "status": Status.CRASH.value,
                             "error_type": "matrix.worker.lanes.LaneDied",
                             "error_message": "the process running this cell's isolation died (%s)" % status,
                         },

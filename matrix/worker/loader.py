@@ -7,50 +7,49 @@ it with ``torch.export.load``, runs it on the saved inputs and compares the resu
 the saved outputs, with the cell check's tolerance. Each artifact is isolated as a cell
 is: a load that crashes or hangs is recorded as such and the command goes on.
 
-One record per artifact goes to ``DIR/load_torch-<version>_<variant>_py<X.Y>.jsonl``
-(kind ``load``, keys ``schema.LOAD_KEYS``, statuses ``schema.LoadStatus``). Artifacts
-already recorded there (same saving release, case and mode) are skipped unless
-``--force``; the run journal locks the file and records an artifact that killed the
-command as a crash rather than loading it again.
+The batch engine (:mod:`.batch`) runs the loads as it runs ``run``'s cells. One record per
+artifact goes to ``DIR/load_torch-<version>_<variant>_py<X.Y>.jsonl`` (kind ``load``, keys
+``schema.LOAD_KEYS``, statuses ``schema.LoadStatus``). Artifacts already recorded there
+(same saving release, case and mode) are skipped unless ``--force``; the run journal locks
+the file and records an artifact that killed the command as a crash rather than loading it again.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import fnmatch
 import json
 import os
 import sys
 import time
-import uuid
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, ClassVar, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..errors import UserError
 from ..options import (
-    PROGRESS,
-    add_jobs,
-    add_limits,
-    add_progress,
+    DEFAULT_TIMEOUT_S,
+    add_batch,
+    add_variant,
     at_least,
     from_namespace,
     memory_mb,
     positive_seconds,
     safe_name,
 )
-from ..schema import LOAD_KEYS, LOAD_STATUSES, MODES, SCHEMA_VERSION, LoadStatus, now
-from . import artifacts, records, resources
+from ..schema import (
+    LOAD_KEYS,
+    LOAD_STATUSES,
+    SCHEMA_VERSION,
+    STAGE_ERROR,
+    STAGE_MISMATCH,
+    STAGE_OK,
+    STAGE_SKIPPED,
+    LoadStatus,
+    first_line,
+)
+from . import artifacts, batch, compare, records
+from .artifacts import Artifact, Key
 from .environment import installed_torch_version, variant_of
-from .journal import Journal, culprits, interrupted
-from .lanes import Lanes
-from .progress import Progress, say
-
-# (saved_torch_version, saved_variant, saved_python, case, mode): what a load record is kept for.
-Key = Tuple[str, str, str, str, str]
-
-
-class UsageError(UserError):
-    """Bad options or input; the message says which."""
+from .journal import Key as JournalKey
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -68,21 +67,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="keep artifacts whose case name or path (release/mode/case) matches one of these globs",
     )
-    add_limits(parser, "load")
-    parser.add_argument("--variant", default=None, help="wheel variant to record (default: from torch's version tag)")
-    parser.add_argument("--force", action="store_true", help="load artifacts already recorded in --out again")
-    parser.add_argument(
-        "--isolation",
-        choices=("fork", "inline"),
-        default=None,
-        help="fork per artifact (default where available), or none (debugging only)",
-    )
-    add_progress(parser, "artifact")
-    add_jobs(
-        parser,
-        "artifacts loaded at once, each in its own forked process (default 0: the usable cores,"
-        " as many as memory holds at --max-memory each)",
-    )
+    add_variant(parser, "wheel variant to record (default: from torch's version tag)")
+    add_batch(parser, "artifact", "load artifacts already recorded in --out again")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,7 +78,7 @@ class LoadOptions:
     artifacts: Tuple[str, ...]
     out: str
     select: Optional[Tuple[str, ...]] = None
-    timeout: float = 120.0
+    timeout: float = DEFAULT_TIMEOUT_S
     max_memory: int = 8192
     variant: Optional[str] = None
     force: bool = False
@@ -104,24 +90,24 @@ class LoadOptions:
         object.__setattr__(self, "artifacts", tuple(self.artifacts))
         at_least("--jobs", self.jobs, 0)
         if not self.artifacts:
-            raise UsageError("ARTIFACT_DIR: give at least one folder written by `run --artifacts`")
+            raise UserError("ARTIFACT_DIR: give at least one folder written by `run --artifacts`")
         if self.select is not None:
             object.__setattr__(self, "select", tuple(self.select))
         object.__setattr__(self, "timeout", positive_seconds("--timeout", self.timeout))
         memory_mb("--max-memory", self.max_memory)
         safe_name("--variant", self.variant)
-        if self.isolation not in (None, "fork", "inline"):
-            raise UsageError("--isolation %s: choose fork or inline" % self.isolation)
-        if self.progress not in PROGRESS:
-            raise UsageError("--progress %s: choose auto, bar, lines or none" % self.progress)
+        self.settings(os.devnull)  # checks --isolation and --progress
 
     @classmethod
     def from_args(cls, namespace: argparse.Namespace) -> LoadOptions:
         return from_namespace(cls, namespace)
 
-    @property
-    def isolation_name(self) -> str:
-        return self.isolation or ("fork" if hasattr(os, "fork") else "inline")
+    def settings(self, path: str) -> batch.Settings:
+        """How the engine runs the loads that go to the record file ``path``."""
+        return batch.Settings(
+            out=path, timeout=self.timeout, max_memory=self.max_memory, isolation=self.isolation, jobs=self.jobs,
+            force=self.force, progress=self.progress,
+        )  # fmt: skip
 
 
 OPTIONS = LoadOptions
@@ -132,126 +118,7 @@ def file_name(torch_version: str, variant: str, python: str) -> str:
     return "load_" + records.env_file_name(torch_version, variant, python)
 
 
-# --- finding artifacts ---------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class Artifact:
-    """One artifact folder, identified from its meta.json or, failing that, from its path."""
-
-    folder: str
-    relative: str  # <environment>/<mode>/<case folder>
-    saved_torch_version: str
-    saved_variant: str
-    saved_python: str
-    case: str
-    mode: str
-    meta: Optional[Dict[str, Any]]
-    problem: Optional[str]  # why it cannot be loaded before trying (incomplete, inconsistent)
-
-    @property
-    def key(self) -> Key:
-        return (self.saved_torch_version, self.saved_variant, self.saved_python, self.case, self.mode)
-
-
-def _folders(path: str) -> List[str]:
-    try:
-        names = os.listdir(path)
-    except OSError:
-        return []
-    return sorted(name for name in names if not name.startswith(".") and os.path.isdir(os.path.join(path, name)))
-
-
-def _environments(root: str) -> List[str]:
-    """The environment folders in ``root``: ``root`` itself when it is one, else its children that are."""
-    if artifacts.parse_env_folder(os.path.basename(os.path.normpath(root))) is not None and any(
-        os.path.isdir(os.path.join(root, mode)) for mode in MODES
-    ):
-        return [root]
-    return [os.path.join(root, name) for name in _folders(root) if artifacts.parse_env_folder(name) is not None]
-
-
-def discover(roots: Tuple[str, ...]) -> List[Artifact]:
-    """Every artifact folder under ``roots``, in path order; the first of two with the same key is kept."""
-    found: List[Artifact] = []
-    for root in roots:
-        if not os.path.isdir(root):
-            raise UsageError("ARTIFACT_DIR %s: no such folder" % root)
-        here = []
-        for env in _environments(root):
-            saved = artifacts.parse_env_folder(os.path.basename(os.path.normpath(env)))
-            assert saved is not None
-            for mode in MODES:
-                for name in _folders(os.path.join(env, mode)):
-                    here.append(_artifact(os.path.join(env, mode, name), saved, mode, name))
-        if not here:
-            raise UsageError(
-                "ARTIFACT_DIR %s: no artifacts here; give the folder of `run --artifacts DIR`"
-                " (it holds <torch>_<variant>_py<X.Y>/<mode>/<case> folders)" % root
-            )
-        found.extend(here)
-    kept: Dict[Key, Artifact] = {}
-    for artifact in found:
-        if artifact.key in kept:
-            sys.stderr.write(
-                "warning: %s is the same artifact as %s; loading the first only\n"
-                % (artifact.folder, kept[artifact.key].folder)
-            )
-            continue
-        kept[artifact.key] = artifact
-    return list(kept.values())
-
-
-def _artifact(folder: str, saved: Tuple[str, str, str], mode: str, name: str) -> Artifact:
-    torch_version, variant, python = saved
-    relative = "%s/%s/%s" % (artifacts.env_folder(torch_version, variant, python), mode, name)
-    meta, problem = artifacts.read_meta(folder)
-    if meta is not None:
-        where = (
-            meta["torch_version"],
-            meta["variant"],
-            meta["python"],
-            meta["mode"],
-            artifacts.case_folder(meta["case"]),
-        )
-        if where != (torch_version, variant, python, mode, name):
-            problem = "%s names %s/%s/%s, not the folder it is in" % (
-                artifacts.META,
-                artifacts.env_folder(meta["torch_version"], meta["variant"], meta["python"]),
-                meta["mode"],
-                artifacts.case_folder(meta["case"]),
-            )
-            meta = None
-    if meta is None:
-        # Without a usable meta.json the folder's own name stands for the case.
-        return Artifact(folder, relative, torch_version, variant, python, name, mode, None, problem)
-    return Artifact(folder, relative, torch_version, variant, python, meta["case"], mode, meta, None)
-
-
-def selected(artifact: Artifact, select: Optional[Tuple[str, ...]]) -> bool:
-    return not select or any(
-        fnmatch.fnmatchcase(artifact.case, g) or fnmatch.fnmatchcase(artifact.relative, g) for g in select
-    )
-
-
-def done_keys(path: str) -> Tuple[Set[Key], List[str]]:
-    """The artifacts already recorded in a load record file, for resuming."""
-    if not os.path.exists(path):
-        return set(), []
-    found, warnings = records.read(path)
-    keys: Set[Key] = set()
-    for record in found:
-        if record.get("kind") != "load":
-            continue
-        key = tuple(record.get(k) for k in ("saved_torch_version", "saved_variant", "saved_python", "case", "mode"))
-        if all(isinstance(part, str) for part in key):
-            keys.add(key)  # type: ignore[arg-type]
-        else:
-            warnings.append("%s: skipped a load record without a usable saving release, case and mode" % path)
-    return keys, warnings
-
-
-def _journal_key(key: Key) -> Tuple[str, str, int]:
+def journal_key(key: Key) -> JournalKey:
     # The journal keeps (case, mode, run): the saving release goes into the first part.
     return (json.dumps(list(key[:4])), key[4], 0)
 
@@ -259,42 +126,39 @@ def _journal_key(key: Key) -> Tuple[str, str, int]:
 # --- in the isolated process ---------------------------------------------------------------
 
 
-class _Mismatch(Exception):
-    pass
+@dataclasses.dataclass(frozen=True)
+class LoadJob:
+    """Everything an isolated process needs to load one artifact, run it and compare."""
+
+    KIND: ClassVar[str] = "load"
+
+    folder: str
+    meta: Dict[str, Any]
+
+    @classmethod
+    def from_fields(cls, fields: Dict[str, Any]) -> LoadJob:
+        return cls(**fields)
+
+    def run(self) -> Dict[str, Any]:
+        from .cell import out_of_memory
+
+        fields: Dict[str, Any] = {"serializer_version": artifacts.serializer_version()}
+        try:
+            _load_and_run(self.folder, self.meta, fields)
+        except MemoryError as exc:
+            fields.update(out_of_memory(exc))
+        return fields
 
 
-def work(job: Dict[str, Any]) -> Dict[str, Any]:
-    """Load one artifact, run it and compare (in the isolated child); returns record fields."""
-    from .cell import out_of_memory
-
-    fields: Dict[str, Any] = {"serializer_version": artifacts.serializer_version()}
-    try:
-        _load_and_run(job, fields)
-    except MemoryError as exc:
-        fields.update(out_of_memory(exc))
-    return fields
-
-
-def _describe(exc: BaseException) -> Dict[str, Any]:
-    from .cell import describe_error
-
-    return describe_error(exc)
-
-
-def _load_and_run(job: Dict[str, Any], fields: Dict[str, Any]) -> None:
+def _load_and_run(folder: str, meta: Dict[str, Any], fields: Dict[str, Any]) -> None:
     import torch
     import torch.export
 
-    from .cell import _compare
+    from .cell import describe_error
 
-    folder, meta = job["folder"], job["meta"]
     problem = artifacts.verify(folder, meta)
     if problem is not None:
-        fields.update(
-            status=LoadStatus.LOAD_ERROR.value,
-            error_type="IncompleteArtifact",
-            error_message="incomplete artifact: %s" % problem,
-        )
+        fields.update(_incomplete(problem))
         return
     fields["case_module"] = _import_case(meta)
     # load_s times torch.export.load and reading the saved data, not the checks and imports before.
@@ -308,46 +172,47 @@ def _load_and_run(job: Dict[str, Any], fields: Dict[str, Any]) -> None:
         ):
             raise ValueError("%s and %s do not hold matching calls" % (artifacts.INPUTS, artifacts.OUTPUTS))
     except Exception as exc:
-        fields.update(_describe(exc), status=LoadStatus.LOAD_ERROR.value)
+        fields.update(describe_error(exc), status=LoadStatus.LOAD_ERROR.value)
         _blame_case_module(fields)
         return
     finally:
         fields["load_s"] = round(time.perf_counter() - start, 6)
-    compare = not meta.get("skip_check")
+    check = not meta.get("skip_check")
     start = time.perf_counter()
     try:
         module = program.module()
         for number, ((args, kwargs), expected) in enumerate(zip(inputs, outputs)):
-            try:
-                actual = module(*args, **kwargs)
-            except Exception as exc:
-                exc.args = ("input %d: %s" % (number, exc.args[0] if exc.args else ""),) + tuple(exc.args[1:])
-                raise
-            if compare:
-                try:
-                    _compare(list(expected), actual)
-                except AssertionError as exc:
-                    raise _Mismatch("input %d: %s" % (number, str(exc).strip()))
+            actual = compare.call(module, number, args, kwargs)
+            if check:
+                compare.outputs(number, list(expected), actual)
         fields["checked_inputs"] = len(inputs)
-    except _Mismatch as exc:
+    except compare.Mismatch as exc:
         fields.update(
             status=LoadStatus.MISMATCH.value,
-            check_status="mismatch",
+            check_status=STAGE_MISMATCH,
             check_detail=str(exc)[:2000],
             error_type="AssertionError",
-            error_message=str(exc).splitlines()[0][:500],
+            error_message=first_line(str(exc)),
         )
         return
     except Exception as exc:
-        fields.update(_describe(exc), status=LoadStatus.RUN_ERROR.value, check_status="error")
+        fields.update(describe_error(exc), status=LoadStatus.RUN_ERROR.value, check_status=STAGE_ERROR)
         _blame_case_module(fields)
         return
     finally:
         fields["run_s"] = round(time.perf_counter() - start, 6)
     fields["status"] = LoadStatus.PASS.value
-    fields["check_status"] = "ok" if compare else "skipped"
-    if not compare:
+    fields["check_status"] = STAGE_OK if check else STAGE_SKIPPED
+    if not check:
         fields["check_detail"] = str(meta.get("skip_check"))
+
+
+def _incomplete(problem: str) -> Dict[str, Any]:
+    return {
+        "status": LoadStatus.LOAD_ERROR.value,
+        "error_type": "IncompleteArtifact",
+        "error_message": "incomplete artifact: %s" % problem,
+    }
 
 
 def _import_case(meta: Dict[str, Any]) -> str:
@@ -365,8 +230,7 @@ def _import_case(meta: Dict[str, Any]) -> str:
     try:
         load(CaseInfo(name=str(meta["case"]), path=path, description=""))
     except Exception as exc:
-        first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
-        return "failed: %s" % first
+        return "failed: %s" % (first_line(str(exc), 300) or type(exc).__name__)
     return "imported"
 
 
@@ -389,170 +253,102 @@ def _blame_case_module(fields: Dict[str, Any]) -> None:
 # --- in the parent ---------------------------------------------------------------------------
 
 
-def _record(artifact: Artifact, env: Dict[str, Any]) -> Dict[str, Any]:
-    record: Dict[str, Any] = {key: None for key in LOAD_KEYS}
-    meta = artifact.meta or {}
-    record.update(
-        schema_version=SCHEMA_VERSION,
-        kind="load",
-        run_id=env["run_id"],
-        saved_torch_version=artifact.saved_torch_version,
-        saved_variant=artifact.saved_variant,
-        saved_python=artifact.saved_python,
-        torch_version=env["torch_version"],
-        variant=env["variant"],
-        python=env["python"],
-        device=meta.get("device"),
-        case=artifact.case,
-        mode=artifact.mode,
-        artifact=artifact.relative,
-        saved_serializer_version=meta.get("serializer_version"),
-        serializer_version=env["serializer_version"],
-        format_version=meta.get("format_version"),
-    )
-    return record
+class LoadBatch(batch.Batch):
+    """The artifacts of one load: every saved program selected, loaded in the installed torch."""
+
+    noun, verb, doing = "artifact", "load", "loading"
+    statuses = LOAD_STATUSES
+    record_keys = LOAD_KEYS
+    # What the parent knows better than the child: the identity of the load.
+    parent_keys = frozenset(("schema_version", "kind", "run_id", "torch_version", "variant", "python", "case", "mode"))
+
+    def __init__(self, found: List[Artifact], version: str, variant: str, python: str) -> None:
+        self.artifacts = {journal_key(artifact.key): artifact for artifact in found}
+        self.env: Dict[str, Any] = {"torch_version": version, "variant": variant, "python": python}
+        self.can_load = False
+
+    def wanted(self) -> List[JournalKey]:
+        return list(self.artifacts)
+
+    def done(self, path: str) -> Tuple[Set[JournalKey], List[str]]:
+        """The artifacts already recorded in a load record file, for resuming."""
+        if not os.path.exists(path):
+            return set(), []
+        found, warnings = records.read(path)
+        keys: Set[JournalKey] = set()
+        for record in found:
+            if record.get("kind") != "load":
+                continue
+            key = tuple(record.get(k) for k in ("saved_torch_version", "saved_variant", "saved_python", "case", "mode"))
+            if all(isinstance(part, str) for part in key):
+                keys.add(journal_key(key))  # type: ignore[arg-type]
+            else:
+                warnings.append("%s: skipped a load record without a usable saving release, case and mode" % path)
+        return keys, warnings
+
+    def set_up(self, settings: batch.Settings, run_id: str) -> Optional[Dict[str, Any]]:
+        try:
+            import torch.export
+
+            self.can_load = hasattr(torch.export, "load")
+        except Exception:
+            self.can_load = False
+        self.env.update(run_id=run_id, serializer_version=artifacts.serializer_version())
+        return None
+
+    def items(self, keys: Sequence[JournalKey], settings: batch.Settings) -> List[batch.Item]:
+        return [self._item(key) for key in keys]
+
+    def _item(self, key: JournalKey) -> batch.Item:
+        artifact, env = self.artifacts[key], self.env
+        record: Dict[str, Any] = {name: None for name in LOAD_KEYS}
+        meta = artifact.meta or {}
+        record.update(
+            schema_version=SCHEMA_VERSION, kind="load", run_id=env["run_id"],
+            saved_torch_version=artifact.saved_torch_version, saved_variant=artifact.saved_variant,
+            saved_python=artifact.saved_python, torch_version=env["torch_version"], variant=env["variant"],
+            python=env["python"], device=meta.get("device"), case=artifact.case, mode=artifact.mode,
+            artifact=artifact.relative, saved_serializer_version=meta.get("serializer_version"),
+            serializer_version=env["serializer_version"], format_version=meta.get("format_version"),
+        )  # fmt: skip
+        if artifact.problem is not None:
+            record.update(_incomplete(artifact.problem))
+            return batch.Item(key, artifact.relative, record)
+        if not self.can_load:
+            record.update(
+                status=LoadStatus.NOT_APPLICABLE.value,
+                error_message="torch %s has no torch.export.load" % env["torch_version"],
+            )
+            return batch.Item(key, artifact.relative, record)
+        assert artifact.meta is not None  # an artifact without a usable meta.json has a problem
+        job = LoadJob(folder=os.path.abspath(artifact.folder), meta=artifact.meta)
+        return batch.Item(key, artifact.relative, record, job)
+
+    def died(self, item: batch.Item) -> None:
+        item.record.update(
+            status=LoadStatus.CRASH.value,
+            error_type="matrix.worker.loader.LoaderDied",
+            error_message="the load command died while this artifact loaded (killed by it or from"
+            " outside); recorded as a crash and not loaded again without --force",
+        )
+
+    def warm_up(self) -> None:
+        if self.can_load:
+            _warm_up()
 
 
 def execute(options: LoadOptions) -> Dict[str, int]:
     """Load the selected artifacts; returns counts per status of the loads recorded now."""
-
-    found = [a for a in discover(options.artifacts) if selected(a, options.select)]
+    found = [a for a in artifacts.discover(options.artifacts) if artifacts.selected(a, options.select)]
     if not found:
-        raise UsageError("nothing selected: no artifact under %s matches --select %s"
-                         % (", ".join(options.artifacts), " ".join(options.select or ["*"])))  # fmt: skip
+        raise UserError("nothing selected: no artifact under %s matches --select %s"
+                        % (", ".join(options.artifacts), " ".join(options.select or ["*"])))  # fmt: skip
     version = installed_torch_version()
     variant = options.variant or variant_of(version)
     python = artifacts.python_version()
-    path = os.path.join(options.out, file_name(version, variant, python))
-    os.makedirs(options.out, exist_ok=True)
-    with Journal(path) as journal:
-        done: Set[Key] = set()
-        if not options.force:
-            done, warnings = done_keys(path)
-            for warning in warnings:
-                sys.stderr.write("warning: %s\n" % warning)
-        todo = [a for a in found if a.key not in done]
-        dead: Set[Key] = set()
-        suspects: List[Any] = []
-        if not options.force:
-            by_journal = {_journal_key(a.key): a.key for a in todo}
-            entries = journal.started()
-            killers, suspects = culprits(
-                entries, interrupted(entries, {_journal_key(k) for k in done}, list(by_journal))
-            )
-            dead = {by_journal[k] for k in killers}
-        sys.stderr.write(
-            "torch %s (%s): %d artifacts, %d already recorded, %d to load -> %s\n"
-            % (version, variant, len(found), len(found) - len(todo), len(todo) - len(dead), path)
-        )
-        if not todo:
-            return {}
-        env = {"torch_version": version, "variant": variant, "python": python, "run_id": uuid.uuid4().hex[:12]}
-        if suspects:  # the loader died with several loads in flight: one at a time, so the next death names one
-            say("loading one at a time: the load command died while %d artifacts loaded side by side" % len(suspects))
-            options = dataclasses.replace(options, jobs=1)
-        return _load_all(options, todo, dead, path, journal, env)
-
-
-def _load_all(
-    options: LoadOptions, todo: List[Artifact], dead: Set[Key], path: str, journal: Journal, env: Dict[str, Any]
-) -> Dict[str, int]:
-    from . import isolate
-
-    fork = options.isolation_name == "fork"
-    if fork:
-        # A forked child deadlocks in OpenMP once the parent has used its thread pool.
-        os.environ["OMP_NUM_THREADS"] = "1"
-    say("importing torch %s..." % env["torch_version"])
-    import torch
-
-    if fork:
-        torch.set_num_threads(1)
-    try:
-        import torch.export
-
-        can_load = hasattr(torch.export, "load")
-    except Exception:
-        can_load = False
-    if can_load:
-        _warm_up()
-    env["serializer_version"] = artifacts.serializer_version()
-    counts: Dict[str, int] = {}
-    with records.Writer(path) as writer:
-
-        def write(record: Dict[str, Any]) -> None:
-            record["finished_at"] = now()
-            writer.write(record)
-            counts[record["status"]] = counts.get(record["status"], 0) + 1
-
-        live = []
-        for artifact in todo:
-            record = _record(artifact, env)
-            if artifact.key in dead:
-                record.update(
-                    status=LoadStatus.CRASH.value,
-                    error_type="matrix.worker.loader.LoaderDied",
-                    error_message="the load command died while this artifact loaded (killed by it or from"
-                    " outside); recorded as a crash and not loaded again without --force",
-                )
-                sys.stderr.write("crash (the loader died during it in an earlier run): %s\n" % artifact.relative)
-            elif artifact.problem is not None:
-                record.update(
-                    status=LoadStatus.LOAD_ERROR.value,
-                    error_type="IncompleteArtifact",
-                    error_message="incomplete artifact: %s" % artifact.problem,
-                )
-            elif not can_load:
-                record.update(
-                    status=LoadStatus.NOT_APPLICABLE.value,
-                    error_message="torch %s has no torch.export.load" % env["torch_version"],
-                )
-            else:
-                live.append((artifact, record))
-                continue
-            write(record)
-        if not live:
-            return counts
-        memory = options.max_memory or None
-        lanes = min(resources.jobs(options.jobs or None, memory or 4096), len(live)) if fork else 1
-        if lanes > 1:
-            backend: Any = Lanes(lambda: isolate.ForkIsolation(work, memory), lanes)
-            say("loading %d artifacts, %d at a time" % (len(live), lanes))
-        else:
-            backend = isolate.ForkIsolation(work, memory) if fork else isolate.InlineIsolation(work)
-        progress = Progress(len(live), options.progress)
-        started: Dict[str, float] = {}
-
-        def hand_out() -> Any:
-            for artifact, record in live:
-                journal.start(_journal_key(artifact.key), env["run_id"], now(), alone=lanes == 1)
-                progress.start(artifact.relative)
-                started[artifact.relative] = time.perf_counter()
-                yield (artifact, record), {"folder": os.path.abspath(artifact.folder), "meta": artifact.meta}
-
-        def finish(artifact: Any, record: Dict[str, Any], result: Dict[str, Any]) -> None:
-            record.update({k: v for k, v in result.items() if k in LOAD_KEYS and k not in _PARENT_KEYS})
-            record["total_s"] = round(time.perf_counter() - started[artifact.relative], 6)
-            if record["status"] not in LOAD_STATUSES:
-                record.update(status=LoadStatus.CRASH.value, error_message="the load reported no status")
-            progress.finish(artifact.relative, record["status"], record["total_s"])
-            write(record)
-
-        try:
-            if lanes > 1:
-                for (artifact, record), result in backend.run(hand_out(), options.timeout):
-                    finish(artifact, record, result)
-            else:
-                for (artifact, record), job in hand_out():
-                    finish(artifact, record, backend.run(job, options.timeout))
-        finally:
-            progress.close()
-            backend.close()
-    return counts
-
-
-# What the parent knows better than the child: the identity of the load.
-_PARENT_KEYS = frozenset(("schema_version", "kind", "run_id", "torch_version", "variant", "python", "case", "mode"))
+    settings = options.settings(os.path.join(options.out, file_name(version, variant, python)))
+    loads = LoadBatch(found, version, variant, python)
+    return batch.execute(loads, settings, version, variant)
 
 
 def _warm_up() -> None:
@@ -576,7 +372,5 @@ def _warm_up() -> None:
 
 
 def main(options: LoadOptions) -> int:
-    counts = execute(options)
-    summary = ", ".join("%s %d" % (status, counts[status]) for status in LOAD_STATUSES if status in counts)
-    sys.stderr.write("done: %s\n" % (summary or "nothing to load"))
+    sys.stderr.write(batch.summary(execute(options), LOAD_STATUSES, "nothing to load") + "\n")
     return 0

@@ -1,0 +1,152 @@
+"""Dependency sets: which environments a selection of cases needs on one release, and what cannot be had.
+
+A case's PEP 723 block (``matrix.worker.dependencies``) names what it imports besides torch.
+Cases with the same needs share a *set*, and each set of a release has one environment
+(``Spec.dependency_set``) with torch pinned to the release's build. What cannot be had is
+an answer, not a failure of the run:
+
+- a set the resolver cannot satisfy with this torch build: the set's cells on this release
+  are ``not-applicable``, ``missing`` naming the package and the resolver's reason in one line;
+- any other install failure (network, a build error): an env-error for that set alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from ..schema import MODES, Status, cell_id, first_line, now
+from ..worker import dependencies, records
+from ..worker.case import CaseInfo
+from . import environments
+from .install import BuildUnavailable, InstallError
+
+Log = Callable[[str], None]
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def group(infos: Iterable[CaseInfo], added: Sequence[str] = ()) -> Dict[str, List[CaseInfo]]:
+    """The cases of each dependency set (a case's own requirements and ``added``), the base set ("") first."""
+    sets: Dict[str, List[CaseInfo]] = {}
+    for info in infos:
+        sets.setdefault(dependencies.set_key((*info.dependencies, *added)), []).append(info)
+    return {key: sets[key] for key in sorted(sets)}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The cases a run selects, grouped by dependency set ("" is torch alone), and its modes."""
+
+    sets: Dict[str, List[CaseInfo]]
+    modes: Tuple[str, ...]
+
+
+def plan(run_args: Sequence[str]) -> Optional[Plan]:
+    """What ``export-matrix run`` with these arguments selects, read without running a case.
+
+    None when the arguments or the case folders cannot be read: the worker then says what
+    is wrong, in the one environment it runs in.
+    """
+    from ..worker import runner, sources
+
+    parser = argparse.ArgumentParser(add_help=False)
+    runner.configure(parser)
+    try:
+        namespace, _ = parser.parse_known_args([*run_args, "--out", "-"])
+        if namespace.source != "cases":
+            return None  # ExportDB's examples need nothing but torch
+        infos = runner.select_cases(sources.discover_source(namespace.source, namespace.cases), namespace.tag)
+    except (SystemExit, Exception):
+        return None
+    # Globs on cell ids (torch-2.4.1/strict/...) need the release: only case-name globs narrow the sets here.
+    if namespace.select and not any(glob.startswith(("torch-", "*")) for glob in namespace.select):
+        infos = [i for i in infos if runner.cell_selected(i.name, "", namespace.select)]
+    modes = MODES if namespace.mode == "both" else (namespace.mode,)
+    return Plan(group(infos), modes)
+
+
+def _missing(spec: environments.Spec, output: str) -> List[str]:
+    """The set's packages that the resolver's words name; all of them when it names none."""
+    names = [dependencies.name_of(r) or r for r in spec.dependencies]
+    text = output.lower()
+    named = [name for name in names if re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(name), text)]
+    return named or names
+
+
+def unresolvable_cells(
+    spec: environments.Spec, infos: Iterable[CaseInfo], modes: Sequence[str], error: InstallError
+) -> List[Dict[str, object]]:
+    """``not-applicable`` cell records for a set that cannot be resolved with this torch build."""
+    build = spec.build
+    missing = _missing(spec, "%s\n%s" % (error, error.output))
+    reason = "%s cannot be installed with torch %s: %s" % (
+        ", ".join(missing),
+        build.torch_version,
+        first_line(str(error), limit=400),
+    )
+    run_id = uuid.uuid4().hex[:12]
+    found = []
+    for info in infos:
+        for mode in modes:
+            found.append(
+                records.empty_cell(
+                    run_id=run_id,
+                    env_id=spec.name,
+                    cell_id=cell_id(build.torch_version, mode, info.name),
+                    torch_version=build.torch_version,
+                    variant=build.variant.name,
+                    python=spec.python,
+                    source=info.source,
+                    case=info.name,
+                    case_file=info.path,
+                    mode=mode,
+                    run=0,
+                    tags=list(info.tags),
+                    requires=list(info.requires),
+                    expected=info.expected,
+                    dependency_set=spec.dependency_set,
+                    status=Status.NOT_APPLICABLE.value,
+                    missing=missing,
+                    reason="dependencies-unavailable",
+                    error_message=records.without_paths(reason),
+                    finished_at=now(),
+                )  # fmt: skip
+            )
+    return found
+
+
+def prepare(
+    spec: environments.Spec,
+    out: Path,
+    infos: Sequence[CaseInfo],
+    modes: Sequence[str],
+    force: bool = False,
+    log: Log = _stderr,
+) -> Optional[environments.Environment]:
+    """A set's environment; None, with the answer recorded in ``out``, where it cannot be had."""
+    if not spec.dependency_set:
+        return environments.prepare_or_record(spec, out, force=force, log=log)
+    if environments.prepare_or_record(spec.base, out, log=log) is None:
+        return None  # torch itself cannot be had: the release's env-error says so
+    try:
+        return environments.prepare(spec, force=force, log=log)
+    except BuildUnavailable as error:
+        # The base installed, so what the resolver refuses is the set with this torch build.
+        Path(out).mkdir(parents=True, exist_ok=True)
+        cells = unresolvable_cells(spec, infos, modes, error)
+        with records.Writer(str(Path(out) / (spec.name + ".jsonl"))) as writer:
+            for cell in cells:
+                writer.write(cell)
+        log("%s: %s" % (spec.name, cells[0]["error_message"] if cells else error))
+        return None
+    except InstallError as error:  # the network, a build from source: this set alone goes without
+        environments.record_env_error(spec, out, error, log)
+        return None

@@ -1,0 +1,347 @@
+"""The batch engine of ``run`` and ``load``: isolated jobs, resumed, journaled, run side by side.
+
+A command describes its batch (a :class:`Batch`): which items it wants, which are already
+recorded, how the parent sets up once torch is imported, the record and job of each item.
+The engine does the rest, the same way for both commands:
+
+- resume: items already in the record file are skipped (unless ``--force``);
+- the journal: each item is noted before it starts. An item that was started by a runner
+  that died, and has no record, ran alone (it killed the runner: recorded as a crash, not
+  run again) or beside others (a suspect: run again first, one at a time, so that a second
+  death names one);
+- the parent: OpenMP limited before forking, torch imported once, a warm-up where it pays;
+- isolation: ``fork`` (a process per item, forked from the warm parent), ``spawn`` (a fresh
+  interpreter per item) or ``inline`` (none, for debugging), one at a time or in lanes;
+- progress, each record finished and flushed as its item ends, and the ``done:`` summary.
+
+A job crosses into the isolated process as a message ``{"job": KIND, "fields": {...}}``; the
+process rebuilds the job's frozen dataclass (the kinds are listed in ``JOB_TYPES``) and calls
+its ``run()``.
+
+Standard library only (torch is imported when a batch starts), Python 3.8 syntax.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import os
+import sys
+import time
+import uuid
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
+
+from ..errors import UserError
+from ..options import ISOLATIONS, PROGRESS
+from ..schema import Status, now
+from . import records, resources
+from .journal import Journal, Key, culprits, interrupted
+from .progress import Progress, say
+
+Result = Dict[str, Any]
+Message = Dict[str, Any]
+# From this many items on, a warm-up in the parent costs less than each forked item paying
+# first-use costs itself (benchmarks/overhead.py --warm-up measures the break-even).
+WARM_UP_FROM = 6
+WARM_UPS = ("auto", "always", "never")
+# What an item may take when --max-memory is 0 (no limit), for sizing parallel lanes.
+DEFAULT_ITEM_MB = 4096
+# The job kinds an isolated process can run: message name -> (module, class).
+JOB_TYPES = {"cell": ("runner", "CellJob"), "load": ("loader", "LoadJob")}
+
+
+def default_isolation() -> str:
+    return "fork" if hasattr(os, "fork") else "spawn"
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """How a batch runs: the options ``run`` and ``load`` share."""
+
+    out: str  # the record file
+    timeout: float
+    max_memory: int = 8192
+    isolation: Optional[str] = None
+    jobs: int = 0
+    force: bool = False
+    progress: str = "auto"
+    warm_up: str = "auto"
+    device: str = "cpu"
+
+    def __post_init__(self) -> None:
+        if self.isolation not in (None,) + ISOLATIONS:
+            raise UserError("--isolation %s: choose %s" % (self.isolation, ", ".join(ISOLATIONS)))
+        if self.warm_up not in WARM_UPS:
+            raise UserError("--warm-up %s: choose %s" % (self.warm_up, ", ".join(WARM_UPS)))
+        if self.progress not in PROGRESS:
+            raise UserError("--progress %s: choose %s" % (self.progress, ", ".join(PROGRESS)))
+
+    @property
+    def isolation_name(self) -> str:
+        return self.isolation or default_isolation()
+
+    @property
+    def forks(self) -> bool:
+        return self.isolation_name == "fork"
+
+    @property
+    def memory_mb(self) -> Optional[int]:
+        """The address space an isolated item may add; none on CUDA, whose driver maps far more than it uses."""
+        return None if self.device == "cuda" else (self.max_memory or None)
+
+    def lanes(self, items: int) -> int:
+        """Items run at once: as asked, else the usable cores, as many as memory holds at --max-memory each."""
+        if self.isolation_name == "inline" or items < 1:
+            return 1  # no isolation: nothing to run side by side
+        return min(items, resources.jobs(self.jobs or None, self.max_memory or DEFAULT_ITEM_MB))
+
+    def warms_up(self, items: int) -> bool:
+        """Whether a warm-up in the parent pays for itself: only over enough forked (or inline) items."""
+        if self.isolation_name == "spawn" or self.warm_up == "never":
+            return False
+        return self.warm_up == "always" or items >= WARM_UP_FROM
+
+
+@dataclasses.dataclass(frozen=True)
+class Item:
+    """One thing a batch records: its journal key, the record as far as the parent knows, and its job.
+
+    ``job`` is None when the record is complete without running anything (a case that does
+    not load, a capability the release lacks, a damaged artifact).
+    """
+
+    key: Key
+    label: str  # what progress shows: a cell id, an artifact's path
+    record: Dict[str, Any]
+    job: Optional[Any] = None
+
+
+class Batch:
+    """What a command supplies to the engine; ``run`` and ``load`` each subclass it."""
+
+    noun = "item"  # one of what the batch records, for messages: "cell", "artifact"
+    verb = "run"  # what the engine does to one: "run", "load"
+    doing = "running"
+    statuses: Tuple[str, ...] = ()  # the statuses its records may hold, in display order
+    record_keys: Tuple[str, ...] = ()  # the keys of its records
+    parent_keys: FrozenSet[str] = frozenset()  # record keys the parent sets and a result may not change
+
+    def wanted(self) -> List[Key]:
+        """Every item the command selected, in order (before torch is imported)."""
+        raise NotImplementedError
+
+    def done(self, path: str) -> Tuple[Set[Key], List[str]]:
+        """The items already recorded in ``path``, and warnings about records that could not be read."""
+        raise NotImplementedError
+
+    def set_up(self, settings: Settings, run_id: str) -> Optional[Dict[str, Any]]:
+        """In the parent, with torch imported: detect what is needed; returns a record to write first, if any."""
+        raise NotImplementedError
+
+    def items(self, keys: Sequence[Key], settings: Settings) -> List[Item]:
+        """The items of ``keys``, each with its record and job (after ``set_up``)."""
+        raise NotImplementedError
+
+    def died(self, item: Item) -> None:
+        """Fill ``item.record`` for an item that killed the runner in an earlier run."""
+        raise NotImplementedError
+
+    def warm_up(self) -> None:
+        """Pay first-use costs in the parent, so that forked items time their own work."""
+
+
+def work(message: Message) -> Result:
+    """Run a job message in the isolated process (every backend calls this)."""
+    module, name = JOB_TYPES[message["job"]]
+    job_type = getattr(importlib.import_module("." + module, __package__), name)
+    return job_type.from_fields(message["fields"]).run()
+
+
+def message(job: Any) -> Message:
+    """A job as it crosses into the isolated process: its kind (``JOB_TYPES``) and its fields."""
+    return {"job": job.KIND, "fields": dataclasses.asdict(job)}
+
+
+class Serial:
+    """One isolation backend running items one after another, behind the same interface as lanes."""
+
+    def __init__(self, isolation: Any) -> None:
+        self.isolation = isolation
+
+    def run(self, jobs: Iterable[Tuple[Any, Message]], timeout: float) -> Iterator[Tuple[Any, Result]]:
+        for key, job in jobs:  # read lazily: the next item is noted as started only when it starts
+            yield key, self.isolation.run(job, timeout)
+
+    def close(self) -> None:
+        self.isolation.close()
+
+
+def _isolation(settings: Settings) -> Any:
+    from . import isolate
+
+    name = settings.isolation_name
+    if name == "spawn":
+        return isolate.SpawnIsolation(settings.memory_mb)
+    if name == "inline":
+        return isolate.InlineIsolation(work)
+    return isolate.ForkIsolation(work, settings.memory_mb)
+
+
+def backend(settings: Settings, lanes: int) -> Any:
+    """The items' backend: ``run(pairs, timeout)`` yields ``(key, result)``; ``close()`` ends it."""
+    if lanes > 1:
+        from .lanes import Lanes
+
+        return Lanes(lambda: _isolation(settings), lanes)
+    return Serial(_isolation(settings))
+
+
+def execute(batch: Batch, settings: Settings, torch_version: str, variant: str) -> Dict[str, int]:
+    """Run ``batch`` in the installed torch (``torch_version``, recorded as ``variant``): resume, journal,
+    isolate, record. Returns counts per status of what it recorded now."""
+    wanted = batch.wanted()
+    path = settings.out
+    folder = os.path.dirname(path)
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    with Journal(path) as journal:
+        done: Set[Key] = set()
+        dead: Set[Key] = set()
+        suspects: List[Key] = []
+        if not settings.force:
+            done, warnings = batch.done(path)
+            for warning in warnings:
+                sys.stderr.write("warning: %s\n" % warning)
+            started = journal.started()
+            killers, suspects = culprits(started, interrupted(started, done, wanted))
+            dead = set(killers)
+        todo = [key for key in wanted if key not in done]
+        # Suspects of a runner's death go first, one at a time: see journal.culprits.
+        todo = [k for k in todo if k in set(suspects)] + [k for k in todo if k not in set(suspects)]
+        sys.stderr.write(
+            "torch %s (%s): %d %ss, %d already recorded, %d to %s -> %s\n"
+            % (
+                torch_version,
+                variant,
+                len(wanted),
+                batch.noun,
+                len(wanted) - len(todo),
+                len(todo) - len(dead),
+                batch.verb,
+                path,
+            )
+        )
+        if not todo:
+            return {}
+        return _run(batch, settings, todo, dead, set(suspects), journal)
+
+
+def _set_up_parent(settings: Settings) -> None:
+    if settings.forks and settings.device == "cpu":
+        # A forked child deadlocks in OpenMP once the parent has used its thread pool.
+        os.environ["OMP_NUM_THREADS"] = "1"
+    from .environment import installed_torch_version
+
+    say("importing torch %s..." % installed_torch_version())
+    import torch
+
+    if settings.forks and settings.device == "cpu":
+        torch.set_num_threads(1)
+
+
+def _run(
+    batch: Batch, settings: Settings, todo: List[Key], dead: Set[Key], suspects: Set[Key], journal: Journal
+) -> Dict[str, int]:
+    _set_up_parent(settings)
+    run_id = uuid.uuid4().hex[:12]
+    first = batch.set_up(settings, run_id)
+    items = batch.items(todo, settings)
+    counts: Dict[str, int] = {}
+    with records.Writer(settings.out) as writer:
+
+        def keep(record: Dict[str, Any]) -> None:
+            writer.write(record)
+            counts[record["status"]] = counts.get(record["status"], 0) + 1
+
+        if first is not None:
+            writer.write(first)
+        for item in items:
+            if item.key in dead:
+                batch.died(item)
+                item.record["finished_at"] = now()
+                sys.stderr.write("crash (the runner died during it in an earlier run): %s\n" % item.label)
+                keep(item.record)
+        live = [item for item in items if item.key not in dead]
+        if not live:
+            return counts
+        progress = Progress(len(live), settings.progress)
+        try:
+            for item in live:
+                if item.job is None:  # complete already: a case that does not load, a missing capability
+                    _finish(batch, item, None, time.perf_counter(), progress)
+                    keep(item.record)
+            runnable = [item for item in live if item.job is not None]
+            alone = [item for item in runnable if item.key in suspects]
+            rest = [item for item in runnable if item.key not in suspects]
+            lanes = settings.lanes(len(rest))
+            if runnable and settings.warms_up(len(runnable)):
+                batch.warm_up()
+            if alone:
+                say(
+                    "%s %d %ss again, one at a time: the runner died while they ran side by side"
+                    % (batch.doing, len(alone), batch.noun)
+                )
+                _isolated(batch, settings, alone, 1, journal, run_id, progress, keep)
+            if rest:
+                if lanes > 1:
+                    say("%s %d %ss, %d at a time" % (batch.doing, len(rest), batch.noun, lanes))
+                _isolated(batch, settings, rest, lanes, journal, run_id, progress, keep)
+        finally:
+            progress.close()
+    return counts
+
+
+def _isolated(
+    batch: Batch,
+    settings: Settings,
+    items: List[Item],
+    lanes: int,
+    journal: Journal,
+    run_id: str,
+    progress: Progress,
+    keep: Callable[[Dict[str, Any]], None],
+) -> None:
+    """Run items in isolation, one at a time or in lanes; record each as it ends."""
+    runner = backend(settings, lanes)
+    started: Dict[Key, float] = {}
+
+    def hand_out() -> Iterator[Tuple[Item, Message]]:
+        for item in items:
+            journal.start(item.key, run_id, now(), alone=lanes == 1)
+            progress.start(item.label)
+            started[item.key] = time.perf_counter()
+            yield item, message(item.job)
+
+    try:
+        for item, result in runner.run(hand_out(), settings.timeout):
+            _finish(batch, item, result, started[item.key], progress)
+            keep(item.record)
+    finally:
+        runner.close()
+
+
+def _finish(batch: Batch, item: Item, result: Optional[Result], started: float, progress: Progress) -> None:
+    record = item.record
+    if result is not None:
+        record.update({k: v for k, v in result.items() if k in batch.record_keys and k not in batch.parent_keys})
+    record["total_s"] = round(time.perf_counter() - started, 6)
+    record["finished_at"] = now()
+    if record.get("status") not in batch.statuses:
+        record.update(status=Status.CRASH.value, error_message="the %s reported no status" % batch.noun)
+    progress.finish(item.label, record["status"], record["total_s"])
+
+
+def summary(counts: Dict[str, int], statuses: Sequence[str], nothing: str) -> str:
+    """The ``done:`` line of a command: counts per status in display order."""
+    text = ", ".join("%s %d" % (status, counts[status]) for status in statuses if status in counts)
+    return "done: %s" % (text or nothing)

@@ -1,0 +1,120 @@
+"""The batch engine that `run` and `load` share: jobs, settings, resume and the journal's policy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+
+import pytest
+
+from matrix.errors import UserError
+from matrix.schema import CELL_KEYS, SCHEMA_VERSION, STATUSES, Status
+from matrix.worker import batch, journal, loader, records, runner
+from matrix.worker.case import CaseInfo
+
+
+def _crossed(job: Any) -> Any:
+    """A job as the isolated process rebuilds it from the message the runner sends."""
+    message = json.loads(json.dumps(batch.message(job)))
+    module, name = batch.JOB_TYPES[message["job"]]
+    assert getattr({"runner": runner, "loader": loader}[module], name) is type(job)
+    return type(job).from_fields(message["fields"])
+
+
+def test_jobs_cross_into_the_isolated_process_unchanged() -> None:
+    info = CaseInfo(name="a/b", path="cases/a/b.py", description="d", tags=("torch.cond",), requires=("cond",))
+    cell = runner.CellJob(info, "strict", "cpu", ("check", "serialize"), {"cond": True}, 1.5, "art", "cpu")
+    assert _crossed(cell) == cell
+    load = loader.LoadJob(folder="/x/y", meta={"case": "a/b", "files": [{"name": "program.pt2"}]})
+    assert _crossed(load) == load
+
+
+@pytest.mark.parametrize(
+    ("values", "option"),
+    [({"isolation": "thread"}, "--isolation thread"), ({"warm_up": "later"}, "--warm-up later"),
+     ({"progress": "loud"}, "--progress loud")],
+)  # fmt: skip
+def test_settings_name_the_option_at_fault(values: Dict[str, Any], option: str) -> None:
+    with pytest.raises(UserError, match=option):
+        batch.Settings(out="o", timeout=1.0, **values)
+
+
+def test_lanes_never_outnumber_the_items_and_inline_runs_one_at_a_time() -> None:
+    assert batch.Settings(out="o", timeout=1.0, jobs=8, max_memory=1).lanes(3) == 3
+    assert batch.Settings(out="o", timeout=1.0, jobs=2, max_memory=1).lanes(5) == 2
+    assert batch.Settings(out="o", timeout=1.0, jobs=8, isolation="inline").lanes(5) == 1
+
+
+def test_the_warm_up_pays_only_over_enough_items_outside_fresh_interpreters() -> None:
+    auto = batch.Settings(out="o", timeout=1.0, isolation="fork")
+    assert not auto.warms_up(batch.WARM_UP_FROM - 1) and auto.warms_up(batch.WARM_UP_FROM)
+    assert batch.Settings(out="o", timeout=1.0, isolation="fork", warm_up="always").warms_up(1)
+    assert not batch.Settings(out="o", timeout=1.0, isolation="fork", warm_up="never").warms_up(100)
+    assert not batch.Settings(out="o", timeout=1.0, isolation="spawn", warm_up="always").warms_up(100)
+
+
+def test_the_summary_lists_statuses_in_display_order() -> None:
+    assert batch.summary({"fail": 2, "pass": 1}, STATUSES, "nothing to run") == "done: pass 1, fail 2"
+    assert batch.summary({}, STATUSES, "nothing to run") == "done: nothing to run"
+
+
+class _Complete(batch.Batch):
+    """A batch whose records are complete without running anything: the engine's bookkeeping alone."""
+
+    noun, verb, doing = "cell", "run", "running"
+    statuses = STATUSES
+    record_keys = CELL_KEYS
+
+    def __init__(self, keys: List[journal.Key]) -> None:
+        self.keys = keys
+        self.warmed = False
+
+    def wanted(self) -> List[journal.Key]:
+        return list(self.keys)
+
+    def done(self, path: str) -> Tuple[Set[journal.Key], List[str]]:
+        return records.done_keys(path)
+
+    def set_up(self, settings: batch.Settings, run_id: str) -> Optional[Dict[str, Any]]:
+        return {"schema_version": SCHEMA_VERSION, "kind": "environment", "run_id": run_id}
+
+    def items(self, keys: Sequence[journal.Key], settings: batch.Settings) -> List[batch.Item]:
+        made = []
+        for case, mode, run in keys:
+            record = records.empty_cell(case=case, mode=mode, run=run, status=Status.NOT_APPLICABLE.value)
+            made.append(batch.Item((case, mode, run), "%s/%s" % (mode, case), record))
+        return made
+
+    def died(self, item: batch.Item) -> None:
+        item.record.update(status=Status.CRASH.value, reason="runner-killed")
+
+    def warm_up(self) -> None:
+        self.warmed = True
+
+
+def test_the_engine_resumes_past_recorded_items_and_records_the_one_that_killed_the_runner(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(tmp_path / "records.jsonl")
+    with records.Writer(path) as writer:
+        writer.write(records.empty_cell(case="done", mode="strict", run=0, status=Status.PASS.value))
+    with journal.Journal(path) as started:
+        started.start(("done", "strict", 0), "r0", "t", alone=True)
+        started.start(("killer", "strict", 0), "r0", "t", alone=True)
+    keys = [("done", "strict", 0), ("killer", "strict", 0), ("fresh", "strict", 0)]
+    settings = batch.Settings(out=path, timeout=5.0, isolation="inline", progress="none")
+
+    counts = batch.execute(_Complete(keys), settings, "x", "cpu")
+
+    assert counts == {Status.CRASH.value: 1, Status.NOT_APPLICABLE.value: 1}
+    assert "torch x (cpu): 3 cells, 1 already recorded, 1 to run -> %s" % path in capsys.readouterr().err
+    found, warnings = records.read(path)
+    assert warnings == []
+    cells = {r["case"]: r for r in found if r["kind"] == "cell"}
+    assert cells["killer"]["status"] == Status.CRASH.value and cells["killer"]["reason"] == "runner-killed"
+    assert cells["fresh"]["status"] == Status.NOT_APPLICABLE.value and cells["fresh"]["finished_at"]
+    assert [r["kind"] for r in found].count("environment") == 1
+    # A second run finds everything recorded and changes nothing.
+    assert batch.execute(_Complete(keys), settings, "x", "cpu") == {}
+    assert len(records.read(path)[0]) == len(found)
