@@ -10,6 +10,9 @@ changes the list (`all` for the full matrix, or words such as `2.4 2.5.1+cpu lat
     nox -s run -- --select 'cond_*' --mode strict
     nox -l --json -s run                         # the session list, e.g. as a CI job matrix
 
+Cases whose PEP 723 block names packages run in an environment per dependency set beside the
+release's own; EXPORT_MATRIX_WITH="transformers==4.57.1" adds requirements to every case.
+
 Records go to results/latest/ and `nox -s report` writes reports/local/, both git-ignored;
 `nox -s publish -- RECORD_DIR...` alone writes the committed report, reports/latest/.
 """
@@ -38,6 +41,7 @@ nox.options.sessions = ["tests", "lint"]
 SELECTION_VARIABLE = "EXPORT_MATRIX_TORCH"
 OUT_VARIABLE = "EXPORT_MATRIX_OUT"
 TEST_TORCH_VARIABLE = "EXPORT_MATRIX_TEST_TORCH"
+WITH_VARIABLE = "EXPORT_MATRIX_WITH"
 DEFAULT_OUT = "results/latest"
 ARTIFACTS = "artifacts"  # under the record folder: the programs each run session saved
 DEFAULT_TEST_TORCH = "torch==2.13.0"
@@ -88,6 +92,11 @@ def _install(session: nox.Session, *requirements: str) -> None:
         session.install(*requirements)
 
 
+def _with() -> List[str]:
+    """EXPORT_MATRIX_WITH: requirements added to every case (``--with``), separated by spaces."""
+    return (os.environ.get(WITH_VARIABLE) or "").split()
+
+
 def _out_dir(posargs: List[str]) -> str:
     """The record folder: `--out DIR` after --, else EXPORT_MATRIX_OUT, else results/latest."""
     if "--out" in posargs[:-1]:
@@ -108,7 +117,8 @@ def run(session: nox.Session, torch: str, variant: str) -> None:
         args += ["--artifacts", str(Path(out) / ARTIFACTS)]  # for the load sessions
     if "--device" not in session.posargs and environments.cuda_available(environment):
         args += ["--device", "cuda"]
-    plan = sets.plan(session.posargs)
+    args += [word for requirement in _with() for word in ("--with", requirement)]
+    plan = sets.plan([*args, *session.posargs])
     if plan is None or not plan.sets:  # the worker reads the options itself, and says what is wrong
         command = environment.worker_command(*args, *session.posargs)
         _run_logged(session, command, environment.worker_env(), logs.log_path(Path(out), environment.spec.name))
@@ -218,11 +228,12 @@ def publish(session: nox.Session) -> None:
 
 
 def _case_command(session: nox.Session, command: str, usage: str) -> None:
-    """Run ``export-matrix COMMAND`` on the case file and options given after --."""
+    """Run ``export-matrix COMMAND`` on the case file and options given after --, and EXPORT_MATRIX_WITH."""
     if not session.posargs:
         session.error("name a case file: " + usage)
     _install(session, ".")
-    session.run("export-matrix", command, *session.posargs)
+    added = [word for requirement in _with() for word in ("--with", requirement)]
+    session.run("export-matrix", command, *session.posargs, *added)
 
 
 @nox.session(default=False)
@@ -245,16 +256,16 @@ def _test_environment(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the unit and integration tests on one torch (everything but the multi-release tests)."""
+    """Run tests/unit and tests/integration on one torch (everything but the multi-release tests)."""
     _test_environment(session)
     session.run("pytest", "-n", "auto", "-m", "not releases", *session.posargs)
 
 
 @nox.session(default=False)
 def unit(session: nox.Session) -> None:
-    """Run the fast tests only, the loop to run after each change (about a minute)."""
+    """Run tests/unit (no process, no export), the loop to run after each change (about a minute)."""
     _test_environment(session)
-    session.run("pytest", "-n", "auto", "-m", "not releases and not integration", *session.posargs)
+    session.run("pytest", "-n", "auto", "tests/unit", *session.posargs)
 
 
 @nox.session(default=False)

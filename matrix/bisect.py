@@ -11,14 +11,25 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, Generic, Hashable, List, Optional, Sequence, Tuple, TypeVar
 
 from .envs import environments, releases
 from .errors import FAILED, UNAVAILABLE, UserError
-from .options import DEFAULT_TIMEOUT_S, add_mode, add_timeout, add_variant, from_namespace, positive_seconds
+from .options import (
+    DEFAULT_TIMEOUT_S,
+    add_mode,
+    add_timeout,
+    add_variant,
+    add_with,
+    from_namespace,
+    positive_seconds,
+    requirements,
+)
 from .probe import probe_case, validate_case
+from .worker import dependencies
+from .worker.case import read_info
 
 V = TypeVar("V", bound=Hashable)
 
@@ -163,6 +174,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         " set with the variant's override variable); replaces --good/--bad",
     )
     add_mode(parser, default="strict", both=False)
+    add_with(parser)
     parser.add_argument(
         "--on",
         choices=("status", "hash"),
@@ -191,10 +203,12 @@ class BisectOptions:
     timeout: float = DEFAULT_TIMEOUT_S
     out: Optional[str] = None
     verbose: bool = False
+    with_requirements: Tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.versions is not None:
             object.__setattr__(self, "versions", tuple(self.versions))
+        object.__setattr__(self, "with_requirements", requirements("--with", self.with_requirements))
         object.__setattr__(self, "timeout", positive_seconds("--timeout", self.timeout))
 
     @classmethod
@@ -272,7 +286,10 @@ def describe(value: Any, cell: Optional[Dict[str, Any]]) -> str:
 def probe_cell(spec: environments.Spec, options: BisectOptions, case: str, out: Path) -> Dict[str, Any]:
     """The case's winning cell in the chosen mode on one release; Skip where there is none to compare."""
     folder = out / spec.name
-    probed = probe_case(spec, options.case, case, [options.mode], folder, options.timeout, verbose=options.verbose)
+    probed = probe_case(
+        spec, options.case, case, [options.mode], folder, options.timeout, verbose=options.verbose,
+        added=options.with_requirements,
+    )  # fmt: skip
     if probed.env_error is not None:
         raise Skip("its environment could not be installed (see %s)" % folder)
     cell = probed.cell(options.mode)
@@ -284,6 +301,8 @@ def probe_cell(spec: environments.Spec, options: BisectOptions, case: str, out: 
 def main(options: BisectOptions) -> int:
     case = validate_case(options.case)
     specs, python = plan(options)
+    needed = dependencies.set_key((*read_info(Path(options.case), case).dependencies, *options.with_requirements))
+    specs = [replace(spec, dependency_set=needed) for spec in specs]
     by_version = {spec.build.release.version: spec for spec in specs}
     cells: Dict[str, Optional[Dict[str, Any]]] = {}
     versions = list(by_version)

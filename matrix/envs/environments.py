@@ -26,6 +26,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Tuple
 from .. import __version__
 from ..schema import SCHEMA_VERSION, first_line
 from ..worker import dependencies, records
+from . import companions
 from .install import (
     OUTPUT_TAIL,
     BuildUnavailable,
@@ -85,7 +86,9 @@ class Spec:
 
     @property
     def requirements(self) -> List[str]:
-        return [self.torch_requirement, *self.build.release.requirements, *self.dependencies]
+        """torch's exact build, the series' pins, the set, and the companions' bounds for this series."""
+        found = [self.torch_requirement, *self.build.release.requirements, *self.dependencies]
+        return found + list(companions.constraints(self.build, self.dependencies))
 
     @property
     def dependencies(self) -> Tuple[str, ...]:
@@ -336,6 +339,12 @@ def prepare(
         raise BuildUnavailable(
             "torch %s has no wheels for Python %s (it supports %s)"
             % (build.release.version, spec.python, ", ".join(build.release.pythons))
+        )
+    refused = companions.unavailable(spec.requirements)
+    if refused:
+        raise BuildUnavailable(
+            "no version of %s is known to work with torch %s (matrix/envs/companions.toml)"
+            % (", ".join(refused), build.release.minor)
         )
     tool = installer() if tool is None else tool
     sources = Sources.for_build(build) if sources is None else sources

@@ -24,7 +24,7 @@ from ..schema import MODES, Status, cell_id, first_line, now
 from ..worker import dependencies, records
 from ..worker.case import CaseInfo
 from . import environments
-from .install import BuildUnavailable, InstallError
+from .install import BuildUnavailable, Installer, InstallError
 
 Log = Callable[[str], None]
 
@@ -130,14 +130,16 @@ def prepare(
     modes: Sequence[str],
     force: bool = False,
     log: Log = _stderr,
+    envs: Optional[Path] = None,
+    tool: Optional[Installer] = None,
 ) -> Optional[environments.Environment]:
     """A set's environment; None, with the answer recorded in ``out``, where it cannot be had."""
     if not spec.dependency_set:
-        return environments.prepare_or_record(spec, out, force=force, log=log)
-    if environments.prepare_or_record(spec.base, out, log=log) is None:
+        return environments.prepare_or_record(spec, out, envs, tool, force=force, log=log)
+    if environments.prepare_or_record(spec.base, out, envs, tool, log=log) is None:
         return None  # torch itself cannot be had: the release's env-error says so
     try:
-        return environments.prepare(spec, force=force, log=log)
+        return environments.prepare(spec, envs, tool, force=force, log=log)
     except BuildUnavailable as error:
         # The base installed, so what the resolver refuses is the set with this torch build.
         Path(out).mkdir(parents=True, exist_ok=True)

@@ -41,6 +41,8 @@ STAGES = ("check", "decompose", "serialize", "diagnose")
 # already spent: the rest is margin, so that a slow diagnosis never turns a fail into a timeout.
 DIAGNOSIS_SHARE = 0.6
 WARM_UP_FROM = batch.WARM_UP_FROM
+# 0: each forked cell imports its case's libraries itself (benchmarks/dependency_sets.py compares both).
+PREIMPORT_VARIABLE = "EXPORT_MATRIX_PREIMPORT"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -286,7 +288,7 @@ class CellBatch(batch.Batch):
         self.env = environment_record(torch, found, options.device, options.source, run_id, self.variant)
         self.env.update(dependencies.environment_fields(options.dependency_set))
         needed = sorted({r for info in self.cells.values() for r in info.dependencies} | set(options.with_requirements))
-        if needed and settings.forks:
+        if needed and settings.forks and os.environ.get(PREIMPORT_VARIABLE, "1") != "0":
             # Each forked cell would import the library again: once here, if a trial import in a child survives.
             imported = dependencies.preimport(needed)
             if imported:

@@ -1,0 +1,30 @@
+"""``export-matrix check`` as a user runs it: command-line errors, and a real run with this torch."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from matrix.check import Row
+from matrix.worker import records
+
+from conftest import FIXTURES, run_matrix
+
+
+def test_command_line_errors_exit_2(tmp_path: Path) -> None:
+    done = run_matrix("check", str(tmp_path / "missing.py"), "--torch", "current", check=False)
+    assert done.returncode == 2
+    assert "missing.py: no such case file" in done.stderr
+    done = run_matrix("check", str(FIXTURES / "basic" / "add_one.py"), "--torch", "1.0", check=False)
+    assert done.returncode == 2 and "--torch 1.0" in done.stderr
+
+
+def test_check_runs_a_case_with_the_current_torch(tmp_path: Path) -> None:
+    case = str(FIXTURES / "basic" / "data_branch.py")
+    done = run_matrix("check", case, "--torch", "current", "--format", "json", "--out", str(tmp_path))
+    rows = [Row(**r) for r in json.loads(done.stdout)]
+    assert [(r.mode, r.variant) for r in rows] == [("strict", "cpu"), ("non-strict", "cpu")]
+    assert all(r.status == "fail" and r.error for r in rows)  # a data-dependent branch cannot be exported
+    (kept,) = (tmp_path / "current").glob("torch-*.jsonl")
+    cells = [r for r in records.read(str(kept))[0] if r["kind"] == "cell"]
+    assert [(c["torch_version"], c["status"]) for c in cells] == [(r.torch, r.status) for r in rows]

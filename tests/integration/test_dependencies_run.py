@@ -1,0 +1,71 @@
+"""The runner and `check` on cases that declare packages: real runs on the installed torch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from matrix.schema import Status
+from matrix.worker import dependencies
+
+from conftest import FIXTURES, read_cells, run_matrix
+
+CASES = FIXTURES / "dependencies"
+
+
+def test_each_case_is_recorded_for_what_its_packages_allow(tmp_path: Path) -> None:
+    run_matrix("run", "--cases", str(CASES), "--out", str(tmp_path), "--mode", "strict", "--progress", "none")
+    cells = {cell["case"]: cell for cell in read_cells(tmp_path)}
+    assert set(cells) == {"absent", "library_fails", "installed", "newer_python", "malformed", "torch_alone"}
+    assert cells["installed"]["status"] == Status.PASS.value
+    assert cells["installed"]["dependency_set"] == "packaging"
+    assert cells["torch_alone"]["status"] == Status.PASS.value and cells["torch_alone"]["dependency_set"] == ""
+
+    absent = cells["absent"]
+    assert absent["status"] == Status.NOT_APPLICABLE.value
+    assert absent["missing"] == ["a-package-nobody-installed"]
+    assert "does not have" in absent["error_message"]
+
+    fails = cells["library_fails"]
+    version = dependencies.installed(["packaging"])["packaging"]
+    assert fails["status"] == Status.CASE_ERROR.value and fails["reason"] == "dependency-import"
+    assert fails["error_message"].startswith("packaging %s fails on torch " % version)
+    assert "InvalidVersion" in fails["error_message"]
+
+    newer = cells["newer_python"]
+    assert newer["status"] == Status.NOT_APPLICABLE.value and newer["missing"] == ["python>=99"]
+
+    malformed = cells["malformed"]
+    assert malformed["status"] == Status.CASE_ERROR.value
+    assert malformed["error_message"].startswith(str(CASES / "malformed.py") + ":3: ")
+
+
+def test_a_dependency_set_runs_only_its_own_cases_and_writes_its_own_record_file(tmp_path: Path) -> None:
+    common = ["run", "--cases", str(CASES), "--out", str(tmp_path), "--mode", "strict", "--progress", "none"]
+    run_matrix(*common, "--dependency-set", "packaging")
+    run_matrix(*common, "--dependency-set", "")
+    files = sorted(path.name for path in tmp_path.glob("*.jsonl"))
+    assert len(files) == 2 and any(dependencies.set_suffix("packaging") in name for name in files)
+    cells = {cell["case"]: cell["dependency_set"] for cell in read_cells(tmp_path)}
+    assert cells == {"library_fails": "packaging", "installed": "packaging", "newer_python": "", "malformed": "",
+                     "torch_alone": ""}  # fmt: skip
+    # A set no selected case has is nothing to run, not an error: the sessions run every set a selection may reach.
+    done = run_matrix(*common, "--dependency-set", "timm", "--select", "installed")
+    assert "nothing selected needs timm" in done.stderr
+
+
+def test_with_adds_a_requirement_to_every_case(tmp_path: Path) -> None:
+    run_matrix(
+        "run", "--cases", str(CASES / "torch_alone.py"), "--out", str(tmp_path), "--mode", "strict",
+        "--with", "a-package-nobody-installed", "--progress", "none",
+    )  # fmt: skip
+    (cell,) = read_cells(tmp_path)
+    assert cell["status"] == Status.NOT_APPLICABLE.value and cell["missing"] == ["a-package-nobody-installed"]
+    assert cell["dependency_set"] == "a-package-nobody-installed"
+
+
+def test_check_refuses_a_malformed_block_naming_the_file_and_line(tmp_path: Path) -> None:
+    done = run_matrix("check", str(CASES / "malformed.py"), "--torch", "current", check=False)
+    assert done.returncode == 2
+    assert "malformed.py:3: `# /// script` is never closed" in done.stderr
+    bad = run_matrix("check", str(CASES / "torch_alone.py"), "--torch", "current", "--with=-x", check=False)
+    assert bad.returncode == 2 and "--with '-x'" in bad.stderr

@@ -1,0 +1,1 @@
+"""Unit tests: no process, no export; the loop after each change (`nox -s unit`)."""

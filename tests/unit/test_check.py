@@ -1,0 +1,245 @@
+"""``export-matrix check``: rows from records, the tables, the summary and input errors, with fake probes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+import pytest
+
+from matrix import check, probe, schema
+from matrix.check import CheckError, Row
+from matrix.envs import releases
+from matrix.probe import Probed
+from matrix.schema import NoCell, Status
+from matrix.worker import records
+
+from conftest import FIXTURES, make_cell
+
+
+def cell(mode: str, status: str, **values: Any) -> Dict[str, Any]:
+    fields: Dict[str, Any] = dict(torch_version="2.5.1", variant="pypi", python="3.11", case="add_one", run=0)
+    fields.update(values)
+    return records.empty_cell(mode=mode, status=status, **fields)
+
+
+def env_error(message: str) -> Dict[str, Any]:
+    return {
+        "kind": "env-error", "schema_version": 1, "torch_version": "2.1.2", "variant": "pypi", "python": "3.12",
+        "error_type": "matrix.envs.install.BuildUnavailable", "error_message": message,
+    }  # fmt: skip
+
+
+def test_rows_show_each_modes_cell() -> None:
+    probed = Probed(
+        cells={
+            "strict": cell("strict", "pass", graph_hash="0123456789abcdef", export_s=0.25),
+            "non-strict": cell("non-strict", "mismatch", error_type="AssertionError", error_message="outputs differ"),
+        }
+    )
+    rows = check.rows_for(probed, ["strict", "non-strict"], "2.5.1")
+    assert rows == [
+        Row("2.5.1", "pypi", "3.11", "strict", Status.PASS, "0123456789abcdef", 0.25, None),
+        Row("2.5.1", "pypi", "3.11", "non-strict", Status.MISMATCH, None, None, "AssertionError: outputs differ"),
+    ]
+
+
+def test_an_env_error_fills_every_mode_and_a_missing_cell_is_no_record_with_the_workers_problem() -> None:
+    probed = Probed(env_error=env_error("torch 2.1.2 has no wheels for Python 3.12"))
+    rows = check.rows_for(probed, ["strict", "non-strict"], "2.1.2")
+    assert [(r.torch, r.python, r.mode, r.status, r.error) for r in rows] == [
+        ("2.1.2", "3.12", "strict", NoCell.ENV_ERROR, "torch 2.1.2 has no wheels for Python 3.12"),
+        ("2.1.2", "3.12", "non-strict", NoCell.ENV_ERROR, "torch 2.1.2 has no wheels for Python 3.12"),
+    ]
+    assert check.rows_for(Probed(), ["strict"], "2.4.1") == [Row("2.4.1", "", "", "strict", NoCell.NO_RECORD)]
+    broken = Probed(cells={"strict": cell("strict", "pass")}, problem="export-matrix run exited with 1: boom")
+    rows = check.rows_for(broken, ["strict", "non-strict"], "2.5.1")
+    assert [(r.status, r.error) for r in rows] == [
+        (Status.PASS, None),
+        (NoCell.NO_RECORD, "export-matrix run exited with 1: boom"),
+    ]
+
+
+def write_records(folder: Path, name: str, found: Sequence[Dict[str, Any]]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / name, "a", encoding="utf-8") as f:
+        f.writelines(json.dumps(record) + "\n" for record in found)
+
+
+def test_check_shows_the_record_that_schema_recency_says_wins_not_the_last_one_read(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Two cells of one identity per mode, the winner read first: the later instant (an offset
+    # that sorts first as text) in strict, the canonical tie-break at equal times in non-strict.
+    later = make_cell("2.5.1", "add_one", "pass", "strict", finished_at="2025-01-01T11:00:00Z")
+    earlier = make_cell("2.5.1", "add_one", "fail", "strict", finished_at="2025-01-01T12:00:00+02:00")
+    tied = [
+        make_cell("2.5.1", "add_one", status, "non-strict", finished_at="2025-01-01T10:00:00+00:00")
+        for status in ("crash", "timeout")
+    ]
+    tied.sort(key=schema.recency, reverse=True)
+    expected = {"strict": max([later, earlier], key=schema.recency), "non-strict": max(tied, key=schema.recency)}
+    assert expected["strict"] is later and expected["non-strict"] is tied[0]  # neither is the last read
+
+    def fake_run(command: Any, env: Any, case: str, modes: Sequence[str], out: Path, *rest: Any) -> Optional[str]:
+        write_records(out, "torch-2.5.1_cpu_py3.11.jsonl", [later, earlier, *tied])
+        return None
+
+    monkeypatch.setattr(probe, "run_case", fake_run)
+    case_file = str(FIXTURES / "basic" / "add_one.py")
+    rows = check.check_target(check.Target(None), case_file, "add_one", ["strict", "non-strict"], tmp_path, 1.0)
+    assert [(r.mode, r.status) for r in rows] == [(mode, expected[mode]["status"]) for mode in ("strict", "non-strict")]
+
+
+def test_long_errors_are_cut_to_one_readable_line() -> None:
+    text = check.short_error("torch._dynamo.exc.UserError", "x" * 200)
+    assert text is not None and text.startswith("UserError: xxx") and len(text) == check.ERROR_WIDTH
+    assert check.short_error(None, None) is None
+
+
+ROWS = [
+    Row("2.5.1", "pypi", "3.11", "strict", "pass", "0123456789abcdef", 0.25, None),
+    Row("2.13.0+cpu", "cpu", "3.11", "non-strict", "fail", None, 1.5, "Unsupported: data-dependent branch"),
+]
+
+
+def test_text_and_markdown_tables() -> None:
+    text = check.format_rows(ROWS, "text").splitlines()
+    assert text[0].split() == ["torch", "variant", "python", "mode", "status", "graph", "hash", "export", "s", "error"]
+    assert text[2].split() == ["2.5.1", "pypi", "3.11", "strict", "pass", "0123456789abcdef", "0.25"]
+    assert text[3].split()[:7] == ["2.13.0+cpu", "cpu", "3.11", "non-strict", "fail", "1.50", "Unsupported:"]
+    markdown = check.format_rows(ROWS, "markdown").splitlines()
+    assert markdown[0].startswith("| torch ") and markdown[1].startswith("|--")
+    assert "| 2.5.1 " in markdown[2]
+
+
+def test_json_rows_round_trip() -> None:
+    assert [Row(**r) for r in json.loads(check.format_rows(ROWS, "json"))] == ROWS
+
+
+def test_targets_resolve_words_in_order() -> None:
+    chosen = check.targets(["2.5", "current", "2.13.0+cpu", "2.5.1"], None, "3.11")
+    assert [t.label for t in chosen] == ["2.5.1", "current", "2.13.0+cpu"]
+    assert [t.label for t in check.targets(["2.4"], "cpu", "3.11")] == ["2.4.1+cpu"]
+    with pytest.raises(CheckError, match="--torch 2.99: unknown torch minor series 2.99"):
+        check.targets(["2.99"], None, None)
+
+
+def rows_of(*statuses: str) -> List[Row]:
+    """One release per argument (oldest first), both modes with the given status."""
+    return [
+        Row("2.%d.0" % minor, "pypi", "3.11", mode, status)
+        for minor, status in enumerate(statuses, 1)
+        for mode in ("strict", "non-strict")
+    ]
+
+
+def test_passing_summary_names_where_a_failing_case_passes_and_from_when_it_keeps_passing() -> None:
+    assert check.passing_summary(rows_of("pass", "pass")) is None  # nothing to explain
+    assert check.passing_summary(rows_of("fail", "pass", "fail", "pass", "pass")) == (
+        "passes on 2.2.0, 2.4.0, 2.5.0; keeps passing from 2.4.0 on"
+    )
+    assert (
+        check.passing_summary(rows_of("pass", "fail")) == "passes on 2.1.0; fails on the newest release checked (2.2.0)"
+    )
+    assert check.passing_summary(rows_of("fail", "crash")) == "passes on none of the releases checked (2.1.0, 2.2.0)"
+    mixed = rows_of("pass", "pass")
+    mixed[3] = Row("2.2.0", "pypi", "3.11", "non-strict", "fail")  # one mode failing is not a pass
+    assert check.passing_summary(mixed) == "passes on 2.1.0; fails on the newest release checked (2.2.0)"
+
+
+def test_parallel_check_prints_the_table_of_a_serial_one(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    import time
+
+    labels = ["2.1.2", "2.5.1", "2.9.1", "2.15.0"]
+    monkeypatch.setattr(
+        check,
+        "targets",
+        lambda words, variant, python: (
+            [check.Target(releases.default_matrix().resolve(label), "3.11") for label in labels]
+        ),
+    )
+
+    def fake(target, case_file, case, modes, out, timeout, reinstall, verbose, jobs, added):
+        time.sleep(0.05 * (len(labels) - labels.index(target.label)))  # the oldest finishes last
+        status = "pass" if target.label != "2.1.2" else "fail"
+        return [Row(target.label, "pypi", "3.11", mode, status) for mode in modes]
+
+    monkeypatch.setattr(check, "check_target", fake)
+    tables = []
+    for jobs in (1, 4):
+        options = check.CheckOptions(case=str(FIXTURES / "basic" / "add_one.py"), jobs=jobs)
+        assert check.main(options) == 0
+        captured = capsys.readouterr()
+        tables.append(captured.out)
+    assert tables[0] == tables[1]
+    assert [line.split()[0] for line in tables[0].splitlines()[2:10]] == [label for label in labels for _ in (0, 1)]
+    assert tables[0].rstrip().endswith("keeps passing from 2.5.1 on")
+
+
+def test_a_failed_rows_diagnosis_is_listed_under_the_table_and_kept_whole_in_json() -> None:
+    problems = [
+        {"kind": "data-dependent-error", "message": "cannot decide u0 > 2", "frame": "m.py:9 in forward", "count": 2},
+        {"kind": "data-dependent-error", "message": "cannot decide u1 < 0", "frame": None, "count": 1},
+        {"kind": "missing-fake-kernel", "message": "operator mylib.f", "frame": None, "count": 1},
+    ]
+    found = cell("strict", "fail", error_type="UserError", error_message="x", diagnosis=problems)
+    (row,) = check.rows_for(Probed(cells={"strict": found}), ["strict"], "2.9.1")
+    text = check.format_rows([row], "text").splitlines()
+    assert text[-3:] == [
+        "draft_export on 2.5.1 strict:",
+        "  data-dependent-error ×3: cannot decide u0 > 2 at m.py:9 in forward (and 1 more)",
+        "  missing-fake-kernel ×1: operator mylib.f",
+    ]
+    assert json.loads(check.format_rows([row], "json"))[0]["diagnosis"] == problems
+
+
+def test_current_without_torch_is_refused_before_anything_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    with pytest.raises(CheckError, match="--torch current: this interpreter .* has no torch"):
+        check.targets(["current"], None, None)
+
+
+def status_column(table: str, rows: int) -> List[str]:
+    """The status column of the first ``rows`` rows of a plain-text table, cut where its rule of dashes says."""
+    lines = table.splitlines()
+    header, rule = lines[0], lines[1]
+    start = header.index("status")
+    end = rule.index(" ", start)
+    return [line[start:end].strip() for line in lines[2 : 2 + rows]]
+
+
+def test_every_status_check_prints_is_a_schema_value(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    # One release per cell status, one whose environment does not install, one whose worker fails.
+    labels = ["2.1.2", "2.2.2", "2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1"]
+    outcomes = {label: Probed(cells={m: cell(m, s.value) for m in schema.MODES}) for label, s in zip(labels, Status)}
+    outcomes[labels[-2]] = Probed(env_error=env_error("no wheels"))
+    outcomes[labels[-1]] = Probed(problem="the worker did not finish in time")
+    assert len(outcomes) == len(Status) + 2
+    chosen = [check.Target(releases.default_matrix().resolve(label), "3.11") for label in labels]
+    monkeypatch.setattr(check, "targets", lambda words, variant, python: chosen)
+    monkeypatch.setattr(check, "probe_case", lambda spec, *rest: outcomes[spec.build.torch_version])
+    known = set(schema.STATUSES) | {value.value for value in NoCell}
+    for fmt in ("text", "json"):
+        assert check.main(check.CheckOptions(case=str(FIXTURES / "basic" / "add_one.py"), format=fmt, jobs=1)) == 0
+        captured = capsys.readouterr()
+        progress = [line.split()[-1] for line in captured.err.splitlines() if line.startswith("  ")]
+        rows = 2 * len(labels)  # one per release and mode
+        table = (
+            [row["status"] for row in json.loads(captured.out)] if fmt == "json" else status_column(captured.out, rows)
+        )
+        for shown in (progress, table):
+            assert len(shown) == rows
+            assert set(shown) == known  # schema values only, and every one of them appears
+
+
+def test_a_record_status_the_schema_does_not_know_is_refused_in_one_line() -> None:
+    odd = Probed(cells={"strict": cell("strict", "flaky")})
+    with pytest.raises(CheckError, match="status 'flaky', which this torch-export-matrix does not know"):
+        check.rows_for(odd, ["strict"], "2.5.1")
+    with pytest.raises(ValueError):
+        Row("2.5.1", "pypi", "3.11", "strict", "error")

@@ -1,0 +1,101 @@
+"""Artifacts for ``load``: the helpers of :mod:`matrix.worker.artifacts` and the load options, in process."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from matrix.errors import UserError
+from matrix.worker import artifacts, loader, runner
+
+# --- the artifacts module -------------------------------------------------------------------
+
+
+def test_case_folders_are_plain_where_they_can_be_and_distinct() -> None:
+    assert artifacts.case_folder("exportdb/cond_branch") == "exportdb__cond_branch"
+    assert artifacts.case_folder("add-one.v2") == "add-one.v2"
+    odd = ["Upper", "a b", "../up", "a__b", "a/__b", "x" * 150, "$\\macro$", "a\0b", "a/b/"]
+    names = {artifacts.case_folder(case) for case in odd + ["upper", "a_b", "a/b"]}
+    assert len(names) == len(odd) + 3
+    for name in names:
+        assert "/" not in name and "\0" not in name and name not in ("", ".", "..") and not name.startswith(".")
+        assert len(name) <= 100
+
+
+def test_environment_folders_round_trip() -> None:
+    name = artifacts.env_folder("2.10.0.dev20250101+cu126", "cu126_x", "3.12")
+    assert name == "2.10.0.dev20250101+cu126_cu126_x_py3.12"
+    assert artifacts.parse_env_folder(name) == ("2.10.0.dev20250101+cu126", "cu126_x", "3.12")
+    for other in ("strict", ".tmp-2.5.1_pypi_py3.11", "2.5.1_pypi", "2.5.1_pypi_py3"):
+        assert artifacts.parse_env_folder(other) is None
+
+
+def test_only_plain_data_can_be_kept() -> None:
+    import torch
+
+    value = {"x": (torch.ones(2), [1, 2.5, None, True, "s"])}
+    assert artifacts.plain(value) is not value and artifacts.plain(value)["x"][1] == [1, 2.5, None, True, "s"]
+    with pytest.raises(TypeError, match=r"input\['x'\]\[0\] is a object"):
+        artifacts.plain({"x": [object()]}, "input")
+    with pytest.raises(TypeError, match="keys that are not text"):
+        artifacts.plain({1: torch.ones(1)})
+    with pytest.raises(TypeError, match="only plain tensors"):
+        artifacts.plain(torch.ones(2).to_sparse())
+
+
+def test_read_meta_and_verify_name_what_is_wrong(tmp_path: Path) -> None:
+    assert "no meta.json" in str(artifacts.read_meta(str(tmp_path))[1])
+    (tmp_path / "meta.json").write_text("{not json")
+    assert "meta.json cannot be read" in str(artifacts.read_meta(str(tmp_path))[1])
+    (tmp_path / "meta.json").write_text(json.dumps({"case": "a", "mode": "strict"}))
+    assert "lacks torch_version, variant, python" in str(artifacts.read_meta(str(tmp_path))[1])
+    meta = {"files": [{"name": name, "size": 1, "sha256": "0" * 64} for name in artifacts.FILES]}
+    assert artifacts.verify(str(tmp_path), meta) == "program.pt2 is missing"
+    for name in artifacts.FILES:
+        (tmp_path / name).write_bytes(b"xy")
+    assert artifacts.verify(str(tmp_path), meta) == "program.pt2 has 2 bytes, meta.json says 1"
+
+
+def test_artifacts_are_off_unless_asked() -> None:
+    parser = argparse.ArgumentParser()
+    runner.configure(parser)
+    assert runner.RunOptions.from_args(parser.parse_args(["--out", "o"])).artifacts is None
+    assert runner.RunOptions.from_args(parser.parse_args(["--out", "o", "--artifacts", "a"])).artifacts == "a"
+    assert (
+        runner.RunOptions.from_args(parser.parse_args(["--out", "o", "--artifacts", "a", "--no-artifacts"])).artifacts
+        is None
+    )
+
+
+def test_load_options_are_checked_before_torch_is_imported() -> None:
+    parser = argparse.ArgumentParser()
+    loader.configure(parser)
+    options = loader.LoadOptions.from_args(parser.parse_args(["a", "b", "--out", "o", "--select", "add*"]))
+    assert (options.artifacts, options.select, options.force) == (("a", "b"), ("add*",), False)
+    with pytest.raises(UserError, match="--timeout"):
+        loader.LoadOptions(artifacts=("a",), out="o", timeout=0)
+    with pytest.raises(UserError, match="--variant"):
+        loader.LoadOptions(artifacts=("a",), out="o", variant="../x")
+    assert loader.file_name("2.5.1", "pypi", "3.11") == "load_torch-2.5.1_pypi_py3.11.jsonl"
+
+
+def test_only_case_files_inside_the_current_folder_are_imported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inside, outside = tmp_path / "checkout", tmp_path / "elsewhere"
+    for folder in (inside / "cases", outside):
+        folder.mkdir(parents=True)
+        (folder / "case.py").write_text("raise RuntimeError('ran')\n")
+    monkeypatch.chdir(inside)
+
+    def imported(path: str, source: str = "cases") -> str:
+        return loader._import_case({"case": "case", "source": source, "case_file": path})
+
+    assert imported("cases/case.py").startswith("failed: ")  # tried: the file is here
+    assert imported("cases/missing.py") == "absent"
+    assert imported(str(inside / "cases" / "case.py")) == "absent"  # absolute: data must not choose the code
+    assert imported("../elsewhere/case.py") == "absent"
+    assert imported("cases/case.py", source="exportdb") == "absent"

@@ -1,0 +1,76 @@
+"""The run session's terminal: its progress bar, the runner's messages and one-line errors; the load options."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import List
+
+import pytest
+
+from matrix import errors
+from matrix.envs import logs
+
+from conftest import ROOT
+
+
+def test_a_progress_bar_shows_its_final_line(tmp_path: Path) -> None:
+    assert logs.is_runner_line("\r\x1b[K[####......] 3/10 torch-2.5.1/strict/a\r\x1b[Kdone: pass 10")
+    assert not logs.is_runner_line("\r\x1b[K")
+    assert not logs.is_runner_line("/site-packages/torch/__init__.py:1: FutureWarning: warning: x")
+
+
+def runner_messages() -> List[str]:
+    """Every message the worker's commands write themselves, with sample values in its % placeholders."""
+    found: List[str] = []
+    sources = [
+        (ROOT / "matrix" / "worker" / name).read_text()
+        for name in ("batch.py", "runner.py", "loader.py", "progress.py")
+    ]
+    for node in (node for source in sources for node in ast.walk(ast.parse(source))):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func = node.func
+        named = isinstance(func, ast.Name) and func.id == "say"
+        written = isinstance(func, ast.Attribute) and func.attr == "write" and ast.unparse(func.value) == "sys.stderr"
+        if not (named or written):
+            continue
+        text = node.args[0]
+        if isinstance(text, ast.BinOp) and isinstance(text.op, ast.Mod):
+            text = text.left
+        if isinstance(text, ast.Constant) and isinstance(text.value, str):
+            sample = re.sub(r"%[-+ #0]*\d*(?:\.\d+)?([sdfr])", lambda m: "1" if m.group(1) in "df" else "x", text.value)
+            found += [line for line in sample.split("\n") if line.replace("\r", "").replace("\x1b[K", "")]
+    return found
+
+
+def test_every_message_of_the_runner_reaches_the_terminal() -> None:
+    messages = runner_messages()
+    assert len(messages) >= 6, messages  # the scan still finds the runner's writes
+    hidden = [m for m in messages if not logs.is_runner_line(m)]
+    assert not hidden, "add these runner messages to matrix/envs/logs.py RUNNER_LINE: %s" % hidden
+
+
+def test_the_one_line_errors_reach_the_terminal(capsys: pytest.CaptureFixture) -> None:
+    def refuse() -> int:
+        raise errors.UserError("--select nothing: no case matches")
+
+    def interrupt() -> int:
+        raise KeyboardInterrupt
+
+    for body in (refuse, interrupt):
+        errors.report_errors("export-matrix run", body)
+        lines = [line for line in capsys.readouterr().err.splitlines() if line]
+        assert lines and all(logs.is_runner_line(line) for line in lines), lines
+
+
+def test_the_load_sessions_take_only_the_options_load_understands() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("noxfile_under_test", ROOT / "noxfile.py")
+    assert spec is not None and spec.loader is not None
+    noxfile = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(noxfile)
+    given = ["--select", "cond_*", "exportdb/*", "--mode", "strict", "--force", "--tag", "torch.cond", "--timeout", "9"]
+    assert noxfile._load_options(given) == ["--select", "cond_*", "exportdb/*", "--force", "--timeout", "9"]

@@ -1,0 +1,661 @@
+"""The report command: pages, tables, escaping of hostile record text, determinism, baseline."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any, Dict, List
+from urllib.parse import unquote
+
+import pandas as pd
+import pytest
+from markdown_it import MarkdownIt
+
+from matrix import cli, schema
+from matrix.records import store
+from matrix.report import build as report
+from matrix.report import case_page
+from matrix.report import files as report_files
+from matrix.report import markdown as md
+from matrix.worker import records
+
+from conftest import history, make_cell, report_cell, report_environment, write_by_release
+
+
+@pytest.fixture()
+def built(tmp_path: Path) -> Path:
+    folder = write_by_release(tmp_path / "records", history())
+    out = tmp_path / "report"
+    report.build_report([str(folder)], str(out), title="Nightly <b>matrix</b>")
+    return out
+
+
+def test_writes_index_case_pages_tables_and_charts(built: Path):
+    index = (built / "index.md").read_text(encoding="utf-8")
+    assert index.startswith("# Nightly &lt;b>matrix&lt;/b>\n")
+    assert "| releases | 2.4.1, 2.5.0, 2.6.0 |" in index
+    assert "| run on | 2025-03-01 to 2025-03-02 (UTC, from the environment records) |" in index
+    assert "## Regressions (1 cell)" in index
+    assert "**1 regression**, 1 fix, 0 stage regressions, 0 stage fixes, 1 graph change," in index
+    assert "[breaks](cases/breaks.md)" in index
+    assert "[nested/case](cases/nested__case.md)" in (built / "grid.md").read_text(encoding="utf-8")
+    assert "| [2.4.1 → 2.5.0](transition-2.4.1__2.5.0.md) | 5 | 1 | 1 |   |   | 1 |   |   |   |" in index
+    assert "![Pass rate per release](charts/pass-rate.png)" in index
+    step = (built / "transition-2.4.1__2.5.0.md").read_text(encoding="utf-8")
+    assert "## Regressions (1)" in step and "## Fixes (1)" in step and "## Graph changes (1)" in step
+    assert "+mul(x, 2)" in step  # the graph's diff
+    for name in ("cells", "transitions", "summary", "status", "modes", "claims", "environments", "env_errors"):
+        assert (built / (name + ".parquet")).is_file(), name
+    moves = pd.read_parquet(built / "transitions.parquet")
+    assert sorted(moves["kind"]) == ["fix", "graph-change", "regression"]
+    assert sorted(p.name for p in (built / "cases").iterdir()) == [
+        "breaks.md",
+        "heals.md",
+        "nested__case.md",
+        "steady.md",
+    ]
+    steady = (built / "cases" / "steady.md").read_text(encoding="utf-8")
+    assert "### 2.4.1 → 2.5.0, strict" in steady
+    assert "+mul(x, 2)" in steady
+    assert all(p.stat().st_size > 0 for p in (built / "charts").iterdir())
+
+
+class Cells(HTMLParser):
+    """Collects each table's rows as lists of cell texts, <summary> texts, and every tag and link seen."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: List[List[str]] = []
+        self.tags: List[str] = []
+        self.links: List[str] = []
+        self.summaries: List[str] = []
+        self._cell: List[str] = []
+        self._in_cell = False
+
+    def handle_starttag(self, tag: str, attrs: List[Any]) -> None:
+        self.tags.append(tag)
+        if tag == "a":
+            self.links.extend(v for k, v in attrs if k == "href")
+        if tag == "tr":
+            self.rows.append([])
+        if tag in ("td", "th", "summary"):
+            self._in_cell, self._cell = True, []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th"):
+            self.rows[-1].append("".join(self._cell))
+            self._in_cell = False
+        if tag == "summary":
+            self.summaries.append("".join(self._cell))
+            self._in_cell = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_cell:
+            self._cell.append(data)
+
+
+def rendered(path: Path) -> Cells:
+    html = MarkdownIt("commonmark").enable("table").render(path.read_text(encoding="utf-8"))
+    parsed = Cells()
+    parsed.feed(html)
+    return parsed
+
+
+def test_hostile_error_text_neither_breaks_tables_nor_injects(built: Path):
+    for page in (built / "index.md", built / "cases" / "breaks.md"):
+        parsed = rendered(page)
+        assert "script" not in parsed.tags, page
+        assert not [link for link in parsed.links if "evil" in link], page
+        holding = [cell for row in parsed.rows for cell in row if "alert(1)" in cell]
+        holding += [summary for summary in parsed.summaries if "alert(1)" in summary]
+        assert holding, page
+        for text in holding:
+            # The message stayed in one cell: both sides of the "|"...
+            assert "left | right `tick` <script>alert(1)</script> [x](http://evil)" in text
+        # ...and of the line break, where the whole message is shown (a signature shows its first line).
+        assert any("see http://evil.example.com ⏎ second line" in text for text in holding), page
+    raw = (built / "index.md").read_text(encoding="utf-8")
+    assert "<script>" not in raw
+
+
+def test_hostile_traceback_stays_inside_its_code_block(built: Path):
+    page = built / "cases" / "breaks.md"
+    html = MarkdownIt("commonmark").enable("table").render(page.read_text(encoding="utf-8"))
+    assert "<script>" not in html
+    assert "&lt;/details&gt;&lt;script&gt;alert(2)&lt;/script&gt;" in html
+    assert html.count("<details>") == html.count("</details>")
+
+
+def test_escaping_helpers():
+    assert md.text("a|b") == "a\\|b"
+    assert md.text("x\ny") == "x ⏎ y"
+    assert md.text("<b>&") == "&lt;b>&"
+    # Markdown needs no escape here: the text stays as it was.
+    assert md.text("a < b && c > d, torch.compile @ 3.11") == "a < b && c > d, torch.compile @ 3.11"
+    assert md.text("&amp; &#38; x@y.org <!-- x") == "&amp;amp; &amp;#38; x&#64;y.org &lt;!-- x"
+    assert md.text("> quoted") == "\\> quoted" and md.text("a <") == "a &lt;"
+    assert md.text("[x](y)") == "\\[x\\](y)"
+    assert md.text("snake_case _emph_") == "snake_case \\_emph\\_"
+    assert "://" not in md.text("http://evil.example.com")
+    assert md.code("a`b") == "`` a`b ``"
+    assert md.fence("``` inside\n`````\n").startswith("``````\n")
+    assert md.spans(["2.1", "2.2", "2.4"], ["2.1", "2.2", "2.3", "2.4"]) == "2.1–2.2, 2.4"
+
+
+def test_two_builds_are_byte_identical(tmp_path: Path):
+    folder = write_by_release(tmp_path / "records", history())
+    outs = [tmp_path / "one", tmp_path / "two"]
+    for out in outs:
+        report.build_report([str(folder)], str(out))
+    files = sorted(p.relative_to(outs[0]) for p in outs[0].rglob("*") if p.is_file())
+    assert any(p.suffix == ".png" for p in files) and any(p.suffix == ".svg" for p in files)
+    assert files == sorted(p.relative_to(outs[1]) for p in outs[1].rglob("*") if p.is_file())
+    for name in files:
+        assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
+    # A build in side processes gives the same bytes: tests/integration/test_report.py.
+
+
+def test_baseline_section_and_rebuilding_over_the_baseline(tmp_path: Path):
+    old = write_by_release(tmp_path / "old", [r for r in history() if r.get("torch_version") != "2.6.0"])
+    new = write_by_release(tmp_path / "new", history())
+    out = tmp_path / "report"
+    report.build_report([str(old)], str(out))
+    report.build_report([str(new)], str(out), baseline=str(out))
+    index = (out / "index.md").read_text(encoding="utf-8")
+    baseline = index[index.index("## Since the baseline") :]
+    assert "0 cells changed status (0 regressions, 0 fixes), 3 new cells, 0 vanished cells." in baseline
+    assert "### New cells (3)" in baseline
+    assert "| cpu | 3.11 | strict | 2.6.0 | 3 | breaks, heals, steady |" in baseline
+
+
+def test_stale_case_pages_are_removed(tmp_path: Path):
+    out = tmp_path / "report"
+    report.build_report([str(write_by_release(tmp_path / "a", history()))], str(out), charts=False)
+    assert (out / "cases" / "heals.md").exists()
+    rows = [r for r in history() if r.get("case") != "heals"]
+    report.build_report([str(write_by_release(tmp_path / "b", rows))], str(out), charts=False)
+    assert not (out / "cases" / "heals.md").exists()
+    assert (out / "cases" / "steady.md").exists()
+    # A release gone from the records takes its transition page with it.
+    assert (out / "transition-2.5.0__2.6.0.md").exists()
+    rows = [r for r in history() if r.get("torch_version") != "2.6.0"]
+    report.build_report([str(write_by_release(tmp_path / "c", rows))], str(out), charts=False)
+    assert not (out / "transition-2.5.0__2.6.0.md").exists()
+    assert (out / "transition-2.4.1__2.5.0.md").exists()
+
+
+def test_env_errors_are_listed_and_break_the_series(tmp_path: Path):
+    rows = [
+        report_cell("2.4.1", "x"),
+        report_cell("2.6.0", "x", "fail"),
+        {
+            "kind": "env-error",
+            "schema_version": schema.SCHEMA_VERSION,
+            "torch_version": "2.5.0",
+            "variant": "cpu",
+            "python": "3.11",
+            "error_type": "InstallError",
+            "error_message": "no wheel | for <this>",
+            "installer_output": "resolver said no",
+            "finished_at": "2025-01-01T00:00:00+00:00",
+        },
+    ]
+    out = tmp_path / "report"
+    result = report.build_report([str(write_by_release(tmp_path / "records", rows))], str(out), charts=False)
+    index = (out / "index.md").read_text(encoding="utf-8")
+    assert "## Environments that failed to install" in index
+    assert "no wheel \\| for &lt;this>" in index  # "<t" could open a tag; ">" closes nothing
+    assert "resolver said no" in (out / "install-errors.md").read_text(encoding="utf-8")
+    assert "[installer output](install-errors.md)" in index
+    assert result.regressions == 0  # 2.4.1 and 2.6.0 are not consecutive: 2.5.0 failed to install
+
+
+def test_cli_report_and_its_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    folder = write_by_release(tmp_path / "records", history())
+    out = tmp_path / "report"
+    assert cli.main(["report", str(folder), "--out", str(out), "--no-charts"]) == 0
+    assert "4 case pages, 1 regressions, 1 fixes" in capsys.readouterr().out
+    assert cli.main(["report", str(tmp_path / "missing"), "--out", str(out)]) == 2
+    assert "no such record folder" in capsys.readouterr().err
+    assert cli.main(["report", str(folder), "--out", str(out), "--baseline", str(tmp_path)]) == 2
+    assert "no cells.parquet" in capsys.readouterr().err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "x.jsonl").write_text("", encoding="utf-8")
+    assert cli.main(["report", str(empty), "--out", str(out)]) == 2
+    assert "no cell or env-error records" in capsys.readouterr().err
+
+
+def test_a_matrix_where_every_environment_failed_still_reports(tmp_path: Path):
+    error = {
+        "kind": "env-error",
+        "schema_version": schema.SCHEMA_VERSION,
+        "torch_version": "2.1.2",
+        "variant": "cpu",
+        "python": "3.11",
+        "error_type": "InstallError",
+        "error_message": "no wheel for this Python",
+        "installer_output": "",
+        "finished_at": "2025-01-01T00:00:00+00:00",
+    }
+    out = tmp_path / "report"
+    result = report.build_report([str(write_by_release(tmp_path / "records", [error]))], str(out))
+    index = (out / "index.md").read_text(encoding="utf-8")
+    assert result.cells == 0 and result.pages == 0
+    assert "| releases | 2.1.2 |" in index
+    assert "no wheel for this Python" in index
+
+
+def test_the_report_removes_only_files_it_wrote(tmp_path: Path):
+    out = tmp_path / "report"
+    (out / "cases").mkdir(parents=True)
+    (out / "charts").mkdir()
+    (out / "cases" / "NOTES.md").write_text("notes kept by hand\n", encoding="utf-8")
+    (out / "charts" / "mine.png").write_bytes(b"someone else's image")
+    report.build_report([str(write_by_release(tmp_path / "a", history()))], str(out))
+    listed = json.loads((out / report_files.MANIFEST).read_text(encoding="utf-8"))["files"]
+    assert listed == sorted(listed)
+    assert {"index.md", "cells.parquet", "cases/heals.md", "cases/nested__case.md", "charts/pass-rate.svg"} <= set(
+        listed
+    )
+    on_disk = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    assert on_disk - set(listed) == {report_files.MANIFEST, "cases/NOTES.md", "charts/mine.png"}
+
+    rows = [r for r in history() if r.get("case") != "heals"]
+    report.build_report([str(write_by_release(tmp_path / "b", rows))], str(out))
+    assert not (out / "cases" / "heals.md").exists()
+    assert (out / "cases" / "steady.md").exists()
+    assert (out / "cases" / "NOTES.md").read_text(encoding="utf-8") == "notes kept by hand\n"
+    assert (out / "charts" / "mine.png").read_bytes() == b"someone else's image"
+    assert "cases/heals.md" not in json.loads((out / report_files.MANIFEST).read_text(encoding="utf-8"))["files"]
+
+
+def test_a_manifest_cannot_make_the_report_remove_other_files(tmp_path: Path):
+    out = tmp_path / "report"
+    (out / "cases").mkdir(parents=True)
+    outside = tmp_path / "outside.md"
+    outside.write_text("outside\n", encoding="utf-8")
+    (out / "notes.txt").write_text("notes\n", encoding="utf-8")
+    (out / "cases" / "link.md").symlink_to(outside)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "x.png").write_bytes(b"image")
+    (out / "charts").symlink_to(elsewhere)
+    forged = ["../outside.md", "cases/../../outside.md", str(outside), "notes.txt", "cases/link.md", ".", "cases"]
+    forged.append("charts/x.png")
+    (out / report_files.MANIFEST).write_text(json.dumps({"files": forged}), encoding="utf-8")
+    report.build_report([str(write_by_release(tmp_path / "records", history()))], str(out), charts=False)
+    assert outside.read_text(encoding="utf-8") == "outside\n"
+    assert (out / "notes.txt").is_file()
+    assert (out / "cases" / "link.md").is_symlink()
+    assert (elsewhere / "x.png").read_bytes() == b"image"
+
+
+def test_writes_that_would_leave_the_report_folder_are_refused(tmp_path: Path):
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / "cases").symlink_to(tmp_path)
+    for relative in ("../x.md", "/tmp/x.md", "cases/x.md", "a\0b.md", ".", "charts/../../x.md"):
+        with pytest.raises(report_files.OutsideError, match="refusing to write"):
+            report_files.target(str(out), relative)
+    assert report_files.target(str(out), "charts/x.png") == str((out / "charts" / "x.png").resolve())
+    with pytest.raises(report_files.OutsideError):
+        report.build_report([str(write_by_release(tmp_path / "records", history()))], str(out), charts=False)
+    assert not (tmp_path / "heals.md").exists()
+
+
+HOSTILE_NAMES = [
+    "../escape",
+    "../../etc/evil",
+    "/absolute/name",
+    "a/b",
+    "a__b",
+    "nul\0byte",
+    "$\\macro$",
+    "x" * 300,
+    "x" * 299 + "y",
+    "Upper",
+    "upper",
+    "..",
+    "trailing/",
+]
+
+
+def test_case_names_become_distinct_file_names_inside_the_report(tmp_path: Path):
+    rows = [report_cell("2.4.1", name) for name in HOSTILE_NAMES] + [
+        report_cell("2.5.0", name, "fail") for name in HOSTILE_NAMES
+    ]
+    folder = write_by_release(tmp_path / "records", rows)
+    out = tmp_path / "nested" / "report"
+    result = report.build_report([str(folder)], str(out))
+    assert result.pages == len(HOSTILE_NAMES)
+    pages = sorted((out / "cases").iterdir())
+    assert len(pages) == len(HOSTILE_NAMES)
+    for page in pages:
+        assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._~-]*\.md", page.name), page.name
+        assert len(page.name) <= md.MAX_PAGE_NAME + 3
+    # Nothing was written outside the report folder: every file is a record or under --out.
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert out in path.parents or folder in path.parents, path
+    # Each case's link on the front page leads to its own page, titled with its (escaped) name.
+    targets = [unquote(link) for link in rendered(out / "index.md").links if link.startswith("cases/")]
+    titles = {(out / target).read_text(encoding="utf-8").splitlines()[0] for target in set(targets)}
+    assert titles == {"# " + md.text(name) for name in HOSTILE_NAMES}
+
+
+def test_page_file_names_are_plain_where_they_can_be_and_distinct():
+    assert md.page_name("nested/case") == "cases/nested__case.md"
+    assert md.page_file("cond_predicate") == "cond_predicate"
+    names = HOSTILE_NAMES + ["a_/b", "a/_b", "a_b", "a-b", "a.b", "a b", "A/b", "a\\b"]
+    files = [md.page_file(name) for name in names]
+    assert len(set(files)) == len(names)
+    assert len({f.lower() for f in files}) == len(names)  # also on file systems that ignore case
+    assert all("/" not in f and "\0" not in f and not f.startswith(".") and len(f) <= 100 for f in files)
+
+
+def test_case_sources_are_shown_only_from_inside_the_case_roots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-VALUE\n", encoding="utf-8")
+    root = tmp_path / "mine" / "cases"
+    (root / "tutorial").mkdir(parents=True)
+    (root / "tutorial" / "good.py").write_text('"""A case of mine."""\n\nGOOD_SOURCE = 1\n', encoding="utf-8")
+    (root / "tutorial" / "link.py").symlink_to(secret)
+    work = tmp_path / "a" / "b"
+    (work / "cases" / "tutorial").mkdir(parents=True)
+    (work / "cases" / "tutorial" / "here.py").write_text('"""A case here."""\n', encoding="utf-8")
+    monkeypatch.chdir(work)  # from here "../../secret.txt" names the secret
+    refused = {
+        "etc": "/etc/hostname",
+        "up": "../../secret.txt",
+        "absolute": str(secret),
+        "linked": str(root / "tutorial" / "link.py"),
+        "dotted": "cases/../../secret.txt",
+        "nul": "cases/tutorial/good.py\0",
+    }
+    shown = {
+        "relative": "cases/tutorial/good.py",
+        "absolute_inside": str(root / "tutorial" / "good.py"),
+        "project": "cases/tutorial/here.py",  # cases/ of the current folder is a root by default, as for `run`
+    }
+    rows = [report_cell("2.4.1", case, case_file=path) for case, path in {**refused, **shown}.items()]
+    out = tmp_path / "report"
+    report.build_report(
+        [str(write_by_release(tmp_path / "records", rows))], str(out), charts=False, case_roots=[str(root)]
+    )
+    for case in refused:
+        page = (out / "cases" / (md.page_file(case) + ".md")).read_text(encoding="utf-8")
+        assert "TOP-SECRET" not in page and "```python" not in page, case
+        assert "_The source is not available:" in page, case
+    for case in ("relative", "absolute_inside"):
+        page = (out / "cases" / (case + ".md")).read_text(encoding="utf-8")
+        assert "GOOD_SOURCE = 1" in page and "> A case of mine." in page, case
+    assert "```python\n" in (out / "cases" / "project.md").read_text(encoding="utf-8")
+    assert case_page.read_source("/etc/hostname", [str(root)]) == (None, None)
+    assert case_page.read_source("../../secret.txt", [str(root)]) == (None, None)
+
+
+def test_terminal_escapes_and_control_characters_never_reach_a_page(tmp_path: Path):
+    assert md.text("\x1b[1;31mRuntimeError\x1b[0m: bad\x07 \x1b]0;title\x07value\0 \x9b2Jend") == (
+        "RuntimeError: bad value end"
+    )
+    assert md.code("\x1b[31mValueError\x1b[0m") == "`ValueError`"
+    assert md.html_text("\x1b[31m<x>\x1b(B\x1b[m") == "&lt;x&gt;"
+    assert md.fence("\x1b[32mok\x1b[0m\tdone\x1b7\n") == "```\nok\tdone\n```\n"
+    coloured = "\x1b[31mRuntimeError: \x1b[1mboom\x1b[0m\x08"
+    rows = [
+        report_cell("2.4.1", "x"),
+        report_cell(
+            "2.5.0",
+            "x",
+            "fail",
+            error_type="\x1b[31mRuntimeError\x1b[0m",
+            error_message=coloured,
+            error_traceback="Traceback:\n" + coloured,
+            stderr_tail=coloured + "\r\n",
+        ),
+    ]
+    out = tmp_path / "report"
+    report.build_report([str(write_by_release(tmp_path / "records", rows))], str(out), charts=False)
+    for page in (out / "index.md", out / "cases" / "x.md"):
+        text = page.read_text(encoding="utf-8")
+        assert "boom" in text, page
+        assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]", text), page
+
+
+def test_cells_whose_identity_is_not_text_are_skipped_not_fatal(tmp_path: Path):
+    no_case = report_cell("2.4.1", "gone")
+    del no_case["case"]
+    rows = [report_cell("2.4.1", "x"), no_case, report_cell("2.4.1", ["a", "list"]), report_cell("2.5.0", "x")]
+    folder = write_by_release(tmp_path / "records", rows)
+    result = report.build_report([str(folder)], str(tmp_path / "report"), charts=False)
+    assert result.cells == 2 and result.pages == 1
+    path = folder / records.env_file_name("2.4.1", "cpu", "3.11")
+    assert [w.split(": ")[0] for w in result.warnings] == ["%s:2" % path, "%s:3" % path]
+
+
+def test_cli_case_root_adds_a_folder_sources_are_shown_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "x.py").write_text('"""Mine."""\n\nMINE = 1\n', encoding="utf-8")
+    folder = write_by_release(tmp_path / "records", [report_cell("2.4.1", "x", case_file="mine/x.py")])
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["report", str(folder), "--out", "without", "--no-charts"]) == 0
+    assert "MINE = 1" not in (tmp_path / "without" / "cases" / "x.md").read_text(encoding="utf-8")
+    assert cli.main(["report", str(folder), "--out", "with", "--no-charts", "--case-root", "mine"]) == 0
+    assert "MINE = 1" in (tmp_path / "with" / "cases" / "x.md").read_text(encoding="utf-8")
+
+
+# --- the front page tells the story; the pages it links hold the detail --------------------------
+
+RELEASES = ["2.%d.0" % minor for minor in range(1, 16)]
+ERRORS = [
+    ("torch._dynamo.exc.Unsupported", "Dynamic control flow is not supported at the moment."),
+    ("torch._dynamo.exc.UserError", "Constraints violated (batch)! See more details below."),
+    ("RuntimeError", "Cannot call numel() on tensor with symbolic sizes/strides"),
+    ("torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode", "Could not guard on data-dependent u0"),
+]
+TIMED_CASES = {"case_003": 1.0, "case_010": 3.0}  # export time grows ×1 or ×3 at 2.8.0, over 5 runs
+
+
+def large_history() -> List[Dict[str, Any]]:
+    """15 releases × 130 cases × 2 modes: cases born late, fixed, broken for a release, drifting graphs,
+    programs that stop saving or decomposing, and two cases timed over 5 runs."""
+    rows: List[Dict[str, Any]] = []
+    for index, release in enumerate(RELEASES):
+        rows.append(report_environment(release, "2025-03-01T10:00:00+00:00"))
+        for number in range(130):
+            case = "case_%03d" % number
+            for mode in ("strict", "non-strict"):
+                works = (number * 7) % 17 - (2 if mode == "non-strict" else 0)
+                if index < number % 4:
+                    status = "not-applicable"
+                elif index < works or (number % 9 == 0 and index == number % 13 + 1):
+                    status = "fail"
+                else:
+                    status = "pass"
+                extra: Dict[str, Any] = {"tags": ["tag%d" % (number % 6)]}
+                if status == "fail":
+                    kind, message = ERRORS[number % len(ERRORS)]
+                    extra.update(error_type=kind, error_message=message + "\nmore detail %d" % index)
+                if status == "pass":
+                    ops = ["aten.add.Tensor"] + (["aten.mul.Tensor"] if index // 5 else [])
+                    text = "".join("%s(x)\n" % op for op in ops) + "# scheme %d\n" % (index // 5)
+                    extra.update(
+                        graph_hash="%016x" % (index // 5 + 1),
+                        graph_text=text,
+                        ops=ops,
+                        decomposed_ops=ops,
+                        serialize_status="error" if number % 31 == 0 and index >= 10 else "ok",
+                        serialize_error="load: RuntimeError: cannot load" if number % 31 == 0 else None,
+                        decompose_status="error" if number % 37 == 5 and index == 12 else "ok",
+                        decompose_error="KeyError: aten.sym_size" if number % 37 == 5 else None,
+                    )
+                runs = 5 if case in TIMED_CASES else 1
+                for run in range(runs):
+                    slower = TIMED_CASES.get(case, 1.0) if index >= 7 else 1.0
+                    seconds = 0.2 * slower * (1 + run / 50)
+                    rows.append(report_cell(release, case, status, mode, run=run, export_s=seconds, **extra))
+    return rows
+
+
+def test_the_front_page_stays_short_and_the_transition_pages_hold_the_detail(tmp_path: Path):
+    out = tmp_path / "report"
+    report.build_report([str(write_by_release(tmp_path / "records", large_history()))], str(out), charts=False)
+    index = (out / "index.md").read_text(encoding="utf-8")
+    assert len(index.splitlines()) <= 300
+    for heading in ("## Summary", "## Regressions", "## Top failure signatures", "## Strict vs non-strict"):
+        assert heading + "\n" in index or heading + " (" in index, heading
+    assert index.index("## Summary") < index.index("## Regressions") < index.index("## Release transitions")
+    moves = pd.read_parquet(out / "transitions.parquet")
+    regressions = moves[moves["kind"].isin(["regression", "stage-regression"])]
+    assert len(regressions) > 20 and (moves["kind"] == "stage-regression").sum() > 0
+    lines = index.splitlines()
+    for move in regressions.to_dict("records"):
+        # Every regression has its row on the front page: release transition, case and mode together.
+        link = "(transition-%s__%s.md)" % (move["before"], move["after"])
+        assert any(link in line and "(cases/%s.md)" % move["case"] in line and move["mode"] in line for line in lines)
+    assert "| releases | case | mode | change | error in the newer release |" in index
+    assert "[status grid](grid.md)" in index and (out / "grid.md").is_file()
+
+    pairs = list(zip(RELEASES, RELEASES[1:]))
+    for before, after in pairs:
+        assert "[%s → %s](transition-%s__%s.md)" % (before, after, before, after) in index
+    for (before, after), found in moves.groupby(["before", "after"]):
+        page = (out / ("transition-%s__%s.md" % (before, after))).read_text(encoding="utf-8")
+        assert page.startswith("# %s → %s\n" % (before, after))
+        for move in found.to_dict("records"):
+            assert "[%s](cases/%s.md)" % (move["case"], move["case"]) in page, move
+            if move["kind"] == "graph-change":
+                assert "`%s` → `%s`" % (move["hash_before"], move["hash_after"]) in page
+                assert "```diff\n" in page and "\n+# scheme %d\n" % (RELEASES.index(move["after"]) // 5) in page
+            if move["kind"] == "op-drift":
+                assert (
+                    "| %s | %s | %s | `aten.mul.Tensor` |"
+                    % (
+                        "[%s](cases/%s.md)" % (move["case"], move["case"]),
+                        move["mode"],
+                        move["stage"],
+                    )
+                    in page
+                )
+    # The timed case ×3 slower is claimed with its evidence; the steady one and single runs are not.
+    timing = moves[moves["kind"].isin(["slowdown", "speedup"])]
+    assert sorted(zip(timing["case"], timing["after"])) == [("case_010", "2.8.0"), ("case_010", "2.8.0")]
+    page = (out / "transition-2.7.0__2.8.0.md").read_text(encoding="utf-8")
+    assert "×3.00 (median 0.208 s → 0.624 s), 5 runs each, ranges disjoint, Mann-Whitney p = 0.004" in page
+    assert {"exported", "decomposed"} >= set(moves.loc[moves["kind"] == "op-drift", "stage"])
+
+
+def test_a_pass_whose_program_does_not_save_and_load_is_not_a_clean_pass(tmp_path: Path):
+    broken = dict(serialize_status="error", serialize_error="load: RuntimeError: cannot load <it>")
+    rows = [
+        report_environment("2.4.1", "2025-03-01T10:00:00+00:00"),
+        report_cell("2.4.1", "saves", serialize_status="ok", decompose_status="ok"),
+        report_environment("2.5.0", "2025-03-02T10:00:00+00:00"),
+        report_cell("2.5.0", "saves", decompose_status="ok", **broken),
+    ]
+    out = tmp_path / "report"
+    report.build_report([str(write_by_release(tmp_path / "records", rows))], str(out), charts=False)
+    index = (out / "index.md").read_text(encoding="utf-8")
+    assert "- 1 passing cell whose program does not save/load; 0 whose decomposition fails" in index
+    assert "| [2.4.1 → 2.5.0](transition-2.4.1__2.5.0.md) | [saves](cases/saves.md) | strict |" in index
+    assert "pass, save/load starts failing | load: RuntimeError: cannot load &lt;it> |" in index
+    assert "| 2.5.0 | 1 | 100.0% | 1 | 0 |" in index  # the pass rate counts it; the stage column says it
+    grid = (out / "grid.md").read_text(encoding="utf-8")
+    assert "| [saves](cases/saves.md) | ✅ | ✅ˢ |" in grid
+    assert "| ˢ | save/load fails |" in grid
+    case = (out / "cases" / "saves.md").read_text(encoding="utf-8")
+    assert "| 2.5.0 | ✅ pass · ˢ save/load fails |" in case
+    assert "<summary>strict · save/load fails: load: RuntimeError: cannot load &lt;it&gt; — 2.5.0</summary>" in case
+    assert "[2.4.1 → 2.5.0](../transition-2.4.1__2.5.0.md)" in case
+    step = (out / "transition-2.4.1__2.5.0.md").read_text(encoding="utf-8")
+    assert "| [saves](cases/saves.md) | strict | save/load | save/load ok → error |" in step
+    moves = pd.read_parquet(out / "transitions.parquet")
+    assert list(zip(moves["kind"], moves["stage"])) == [("stage-regression", "serialize")]
+    assert list(pd.read_parquet(out / "cells.parquet")["serialize_outcome"]) == ["ok", "error"]
+
+
+def test_a_build_of_another_variant_between_two_releases_is_compared(tmp_path: Path):
+    rows = [
+        report_cell("2.9.1", "x", variant="pypi"),
+        report_cell("2.13.0+cpu", "x", "fail", variant="cpu", error_type="RuntimeError", error_message="boom"),
+        report_cell("2.15.0", "x", variant="pypi", serialize_status="error", serialize_error="save: boom"),
+    ]
+    out = tmp_path / "report"
+    report.build_report([str(write_by_release(tmp_path / "records", rows))], str(out), charts=False)
+    index = (out / "index.md").read_text(encoding="utf-8")
+    assert "[2.9.1 (pypi) → 2.13.0+cpu (cpu)](transition-2.9.1__2.13.0+cpu.md)" in index
+    # The pass rate table counts each environment's passes that do not save and load.
+    assert "| 2.13.0+cpu cpu | 1 | 0.0% | 0 | 0 |" in index and "| 2.15.0 pypi | 1 | 100.0% | 1 | 0 |" in index
+    page = (out / "transition-2.13.0+cpu__2.15.0.md").read_text(encoding="utf-8")
+    assert page.startswith("# 2.13.0+cpu (cpu) → 2.15.0 (pypi)\n")
+    assert "## Fixes (1)" in page and "`RuntimeError`: boom" in page
+
+
+def test_transition_page_names_are_plain_where_they_can_be_and_safe_otherwise():
+    assert md.transition_page("2.8.0", "2.9.1") == "transition-2.8.0__2.9.1.md"
+    assert md.transition_page("2.13.0+cpu", "2.15.0") == "transition-2.13.0+cpu__2.15.0.md"
+    hostile = [("../x", "y"), ("a/b", "c"), ("a", "b__c"), ("a__b", "c"), ("x" * 200, "y"), ("a\0", "b"), ("", "")]
+    names = [md.transition_page(b, a) for b, a in hostile]
+    assert len(set(names)) == len(hostile)
+    for name in names:
+        assert re.fullmatch(r"transition-[A-Za-z0-9.+_~-]+\.md", name), name
+        assert "/" not in name and ".." not in name.replace("...", "") and len(name) <= 120
+
+
+def test_a_rebuild_over_the_same_records_reuses_parses_and_charts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from matrix.report import charts as charting
+
+    folder = write_by_release(tmp_path / "records", history())
+    out = tmp_path / "out"
+    report.build_report([str(folder)], str(out))
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    drawn: List[str] = []
+    for name in ("status_heatmaps", "pass_rate", "transition_counts", "export_times"):
+        real = getattr(charting, name)
+
+        def watched(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
+            drawn.append(_name)
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(charting, name, watched)
+    parsed: List[str] = []
+    real_parse = store._read_file
+    monkeypatch.setattr(store, "_read_file", lambda path: parsed.append(path) or real_parse(path))
+    report.build_report([str(folder)], str(out))
+    assert drawn == [] and parsed == []
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    # New records: parsed again, and the charts whose data changed are drawn again.
+    rows = history()
+    rows[-1] = dict(rows[-1], status="crash")
+    write_by_release(tmp_path / "records", rows)
+    report.build_report([str(folder)], str(out))
+    assert parsed and "status_heatmaps" in drawn
+
+
+def test_a_failed_exports_diagnosis_shows_on_its_case_page_and_in_the_table(tmp_path: Path):
+    problem = {
+        "kind": "data-dependent-error",
+        "message": "cannot decide u0 > 2",
+        "frame": "m.py:9 in forward",
+        "count": 2,
+    }
+    rows = [
+        make_cell("2.9.1", "branchy", "fail", error_type="UserError", error_message="cannot guard",
+                  diagnosis_status="done", diagnosis=[problem]),
+        make_cell("2.9.1", "plain", "pass"),
+    ]  # fmt: skip
+    out = tmp_path / "out"
+    report.build_report([str(write_by_release(tmp_path / "records", rows))], str(out), charts=False)
+    page = (out / "cases" / "branchy.md").read_text(encoding="utf-8")
+    assert "## What draft_export found" in page
+    assert "| 2.9.1 | strict | data-dependent-error | cannot decide u0 > 2 | `m.py:9 in forward` | 2 |" in page
+    assert "draft_export" not in (out / "cases" / "plain.md").read_text(encoding="utf-8")
+    table = pd.read_parquet(out / "cells.parquet").set_index("case")
+    assert (
+        table.loc["branchy", "diagnosis_summary"]
+        == "data-dependent-error ×2: cannot decide u0 > 2 at m.py:9 in forward"
+    )
+    assert pd.isna(table.loc["plain", "diagnosis_summary"])
