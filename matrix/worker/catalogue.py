@@ -97,6 +97,8 @@ def write_text(infos: Sequence[CaseInfo], out: TextIO) -> None:
             details.append("tags: " + ", ".join(info.tags))
         if info.requires:
             details.append("requires: " + ", ".join(info.requires))
+        if info.dependencies:
+            details.append("needs: " + ", ".join(info.dependencies))
         if info.skip_check:
             details.append("no numeric check: " + info.skip_check)
         if details:
@@ -126,20 +128,31 @@ def markdown(infos: Sequence[CaseInfo]) -> str:
         "",
         "%d cases in %d folders. *Requires* names the capabilities a torch release must offer;"
         " where one is missing the cell is `%s`. *Expected* is what a source documents"
-        " (ExportDB's support level, a tutorial's claim), not an assertion."
+        " (ExportDB's support level, a tutorial's claim), not an assertion. *Needs* lists the packages"
+        " a case's PEP 723 block names besides torch: they are installed in an environment of their own."
         % (len(infos), len(groups), Status.NOT_APPLICABLE.value),
         "",
     ]
     for folder in sorted(groups):
         lines += ["## %s (%d)" % (folder, len(groups[folder])), ""]
-        lines += ["| Case | What it exercises | Tags | Requires | Expected |", "|---|---|---|---|---|"]
+        needs = any(info.dependencies for info in groups[folder])
+        header = "| Case | What it exercises | Tags | Requires | %sExpected |" % ("Needs | " if needs else "")
+        lines += [header, "|---|---|---|---|%s---|" % ("---|" if needs else "")]
         for info in groups[folder]:
             description = _cell(summary(info))
             if info.skip_check:
                 description += " *(numbers not compared: %s)*" % _cell(info.skip_check)
+            extra = "%s | " % _codes(info.dependencies) if needs else ""
             lines.append(
-                "| `%s` | %s | %s | %s | %s |"
-                % (_cell(info.name), description, _codes(info.tags), _codes(info.requires), _cell(info.expected or ""))
+                "| `%s` | %s | %s | %s | %s%s |"
+                % (
+                    _cell(info.name),
+                    description,
+                    _codes(info.tags),
+                    _codes(info.requires),
+                    extra,
+                    _cell(info.expected or ""),
+                )  # fmt: skip
             )
         lines.append("")
     counts: Dict[str, int] = {}

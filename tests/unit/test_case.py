@@ -9,7 +9,7 @@ from typing import List
 import pytest
 import torch
 
-from matrix.worker import capabilities, exportdb
+from matrix.worker import capabilities, dependencies, exportdb
 from matrix.worker.case import EXPECTED, TAGS, Case, CaseError, CaseInfo, discover, load, read_info
 
 from conftest import ROOT
@@ -36,7 +36,7 @@ def test_the_case_set_is_large_and_well_formed():
     problems = [info.problem for info in INFOS if info.problem]
     assert problems == []
     folders = {info.name.split("/")[0] for info in INFOS}
-    assert folders == {"exportdb", "tutorial", "strict_nonstrict", "models"}
+    assert folders == {"exportdb", "tutorial", "strict_nonstrict", "models", "real_models"}
     assert _names(INFOS) == sorted(_names(INFOS))
 
 
@@ -68,6 +68,9 @@ def test_case_metadata(info: CaseInfo):
 
 @pytest.mark.parametrize("info", INFOS, ids=_names(INFOS))
 def test_case_loads_and_runs_eagerly(info: CaseInfo):
+    absent = sorted(name for name, version in dependencies.installed(info.dependencies).items() if version is None)
+    if absent:  # the runner records such a cell not-applicable; `check` and the sessions install the set
+        pytest.skip("the test environment lacks %s, which the case's PEP 723 block names" % ", ".join(absent))
     case = load(info)
     assert isinstance(case, Case)
     assert isinstance(case.model, torch.nn.Module)

@@ -15,12 +15,15 @@ def test_markdown_groups_by_folder_and_is_deterministic():
     text = markdown(infos)
     assert text == markdown(list(reversed(infos)))
     headings = [line for line in text.splitlines() if line.startswith("## ")]
-    assert headings[:4] == ["## exportdb (36)", "## models (%d)" % sum(i.name.startswith("models/") for i in infos),
-                            "## strict_nonstrict (%d)" % sum(i.name.startswith("strict_nonstrict/") for i in infos),
-                            "## tutorial (%d)" % sum(i.name.startswith("tutorial/") for i in infos)]  # fmt: skip
+    folders = ("models", "real_models", "strict_nonstrict", "tutorial")
+    counts = ["## %s (%d)" % (f, sum(i.name.startswith(f + "/") for i in infos)) for f in folders]
+    assert headings[:5] == ["## exportdb (36)", *counts]
     assert headings[-1] == "## Tags"
     row = next(line for line in text.splitlines() if line.startswith("| `exportdb/torch_sym_min`"))
     assert row.endswith("| `torch.operator` |  | not-supported-yet |")
+    # Only a folder with cases that name packages has the Needs column.
+    row = next(line for line in text.splitlines() if line.startswith("| `real_models/tv_resnet18`"))
+    assert row.endswith("| `torchvision` | supported |")
 
 
 def test_markdown_escapes_pipes_and_shows_problems():
