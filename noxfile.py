@@ -118,7 +118,7 @@ def run(session: nox.Session, torch: str, variant: str) -> None:
     if "--device" not in session.posargs and environments.cuda_available(environment):
         args += ["--device", "cuda"]
     args += [word for requirement in _with() for word in ("--with", requirement)]
-    plan = sets.plan([*args, *session.posargs])
+    plan = sets.plan([*args, *session.posargs], environment.spec.build.torch_version)
     if plan is None or not plan.sets:  # the worker reads the options itself, and says what is wrong
         command = environment.worker_command(*args, *session.posargs)
         _run_logged(session, command, environment.worker_env(), logs.log_path(Path(out), environment.spec.name))

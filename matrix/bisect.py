@@ -29,7 +29,7 @@ from .options import (
 )
 from .probe import probe_case, validate_case
 from .worker import dependencies
-from .worker.case import read_info
+from .worker.case import CaseInfo
 
 V = TypeVar("V", bound=Hashable)
 
@@ -283,11 +283,11 @@ def describe(value: Any, cell: Optional[Dict[str, Any]]) -> str:
     return text
 
 
-def probe_cell(spec: environments.Spec, options: BisectOptions, case: str, out: Path) -> Dict[str, Any]:
+def probe_cell(spec: environments.Spec, options: BisectOptions, info: CaseInfo, out: Path) -> Dict[str, Any]:
     """The case's winning cell in the chosen mode on one release; Skip where there is none to compare."""
     folder = out / spec.name
     probed = probe_case(
-        spec, options.case, case, [options.mode], folder, options.timeout, verbose=options.verbose,
+        spec, info, [options.mode], folder, options.timeout, verbose=options.verbose,
         added=options.with_requirements,
     )  # fmt: skip
     if probed.env_error is not None:
@@ -299,9 +299,10 @@ def probe_cell(spec: environments.Spec, options: BisectOptions, case: str, out: 
 
 
 def main(options: BisectOptions) -> int:
-    case = validate_case(options.case)
+    info = validate_case(options.case)
+    case = info.name
     specs, python = plan(options)
-    needed = dependencies.set_key((*read_info(Path(options.case), case).dependencies, *options.with_requirements))
+    needed = dependencies.set_key((*info.dependencies, *options.with_requirements))
     specs = [replace(spec, dependency_set=needed) for spec in specs]
     by_version = {spec.build.release.version: spec for spec in specs}
     cells: Dict[str, Optional[Dict[str, Any]]] = {}
@@ -315,7 +316,7 @@ def main(options: BisectOptions) -> int:
         out = Path(options.out) if options.out else Path(scratch)
 
         def probe(version: str) -> Any:
-            cell = probe_cell(by_version[version], options, case, out)
+            cell = probe_cell(by_version[version], options, info, out)
             cells[version] = cell
             return value_of(cell, options.on)
 

@@ -33,7 +33,7 @@ from .options import (
 from .probe import Probed, probe_case, validate_case
 from .schema import MODES, STATUSES, NoCell, Status
 from .worker import dependencies, resources
-from .worker.case import read_info
+from .worker.case import CaseInfo
 
 CURRENT = "current"
 ERROR_WIDTH = 90
@@ -161,7 +161,7 @@ def short_error(error_type: Any, message: Any) -> Optional[str]:
 def packages_of(probed: Probed, wanted: Sequence[str]) -> str:
     """The versions the environment has of the packages a case names: "transformers 4.57.6, timm 1.0.20"."""
     added = (probed.environment or {}).get("added_packages") or {}
-    names = [dependencies.name_of(r) for r in wanted]
+    names = list(dict.fromkeys(dependencies.name_of(r) for r in wanted))  # a case's name and a --with pin: once
     return ", ".join("%s %s" % (name, added[name]) for name in names if name and name in added)
 
 
@@ -267,8 +267,7 @@ def diagnosis_lines(rows: Sequence[Row]) -> List[str]:
 
 def check_target(
     target: Target,
-    case_file: str,
-    case: str,
+    info: CaseInfo,
     modes: Sequence[str],
     out: Path,
     timeout: float,
@@ -280,7 +279,7 @@ def check_target(
     """Install (or reuse) the target's environment, run the case there, and read back the rows."""
     spec = None if target.build is None else target.spec
     folder = out / (CURRENT if spec is None else spec.name)
-    probed = probe_case(spec, case_file, case, modes, folder, timeout, reinstall, verbose, jobs, added)
+    probed = probe_case(spec, info, modes, folder, timeout, reinstall, verbose, jobs, added)
     return rows_for(probed, modes, target.label, dependencies.key_requirements(target.dependency_set))
 
 
@@ -321,8 +320,8 @@ MB_PER_RELEASE = 1500
 
 
 def main(options: CheckOptions) -> int:
-    case = validate_case(options.case)
-    info = read_info(Path(options.case), case)
+    info = validate_case(options.case)
+    case = info.name
     needed = dependencies.set_key((*info.dependencies, *options.with_requirements))
     chosen = [replace(t, dependency_set=needed) for t in targets(options.torch, options.variant, options.python)]
     modes = modes_of(options.mode)
@@ -340,7 +339,7 @@ def main(options: CheckOptions) -> int:
 
         def one(target: Target) -> List[Row]:
             return check_target(
-                target, options.case, case, modes, out, options.timeout, options.reinstall, options.verbose,
+                target, info, modes, out, options.timeout, options.reinstall, options.verbose,
                 cells_at_once, options.with_requirements,
             )  # fmt: skip
 

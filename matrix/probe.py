@@ -16,7 +16,7 @@ from .envs import environments, sets
 from .errors import UserError
 from .schema import recency
 from .worker import records
-from .worker.case import read_info
+from .worker.case import CaseInfo, read_info
 
 Record = Dict[str, Any]
 
@@ -25,8 +25,8 @@ class CaseFileError(UserError):
     """A case file that check or bisect cannot use; the message names it."""
 
 
-def validate_case(path: str) -> str:
-    """The case's name, or CaseFileError naming the file and what is wrong with it."""
+def validate_case(path: str) -> CaseInfo:
+    """The case's metadata (its name, what it needs), or CaseFileError naming the file and what is wrong with it."""
     file = Path(path)
     if not file.is_file():
         raise CaseFileError("%s: no such case file" % path)
@@ -35,7 +35,7 @@ def validate_case(path: str) -> str:
     info = read_info(file, file.stem)
     if info.problem:
         raise CaseFileError(info.problem)
-    return info.name
+    return info
 
 
 def run_case(
@@ -124,8 +124,7 @@ class Probed:
 
 def probe_case(
     spec: Optional[environments.Spec],
-    case_file: str,
-    case: str,
+    info: CaseInfo,
     modes: Sequence[str],
     folder: Path,
     timeout: float,
@@ -146,18 +145,17 @@ def probe_case(
         command, env = environments.current_worker()
         variant = None
     else:
-        info = read_info(Path(case_file), case)
         environment = sets.prepare(spec, folder, [info], modes, force=reinstall)
         if environment is None:
             found = read_folder(folder)
-            refused = winners([r for r in found if r.get("reason") == "dependencies-unavailable"], case, modes)
+            refused = winners([r for r in found if r.get("reason") == "dependencies-unavailable"], info.name, modes)
             if refused:
                 return Probed(cells=refused, environment=None)
             return Probed(env_error=latest(r for r in found if r.get("kind") == "env-error"))
         command, env = environment.worker_command(), environment.worker_env()
         variant = spec.build.variant.name
         dependency_set = spec.dependency_set
-    problem = run_case(command, env, case_file, modes, folder, timeout, verbose, variant, jobs, added, dependency_set)
+    problem = run_case(command, env, info.path, modes, folder, timeout, verbose, variant, jobs, added, dependency_set)
     found = read_folder(folder)
     environment_record = latest(r for r in found if r.get("kind") == "environment")
-    return Probed(cells=winners(found, case, modes), problem=problem, environment=environment_record)
+    return Probed(cells=winners(found, info.name, modes), problem=problem, environment=environment_record)

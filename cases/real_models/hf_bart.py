@@ -8,54 +8,25 @@ Learned positions, encoder padding mask; batch, source length and target length 
 
 import torch
 import transformers
+from _transformers_heads import Seq2SeqLogits, seq2seq_dynamic_shapes, seq2seq_example, seq2seq_extra
 
 torch.manual_seed(0)
 
+config = transformers.BartConfig(
+    vocab_size=100,
+    d_model=32,
+    encoder_layers=2,
+    decoder_layers=2,
+    encoder_attention_heads=2,
+    decoder_attention_heads=2,
+    encoder_ffn_dim=64,
+    decoder_ffn_dim=64,
+    max_position_embeddings=64,
+)
 
-class Seq2SeqLogits(torch.nn.Module):
-    """Returns the logits only; use_cache=False so no key/value cache object is built or returned."""
-
-    def __init__(self):
-        super().__init__()
-        config = transformers.BartConfig(
-            vocab_size=100,
-            d_model=32,
-            encoder_layers=2,
-            decoder_layers=2,
-            encoder_attention_heads=2,
-            decoder_attention_heads=2,
-            encoder_ffn_dim=64,
-            decoder_ffn_dim=64,
-            max_position_embeddings=64,
-        )
-        self.bart = transformers.BartForConditionalGeneration(config)
-
-    def forward(self, input_ids, attention_mask, decoder_input_ids):
-        out = self.bart(
-            input_ids=input_ids,
-            attention_mask=attention_mask,
-            decoder_input_ids=decoder_input_ids,
-            use_cache=False,
-        )
-        return out.logits
-
-
-def dynamic_shapes():
-    from torch.export import Dim
-
-    batch = Dim("batch", min=1, max=8)
-    src, tgt = Dim("src_len", min=2, max=32), Dim("tgt_len", min=2, max=32)
-    return {
-        "input_ids": {0: batch, 1: src},
-        "attention_mask": {0: batch, 1: src},
-        "decoder_input_ids": {0: batch, 1: tgt},
-    }
-
-
-model = Seq2SeqLogits().eval()
-example_args = (torch.randint(0, 100, (2, 8)), torch.ones(2, 8, dtype=torch.long), torch.randint(0, 100, (2, 4)))
-mask = torch.ones(3, 6, dtype=torch.long)
-mask[0, 4:] = 0
-extra_args = [(torch.randint(0, 100, (3, 6)), mask, torch.randint(0, 100, (3, 5)))]
+model = Seq2SeqLogits(transformers.BartForConditionalGeneration(config)).eval()
+dynamic_shapes = seq2seq_dynamic_shapes
+example_args = seq2seq_example(100)
+extra_args = seq2seq_extra(100)
 tags = {"torch.model", "torch.dynamic-shape"}
 requires = ["dim", "export.dynamic_shapes"]

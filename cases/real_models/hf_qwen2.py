@@ -8,42 +8,23 @@ RMSNorm, rotary position embeddings, grouped-query attention (4 query heads, 2 k
 
 import torch
 import transformers
+from _transformers_heads import CausalLogits, causal_dynamic_shapes, causal_example, causal_extra
 
 torch.manual_seed(0)
 
+config = transformers.Qwen2Config(
+    vocab_size=128,
+    hidden_size=32,
+    intermediate_size=64,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=64,
+)
 
-class Logits(torch.nn.Module):
-    """Returns the logits only; use_cache=False so no key/value cache object is built or returned."""
-
-    def __init__(self):
-        super().__init__()
-        config = transformers.Qwen2Config(
-            vocab_size=128,
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            num_key_value_heads=2,
-            max_position_embeddings=64,
-        )
-        self.lm = transformers.Qwen2ForCausalLM(config)
-
-    def forward(self, input_ids, attention_mask):
-        return self.lm(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).logits
-
-
-def dynamic_shapes():
-    from torch.export import Dim
-
-    batch, seq = Dim("batch", min=1, max=8), Dim("seq", min=2, max=32)
-    return {"input_ids": {0: batch, 1: seq}, "attention_mask": {0: batch, 1: seq}}
-
-
-model = Logits().eval()
-example_args = (torch.randint(0, 128, (2, 8)), torch.ones(2, 8, dtype=torch.long))
-# Another batch and length, the first row left-padded as for batched generation.
-mask = torch.ones(3, 5, dtype=torch.long)
-mask[0, :2] = 0
-extra_args = [(torch.randint(0, 128, (3, 5)), mask)]
+model = CausalLogits(transformers.Qwen2ForCausalLM(config)).eval()
+dynamic_shapes = causal_dynamic_shapes
+example_args = causal_example(128)
+extra_args = causal_extra(128)
 tags = {"torch.model", "torch.dynamic-shape"}
 requires = ["dim", "export.dynamic_shapes"]

@@ -8,55 +8,26 @@ Relative position buckets, encoder padding mask; batch, source length and target
 
 import torch
 import transformers
+from _transformers_heads import Seq2SeqLogits, seq2seq_dynamic_shapes, seq2seq_example, seq2seq_extra
 
 torch.manual_seed(0)
 
+config = transformers.T5Config(
+    vocab_size=100,
+    d_model=32,
+    d_kv=16,
+    d_ff=64,
+    num_layers=2,
+    num_decoder_layers=2,
+    num_heads=2,
+    relative_attention_num_buckets=8,
+    relative_attention_max_distance=16,
+    decoder_start_token_id=0,
+)
 
-class Seq2SeqLogits(torch.nn.Module):
-    """Returns the logits only; use_cache=False so no key/value cache object is built or returned."""
-
-    def __init__(self):
-        super().__init__()
-        config = transformers.T5Config(
-            vocab_size=100,
-            d_model=32,
-            d_kv=16,
-            d_ff=64,
-            num_layers=2,
-            num_decoder_layers=2,
-            num_heads=2,
-            relative_attention_num_buckets=8,
-            relative_attention_max_distance=16,
-            decoder_start_token_id=0,
-        )
-        self.t5 = transformers.T5ForConditionalGeneration(config)
-
-    def forward(self, input_ids, attention_mask, decoder_input_ids):
-        out = self.t5(
-            input_ids=input_ids,
-            attention_mask=attention_mask,
-            decoder_input_ids=decoder_input_ids,
-            use_cache=False,
-        )
-        return out.logits
-
-
-def dynamic_shapes():
-    from torch.export import Dim
-
-    batch = Dim("batch", min=1, max=8)
-    src, tgt = Dim("src_len", min=2, max=32), Dim("tgt_len", min=2, max=32)
-    return {
-        "input_ids": {0: batch, 1: src},
-        "attention_mask": {0: batch, 1: src},
-        "decoder_input_ids": {0: batch, 1: tgt},
-    }
-
-
-model = Seq2SeqLogits().eval()
-example_args = (torch.randint(0, 100, (2, 8)), torch.ones(2, 8, dtype=torch.long), torch.randint(0, 100, (2, 4)))
-mask = torch.ones(3, 6, dtype=torch.long)
-mask[0, 4:] = 0
-extra_args = [(torch.randint(0, 100, (3, 6)), mask, torch.randint(0, 100, (3, 5)))]
+model = Seq2SeqLogits(transformers.T5ForConditionalGeneration(config)).eval()
+dynamic_shapes = seq2seq_dynamic_shapes
+example_args = seq2seq_example(100)
+extra_args = seq2seq_extra(100)
 tags = {"torch.model", "torch.dynamic-shape"}
 requires = ["dim", "export.dynamic_shapes"]

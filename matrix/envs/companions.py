@@ -7,12 +7,14 @@ an environment installs beside a set's own requirements.
 
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import UserError
+from ..schema import first_line
 from ..worker import dependencies
 from .releases import Build
 
@@ -39,7 +41,9 @@ class Companion:
     offset: Optional[int] = None  # its minor version is torch's plus this (torchvision: 15)
 
 
+@functools.cache
 def load(path: Path = TABLE) -> Dict[str, Companion]:
+    """The companions table, read once per process (a Spec's requirements ask for it each time)."""
     with open(path, "rb") as f:
         table = tomllib.load(f)
     found: Dict[str, Companion] = {}
@@ -54,10 +58,9 @@ def load(path: Path = TABLE) -> Dict[str, Companion]:
     return found
 
 
-def _bare(requirement: str) -> bool:
-    """Whether a requirement names a package without any version (``transformers``, ``timm[extra]``)."""
-    name = dependencies.canonical(requirement)
-    return not any(mark in name for mark in "<>=!~@")
+def _versioned(requirement: str) -> bool:
+    """Whether a requirement says which versions it takes (``transformers==4.57.6``, not ``timm[extra]``)."""
+    return any(mark in dependencies.canonical(requirement).split(";", 1)[0] for mark in "<>=!~@")
 
 
 def constraints(
@@ -65,17 +68,18 @@ def constraints(
 ) -> Tuple[str, ...]:
     """What to install beside ``requirements`` on ``build``: the companions' bounds for its series.
 
-    A requirement that already gives a version is left as written. ``name==none`` stands for
-    a library no version of which is known to work here (see ``unavailable``).
+    A library that any of the requirements gives a version for (the case's block, ``--with``)
+    is left as written. ``name==none`` stands for a library no version of which is known to
+    work here (see ``unavailable``).
     """
     table = load() if table is None else table
     found: List[str] = []
     torch = build.torch_version.split("+", 1)[0].split(".")
     tag = build.variant.local_tag
-    for requirement in requirements:
-        name = dependencies.name_of(requirement)
+    pinned = {dependencies.name_of(r) for r in requirements if _versioned(r)}
+    for name in sorted({dependencies.name_of(r) for r in requirements} - pinned, key=str):
         companion = table.get(name or "")
-        if companion is None or not _bare(requirement):
+        if companion is None:
             continue
         bound = companion.series.get(build.release.minor)
         if bound == NONE:
@@ -96,15 +100,20 @@ def unavailable(constraint_list: Sequence[str]) -> List[str]:
 # --- finding the bounds again ------------------------------------------------------------------
 
 
-def candidates(name: str, limit: int) -> List[str]:
-    """The newest release of each of the library's latest minor lines, newest first (from pip's index)."""
+def candidates(name: str) -> List[str]:
+    """The newest release of each of the library's minor lines, oldest first, as pip's index lists them."""
+    import shutil
     import subprocess
 
     from packaging.version import InvalidVersion, Version
 
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "index", "versions", name], capture_output=True, text=True, timeout=120
-    )
+    pip = [sys.executable, "-m", "pip"]
+    if subprocess.run([*pip, "--version"], capture_output=True).returncode != 0:
+        found = shutil.which("pip3") or shutil.which("pip")
+        if found is None:
+            raise CompanionError("no pip to list the versions of %s: give them with --versions" % name)
+        pip = [found]
+    done = subprocess.run([*pip, "index", "versions", name], capture_output=True, text=True, timeout=120)
     line = next((row for row in done.stdout.splitlines() if row.startswith("Available versions:")), "")
     newest: Dict[Tuple[int, ...], Version] = {}
     for text in line.split(":", 1)[-1].split(","):
@@ -112,42 +121,102 @@ def candidates(name: str, limit: int) -> List[str]:
             version = Version(text.strip())
         except InvalidVersion:
             continue
-        if version.is_prerelease:
-            continue
-        line_key = version.release[:2]
-        newest[line_key] = max(newest.get(line_key, version), version)
-    return [str(v) for v in sorted(newest.values(), reverse=True)[:limit]]
+        if not version.is_prerelease:
+            newest[version.release[:2]] = max(newest.get(version.release[:2], version), version)
+    if not newest:
+        raise CompanionError(
+            "pip lists no versions of %s (%s): give them with --versions"
+            % (name, first_line(done.stderr) or "no output")
+        )
+    return [str(v) for v in sorted(newest.values())]
 
 
-def probe(name: str, words: Sequence[str], case: str, limit: int = 8, timeout: float = 600.0) -> Dict[str, str]:
-    """Per release, the newest candidate version of ``name`` with which ``case`` exports: {"2.5.1": "4.57.6"}.
+def newest_working(versions: Sequence[str], works: Callable[[str], bool], limit: int) -> Optional[str]:
+    """The newest of ``versions`` (oldest first) for which ``works`` holds, trying at most ``limit`` of them.
 
-    Each candidate is installed beside the release's torch (an environment per version, from
-    uv's cache) and the case run in both modes; the first candidate, newest first, under
-    which a mode passes is the release's answer. "none" where no candidate does.
+    Libraries drop old torch releases as they go, so newer versions fail from some point on:
+    the newest is tried first, then steps back that double in length until one works, then
+    the boundary between it and the nearest failure is bisected. None when no try works.
+    """
+    tried: Dict[int, bool] = {}
+
+    def test(index: int) -> bool:
+        if index not in tried:
+            tried[index] = works(versions[index])
+        return tried[index]
+
+    if not versions or limit < 1:
+        return None
+    failing, step = len(versions) - 1, 1
+    if test(failing):
+        return versions[failing]
+    passing: Optional[int] = None
+    while len(tried) < limit:
+        index = max(0, failing - step)
+        if test(index):
+            passing = index
+            break
+        if index == 0:
+            return None
+        failing, step = index, step * 2
+    if passing is None:
+        return None
+    while failing - passing > 1 and len(tried) < limit:
+        middle = (passing + failing) // 2
+        if test(middle):
+            passing = middle
+        else:
+            failing = middle
+    return versions[passing]
+
+
+def probe(
+    name: str,
+    words: Sequence[str],
+    case: str,
+    limit: int = 8,
+    timeout: float = 600.0,
+    versions: Optional[Sequence[str]] = None,
+) -> Dict[str, str]:
+    """Per release, the newest version of ``name`` (per minor line) with which ``case`` exports: {"2.5.1": "4.57.6"}.
+
+    Each version tried is installed beside the release's torch (an environment per version,
+    from uv's cache) and the case run in both modes; a version works when a mode passes.
+    ``newest_working`` chooses what to try, at most ``limit`` per release. "none" where none works.
     """
     import tempfile
 
-    from ..probe import probe_case, validate_case
-    from . import environments, releases
+    from ..probe import validate_case
+    from . import releases
 
-    case_name = validate_case(case)
-    versions = candidates(name, limit)
+    info = validate_case(case)
+    if versions is None:
+        versions = candidates(name)
+    else:
+        from packaging.version import Version
+
+        versions = sorted(versions, key=Version)
     found: Dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="export-matrix-companions-") as scratch:
         for build in releases.default_matrix().select(words):
-            python = environments.default_python(build.release)
-            found[build.torch_version] = NONE
-            for version in versions:
-                spec = environments.Spec(build, python, dependencies.set_key(["%s==%s" % (name, version)]))
-                folder = Path(scratch) / spec.name
-                probed = probe_case(spec, case, case_name, ("strict", "non-strict"), folder, timeout)
-                statuses = {mode: (probed.cell(mode) or {}).get("status") for mode in ("strict", "non-strict")}
-                print("torch %s + %s %s: %s" % (build.torch_version, name, version, statuses), file=sys.stderr)
-                if "pass" in statuses.values():
-                    found[build.torch_version] = version
-                    break
+            works = functools.partial(_exports, name, info, build, Path(scratch), timeout)
+            found[build.torch_version] = newest_working(versions, works, limit) or NONE
     return found
+
+
+def _exports(name: str, info: Any, build: Build, scratch: Path, timeout: float, version: str) -> bool:
+    """Whether the case passes in a mode with this version of the library beside ``build``'s torch."""
+    from ..probe import probe_case
+    from . import environments
+
+    # The version joins the case's own needs, as --with would: the worker runs the case in that set.
+    candidate = "%s==%s" % (name, version)
+    python = environments.default_python(build.release)
+    spec = environments.Spec(build, python, dependencies.set_key((*info.dependencies, candidate)))
+    probed = probe_case(spec, info, ("strict", "non-strict"), scratch / spec.name, timeout, added=(candidate,))
+    statuses = {mode: (probed.cell(mode) or {}).get("status") for mode in ("strict", "non-strict")}
+    print("torch %s + %s %s: %s" % (build.torch_version, name, version, statuses), file=sys.stderr)
+    return "pass" in statuses.values()
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -163,11 +232,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     run.add_argument("name", help="the library, e.g. transformers")
     run.add_argument("--torch", nargs="+", required=True, metavar="RELEASE", help="releases, e.g. 2.1 2.5 2.9")
     run.add_argument("--case", required=True, help="a case file that imports the library")
-    run.add_argument("--limit", type=int, default=8, help="candidate minor lines to try, newest first (default 8)")
+    run.add_argument("--limit", type=int, default=8, help="versions to try per release at most (default 8)")
+    run.add_argument("--versions", nargs="+", default=None, help="the versions to choose from (default: pip's index)")
     options = parser.parse_args(argv)
 
     def body() -> int:
-        for torch, version in probe(options.name, options.torch, options.case, options.limit).items():
+        found = probe(options.name, options.torch, options.case, options.limit, versions=options.versions)
+        for torch, version in found.items():
             bound = NONE if version == NONE else "<=" + version
             print('%s: newest %s that exports the case: %s  ->  "%s" = "%s"' % (torch, options.name, version,
                   ".".join(torch.split(".")[:2]), bound))  # fmt: skip

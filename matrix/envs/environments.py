@@ -42,13 +42,13 @@ from .releases import Build, Release
 
 ENV_DIR_VARIABLE = "EXPORT_MATRIX_ENV_DIR"
 PYTHON_VARIABLE = "EXPORT_MATRIX_PYTHON"
-MARKER = "export-matrix-env.json"
+MARKER = dependencies.MARKER  # the worker reads what a set added from it
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 Log = Callable[[str], None]
 
 
-def _stderr(line: str) -> None:
+def log_to_stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
@@ -317,7 +317,7 @@ def prepare(
     tool: Optional[Installer] = None,
     sources: Optional[Sources] = None,
     force: bool = False,
-    log: Log = _stderr,
+    log: Log = log_to_stderr,
 ) -> Environment:
     """The environment for ``spec``: reused when its marker matches, else (re)installed. Raises InstallError."""
     envs = env_dir() if envs is None else envs
@@ -429,7 +429,7 @@ def prepare_or_record(
     tool: Optional[Installer] = None,
     sources: Optional[Sources] = None,
     force: bool = False,
-    log: Log = _stderr,
+    log: Log = log_to_stderr,
 ) -> Optional[Environment]:
     """``prepare``, but a failure becomes an env-error record in ``out`` (and None) instead of an exception.
 
@@ -445,7 +445,7 @@ def prepare_or_record(
     return environment
 
 
-def record_env_error(spec: Spec, out: Path, error: InstallError, log: Log = _stderr) -> None:
+def record_env_error(spec: Spec, out: Path, error: InstallError, log: Log = log_to_stderr) -> None:
     """Write the env-error record of ``spec`` in ``out``, in place of an earlier one."""
     record_path = Path(out) / env_error_file(spec)
     Path(out).mkdir(parents=True, exist_ok=True)

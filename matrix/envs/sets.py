@@ -14,23 +14,16 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from ..schema import MODES, Status, cell_id, first_line, now
+from ..schema import Status, cell_id, first_line, now
 from ..worker import dependencies, records
 from ..worker.case import CaseInfo
 from . import environments
 from .install import BuildUnavailable, Installer, InstallError
-
-Log = Callable[[str], None]
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 def group(infos: Iterable[CaseInfo], added: Sequence[str] = ()) -> Dict[str, List[CaseInfo]]:
@@ -49,28 +42,27 @@ class Plan:
     modes: Tuple[str, ...]
 
 
-def plan(run_args: Sequence[str]) -> Optional[Plan]:
-    """What ``export-matrix run`` with these arguments selects, read without running a case.
+def plan(run_args: Sequence[str], torch_version: str) -> Optional[Plan]:
+    """What ``export-matrix run`` with these arguments selects on ``torch_version``, read without running a case.
 
-    None when the arguments or the case folders cannot be read: the worker then says what
-    is wrong, in the one environment it runs in.
+    The same selection the worker makes (``runner.cases_of`` and ``runner.plan``), each case
+    in the set of its own dependencies and every ``--with``. None when the arguments or the
+    case folders cannot be read: the worker then says what is wrong.
     """
-    from ..worker import runner, sources
+    from ..worker import runner
 
     parser = argparse.ArgumentParser(add_help=False)
     runner.configure(parser)
     try:
-        namespace, _ = parser.parse_known_args([*run_args, "--out", "-"])
-        if namespace.source != "cases":
+        options = runner.RunOptions.from_args(parser.parse_known_args([*run_args, "--out", "-"])[0])
+        if options.source != "cases":
             return None  # ExportDB's examples need nothing but torch
-        infos = runner.select_cases(sources.discover_source(namespace.source, namespace.cases), namespace.tag)
+        infos = runner.cases_of(options)
     except (SystemExit, Exception):
         return None
-    # Globs on cell ids (torch-2.4.1/strict/...) need the release: only case-name globs narrow the sets here.
-    if namespace.select and not any(glob.startswith(("torch-", "*")) for glob in namespace.select):
-        infos = [i for i in infos if runner.cell_selected(i.name, "", namespace.select)]
-    modes = MODES if namespace.mode == "both" else (namespace.mode,)
-    return Plan(group(infos), modes)
+    cells = runner.plan(infos, options.modes, 1, torch_version, options.select)
+    chosen = {info.name: info for info, _, _ in cells}
+    return Plan(group(chosen.values(), options.with_requirements), options.modes)
 
 
 def _missing(spec: environments.Spec, output: str) -> List[str]:
@@ -129,7 +121,7 @@ def prepare(
     infos: Sequence[CaseInfo],
     modes: Sequence[str],
     force: bool = False,
-    log: Log = _stderr,
+    log: environments.Log = environments.log_to_stderr,
     envs: Optional[Path] = None,
     tool: Optional[Installer] = None,
 ) -> Optional[environments.Environment]:

@@ -138,7 +138,7 @@ class Batch:
         """In the parent, with torch imported: detect what is needed; returns a record to write first, if any."""
         raise NotImplementedError
 
-    def items(self, keys: Sequence[Key], settings: Settings) -> List[Item]:
+    def items(self, keys: Sequence[Key]) -> List[Item]:
         """The items of ``keys``, each with its record and job (after ``set_up``)."""
         raise NotImplementedError
 
@@ -255,7 +255,7 @@ def _run(
     _set_up_parent(settings)
     run_id = uuid.uuid4().hex[:12]
     first = batch.set_up(settings, run_id)
-    items = batch.items(todo, settings)
+    items = batch.items(todo)
     counts: Dict[str, int] = {}
     with records.Writer(settings.out) as writer:
 

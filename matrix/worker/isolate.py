@@ -390,9 +390,6 @@ def _ready(fds: List[int], timeout: float) -> List[int]:
     return select.select(fds, [], [], max(0.0, timeout))[0]
 
 
-_complete = framing.complete
-
-
 def _parse(data: bytearray) -> Result:
     try:
         return dict(framing.decode(data))
@@ -404,7 +401,7 @@ def _parse(data: bytearray) -> Result:
 def _drain(fd: int, data: bytearray) -> None:
     """Read what is in the pipe now. Bounded: a grandchild may hold the pipe open and keep writing."""
     for _ in range(64):
-        if _complete(data) or not _ready([fd], 0):
+        if framing.complete(data) or not _ready([fd], 0):
             return
         chunk = os.read(fd, 1 << 20)
         if not chunk:
@@ -420,13 +417,13 @@ def _collect(cell: _Cell, timeout: float) -> Result:
     while True:
         if cell.signalled is not None:
             return _parent_signalled(cell.signalled)
-        if _complete(data):
+        if framing.complete(data):
             return _parse(data)
         if cell.exit_code is not None:
             # What the process wrote before it exited is in the pipe: no need to wait for its end to close.
             if cell.fd("result") in watch:
                 _drain(cell.fd("result"), data)
-            return _parse(data) if _complete(data) else _died(cell.exit_code)
+            return _parse(data) if framing.complete(data) else _died(cell.exit_code)
         if cell.fd("notes") not in watch:
             return _keeper_died(cell.wait(block=True))
         left = deadline - time.monotonic()

@@ -296,7 +296,7 @@ class LoadBatch(batch.Batch):
         self.env.update(run_id=run_id, serializer_version=artifacts.serializer_version())
         return None
 
-    def items(self, keys: Sequence[JournalKey], settings: batch.Settings) -> List[batch.Item]:
+    def items(self, keys: Sequence[JournalKey]) -> List[batch.Item]:
         return [self._item(key) for key in keys]
 
     def _item(self, key: JournalKey) -> batch.Item:

@@ -295,7 +295,7 @@ class CellBatch(batch.Batch):
                 say("imported %s once, before forking cells" % ", ".join(imported))
         return self.env
 
-    def items(self, keys: Sequence[Key], settings: batch.Settings) -> List[batch.Item]:
+    def items(self, keys: Sequence[Key]) -> List[batch.Item]:
         return [self._item(key) for key in keys]
 
     def _item(self, key: Key) -> batch.Item:
@@ -389,13 +389,18 @@ def record_path(options: RunOptions, torch_version: str, variant: str) -> str:
     return os.path.join(options.out, name + dependencies.set_suffix(options.dependency_set or "") + ".jsonl")
 
 
-def execute(options: RunOptions) -> Dict[str, int]:
-    """Run the selected cells; returns counts per status of the cells recorded now."""
+def cases_of(options: RunOptions) -> List[CaseInfo]:
+    """The cases of --cases/--source with one of --tag, read without running them (the sessions plan with it too)."""
     try:
         infos = discover_source(options.source, list(options.cases) if options.cases else None)
     except CaseError as exc:
         raise UserError(str(exc))
-    infos = select_cases(infos, list(options.tag) if options.tag else None)
+    return select_cases(infos, list(options.tag) if options.tag else None)
+
+
+def execute(options: RunOptions) -> Dict[str, int]:
+    """Run the selected cells; returns counts per status of the cells recorded now."""
+    infos = cases_of(options)
     if options.dependency_set is not None:
         infos = [info for info in infos if needs(info, options) == options.dependency_set]
     version = installed_torch_version()

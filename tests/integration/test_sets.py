@@ -39,13 +39,6 @@ def info(name: str, *needs: str) -> CaseInfo:
     return CaseInfo(name=name, path="cases/%s.py" % name, description="d", dependencies=needs)
 
 
-def test_cases_that_name_the_same_packages_share_one_set_and_the_base_comes_first() -> None:
-    grouped = sets.group([info("a", "Timm"), info("b"), info("c", "timm"), info("d", "timm", "torchvision")])
-    assert list(grouped) == ["", "timm", "timm + torchvision"]
-    assert [i.name for i in grouped["timm"]] == ["a", "c"]
-    assert list(sets.group([info("a", "x")], added=["y==1"])) == ["x + y==1"]
-
-
 def test_a_set_gets_its_own_environment_with_the_base_torch_and_records_what_it_added(
     local_wheels: Path, tmp_path: Path
 ) -> None:

@@ -79,7 +79,7 @@ class _Complete(batch.Batch):
     def set_up(self, settings: batch.Settings, run_id: str) -> Optional[Dict[str, Any]]:
         return {"schema_version": SCHEMA_VERSION, "kind": "environment", "run_id": run_id}
 
-    def items(self, keys: Sequence[journal.Key], settings: batch.Settings) -> List[batch.Item]:
+    def items(self, keys: Sequence[journal.Key]) -> List[batch.Item]:
         made = []
         for case, mode, run in keys:
             record = records.empty_cell(case=case, mode=mode, run=run, status=Status.NOT_APPLICABLE.value)

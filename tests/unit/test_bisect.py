@@ -108,6 +108,9 @@ def test_works_over_nightly_dates_and_any_value_type() -> None:
     assert seen[:2] == ["good", "bad"] and len(seen) == outcome.probes
 
 
+ADD_ONE = probe.validate_case(str(FIXTURES / "basic" / "add_one.py"))
+
+
 def args(**values: Any) -> bisect.BisectOptions:
     parser = argparse.ArgumentParser()
     bisect.configure(parser)
@@ -197,7 +200,7 @@ def test_a_probe_compares_the_cell_that_schema_recency_says_wins_not_the_last_on
     monkeypatch.setattr(environments, "prepare_or_record", lambda spec, out, *rest, **options: FakeEnvironment())
     monkeypatch.setattr(probe, "run_case", fake_run)
     spec = environments.Spec(releases.default_matrix().resolve("2.5.1"), "3.11")
-    assert bisect.probe_cell(spec, args(), "add_one", tmp_path) == later
+    assert bisect.probe_cell(spec, args(), ADD_ONE, tmp_path) == later
     assert asked == [["strict"]]
 
 
@@ -208,7 +211,7 @@ def test_a_release_without_a_cell_to_compare_is_skipped_with_the_reason(
     monkeypatch.setattr(environments, "prepare_or_record", lambda spec, out, *rest, **options: FakeEnvironment())
     monkeypatch.setattr(probe, "run_case", lambda *a: "export-matrix run exited with 1: boom")
     with pytest.raises(Skip, match="exited with 1: boom"):
-        bisect.probe_cell(spec, args(), "add_one", tmp_path)
+        bisect.probe_cell(spec, args(), ADD_ONE, tmp_path)
 
     def fail(spec: environments.Spec, out: Path, *rest: Any, **options: Any) -> None:
         out.mkdir(parents=True, exist_ok=True)
@@ -217,4 +220,4 @@ def test_a_release_without_a_cell_to_compare_is_skipped_with_the_reason(
 
     monkeypatch.setattr(environments, "prepare_or_record", fail)
     with pytest.raises(Skip, match="could not be installed"):
-        bisect.probe_cell(spec, args(), "add_one", tmp_path)
+        bisect.probe_cell(spec, args(), ADD_ONE, tmp_path)

@@ -87,8 +87,8 @@ def test_check_shows_the_record_that_schema_recency_says_wins_not_the_last_one_r
         return None
 
     monkeypatch.setattr(probe, "run_case", fake_run)
-    case_file = str(FIXTURES / "basic" / "add_one.py")
-    rows = check.check_target(check.Target(None), case_file, "add_one", ["strict", "non-strict"], tmp_path, 1.0)
+    info = probe.validate_case(str(FIXTURES / "basic" / "add_one.py"))
+    rows = check.check_target(check.Target(None), info, ["strict", "non-strict"], tmp_path, 1.0)
     assert [(r.mode, r.status) for r in rows] == [(mode, expected[mode]["status"]) for mode in ("strict", "non-strict")]
 
 
@@ -161,7 +161,7 @@ def test_parallel_check_prints_the_table_of_a_serial_one(monkeypatch: pytest.Mon
         ),
     )
 
-    def fake(target, case_file, case, modes, out, timeout, reinstall, verbose, jobs, added):
+    def fake(target, info, modes, out, timeout, reinstall, verbose, jobs, added):
         time.sleep(0.05 * (len(labels) - labels.index(target.label)))  # the oldest finishes last
         status = "pass" if target.label != "2.1.2" else "fail"
         return [Row(target.label, "pypi", "3.11", mode, status) for mode in modes]
@@ -243,3 +243,11 @@ def test_a_record_status_the_schema_does_not_know_is_refused_in_one_line() -> No
         check.rows_for(odd, ["strict"], "2.5.1")
     with pytest.raises(ValueError):
         Row("2.5.1", "pypi", "3.11", "strict", "error")
+
+
+def test_the_versions_under_the_table_name_each_package_once() -> None:
+    added = {"transformers": "5.23.0", "tokenizers": "0.22.1"}
+    probed = probe.Probed(cells={"strict": make_cell("2.5.1", "my_bert")}, environment={"added_packages": added})
+    (row,) = check.rows_for(probed, ["strict"], "2.5.1", ["transformers", "transformers==5.23.0"])
+    assert row.packages == "transformers 5.23.0"  # the case's bare name and a --with pin of the same library
+    assert check.package_lines([row]) == ["with torch 2.5.1: transformers 5.23.0"]

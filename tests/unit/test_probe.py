@@ -15,7 +15,7 @@ from conftest import FIXTURES, make_cell
 
 
 def test_case_files_are_validated_before_anything_is_installed(tmp_path: Path) -> None:
-    assert probe.validate_case(str(FIXTURES / "basic" / "add_one.py")) == "add_one"
+    assert probe.validate_case(str(FIXTURES / "basic" / "add_one.py")).name == "add_one"
     with pytest.raises(probe.CaseFileError, match="no such case file"):
         probe.validate_case(str(tmp_path / "missing.py"))
     (tmp_path / "notes.txt").write_text("")
@@ -49,6 +49,7 @@ def test_where_the_environment_does_not_install_only_its_env_error_counts(
         (out / "env-error.jsonl").write_text(json.dumps(error) + "\n")
 
     monkeypatch.setattr(environments, "prepare_or_record", fail)
-    probed = probe.probe_case(spec, str(FIXTURES / "basic" / "add_one.py"), "add_one", ["strict"], folder, 1.0)
+    info = probe.validate_case(str(FIXTURES / "basic" / "add_one.py"))
+    probed = probe.probe_case(spec, info, ["strict"], folder, 1.0)
     assert probed == probe.Probed(env_error=error)
     assert probed.cell("strict") is None

@@ -1,0 +1,52 @@
+"""What a run selects, grouped by dependency set, read without running a case: the plan the sessions install by."""
+
+from __future__ import annotations
+
+from matrix.envs import sets
+from matrix.worker.case import CaseInfo
+
+from conftest import FIXTURES
+
+CASES = str(FIXTURES / "dependencies")
+
+
+def info(name: str, *needs: str) -> CaseInfo:
+    return CaseInfo(name=name, path="cases/%s.py" % name, description="d", dependencies=needs)
+
+
+def test_cases_that_name_the_same_packages_share_one_set_and_the_base_comes_first() -> None:
+    grouped = sets.group([info("a", "Timm"), info("b"), info("c", "timm"), info("d", "timm", "torchvision")])
+    assert list(grouped) == ["", "timm", "timm + torchvision"]
+    assert [i.name for i in grouped["timm"]] == ["a", "c"]
+    assert list(sets.group([info("a", "x")], added=["y==1"])) == ["x + y==1"]
+
+
+def names(plan: sets.Plan) -> dict:
+    return {key: sorted(info.name for info in infos) for key, infos in plan.sets.items()}
+
+
+def test_the_plan_groups_the_selected_cases_by_their_sets_the_base_first() -> None:
+    plan = sets.plan(["--cases", CASES, "--mode", "strict"], "2.13.0+cpu")
+    assert plan is not None and plan.modes == ("strict",)
+    assert list(plan.sets)[0] == ""
+    assert names(plan)["packaging"] == ["installed", "library_fails"]
+    assert names(plan)["a-package-nobody-installed>=1"] == ["absent"]
+
+
+def test_with_joins_every_case_set_as_the_worker_counts_it() -> None:
+    plan = sets.plan(["--cases", CASES, "--select", "installed", "torch_alone", "--with", "einops"], "2.13.0+cpu")
+    assert plan is not None
+    assert names(plan) == {"einops": ["torch_alone"], "einops + packaging": ["installed"]}
+
+
+def test_globs_on_cell_ids_select_on_the_release_planned_for() -> None:
+    here = sets.plan(["--cases", CASES, "--select", "torch-2.13.0+cpu/strict/installed"], "2.13.0+cpu")
+    assert here is not None and names(here) == {"packaging": ["installed"]}
+    elsewhere = sets.plan(["--cases", CASES, "--select", "torch-2.13.0+cpu/strict/installed"], "2.5.1")
+    assert elsewhere is not None and elsewhere.sets == {}
+
+
+def test_options_the_worker_refuses_leave_the_plan_to_it() -> None:
+    assert sets.plan(["--cases", CASES, "--mode", "sideways"], "2.13.0+cpu") is None
+    assert sets.plan(["--cases", CASES, "--tag", "no-such-tag"], "2.13.0+cpu") is None
+    assert sets.plan(["--source", "exportdb"], "2.13.0+cpu") is None
