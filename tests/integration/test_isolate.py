@@ -118,7 +118,11 @@ def test_no_process_a_cell_starts_outlives_the_cell(tmp_path: Path, tag: str) ->
 def test_a_runner_killed_by_a_signal_leaves_no_process_and_no_temporary_file(tmp_path: Path, tag: str) -> None:
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    env = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(scratch))
+    # torch keeps its compile cache under the temporary folder unless told where (importing dynamo makes it):
+    # that folder is torch's, meant to last, and where it goes must not hang on which test imported dynamo first.
+    env = dict(
+        os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(scratch), TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor")
+    )
     command = [
         sys.executable, "-m", "matrix", "run", "--cases", *cases("hangs_leaving_processes.py"),
         "--out", str(tmp_path / "out"), "--mode", "strict", "--timeout", "300", "--progress", "none",
