@@ -146,9 +146,25 @@ def load(session: nox.Session, torch: str, variant: str) -> None:
     given = _load_options(session.posargs)
     if "--out" not in given:
         args += ["--out", out]
-    command = environment.worker_command(*args, *given)
-    log = logs.log_path(Path(out), "load_" + environment.spec.name)
-    _run_logged(session, command, environment.worker_env(), log)
+    # Programs saved beside other packages (a case's PEP 723 block, --with) load where those are.
+    for key in _saved_sets(saved):
+        spec = dataclasses.replace(environment.spec, dependency_set=key)
+        here = environment
+        if key:
+            try:
+                here = environments.prepare(spec, log=session.log)
+            except environments.InstallError as error:
+                session.log("%s: not loaded here, its packages cannot be installed: %s" % (spec.name, error))
+                continue
+        command = here.worker_command(*args, "--dependency-set", key, *given)
+        _run_logged(session, command, here.worker_env(), logs.log_path(Path(out), "load_" + spec.name))
+
+
+def _saved_sets(saved: Path) -> List[str]:
+    """The dependency sets the programs under ``saved`` were saved with ("" for torch alone), "" first."""
+    from matrix.worker import artifacts, loader
+
+    return sorted({loader.saved_with(artifact) for artifact in artifacts.discover((str(saved),))} | {""})
 
 
 def _environment(session: nox.Session, torch: str, variant: str, out: str) -> environments.Environment:
@@ -166,7 +182,9 @@ def _environment(session: nox.Session, torch: str, variant: str, out: str) -> en
 # The options after -- that `export-matrix load` shares with `run`: one `nox -s run load -- ...`
 # passes the rest (--mode, --tag, ...) to the run sessions only.
 LOAD_OPTIONS = {"--select": True, "--timeout": True, "--max-memory": True, "--out": True, "--progress": True}
-LOAD_FLAGS = {"--force"}
+# --trust is load's alone (`nox -s load -- --trust`): the run and load sessions of one machine share
+# the signing key in the user's cache folder (or EXPORT_MATRIX_SIGNING_KEY), so need it not.
+LOAD_FLAGS = {"--force", "--trust"}
 
 
 def _load_options(posargs: List[str]) -> List[str]:

@@ -285,7 +285,7 @@ def verdict(report_dir: str, baseline_dir: Optional[str]) -> Verdict:
     fresh = compared.new_transitions
     # An empty comparison may come back without columns; treat it as "nothing new".
     fresh = fresh[fresh["kind"].isin(transitions.REGRESSIONS)] if "kind" in fresh.columns else empty
-    worse = compared.changed[compared.changed["kind"] == "regression"]
+    worse = compared.changed[compared.changed["kind"].isin(transitions.REGRESSIONS)]
     return Verdict(
         cells=cells,
         new_transitions=fresh.reset_index(drop=True),

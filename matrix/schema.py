@@ -17,8 +17,13 @@ SCHEMA_VERSION = 1
 
 MODES = ("strict", "non-strict")
 
-# What identifies one cell across runs, shards and machines.
-IDENTITY = ("torch_version", "variant", "python", "case", "mode", "run")
+# What identifies one cell across runs, shards and machines. ``with_set`` is the part of the
+# cell's dependency set that ``--with`` added (a set key, "" for none): the same case run with
+# ``--with transformers==4.57.1`` and with ``--with transformers==5.2.0`` is two cells, side by
+# side like two variants. A case's own PEP 723 set is the same on every release and stays out.
+IDENTITY = ("torch_version", "variant", "python", "with_set", "case", "mode", "run")
+# Identity fields a record may lack (written before they existed), and what a missing one means.
+IDENTITY_DEFAULTS = {"run": 0, "with_set": ""}
 # What identifies one environment (a torch build for one Python).
 ENV_KEY = ("torch_version", "variant", "python")
 
@@ -28,7 +33,10 @@ RECORD_KINDS = ("environment", "cell", "env-error", "load")
 CELL_KEYS = (
     "schema_version", "kind", "run_id", "env_id", "cell_id",
     "torch_version", "variant", "python", "device",
-    "source", "case", "case_file", "mode", "run", "tags", "requires", "expected", "dependency_set",
+    "source", "case", "case_file", "mode", "run", "tags", "requires", "expected", "dependency_set", "with_set",
+    # For a case that stands for an ExportDB example: the support level this release's own ExportDB
+    # gives it (``expected``'s vocabulary); None where the release bundles no example of that name.
+    "exportdb_claim",
     "status", "failed_stage", "missing",
     "reason",
     "error_type", "error_message", "error_traceback", "gb_type", "error_case_name",
@@ -38,6 +46,12 @@ CELL_KEYS = (
     "decompose_status", "decomposed_hash", "decomposed_ops", "decompose_error",
     "check_status", "check_detail", "checked_inputs",
     "serialize_status", "serialize_error",
+    # serialize_* is what a fresh process saw where one loaded the program (serialize_fresh_*),
+    # else the round trip in the exporting process; that round trip is kept in serialize_in_process_*.
+    "serialize_in_process_status", "serialize_in_process_error",
+    "serialize_fresh_status", "serialize_fresh_error", "serialize_fresh_s",
+    # Whether a passing cell kept its program for ``load`` (ARTIFACT_STATUSES), and why not.
+    "artifact", "artifact_error",
     "load_s", "eager_s", "export_s", "check_s", "decompose_s", "serialize_s", "total_s",
     "peak_rss_mb", "exit_code", "stderr_tail", "finished_at",
 )  # fmt: skip
@@ -96,14 +110,16 @@ _SYMBOL = {
     "not-applicable": "➖",
     "case-error": "🚧",
 }
+# Okabe and Ito's colour-blind-safe palette, and a grey: pass, mismatch and fail stay apart
+# in every common kind of colour blindness.
 _COLOUR = {
-    "pass": "#2e9e44",
-    "mismatch": "#f0a830",
-    "fail": "#d62728",
-    "crash": "#6b1f3a",
-    "timeout": "#8c6bb1",
-    "not-applicable": "#c8c8c8",
-    "case-error": "#3b7dd8",
+    "pass": "#009E73",
+    "mismatch": "#F0E442",
+    "fail": "#D55E00",
+    "crash": "#000000",
+    "timeout": "#CC79A7",
+    "not-applicable": "#BBBBBB",
+    "case-error": "#0072B2",
 }
 _MEANING = {
     "pass": "exported, and the exported program reproduces eager",
@@ -150,6 +166,12 @@ STAGE_MISMATCH = "mismatch"
 # time was left), timeout, error (draft_export itself raised), not-applicable (no draft_export).
 DIAGNOSIS_DONE = "done"
 DIAGNOSIS_STATUSES = (DIAGNOSIS_DONE, STAGE_SKIPPED, Status.TIMEOUT.value, STAGE_ERROR, Status.NOT_APPLICABLE.value)
+# A passing cell's saved program (``artifact``), where the run keeps them: saved, or not-saved
+# with a one-line reason in ``artifact_error`` (torch.export.save raised, an input or output
+# that is not plain data). None where the cell did not pass or nothing was to be kept.
+ARTIFACT_SAVED = "saved"
+ARTIFACT_NOT_SAVED = "not-saved"
+ARTIFACT_STATUSES = (ARTIFACT_SAVED, ARTIFACT_NOT_SAVED)
 
 
 # --- loading a saved program on another release (``export-matrix load``) --------------------
@@ -161,7 +183,7 @@ LOAD_KEYS = (
     "schema_version", "kind", "run_id",
     "saved_torch_version", "saved_variant", "saved_python",
     "torch_version", "variant", "python", "device",
-    "case", "mode", "artifact",
+    "case", "mode", "artifact", "dependency_set",
     "status", "error_type", "error_message", "error_traceback",
     "saved_serializer_version", "serializer_version", "format_version",
     "check_status", "check_detail", "checked_inputs", "case_module",
@@ -182,6 +204,7 @@ class LoadStatus(str, enum.Enum):
     CRASH = "crash"
     TIMEOUT = "timeout"
     NOT_APPLICABLE = "not-applicable"
+    UNTRUSTED = "untrusted"
 
     @property
     def rank(self) -> Optional[int]:
@@ -205,8 +228,8 @@ class LoadStatus(str, enum.Enum):
 
 
 _LOAD_RANK = {"pass": 3, "mismatch": 2, "run-error": 1, "load-error": 0, "crash": 0, "timeout": 0}
-_LOAD_SYMBOL = dict(_SYMBOL, **{"run-error": "❌", "load-error": "🚫"})
-_LOAD_COLOUR = dict(_COLOUR, **{"run-error": "#d62728", "load-error": "#7f2704"})
+_LOAD_SYMBOL = dict(_SYMBOL, **{"run-error": "❌", "load-error": "🚫", "untrusted": "🔒"})
+_LOAD_COLOUR = dict(_COLOUR, **{"run-error": "#d62728", "load-error": "#7f2704", "untrusted": "#525252"})
 _LOAD_MEANING = {
     "pass": "loaded, ran on the saved inputs and reproduced the saved outputs",
     "mismatch": "loaded and ran, but gave other numbers than the saving release's eager run",
@@ -215,6 +238,7 @@ _LOAD_MEANING = {
     "crash": "the load's process died (signal, os._exit, out of memory)",
     "timeout": "the load ran past its time limit and was killed",
     "not-applicable": "the loading release has no torch.export.load",
+    "untrusted": "not loaded: its signature is missing or does not match the signing key (see load --trust)",
 }
 LOAD_STATUSES = tuple(status.value for status in LoadStatus)  # in display order
 
@@ -249,8 +273,11 @@ def cell_id(torch_version: str, mode: str, case: str) -> str:
 
 
 def identity(record: Mapping[str, Any]) -> Tuple[Any, ...]:
-    """A cell record's identity; a missing ``run`` is run 0."""
-    return tuple(record.get(key) if key != "run" else record.get("run") or 0 for key in IDENTITY)
+    """A cell record's identity; a missing ``run`` is run 0, a missing ``with_set`` is no ``--with``."""
+    return tuple(
+        record.get(key) if key not in IDENTITY_DEFAULTS else record.get(key) or IDENTITY_DEFAULTS[key]
+        for key in IDENTITY
+    )
 
 
 def instant(value: Any) -> float:

@@ -131,6 +131,10 @@ def candidates(name: str) -> List[str]:
     return [str(v) for v in sorted(newest.values())]
 
 
+# Cell statuses that show the library works beside torch: the case imported, built and ran eagerly.
+WORKING = ("pass", "mismatch", "fail")
+
+
 def newest_working(versions: Sequence[str], works: Callable[[str], bool], limit: int) -> Optional[str]:
     """The newest of ``versions`` (oldest first) for which ``works`` holds, trying at most ``limit`` of them.
 
@@ -178,10 +182,13 @@ def probe(
     timeout: float = 600.0,
     versions: Optional[Sequence[str]] = None,
 ) -> Dict[str, str]:
-    """Per release, the newest version of ``name`` (per minor line) with which ``case`` exports: {"2.5.1": "4.57.6"}.
+    """Per release, the newest version of ``name`` that works beside it, for ``case``: {"2.5.1": "4.57.6"}.
 
     Each version tried is installed beside the release's torch (an environment per version,
-    from uv's cache) and the case run in both modes; a version works when a mode passes.
+    from uv's cache) and the case run in both modes. A version works when the case loads and
+    runs eagerly in a mode (its cell passes, mismatches or fails to export): whether the
+    release exports the model is the matrix's answer, not the library's; a library that does
+    not import, or whose model does not run, on that torch is a case-error.
     ``newest_working`` chooses what to try, at most ``limit`` per release. "none" where none works.
     """
     import tempfile
@@ -205,7 +212,7 @@ def probe(
 
 
 def _exports(name: str, info: Any, build: Build, scratch: Path, timeout: float, version: str) -> bool:
-    """Whether the case passes in a mode with this version of the library beside ``build``'s torch."""
+    """Whether the case loads and runs eagerly in a mode with this version of the library beside ``build``'s torch."""
     from ..probe import probe_case
     from . import environments
 
@@ -216,7 +223,7 @@ def _exports(name: str, info: Any, build: Build, scratch: Path, timeout: float, 
     probed = probe_case(spec, info, ("strict", "non-strict"), scratch / spec.name, timeout, added=(candidate,))
     statuses = {mode: (probed.cell(mode) or {}).get("status") for mode in ("strict", "non-strict")}
     print("torch %s + %s %s: %s" % (build.torch_version, name, version, statuses), file=sys.stderr)
-    return "pass" in statuses.values()
+    return bool(set(statuses.values()) & set(WORKING))
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -240,8 +247,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         found = probe(options.name, options.torch, options.case, options.limit, versions=options.versions)
         for torch, version in found.items():
             bound = NONE if version == NONE else "<=" + version
-            print('%s: newest %s that exports the case: %s  ->  "%s" = "%s"' % (torch, options.name, version,
-                  ".".join(torch.split(".")[:2]), bound))  # fmt: skip
+            series = ".".join(torch.split(".")[:2])
+            print('%s: newest %s with which the case loads and runs: %s  ->  "%s" = "%s"'
+                  % (torch, options.name, version, series, bound))  # fmt: skip
         return 0
 
     return report_errors("companions", body)

@@ -31,6 +31,7 @@ RUNNER_LINE = re.compile(
     r"|warming up"
     r"|imported \S+.* once, before forking"  # a case's libraries, imported in the parent
     r"|crash \(the runner died"  # a cell or artifact an earlier, killed run was in
+    r"|nothing under .* was saved with "  # a load of one dependency set, which no program was saved with
     r"|warning: "  # the runner's warnings; Python's own read "FILE:LINE: FutureWarning: ..."
     r"|done: "
     r"|export-matrix \w+: "  # an error or an interrupt

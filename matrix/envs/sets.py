@@ -73,6 +73,12 @@ def _missing(spec: environments.Spec, output: str) -> List[str]:
     return named or names
 
 
+def requested(dependency_set: str, info: CaseInfo) -> str:
+    """The part of a case's set that ``--with`` added (the record's ``with_set``): what the case does not declare."""
+    own = {dependencies.canonical(r) for r in info.dependencies}
+    return dependencies.set_key(r for r in dependencies.key_requirements(dependency_set) if r not in own)
+
+
 def unresolvable_cells(
     spec: environments.Spec, infos: Iterable[CaseInfo], modes: Sequence[str], error: InstallError
 ) -> List[Dict[str, object]]:
@@ -105,6 +111,7 @@ def unresolvable_cells(
                     requires=list(info.requires),
                     expected=info.expected,
                     dependency_set=spec.dependency_set,
+                    with_set=requested(spec.dependency_set, info),
                     status=Status.NOT_APPLICABLE.value,
                     missing=missing,
                     reason="dependencies-unavailable",

@@ -5,15 +5,25 @@ Pure functions over ``Store.loads`` (one row per load record, columns ``schema.L
 - :func:`table`: one row per (saved-on, loaded-on, case, mode), the latest record winning by
   ``schema.recency``, with a short label for each side (``saved``, ``loaded``).
 - :func:`heatmap`: per mode, saving × loading environment, the share of artifacts that load and
-  reproduce the saved outputs (``pass``) among those the loading release could try (all but
-  not applicable).
+  reproduce the saved outputs (``pass``) among those the loading release tried.
 - :func:`reach`: per saving environment, where its artifacts load and match, where some or none
   do (with the most common failure), and where loading cannot be tried.
-- :func:`regressions`: ``load-regression``, a loading release that does worse with an artifact
-  (same saving environment, case and mode) than the loading release before it, statuses ranked
-  pass > mismatch > run-error > load-error = crash = timeout. Loading releases are taken in
-  version order; where one ran under several Pythons the newest stands for it, and two builds
-  of one release (``2.9.1``, ``2.9.1+cpu``) are not compared with each other.
+
+A load *tried* the program when its status has a rank (:func:`tried`): ``not-applicable`` (the
+loading release has no ``torch.export.load``) and ``untrusted`` (the program's signature is
+missing or wrong, so it was not loaded) say nothing about whether it loads, and are never
+counted as a failed load.
+- :func:`program_regressions`: each artifact (saving environment, case and mode) that a loading
+  release does worse with than the loading release before it, statuses ranked pass > mismatch >
+  run-error > load-error = crash = timeout. Loading releases are taken in version order; where
+  one ran under several Pythons the newest stands for it, and two builds of one release
+  (``2.9.1``, ``2.9.1+cpu``) are not compared with each other.
+- :func:`regressions`: ``load-regression``, one (saving environment, loading release) pair whose
+  loading release does worse than the one before it with some of that environment's artifacts:
+  the unit a reader counts. A change of serialization format is one load regression per saving
+  release it breaks, however many programs each saved; the pair names how many it affects
+  (``programs``, of the ``loaded_before`` that the release before it loaded) and their most
+  common failure.
 """
 
 from __future__ import annotations
@@ -31,11 +41,19 @@ from matrix.schema import LOAD_IDENTITY, LOAD_KEYS, LOAD_STATUSES, MODES, LoadSt
 SAVED_ENV = ["saved_torch_version", "saved_variant", "saved_python"]
 LOADED_ENV = ["torch_version", "variant", "python"]
 COLUMNS = ["saved", "loaded", *LOAD_KEYS]
-HEATMAP_COLUMNS = ["mode", "saved", "loaded", "passed", "total", "not_applicable", "share"]
+HEATMAP_COLUMNS = ["mode", "saved", "loaded", "passed", "total", "not_applicable", "untrusted", "share"]
 REGRESSION = "load-regression"
-REGRESSION_COLUMNS = [
+# One row per artifact that a loading release does worse with (program_regressions).
+PROGRAM_COLUMNS = [
     "kind", "saved", "case", "mode", "before", "after", "status_before", "status_after",
     "error_type", "error_message", *SAVED_ENV, "torch_version_before", "torch_version_after",
+]  # fmt: skip
+# One row per (saving environment, loading release) pair that does worse (regressions): ``programs``
+# affected of the ``loaded_before`` (artifacts the release before loaded, whatever their outcome),
+# and their most common failure (``status``, ``error_type``, ``error_message``), shared by ``sharing``.
+REGRESSION_COLUMNS = [
+    "kind", "saved", "before", "after", "programs", "loaded_before", "status", "error_type", "error_message",
+    "sharing", *SAVED_ENV, "torch_version_before", "torch_version_after",
 ]  # fmt: skip
 
 
@@ -107,22 +125,32 @@ def orders(loads: pd.DataFrame) -> Tuple[List[str], List[str]]:
     return saved, loaded
 
 
+def tried(status: Any) -> bool:
+    """Whether a load with this status tried the program (see the module docstring)."""
+    return load_rank(status) is not None
+
+
 def heatmap(loads: pd.DataFrame) -> pd.DataFrame:
     """Per mode, saving × loading environment of a :func:`table`: artifacts that pass, those tried, their share.
 
-    ``total`` counts the artifacts the loading release could try (loads that were not applicable left out);
-    ``share`` is ``passed / total``, NaN where it could try none. Rows in mode, saved, loaded order.
+    ``total`` counts the artifacts the loading release tried (:func:`tried`); ``not_applicable`` and
+    ``untrusted`` those it did not, by why; ``share`` is ``passed / total``, NaN where it tried none.
+    Rows in mode, saved, loaded order.
     """
     if loads.empty:
         return pd.DataFrame({column: pd.Series(dtype=object) for column in HEATMAP_COLUMNS})
     saved_order, loaded_order = orders(loads)
     flags = loads.assign(
         _passed=(loads["status"] == "pass").astype(int),
-        _tried=(loads["status"] != LoadStatus.NOT_APPLICABLE.value).astype(int),
+        _tried=loads["status"].map(tried).astype(int),
         _na=(loads["status"] == LoadStatus.NOT_APPLICABLE.value).astype(int),
+        _untrusted=(loads["status"] == LoadStatus.UNTRUSTED.value).astype(int),
     )
-    grouped = flags.groupby(["mode", "saved", "loaded"], sort=False)[["_passed", "_tried", "_na"]].sum().reset_index()
-    grouped = grouped.rename(columns={"_passed": "passed", "_tried": "total", "_na": "not_applicable"})
+    counted = ["_passed", "_tried", "_na", "_untrusted"]
+    grouped = flags.groupby(["mode", "saved", "loaded"], sort=False)[counted].sum().reset_index()
+    grouped = grouped.rename(
+        columns={"_passed": "passed", "_tried": "total", "_na": "not_applicable", "_untrusted": "untrusted"}
+    )
     grouped["share"] = [p / t if t else math.nan for p, t in zip(grouped["passed"], grouped["total"])]
     grouped = grouped.assign(
         _mode=grouped["mode"].map({m: i for i, m in enumerate(MODES)}),
@@ -131,7 +159,7 @@ def heatmap(loads: pd.DataFrame) -> pd.DataFrame:
     )
     grouped = grouped.sort_values(["_mode", "_saved", "_loaded"], kind="stable")
     grouped = grouped.drop(columns=["_mode", "_saved", "_loaded"]).reset_index(drop=True)
-    for column in ("passed", "total", "not_applicable"):
+    for column in ("passed", "total", "not_applicable", "untrusted"):
         grouped[column] = grouped[column].astype("int64")
     grouped["share"] = grouped["share"].astype(float)
     return grouped[HEATMAP_COLUMNS]
@@ -169,8 +197,9 @@ class Reach:
     """Where the artifacts saved on one environment load and match; loading labels in version order.
 
     Each loading environment that holds a load of them is in one of ``passing`` (every artifact
-    it tried passes), ``partial``, ``failing`` (none passes) or ``untried`` (it tried none: no
-    ``torch.export.load``).
+    it tried passes), ``partial``, ``failing`` (none passes), ``untried`` (it tried none: no
+    ``torch.export.load``) or ``unsigned`` (it tried none: they were untrusted). ``untrusted``
+    counts the loads not tried as untrusted, wherever they were.
     """
 
     saved: str
@@ -184,6 +213,8 @@ class Reach:
     failing_from: Optional[str]
     failing_cause: Optional[Failure]  # the most common failure on the failing environments
     partial_cause: Optional[Failure]  # the most common failure on the partial ones
+    unsigned: Tuple[str, ...] = ()
+    untrusted: int = 0
 
 
 def reach(loads: pd.DataFrame) -> List[Reach]:
@@ -198,20 +229,23 @@ def reach(loads: pd.DataFrame) -> List[Reach]:
         partial: List[Partial] = []
         failing: List[str] = []
         untried: List[str] = []
+        unsigned: List[str] = []
         for loaded in loaded_order:
             here = mine[mine["loaded"] == loaded]
             if here.empty:
                 continue
-            tried = here[here["status"] != LoadStatus.NOT_APPLICABLE.value]
-            passed = int((tried["status"] == "pass").sum())
-            if tried.empty:
-                untried.append(loaded)
-            elif passed == len(tried):
+            done = here[here["status"].map(tried).astype(bool)]
+            passed = int((done["status"] == "pass").sum())
+            if not done.empty and passed == len(done):
                 passing.append(loaded)
             elif passed:
-                partial.append(Partial(loaded, passed, len(tried)))
-            else:
+                partial.append(Partial(loaded, passed, len(done)))
+            elif not done.empty:
                 failing.append(loaded)
+            elif (here["status"] == LoadStatus.UNTRUSTED.value).any():
+                unsigned.append(loaded)
+            else:
+                untried.append(loaded)
         held = [loaded for loaded in loaded_order if loaded in set(mine["loaded"])]
         for_good = (
             len(failing) > 1
@@ -230,6 +264,8 @@ def reach(loads: pd.DataFrame) -> List[Reach]:
                 failing_from=failing[0] if for_good else None,
                 failing_cause=_common_failure(mine[mine["loaded"].isin(failing)]),
                 partial_cause=_common_failure(mine[mine["loaded"].isin([p.loaded for p in partial])]),
+                unsigned=tuple(unsigned),
+                untrusted=int((mine["status"] == LoadStatus.UNTRUSTED.value).sum()),
             )
         )
     return found
@@ -237,7 +273,7 @@ def reach(loads: pd.DataFrame) -> List[Reach]:
 
 def _common_failure(rows: pd.DataFrame) -> Optional[Failure]:
     """The most common failure among ``rows`` (status and error type), with its first message; None if none failed."""
-    failing = rows[~rows["status"].isin([LoadStatus.PASS.value, LoadStatus.NOT_APPLICABLE.value])]
+    failing = rows[rows["status"].map(tried).astype(bool) & (rows["status"] != LoadStatus.PASS.value)]
     if failing.empty:
         return None
     counts = collections.Counter(zip(failing["status"], failing["error_type"].map(lambda v: v or "")))
@@ -247,11 +283,66 @@ def _common_failure(rows: pd.DataFrame) -> Optional[Failure]:
 
 
 def regressions(loads: pd.DataFrame) -> pd.DataFrame:
-    """Each ``load-regression`` in a :func:`table` (see the module docstring), in saving, case, mode,
-    loading order."""
-    found: List[Dict[str, Any]] = []
+    """Each ``load-regression`` of a :func:`table`: one row per (saving environment, loading release) pair
+    that does worse with some artifacts than the loading release before it (see the module docstring),
+    in saving then loading order."""
+    moves = program_regressions(loads)
+    if moves.empty:
+        return pd.DataFrame([], columns=REGRESSION_COLUMNS, dtype=object)
+    loaded = _loaded_before(loads)
+    found = []
+    for _, group in moves.groupby([*SAVED_ENV, "before", "after"], sort=False):
+        rows = group.to_dict("records")
+        cause = _common_failure(group.rename(columns={"status_after": "status"}))
+        first = rows[0]
+        row: Dict[str, Any] = {column: None for column in REGRESSION_COLUMNS}
+        row.update({key: first[key] for key in ("saved", "before", "after", *SAVED_ENV)})
+        row.update(
+            kind=REGRESSION,
+            programs=len(rows),
+            loaded_before=loaded[(first["saved"], first["before"], first["after"])],
+            torch_version_before=first["torch_version_before"],
+            torch_version_after=first["torch_version_after"],
+        )
+        if cause is not None:
+            sharing = sum(1 for r in rows if _same_failure(r, cause))
+            row.update(
+                status=cause.status,
+                error_type=cause.error_type or None,
+                error_message=cause.message or None,
+                sharing=sharing,
+            )
+        found.append(row)
+    frame = pd.DataFrame(found, columns=REGRESSION_COLUMNS, dtype=object)
+    keyed = frame.assign(
+        _saved=_env_order(frame, SAVED_ENV), _after=frame["torch_version_after"].map(store.release_key)
+    )
+    keyed = keyed.sort_values(["_saved", "_after"], kind="stable")
+    return keyed.drop(columns=["_saved", "_after"]).reset_index(drop=True)
+
+
+def _same_failure(row: Mapping[str, Any], cause: Failure) -> bool:
+    error_type = row.get("error_type")
+    same_type = (error_type if isinstance(error_type, str) else "") == cause.error_type
+    return same_type and str(row.get("status_after")) == cause.status
+
+
+def _loaded_before(loads: pd.DataFrame) -> Dict[Tuple[str, str, str], int]:
+    """Per (saved, before, after) step of :func:`program_regressions`' series: the artifacts compared
+    across it that the older loading release loaded (any status but load-error, crash, timeout)."""
+    counts: Dict[Tuple[str, str, str], int] = collections.Counter()
+    for before, after in _series_steps(loads):
+        rank = load_rank(before["status"])
+        if rank is not None and rank > 0 and load_rank(after["status"]) is not None:
+            counts[(str(after["saved"]), str(before["loaded"]), str(after["loaded"]))] += 1
+    return counts
+
+
+def _series_steps(loads: pd.DataFrame) -> List[Tuple[Dict[str, Any], Dict[str, Any]]]:
+    """Each pair of consecutive loads (older, newer loading release) of one artifact; see the module docstring."""
+    found: List[Tuple[Dict[str, Any], Dict[str, Any]]] = []
     if loads.empty:
-        return pd.DataFrame(found, columns=REGRESSION_COLUMNS, dtype=object)
+        return found
     ranked = loads.assign(_loaded=_env_order(loads, LOADED_ENV), _python=store.rank(loads["python"].astype(object)))
     # The newest Python stands for a loading build; builds of one release are not compared.
     ranked = ranked.sort_values(["_python"], kind="stable").drop_duplicates(
@@ -263,13 +354,20 @@ def regressions(loads: pd.DataFrame) -> pd.DataFrame:
     for _, series in ranked.groupby([*SAVED_ENV, "case", "mode"], sort=False):
         rows = series.to_dict("records")
         for before, after in zip(rows, rows[1:]):
-            if _base(before["torch_version"]) == _base(after["torch_version"]):
-                continue
-            old, new = load_rank(before["status"]), load_rank(after["status"])
-            if old is None or new is None or new >= old:
-                continue
+            if _base(before["torch_version"]) != _base(after["torch_version"]):
+                found.append((before, after))
+    return found
+
+
+def program_regressions(loads: pd.DataFrame) -> pd.DataFrame:
+    """Each artifact of a :func:`table` that a loading release does worse with than the one before it
+    (see the module docstring), in saving, case, mode, loading order."""
+    found: List[Dict[str, Any]] = []
+    for before, after in _series_steps(loads):
+        old, new = load_rank(before["status"]), load_rank(after["status"])
+        if old is not None and new is not None and new < old:
             found.append(_regression(before, after))
-    frame = pd.DataFrame(found, columns=REGRESSION_COLUMNS, dtype=object)
+    frame = pd.DataFrame(found, columns=PROGRAM_COLUMNS, dtype=object)
     if frame.empty:
         return frame
     keyed = frame.assign(
@@ -286,7 +384,7 @@ def _base(release: Any) -> str:
 
 
 def _regression(before: Dict[str, Any], after: Dict[str, Any]) -> Dict[str, Any]:
-    row: Dict[str, Any] = {column: None for column in REGRESSION_COLUMNS}
+    row: Dict[str, Any] = {column: None for column in PROGRAM_COLUMNS}
     row.update(
         kind=REGRESSION,
         saved=after["saved"],
@@ -307,8 +405,9 @@ def _regression(before: Dict[str, Any], after: Dict[str, Any]) -> Dict[str, Any]
 
 def errors(loads: pd.DataFrame) -> List[Tuple[Failure, List[Tuple[str, str]]]]:
     """The failures of a :func:`table` (or part of one) grouped by :class:`Failure`: each with its
-    (saved, loaded) pairs, groups in order of first appearance."""
+    (saved, loaded) pairs, groups in order of first appearance. A load not tried is no failure."""
     groups: Dict[Failure, List[Tuple[str, str]]] = {}
-    for row in loads[~loads["status"].isin(["pass"])].to_dict("records"):
+    failing = loads["status"].map(tried).astype(bool) & (loads["status"] != LoadStatus.PASS.value)
+    for row in loads[failing].to_dict("records"):
         groups.setdefault(Failure.of(row), []).append((str(row["saved"]), str(row["loaded"])))
     return list(groups.items())

@@ -3,13 +3,15 @@
 Merging is idempotent and order-independent, so a job can be retried or its shard
 downloaded twice without changing the result:
 
-- a cell's identity is (torch_version, variant, python, case, mode, run); when several
-  records share one, the one with the latest ``finished_at`` is kept, and among equal
-  times the one whose canonical JSON sorts last. Exact duplicates are simply dropped;
+- a cell's identity is (torch_version, variant, python, with_set, case, mode, run), the
+  ``--with`` set being part of it as a variant is; when several records share one, the
+  one with the latest ``finished_at`` is kept, and among equal times the one whose
+  canonical JSON sorts last. Exact duplicates are simply dropped;
 - environment records are kept once each (they differ per invocation, by ``run_id``);
-- env-error records are kept once per requested (torch_version, variant, python), the
-  latest by the same rule, and only while no shard holds a working environment of that
-  key: as when installing, a later successful install clears an earlier failure;
+- env-error records are kept once per requested (torch_version, variant, python,
+  dependency_set), the latest by the same rule, and only while no shard holds a working
+  environment of that key: as when installing, a later successful install clears an
+  earlier failure (of that set: a working base environment says nothing of a set's);
 - a shard file with unreadable lines (a job cancelled mid-write) or with an environment
   record but no cell (cancelled before its first cell) is used for what it holds and
   flagged: a warning on stderr and an entry in ``merge-report.json``;
@@ -18,8 +20,8 @@ downloaded twice without changing the result:
   must be a safe file-name part (letters, digits and ``._+-``, no leading dot), and a
   cell's case and mode must be text.
 
-The output holds one JSON Lines file per environment, named like the worker names them,
-with records sorted, so merging the same shards twice gives byte-identical files.
+The output holds one JSON Lines file per environment (and dependency set), named like the
+worker names them, with records sorted, so merging the same shards twice gives byte-identical files.
 """
 
 from __future__ import annotations
@@ -34,11 +36,22 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from matrix.errors import UserError
 from matrix.options import from_namespace, is_safe_name
-from matrix.schema import ENV_KEY, IDENTITY, LOAD_IDENTITY, RECORD_KINDS, SAVED_ENV_KEY, identity, recency
+from matrix.schema import (
+    ENV_KEY,
+    IDENTITY,
+    IDENTITY_DEFAULTS,
+    LOAD_IDENTITY,
+    RECORD_KINDS,
+    SAVED_ENV_KEY,
+    identity,
+    recency,
+)
+from matrix.worker import dependencies
 from matrix.worker import records as records_mod
 
 REPORT_NAME = "merge-report.json"
-CELL_REQUIRED = IDENTITY[:5]  # a missing ``run`` means the first (0)
+# A missing ``run`` means the first (0), a missing ``with_set`` no ``--with``.
+CELL_REQUIRED = tuple(key for key in IDENTITY if key not in IDENTITY_DEFAULTS)
 
 Record = Dict[str, Any]
 Identity = Tuple[Any, ...]
@@ -131,6 +144,10 @@ def identity_problem(record: Record) -> Optional[str]:
             return "whose %s %s not text" % (" and ".join(odd), "is" if len(odd) == 1 else "are")
         if not isinstance(record.get("run") or 0, int):
             return "whose run %r is not a number" % (record.get("run"),)
+        if kind == "cell" and not isinstance(record.get("with_set") or "", str):
+            return "whose with_set %r is not text" % (record.get("with_set"),)
+    if kind != "load" and not isinstance(record.get("dependency_set") or "", str):
+        return "whose dependency_set %r is not text" % (record.get("dependency_set"),)
     return None
 
 
@@ -186,11 +203,11 @@ def merge(shards: Iterable[Shard]) -> Merged:
                 if key not in loads or _precedence(record) > _precedence(loads[key]):
                     loads[key] = record
             else:
-                key = tuple(record[k] for k in ENV_KEY)
+                key = _env_key(record)
                 if key not in env_errors or _precedence(record) > _precedence(env_errors[key]):
                     env_errors[key] = record
 
-    working = {tuple(record[k] for k in ENV_KEY) for record in environments.values()}
+    working = {_env_key(record) for record in environments.values()}
     cleared = sorted((key for key in env_errors if key in working), key=_sort_key)
     for key in cleared:
         del env_errors[key]
@@ -230,8 +247,16 @@ def _sort_key(identity: Identity) -> Tuple[str, ...]:
     return tuple("" if part is None else "%09d" % part if isinstance(part, int) else str(part) for part in identity)
 
 
+def _env_key(record: Record) -> Identity:
+    """An environment: its torch build and Python, and the dependency set beside torch ("" for none)."""
+    return (*(record[k] for k in ENV_KEY), record.get("dependency_set") or "")
+
+
 def _file_name(record: Record) -> str:
-    return records_mod.env_file_name(str(record["torch_version"]), str(record["variant"]), str(record["python"]))
+    """The worker's name for the record's file: its environment, and its dependency set's suffix (loads have none)."""
+    name = records_mod.env_file_name(str(record["torch_version"]), str(record["variant"]), str(record["python"]))
+    suffix = dependencies.set_suffix(record.get("dependency_set") or "") if record["kind"] != "load" else ""
+    return name[: -len(".jsonl")] + suffix + ".jsonl"
 
 
 def report(merged: Merged, inputs: Sequence[str]) -> Dict[str, Any]:
@@ -250,7 +275,7 @@ def report(merged: Merged, inputs: Sequence[str]) -> Dict[str, Any]:
             for conflict in merged.conflicts
         ],
         "flagged": [{"file": shard.path, "problems": list(shard.problems)} for shard in merged.flagged],
-        "cleared_env_errors": [dict(zip(ENV_KEY, key)) for key in merged.cleared_env_errors],
+        "cleared_env_errors": [dict(zip((*ENV_KEY, "dependency_set"), key)) for key in merged.cleared_env_errors],
     }
 
 

@@ -2,7 +2,8 @@
 
 Reading goes through :mod:`matrix.worker.records`, so a truncated last line becomes a
 warning and an unknown schema version is refused. When the same cell (release, variant,
-python, case, mode, run) was recorded more than once, e.g. by a ``--force`` re-run or by
+python, ``--with`` set, case, mode, run: ``schema.IDENTITY``; a record without ``with_set``
+ran without ``--with``) was recorded more than once, e.g. by a ``--force`` re-run or by
 overlapping shards, the record that finished last wins; records without ``finished_at``
 lose to those with one, and ties go to the record read last (folders in the order given,
 files sorted, lines in order).
@@ -28,7 +29,16 @@ from matrix import parallel
 from matrix.envs import releases
 from matrix.errors import UserError
 from matrix.records import cache
-from matrix.schema import CELL_KEYS, ENV_ERROR_KEYS, IDENTITY, LOAD_KEYS, MODES, STATUSES, recency
+from matrix.schema import (
+    CELL_KEYS,
+    ENV_ERROR_KEYS,
+    IDENTITY,
+    IDENTITY_DEFAULTS,
+    LOAD_KEYS,
+    MODES,
+    STATUSES,
+    recency,
+)
 from matrix.worker import records
 
 # Columns whose values repeat from run to run of a cell (texts, names): sharing one string object per
@@ -37,6 +47,7 @@ _SHARED_TEXT = (
     "torch_version", "variant", "python", "device", "source", "case", "case_file", "mode", "expected",
     "status", "failed_stage", "error_type", "error_message", "error_traceback", "gb_type", "graph_hash",
     "graph_text", "decompose_status", "decomposed_hash", "check_status", "serialize_status", "run_id", "env_id",
+    "dependency_set", "with_set",
 )  # fmt: skip
 
 
@@ -54,7 +65,9 @@ class StoreError(UserError):
 class Store:
     """The records of one or more folders as tables."""
 
-    cells: pd.DataFrame  # one row per cell identity, columns CELL_KEYS
+    # One row per cell identity, columns CELL_KEYS and ``added_packages``: what the dependency set of
+    # the cell's run added to torch, {distribution: version} from its environment record (else None).
+    cells: pd.DataFrame
     environments: pd.DataFrame  # one row per environment record (one per run invocation)
     env_errors: pd.DataFrame  # the latest env-error of each (torch_version, variant, python)
     warnings: Tuple[str, ...]  # skipped lines and records, in reading order
@@ -89,11 +102,12 @@ def rank(values: pd.Series) -> pd.Series:
 
 
 def sort_cells(frame: pd.DataFrame, release: str = "torch_version", extra: Sequence[str] = ()) -> pd.DataFrame:
-    """Rows in report order: release (version order), variant, python (version order), then ``extra``."""
+    """Rows in report order: release (version order), variant, python (version order), the ``--with``
+    set where the frame has one (none first), then ``extra``."""
     if frame.empty:
         return frame.reset_index(drop=True)
     keyed = frame.assign(_release=rank(frame[release]), _python=rank(frame["python"].astype(object)))
-    by = ["_release", "variant", "_python", *extra]
+    by = ["_release", "variant", "_python", *(["with_set"] if "with_set" in frame.columns else []), *extra]
     if "mode" in extra:
         # Strict first, as torch.export's default.
         keyed["_mode"] = keyed["mode"].map({m: i for i, m in enumerate(MODES)})
@@ -198,6 +212,10 @@ def _read_file(path: str) -> _FileRecords:
             unknown[str(kind)] = unknown.get(str(kind), 0) + 1
     for kind, count in sorted(unknown.items()):
         warnings.append("%s: skipped %d record(s) of unknown kind %r" % (path, count, kind))
+    for row in cells:
+        for key, default in IDENTITY_DEFAULTS.items():
+            if row.get(key) is None:
+                row[key] = default  # a record written before the key existed
     if cells and not _identities_are_text(cells):
         cells = _text_identities(path, rows, lines, warnings)
     for row in itertools.chain(cells, env_errors, loads):
@@ -301,6 +319,7 @@ def load(folders: Sequence[str], workers: Optional[int] = None) -> Store:
                 order += len(part)
                 cell_parts.append(part)
     cells_frame, superseded = _cells(cell_parts, warnings)
+    cells_frame["added_packages"] = _added_packages(cells_frame["run_id"], environments)
     return Store(
         cells=cells_frame,
         environments=_environments(environments),
@@ -340,6 +359,20 @@ def _cells(parts: List[pd.DataFrame], warnings: List[str]) -> Tuple[pd.DataFrame
         frame = pd.concat([frame[~repeated], latest])
     frame = sort_cells(frame, extra=["case", "mode", "run"])
     return frame.drop(columns=["_order", "_file"]), superseded
+
+
+def _added_packages(run_ids: pd.Series, environments: List[Dict[str, Any]]) -> List[Optional[Dict[str, str]]]:
+    """Per cell, the packages its run's environment record lists as added to torch (None without any).
+
+    A cell and the environment record that opened its run share the ``run_id``; a cell
+    recorded without running (a set the resolver refused) has no such record.
+    """
+    added: Dict[str, Dict[str, str]] = {}
+    for row in environments:
+        packages = row.get("added_packages")
+        if isinstance(row.get("run_id"), str) and isinstance(packages, dict) and packages:
+            added[row["run_id"]] = {str(name): str(version) for name, version in sorted(packages.items())}
+    return [added.get(run_id) if isinstance(run_id, str) else None for run_id in run_ids]
 
 
 def _environments(rows: List[Dict[str, Any]]) -> pd.DataFrame:

@@ -28,8 +28,10 @@ import pandas as pd
 from matrix.errors import UserError
 from matrix.records import store
 from matrix.schema import APPLICABLE, MODES, STAGE_ERROR, STAGES, STATUSES, WORST_FIRST, first_line, rank
+from matrix.worker import exportdb
 
-KEY = ["release", "variant", "python", "case", "mode"]
+# A cell: its environment, the part of its dependency set that ``--with`` added ("" for none), case and mode.
+KEY = ["release", "variant", "python", "with_set", "case", "mode"]
 # What a record measures of its run: a cell's are the medians over its runs.
 MEASURES = ["load_s", "eager_s", "export_s", "check_s", "decompose_s", "serialize_s", "total_s", "peak_rss_mb"]
 # The cell table's columns of times and memory, which differ between two runs of the same cells by nature.
@@ -44,12 +46,13 @@ OUTCOMES = [stage + "_outcome" for stage, _ in STAGES]
 # The long table saved as cells.parquet. Bulky texts (graph, traceback, stderr) stay out of it:
 # they are on the case pages.
 CELL_COLUMNS = [
-    *KEY, "source", "tags", "requires", "expected", "case_file",
+    *KEY, "source", "tags", "requires", "expected", "exportdb_claim", "case_file", "dependency_set", "added_packages",
     "status", "runs", "flaky", "statuses", "failed_stage", "missing",
     "error_type", "error_message", "gb_type", "error_case_name", "strict_passed",
     "graph_hash", "fingerprint_version", "node_count", "ops",
     "decompose_status", "decomposed_hash", "decomposed_ops", "decompose_error",
-    "check_status", "check_detail", "checked_inputs", "serialize_status", "serialize_error", "exit_code",
+    "check_status", "check_detail", "checked_inputs", "serialize_status", "serialize_error",
+    "serialize_in_process_status", "serialize_fresh_status", "artifact", "artifact_error", "exit_code",
     "diagnosis_status", "diagnosis_summary",
     *OUTCOMES, *TIMES,
 ]  # fmt: skip
@@ -61,7 +64,7 @@ class BaselineError(UserError):
 
 
 def cells(raw: pd.DataFrame) -> pd.DataFrame:
-    """One row per cell (release, variant, python, case, mode) from the per-run records of store.load.
+    """One row per cell (KEY: release, variant, python, ``--with`` set, case, mode) from store.load's records.
 
     Keeps CELL_COLUMNS plus TEXT_COLUMNS; see the module docstring for how runs are summarised.
     """
@@ -171,22 +174,29 @@ def pivot(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def environment_labels(table: pd.DataFrame) -> pd.Series:
-    """A short name per row's environment: the release, plus variant and Python only where they vary."""
+    """A short name per row's environment: the release, plus variant and Python only where they vary,
+    plus the ``--with`` set in brackets wherever a cell ran with one (``2.9.1 [transformers==4.57.1]``).
+
+    A case's own PEP 723 dependencies are the same on every release and are not part of the name.
+    """
     label = table["release"].astype(str)
     if table["variant"].nunique() > 1:
         label = label + " " + table["variant"].astype(str)
     if table.groupby(["release", "variant"])["python"].nunique().max() > 1:
         label = label + " py" + table["python"].astype(str)
+    if "with_set" in table.columns:
+        requested = table["with_set"].map(lambda v: " [%s]" % v if isinstance(v, str) and v else "")
+        label = label + requested
     return label
 
 
 def mode_disagreements(table: pd.DataFrame) -> pd.DataFrame:
     """Cells where strict and non-strict export disagree within one environment (both applicable)."""
-    columns = ["release", "variant", "python", "case", "strict", "non-strict", "strict_error", "non-strict_error"]
+    env = ["release", "variant", "python", "with_set", "case"]
+    columns = [*env, "strict", "non-strict", "strict_error", "non-strict_error"]
     usable = table[table["status"].isin(APPLICABLE)]
     if usable.empty:
         return pd.DataFrame(columns=columns)
-    env = ["release", "variant", "python", "case"]
     error = _error_line(usable)
     sides = []
     for mode in MODES:
@@ -200,7 +210,7 @@ def mode_disagreements(table: pd.DataFrame) -> pd.DataFrame:
 
 
 MODE_COUNT_COLUMNS = [
-    "release", "variant", "python", "both_modes", "disagree", "strict_only", "non_strict_only", "other",
+    "release", "variant", "python", "with_set", "both_modes", "disagree", "strict_only", "non_strict_only", "other",
 ]  # fmt: skip
 
 
@@ -212,7 +222,7 @@ def mode_counts(table: pd.DataFrame, disagreements: Optional[pd.DataFrame] = Non
     ``disagreements`` is :func:`mode_disagreements` of ``table``, where it is at hand.
     Environments without a case in both modes are left out; rows in report order.
     """
-    env = ["release", "variant", "python"]
+    env = ["release", "variant", "python", "with_set"]
     usable = table[table["status"].isin(APPLICABLE)]
     both = usable.groupby([*env, "case"]).size()
     both = both[both == len(MODES)].reset_index()
@@ -223,7 +233,7 @@ def mode_counts(table: pd.DataFrame, disagreements: Optional[pd.DataFrame] = Non
     envs = store.sort_cells(both[env].drop_duplicates(), release="release")
     rows = []
     for key in envs.itertuples(index=False, name=None):
-        mine = found[(found["release"] == key[0]) & (found["variant"] == key[1]) & (found["python"] == key[2])]
+        mine = found[(found[env] == pd.Series(key, index=env)).all(axis=1)]
         strict_only = int(((mine["strict"] == "pass") & (mine["non-strict"] != "pass")).sum())
         loose_only = int(((mine["non-strict"] == "pass") & (mine["strict"] != "pass")).sum())
         other = len(mine) - strict_only - loose_only
@@ -305,20 +315,55 @@ def claim_holds(expected: str, mode: str, status: str) -> Optional[bool]:
     return None
 
 
+# Who made the claim a cell is judged against (``claimed_by``): the release's own ExportDB, the case file's
+# ``expected`` standing in for an ExportDB case whose release names no claim of its own, or the case file.
+BY_RELEASE = "release"
+BY_CASE_FOR_RELEASE = "case-for-release"
+BY_CASE = "case"
+
+
+def documented_claims(table: pd.DataFrame) -> pd.DataFrame:
+    """Per cell of ``table`` (same index): the claim it is judged against (``claim``) and who made it (``claimed_by``).
+
+    A case that stands for an ExportDB example (its file lies in an ``exportdb`` folder, or it is one of
+    the examples bundled with torch) is judged against the support level of that release's own ExportDB
+    (``exportdb_claim``), as ExportDB's documented levels change between releases; where the release's
+    record names none (no example of that name, or a record from before the field), the case's
+    ``expected`` stands in. Any other case: its ``expected``. None where nothing is claimed.
+    """
+    own = table["exportdb_claim"] if "exportdb_claim" in table.columns else pd.Series(None, index=table.index)
+    claim: List[Optional[str]] = []
+    by: List[Optional[str]] = []
+    cases = zip(table["case"], table["case_file"], table["source"])
+    for release_claim, expected, (case, case_file, source) in zip(own, table["expected"], cases):
+        if isinstance(release_claim, str):
+            claim.append(release_claim)
+            by.append(BY_RELEASE)
+        elif isinstance(expected, str):
+            claim.append(expected)
+            stands_for_example = exportdb.example_of(str(case), case_file, source) is not None
+            by.append(BY_CASE_FOR_RELEASE if stands_for_example else BY_CASE)
+        else:
+            claim.append(None)
+            by.append(None)
+    return pd.DataFrame({"claim": claim, "claimed_by": by}, index=table.index, dtype=object)
+
+
 def claims(table: pd.DataFrame) -> pd.DataFrame:
-    """Cells whose observed status contradicts the case's ``expected`` claim (e.g. ExportDB's support level)."""
-    columns = [*KEY, "expected", "status", "error"]
-    claimed = table[table["expected"].map(lambda v: isinstance(v, str))]
+    """Cells whose observed status contradicts their documented claim (see :func:`documented_claims`)."""
+    columns = [*KEY, "expected", "claim", "claimed_by", "status", "error"]
+    judged = table.join(documented_claims(table))
+    claimed = judged[judged["claim"].map(lambda v: isinstance(v, str))]
     if claimed.empty:
         return pd.DataFrame(columns=columns)
-    holds = [claim_holds(e, m, s) for e, m, s in zip(claimed["expected"], claimed["mode"], claimed["status"])]
+    holds = [claim_holds(c, m, s) for c, m, s in zip(claimed["claim"], claimed["mode"], claimed["status"])]
     wrong = claimed[[h is False for h in holds]]
     return wrong.assign(error=_error_line(wrong))[columns].reset_index(drop=True)
 
 
 def summary(table: pd.DataFrame) -> pd.DataFrame:
     """Counts per status and pass rate per environment and mode; pass rate = pass / applicable cells."""
-    env = ["release", "variant", "python", "mode"]
+    env = ["release", "variant", "python", "with_set", "mode"]
     if table.empty:
         return pd.DataFrame(columns=[*env, *STATUSES, "cells", "pass_rate"])
     counts = table.groupby(env)["status"].value_counts().unstack(fill_value=0)
@@ -339,10 +384,13 @@ def flaky(table: pd.DataFrame) -> pd.DataFrame:
 class BaselineComparison:
     """What is new since an earlier report's tables."""
 
-    changed: pd.DataFrame  # cells in both whose status differs: kind regression / fix / change
+    # Cells in both whose status differs: kind regression / wrong-result / fix, as between two releases
+    # (transitions.status_change), or change where either status has no rank.
+    changed: pd.DataFrame
     new_cells: pd.DataFrame  # identity columns of cells only in the current report
     vanished_cells: pd.DataFrame  # identity columns of cells only in the baseline
-    new_transitions: pd.DataFrame  # regressions and fixes between releases not in the baseline report
+    # Regressions and fixes (transitions.REGRESSIONS and FIXES) between releases not in the baseline report.
+    new_transitions: pd.DataFrame
     gone_transitions: pd.DataFrame  # regressions and fixes of the baseline that no longer show
 
 
@@ -359,49 +407,56 @@ def read_baseline(folder: str) -> Tuple[pd.DataFrame, Optional[pd.DataFrame]]:
         moves = pd.read_parquet(moves_path) if os.path.isfile(moves_path) else None
     except (OSError, ValueError) as exc:
         raise BaselineError("%s: cannot read the baseline tables: %s" % (folder, exc))
+    if "with_set" not in base.columns:
+        base = base.assign(with_set="")  # a report from before --with sets were told apart: none had one
     missing = sorted(set(KEY + ["status"]) - set(base.columns))
     if missing:
         raise BaselineError("%s: cells.parquet lacks the columns %s" % (path, ", ".join(missing)))
     return base, moves
 
 
-TRANSITION_KEY = ["kind", "case", "mode", "variant", "before", "after"]
+TRANSITION_KEY = ["kind", "case", "mode", "variant", "with_set", "before", "after"]
 
 
 def compare(
     current: pd.DataFrame, moves: pd.DataFrame, base: pd.DataFrame, base_moves: Optional[pd.DataFrame]
 ) -> BaselineComparison:
     """Compare the current cells and transitions with a baseline's."""
+    # Imported here: transitions builds on this module's tables.
+    from matrix.records import transitions
+
     left = current[KEY + ["status"]].astype({k: str for k in KEY})
     right = base[KEY + ["status"]].astype({k: str for k in KEY})
     both = left.merge(right, on=KEY, how="outer", suffixes=("", "_baseline"), indicator=True)
     changed = both[(both["_merge"] == "both") & (both["status"] != both["status_baseline"])].copy()
-    changed["kind"] = [_change_kind(old, new) for old, new in zip(changed["status_baseline"], changed["status"])]
+    changed["kind"] = [
+        transitions.status_change(old, new) or "change"
+        for old, new in zip(changed["status_baseline"], changed["status"])
+    ]
     changed = store.sort_cells(changed.drop(columns="_merge"), release="release", extra=["case", "mode"])
     changed = changed[[*KEY, "kind", "status_baseline", "status"]]
     new = store.sort_cells(both[both["_merge"] == "left_only"][KEY], release="release", extra=["case", "mode"])
     gone = store.sort_cells(both[both["_merge"] == "right_only"][KEY], release="release", extra=["case", "mode"])
-    new_moves, gone_moves = _transition_changes(moves, base_moves)
+    new_moves, gone_moves = _transition_changes(moves, base_moves, transitions.REGRESSIONS + transitions.FIXES)
     return BaselineComparison(changed, new, gone, new_moves, gone_moves)
 
 
-def _change_kind(old: str, new: str) -> str:
-    if applicable(old) and applicable(new):
-        if rank(new) < rank(old):  # type: ignore[operator]
-            return "regression"
-        if rank(new) > rank(old):  # type: ignore[operator]
-            return "fix"
-    return "change"
-
-
-def _transition_changes(moves: pd.DataFrame, base_moves: Optional[pd.DataFrame]) -> Tuple[pd.DataFrame, pd.DataFrame]:
-    kinds = ("regression", "fix", "stage-regression", "stage-fix")
-    now = moves[moves["kind"].isin(kinds)] if not moves.empty else moves
-    if base_moves is None or not set(TRANSITION_KEY) <= set(base_moves.columns):
+def _transition_changes(
+    moves: pd.DataFrame, base_moves: Optional[pd.DataFrame], kinds: Tuple[str, ...]
+) -> Tuple[pd.DataFrame, pd.DataFrame]:
+    now = _with_set_text(moves[moves["kind"].isin(kinds)] if not moves.empty else moves)
+    if base_moves is None or not set(TRANSITION_KEY) - {"with_set"} <= set(base_moves.columns):
         return now.iloc[0:0], now.iloc[0:0]
-    before = base_moves[base_moves["kind"].isin(kinds)]
+    # A baseline from before --with sets were told apart has no with_set: none of its cells had one.
+    before = _with_set_text(base_moves[base_moves["kind"].isin(kinds)])
     now_keys = set(now[TRANSITION_KEY].astype(str).itertuples(index=False, name=None)) if not now.empty else set()
     old_keys = set(before[TRANSITION_KEY].astype(str).itertuples(index=False, name=None))
     fresh = [k not in old_keys for k in now[TRANSITION_KEY].astype(str).itertuples(index=False, name=None)]
     gone = [k not in now_keys for k in before[TRANSITION_KEY].astype(str).itertuples(index=False, name=None)]
     return now[fresh].reset_index(drop=True), before[gone].reset_index(drop=True)
+
+
+def _with_set_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its ``with_set`` as text ("" where missing), so that keys compare alike."""
+    sets = frame["with_set"] if "with_set" in frame.columns else pd.Series("", index=frame.index, dtype=object)
+    return frame.assign(with_set=[v if isinstance(v, str) else "" for v in sets])

@@ -24,6 +24,9 @@ Kinds (KINDS), each claimed only on evidence a reader can trust:
   crash = timeout. A status without a rank (a capability the release lacks, a broken
   case file) is neither better nor worse than anything, so no regression or fix is
   reported to or from it.
+- ``wrong-result``: an export that used to refuse (fail, crash, timeout) now gives a
+  program whose numbers differ from eager (mismatch). Higher in rank, but a user who got an
+  error before now gets wrong numbers silently: it counts with the regressions, not the fixes.
 - ``stage-regression``/``stage-fix``: the cell passes on both sides and a stage run on the
   exported program (``stage``: ``serialize`` for save/load, or ``decompose``) goes from
   ok to error, or from error to ok.
@@ -54,7 +57,7 @@ import math
 import numbers
 import statistics
 from dataclasses import dataclass
-from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 import pandas as pd
 
@@ -62,13 +65,26 @@ from matrix.records import store
 from matrix.records.tables import EXPORTED
 from matrix.schema import MODES, STAGE_ERROR, STAGE_OK, STAGES, rank
 
-KINDS = ("regression", "fix", "stage-regression", "stage-fix", "graph-change", "op-drift", "slowdown", "speedup")
+KINDS = (
+    "regression",
+    "wrong-result",
+    "fix",
+    "stage-regression",
+    "stage-fix",
+    "graph-change",
+    "op-drift",
+    "slowdown",
+    "speedup",
+)
 # What a scheduled run treats as breakage: a cell that got worse, or a stage that stopped working.
-REGRESSIONS = ("regression", "stage-regression")
+REGRESSIONS = ("regression", "wrong-result", "stage-regression")
+# What every count of fixes counts: a cell that got better (but not into wrong numbers), or a stage that works again.
+FIXES = ("fix", "stage-fix")
 # One line per kind, for the report's pages.
 MEANING = {
     "regression": "the status got worse (pass > mismatch > fail > crash = timeout)",
-    "fix": "the status got better",
+    "wrong-result": "an export that used to fail (or crash, or time out) now gives other numbers than eager, silently",
+    "fix": "the status got better (a failing export that now gives wrong numbers is a wrong-result instead)",
     "stage-regression": "passes on both sides, but a later stage (save/load, decomposition) starts failing",
     "stage-fix": "passes on both sides, and a later stage that failed now works",
     "graph-change": "passes on both sides with a different graph (hashes of the same scheme)",
@@ -93,6 +109,8 @@ COLUMNS = [
     # The variant of the older cell (``variant`` is the newer one's); for timings, the timed
     # runs behind each side's median and the test's p-value.
     "variant_before", "runs_before", "runs_after", "p_value",
+    # The cells' ``--with`` set ("" for none): a case run with two sets is two series, never compared across.
+    "with_set",
 ]  # fmt: skip
 
 Row = Dict[str, Any]
@@ -121,17 +139,17 @@ def pairs(table: pd.DataFrame, releases: Optional[Mapping[str, Sequence[str]]] =
     if table.empty:
         return []
     newest = table.assign(_python=store.rank(table["python"].astype(object)))
-    newest = newest.sort_values("_python", kind="stable").drop_duplicates(
-        ["variant", "case", "mode", "release"], keep="last"
-    )
+    # A case run with two --with sets is two series, compared each with itself, as two variants are.
+    one_cell = [key for key in ("variant", "with_set", "case", "mode", "release") if key in table.columns]
+    newest = newest.sort_values("_python", kind="stable").drop_duplicates(one_cell, keep="last")
     held: Dict[str, List[str]] = {str(v): list(r) for v, r in (releases or {}).items()}
     for variant, group in newest.groupby("variant"):
         held.setdefault(str(variant), store.ordered(group["release"]))
     chains = series(held)
-    cells: Dict[Tuple[str, str], Dict[Env, Row]] = {}
+    cells: Dict[Tuple[str, str, str], Dict[Env, Row]] = {}
     for row in newest.drop(columns="_python").to_dict("records"):
         env = (str(row["variant"]), str(row["release"]))
-        cells.setdefault((str(row["case"]), str(row["mode"])), {})[env] = row
+        cells.setdefault((str(row["case"]), str(row["mode"]), str(row.get("with_set") or "")), {})[env] = row
     found: List[Tuple[Row, Row]] = []
     for by_env in cells.values():
         seen: Set[Tuple[Env, Env]] = set()
@@ -178,6 +196,27 @@ class Step:
         """The pairs with enough timed runs on both sides for a slowdown or speedup claim."""
         return tuple((b, a) for b, a in self.pairs if timeable(b, a))
 
+    @property
+    def repeats(self) -> Tuple[int, int]:
+        """The fewest and the most runs behind a cell of the pairs compared (see :func:`repeats`)."""
+        return repeats(cell.get("runs") for pair in self.pairs for cell in pair)
+
+
+def repeats(runs: Iterable[Any]) -> Tuple[int, int]:
+    """The fewest and the most runs behind a cell, from the cells' ``runs`` (1 where not recorded); (0, 0) for none.
+
+    What a timing or flakiness claim can rest on: one run per cell supports neither.
+    """
+    counts = [_runs(value) for value in runs]
+    return (min(counts), max(counts)) if counts else (0, 0)
+
+
+def _runs(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return 1
+    number = float(value)
+    return int(number) if math.isfinite(number) and number >= 1 else 1
+
 
 def steps(compared: Sequence[Tuple[Row, Row]], moves: pd.DataFrame) -> List[Step]:
     """The release transitions of ``compared`` (from :func:`pairs`) with their ``moves`` (from :func:`collect`).
@@ -217,11 +256,10 @@ def compare(before: Row, after: Row) -> List[Row]:
     """The transitions from one release's cell to the next one's (same case and mode)."""
     found: List[Row] = []
     old, new = before.get("status"), after.get("status")
-    old_rank, new_rank = rank(old), rank(new)
-    if old_rank is not None and new_rank is not None and old_rank != new_rank:
-        kind = "regression" if new_rank < old_rank else "fix"
-        # A regression is explained by the new error, a fix by the error it removed.
-        source = after if kind == "regression" else before
+    kind = status_change(old, new)
+    if kind is not None:
+        # A regression or a wrong result is explained by the new error, a fix by the error it removed.
+        source = before if kind == "fix" else after
         found.append(
             _row(kind, before, after, error_type=source.get("error_type"), error_message=source.get("error_message"))
         )
@@ -244,6 +282,17 @@ def compare(before: Row, after: Row) -> List[Row]:
     if timing is not None:
         found.append(timing)
     return found
+
+
+def status_change(old: Any, new: Any) -> Optional[str]:
+    """The kind of a change of a cell's status: ``regression``, ``wrong-result`` or ``fix``; None for no change,
+    or where either status has no rank (see the module docstring)."""
+    old_rank, new_rank = rank(old), rank(new)
+    if old_rank is None or new_rank is None or old_rank == new_rank:
+        return None
+    if new_rank < old_rank:
+        return "regression"
+    return "wrong-result" if new == "mismatch" else "fix"
 
 
 def scheme(before: Row, after: Row) -> Optional[int]:
@@ -413,6 +462,7 @@ def _row(kind: str, before: Row, after: Row, **values: Any) -> Row:
         python_after=after.get("python"),
         status_before=before.get("status"),
         status_after=after.get("status"),
+        with_set=_text(after.get("with_set")) or "",
     )
     row.update(values)
     return row
@@ -430,6 +480,6 @@ def _frame(rows: List[Row]) -> pd.DataFrame:
     order.update({name: i for i, (name, _) in enumerate(STAGES)})
     frame["_stage"] = [order.get(stage, -1) for stage in frame["stage"]]
     frame["_mode"] = frame["mode"].map({m: i for i, m in enumerate(MODES)})
-    by = ["_after", "variant", "_before", "variant_before", "case", "_mode", "_kind", "_stage"]
+    by = ["_after", "variant", "_before", "variant_before", "case", "with_set", "_mode", "_kind", "_stage"]
     helpers = ["_after", "_before", "_kind", "_stage", "_mode"]
     return frame.sort_values(by, kind="stable").drop(columns=helpers).reset_index(drop=True)

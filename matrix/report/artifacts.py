@@ -2,9 +2,10 @@
 
 Written only when the records hold load records (``export-matrix load``). The page has the
 summary paragraph, a heatmap per mode (share of artifacts that load and match, saving ×
-loading release), the load regressions, and per case a saving × loading grid of statuses
-with the errors behind them. Every file goes through :mod:`matrix.report.files`, and the
-charts are drawn as the other charts are, so rebuilding from the same records changes nothing.
+loading release), the load regressions (one per saving × loading release pair, then each
+program they affect), and per case a saving × loading grid of statuses with the errors
+behind them. Every file goes through :mod:`matrix.report.files`, and the charts are drawn
+as the other charts are, so rebuilding from the same records changes nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from matrix.schema import LOAD_STATUSES, MODES, NO_RECORD, LoadStatus, first_lin
 
 PAGE = "artifacts.md"
 TABLE = "loads.parquet"
-# Load regressions listed on the page; the rest are counted (all are in loads.parquet's source records).
+# Programs of the load regressions listed on the page; the rest are counted (all are in loads.parquet's source records).
 SHOWN_REGRESSIONS = 200
 # Pairs (saved → loaded) named per error of a case before the rest are counted.
 SHOWN_PAIRS = 8
@@ -40,7 +41,9 @@ class Written:
     files: Set[str]
     summary: str = ""
     charts: Tuple[charting.Chart, ...] = ()
-    regressions: int = 0
+    regressions: int = 0  # load regressions: (saving environment, loading release) pairs, records.artifacts.regressions
+    affected: int = 0  # the programs they affect, each counted once per load regression
+    load_regressions: Tuple[Dict[str, Any], ...] = ()  # records.artifacts.regressions' rows
 
 
 def write(out: str, loads: pd.DataFrame, charts: bool = True, cases: Iterable[str] = ()) -> Written:
@@ -55,13 +58,15 @@ def write(out: str, loads: pd.DataFrame, charts: bool = True, cases: Iterable[st
     grid = loads_table.heatmap(table)
     drawn = heatmap_charts(grid, table, out) if charts else []
     regressions = loads_table.regressions(table)
+    programs = loads_table.program_regressions(table)
     said = summary(table)
-    text = render(table, grid, regressions, said, drawn, set(cases))
+    text = render(table, grid, regressions, said, drawn, set(cases), programs)
     files.write_text(out, PAGE, text)
     stored = tables.storable(table.drop(columns=[c for c in _BULKY if c in table.columns]))
     stored.to_parquet(files.target(out, TABLE), index=False, compression="zstd")
     written = {PAGE, TABLE} | {path for chart in drawn for path in chart.files}
-    return Written(written, said, tuple(drawn), len(regressions))
+    rows = tuple(regressions.to_dict("records"))
+    return Written(written, said, tuple(drawn), len(rows), int(sum(r["programs"] for r in rows)), rows)
 
 
 def summary(table: pd.DataFrame, limit: int = 160) -> str:
@@ -93,6 +98,12 @@ def summary(table: pd.DataFrame, limit: int = 160) -> str:
             clauses.append(
                 "%s cannot load programs (no torch.export.load)" % md.release_spans(found.untried, loaded_order)
             )
+        if found.untrusted:
+            where = " (none tried on %s)" % md.release_spans(found.unsigned, loaded_order) if found.unsigned else ""
+            clauses.append(
+                "%d %s not tried, as untrusted: no signature, or one that does not match (load --trust)%s"
+                % (found.untrusted, "load" if found.untrusted == 1 else "loads", where)
+            )
         sentences.append("Artifacts saved on %s (%d): %s." % (found.saved, found.artifacts, "; ".join(clauses)))
     return " ".join(sentences)
 
@@ -123,8 +134,10 @@ def render(
     summary: str,
     drawn: Sequence[charting.Chart] = (),
     linked: Optional[Set[str]] = None,
+    programs: Optional[pd.DataFrame] = None,
 ) -> str:
-    """The page's Markdown."""
+    """The page's Markdown; ``regressions`` and ``programs`` are records.artifacts' ``regressions`` and
+    ``program_regressions`` of ``table`` (the latter computed here when not given)."""
     saved_order, loaded_order = loads_table.orders(table)
     parts = [
         "# Saved programs loaded on other releases\n",
@@ -141,7 +154,14 @@ def render(
         + "\n",
         "## Share that loads and matches\n",
         "Rows: the release that saved the program; columns: the release that loaded it. Each square:"
-        " artifacts that passed of those the loading release could try.\n",
+        " artifacts that passed of those the loading release tried; a load not tried (%s %s, %s %s) is no"
+        " failure and is left out.\n"
+        % (
+            SYMBOLS[LoadStatus.NOT_APPLICABLE.value],
+            LoadStatus.NOT_APPLICABLE.value,
+            SYMBOLS[LoadStatus.UNTRUSTED.value],
+            LoadStatus.UNTRUSTED.value,
+        ),
     ]
     charts_by_mode = {chart.title: chart for chart in drawn}
     for mode in [m for m in MODES if m in set(grid["mode"])]:
@@ -152,10 +172,17 @@ def render(
         parts.append(_share_table(grid[grid["mode"] == mode], saved_order, loaded_order))
     parts.append("## Load regressions\n")
     parts.append(
-        "A loading release that does worse with an artifact (same saving release, case and mode) than"
-        " the loading release before it (pass > mismatch > run-error > load-error = crash = timeout).\n"
+        "A load regression: a loading release that does worse with the artifacts saved on one release than"
+        " the loading release before it (pass > mismatch > run-error > load-error = crash = timeout). A change"
+        " of format counts once per saving release it breaks, however many programs that release saved: %s,"
+        " affecting %s.\n"
+        % (_count(len(regressions), "load regression"), _count(int(regressions["programs"].sum()), "program"))
     )
-    parts.append(_regressions(regressions))
+    parts.append(breaks(regressions))
+    parts.append("### Programs affected\n")
+    if programs is None:
+        programs = loads_table.program_regressions(table)
+    parts.append(_regressions(programs))
     parts.append("## Statuses\n")
     rows = [[SYMBOLS[s], md.text(s), md.text(LoadStatus(s).meaning)] for s in LOAD_STATUSES]
     rows.append([NO_RECORD, "no record", "this release did not load this artifact"])
@@ -190,8 +217,48 @@ def _share_cell(row: Optional[Dict[str, Any]]) -> str:
     if row is None:
         return NO_RECORD
     if not row["total"]:
-        return SYMBOLS[LoadStatus.NOT_APPLICABLE.value]
+        # Nothing tried: untrusted where any load was, else the release has no torch.export.load.
+        untried = LoadStatus.UNTRUSTED if row.get("untrusted") else LoadStatus.NOT_APPLICABLE
+        return SYMBOLS[untried.value]
     return "%d/%d" % (row["passed"], row["total"])
+
+
+def breaks(regressions: pd.DataFrame) -> str:
+    """The load regressions as a table: saving release, the two loading releases, the programs affected and why."""
+    if regressions.empty:
+        return "_None._\n"
+    rows = [
+        [
+            md.text(row["saved"]),
+            md.text("%s → %s" % (row["before"], row["after"])),
+            md.text(affected(row)),
+            md.text(break_failure(row, limit=300)),
+        ]
+        for row in regressions.to_dict("records")
+    ]
+    return md.table(["saved on", "loaded on", "programs affected", "most common failure"], rows, ["l", "l", "l", "l"])
+
+
+def affected(row: Dict[str, Any]) -> str:
+    """How many of a saving release's programs a load regression affects: ``all 214 that 2.7.1 loaded``."""
+    programs, loaded, before = int(row["programs"]), int(row["loaded_before"]), row["before"]
+    if programs != loaded:
+        return "%d of the %d that %s loaded" % (programs, loaded, before)
+    return "the one %s loaded" % before if programs == 1 else "all %d that %s loaded" % (programs, before)
+
+
+def break_failure(row: Dict[str, Any], limit: int = 160) -> str:
+    """A load regression's most common failure, as plain text, with how many of its programs share it."""
+    if not isinstance(row.get("status"), str):
+        return "no failure recorded"
+    found = loads_table.Failure(
+        row["status"],
+        row["error_type"] if isinstance(row.get("error_type"), str) else "",
+        row["error_message"] if isinstance(row.get("error_message"), str) else "",
+    )
+    text = _cause(found, limit)
+    sharing, programs = int(row["sharing"]), int(row["programs"])
+    return text if sharing == programs else "%s (%d of the %d)" % (text, sharing, programs)
 
 
 def _regressions(moves: pd.DataFrame) -> str:
@@ -279,15 +346,13 @@ def heatmap_charts(grid: pd.DataFrame, table: pd.DataFrame, out: str) -> List[ch
 
 @charting._with_settings
 def _heatmap(grid: pd.DataFrame, saved_order: List[str], loaded_order: List[str], title: str) -> Any:
-    from matplotlib.colors import LinearSegmentedColormap
+    from matplotlib import colormaps
 
     saved = [label for label in saved_order if label in set(grid["saved"])]
     loaded = [label for label in loaded_order if label in set(grid["loaded"])]
     cells = {(row["saved"], row["loaded"]): row for row in grid.to_dict("records")}
     values = [[_share(cells.get((s, l))) for l in loaded] for s in saved]  # noqa: E741
-    colours = LinearSegmentedColormap.from_list(
-        "share", [LoadStatus.LOAD_ERROR.colour, LoadStatus.MISMATCH.colour, LoadStatus.PASS.colour]
-    ).with_extremes(bad="#e8e8e8")
+    colours = colormaps[charting.SCALE].with_extremes(bad=charting.NO_VALUE_COLOR)
     width = max(5.5, 2.4 + 0.55 * len(loaded))
     height = max(2.8, 1.9 + 0.38 * len(saved))
     figure = charting._figure(width, height)

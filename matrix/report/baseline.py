@@ -6,7 +6,7 @@ from typing import Dict, List, Optional, Tuple
 
 import pandas as pd
 
-from matrix.records import store
+from matrix.records import store, transitions
 from matrix.records.tables import BaselineComparison
 from matrix.report import markdown as md
 
@@ -20,8 +20,8 @@ def render(b: BaselineComparison, name: Optional[str], cells: pd.DataFrame) -> s
         "- %d cells changed status (%d regressions, %d fixes), %d new cells, %d vanished cells.\n"
         % (
             len(b.changed),
-            int((b.changed["kind"] == "regression").sum()),
-            int((b.changed["kind"] == "fix").sum()),
+            int(b.changed["kind"].isin(transitions.REGRESSIONS).sum()),
+            int(b.changed["kind"].isin(transitions.FIXES).sum()),
             len(b.new_cells),
             len(b.vanished_cells),
         )

@@ -36,6 +36,8 @@ from matrix.report import files, transition_page
 from matrix.report import index as report_index
 from matrix.report import markdown as md
 from matrix.report import pages as report_pages
+from matrix.report import site as report_site
+from matrix.report import verdicts as report_verdicts
 
 DEFAULT_TITLE = "torch.export compatibility matrix"
 # Warnings printed on the terminal; all of them are listed in index.md.
@@ -56,9 +58,10 @@ class Report:
     index: str  # path of index.md
     pages: int  # case pages
     cells: int
-    regressions: int
-    fixes: int
+    regressions: int  # transitions of every kind in transitions.REGRESSIONS, as the front page counts them
+    fixes: int  # transitions of every kind in transitions.FIXES
     warnings: Tuple[str, ...]
+    wrong_results: int = 0  # of the regressions, exports that failed and now give wrong numbers
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -115,11 +118,22 @@ def main(options: ReportOptions) -> int:
     if len(report.warnings) > SHOWN_WARNINGS:
         more = len(report.warnings) - SHOWN_WARNINGS
         print("warning: … and %d more (listed in %s)" % (more, report.index), file=sys.stderr)
-    print(
-        "wrote %s: %d cells, %d case pages, %d regressions, %d fixes"
-        % (report.index, report.cells, report.pages, report.regressions, report.fixes)
-    )
+    print("wrote %s: %s" % (report.index, counts(report)))
     return 0
+
+
+def counts(report: Report) -> str:
+    """What a build found, in one line: ``12 cells, 6 case pages, 3 regressions (1 now wrong numbers), 2 fixes``."""
+    wrong = " (%d now wrong numbers)" % report.wrong_results if report.wrong_results else ""
+    return "%d cells, %d case pages, %d regression%s%s, %d fix%s" % (
+        report.cells,
+        report.pages,
+        report.regressions,
+        "" if report.regressions == 1 else "s",
+        wrong,
+        report.fixes,
+        "" if report.fixes == 1 else "es",
+    )
 
 
 def build_report(
@@ -202,8 +216,9 @@ def _build(
         heat = cells[charting.HEATMAP_COLUMNS]
         inputs = {
             "grid": (heat, labels),
+            "overview": (heat, labels),
             "summary": (findings.summary,),
-            "transitions": (moves,),
+            "transitions": (charting.step_counts(findings.steps),),
             "export-time": (cells,),
         }
         keys = {name: charting.chart_key(name, *values) for name, values in inputs.items()}
@@ -218,9 +233,9 @@ def _build(
         if redraw_grid:
             grid = side.submit(charting.status_heatmaps, heat, labels, out)
         if draw:
-            fresh = [name for name in ("summary", "transitions", "export-time") if name not in drawn]
+            fresh = [name for name in ("overview", "summary", "transitions", "export-time") if name not in drawn]
             if fresh:
-                every = charting.summary_charts(findings.summary, moves, cells, out, only=fresh)
+                every = charting.summary_charts(findings.summary, findings.steps, cells, out, only=fresh)
                 drawn.update({name: every[name] for name in fresh})
         written |= _write_tables(out, findings)
         pages = _write_case_pages(out, cells, labels, moves, roots)
@@ -238,9 +253,11 @@ def _build(
         written |= saved.files
         if saved.files:
             findings = dataclasses.replace(findings, artifacts=saved)
+    findings = dataclasses.replace(findings, verdicts=report_verdicts.judge(findings, loaded.loads))
     index = os.path.join(out, "index.md")
     files.write_text(out, "index.md", report_index.render(findings))
     written.add("index.md")
+    written |= report_site.write(out, findings, loaded.loads, [p for p in written if p.endswith(".parquet")])
     files.remove_stale(out, listed, written)
     files.write_manifest(out, written)
     return Report(
@@ -248,9 +265,10 @@ def _build(
         index=index,
         pages=len(pages),
         cells=len(cells),
-        regressions=int((moves["kind"] == "regression").sum()) if not moves.empty else 0,
-        fixes=int((moves["kind"] == "fix").sum()) if not moves.empty else 0,
+        regressions=int(moves["kind"].isin(transitions.REGRESSIONS).sum()) if not moves.empty else 0,
+        fixes=int(moves["kind"].isin(transitions.FIXES).sum()) if not moves.empty else 0,
         warnings=loaded.warnings,
+        wrong_results=int((moves["kind"] == "wrong-result").sum()) if not moves.empty else 0,
     )
 
 

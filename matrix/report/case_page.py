@@ -8,7 +8,7 @@ import os
 import posixpath
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from matrix.records import store
+from matrix.records import packages, store
 from matrix.records.transitions import version_of
 from matrix.report import markdown as md
 from matrix.schema import MODES, STAGE_ERROR, STAGES, Status
@@ -100,6 +100,10 @@ def render(case: str, rows: List[Row], moves: List[Row], roots: Sequence[str] = 
     parts.append(_facts(first))
     parts.append("## Status\n")
     parts.append(_status_table(rows))
+    needs = _dependencies(rows)
+    if needs:
+        parts.append("## Dependencies\n")
+        parts.append(needs)
     if moves:
         parts.append("## Transitions\n")
         parts.append(
@@ -192,14 +196,15 @@ def _graph_diffs(rows: List[Row]) -> List[str]:
     """Unified diffs of the graph between consecutive releases (among those with a graph) where it changed."""
     parts: List[str] = []
     # Rows come in release order; where a release ran under several Pythons the newest (last) stands for it.
-    series: Dict[Tuple[str, str], Dict[str, Row]] = {}
+    # A case run with several --with sets has a series per set: each compared with itself.
+    series: Dict[Tuple[str, str, str], Dict[str, Row]] = {}
     for row in rows:
         if isinstance(row["graph_text"], str) and row["graph_text"]:
-            series.setdefault((str(row["variant"]), str(row["mode"])), {})[str(row["release"])] = row
-    variants = sorted({variant for variant, _ in series})
-    for variant, mode in sorted(series, key=lambda k: (k[0], _mode_index(k[1]))):
+            series.setdefault((str(row["variant"]), _with(row), str(row["mode"])), {})[str(row["release"])] = row
+    variants = sorted({variant for variant, _, _ in series})
+    for variant, requested, mode in sorted(series, key=lambda k: (k[0], k[1], _mode_index(k[2]))):
         previous: Optional[Row] = None
-        for row in series[(variant, mode)].values():
+        for row in series[(variant, requested, mode)].values():
             if previous is not None and previous["graph_hash"] != row["graph_hash"] and _comparable(previous, row):
                 diff = difflib.unified_diff(
                     previous["graph_text"].splitlines(),
@@ -211,6 +216,8 @@ def _graph_diffs(rows: List[Row]) -> List[str]:
                 title = "%s → %s, %s" % (previous["release"], row["release"], mode)
                 if len(variants) > 1:
                     title += ", " + variant
+                if requested:
+                    title += " [%s]" % requested
                 parts.append("### %s\n\n%s" % (md.text(title), md.fence("\n".join(diff), "diff")))
             previous = row
     return parts
@@ -233,27 +240,36 @@ def _errors(rows: List[Row]) -> List[str]:
     named after the stage.
     """
     order = store.ordered(row["release"] for row in rows)
-    groups: Dict[Tuple[str, str, str, str], List[Row]] = {}
+    groups: Dict[Tuple[str, str, str, str, str], List[Row]] = {}
     for row in rows:
         if isinstance(row["error_type"], str) or row["status"] in ("crash", "timeout"):
-            key = (str(row["mode"]), str(row["status"]), _str(row["error_type"]), _str(row["error_message"]))
+            key = (
+                str(row["mode"]),
+                _with(row),
+                str(row["status"]),
+                _str(row["error_type"]),
+                _str(row["error_message"]),
+            )
             groups.setdefault(key, []).append(row)
-    stage_groups: Dict[Tuple[str, str, str, str], List[Row]] = {}
+    stage_groups: Dict[Tuple[str, str, str, str, str], List[Row]] = {}
     for row in rows:
         for stage, label in STAGES:
             if row.get(stage + "_outcome") == STAGE_ERROR:
-                key = (str(row["mode"]), "%s fails" % label, "", _str(row.get(stage + "_error")))
+                key = (str(row["mode"]), _with(row), "%s fails" % label, "", _str(row.get(stage + "_error")))
                 stage_groups.setdefault(key, []).append(row)
     parts = []
-    for (mode, status, kind, message), members in sorted(groups.items(), key=lambda g: (_mode_index(g[0][0]), g[0])):
+    for (mode, requested, status, kind, message), members in sorted(
+        groups.items(), key=lambda g: (_mode_index(g[0][0]), g[0])
+    ):
         # The newest release that kept a traceback speaks for the group.
         newest = next((r for r in reversed(members) if _str(r["error_traceback"])), members[-1])
-        summary = "%s · %s · %s%s — %s" % (
+        summary = "%s · %s · %s%s — %s%s" % (
             mode,
             status,
             kind,
             (": " + _clip(message, 300)) if message else "",
             md.release_spans([str(r["release"]) for r in members], order),
+            _bracketed(requested),
         )
         body = []
         for label, value in (
@@ -264,14 +280,15 @@ def _errors(rows: List[Row]) -> List[str]:
             if value:
                 body.append("%s:\n\n%s" % (md.text(label), md.fence(value, "text")))
         parts.append(md.details(summary, "\n".join(body) or "_No traceback recorded._"))
-    for (mode, failing, _, message), members in sorted(
+    for (mode, requested, failing, _, message), members in sorted(
         stage_groups.items(), key=lambda g: (_mode_index(g[0][0]), g[0])
     ):
-        summary = "%s · %s%s — %s" % (
+        summary = "%s · %s%s — %s%s" % (
             mode,
             failing,
             (": " + _clip(message, 300)) if message else "",
             md.release_spans([str(r["release"]) for r in members], order),
+            _bracketed(requested),
         )
         parts.append(md.details(summary, md.fence(message, "text") if message else "_No error recorded._"))
     return parts
@@ -304,7 +321,7 @@ def _diagnoses(rows: List[Row]) -> str:
             if isinstance(problem, dict):
                 table.append(
                     [
-                        md.text(str(row["release"])),
+                        md.text(str(row["release"]) + _bracketed(_with(row))),
                         md.text(str(row["mode"])),
                         md.text(str(problem.get("kind"))),
                         md.text(_clip(str(problem.get("message")), 200)),
@@ -315,3 +332,57 @@ def _diagnoses(rows: List[Row]) -> str:
     if not table:
         return ""
     return md.table(["release", "mode", "problem", "message", "where", "times"], table)
+
+
+def _with(row: Row) -> str:
+    """The cell's ``--with`` set ("" for none, or for a record that predates it)."""
+    value = row.get("with_set")
+    return value if isinstance(value, str) else ""
+
+
+def _bracketed(requested: str) -> str:
+    return " [%s]" % requested if requested else ""
+
+
+def _dependencies(rows: List[Row]) -> str:
+    """What the case needs besides torch, and which version of each named package ran in each environment.
+
+    Empty for a case of torch alone. Versions come from the environment record of the run that
+    recorded the cell; ``–`` where none is known (the set did not install there).
+    """
+    if not any(packages.requirements(row.get("dependency_set")) for row in rows):
+        return ""
+    own = next((packages.declared(r.get("dependency_set"), _with(r)) for r in rows if r.get("dependency_set")), ())
+    requested = list(dict.fromkeys(_with(row) for row in rows if _with(row)))
+    facts = ["- declared by the case (PEP 723): %s" % (", ".join(md.code(r) for r in own) or "nothing")]
+    if requested:
+        facts.append("- added with `--with`: %s" % "; ".join(md.code(r) for r in requested))
+    environments: Dict[str, Row] = {}
+    for row in rows:
+        env = str(row["environment"])
+        # Both modes of an environment usually share one run; one that knows its versions speaks for it.
+        if env not in environments or (environments[env].get("added_packages") is None and row.get("added_packages")):
+            environments[env] = row
+    names = list(dict.fromkeys(name for row in environments.values() for name in packages.names(row["dependency_set"])))
+    table = []
+    everything = []
+    for env, row in environments.items():
+        versions = packages.resolved(row.get("added_packages"))
+        named = packages.names(row["dependency_set"])  # a package of another --with set is blank here
+        table.append([md.text(env)] + [md.text(versions.get(name, "–")) if name in named else "" for name in names])
+        if versions:
+            listed = ", ".join("%s %s" % (name, version) for name, version in sorted(versions.items()))
+            everything.append([md.text(env), md.text(listed)])
+    parts = [
+        "\n".join(facts) + "\n",
+        "The version of each package the set names that ran in each environment"
+        " (–: not known, e.g. the set did not install there):\n",
+        md.table(["environment", *(md.code(name) for name in names)], table),
+    ]
+    if everything:
+        parts.append(
+            md.details(
+                "every package each environment added to torch", md.table(["environment", "packages"], everything)
+            )
+        )
+    return "\n".join(parts)

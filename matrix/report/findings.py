@@ -9,6 +9,7 @@ import pandas as pd
 
 from matrix.records import tables
 from matrix.records.transitions import Step
+from matrix.records.verdicts import Verdicts
 from matrix.report.charts import Chart
 
 
@@ -35,3 +36,4 @@ class Findings:
     stage_failures: pd.DataFrame = field(default_factory=pd.DataFrame)  # tables.stage_failures
     signatures: pd.DataFrame = field(default_factory=pd.DataFrame)  # tables.signatures
     artifacts: Any = None  # report.artifacts.Written, when the records hold loads of saved programs
+    verdicts: Optional[Verdicts] = None  # report.verdicts.judge: what the front page opens with

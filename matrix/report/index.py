@@ -1,6 +1,8 @@
 """The report's front page, index.md, read top-down by whoever decides on a release.
 
-Title and run header; a summary (pass rate per release, counts of what changed); every
+Title; the verdicts (report.verdicts: what is still broken, what is expected to work and
+does, the saved-program epochs, the sample's confounds); the run header; a summary (pass
+rate per release, counts of what changed); every
 regression; the most common failure signatures; strict vs non-strict in brief; one line
 per release transition, linking the page that holds its detail; links to the other
 pages (status grid, failures, claims, flaky cells). The detail lives on those pages, so
@@ -9,15 +11,18 @@ that the front page stays short however many cases and releases the matrix has.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Dict, List, Sequence, Tuple
 
 import pandas as pd
 
 from matrix.records import store, tables, transitions
 from matrix.records.transitions import Step
+from matrix.report import artifacts as report_artifacts
 from matrix.report import baseline as report_baseline
 from matrix.report import markdown as md
-from matrix.report import pages, transition_page
+from matrix.report import pages, real_models, transition_page
+from matrix.report import verdicts as report_verdicts
 from matrix.report.findings import Findings
 from matrix.schema import MODES, STAGES, Status
 
@@ -25,15 +30,25 @@ __all__ = ["Findings", "render"]
 
 # The failure signatures shown on the front page; all of them are on pages.FAILURES.
 TOP_SIGNATURES = 10
+# The load regressions named on the front page; all of them are on the artifacts page.
+SHOWN_LOAD_REGRESSIONS = 10
+# The kinds of transition that need several timed runs per cell to be claimed.
+_TIMINGS = ("slowdown", "speedup")
 STAGE_LABELS = dict(STAGES)
 
 
 def render(f: Findings) -> str:
+    verdicts = f.verdicts if f.verdicts is not None else report_verdicts.judge(f)
+    f = dataclasses.replace(f, verdicts=verdicts)
     sections = [
+        "# %s\n" % md.text(f.title),
+        report_verdicts.render(verdicts),
         _header(f),
+        pages.charts(f, "overview"),  # below the verdicts: the whole status grid at a glance
         _summary(f),
         _env_errors(f),
         _regressions(f),
+        real_models.section(f),
         _signatures(f),
         _modes(f),
         _transitions(f),
@@ -59,7 +74,7 @@ def _header(f: Findings) -> str:
     started = sorted(str(v)[:10] for v in envs.get("started_at", pd.Series(dtype=object)).dropna())
     when = " to ".join(dict.fromkeys([started[0], started[-1]])) if started else "unknown"
     lines = [
-        "# %s\n" % md.text(f.title),
+        "## The run\n",
         "| | |",
         "| :--- | :--- |",
         "| releases | %s |" % md.text(", ".join(releases)),
@@ -105,16 +120,19 @@ def _summary(f: Findings) -> str:
             _plural(f.cells["mode"].nunique(), "mode"),
             _plural(len(envs), "environment"),
         ),
-        "- Between consecutive releases: **%s**, %s, %s, %s, %s, %s, %s, %s ([per transition](#release-transitions))."
+        "- Between consecutive releases: **%s** (%s, **%d now wrong numbers**: an export that failed now gives"
+        " other numbers than eager, %s), %s (%s, %s), %s, %s; %s ([per transition](#release-transitions))."
         % (
-            _plural(_count(f, "regression"), "regression"),
-            _plural(_count(f, "fix"), "fix", "fixes"),
+            _plural(_count(f, *transitions.REGRESSIONS), "regression"),
+            _plural(_count(f, "regression"), "status regression"),
+            _count(f, "wrong-result"),
             _plural(_count(f, "stage-regression"), "stage regression"),
+            _plural(_count(f, *transitions.FIXES), "fix", "fixes"),
+            _plural(_count(f, "fix"), "status fix", "status fixes"),
             _plural(_count(f, "stage-fix"), "stage fix", "stage fixes"),
             _plural(_count(f, "graph-change"), "graph change"),
             _plural(_count(f, "op-drift"), "op drift", "op drifts"),
-            _plural(_count(f, "slowdown"), "slowdown"),
-            _plural(_count(f, "speedup"), "speedup"),
+            _timing_counts(f),
         ),
         "- %s whose program does not save/load; %d whose decomposition fails (marked %s and %s in the"
         " [status grid](%s))."
@@ -125,12 +143,14 @@ def _summary(f: Findings) -> str:
             md.STAGE_MARKS["decompose"],
             pages.GRID,
         ),
-        "- %s where strict and non-strict disagree; %s; %s contradicting their case's documented claim."
+        "- %s where strict and non-strict disagree; %s; %s contradicting the documented claim (for an ExportDB"
+        " case, that release's own ExportDB where it has the example, else the case's `expected`)."
         % (
             _plural(len(f.disagreements), "cell"),
-            _plural(len(f.flaky), "flaky cell"),
+            _flakiness(f),
             _plural(len(f.claims), "cell"),
         ),
+        *_load_regression_count(f),
         "",
         "Pass rate = pass / applicable cells (%s and %s left out); a pass counts whether or not its program"
         " saves, loads and decomposes.\n" % (Status.NOT_APPLICABLE, Status.CASE_ERROR),
@@ -139,12 +159,47 @@ def _summary(f: Findings) -> str:
     return "\n".join(lines) + pages.charts(f, "summary")
 
 
+def _timing_counts(f: Findings) -> str:
+    """The slowdowns and speedups, or why none can be claimed: ``slowdowns and speedups not assessed: 1 run each``."""
+    missing = transition_page.not_timed(f.steps)
+    if missing is not None:
+        return "slowdowns and speedups %s" % md.text(missing)
+    counts = "%s, %s" % (_plural(_count(f, "slowdown"), "slowdown"), _plural(_count(f, "speedup"), "speedup"))
+    timed = sum(len(step.timed) for step in f.steps)
+    exported = sum(len(step.exported) for step in f.steps)
+    if timed == exported:
+        return counts
+    return "%s (timed on %d of the %d cells exported in both releases)" % (counts, timed, exported)
+
+
+def _flakiness(f: Findings) -> str:
+    """The flaky cells, or why none can be found: ``flakiness not assessed: 1 run each``."""
+    runs = f.cells["runs"] if "runs" in f.cells.columns else pd.Series(dtype=object)
+    fewest, most = transitions.repeats(runs)
+    if most < 2:
+        return "flakiness not assessed: %s" % transition_page.runs_phrase(fewest, most)
+    flaky = _plural(len(f.flaky), "flaky cell")
+    if fewest >= 2:
+        return flaky
+    repeated = sum(1 for value in runs if transitions.repeats([value])[0] >= 2)
+    return "%s (of %d cells run more than once)" % (flaky, repeated)
+
+
+def _load_regression_count(f: Findings) -> List[str]:
+    if f.artifacts is None:
+        return []
+    return [
+        "- Saved programs: %s, affecting %s ([saved programs across releases](#saved-programs-across-releases))."
+        % (_plural(f.artifacts.regressions, "load regression"), _plural(f.artifacts.affected, "program"))
+    ]
+
+
 def _pass_rates(f: Findings) -> str:
     """One row per environment: its cells, the pass rate per mode, its passes with a failing stage."""
     summary = f.summary
     if summary.empty:
         return "_None._\n"
-    env = ["release", "variant", "python"]
+    env = ["release", "variant", "python", "with_set"]  # tables.summary's environments
     summary = summary.assign(_env=tables.environment_labels(summary).to_numpy())
     modes = [m for m in MODES if m in set(summary["mode"])]
     failing: Dict[Tuple[str, ...], int] = {}
@@ -191,8 +246,9 @@ def _step_link(move: Dict[str, Any]) -> str:
 
 
 def _change(move: Dict[str, Any]) -> str:
-    if move["kind"] == "regression":
-        return "%s → %s" % (md.status(move["status_before"]), md.status(move["status_after"]))
+    if move["kind"] in ("regression", "wrong-result"):
+        change = "%s → %s" % (md.status(move["status_before"]), md.status(move["status_after"]))
+        return change + (" (now wrong numbers)" if move["kind"] == "wrong-result" else "")
     return md.text("%s, %s starts failing" % (move["status_after"], STAGE_LABELS.get(move["stage"], move["stage"])))
 
 
@@ -206,13 +262,13 @@ def _regressions(f: Findings) -> str:
     # One row per change, its modes together: the same case breaking the same way in both modes is one story.
     groups: Dict[Tuple[Any, ...], List[Dict[str, Any]]] = {}
     for move in found.to_dict("records"):
-        fields = ["before", "after", "variant_before", "variant", "case", "kind"]
+        fields = ["before", "after", "variant_before", "variant", "case", "with_set", "kind"]
         fields += ["status_before", "status_after", "stage", "error_type", "error_message"]
-        groups.setdefault(tuple(str(move[k]) for k in fields), []).append(move)
+        groups.setdefault(tuple(str(move.get(k)) for k in fields), []).append(move)
     rows = [
         [
             _step_link(members[0]),
-            md.case_link(members[0]["case"]),
+            md.case_with(members[0]["case"], members[0].get("with_set")),
             md.text(", ".join(str(m["mode"]) for m in members)),
             _change(members[0]),
             _error(members[0]["error_type"], members[0]["error_message"]),
@@ -220,9 +276,10 @@ def _regressions(f: Findings) -> str:
         for members in groups.values()
     ]
     intro = (
-        "Every cell that got worse from one release to the next: its status, or a stage run on the exported"
-        " program (save/load, decomposition) that starts failing while the cell still passes. Fixes, graph changes"
-        " and timings are on the [transition pages](#release-transitions).\n\n"
+        "Every cell that got worse from one release to the next: its status; an export that used to fail and now"
+        " gives wrong numbers silently (now wrong numbers); or a stage run on the exported program (save/load,"
+        " decomposition) that starts failing while the cell still passes. Fixes, graph changes and timings are on"
+        " the [transition pages](#release-transitions).\n\n"
     )
     table = md.table(["releases", "case", "mode", "change", "error in the newer release"], rows)
     return "## Regressions (%s)\n\n%s%s" % (_plural(len(found), "cell"), intro, table)
@@ -253,39 +310,43 @@ def _modes(f: Findings) -> str:
         "Cases run in both modes (both applicable) and how many end differently; each case is on the"
         " [strict vs non-strict page](%s).\n\n" % pages.MODES_PAGE
     )
+    flip = report_verdicts.strict_note(f.verdicts)
+    if flip:
+        intro += flip + "\n\n"
     headers = ["release", "cases in both modes", "disagree", "only strict passes", "only non-strict passes", "other"]
     return "## Strict vs non-strict\n\n" + intro + md.table(headers, rows, ["l"] + ["r"] * 5)
 
 
 def _transitions(f: Findings) -> str:
+    # The regressions (transitions.REGRESSIONS), then the fixes (FIXES), kind by kind, as the chart stacks them.
     columns: Sequence[Tuple[str, Tuple[str, ...]]] = (
-        ("regressions", ("regression",)),
-        ("fixes", ("fix",)),
-        ("stage regressions", ("stage-regression",)),
-        ("stage fixes", ("stage-fix",)),
+        *((transition_page.COUNTED[kind], (kind,)) for kind in transitions.REGRESSIONS + transitions.FIXES),
         ("graph changes", ("graph-change",)),
         ("op drift", ("op-drift",)),
-        ("slower", ("slowdown",)),
-        ("faster", ("speedup",)),
     )
+    untimed = transition_page.not_timed(f.steps)
+    if untimed is None:
+        # A transition without the runs a timing claim needs shows "–" there, not a count of none.
+        columns = (*columns, ("slower", ("slowdown",)), ("faster", ("speedup",)))
     rows = [
         [md.link(transition_page.title(step), transition_page.page(step)), str(len(step.pairs))]
-        + [_number(step, kinds) for _, kinds in columns]
+        + [_number(step, kinds) if step.timed or kinds[0] not in _TIMINGS else "–" for _, kinds in columns]
         for step in f.steps
     ]
+    timings = (
+        "Slowdowns and speedups %s. " % md.text(untimed)
+        if untimed is not None
+        else "Slower and faster: – where no cell has the runs a timing claim needs. "
+    )
     intro = (
         "Each release compared with the one before it, case by case and mode by mode; each page lists every"
         " change with its error, graph diff or timing evidence. Graphs are compared only when both hashes come from"
-        " the same hashing scheme; %s\n\n" % _lower_first(transition_page.rule())
+        " the same hashing scheme. %s%s\n\n" % (timings, transition_page.rule())
     )
     headers = ["transition", "cells compared"] + [name for name, _ in columns]
     table = md.table(headers, rows, ["l"] + ["r"] * (1 + len(columns)))
     charts = pages.charts(f, "transitions") + pages.charts(f, "export-time")
     return "## Release transitions\n\n" + intro + table + charts
-
-
-def _lower_first(text: str) -> str:
-    return text[:1].lower() + text[1:]
 
 
 def _number(step: Step, kinds: Tuple[str, ...]) -> str:
@@ -298,15 +359,49 @@ def _saved_programs(f: Findings) -> str:
     if f.artifacts is None:
         return ""
     lines = ["## Saved programs across releases\n"]
-    if f.artifacts.summary:
-        lines.append(md.text(f.artifacts.summary) + "\n")
-    if f.artifacts.regressions:
-        count = f.artifacts.regressions
-        lines.append("%d load regression(s): a release that stopped loading what an earlier one loaded.\n" % count)
+    # The epochs stand for the per-release prose of the artifacts page, which keeps it.
+    epochs = report_verdicts.epochs_section(f.verdicts, f.cells["case"].astype(str))
+    if epochs:
+        lines.append(epochs)
+    lines.append(_load_regressions(f.artifacts))
     for chart in f.artifacts.charts:
         lines.append("![%s](%s)\n" % (md.text(chart.title), chart.path))
     lines.append("Every saved × loaded pair, per case and mode, with its error: [saved programs](artifacts.md).\n")
     return "\n".join(lines)
+
+
+def _load_regressions(saved: report_artifacts.Written) -> str:
+    """The load regressions, one line each: counted once per (saving release, loading release) pair."""
+    rows = saved.load_regressions
+    if not rows:
+        return "No load regression: no loading release does worse with any saved program than the release before it.\n"
+    head = (
+        "**%s**, affecting %s: a loading release that does worse with the programs saved on one release than the"
+        " loading release before it, counted once per saving release however many programs it saved"
+        " ([each program](%s#programs-affected)):\n"
+        % (
+            _plural(saved.regressions, "load regression"),
+            _plural(saved.affected, "saved program"),
+            report_artifacts.PAGE,
+        )
+    )
+    lines = [
+        "- saved on %s, loaded on %s after %s: %s; %s"
+        % (
+            md.text(row["saved"]),
+            md.text(row["after"]),
+            md.text(row["before"]),
+            md.text(report_artifacts.affected(row)),
+            md.text(report_artifacts.break_failure(row)),
+        )
+        for row in rows[:SHOWN_LOAD_REGRESSIONS]
+    ]
+    if len(rows) > SHOWN_LOAD_REGRESSIONS:
+        lines.append(
+            "- … and %d more on the [saved programs page](%s)."
+            % (len(rows) - SHOWN_LOAD_REGRESSIONS, report_artifacts.PAGE)
+        )
+    return head + "\n" + "\n".join(lines) + "\n"
 
 
 def _more(f: Findings) -> str:

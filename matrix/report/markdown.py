@@ -214,6 +214,12 @@ def case_link(case: Any) -> str:
     return link(str(case), page_name(str(case)))
 
 
+def case_with(case: Any, with_set: Any) -> str:
+    """A link to a case's page, then the ``--with`` set its cells ran with where they had one: ``case [pkg==1.0]``."""
+    named = with_set if isinstance(with_set, str) and with_set else None
+    return case_link(case) + (" " + text("[%s]" % named) if named else "")
+
+
 def grouped(rows: Iterable[Dict[str, Any]], by: Sequence[str]) -> List[Tuple[Tuple[str, ...], List[Dict[str, Any]]]]:
     """Rows grouped by the ``by`` keys (as text), groups sorted by key, rows in their given order."""
     groups: Dict[Tuple[str, ...], List[Dict[str, Any]]] = {}

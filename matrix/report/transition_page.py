@@ -1,7 +1,8 @@
 """One page per release transition: everything that changed between two consecutive releases.
 
-A page holds every regression, fix, stage change, graph change (with the graph's diff),
-op drift and timing change found between the two releases, and says what was compared:
+A page holds every regression, wrong result (a failing export that now gives wrong numbers),
+fix, stage change, graph change (with the graph's diff), op drift and timing change found
+between the two releases, and says what was compared:
 how many cells, how many graphs could not be compared (hashes of different schemes) and
 how many cells had enough runs for a timing claim. The front page links each page and
 counts what it holds.
@@ -10,7 +11,7 @@ counts what it holds.
 from __future__ import annotations
 
 import difflib
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from matrix.records import transitions
 from matrix.records.transitions import Step
@@ -22,6 +23,7 @@ MAX_DIFF_LINES = 200
 MAX_OPS = 30
 TITLES = {
     "regression": "Regressions",
+    "wrong-result": "Now wrong numbers",
     "fix": "Fixes",
     "stage-regression": "Stage regressions",
     "stage-fix": "Stage fixes",
@@ -29,6 +31,20 @@ TITLES = {
     "op-drift": "Op drift",
     "slowdown": "Slowdowns",
     "speedup": "Speedups",
+}
+# What the front page, its transition table and the transition chart call the kinds counted as regressions
+# (transitions.REGRESSIONS) and fixes (transitions.FIXES), in counts: "64 status regressions".
+COUNTED = {
+    "regression": "status regressions",
+    "wrong-result": "now wrong numbers",
+    "stage-regression": "stage regressions",
+    "fix": "status fixes",
+    "stage-fix": "stage fixes",
+}
+# What a section of status changes means, where its title does not say it all.
+INTROS = {
+    "wrong-result": "Exports that used to fail (or crash, or time out) and now give a program whose numbers differ"
+    " from eager: a user who got an error now gets wrong numbers without one. Counted with the regressions.\n\n",
 }
 OP_PROGRAMS = {"exported": "exported", "decomposed": "decomposed", "export": "exported"}
 
@@ -52,6 +68,7 @@ def render(step: Step) -> str:
     several = len({(b.get("variant"), a.get("variant")) for b, a in step.pairs}) > 1
     parts = ["# %s\n" % md.text(title(step)), "[← back to the matrix](index.md)\n", _overview(step)]
     parts.append(_status_moves(step, "regression", step.after, "the newer release", several))
+    parts.append(_status_moves(step, "wrong-result", step.after, "the newer release", several))
     parts.append(_status_moves(step, "fix", step.before, "the older release, gone since", several))
     parts.append(_stage_moves(step, several))
     parts.append(_graph_changes(step, several))
@@ -107,7 +124,7 @@ def _status_moves(step: Step, kind: str, release: str, which: str, several: bool
     found = step.of(kind)
     headers = ["case", "mode"] + (["variant"] if several else []) + ["status", "error in %s (%s)" % (release, which)]
     rows = [
-        [md.case_link(m["case"]), md.text(m["mode"])]
+        [md.case_with(m["case"], m.get("with_set")), md.text(m["mode"])]
         + (_variant_cell(m) if several else [])
         + [
             "%s → %s" % (md.status(m["status_before"]), md.status(m["status_after"])),
@@ -115,14 +132,15 @@ def _status_moves(step: Step, kind: str, release: str, which: str, several: bool
         ]
         for m in found
     ]
-    return "## %s (%d)\n\n%s" % (TITLES[kind], len(found), md.table([md.text(h) for h in headers], rows))
+    intro = INTROS.get(kind, "")
+    return "## %s (%d)\n\n%s%s" % (TITLES[kind], len(found), intro, md.table([md.text(h) for h in headers], rows))
 
 
 def _stage_moves(step: Step, several: bool) -> str:
     found = step.of("stage-regression", "stage-fix")
     headers = ["case", "mode"] + (["variant"] if several else []) + ["stage", "change", "error"]
     rows = [
-        [md.case_link(m["case"]), md.text(m["mode"])]
+        [md.case_with(m["case"], m.get("with_set")), md.text(m["mode"])]
         + (_variant_cell(m) if several else [])
         + [
             md.text(transitions.STAGE_LABELS.get(m["stage"], m["stage"])),
@@ -140,21 +158,27 @@ def _stage_moves(step: Step, several: bool) -> str:
 
 def _graph_changes(step: Step, several: bool) -> str:
     found = step.of("graph-change")
-    texts: Dict[Tuple[str, str, str, str], Tuple[Row, Row]] = {
-        (str(a["case"]), str(a["mode"]), str(b.get("variant")), str(a.get("variant"))): (b, a) for b, a in step.pairs
+    texts: Dict[Tuple[str, str, str, str, str], Tuple[Row, Row]] = {
+        (str(a["case"]), str(a["mode"]), str(b.get("variant")), str(a.get("variant")), _with_set(a)): (b, a)
+        for b, a in step.pairs
     }
     out = ["## Graph changes (%d)\n" % len(found)]
     if not found:
         out.append("_None._\n")
     for m in found:
-        line = "%s · %s" % (md.case_link(m["case"]), md.text(m["mode"]))
+        line = "%s · %s" % (md.case_with(m["case"], m.get("with_set")), md.text(m["mode"]))
         if several:
             line += " · " + _variant_cell(m)[0]
         out.append("%s · %s → %s\n" % (line, md.code(m["hash_before"]), md.code(m["hash_after"])))
-        pair = texts.get((str(m["case"]), str(m["mode"]), str(m["variant_before"]), str(m["variant"])))
+        pair = texts.get((str(m["case"]), str(m["mode"]), str(m["variant_before"]), str(m["variant"]), _with_set(m)))
         diff = _diff(pair, m) if pair is not None else None
         out.append(md.details("graph diff", md.fence(diff, "diff")) if diff else "_No graph text recorded._\n")
     return "\n".join(out)
+
+
+def _with_set(row: Row) -> str:
+    value = row.get("with_set")
+    return value if isinstance(value, str) else ""
 
 
 def _diff(pair: Tuple[Row, Row], move: Row) -> Optional[str]:
@@ -187,7 +211,7 @@ def _op_drift(step: Step, several: bool) -> str:
     found = step.of("op-drift")
     headers = ["case", "mode"] + (["variant"] if several else []) + ["program", "added", "removed"]
     rows = [
-        [md.case_link(m["case"]), md.text(m["mode"])]
+        [md.case_with(m["case"], m.get("with_set")), md.text(m["mode"])]
         + (_variant_cell(m) if several else [])
         + [md.text(OP_PROGRAMS.get(str(m["stage"]), m["stage"])), _ops(m["added"]), _ops(m["removed"])]
         for m in found
@@ -212,11 +236,34 @@ def rule() -> str:
     )
 
 
+def runs_phrase(fewest: int, most: int) -> str:
+    """How many runs the cells had: ``1 run each``, ``3 runs each``, ``1 to 5 runs per cell``."""
+    if fewest == most:
+        return "%d run%s each" % (most, "" if most == 1 else "s")
+    return "%d to %d runs per cell" % (fewest, most)
+
+
+def not_timed(steps: Sequence[Step]) -> Optional[str]:
+    """Why no slowdown or speedup can be claimed over ``steps``, e.g. ``not assessed: 1 run each``;
+    None where some pair of cells has the runs a claim needs."""
+    if any(step.timed for step in steps):
+        return None
+    fewest, most = transitions.repeats(cell.get("runs") for step in steps for pair in step.pairs for cell in pair)
+    if not most:
+        return "not assessed: no two releases compared"
+    if most < transitions.MIN_RUNS:
+        return "not assessed: %s" % runs_phrase(fewest, most)
+    return "not assessed: no cell exported with %d timed runs in both releases" % transitions.MIN_RUNS
+
+
 def _timings(step: Step, several: bool) -> str:
     found = step.of("slowdown", "speedup")
+    missing = not_timed([step])
+    if missing is not None:
+        return "## Slowdowns and speedups (%s)\n\n%s\n" % (md.text(missing), rule())
     headers = ["case", "mode"] + (["variant"] if several else []) + ["kind", "evidence"]
     rows = [
-        [md.case_link(m["case"]), md.text(m["mode"])]
+        [md.case_with(m["case"], m.get("with_set")), md.text(m["mode"])]
         + (_variant_cell(m) if several else [])
         + [md.text(m["kind"]), md.text(m["detail"])]
         for m in found

@@ -6,18 +6,24 @@ Each cell that exports and passes its check keeps its program in
 - ``program.pt2``: ``torch.export.save`` of the program, as the cell's serialize stage saved it
   before running it (running a program can update its buffers in place); without that stage it
   is saved after the check ran it;
-- ``inputs.pt``: ``{"calls": [[args, kwargs], ...]}``, the example inputs, then each extra input the
-  check ran the program on;
+- ``inputs.pt``: ``{"calls": [[leaf, ...], ...]}``, the example inputs, then each extra input the
+  check ran the program on, each call's ``(args, kwargs)`` flattened with torch's pytree; ``load``
+  rebuilds them with the loaded program's own ``call_spec.in_spec``, so that dataclasses and custom
+  pytree classes need no pickling (format 1 kept ``[args, kwargs]`` as they were, plain data only);
 - ``outputs.pt``: ``{"calls": [[leaf, ...], ...]}``, eager's outputs for those inputs on the saving
   release, flattened with torch's pytree; they, not the loading release's random numbers, are the reference;
-- ``meta.json``: what was saved (case, mode, release, variant, Python, the serializer's schema version)
-  and each file's size and sha256.
+- ``meta.json``: what was saved (case, mode, release, variant, Python, the serializer's schema version,
+  the form of the inputs' leaves: see INPUTS_FORMS) and each file's size and sha256;
+- ``meta.sig``: meta.json's signature (see :mod:`.signing`); ``load`` refuses an artifact without a
+  valid one unless told ``--trust``.
 
-Inputs and outputs hold plain data only (tensors, numbers, text, None, lists, tuples and dicts) and are
+The leaves of inputs and outputs are plain data only (tensors, numbers, text, None) and are
 written with pickle protocol 2, so that ``torch.load(..., weights_only=True)`` reads them on every
 release from 2.1. A folder is written under a temporary name (starting with ``.``) and renamed once
 complete: a folder with its final name but no ``meta.json``, or a file whose size or sha256 differs
-from ``meta.json``'s, was damaged afterwards, and ``load`` reports it as incomplete.
+from ``meta.json``'s, was damaged afterwards, and ``load`` reports it as incomplete. The cell's
+record says whether its program was kept: ``artifact`` is ``saved``, or ``not-saved`` with the
+reason in ``artifact_error`` (``torch.export.save`` raised, a leaf that is not plain data).
 
 Standard library and torch only, Python 3.8 syntax: this runs inside every torch environment.
 """
@@ -36,9 +42,13 @@ import tempfile
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import UserError
-from ..schema import MODES, STAGE_OK, STAGE_SKIPPED, first_line, now
+from ..schema import ARTIFACT_NOT_SAVED, ARTIFACT_SAVED, MODES, STAGE_OK, STAGE_SKIPPED, first_line, now
+from . import signing
+from .records import without_paths
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# The formats ``load`` reads: 1 kept inputs as ``[args, kwargs]``, 2 as pytree leaves.
+READ_FORMATS = (1, 2)
 PROGRAM = "program.pt2"
 INPUTS = "inputs.pt"
 OUTPUTS = "outputs.pt"
@@ -61,6 +71,7 @@ class Target:
     root: str
     variant: str
     device: str = "cpu"
+    dependency_set: str = ""  # the packages beside torch (dependencies.set_key); "" for torch alone
 
 
 def env_folder(torch_version: str, variant: str, python: str) -> str:
@@ -147,6 +158,69 @@ def _leaves(output: Any, where: str) -> List[Any]:
     return leaves
 
 
+def in_spec(program: Any) -> Any:
+    """The pytree spec of an ExportedProgram's ``(args, kwargs)`` (``call_spec.in_spec``, there from 2.1), or None."""
+    try:
+        return program.call_spec.in_spec
+    except Exception:  # not an ExportedProgram, or a release that moved it
+        return None
+
+
+# How a format-2 inputs.pt's leaves go back together with the program's in_spec: as ``(args, kwargs)``,
+# or as ``args`` alone, which is all that torch 2.1's in_spec holds when a program takes no kwargs.
+ARGS_KWARGS = "args-kwargs"
+ARGS = "args"
+INPUTS_FORMS = (ARGS_KWARGS, ARGS)
+
+
+def flat_inputs(
+    calls: Sequence[Tuple[Tuple[Any, ...], Dict[str, Any]]], spec: Any = None
+) -> Tuple[List[List[Any]], str]:
+    """Each call's ``(args, kwargs)`` as the leaves of torch's pytree, checked to be plain data, and their form.
+
+    With ``spec`` (the program's in_spec), each call must flatten to that very structure (see
+    INPUTS_FORMS): the loader puts the leaves back with it. Raises TypeError or ValueError naming the input.
+    """
+    from torch.utils import _pytree
+
+    flat, forms = [], set()
+    for number, (args, kwargs) in enumerate(calls):
+        leaves, structure = _pytree.tree_flatten((tuple(args), dict(kwargs)))
+        form = ARGS_KWARGS
+        if spec is not None and structure != spec:
+            if kwargs or _pytree.tree_flatten(tuple(args))[1] != spec:
+                raise ValueError("input %d does not flatten to the program's in_spec (its pytree structure)" % number)
+            form = ARGS
+        forms.add(form)
+        flat.append([plain(leaf, "input %d leaf %d" % (number, index)) for index, leaf in enumerate(leaves)])
+    if len(forms) > 1:
+        raise ValueError("the inputs flatten to the program's in_spec in different ways")
+    return flat, forms.pop() if forms else ARGS_KWARGS
+
+
+def rebuild_inputs(
+    calls: List[Any], spec: Any, form: str = ARGS_KWARGS
+) -> List[Tuple[Tuple[Any, ...], Dict[str, Any]]]:
+    """The ``(args, kwargs)`` of each call of a format-2 inputs.pt, put back together with the program's in_spec."""
+    from torch.utils import _pytree
+
+    if form not in INPUTS_FORMS:
+        raise ValueError("%s has inputs_form %r; this loader reads %s" % (META, form, ", ".join(INPUTS_FORMS)))
+    if spec is None:
+        raise ValueError("the loaded program has no call_spec.in_spec to rebuild its saved inputs with")
+    rebuilt = []
+    for number, leaves in enumerate(calls):
+        if not isinstance(leaves, list) or len(leaves) != spec.num_leaves:
+            raise ValueError(
+                "%s call %d holds %s leaves; the program takes %d"
+                % (INPUTS, number, len(leaves) if isinstance(leaves, list) else "no list of", spec.num_leaves)
+            )
+        value = _pytree.tree_unflatten(leaves, spec)
+        args, kwargs = (value, {}) if form == ARGS else value
+        rebuilt.append((tuple(args), dict(kwargs)))
+    return rebuilt
+
+
 def _sha256(path: str) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as f:
@@ -171,12 +245,14 @@ def save(
     calls: Sequence[Tuple[Tuple[Any, ...], Dict[str, Any]]],
     outputs: Sequence[Any],
     extra_meta: Optional[Dict[str, Any]] = None,
+    spec: Any = None,
 ) -> str:
     """Write one artifact and return its folder; an earlier artifact of the same cell is replaced.
 
     ``program`` is the bytes ``torch.export.save`` wrote, or the ExportedProgram to save now;
-    ``outputs`` holds eager's output for each of ``calls``. Raises on any failure, leaving
-    no folder under the final name.
+    ``outputs`` holds eager's output for each of ``calls``; ``spec`` is the program's in_spec,
+    which each call must match (taken from ``program`` when that is an ExportedProgram). Raises
+    on any failure, leaving no folder under the final name.
     """
     import torch
 
@@ -185,8 +261,10 @@ def save(
     final = artifact_folder(target.root, torch_version, target.variant, python, mode, case)
     parent = os.path.dirname(final)
     os.makedirs(parent, exist_ok=True)
-    inputs = {"calls": [[plain(args, "input %d args" % n), plain(kwargs, "input %d kwargs" % n)]
-                        for n, (args, kwargs) in enumerate(calls)]}  # fmt: skip
+    if spec is None and not isinstance(program, (bytes, bytearray)):
+        spec = in_spec(program)
+    flat, form = flat_inputs(calls, spec)
+    inputs = {"calls": flat}
     expected = {"calls": [_leaves(out, "output %d" % n) for n, out in enumerate(outputs)]}
     temp = tempfile.mkdtemp(prefix=".tmp-", dir=parent)
     try:
@@ -212,8 +290,10 @@ def save(
             variant=target.variant,
             python=python,
             device=target.device,
+            dependency_set=target.dependency_set,  # the packages it was saved beside; "" for torch alone
             serializer_version=serializer_version(),
             calls=len(inputs["calls"]),
+            inputs_form=form,
             pickle_protocol=PICKLE_PROTOCOL,
             saved_at=now(),
             files=listed,
@@ -224,6 +304,7 @@ def save(
             f.write("\n")
             f.flush()
             os.fsync(f.fileno())
+        signing.sign(meta_path, signing.signing_key())
         _replace(temp, final)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
@@ -265,8 +346,9 @@ def keep(
     """Keep a passing cell's program (see :func:`save`); called in the cell, after its check.
 
     ``saved`` is the buffer the cell saved the program to before running it, if any. The
-    extra inputs are kept only when the check ran them. A failure is written to the cell's
-    log (its ``stderr_tail``) and does not change the cell's record. Returns the folder.
+    extra inputs are kept only when the check ran them. The record's ``artifact`` says whether
+    it was kept, and ``artifact_error`` why not; the cell's status does not change. Returns the
+    folder, or None when nothing was kept.
     """
     calls = [(case.example_args, case.example_kwargs)]
     outputs = [expected]
@@ -283,13 +365,15 @@ def keep(
     }
     program = saved.getvalue() if saved is not None else ep
     try:
-        return save(target, info.name, mode, program, calls, outputs, extra_meta)
+        folder = save(target, info.name, mode, program, calls, outputs, extra_meta, spec=in_spec(ep))
     except MemoryError:
         raise
     except Exception as exc:
-        sys.stderr.write("warning: artifact not kept: %s: %s\n" % (type(exc).__name__, first_line(str(exc), 300)))
-        sys.stderr.flush()
+        reason = "%s: %s" % (type(exc).__name__, first_line(str(exc), 300))
+        record.update(artifact=ARTIFACT_NOT_SAVED, artifact_error=without_paths(reason))
         return None
+    record.update(artifact=ARTIFACT_SAVED, artifact_error=None)
+    return folder
 
 
 # --- reading, in ``load`` ----------------------------------------------------------------
@@ -310,11 +394,11 @@ def read_meta(folder: str) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
     odd = [key for key in META_TEXT_KEYS if not isinstance(meta.get(key), str)]
     if odd:
         return None, "%s lacks %s" % (META, ", ".join(odd))
-    if meta.get("format_version") != FORMAT_VERSION:
-        return None, "%s has format version %r; this loader reads %d" % (
+    if type(meta.get("format_version")) is not int or meta["format_version"] not in READ_FORMATS:
+        return None, "%s has format version %r; this loader reads %s" % (
             META,
             meta.get("format_version"),
-            FORMAT_VERSION,
+            " and ".join(str(version) for version in READ_FORMATS),
         )
     files = meta.get("files")
     if not isinstance(files, list) or not all(isinstance(entry, dict) for entry in files):
@@ -348,6 +432,16 @@ def read_data(folder: str, name: str) -> List[Any]:
     if not isinstance(value, dict) or not isinstance(value.get("calls"), list):
         raise ValueError("%s holds no list of calls" % name)
     return value["calls"]
+
+
+def read_inputs(folder: str, meta: Dict[str, Any], program: Any) -> List[Tuple[Tuple[Any, ...], Dict[str, Any]]]:
+    """The ``(args, kwargs)`` of each saved call, for the loaded ``program``, in either format."""
+    calls = read_data(folder, INPUTS)
+    if meta.get("format_version") != 1:
+        return rebuild_inputs(calls, in_spec(program), meta.get("inputs_form", ARGS_KWARGS))
+    if not all(isinstance(call, (list, tuple)) and len(call) == 2 and isinstance(call[1], dict) for call in calls):
+        raise ValueError("%s holds calls that are not [args, kwargs]" % INPUTS)
+    return [(tuple(args), kwargs) for args, kwargs in calls]
 
 
 # --- finding artifacts, in ``load`` ----------------------------------------------------------

@@ -23,9 +23,11 @@ Standard library only (torch is imported when a batch starts), Python 3.8 syntax
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import os
+import signal
 import sys
 import time
 import uuid
@@ -48,6 +50,42 @@ WARM_UPS = ("auto", "always", "never")
 DEFAULT_ITEM_MB = 4096
 # The job kinds an isolated process can run: message name -> (module, class).
 JOB_TYPES = {"cell": ("runner", "CellJob"), "load": ("loader", "LoadJob")}
+# A result may ask for a follow-up (under this key): a second job, run in an isolated process of
+# its own after the first ends, whose result the named function folds into the first's.
+FOLLOW_UP = "follow_up"
+MERGES = {"fresh-load": ("runner", "merge_fresh_load")}
+
+
+class Terminated(BaseException):
+    """SIGTERM reached the runner: raised where it was, so that cleanup runs as the stack unwinds."""
+
+
+@contextlib.contextmanager
+def dies_cleanly() -> Iterator[None]:
+    """Within this block, SIGTERM unwinds the runner (its ``finally`` blocks remove what it made), then ends it
+    by SIGTERM still, as its parent expects. Processes forked inside keep the default: they die at once."""
+    owner = os.getpid()
+
+    def terminated(signum: int, frame: Any) -> None:
+        if os.getpid() != owner:  # a forked child that inherited this handler
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        raise Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, terminated)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    except Terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def default_isolation() -> str:
@@ -124,6 +162,7 @@ class Batch:
     doing = "running"
     statuses: Tuple[str, ...] = ()  # the statuses its records may hold, in display order
     record_keys: Tuple[str, ...] = ()  # the keys of its records
+    follow_ups = False  # whether its items' results may ask for a follow-up (``FOLLOW_UP``)
     parent_keys: FrozenSet[str] = frozenset()  # record keys the parent sets and a result may not change
 
     def wanted(self) -> List[Key]:
@@ -176,24 +215,57 @@ class Serial:
         self.isolation.close()
 
 
-def _isolation(settings: Settings) -> Any:
+class FollowUps:
+    """An isolation that runs, after an item, the follow-up its result asks for (see ``FOLLOW_UP``).
+
+    The follow-up runs in ``fresh``: a process that never exported (:mod:`.pristine`), so that
+    a cell's saved program is loaded as a user's fresh process would load it, not where tracing
+    has set things up. Item and follow-up are one unit for the journal and progress.
+    """
+
+    def __init__(self, isolation: Any, fresh: Optional[Any] = None) -> None:
+        self.isolation = isolation
+        self.fresh = fresh or isolation
+
+    def run(self, job: Message, timeout: float) -> Result:
+        result = self.isolation.run(job, timeout)
+        follow = result.pop(FOLLOW_UP, None) if isinstance(result, dict) else None
+        if not follow:
+            return result
+        second = self.fresh.run(follow["message"], timeout)
+        module, name = MERGES[follow["merge"]]
+        getattr(importlib.import_module("." + module, __package__), name)(result, second, follow)
+        return result
+
+    def close(self) -> None:
+        self.isolation.close()
+
+
+def _isolation(settings: Settings, fresh: Optional[str] = None) -> Any:
     from . import isolate
 
     name = settings.isolation_name
-    if name == "spawn":
-        return isolate.SpawnIsolation(settings.memory_mb)
-    if name == "inline":
-        return isolate.InlineIsolation(work)
-    return isolate.ForkIsolation(work, settings.memory_mb)
+    if name == "spawn":  # a fresh interpreter per job: fresh for follow-ups too
+        return FollowUps(isolate.SpawnIsolation(settings.memory_mb))
+    if name == "inline":  # no isolation at all (debugging): follow-ups run in this process too
+        return FollowUps(isolate.InlineIsolation(work))
+    if fresh is None:
+        return FollowUps(isolate.ForkIsolation(work, settings.memory_mb))
+    from .pristine import Client
+
+    return FollowUps(isolate.ForkIsolation(work, settings.memory_mb), Client(fresh))
 
 
-def backend(settings: Settings, lanes: int) -> Any:
-    """The items' backend: ``run(pairs, timeout)`` yields ``(key, result)``; ``close()`` ends it."""
+def backend(settings: Settings, lanes: int, fresh: Optional[str] = None) -> Any:
+    """The items' backend: ``run(pairs, timeout)`` yields ``(key, result)``; ``close()`` ends it.
+
+    ``fresh``: the address of a :class:`.pristine.Server` where follow-ups run (fork isolation).
+    """
     if lanes > 1:
         from .lanes import Lanes
 
-        return Lanes(lambda: _isolation(settings), lanes)
-    return Serial(_isolation(settings))
+        return Lanes(lambda: _isolation(settings, fresh), lanes)
+    return Serial(_isolation(settings, fresh))
 
 
 def execute(batch: Batch, settings: Settings, torch_version: str, variant: str) -> Dict[str, int]:
@@ -253,6 +325,29 @@ def _run(
     batch: Batch, settings: Settings, todo: List[Key], dead: Set[Key], suspects: Set[Key], journal: Journal
 ) -> Dict[str, int]:
     _set_up_parent(settings)
+    server = None
+    if batch.follow_ups and settings.forks:
+        from .pristine import Server
+
+        # Forked now, with torch imported and nothing else done: before set-up (which may import
+        # libraries and examples) and the warm-up (which exports).
+        server = Server(settings.memory_mb)
+    try:
+        return _batch(batch, settings, todo, dead, suspects, journal, server.address if server else None)
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def _batch(
+    batch: Batch,
+    settings: Settings,
+    todo: List[Key],
+    dead: Set[Key],
+    suspects: Set[Key],
+    journal: Journal,
+    fresh: Optional[str],
+) -> Dict[str, int]:
     run_id = uuid.uuid4().hex[:12]
     first = batch.set_up(settings, run_id)
     items = batch.items(todo)
@@ -291,11 +386,11 @@ def _run(
                     "%s %d %ss again, one at a time: the runner died while they ran side by side"
                     % (batch.doing, len(alone), batch.noun)
                 )
-                _isolated(batch, settings, alone, 1, journal, run_id, progress, keep)
+                _isolated(batch, settings, alone, 1, journal, run_id, progress, keep, fresh)
             if rest:
                 if lanes > 1:
                     say("%s %d %ss, %d at a time" % (batch.doing, len(rest), batch.noun, lanes))
-                _isolated(batch, settings, rest, lanes, journal, run_id, progress, keep)
+                _isolated(batch, settings, rest, lanes, journal, run_id, progress, keep, fresh)
         finally:
             progress.close()
     return counts
@@ -310,9 +405,10 @@ def _isolated(
     run_id: str,
     progress: Progress,
     keep: Callable[[Dict[str, Any]], None],
+    fresh: Optional[str] = None,
 ) -> None:
     """Run items in isolation, one at a time or in lanes; record each as it ends."""
-    runner = backend(settings, lanes)
+    runner = backend(settings, lanes, fresh)
     started: Dict[Key, float] = {}
 
     def hand_out() -> Iterator[Tuple[Item, Message]]:

@@ -240,8 +240,14 @@ def _stages(
     if artifacts is not None and record["status"] == PASS:
         from .artifacts import keep
 
-        keep(artifacts, record, info, mode, ep, saved, case, expected, expected_extra)
+        folder = keep(artifacts, record, info, mode, ep, saved, case, expected, expected_extra)
+        if folder and saved is not None:
+            record[KEPT] = folder  # the runner loads it again in a fresh process (runner.merge_fresh_load)
     return record
+
+
+# Where a passing cell kept the program its serialize stage saved: read (and removed) by CellJob.
+KEPT = "_kept"
 
 
 def _check(

@@ -6,6 +6,10 @@ registered by a decorator (on a module class or, in 2.1, a plain function) and c
 ``example_inputs`` (a tuple or an ``ExportArgs``) and ``extra_inputs``; from 2.5 an
 example is a module of plain variables and carries ``example_args``, ``example_kwargs``
 and ``extra_args``. This module reads both, relying on nothing else that is private.
+
+Each example carries a support level, and ExportDB's documented levels change between
+releases: :func:`claim` gives, for a case that stands for an example, the level the
+installed release's own ExportDB documents, which its cell records as ``exportdb_claim``.
 """
 
 from __future__ import annotations
@@ -25,6 +29,11 @@ SOURCE = "exportdb"
 
 # ExportDB's SupportLevel names -> our ``expected`` vocabulary.
 SUPPORT_LEVELS = {"SUPPORTED": "supported", "NOT_SUPPORTED_YET": "not-supported-yet"}
+# The folder of our own cases that stand for ExportDB examples, each file named as its example.
+CASES_FOLDER = "exportdb"
+
+# The installed release's support level per example, read once per process (see claims).
+_claims: Optional[Dict[str, Optional[str]]] = None
 
 
 def _examples() -> Dict[str, Any]:
@@ -60,6 +69,41 @@ def expected_of(example: Any) -> Optional[str]:
         return None
     name = getattr(level, "name", str(level))
     return SUPPORT_LEVELS.get(name, name.lower().replace("_", "-"))
+
+
+def claims() -> Dict[str, Optional[str]]:
+    """The support level the installed release's ExportDB documents for each of its examples, in our
+    vocabulary; empty where its ExportDB cannot be read. Read once per process."""
+    global _claims
+    if _claims is None:
+        import torch
+
+        # Examples build their models and inputs when imported: the random state of a
+        # process that goes on to run cases stays as it was.
+        with torch.random.fork_rng(devices=[]):
+            try:
+                _claims = {name: expected_of(example) for name, example in _examples().items()}
+            except CaseError:
+                _claims = {}
+    return dict(_claims)
+
+
+def example_of(case: str, case_file: Any, source: Any) -> Optional[str]:
+    """The name of the ExportDB example a case (its name, file and source) stands for: a bundled example,
+    or a case file of ours in a folder named ``exportdb``, named as its example; None for any other case."""
+    if source == SOURCE:
+        return case[len(PREFIX) :] if case.startswith(PREFIX) else case
+    parts = case_file.replace("\\", "/").split("/") if isinstance(case_file, str) else []
+    if len(parts) > 1 and parts[-2] == CASES_FOLDER and parts[-1].endswith(".py"):
+        return parts[-1][: -len(".py")]
+    return None
+
+
+def claim(info: CaseInfo) -> Optional[str]:
+    """The installed release's own ExportDB support level for the example a case stands for; None where the
+    case stands for no example or the release bundles no example of that name."""
+    name = example_of(info.name, info.path, info.source)
+    return claims().get(name) if name is not None else None
 
 
 def _path(name: str, example: Any) -> str:

@@ -7,6 +7,12 @@ it with ``torch.export.load``, runs it on the saved inputs and compares the resu
 the saved outputs, with the cell check's tolerance. Each artifact is isolated as a cell
 is: a load that crashes or hangs is recorded as such and the command goes on.
 
+Loading runs code from the artifact's folder (``torch.export.load`` unpickles on some
+releases; the case module is imported), so an artifact whose ``meta.json`` is not signed
+with this machine's key (:mod:`.signing`) is recorded as ``untrusted`` by the parent and
+never reaches a loading process, unless ``--trust`` is given for the folders of this command.
+An untrusted record does not count as done: a later ``load --trust`` tries it.
+
 The batch engine (:mod:`.batch`) runs the loads as it runs ``run``'s cells. One record per
 artifact goes to ``DIR/load_torch-<version>_<variant>_py<X.Y>.jsonl`` (kind ``load``, keys
 ``schema.LOAD_KEYS``, statuses ``schema.LoadStatus``). Artifacts already recorded there
@@ -22,7 +28,7 @@ import json
 import os
 import sys
 import time
-from typing import Any, ClassVar, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..errors import UserError
 from ..options import (
@@ -46,13 +52,19 @@ from ..schema import (
     LoadStatus,
     first_line,
 )
-from . import artifacts, batch, compare, records
+from . import artifacts, batch, compare, dependencies, records, signing
 from .artifacts import Artifact, Key
 from .environment import installed_torch_version, variant_of
 from .journal import Key as JournalKey
+from .progress import say
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = (
+        "Loading a folder of saved programs runs code from it, on every release that loads it. Programs that"
+        " `run --artifacts` signed with this machine's key load; others are recorded as untrusted, unless"
+        " --trust: give it only for folders you made or trust."
+    )
     parser.add_argument(
         "artifacts",
         nargs="+",
@@ -66,6 +78,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="GLOB",
         default=None,
         help="keep artifacts whose case name or path (release/mode/case) matches one of these globs",
+    )
+    parser.add_argument(
+        "--trust",
+        action="store_true",
+        help="load the programs under every ARTIFACT_DIR given even where their signature is missing or made"
+        " with another key. Loading a saved program runs code from its folder (torch.export.load unpickles"
+        " on some releases), on every release that loads it: give --trust only for folders you made or trust."
+        " Without it, a program not signed with this machine's key (%s, else the key file in the user's"
+        " cache folder) is recorded as untrusted and not read" % signing.KEY_VARIABLE,
+    )
+    parser.add_argument(
+        "--dependency-set",
+        default=None,
+        metavar="KEY",
+        help="load only the programs saved with this set of packages beside torch (a key as `run` records"
+        " it; '' for torch alone), in an environment that has them; the record file is named after the set."
+        " The nox load sessions run one load per set. Default: every program",
     )
     add_variant(parser, "wheel variant to record (default: from torch's version tag)")
     add_batch(parser, "artifact", "load artifacts already recorded in --out again")
@@ -85,6 +114,8 @@ class LoadOptions:
     isolation: Optional[str] = None
     progress: str = "auto"
     jobs: int = 0
+    trust: bool = False  # load every ARTIFACT_DIR given, signed or not
+    dependency_set: Optional[str] = None  # only programs saved with this set (None: all)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "artifacts", tuple(self.artifacts))
@@ -161,22 +192,27 @@ def _load_and_run(folder: str, meta: Dict[str, Any], fields: Dict[str, Any]) -> 
         fields.update(_incomplete(problem))
         return
     fields["case_module"] = _import_case(meta)
+    path = os.path.join(folder, artifacts.PROGRAM)
     # load_s times torch.export.load and reading the saved data, not the checks and imports before.
     start = time.perf_counter()
+    loaded = False
+    failure: Optional[Exception] = None
     try:
-        program = torch.export.load(os.path.join(folder, artifacts.PROGRAM))
-        inputs = artifacts.read_data(folder, artifacts.INPUTS)
+        program = torch.export.load(path)
+        loaded = True
+        inputs = artifacts.read_inputs(folder, meta, program)
         outputs = artifacts.read_data(folder, artifacts.OUTPUTS)
-        if len(inputs) != len(outputs) or not all(
-            isinstance(call, (list, tuple)) and len(call) == 2 and isinstance(call[1], dict) for call in inputs
-        ):
+        if len(inputs) != len(outputs):
             raise ValueError("%s and %s do not hold matching calls" % (artifacts.INPUTS, artifacts.OUTPUTS))
     except Exception as exc:
-        fields.update(describe_error(exc), status=LoadStatus.LOAD_ERROR.value)
-        _blame_case_module(fields)
-        return
+        failure = exc
     finally:
         fields["load_s"] = round(time.perf_counter() - start, 6)
+    if failure is not None:
+        fields.update(describe_error(failure) if loaded else load_error(path, meta, failure))
+        fields["status"] = LoadStatus.LOAD_ERROR.value
+        _blame_case_module(fields)
+        return
     check = not meta.get("skip_check")
     start = time.perf_counter()
     try:
@@ -205,6 +241,79 @@ def _load_and_run(folder: str, meta: Dict[str, Any], fields: Dict[str, Any]) -> 
     fields["check_status"] = STAGE_OK if check else STAGE_SKIPPED
     if not check:
         fields["check_detail"] = str(meta.get("skip_check"))
+
+
+def load_error(path: str, meta: Dict[str, Any], exc: Exception) -> Dict[str, Any]:
+    """The record fields of a ``torch.export.load`` that raised ``exc``: the error torch met, and both schema versions.
+
+    From 2.8, ``torch.export.load`` first tries the pt2 archive loader and, when that raises a
+    RuntimeError, falls back to the zip reader of 2.7 and before, whose error on an archive (a
+    KeyError for its ``version`` entry, or a request to read the logged warnings) hides the
+    first one. For an archive, the archive loader's own error is recorded instead. For a file
+    in the old zip layout the zip reader's error is the one that applies, and is kept.
+    """
+    from .cell import describe_error
+
+    layout, load_pt2 = _layout(path), _archive_loader()
+    met = _archive_error(load_pt2, path) if layout == "archive" and load_pt2 is not None else None
+    fields = describe_error(met if met is not None else exc)
+    note = ""
+    if layout == "archive" and load_pt2 is None:
+        note = " (a pt2 archive, as torch.export.save writes from 2.8; this release reads only the older zip layout)"
+    note += " [serializer schema: saved %s, loader %s]" % (
+        schema_tuple(meta.get("serializer_version")),
+        schema_tuple(artifacts.serializer_version()),
+    )
+    message = fields.get("error_message") or ""
+    fields["error_message"] = message[: max(0, MESSAGE_CHARS - len(note))] + note
+    return fields
+
+
+# The longest error_message a record keeps (as cell.describe_error cuts it).
+MESSAGE_CHARS = 500
+
+
+def schema_tuple(version: Any) -> str:
+    """A serializer schema version as torch prints it: ``"7.3"`` is ``(7, 3)``; ``unknown`` where none was recorded."""
+    if not isinstance(version, str) or not version:
+        return "unknown"
+    parts = version.split(".")
+    if len(parts) < 2 or not all(part.isdigit() for part in parts):
+        return version
+    return "(%s)" % ", ".join(str(int(part)) for part in parts)
+
+
+def _layout(path: str) -> Optional[str]:
+    """``zip`` (the layout ``torch.export.save`` wrote up to 2.7: a ``version`` entry at the top), ``archive``
+    (any other zip: a pt2 archive, entries in one folder), or None when the file is no zip."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return None
+    return "zip" if "version" in names else "archive"
+
+
+def _archive_loader() -> Optional[Callable[..., Any]]:
+    """This release's pt2 archive loader (``torch.export.pt2_archive._package.load_pt2``, from 2.8), or None."""
+    try:
+        from torch.export.pt2_archive._package import load_pt2
+    except Exception:
+        return None
+    return load_pt2  # type: ignore[no-any-return]
+
+
+def _archive_error(load_pt2: Callable[..., Any], path: str) -> Optional[Exception]:
+    """What the archive loader raises on ``path``; None when it loads."""
+    try:
+        load_pt2(path)
+    except MemoryError:
+        raise
+    except Exception as exc:
+        return exc
+    return None
 
 
 def _incomplete(problem: str) -> Dict[str, Any]:
@@ -262,10 +371,21 @@ class LoadBatch(batch.Batch):
     # What the parent knows better than the child: the identity of the load.
     parent_keys = frozenset(("schema_version", "kind", "run_id", "torch_version", "variant", "python", "case", "mode"))
 
-    def __init__(self, found: List[Artifact], version: str, variant: str, python: str) -> None:
+    def __init__(
+        self,
+        found: List[Artifact],
+        version: str,
+        variant: str,
+        python: str,
+        signing_key: Optional[bytes] = None,
+        trust: bool = False,
+    ) -> None:
+        """``signing_key`` verifies each artifact's signature, unless ``trust``; None: there is no key."""
         self.artifacts = {journal_key(artifact.key): artifact for artifact in found}
         self.env: Dict[str, Any] = {"torch_version": version, "variant": variant, "python": python}
         self.can_load = False
+        self.signing_key = signing_key
+        self.trust = trust
 
     def wanted(self) -> List[JournalKey]:
         return list(self.artifacts)
@@ -277,7 +397,8 @@ class LoadBatch(batch.Batch):
         found, warnings = records.read(path)
         keys: Set[JournalKey] = set()
         for record in found:
-            if record.get("kind") != "load":
+            # An untrusted one was never tried: a later `load --trust` (or with the right key) tries it.
+            if record.get("kind") != "load" or record.get("status") == LoadStatus.UNTRUSTED.value:
                 continue
             key = tuple(record.get(k) for k in ("saved_torch_version", "saved_variant", "saved_python", "case", "mode"))
             if all(isinstance(part, str) for part in key):
@@ -309,10 +430,21 @@ class LoadBatch(batch.Batch):
             saved_python=artifact.saved_python, torch_version=env["torch_version"], variant=env["variant"],
             python=env["python"], device=meta.get("device"), case=artifact.case, mode=artifact.mode,
             artifact=artifact.relative, saved_serializer_version=meta.get("serializer_version"),
+            dependency_set=saved_with(artifact),
             serializer_version=env["serializer_version"], format_version=meta.get("format_version"),
         )  # fmt: skip
         if artifact.problem is not None:
             record.update(_incomplete(artifact.problem))
+            return batch.Item(key, artifact.relative, record)
+        assert artifact.meta is not None  # an artifact without a usable meta.json has a problem
+        distrust = None if self.trust else untrusted(artifact.folder, artifact.meta, self.signing_key)
+        if distrust is not None:
+            # Decided here, in the parent: no process is started for it, nothing of it is unpickled or imported.
+            record.update(
+                status=LoadStatus.UNTRUSTED.value,
+                error_type="UntrustedArtifact",
+                error_message="untrusted artifact: %s; pass --trust to load folders you made or trust" % distrust,
+            )
             return batch.Item(key, artifact.relative, record)
         if not self.can_load:
             record.update(
@@ -320,7 +452,6 @@ class LoadBatch(batch.Batch):
                 error_message="torch %s has no torch.export.load" % env["torch_version"],
             )
             return batch.Item(key, artifact.relative, record)
-        assert artifact.meta is not None  # an artifact without a usable meta.json has a problem
         job = LoadJob(folder=os.path.abspath(artifact.folder), meta=artifact.meta)
         return batch.Item(key, artifact.relative, record, job)
 
@@ -340,15 +471,46 @@ class LoadBatch(batch.Batch):
 def execute(options: LoadOptions) -> Dict[str, int]:
     """Load the selected artifacts; returns counts per status of the loads recorded now."""
     found = [a for a in artifacts.discover(options.artifacts) if artifacts.selected(a, options.select)]
+    if options.dependency_set is not None:
+        found = [a for a in found if saved_with(a) == options.dependency_set]
+        if not found:
+            say(
+                "nothing under %s was saved with %s"
+                % (", ".join(options.artifacts), options.dependency_set or "torch alone")
+            )
+            return {}
     if not found:
         raise UserError("nothing selected: no artifact under %s matches --select %s"
                         % (", ".join(options.artifacts), " ".join(options.select or ["*"])))  # fmt: skip
+    key = None if options.trust else signing.verifying_key()
     version = installed_torch_version()
     variant = options.variant or variant_of(version)
     python = artifacts.python_version()
-    settings = options.settings(os.path.join(options.out, file_name(version, variant, python)))
-    loads = LoadBatch(found, version, variant, python)
+    name = file_name(version, variant, python)[: -len(".jsonl")] + dependencies.set_suffix(options.dependency_set or "")
+    settings = options.settings(os.path.join(options.out, name + ".jsonl"))
+    loads = LoadBatch(found, version, variant, python, key, options.trust)
     return batch.execute(loads, settings, version, variant)
+
+
+def saved_with(artifact: Artifact) -> str:
+    """The set of packages beside torch that an artifact was saved with ("" for torch alone)."""
+    value = (artifact.meta or {}).get("dependency_set")
+    return value if isinstance(value, str) else ""
+
+
+def untrusted(folder: str, meta: Dict[str, Any], key: Optional[bytes]) -> Optional[str]:
+    """Why an artifact's ``meta`` (read from ``folder``) is not known to be signed with ``key``; None when it is."""
+    if key is None:
+        return "no signing key here to check its signature (set %s to the key that signed it)" % signing.KEY_VARIABLE
+    data, problem = signing.signed_bytes(os.path.join(folder, artifacts.META), key)
+    if problem is not None:
+        return problem
+    try:
+        same = data is not None and json.loads(data.decode("utf-8")) == meta
+    except ValueError:
+        same = False
+    # The signed bytes must be what the job will use: meta.json could have changed since discovery.
+    return None if same else "%s changed while it was read" % artifacts.META
 
 
 def _warm_up() -> None:
@@ -372,5 +534,12 @@ def _warm_up() -> None:
 
 
 def main(options: LoadOptions) -> int:
-    sys.stderr.write(batch.summary(execute(options), LOAD_STATUSES, "nothing to load") + "\n")
+    counts = execute(options)
+    sys.stderr.write(batch.summary(counts, LOAD_STATUSES, "nothing to load") + "\n")
+    if counts.get(LoadStatus.UNTRUSTED.value):
+        sys.stderr.write(
+            "warning: %d saved program(s) not loaded: not signed with this machine's signing key (their records"
+            " say why); `load --trust` loads folders you made or trust, %s gives the key that signed them\n"
+            % (counts[LoadStatus.UNTRUSTED.value], signing.KEY_VARIABLE)
+        )
     return 0

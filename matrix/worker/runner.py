@@ -11,7 +11,9 @@ import argparse
 import dataclasses
 import fnmatch
 import os
+import shutil
 import sys
+import tempfile
 from typing import Any, ClassVar, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..errors import UserError
@@ -28,8 +30,19 @@ from ..options import (
     requirements,
     safe_name,
 )
-from ..schema import CELL_KEYS, MODES, STATUSES, Status, cell_id
-from . import batch, dependencies, records
+from ..schema import (
+    ARTIFACT_SAVED,
+    CELL_KEYS,
+    MODES,
+    STAGE_ERROR,
+    STAGE_MISMATCH,
+    STAGE_OK,
+    STATUSES,
+    LoadStatus,
+    Status,
+    cell_id,
+)
+from . import batch, dependencies, exportdb, records
 from .case import CaseError, CaseInfo, missing_for
 from .environment import environment_record, installed_torch_version, variant_of
 from .journal import Key
@@ -70,7 +83,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--stages",
         default=",".join(STAGES),
         help="stages after export, comma-separated: check (run and compare with eager), decompose,"
-        " serialize (save/load round trip), diagnose (draft_export on a failed export);"
+        " serialize (save, then load in a process that never exported), diagnose (draft_export on a failed export);"
         " default: %s" % ",".join(STAGES),
     )
     parser.add_argument(
@@ -200,6 +213,8 @@ class CellJob:
     diagnose_s: float = 0.0
     artifacts: Optional[str] = None  # where a passing cell keeps its program
     variant: str = ""
+    scratch: Optional[str] = None  # else where it keeps it for the fresh load alone
+    dependency_set: str = ""  # the packages beside torch it runs with, recorded with its program
 
     @classmethod
     def from_fields(cls, fields: Dict[str, Any]) -> CellJob:
@@ -208,17 +223,50 @@ class CellJob:
         return cls(**dict(fields, info=CaseInfo(**info), stages=tuple(fields["stages"])))
 
     def run(self) -> Dict[str, Any]:
-        from .cell import run_cell
+        from .artifacts import Target
+        from .cell import KEPT, run_cell
 
-        target = None
-        if self.artifacts:
-            from .artifacts import Target
-
-            target = Target(self.artifacts, self.variant, self.device)
+        root = self.artifacts or self.scratch
+        target = Target(root, self.variant, self.device, self.dependency_set) if root else None
         loader = loader_for(self.info.source)
-        return run_cell(
+        record = run_cell(
             self.info, self.mode, self.found, loader, self.device, self.stages, target, self.diagnose_s
         )  # fmt: skip
+        folder = record.pop(KEPT, None)
+        if not self.artifacts and record.get("artifact") == ARTIFACT_SAVED:
+            record["artifact"] = None  # kept for the fresh load alone, not for other releases
+        if folder:
+            record[batch.FOLLOW_UP] = fresh_load(folder, discard=not self.artifacts)
+        return record
+
+
+def fresh_load(folder: str, discard: bool) -> Dict[str, Any]:
+    """The follow-up of a cell that kept its program: ``load``'s own job, in a process that never exported."""
+    from .artifacts import read_meta
+    from .loader import LoadJob
+
+    meta, _ = read_meta(folder)
+    job = LoadJob(folder=folder, meta=meta or {})
+    return {"message": batch.message(job), "merge": "fresh-load", "folder": folder, "discard": discard}
+
+
+def merge_fresh_load(cell: Dict[str, Any], load: Dict[str, Any], follow: Dict[str, Any]) -> None:
+    """Fold a fresh load of a cell's program into its record: where the two disagree, the fresh load wins."""
+    if follow.get("discard"):
+        shutil.rmtree(follow["folder"], ignore_errors=True)
+    cell.update(
+        serialize_in_process_status=cell.get("serialize_status"),
+        serialize_in_process_error=cell.get("serialize_error"),
+        serialize_fresh_s=round((load.get("load_s") or 0.0) + (load.get("run_s") or 0.0), 6),
+    )
+    status = load.get("status")
+    if status == LoadStatus.PASS.value:
+        fresh, error = STAGE_OK, None
+    else:
+        fresh = STAGE_MISMATCH if status == LoadStatus.MISMATCH.value else STAGE_ERROR
+        error = "fresh process: %s: %s: %s" % (status, load.get("error_type"), load.get("error_message"))
+    cell.update(serialize_fresh_status=fresh, serialize_fresh_error=error, serialize_status=fresh)
+    cell["serialize_error"] = error
 
 
 def select_cases(infos: Sequence[CaseInfo], tags: Optional[Sequence[str]]) -> List[CaseInfo]:
@@ -256,6 +304,12 @@ class CellBatch(batch.Batch):
         self.env: Dict[str, Any] = {}
         self.found: Dict[str, bool] = {}
         self._installed: Dict[str, Optional[str]] = {}
+        # Programs kept only to be loaded again in a fresh process (no --artifacts, or runs after the first).
+        self.scratch: Optional[str] = None
+
+    @property
+    def follow_ups(self) -> bool:  # type: ignore[override]
+        return "serialize" in self.options.stages  # each kept program is loaded again where nothing exported
 
     def wanted(self) -> List[Key]:
         return list(self.cells)
@@ -287,6 +341,8 @@ class CellBatch(batch.Batch):
         self.found = found
         self.env = environment_record(torch, found, options.device, options.source, run_id, self.variant)
         self.env.update(dependencies.environment_fields(options.dependency_set))
+        if "serialize" in options.stages:
+            self.scratch = tempfile.mkdtemp(prefix="export-matrix-programs-")
         needed = sorted({r for info in self.cells.values() for r in info.dependencies} | set(options.with_requirements))
         if needed and settings.forks and os.environ.get(PREIMPORT_VARIABLE, "1") != "0":
             # Each forked cell would import the library again: once here, if a trial import in a child survives.
@@ -306,6 +362,7 @@ class CellBatch(batch.Batch):
             torch_version=env["torch_version"], variant=env["variant"], python=env["python"], device=options.device,
             source=info.source, case=info.name, case_file=info.path, mode=mode, run=run, tags=list(info.tags),
             requires=list(info.requires), expected=info.expected, dependency_set=needs(info, options),
+            with_set=dependencies.set_key(options.with_requirements), exportdb_claim=exportdb.claim(info),
         )  # fmt: skip
         label = record["cell_id"]
         if info.problem:
@@ -334,6 +391,8 @@ class CellBatch(batch.Batch):
             diagnose_s=DIAGNOSIS_SHARE * options.timeout if "diagnose" in options.stages else 0.0,
             artifacts=options.artifacts if run == 0 else None,  # one program per cell, whatever --runs
             variant=env["variant"],
+            scratch=self.scratch,
+            dependency_set=record["dependency_set"] or "",
         )
         return batch.Item(key, label, record, job)
 
@@ -386,7 +445,10 @@ def record_path(options: RunOptions, torch_version: str, variant: str) -> str:
     """The record file: one per environment, and one per dependency set beside it."""
     python = "%d.%d" % sys.version_info[:2]
     name = records.env_file_name(torch_version, variant, python)[: -len(".jsonl")]
-    return os.path.join(options.out, name + dependencies.set_suffix(options.dependency_set or "") + ".jsonl")
+    chosen = options.dependency_set
+    if chosen is None:  # run by hand: the --with set alone names the file, so that two sets do not mix
+        chosen = dependencies.set_key(options.with_requirements)
+    return os.path.join(options.out, name + dependencies.set_suffix(chosen) + ".jsonl")
 
 
 def cases_of(options: RunOptions) -> List[CaseInfo]:
@@ -415,8 +477,18 @@ def execute(options: RunOptions) -> Dict[str, int]:
             "nothing selected: no case of %d matches --select %s --tag %s in --mode %s"
             % (len(infos), " ".join(options.select or ["*"]), " ".join(options.tag or ["*"]), options.mode)
         )
+    if options.artifacts or "serialize" in options.stages:
+        from .signing import signing_key
+
+        signing_key()  # every kept program is signed: a key that cannot be had is bad input, said once
     settings = options.settings(record_path(options, version, variant))
-    return batch.execute(CellBatch(options, cells, version, variant), settings, version, variant)
+    cell_batch = CellBatch(options, cells, version, variant)
+    with batch.dies_cleanly():  # SIGTERM too leaves no program or socket behind
+        try:
+            return batch.execute(cell_batch, settings, version, variant)
+        finally:
+            if cell_batch.scratch:
+                shutil.rmtree(cell_batch.scratch, ignore_errors=True)
 
 
 def main(options: RunOptions) -> int:

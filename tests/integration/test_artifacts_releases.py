@@ -20,7 +20,7 @@ from matrix.envs import environments, releases
 from matrix.records import artifacts as loads_table
 from matrix.records import store
 from matrix.report import artifacts as report_artifacts
-from matrix.worker import records
+from matrix.worker import loader, records
 
 from conftest import FIXTURES, ROOT
 
@@ -102,14 +102,25 @@ def test_neither_release_loads_the_others_programs(loads: Tuple[Path, Dict[Tuple
         assert record["status"] == "load-error", record
         assert record["error_type"] and record["load_s"] is not None
         assert record["saved_serializer_version"] != record["serializer_version"]
+        # The message names both schema versions, as torch prints them (``saved (8, 20), loader 1``).
+        saved, loading = (loader.schema_tuple(record[k]) for k in ("saved_serializer_version", "serializer_version"))
+        assert record["error_message"].endswith("[serializer schema: saved %s, loader %s]" % (saved, loading))
+    # 2.1 reads only the zip layout: its KeyError for the missing `version` entry says why it applies.
+    newer = across["2.13.0+cpu", "2.1.2", "strict"]
+    assert newer["error_type"] == "KeyError"
+    assert "(a pt2 archive, as torch.export.save writes from 2.8;" in newer["error_message"]
 
 
 def test_the_report_tables_show_the_load_regression(loads: Tuple[Path, Dict[Tuple[str, str, str], dict]]) -> None:
     table = loads_table.table(store.load([str(loads[0] / "loads")]).loads)
     assert len(table) == 6
-    moves = loads_table.regressions(table)
-    # 2.1.2 loads its own strict program, 2.13.0+cpu does not.
+    moves = loads_table.program_regressions(table)
+    # 2.1.2 loads its own strict program, 2.13.0+cpu does not: one load regression, of that one program.
     assert [(m["case"], m["mode"], m["status_before"], m["status_after"]) for m in moves.to_dict("records")] == [
         ("add_one", "strict", "pass", "load-error")
+    ]
+    breaks = loads_table.regressions(table)
+    assert [(b["saved"], b["before"], b["after"], b["programs"]) for b in breaks.to_dict("records")] == [
+        ("2.1.2", "2.1.2", "2.13.0+cpu", 1)
     ]
     assert "load and match on 2.1.2" in report_artifacts.summary(table).split(". ")[0]

@@ -69,3 +69,20 @@ def test_check_refuses_a_malformed_block_naming_the_file_and_line(tmp_path: Path
     assert "malformed.py:3: `# /// script` is never closed" in done.stderr
     bad = run_matrix("check", str(CASES / "torch_alone.py"), "--torch", "current", "--with=-x", check=False)
     assert bad.returncode == 2 and "--with '-x'" in bad.stderr
+
+
+def test_two_with_sets_into_one_folder_are_two_cells_each(tmp_path: Path) -> None:
+    from matrix.records import store
+
+    for version in ("23.2", "24.1"):
+        key = "packaging==%s" % version
+        run_matrix(
+            "run", "--cases", str(CASES / "installed.py"), "--out", str(tmp_path), "--mode", "strict",
+            "--with", key, "--dependency-set", "packaging + " + key, "--progress", "none",
+        )  # fmt: skip
+    cells = store.load([str(tmp_path)]).cells
+    # The case declares packaging itself: only the pin came from --with.
+    assert sorted(zip(cells["with_set"], cells["dependency_set"])) == [
+        ("packaging==23.2", "packaging + packaging==23.2"),
+        ("packaging==24.1", "packaging + packaging==24.1"),
+    ]

@@ -14,7 +14,7 @@ import pytest
 from matrix import schema
 from matrix.worker import artifacts, loader
 
-from conftest import FIXTURES, read_cells, run_matrix
+from conftest import FIXTURES, ROOT, read_cells, run_matrix
 
 PASSING = {  # the basic fixtures' cells that pass on the local torch, and so keep an artifact
     ("add_one", "strict"), ("add_one", "non-strict"), ("dynamic_batch", "strict"), ("dynamic_batch", "non-strict"),
@@ -63,7 +63,7 @@ def test_save_writes_a_complete_folder_atomically_and_replaces_an_earlier_one(tm
     folder = Path(artifacts.save(target, "odd/Case", "strict", program, [((x,), {"scale": 3.0})], [model(x, 3.0)]))
     env = artifacts.env_folder(str(torch.__version__), "cpu", artifacts.python_version())
     assert folder == tmp_path / env / "strict" / artifacts.case_folder("odd/Case")
-    assert sorted(p.name for p in folder.iterdir()) == sorted(artifacts.FILES + (artifacts.META,))
+    assert sorted(p.name for p in folder.iterdir()) == sorted(artifacts.FILES + (artifacts.META, "meta.sig"))
     meta, problem = artifacts.read_meta(str(folder))
     assert problem is None and meta is not None
     assert (meta["case"], meta["mode"], meta["variant"], meta["calls"]) == ("odd/Case", "strict", "cpu", 1)
@@ -78,8 +78,10 @@ def test_save_writes_a_complete_folder_atomically_and_replaces_an_earlier_one(tm
     artifacts.save(target, "odd/Case", "strict", program, [((x,), {"scale": 3.0})], [model(x, 3.0)])
     assert [p.name for p in (tmp_path / env / "strict").iterdir()] == [folder.name]
     # A failure leaves nothing under the final name.
-    with pytest.raises(TypeError):
-        artifacts.save(target, "other", "strict", program, [((object(),), {})], [model(x)])
+    with pytest.raises(TypeError, match="input 0 leaf 0 is a object"):
+        artifacts.save(target, "other", "strict", program, [((object(),), {"scale": 3.0})], [model(x)])
+    with pytest.raises(ValueError, match="input 0 does not flatten to the program's in_spec"):
+        artifacts.save(target, "other", "strict", program, [((x,), {})], [model(x)])
     assert not (tmp_path / env / "strict" / "other").exists()
     assert [p.name for p in (tmp_path / env / "strict").iterdir()] == [folder.name]
 
@@ -146,7 +148,8 @@ def test_a_corrupted_program_is_a_load_error_and_the_others_still_pass(
             entry.update(size=len(data), sha256=hashlib.sha256(data).hexdigest())
     (folder / "meta.json").write_text(json.dumps(meta))
     out = tmp_path / "loads"
-    run_matrix("load", str(art), "--out", str(out), "--progress", "none")
+    # --trust: meta.json was rewritten without the signing key, and this test is about what torch.export.load meets.
+    run_matrix("load", str(art), "--out", str(out), "--progress", "none", "--trust")
     found = by_artifact(read_loads(out))
     broken = found.pop(("add_one", "strict"))
     assert broken["status"] == "load-error" and broken["error_type"] and broken["load_s"] is not None
@@ -207,3 +210,21 @@ def test_an_artifact_that_killed_the_load_command_is_a_crash_not_loaded_again(
     assert found["add_one", "strict"]["status"] == "crash"
     assert found["add_one", "strict"]["error_type"] == "matrix.worker.loader.LoaderDied"
     assert {r["status"] for key, r in found.items() if key != ("add_one", "strict")} == {"pass"}
+
+
+def test_pytree_inputs_are_kept_and_load_where_nothing_exported(tmp_path: Path) -> None:
+    """A dataclass, a custom pytree class, a number and None as inputs: saved as leaves, rebuilt by the load."""
+    # A path relative to the checkout, as a user gives one: the loading process imports the case
+    # module from it, which registers the types before the program is read.
+    cases = (FIXTURES / "pytree_inputs").relative_to(ROOT)
+    run_matrix("run", "--cases", str(cases), "--stages", "check,serialize", "--artifacts", str(tmp_path / "art"),
+               "--out", str(tmp_path / "records"), "--progress", "none")  # fmt: skip
+    cells = read_cells(tmp_path / "records")
+    assert sorted((c["mode"], c["status"], c["artifact"], c["artifact_error"]) for c in cells) == [
+        ("non-strict", "pass", "saved", None), ("strict", "pass", "saved", None)
+    ]  # fmt: skip
+    run_matrix("load", str(tmp_path / "art"), "--out", str(tmp_path / "loads"), "--progress", "none")
+    loads = read_loads(tmp_path / "loads")
+    assert sorted((r["mode"], r["status"], r["checked_inputs"], r["case_module"]) for r in loads) == [
+        ("non-strict", "pass", 1, "imported"), ("strict", "pass", 1, "imported")
+    ]  # fmt: skip

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from matrix import schema
-from matrix.records import artifacts
+from matrix.records import artifacts, store
 
 
 def make_load(saved: str, loaded: str, case: str = "add", status: str = "pass", mode: str = "strict", **extra: Any):
@@ -120,6 +120,33 @@ def test_heatmap_share_counts_only_what_the_loading_release_could_try() -> None:
     assert artifacts.heatmap(artifacts.table(frame([]))).empty
 
 
+def test_an_untrusted_load_was_not_tried_and_is_never_a_failed_load() -> None:
+    rows = table(
+        make_load("2.5.1", "2.6.0", case="a"),
+        make_load("2.5.1", "2.6.0", case="b", status="untrusted", error_type="UntrustedArtifact"),
+        make_load("2.5.1", "2.7.0", case="a", status="untrusted", error_type="UntrustedArtifact"),
+        make_load("2.5.1", "2.7.0", case="b", status="untrusted", error_type="UntrustedArtifact"),
+        make_load("2.5.1", "2.8.0", case="a", status="not-applicable"),
+    )
+    grid = artifacts.heatmap(rows)
+    assert grid[["loaded", "passed", "total", "not_applicable", "untrusted"]].values.tolist() == [
+        ["2.6.0", 1, 1, 0, 1],
+        ["2.7.0", 0, 0, 0, 2],
+        ["2.8.0", 0, 0, 1, 0],
+    ]
+    assert grid["share"][0] == 1.0 and math.isnan(grid["share"][1])
+    (found,) = artifacts.reach(rows)
+    # 2.6.0 passes all it tried; 2.7.0 tried none (untrusted), 2.8.0 none (no torch.export.load): none fails.
+    assert (found.passing, found.partial, found.failing) == (("2.6.0",), (), ())
+    assert (found.unsigned, found.untried, found.untrusted) == (("2.7.0",), ("2.8.0",), 3)
+    assert found.failing_cause is None and found.partial_cause is None
+    assert artifacts.errors(rows) == []
+    # Nor does an untrusted load on a newer release make a load regression.
+    assert artifacts.regressions(rows).empty and artifacts.program_regressions(rows).empty
+    assert all(artifacts.tried(s) for s in ("pass", "mismatch", "run-error", "load-error", "crash", "timeout"))
+    assert not artifacts.tried("untrusted") and not artifacts.tried("not-applicable")
+
+
 def test_reach_says_where_artifacts_load_and_from_where_they_fail_for_good() -> None:
     records = [make_load("2.5.1", loaded, case=case) for loaded in ("2.5.1", "2.6.0", "2.9.1") for case in "ab"]
     records += [
@@ -198,19 +225,69 @@ def test_reach_names_the_most_common_failure_and_the_first_message_it_gave() -> 
     assert found.failing_cause == artifacts.Failure("load-error", "KeyError", "x")
 
 
-def test_a_loading_release_that_stops_loading_an_artifact_is_a_load_regression() -> None:
+def test_a_loading_release_that_stops_loading_an_artifact_is_a_load_regression_of_that_program() -> None:
     rows = table(
         make_load("2.5.1", "2.5.1"),
         make_load("2.5.1", "2.9.1"),
         make_load("2.5.1", "2.10.0", status="load-error", error_type="RuntimeError", error_message="schema"),
         make_load("2.5.1", "2.11.0", status="load-error"),
     )
-    moves = artifacts.regressions(rows)
-    assert list(moves.columns) == artifacts.REGRESSION_COLUMNS
+    moves = artifacts.program_regressions(rows)
+    assert list(moves.columns) == artifacts.PROGRAM_COLUMNS
     assert moves[
         ["kind", "saved", "case", "mode", "before", "after", "status_before", "status_after"]
     ].values.tolist() == [["load-regression", "2.5.1", "add", "strict", "2.9.1", "2.10.0", "pass", "load-error"]]
     assert moves["error_message"].tolist() == ["schema"]
+
+
+def format_break(saved: str, programs: int, loaded: List[str], breaks_at: str, **failure: Any) -> List[dict]:
+    """Loads of ``programs`` artifacts saved on ``saved``, each passing on every loading release before ``breaks_at``
+    and failing (``failure``: status, error) from it on."""
+    found = []
+    for number in range(programs):
+        for release in loaded:
+            broken = store.release_key(release) >= store.release_key(breaks_at)
+            extra = dict(status="load-error", **failure) if broken else {}
+            found.append(make_load(saved, release, case="case%03d" % number, **extra))
+    return found
+
+
+def test_a_format_break_is_one_load_regression_per_saving_release_however_many_programs_it_saved() -> None:
+    loaded = ["2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1"]
+    archive = dict(error_type="KeyError", error_message="There is no item named 'version' in the archive")
+    rows = table(
+        *format_break("2.5.1", 40, loaded, "2.8.0", **archive),
+        *format_break("2.6.0", 25, loaded, "2.8.0", **archive),
+        *format_break("2.7.1", 3, loaded, "2.9.1", error_type="RuntimeError", error_message="schema (8, 20)"),
+    )
+    assert len(artifacts.program_regressions(rows)) == 68
+    breaks = artifacts.regressions(rows)
+    assert list(breaks.columns) == artifacts.REGRESSION_COLUMNS
+    assert breaks[["kind", "saved", "before", "after", "programs", "loaded_before", "sharing"]].values.tolist() == [
+        ["load-regression", "2.5.1", "2.7.1", "2.8.0", 40, 40, 40],
+        ["load-regression", "2.6.0", "2.7.1", "2.8.0", 25, 25, 25],
+        ["load-regression", "2.7.1", "2.8.0", "2.9.1", 3, 3, 3],
+    ]
+    assert breaks[["status", "error_type", "error_message"]].values.tolist()[0] == ["load-error", *archive.values()]
+    assert breaks.iloc[0][["torch_version_before", "torch_version_after"]].tolist() == ["2.7.1", "2.8.0"]
+
+
+def test_a_load_regression_counts_the_programs_it_affects_of_those_the_release_before_loaded() -> None:
+    rows = table(
+        # Of the five programs 2.6.0 loads, 2.7.0 does worse with three, two of them for the same reason.
+        *[make_load("2.5.1", "2.6.0", case=c) for c in "abcd"],
+        make_load("2.5.1", "2.6.0", case="e", status="run-error"),
+        make_load("2.5.1", "2.6.0", case="f", status="load-error"),  # loaded by neither: not counted
+        make_load("2.5.1", "2.7.0", case="a", status="load-error", error_type="KeyError", error_message="u1"),
+        make_load("2.5.1", "2.7.0", case="b", status="load-error", error_type="KeyError", error_message="u2"),
+        make_load("2.5.1", "2.7.0", case="c", status="mismatch", error_type="AssertionError", error_message="close"),
+        make_load("2.5.1", "2.7.0", case="d"),
+        make_load("2.5.1", "2.7.0", case="e", status="run-error"),
+        make_load("2.5.1", "2.7.0", case="f", status="load-error"),
+    )
+    (found,) = artifacts.regressions(rows).to_dict("records")
+    assert (found["programs"], found["loaded_before"], found["sharing"]) == (3, 5, 2)
+    assert (found["status"], found["error_type"], found["error_message"]) == ("load-error", "KeyError", "u1")
 
 
 @pytest.mark.parametrize(
@@ -228,10 +305,8 @@ def test_a_loading_release_that_stops_loading_an_artifact_is_a_load_regression()
     ],
 )
 def test_load_regression_ranks_statuses(before: str, after: str, regression: bool) -> None:
-    moves = artifacts.regressions(
-        table(make_load("2.5.1", "2.6.0", status=before), make_load("2.5.1", "2.7.0", status=after))
-    )
-    assert len(moves) == (1 if regression else 0)
+    rows = table(make_load("2.5.1", "2.6.0", status=before), make_load("2.5.1", "2.7.0", status=after))
+    assert len(artifacts.program_regressions(rows)) == len(artifacts.regressions(rows)) == (1 if regression else 0)
 
 
 def test_load_regressions_compare_consecutive_releases_of_the_same_artifact_only() -> None:
@@ -249,8 +324,9 @@ def test_load_regressions_compare_consecutive_releases_of_the_same_artifact_only
         make_load("2.5.1", "2.6.0", case="d", python="3.12"),
         make_load("2.5.1", "2.7.0", case="d"),
     )
-    assert artifacts.regressions(rows).empty
+    assert artifacts.program_regressions(rows).empty and artifacts.regressions(rows).empty
     assert artifacts.regressions(artifacts.table(frame([]))).empty
+    assert list(artifacts.regressions(artifacts.table(frame([]))).columns) == artifacts.REGRESSION_COLUMNS
 
 
 def test_errors_group_failures_by_what_they_say() -> None:
@@ -267,9 +343,12 @@ def test_errors_group_failures_by_what_they_say() -> None:
 
 
 def test_load_statuses_are_one_vocabulary() -> None:
-    assert schema.LOAD_STATUSES == ("pass", "mismatch", "run-error", "load-error", "crash", "timeout", "not-applicable")
+    assert schema.LOAD_STATUSES == (
+        "pass", "mismatch", "run-error", "load-error", "crash", "timeout", "not-applicable", "untrusted"
+    )  # fmt: skip
     for status in schema.LoadStatus:
         assert status.symbol and status.colour.startswith("#") and status.meaning
-        assert (status.rank is None) == (status.value == "not-applicable")
+        # Not compared: the loading release could not try, or was not let try.
+        assert (status.rank is None) == (status.value in ("not-applicable", "untrusted"))
         assert schema.load_rank(status.value) == status.rank
     assert set(schema.LOAD_IDENTITY) <= set(schema.LOAD_KEYS)

@@ -118,3 +118,29 @@ def test_the_engine_resumes_past_recorded_items_and_records_the_one_that_killed_
     # A second run finds everything recorded and changes nothing.
     assert batch.execute(_Complete(keys), settings, "x", "cpu") == {}
     assert len(records.read(path)[0]) == len(found)
+
+
+def test_a_fresh_load_decides_the_save_load_stage_and_the_record_keeps_both(tmp_path: Path) -> None:
+    from matrix.worker.runner import merge_fresh_load
+
+    kept = tmp_path / "program"
+    kept.mkdir()
+    cell = {"status": "pass", "serialize_status": "ok", "serialize_error": None}
+    load = {"status": "load-error", "error_type": "SerializeError", "error_message": "no such op", "load_s": 0.25}
+    merge_fresh_load(cell, load, {"folder": str(kept), "discard": False})
+    assert cell["serialize_status"] == cell["serialize_fresh_status"] == "error"
+    assert cell["serialize_error"] == "fresh process: load-error: SerializeError: no such op"
+    assert (cell["serialize_in_process_status"], cell["serialize_in_process_error"]) == ("ok", None)
+    assert cell["serialize_fresh_s"] == 0.25
+    assert kept.exists()  # an artifact asked for stays
+
+    cell = {"status": "pass", "serialize_status": "error", "serialize_error": "load: KeyError: x"}
+    merge_fresh_load(cell, {"status": "mismatch", "error_type": "AssertionError", "error_message": "differs"}, {
+        "folder": str(kept), "discard": True})  # fmt: skip
+    assert (cell["serialize_status"], cell["serialize_in_process_status"]) == ("mismatch", "error")
+    assert not kept.exists()  # a program kept for the fresh load alone is removed
+
+    cell = {"status": "pass", "serialize_status": "error", "serialize_error": "load: KeyError: x"}
+    merge_fresh_load(cell, {"status": "pass", "load_s": 0.1, "run_s": 0.05}, {"folder": str(kept), "discard": True})
+    assert (cell["serialize_status"], cell["serialize_error"], cell["serialize_fresh_s"]) == ("ok", None, 0.15)
+    assert cell["serialize_in_process_error"] == "load: KeyError: x"

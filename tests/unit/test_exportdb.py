@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import Any, Dict
 
 import pytest
+import torch
 from torch._export.db.examples import all_examples
 
 from matrix.worker import exportdb
-from matrix.worker.case import CaseError, CaseInfo
+from matrix.worker.case import CaseError, CaseInfo, discover
 
-from conftest import old_style_example
+from conftest import ROOT, old_style_example
 
 
 def test_discover_returns_the_installed_examples_with_expectations():
@@ -56,3 +57,55 @@ def test_unreadable_examples_package_is_a_case_error(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(exportdb.importlib, "import_module", broken)
     with pytest.raises(CaseError, match="cannot be read with this torch .*use --source cases"):
         exportdb.discover()
+
+
+# --- each release's own claims ------------------------------------------------------------------------
+
+
+def level(example: Any) -> str:
+    return "supported" if example.support_level.name == "SUPPORTED" else "not-supported-yet"
+
+
+@pytest.mark.parametrize("root", ["cases", "cases/exportdb"])
+def test_a_case_file_of_an_exportdb_example_gets_the_installed_releases_own_claim(root: str):
+    bundled = all_examples()
+    ours = [info for info in discover([str(ROOT / root)]) if "/exportdb/" in info.path.replace("\\", "/")]
+    assert len(ours) > 30
+    for info in ours:
+        name = info.path.replace("\\", "/").rsplit("/", 1)[1][: -len(".py")]
+        assert exportdb.example_of(info.name, info.path, info.source) == name
+        assert exportdb.claim(info) == (level(bundled[name]) if name in bundled else None), info.name
+    # A case of another folder stands for no example, whatever its name.
+    other = CaseInfo(name="exportdb_like/cond_predicate", path="cases/models/cond_predicate.py", description="x")
+    assert exportdb.example_of(other.name, other.path, other.source) is None and exportdb.claim(other) is None
+
+
+def test_a_bundled_example_claims_its_own_support_level():
+    for info in exportdb.discover():
+        assert exportdb.claim(info) == info.expected, info.name
+
+
+def test_claims_are_read_once_and_leave_the_random_state_alone(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(exportdb, "_claims", None)
+    calls = []
+
+    def examples() -> Dict[str, Any]:
+        calls.append(1)
+        torch.randn(3)  # as an example that builds its inputs when imported
+        return {"scaled_sum": old_style_example()}
+
+    monkeypatch.setattr(exportdb, "_examples", examples)
+    state = torch.get_rng_state()
+    info = CaseInfo(name="exportdb/scaled_sum", path="cases/exportdb/scaled_sum.py", description="x")
+    assert exportdb.claim(info) == "not-supported-yet" and exportdb.claims() == {"scaled_sum": "not-supported-yet"}
+    assert len(calls) == 1 and torch.equal(state, torch.get_rng_state())
+
+
+def test_a_release_whose_exportdb_cannot_be_read_claims_nothing(monkeypatch: pytest.MonkeyPatch):
+    def broken() -> Dict[str, Any]:
+        raise CaseError("torch._export.db.examples cannot be read with this torch")
+
+    monkeypatch.setattr(exportdb, "_claims", None)
+    monkeypatch.setattr(exportdb, "_examples", broken)
+    info = CaseInfo(name="exportdb/cond_predicate", path="cases/exportdb/cond_predicate.py", description="x")
+    assert exportdb.claim(info) is None and exportdb.claims() == {}

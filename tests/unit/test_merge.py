@@ -11,7 +11,7 @@ import pytest
 
 from matrix import cli, schema
 from matrix.records import merge
-from matrix.worker import records
+from matrix.worker import dependencies, records
 
 
 def environment(torch_version: str, variant: str, run_id: str, started_at: str) -> Dict[str, Any]:
@@ -236,7 +236,9 @@ def test_an_installed_environment_clears_an_earlier_env_error(shards: List[Path]
     assert run_merge(str(failed), *map(str, shards), "--out", str(tmp_path / "o")) == 0
     assert not any(r["kind"] == "env-error" for r in read_all(tmp_path / "o"))
     report = json.loads((tmp_path / "o" / merge.REPORT_NAME).read_text())
-    assert report["cleared_env_errors"] == [{"torch_version": "2.4.1", "variant": "pypi", "python": "3.11"}]
+    assert report["cleared_env_errors"] == [
+        {"torch_version": "2.4.1", "variant": "pypi", "python": "3.11", "dependency_set": ""}
+    ]
 
 
 def test_a_file_named_twice_is_read_once(shards: List[Path], tmp_path: Path) -> None:
@@ -332,3 +334,46 @@ def test_the_record_kinds_merged_are_the_schemas(tmp_path: Path) -> None:
     assert shard.problems == ("%s:2: skipped a record of unknown kind 'benchmark'" % (tmp_path / "shard.jsonl"),)
     for kind in schema.RECORD_KINDS:
         assert "unknown kind" not in (merge.identity_problem({"kind": kind}) or "")
+
+
+def test_two_with_sets_of_one_cell_stay_two_cells_each_in_its_set_file(tmp_path: Path) -> None:
+    def ran_with(version: str, status: str) -> Dict[str, Any]:
+        key = "packaging==%s" % version
+        return cell("2.9.1", "pypi", "m", "strict", status, "2025-01-01T00:00:00Z", dependency_set=key, with_set=key)
+
+    old = write_shard(tmp_path / "old.jsonl", [ran_with("23.2", "pass")])
+    new = write_shard(tmp_path / "new.jsonl", [ran_with("24.1", "fail")])
+    assert run_merge(str(old), str(new), "--out", str(tmp_path / "o")) == 0
+    rows = read_all(tmp_path / "o")
+    assert sorted((r["with_set"], r["status"]) for r in rows) == [
+        ("packaging==23.2", "pass"),
+        ("packaging==24.1", "fail"),
+    ]
+    base = records.env_file_name("2.9.1", "pypi", "3.11")[: -len(".jsonl")]
+    assert sorted(record_files(tmp_path / "o")) == sorted(
+        base + dependencies.set_suffix("packaging==%s" % v) + ".jsonl" for v in ("23.2", "24.1")
+    )
+    # A record from before with_set existed is the cell that ran without --with.
+    bare = cell("2.9.1", "pypi", "m", "strict", "pass", "2025-01-01T00:00:00Z")
+    del bare["with_set"]
+    merged = merge.merge([merge.read_shard(str(write_shard(tmp_path / "bare.jsonl", [bare])))])
+    assert merged.cells == 1 and merge.cell_identity(bare)[3] == ""
+
+
+def test_a_working_base_environment_does_not_clear_a_sets_env_error(shards: List[Path], tmp_path: Path) -> None:
+    failed = {
+        "kind": "env-error",
+        "schema_version": schema.SCHEMA_VERSION,
+        "torch_version": "2.4.1",
+        "variant": "pypi",
+        "python": "3.11",
+        "dependency_set": "timm",
+        "error_type": "matrix.envs.install.InstallError",
+        "error_message": "connection reset",
+        "installer_output": "",
+        "finished_at": "2024-12-31T00:00:00Z",
+    }
+    path = write_shard(tmp_path / "set.jsonl", [failed])
+    assert run_merge(str(path), *map(str, shards), "--out", str(tmp_path / "o")) == 0
+    kept = [r for r in read_all(tmp_path / "o") if r["kind"] == "env-error"]
+    assert [(r["dependency_set"], r["error_message"]) for r in kept] == [("timm", "connection reset")]

@@ -38,13 +38,23 @@ def test_writes_index_case_pages_tables_and_charts(built: Path):
     assert "| releases | 2.4.1, 2.5.0, 2.6.0 |" in index
     assert "| run on | 2025-03-01 to 2025-03-02 (UTC, from the environment records) |" in index
     assert "## Regressions (1 cell)" in index
-    assert "**1 regression**, 1 fix, 0 stage regressions, 0 stage fixes, 1 graph change," in index
+    assert (
+        "**1 regression** (1 status regression, **0 now wrong numbers**: an export that failed now gives other"
+        " numbers than eager, 0 stage regressions), 1 fix (1 status fix, 0 stage fixes), 1 graph change, 0 op drifts;"
+        in index
+    )
+    # One run per cell: no timing or flakiness claim either way, and the page says so instead of "0 slowdowns".
+    assert "; slowdowns and speedups not assessed: 1 run each (" in index and "0 slowdowns" not in index
+    assert "; flakiness not assessed: 1 run each;" in index and "0 flaky cells" not in index
     assert "[breaks](cases/breaks.md)" in index
     assert "[nested/case](cases/nested__case.md)" in (built / "grid.md").read_text(encoding="utf-8")
-    assert "| [2.4.1 → 2.5.0](transition-2.4.1__2.5.0.md) | 5 | 1 | 1 |   |   | 1 |   |   |   |" in index
+    assert "| status regressions | now wrong numbers | stage regressions | status fixes | stage fixes |" in index
+    assert "| [2.4.1 → 2.5.0](transition-2.4.1__2.5.0.md) | 5 | 1 |   |   | 1 |   | 1 |   |" in index
+    assert "Slowdowns and speedups not assessed: 1 run each." in index and "| slower |" not in index
     assert "![Pass rate per release](charts/pass-rate.png)" in index
     step = (built / "transition-2.4.1__2.5.0.md").read_text(encoding="utf-8")
     assert "## Regressions (1)" in step and "## Fixes (1)" in step and "## Graph changes (1)" in step
+    assert "## Now wrong numbers (0)" in step and "## Slowdowns and speedups (not assessed: 1 run each)" in step
     assert "+mul(x, 2)" in step  # the graph's diff
     for name in ("cells", "transitions", "summary", "status", "modes", "claims", "environments", "env_errors"):
         assert (built / (name + ".parquet")).is_file(), name
@@ -216,7 +226,7 @@ def test_cli_report_and_its_errors(tmp_path: Path, capsys: pytest.CaptureFixture
     folder = write_by_release(tmp_path / "records", history())
     out = tmp_path / "report"
     assert cli.main(["report", str(folder), "--out", str(out), "--no-charts"]) == 0
-    assert "4 case pages, 1 regressions, 1 fixes" in capsys.readouterr().out
+    assert "4 case pages, 1 regression, 1 fix" in capsys.readouterr().out
     assert cli.main(["report", str(tmp_path / "missing"), "--out", str(out)]) == 2
     assert "no such record folder" in capsys.readouterr().err
     assert cli.main(["report", str(folder), "--out", str(out), "--baseline", str(tmp_path)]) == 2
@@ -659,3 +669,126 @@ def test_a_failed_exports_diagnosis_shows_on_its_case_page_and_in_the_table(tmp_
         == "data-dependent-error ×2: cannot decide u0 > 2 at m.py:9 in forward"
     )
     assert pd.isna(table.loc["plain", "diagnosis_summary"])
+
+
+def repeated(release: str, case: str, statuses: List[str], times: List[float], **extra: Any) -> List[Dict[str, Any]]:
+    """A cell run once per status given, each run timed as ``times`` says."""
+    return [
+        report_cell(release, case, status, run=run, export_s=time, **extra)
+        for run, (status, time) in enumerate(zip(statuses, times))
+    ]
+
+
+def test_the_front_page_counts_wrong_results_with_regressions_and_claims_timings_only_on_enough_runs(tmp_path: Path):
+    fast, slow, even = [0.20, 0.21, 0.19, 0.20, 0.22], [0.60, 0.62, 0.61, 0.59, 0.63], [0.1] * 5
+    wrong = dict(error_type="AssertionError", error_message="Tensor-likes are not close!")
+    rows = [
+        report_environment("2.4.1", "2025-03-01T10:00:00+00:00"),
+        *repeated("2.4.1", "slower", ["pass"] * 5, fast),
+        *repeated("2.4.1", "silent", ["fail"] * 5, even, error_type="RuntimeError", error_message="unsupported"),
+        *repeated("2.4.1", "wobbly", ["pass"] * 5, even),
+        report_cell("2.4.1", "once"),
+        report_environment("2.5.0", "2025-03-02T10:00:00+00:00"),
+        *repeated("2.5.0", "slower", ["pass"] * 5, slow),
+        *repeated("2.5.0", "silent", ["mismatch"] * 5, even, **wrong),
+        *repeated("2.5.0", "wobbly", ["pass"] * 4 + ["timeout"], even),
+        report_cell("2.5.0", "once"),
+    ]
+    out = tmp_path / "report"
+    report.build_report([str(write_by_release(tmp_path / "records", rows))], str(out), charts=False)
+    index = (out / "index.md").read_text(encoding="utf-8")
+    # A refused export that now gives wrong numbers is no fix: it is counted and listed with the regressions.
+    assert "**1 regression** (0 status regressions, **1 now wrong numbers**: an export that failed now gives" in index
+    assert "than eager, 0 stage regressions), 0 fixes (" in index and "## Regressions (1 cell)" in index
+    now_wrong = "| strict | ❌ fail → ⚠️ mismatch (now wrong numbers) | `AssertionError`: Tensor-likes are not close! |"
+    assert "| [silent](cases/silent.md) " + now_wrong in index
+    # Five runs a cell support a timing claim and a flakiness claim; the counts say what they rest on: of the
+    # cells exported in both releases, the single-run one and the flaky one (four agreeing runs) are not timed.
+    assert "; 1 slowdown, 0 speedups (timed on 1 of the 3 cells exported in both releases) (" in index
+    assert "; 1 flaky cell (of 6 cells run more than once);" in index
+    assert "| op drift | slower | faster |" in index
+    step = (out / "transition-2.4.1__2.5.0.md").read_text(encoding="utf-8")
+    assert "## Now wrong numbers (1)" in step and "## Fixes (0)" in step
+    assert (
+        "| [silent](cases/silent.md) | strict | ❌ fail → ⚠️ mismatch | `AssertionError`: Tensor-likes are not close! |"
+        in step
+    )
+    assert "## Slowdowns and speedups (1)" in step
+
+
+def test_the_claims_page_judges_an_exportdb_case_by_each_releases_own_claim_and_says_whose(tmp_path: Path):
+    ours = dict(case_file="cases/exportdb/optional_input.py", expected="not-supported-yet")
+    rows = [
+        report_cell("2.1.2", "exportdb/optional_input", "fail", **ours),
+        report_cell("2.9.1", "exportdb/optional_input", **ours, exportdb_claim="not-supported-yet"),
+        report_cell("2.13.0", "exportdb/optional_input", **ours, exportdb_claim="supported"),
+        report_cell("2.13.0", "exportdb/user_input_mutation", "fail", case_file="cases/exportdb/user_input_mutation.py",
+                    expected="supported"),
+    ]  # fmt: skip
+    out = tmp_path / "report"
+    report.build_report([str(write_by_release(tmp_path / "records", rows))], str(out), charts=False)
+    index = (out / "index.md").read_text(encoding="utf-8")
+    # The case file's claim would make 2.13.0's pass a contradiction; 2.13.0's own ExportDB documents support.
+    assert "; 2 cells contradicting the documented claim (for an ExportDB case, that release's own ExportDB" in index
+    page = rendered(out / "claims.md")
+    assert page.rows[0] == ["case", "claim", "claimed by", "mode", "variant", "observed", "releases",
+                            "error (newest release)"]  # fmt: skip
+    assert [row[:7] for row in page.rows[1:]] == [
+        ["exportdb/optional_input", "not-supported-yet", "the release's own ExportDB", "strict", "cpu", "✅ pass",
+         "2.9.1"],
+        ["exportdb/user_input_mutation", "supported", "the case file (the release's ExportDB names none)", "strict",
+         "cpu", "❌ fail", "2.13.0"],
+    ]  # fmt: skip
+
+
+def test_the_command_counts_every_kind_of_regression_and_fix_as_the_front_page_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    broken = dict(serialize_status="error", serialize_error="load-error: no")
+    rows = [
+        report_cell("2.4.1", "worse"),
+        report_cell("2.4.1", "silent", "fail", error_type="RuntimeError", error_message="unsupported"),
+        report_cell("2.4.1", "heals", "fail", error_type="RuntimeError", error_message="unsupported"),
+        report_cell("2.4.1", "saves", serialize_status="ok"),
+        report_cell("2.4.1", "saves-again", **broken),
+        report_cell("2.5.0", "worse", "fail", error_type="RuntimeError", error_message="unsupported"),
+        report_cell("2.5.0", "silent", "mismatch", error_type="AssertionError", error_message="not close"),
+        report_cell("2.5.0", "heals"),
+        report_cell("2.5.0", "saves", **broken),
+        report_cell("2.5.0", "saves-again", serialize_status="ok"),
+    ]
+    folder = write_by_release(tmp_path / "records", rows)
+    out = tmp_path / "report"
+    assert cli.main(["report", str(folder), "--out", str(out), "--no-charts"]) == 0
+    # A status regression, a wrong result and a stage regression; a status fix and a stage fix.
+    assert "5 case pages, 3 regressions (1 now wrong numbers), 2 fixes" in capsys.readouterr().out
+    index = (out / "index.md").read_text(encoding="utf-8")
+    assert "## Regressions (3 cells)" in index
+
+
+def test_cells_and_transitions_of_a_with_set_name_their_set(tmp_path: Path):
+    pinned = "packaging==23.2"
+    rows = [
+        report_cell("2.4.1", "pkg"),
+        report_cell("2.4.1", "pkg", with_set=pinned),
+        report_cell("2.5.0", "pkg"),
+        report_cell("2.5.0", "pkg", "fail", with_set=pinned, error_type="RuntimeError", error_message="boom"),
+    ]
+    out = tmp_path / "report"
+    report.build_report([str(write_by_release(tmp_path / "records", rows))], str(out), charts=False)
+    grid = rendered(out / "grid.md")
+    header = next(row for row in grid.rows if row[:4] == ["release", "variant", "Python", "--with"])
+    assert header[4] == "mode"
+    # Two rows per release and mode, told apart by their set.
+    assert [row[:5] for row in grid.rows if row[:1] == ["2.5.0"]] == [
+        ["2.5.0", "cpu", "3.11", "", "strict"],
+        ["2.5.0", "cpu", "3.11", pinned, "strict"],
+    ]
+    index = (out / "index.md").read_text(encoding="utf-8")
+    assert "| [pkg](cases/pkg.md) \\[packaging==23.2\\] | strict | ✅ pass → ❌ fail |" in index
+    step = (out / "transition-2.4.1__2.5.0.md").read_text(encoding="utf-8")
+    assert "| [pkg](cases/pkg.md) \\[packaging==23.2\\] | strict | ✅ pass → ❌ fail |" in step
+    # Without a set anywhere, the counts have no column for one.
+    plain = tmp_path / "plain"
+    report.build_report([str(write_by_release(tmp_path / "plain-records", rows[::2]))], str(plain), charts=False)
+    assert "--with" not in (plain / "grid.md").read_text(encoding="utf-8")

@@ -102,7 +102,16 @@ def test_page_has_the_summary_share_tables_regressions_and_case_grids(tmp_path: 
     assert rows[0] == ["saved on ↓ / loaded on →", "2.5.1", "2.6.0", "2.7.0"]
     assert rows[1] == ["2.5.1", "2/2", "2/2", "0/2"]
     assert rows[2] == ["2.6.0", "0/2", "2/2", "2/2"]
-    # 2.7.0 stops loading what 2.6.0 loaded, for each case and mode of 2.5.1.
+    # 2.7.0 stops loading what 2.6.0 loaded of 2.5.1's programs: one load regression, affecting all four...
+    assert "1 load regression, affecting 4 programs." in text
+    assert [
+        "2.5.1",
+        "2.6.0 → 2.7.0",
+        "all 4 that 2.6.0 loaded",
+        "load-error: RuntimeError: Serialized version (7, 3)",
+    ] in rows
+    # ...each listed under it.
+    assert text.index("## Load regressions") < text.index("### Programs affected") < text.index("## Statuses")
     regressions = [row for row in rows if len(row) == 6 and "→" in row[3]]
     assert len(regressions) == 4
     assert regressions[0][:4] == ["2.5.1", "add", "strict", "2.6.0 → 2.7.0"]
@@ -168,6 +177,23 @@ def test_summary_says_where_artifacts_load_and_from_where_they_fail() -> None:
         "Artifacts saved on 2.5.1 (2): all load and match on 2.5.1–2.9.1; from 2.10.0 on, none loads and matches"
         " (load-error: RuntimeError: Serialized version (7, 3) does not match our current schema version (8, 1).)."
     )
+
+
+def test_untrusted_loads_are_named_as_not_tried_never_as_failures(tmp_path: Path) -> None:
+    unsigned = dict(status="untrusted", error_type="UntrustedArtifact", error_message="no signature (meta.sig)")
+    rows = [load("2.5.1", "2.5.1"), load("2.5.1", "2.5.1", case="b", **unsigned)]
+    rows += [load("2.5.1", "2.6.0", case=case, **unsigned) for case in ("add", "b")]
+    assert page.summary(loads_table.table(frame(rows))) == (
+        "Artifacts saved on 2.5.1 (2): all load and match on 2.5.1; 3 loads not tried, as untrusted: no signature,"
+        " or one that does not match (load --trust) (none tried on 2.6.0)."
+    )
+    page.write(str(tmp_path), frame(rows), charts=False, cases=["add"])
+    text = (tmp_path / "artifacts.md").read_text(encoding="utf-8")
+    table = table_rows(text)
+    # 2.6.0 tried nothing: the square says why, and counts no failure.
+    assert table[1] == ["2.5.1", "1/1", "🔒"]
+    assert "failing loads" not in text and "UntrustedArtifact" not in text
+    assert ["2.5.1", "✅", "🔒"] in table and ["2.5.1", "🔒", "🔒"] in table
 
 
 def test_summary_names_partial_loads_untried_releases_and_each_saving_release() -> None:
@@ -241,5 +267,26 @@ def test_the_front_page_summarises_saved_programs_and_links_their_page(tmp_path:
     build.build_report([str(folder)], str(tmp_path / "out"), charts=False)
     index = (tmp_path / "out" / "index.md").read_text(encoding="utf-8")
     assert "## Saved programs across releases" in index
-    assert "Artifacts saved on 2.5.1" in index and "[saved programs](artifacts.md)" in index
-    assert "load regression(s)" in index
+    # The front page shows the epochs (2.7.0 reads 2.6.0's programs, not 2.5.1's); the prose is on artifacts.md.
+    assert "| 2.5.1–2.6.0 | 8 | 12 of 12 | no | none | – |" in index and "[saved programs](artifacts.md)" in index
+    assert "Artifacts saved on 2.5.1" not in index
+    # One load regression (2.7.0 stops loading 2.5.1's programs), however many programs it affects.
+    assert "**1 load regression**, affecting 4 saved programs" in index
+    assert "- saved on 2.5.1, loaded on 2.7.0 after 2.6.0: all 4 that 2.6.0 loaded; load-error: RuntimeError:" in index
+    assert "- Saved programs: 1 load regression, affecting 4 programs" in index
+
+
+def test_the_share_heatmap_uses_the_colour_blind_safe_scale_of_the_other_charts() -> None:
+    from matplotlib import colormaps
+
+    from matrix.report import charts
+
+    table = loads_table.table(frame(loads()))
+    grid = loads_table.heatmap(table)
+    saved, loaded = loads_table.orders(table)
+    figure = page._heatmap(grid[grid["mode"] == "strict"], saved, loaded, "title")
+    scale = figure.axes[0].images[0].get_cmap()
+    # cividis from no share to all, a grey where nothing was tried: no red against green.
+    for share in (0.0, 0.5, 1.0):
+        assert scale(share) == colormaps[charts.SCALE](share)
+    assert charts.SCALE == "cividis"

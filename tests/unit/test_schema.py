@@ -34,3 +34,12 @@ def test_first_line_is_the_first_non_blank_line_stripped_and_cut(text: Any, limi
 def test_first_line_cuts_at_500_characters_unless_told():
     assert schema.first_line("y" * 501 + "\nz") == "y" * 500
     assert schema.first_line(str(RuntimeError("  lead\nrest"))) == "lead"
+
+
+def test_a_with_set_is_part_of_a_cells_identity_and_a_missing_one_is_none():
+    bare = {"torch_version": "2.9.1", "variant": "pypi", "python": "3.11", "case": "m", "mode": "strict"}
+    assert schema.identity(bare) == schema.identity(dict(bare, run=0, with_set=""))
+    assert schema.identity(dict(bare, with_set="packaging==23.2")) != schema.identity(
+        dict(bare, with_set="packaging==24.1")
+    )
+    assert "with_set" in schema.CELL_KEYS and set(schema.IDENTITY) <= set(schema.CELL_KEYS)

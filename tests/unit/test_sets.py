@@ -50,3 +50,18 @@ def test_options_the_worker_refuses_leave_the_plan_to_it() -> None:
     assert sets.plan(["--cases", CASES, "--mode", "sideways"], "2.13.0+cpu") is None
     assert sets.plan(["--cases", CASES, "--tag", "no-such-tag"], "2.13.0+cpu") is None
     assert sets.plan(["--source", "exportdb"], "2.13.0+cpu") is None
+
+
+def test_a_set_the_resolver_refuses_records_which_part_of_it_came_from_with() -> None:
+    from matrix.envs import environments, releases
+    from matrix.envs.install import BuildUnavailable
+
+    build = releases.default_matrix().resolve("2.9.1")
+    spec = environments.Spec(build, "3.11", "timm + transformers==4.57.1")
+    refused = BuildUnavailable("no solution: transformers==4.57.1 needs a newer torch")
+    cells = sets.unresolvable_cells(spec, [info("own", "timm"), info("bare")], ["strict"], refused)
+    assert [(c["case"], c["status"], c["with_set"]) for c in cells] == [
+        ("own", "not-applicable", "transformers==4.57.1"),
+        ("bare", "not-applicable", "timm + transformers==4.57.1"),
+    ]
+    assert sets.requested("timm + transformers==4.57.1", info("both", "Timm", "transformers==4.57.1")) == ""

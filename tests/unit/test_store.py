@@ -217,3 +217,52 @@ def test_paths_of_the_machine_that_ran_a_record_are_cut_on_loading(tmp_path: Pat
     old = cell("2.4.1", "x", "fail", error_message="cannot import (/home/someone/envs/t/torch/export/__init__.py)")
     write_records(tmp_path / "a.jsonl", [old])
     assert list(store.load([str(tmp_path)]).cells["error_message"]) == ["cannot import (__init__.py)"]
+
+
+def test_each_with_set_is_a_cell_of_its_own_and_a_record_without_one_ran_without(tmp_path: Path):
+    def ran(status: str, with_set: str, when: str) -> dict:
+        return cell("2.9.1", "m", status, dependency_set=with_set, with_set=with_set, finished_at=when)
+
+    old = cell("2.9.1", "m", "fail", finished_at="2025-01-01T00:00:00+00:00")
+    del old["with_set"]  # written before the key existed
+    bare = ran("pass", "", "2025-01-03T00:00:00+00:00")
+    write_records(
+        tmp_path / "a.jsonl",
+        [
+            old,
+            ran("pass", "packaging==23.2", "2025-01-02T00:00:00+00:00"),
+            ran("fail", "packaging==24.1", "2025-01-02T00:00:00+00:00"),
+            bare,
+        ],
+    )
+    loaded = store.load([str(tmp_path)])
+    assert list(zip(loaded.cells["with_set"], loaded.cells["status"])) == [
+        ("", "pass"),
+        ("packaging==23.2", "pass"),
+        ("packaging==24.1", "fail"),
+    ]
+    assert loaded.superseded == 1 and loaded.warnings == ()
+
+
+def test_a_with_set_that_is_not_text_is_skipped_naming_the_line(tmp_path: Path):
+    path = write_records(tmp_path / "a.jsonl", [cell("2.9.1", "m"), cell("2.9.1", "n", with_set=["packaging"])])
+    loaded = store.load([str(tmp_path)])
+    assert list(loaded.cells["case"]) == ["m"]
+    assert loaded.warnings == ("%s:2: skipped a cell record whose identity is not text (with_set is a list)" % path,)
+
+
+def test_each_cell_carries_the_packages_its_runs_environment_added(tmp_path: Path):
+    environment = dict(
+        environment_record("2.9.1"), run_id="r1", dependency_set="timm", added_packages={"timm": "1.0.31"}
+    )
+    write_records(
+        tmp_path / "a.jsonl",
+        [
+            environment,
+            cell("2.9.1", "real", run_id="r1", dependency_set="timm"),
+            # Recorded without running (the set did not resolve): no environment record speaks for it.
+            cell("2.9.1", "refused", run_id="r2", dependency_set="timm", status="not-applicable"),
+        ],
+    )
+    cells = store.load([str(tmp_path)]).cells
+    assert dict(zip(cells["case"], cells["added_packages"])) == {"real": {"timm": "1.0.31"}, "refused": None}

@@ -103,7 +103,7 @@ def test_mode_counts_say_per_environment_which_mode_alone_passes(tmp_path: Path)
     table = load(tmp_path, rows)
     found = tables.mode_counts(table)
     assert list(found.columns) == tables.MODE_COUNT_COLUMNS
-    assert found.drop(columns=["variant", "python"]).values.tolist() == [
+    assert found.drop(columns=["variant", "python", "with_set"]).values.tolist() == [
         ["2.9.1", 3, 2, 1, 0, 1],
         ["2.10.0", 1, 1, 0, 1, 0],
     ]
@@ -148,6 +148,40 @@ def test_claims_lists_contradicted_cells(tmp_path: Path):
     assert found.iloc[1]["error"] == "RuntimeError: boom"
 
 
+def test_an_exportdb_case_is_judged_against_each_releases_own_exportdb_claim(tmp_path: Path):
+    # The case file carries one release's support level; each release's records carry what its own ExportDB says.
+    ours = dict(case_file="cases/exportdb/optional_input.py", source="cases", expected="not-supported-yet")
+    rows = [
+        cell("2.1.2", "exportdb/optional_input", "fail", **ours),  # no such example in 2.1: the case file stands in
+        cell("2.9.1", "exportdb/optional_input", "pass", exportdb_claim="not-supported-yet", **ours),
+        cell("2.13.0", "exportdb/optional_input", "pass", exportdb_claim="supported", **ours),
+        cell("2.13.0", "exportdb/optional_input", "fail", mode="non-strict", exportdb_claim="supported", **ours),
+        cell("2.13.0", "tutorial/cond", "pass", case_file="cases/tutorial/cond.py", expected="fails"),
+        cell("2.13.0", "torch-exportdb/list_contains", "fail", source="exportdb", expected="supported"),
+    ]
+    table = load(tmp_path, rows)
+    claimed = table.join(tables.documented_claims(table))
+    assert sorted(
+        zip(claimed["release"], claimed["case"], claimed["mode"], claimed["claim"], claimed["claimed_by"])
+    ) == [
+        ("2.1.2", "exportdb/optional_input", "strict", "not-supported-yet", tables.BY_CASE_FOR_RELEASE),
+        ("2.13.0", "exportdb/optional_input", "non-strict", "supported", tables.BY_RELEASE),
+        ("2.13.0", "exportdb/optional_input", "strict", "supported", tables.BY_RELEASE),
+        ("2.13.0", "torch-exportdb/list_contains", "strict", "supported", tables.BY_CASE_FOR_RELEASE),
+        ("2.13.0", "tutorial/cond", "strict", "fails", tables.BY_CASE),
+        ("2.9.1", "exportdb/optional_input", "strict", "not-supported-yet", tables.BY_RELEASE),
+    ]
+    found = tables.claims(table)
+    # 2.9.1 documents no support and it passes: contradicted; 2.13.0 documents support: only its failing mode is.
+    assert sorted(zip(found["release"], found["case"], found["mode"], found["claim"], found["claimed_by"])) == [
+        ("2.13.0", "exportdb/optional_input", "non-strict", "supported", tables.BY_RELEASE),
+        ("2.13.0", "torch-exportdb/list_contains", "strict", "supported", tables.BY_CASE_FOR_RELEASE),
+        ("2.13.0", "tutorial/cond", "strict", "fails", tables.BY_CASE),
+        ("2.9.1", "exportdb/optional_input", "strict", "not-supported-yet", tables.BY_RELEASE),
+    ]
+    assert set(found["expected"]) == {"not-supported-yet", "fails", "supported"}
+
+
 def test_summary_counts_and_pass_rate_leave_out_not_applicable(tmp_path: Path):
     rows = [
         cell("2.4.1", "a", "pass"),
@@ -190,9 +224,11 @@ def test_baseline_comparison(tmp_path: Path):
             cell("2.4.1", "same"),
             cell("2.4.1", "worse"),
             cell("2.4.1", "better", "fail"),
+            cell("2.4.1", "silent", "fail"),
             cell("2.4.1", "odd", "pass"),
             cell("2.4.1", "gone"),
             cell("2.5.0", "same"),
+            cell("2.5.0", "silent", "fail"),
         ],
     )
     current = load(
@@ -200,20 +236,24 @@ def test_baseline_comparison(tmp_path: Path):
         [
             cell("2.4.1", "same"),
             cell("2.4.1", "worse", "crash"),
-            cell("2.4.1", "better", "mismatch"),
+            cell("2.4.1", "better", "pass"),
+            cell("2.4.1", "silent", "fail"),
             cell("2.4.1", "odd", "not-applicable"),
             cell("2.4.1", "new"),
             cell("2.5.0", "same"),
+            # A refused export that now gives wrong numbers: a wrong result, as between two releases.
+            cell("2.5.0", "silent", "mismatch"),
             cell("2.6.0", "same", "fail"),
         ],
     )
     base, base_moves = tables.read_baseline(str(folder))
     moves = transitions.find(current)
     comparison = tables.compare(current, moves, base, base_moves)
-    assert list(zip(comparison.changed["case"], comparison.changed["kind"])) == [
-        ("better", "fix"),
-        ("odd", "change"),
-        ("worse", "regression"),
+    assert list(zip(comparison.changed["release"], comparison.changed["case"], comparison.changed["kind"])) == [
+        ("2.4.1", "better", "fix"),
+        ("2.4.1", "odd", "change"),
+        ("2.4.1", "worse", "regression"),
+        ("2.5.0", "silent", "wrong-result"),
     ]
     assert list(zip(comparison.new_cells["release"], comparison.new_cells["case"])) == [
         ("2.4.1", "new"),
@@ -221,7 +261,8 @@ def test_baseline_comparison(tmp_path: Path):
     ]
     assert list(comparison.vanished_cells["case"]) == ["gone"]
     assert list(zip(comparison.new_transitions["kind"], comparison.new_transitions["after"])) == [
-        ("regression", "2.6.0")
+        ("wrong-result", "2.5.0"),
+        ("regression", "2.6.0"),
     ]
     assert comparison.gone_transitions.empty
 
@@ -298,3 +339,50 @@ def test_failure_signatures_group_by_error_class_and_first_line(tmp_path: Path):
         ["2.4.1", "2.5.0"],
     )
     assert found.iloc[1]["statuses"] == ["crash"]
+
+
+def test_two_with_sets_of_one_release_are_two_cells_side_by_side(tmp_path: Path):
+    def ran(status: str, with_set: str, mode: str = "strict") -> Dict[str, Any]:
+        return cell("2.9.1", "m", status, mode=mode, dependency_set=with_set, with_set=with_set)
+
+    old, new = "transformers==4.57.1", "transformers==5.2.0"
+    rows = [ran("pass", old), ran("pass", old, "non-strict"), ran("fail", new), ran("pass", new, "non-strict")]
+    table = load(tmp_path, rows + [cell("2.9.1", "m"), cell("2.10.0", "m", with_set=old)])
+    assert list(tables.environment_labels(table)) == [
+        "2.9.1",
+        "2.9.1 [transformers==4.57.1]",
+        "2.9.1 [transformers==4.57.1]",
+        "2.9.1 [transformers==5.2.0]",
+        "2.9.1 [transformers==5.2.0]",
+        "2.10.0 [transformers==4.57.1]",
+    ]
+    grid = tables.pivot(table)
+    assert grid.loc["m"].to_dict() == {
+        "2.9.1/strict": "pass",
+        "2.9.1 [transformers==4.57.1]/strict": "pass",
+        "2.9.1 [transformers==4.57.1]/non-strict": "pass",
+        "2.9.1 [transformers==5.2.0]/strict": "fail",
+        "2.9.1 [transformers==5.2.0]/non-strict": "pass",
+        "2.10.0 [transformers==4.57.1]/strict": "pass",
+    }
+    rates = tables.summary(table)
+    assert list(zip(rates["with_set"], rates["mode"], rates["pass_rate"]))[:5] == [
+        ("", "strict", 1.0),
+        (old, "strict", 1.0),
+        (old, "non-strict", 1.0),
+        (new, "strict", 0.0),
+        (new, "non-strict", 1.0),
+    ]
+    counts = tables.mode_counts(table)
+    assert list(zip(counts["with_set"], counts["both_modes"], counts["non_strict_only"])) == [(old, 1, 0), (new, 1, 1)]
+    assert list(tables.mode_disagreements(table)["with_set"]) == [new]
+
+
+def test_a_baseline_from_before_with_sets_compares_as_cells_without_one(tmp_path: Path):
+    folder = write_baseline(tmp_path, [cell("2.4.1", "x")])
+    pd.read_parquet(folder / "cells.parquet").drop(columns="with_set").to_parquet(folder / "cells.parquet")
+    base, _ = tables.read_baseline(str(folder))
+    current = load(tmp_path, [cell("2.4.1", "x", "fail"), cell("2.4.1", "x", with_set="packaging==24.1")])
+    comparison = tables.compare(current, transitions.find(current), base, None)
+    assert list(zip(comparison.changed["with_set"], comparison.changed["kind"])) == [("", "regression")]
+    assert list(comparison.new_cells["with_set"]) == ["packaging==24.1"]

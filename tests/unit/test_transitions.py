@@ -62,7 +62,28 @@ def test_status_order_pass_mismatch_fail_crash():
     for worse_index, worse in enumerate(order):
         for better in order[worse_index + 1 :]:
             assert kinds([cell("2.1.0", better), cell("2.2.0", worse)]) == [("regression", "2.1.0", "2.2.0")]
-            assert kinds([cell("2.1.0", worse), cell("2.2.0", better)]) == [("fix", "2.1.0", "2.2.0")]
+            up = "wrong-result" if better == "mismatch" else "fix"
+            assert kinds([cell("2.1.0", worse), cell("2.2.0", better)]) == [(up, "2.1.0", "2.2.0")]
+
+
+@pytest.mark.parametrize("refused", ["fail", "crash", "timeout"])
+def test_a_refused_export_that_now_gives_wrong_numbers_is_a_wrong_result_not_a_fix(refused: str):
+    rows = [
+        cell("2.1.0", refused, error_type="torch._dynamo.exc.Unsupported", error_message="graph break"),
+        cell("2.2.0", "mismatch", error_type="AssertionError", error_message="Tensor-likes are not close!"),
+        passing("2.3.0"),
+    ]
+    found = transitions.find(pd.DataFrame(rows))
+    assert list(found["kind"]) == ["wrong-result", "fix"]
+    wrong = found.iloc[0]
+    assert (wrong["status_before"], wrong["status_after"], wrong["detail"]) == (
+        refused,
+        "mismatch",
+        f"{refused} → mismatch",
+    )
+    # Explained by what the newer release does: its wrong numbers, not the error it no longer raises.
+    assert (wrong["error_type"], wrong["error_message"]) == ("AssertionError", "Tensor-likes are not close!")
+    assert "wrong-result" in transitions.REGRESSIONS and "fix" not in transitions.REGRESSIONS
 
 
 def test_crash_and_timeout_are_equally_bad():
@@ -425,6 +446,21 @@ def test_scheme_is_the_known_fingerprint_version_both_cells_share(old: Any, new:
     assert transitions.scheme({"fingerprint_version": old}, {"fingerprint_version": new}) == expected
 
 
+@pytest.mark.parametrize(
+    "runs, expected",
+    [([1, 1, 1], (1, 1)), ([3, 5, 3], (3, 5)), ([None, math.nan, 2], (1, 2)), ([2.0, 4], (2, 4)), ([], (0, 0))],
+)
+def test_repeats_are_the_fewest_and_most_runs_a_cell_had(runs: List[Any], expected: tuple):
+    assert transitions.repeats(runs) == expected
+
+
+def test_a_step_knows_how_many_runs_its_cells_had():
+    rows = [passing("2.1.0", runs=1), passing("2.2.0", runs=3)]
+    rows += [passing("2.1.0", case="d", runs=2), passing("2.2.0", case="d", runs=2)]
+    (step,) = steps(rows)
+    assert step.repeats == (1, 3)
+
+
 def test_timeable_needs_both_cells_exported_with_enough_runs():
     runs = [0.1] * transitions.MIN_RUNS
     assert transitions.timeable(timed("2.1.0", runs), dict(timed("2.2.0", runs), status="mismatch"))
@@ -432,3 +468,42 @@ def test_timeable_needs_both_cells_exported_with_enough_runs():
     assert not transitions.timeable(dict(timed("2.1.0", runs), status="fail"), timed("2.2.0", runs))
     assert transitions.both_exported(cell("2.1.0", "mismatch"), passing("2.2.0"))
     assert not transitions.both_exported(cell("2.1.0", "crash"), passing("2.2.0"))
+
+
+def test_each_with_set_is_its_own_series():
+    # Compared across sets, 2.9.1 [a] → 2.10.0 [b] would be a regression; each set alone changes nothing.
+    rows = [
+        passing("2.9.1", with_set="packaging==23.2"),
+        passing("2.10.0", with_set="packaging==23.2"),
+        cell("2.9.1", "fail", with_set="packaging==24.1"),
+        cell("2.10.0", "fail", with_set="packaging==24.1"),
+    ]
+    compared = transitions.pairs(pd.DataFrame(rows))
+    assert sorted((b["with_set"], a["with_set"]) for b, a in compared) == [
+        ("packaging==23.2", "packaging==23.2"),
+        ("packaging==24.1", "packaging==24.1"),
+    ]
+    assert kinds(rows) == []
+
+
+def test_a_transition_names_the_with_set_of_its_cells():
+    rows = [
+        passing("2.9.1", with_set="packaging==23.2"),
+        cell("2.10.0", "fail", with_set="packaging==23.2"),
+        passing("2.9.1"),
+        cell("2.10.0", "fail"),
+    ]
+    found = transitions.find(pd.DataFrame(rows))
+    assert list(zip(found["kind"], found["with_set"])) == [("regression", ""), ("regression", "packaging==23.2")]
+
+
+def test_status_change_is_the_one_rule_for_regressions_wrong_results_and_fixes():
+    assert transitions.status_change("pass", "fail") == "regression"
+    assert transitions.status_change("fail", "mismatch") == "wrong-result"
+    assert transitions.status_change("crash", "mismatch") == "wrong-result"
+    assert transitions.status_change("mismatch", "pass") == "fix"
+    assert transitions.status_change("fail", "pass") == "fix"
+    assert transitions.status_change("pass", "pass") is None
+    assert transitions.status_change("not-applicable", "pass") is None
+    assert set(transitions.REGRESSIONS) | set(transitions.FIXES) <= set(transitions.KINDS)
+    assert not set(transitions.REGRESSIONS) & set(transitions.FIXES)

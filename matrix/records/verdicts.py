@@ -1,0 +1,543 @@
+"""The answers a report opens with, judged from its tables: data only, the front page words them.
+
+- :func:`open_regressions`: of the regressions found between releases, those still broken on
+  the newest release, and how many are fixed there since.
+- :func:`expected`: per environment and mode, how the cells of cases documented to work there
+  end: a case whose claim requires a pass in that mode, the claim being the release's own
+  (:func:`claims`: for an ExportDB case, that release's ExportDB; else the case's ``expected``).
+  The denominator is every case of the table documented to work on that release, whether the
+  release ran it or not (a case it did not run is judged by its own ``expected``): a cell an
+  environment did not run, or that was not applicable there, counts as not passing, so a
+  release that ran fewer cells never gets a better-looking rate for it. Where no release's
+  ExportDB names a claim, the denominator is the same for every environment.
+- :func:`best`: per mode, the environments that pass the largest share of those cells.
+- :func:`sample`: what a reader must know to read a change between two releases: the minor
+  series of the range that were not run, build changes (CPU / CUDA) between compared releases,
+  and the releases' default of ``export(strict=...)``.
+- :func:`since_baseline`: what changed since an earlier report, in counts.
+
+:func:`judge` gathers them, with the saved-program epochs (:mod:`matrix.records.epochs`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+
+import pandas as pd
+
+from matrix.envs import releases as release_list
+from matrix.records import epochs as saved_epochs
+from matrix.records import store, tables
+from matrix.records.tables import FAILING, BaselineComparison
+from matrix.records.transitions import FIXES, REGRESSIONS, base
+from matrix.schema import MODES, STAGE_ERROR, STAGE_OK, rank
+
+ENV = ["release", "variant", "python"]
+# The part of an environment's name a cell adds where it ran with ``--with`` packages.
+WITH_SET = "with_set"
+# The claims that say a case works, and the modes they say it works in.
+WORKS_IN: Mapping[str, Tuple[str, ...]] = {
+    "supported": MODES,
+    "strict-only": ("strict",),
+    "non-strict-only": ("non-strict",),
+}
+
+
+@dataclass(frozen=True)
+class OpenRegression:
+    """A regression between two releases that the newest release still shows, its modes together."""
+
+    case: str
+    modes: Tuple[str, ...]
+    kind: str  # one of transitions.REGRESSIONS
+    before: str  # the transition where it broke
+    after: str
+    variant_before: str
+    variant: str
+    status_before: str
+    status_after: str
+    stage: Optional[str]  # the stage that started failing, for a stage regression
+    now: Tuple[str, ...]  # each mode's status on the newest release
+    across_build_change: bool  # the transition also changed the build (CPU / CUDA)
+    with_set: str = ""  # the cells' ``--with`` set, "" for none
+
+
+@dataclass(frozen=True)
+class Regressions:
+    """The regressions found between releases, judged on the newest release."""
+
+    newest: Tuple[str, ...]  # the newest release's builds in the table (usually one)
+    found: int  # cells that got worse between two releases (each transition of each cell once)
+    # Where the open ones broke: per cell the oldest open regression, modes that broke alike together.
+    open: Tuple[OpenRegression, ...]
+    open_count: int  # of ``found``, those still worse on the newest release
+    open_cells: int  # the cells (case, mode, variant, --with set) those are in
+    fixed: int  # of ``found``, those as good as before again on the newest release
+    unknown: int  # of ``found``, those the newest release did not run, or ran without a rank
+
+
+@dataclass(frozen=True)
+class Expected:
+    """One environment and mode: how the cells of the cases documented to work there end."""
+
+    environment: str  # its label, as tables.environment_labels names it
+    release: str
+    variant: str
+    python: str
+    mode: str
+    cases: int  # the denominator: every case documented to work in this mode on this release (see expected)
+    ran: int  # of those, the cells this environment ran (an applicable status)
+    passed: int
+    unexpected: int  # of those, the cells that fail (mismatch, fail, crash, timeout)
+    failing: int  # every failing cell of this environment and mode, documented to work or not
+
+    @property
+    def rate(self) -> float:
+        return self.passed / self.cases if self.cases else math.nan
+
+
+@dataclass(frozen=True)
+class Best:
+    """Per mode, the environments passing the largest share of the cells documented to work (ties all given, in
+    version order)."""
+
+    mode: str
+    environments: Tuple[str, ...]
+    passed: int
+    cases: int
+
+
+@dataclass(frozen=True)
+class BuildChange:
+    """Two compared releases of different builds: a change between them mixes release and build."""
+
+    before: str
+    after: str
+    build_before: str  # e.g. "CUDA 12.8", "CPU"
+    build_after: str
+    regressions: int  # regressions and fixes found on that transition
+    fixes: int
+
+
+@dataclass(frozen=True)
+class StrictDefault:
+    """A release's default of ``torch.export.export(strict=...)``: ``strict``, ``non-strict``, or None if unknown."""
+
+    release: str
+    mode: Optional[str]
+    keyword: bool  # whether export() takes ``strict`` at all (without it, export is strict)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """What the sample of releases leaves out or mixes."""
+
+    minors: Tuple[str, ...]  # the minor series from the oldest run to the newest (known to the matrix, or run)
+    run: Tuple[str, ...]  # those run
+    build_changes: Tuple[BuildChange, ...]
+    strict_defaults: Tuple[StrictDefault, ...]  # one per release, in version order
+
+    @property
+    def not_run(self) -> Tuple[str, ...]:
+        return tuple(m for m in self.minors if m not in self.run)
+
+    @property
+    def strict_flips(self) -> Tuple[Tuple[StrictDefault, StrictDefault], ...]:
+        """Consecutive releases (of those whose default is known) whose default differs."""
+        known = [d for d in self.strict_defaults if d.mode is not None]
+        return tuple((a, b) for a, b in zip(known, known[1:]) if a.mode != b.mode)
+
+
+@dataclass(frozen=True)
+class SinceBaseline:
+    """What changed since an earlier report (``--baseline``), in counts."""
+
+    name: str
+    changed: int
+    regressions: int  # of those, cells whose status got worse or turned into wrong numbers (REGRESSIONS)
+    fixes: int
+    new_cells: int
+    vanished_cells: int
+    new_transitions: int  # regressions and fixes between releases the baseline did not show
+    gone_transitions: int
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    """Everything the front page opens with."""
+
+    regressions: Regressions
+    expected: Tuple[Expected, ...]  # environments in version order, then mode
+    best: Tuple[Best, ...]  # one per mode with cases documented to work
+    epochs: Tuple[saved_epochs.Epoch, ...]
+    sample: Sample
+    baseline: Optional[SinceBaseline] = None
+
+
+def judge(
+    cells: pd.DataFrame,
+    moves: pd.DataFrame,
+    environments: pd.DataFrame,
+    loads: pd.DataFrame,
+    compared: Sequence[Tuple[str, str]] = (),
+    baseline: Optional[BaselineComparison] = None,
+    baseline_name: Optional[str] = None,
+    known_releases: Sequence[str] = (),
+) -> Verdicts:
+    """The verdicts over a cell table, its transitions, the environment records and a load table.
+
+    ``loads`` is :func:`matrix.records.artifacts.table` (empty when nothing was loaded); ``compared``
+    the release transitions (older, newer) the transitions were looked for on; ``known_releases``
+    the releases of the matrix, to tell which minor series were not run.
+    """
+    builds = build_names(cells, environments)
+    found = expected(cells)
+    return Verdicts(
+        regressions=open_regressions(cells, moves, builds),
+        expected=tuple(found),
+        best=tuple(best(found)),
+        epochs=tuple(saved_epochs.epochs(loads)),
+        sample=sample(cells, moves, environments, compared, known_releases, builds),
+        baseline=since_baseline(baseline, baseline_name),
+    )
+
+
+# --- regressions still open on the newest release ---------------------------------------------------
+
+
+def open_regressions(
+    cells: pd.DataFrame, moves: pd.DataFrame, builds: Optional[Mapping[str, str]] = None
+) -> Regressions:
+    """The regressions of ``moves`` (``transitions.REGRESSIONS``) judged on the newest release of ``cells``.
+
+    Each is open, fixed or not judged as :func:`_state` says. The newest release's cell is the one
+    of the same case and mode, of the regression's variant and ``--with`` set where that release
+    has them, under its newest Python.
+    """
+    found = moves[moves["kind"].isin(REGRESSIONS)] if not moves.empty else moves
+    releases = store.ordered(cells["release"]) if not cells.empty else []
+    if not releases:
+        return Regressions((), len(found), (), 0, 0, 0, len(found))
+    newest_base = base(releases[-1])
+    newest = cells[cells["release"].map(lambda r: base(str(r)) == newest_base)]
+    newest = newest.assign(_python=store.rank(newest["python"].astype(object))).sort_values("_python", kind="stable")
+    now: Dict[Tuple[str, str], List[Dict[str, Any]]] = {}
+    for row in newest.to_dict("records"):
+        now.setdefault((str(row["case"]), str(row["mode"])), []).append(row)
+    fixed = unknown = 0
+    still: List[Dict[str, Any]] = []
+    for move in found.to_dict("records"):
+        cell = _newest_cell(now.get((str(move["case"]), str(move["mode"])), []), move)
+        state = _state(move, cell)
+        if state == "fixed":
+            fixed += 1
+        elif state == "unknown":
+            unknown += 1
+        else:
+            still.append({**move, "_now": str(cell["status"]) if cell else ""})
+    still.sort(key=lambda m: (store.release_key(str(m["after"])), store.release_key(str(m["before"]))))
+    oldest: Dict[Tuple[str, str, str, str], Dict[str, Any]] = {}
+    for move in still:
+        oldest.setdefault((str(move["case"]), str(move["mode"]), str(move["variant"]), _with_set(move)), move)
+    groups: Dict[Tuple[str, ...], List[Dict[str, Any]]] = {}
+    fields = ("case", "kind", "before", "after", "variant_before", "variant", "stage", "status_before", "status_after")
+    for move in oldest.values():
+        groups.setdefault((*(str(move.get(k)) for k in fields), _with_set(move)), []).append(move)
+    names = builds or {}
+    listed = []
+    for members in groups.values():
+        first = members[0]
+        stage = first.get("stage")
+        by_mode = {str(m["mode"]): m["_now"] for m in members}
+        modes = tuple(m for m in MODES if m in by_mode)
+        listed.append(
+            OpenRegression(
+                case=str(first["case"]),
+                modes=modes,
+                kind=str(first["kind"]),
+                before=str(first["before"]),
+                after=str(first["after"]),
+                variant_before=str(first.get("variant_before") or first["variant"]),
+                variant=str(first["variant"]),
+                status_before=str(first["status_before"]),
+                status_after=str(first["status_after"]),
+                stage=stage if isinstance(stage, str) else None,
+                now=tuple(by_mode[m] for m in modes),
+                across_build_change=changes_build(names, str(first["before"]), str(first["after"])),
+                with_set=_with_set(first),
+            )
+        )
+    listed.sort(key=lambda o: (store.release_key(o.after), o.case))
+    return Regressions(
+        tuple(store.ordered(newest["release"])), len(found), tuple(listed), len(still), len(oldest), fixed, unknown
+    )
+
+
+def _newest_cell(candidates: List[Dict[str, Any]], move: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    """The last candidate (newest Python) of the regression's variant and ``--with`` set, else the nearest."""
+    chosen = [c for c in candidates if c["variant"] == move.get("variant")] or candidates
+    chosen = [c for c in chosen if _with_set(c) == _with_set(move)] or chosen
+    return chosen[-1] if chosen else None
+
+
+def _with_set(row: Mapping[str, Any]) -> str:
+    value = row.get(WITH_SET)
+    return value if isinstance(value, str) else ""
+
+
+def _state(move: Dict[str, Any], cell: Optional[Dict[str, Any]]) -> str:
+    """``open``, ``fixed`` or ``unknown``: where the regression stands on the newest release's cell.
+
+    A status regression is open while the status ranks below the one before it broke; a wrong result
+    (a refusal turned into wrong numbers) while the cell still gives wrong numbers; a stage regression
+    while the cell does not pass with that stage working.
+    """
+    if cell is None:
+        return "unknown"
+    now = rank(cell["status"])
+    if now is None:
+        return "unknown"
+    if move["kind"] == "stage-regression":
+        outcome = cell.get("%s_outcome" % move.get("stage"))
+        if cell["status"] != "pass" or outcome == STAGE_ERROR:
+            return "open"
+        return "fixed" if outcome == STAGE_OK else "unknown"
+    if move["kind"] == "regression":
+        before = rank(move["status_before"])
+        if before is None:
+            return "unknown"
+        return "open" if now < before else "fixed"
+    return "open" if cell["status"] == move["status_after"] else "fixed"
+
+
+# --- cells of cases documented to work ---------------------------------------------------------------
+
+
+def case_claims(cells: pd.DataFrame) -> Dict[str, str]:
+    """Each case's own claim (``expected``): the one its newest cell carries (the catalogue may change between runs)."""
+    claimed = cells[cells["expected"].map(lambda v: isinstance(v, str)).astype(bool)]
+    if claimed.empty:
+        return {}
+    ordered = claimed.assign(_release=store.rank(claimed["release"].astype(object))).sort_values(
+        "_release", kind="stable"
+    )
+    return {str(case): str(claim) for case, claim in zip(ordered["case"], ordered["expected"])}
+
+
+def claims(cells: pd.DataFrame) -> pd.Series:
+    """Per cell of ``cells`` (same index), the claim it is judged against; None where nothing is claimed.
+
+    As :func:`matrix.records.tables.documented_claims` says: for a case that stands for an ExportDB
+    example, the support level that release's own ExportDB gives it; where the release names none, and
+    for every other case, the case's own claim (:func:`case_claims`).
+    """
+    if cells.empty:
+        return pd.Series(dtype=object)
+    own = tables.documented_claims(cells)
+    newest = case_claims(cells)
+    found = [
+        claim if by == tables.BY_RELEASE else newest.get(str(case))
+        for claim, by, case in zip(own["claim"], own["claimed_by"], cells["case"])
+    ]
+    return pd.Series(found, index=cells.index, dtype=object)
+
+
+def expected(cells: pd.DataFrame) -> List[Expected]:
+    """Per environment and mode, the cells of cases documented to work there (see the module docstring)."""
+    if cells.empty:
+        return []
+    said = case_claims(cells)
+    env = ENV + ([WITH_SET] if WITH_SET in cells.columns else [])
+    table = cells.assign(_claim=claims(cells))
+    if WITH_SET in cells.columns:
+        table = table.assign(**{WITH_SET: cells[WITH_SET].fillna("")})
+    envs = store.sort_cells(table[env].drop_duplicates(), release="release")
+    keys = list(envs[env].astype(str).itertuples(index=False, name=None))
+    named = dict(zip(keys, tables.environment_labels(envs)))
+    by_env = {tuple(str(v) for v in key): group for key, group in table.groupby(env, sort=False)}
+    working: Dict[Tuple[Tuple[str, ...], str], Set[str]] = {}
+    for key in keys:
+        group = by_env[key]
+        # A case this environment has no claim for (it did not run it) is judged by the case's own claim.
+        on_env = dict(said)
+        on_env.update({str(c): claim for c, claim in zip(group["case"], group["_claim"]) if isinstance(claim, str)})
+        for mode in MODES:
+            working[(key, mode)] = {case for case, claim in on_env.items() if mode in WORKS_IN.get(claim, ())}
+    found = []
+    for key in keys:
+        group = by_env[key]
+        for mode in MODES:
+            if not any(working[(k, mode)] for k in keys):
+                continue
+            mine = group[group["mode"] == mode]
+            of_work = mine[mine["case"].astype(str).isin(working[(key, mode)])]
+            ran = of_work[of_work["status"].map(lambda s: rank(s) is not None).astype(bool)]
+            found.append(
+                Expected(
+                    environment=str(named[key]),
+                    release=key[0],
+                    variant=key[1],
+                    python=key[2],
+                    mode=mode,
+                    cases=len(working[(key, mode)]),
+                    ran=len(ran),
+                    passed=int((ran["status"] == "pass").sum()),
+                    unexpected=int(ran["status"].isin(FAILING).sum()),
+                    failing=int(mine["status"].isin(FAILING).sum()),
+                )
+            )
+    return found
+
+
+def best(found: Sequence[Expected]) -> List[Best]:
+    """Per mode, the environments of :func:`expected` that pass the largest share of the cases documented to work
+    there (at least one pass); where every environment has the same cases, those that pass the most."""
+    result = []
+    for mode in MODES:
+        mine = [e for e in found if e.mode == mode and e.passed]
+        if not mine:
+            continue
+        top = max(mine, key=lambda e: (e.rate, e.passed))
+        tied = tuple(e.environment for e in mine if (e.passed, e.cases) == (top.passed, top.cases))
+        result.append(Best(mode, tied, top.passed, top.cases))
+    return result
+
+
+# --- the sample's confounds --------------------------------------------------------------------------
+
+
+def build_names(cells: pd.DataFrame, environments: pd.DataFrame) -> Dict[str, str]:
+    """Per release: its build, ``CUDA 12.8`` or ``CPU``, from the environment records, else from its local tag."""
+    found: Dict[str, str] = {}
+    if not environments.empty and "torch_version" in environments.columns:
+        cuda = environments["cuda_version"] if "cuda_version" in environments.columns else None
+        for i, release in enumerate(environments["torch_version"]):
+            if not isinstance(release, str) or release in found:
+                continue
+            version = cuda.iloc[i] if cuda is not None else None
+            if isinstance(version, str) and version:
+                found[release] = "CUDA %s" % version
+            elif cuda is not None:
+                found[release] = "CPU"
+    for release in store.ordered(cells["release"]) if not cells.empty else []:
+        if release not in found:
+            name = _build_of_tag(release)
+            if name is not None:
+                found[release] = name
+    return found
+
+
+def _build_of_tag(release: str) -> Optional[str]:
+    tag = release.split("+", 1)[1] if "+" in release else ""
+    if tag == "cpu":
+        return "CPU"
+    if tag.startswith("cu") and tag[2:].isdigit() and len(tag) > 3:
+        return "CUDA %s.%s" % (tag[2:-1], tag[-1])
+    if tag.startswith("rocm"):
+        return "ROCm %s" % tag[4:]
+    return None
+
+
+def _family(build: Optional[str]) -> Optional[str]:
+    return build.split(" ", 1)[0] if build else None
+
+
+def changes_build(builds: Mapping[str, str], before: str, after: str) -> bool:
+    """Whether two releases are builds of different kinds (CPU, CUDA, ROCm), both known."""
+    was, now = _family(builds.get(before)), _family(builds.get(after))
+    return was is not None and now is not None and was != now
+
+
+def sample(
+    cells: pd.DataFrame,
+    moves: pd.DataFrame,
+    environments: pd.DataFrame,
+    compared: Sequence[Tuple[str, str]] = (),
+    known_releases: Sequence[str] = (),
+    builds: Optional[Mapping[str, str]] = None,
+) -> Sample:
+    """The minor series not run, the build changes between ``compared`` releases (older, newer), the default
+    ``strict``."""
+    run = store.ordered(cells["release"]) if not cells.empty else []
+    minors_run = _minors(run)
+    minors: Tuple[str, ...] = ()
+    if minors_run:
+        low, high = minor_key(minors_run[0]), minor_key(minors_run[-1])
+        every = set(minors_run) | {m for m in _minors(known_releases) if low <= minor_key(m) <= high}
+        minors = tuple(sorted(every, key=minor_key))
+    names = dict(builds) if builds is not None else build_names(cells, environments)
+    changes = []
+    for before, after in compared:
+        if not changes_build(names, before, after):
+            continue
+        step = moves[(moves["before"] == before) & (moves["after"] == after)] if not moves.empty else moves
+        changes.append(
+            BuildChange(
+                before,
+                after,
+                names[before],
+                names[after],
+                int(step["kind"].isin(REGRESSIONS).sum()) if not step.empty else 0,
+                int(step["kind"].isin(FIXES).sum()) if not step.empty else 0,
+            )
+        )
+    return Sample(minors, tuple(minors_run), tuple(changes), tuple(strict_defaults(environments, run)))
+
+
+def _minors(versions: Sequence[str]) -> List[str]:
+    found = set()
+    for version in versions:
+        try:
+            found.add(release_list.minor_of(str(version)))
+        except release_list.ReleaseError:
+            continue  # not a version: it takes no part in the range
+    return sorted(found, key=minor_key)
+
+
+def minor_key(minor: str) -> Tuple[int, ...]:
+    """A minor series (``2.10``) as numbers, for ordering."""
+    return tuple(int(part) for part in minor.split(".") if part.isdigit())
+
+
+def strict_defaults(environments: pd.DataFrame, order: Sequence[str]) -> List[StrictDefault]:
+    """Per release of ``order``: the default of ``export(strict=...)`` its environment records name."""
+    if environments.empty or "torch_version" not in environments.columns:
+        return [StrictDefault(r, None, True) for r in order]
+    found = []
+    for release in order:
+        rows = environments[environments["torch_version"] == release]
+        values = [v for v in rows.get("strict_default", pd.Series(dtype=object)) if isinstance(v, bool)]
+        keyword = [
+            c.get("export.strict")
+            for c in rows.get("capabilities", pd.Series(dtype=object))
+            if isinstance(c, dict) and isinstance(c.get("export.strict"), bool)
+        ]
+        if values:
+            found.append(StrictDefault(release, "strict" if values[0] else "non-strict", True))
+        elif keyword and not keyword[0]:
+            found.append(StrictDefault(release, "strict", False))  # no keyword: export is strict
+        else:
+            found.append(StrictDefault(release, None, True))
+    return found
+
+
+# --- since the baseline -----------------------------------------------------------------------------
+
+
+def since_baseline(comparison: Optional[BaselineComparison], name: Optional[str]) -> Optional[SinceBaseline]:
+    """The counts of a baseline comparison; None where no baseline was given."""
+    if comparison is None:
+        return None
+    kinds = comparison.changed["kind"] if not comparison.changed.empty else pd.Series(dtype=object)
+    return SinceBaseline(
+        name=name or "the baseline",
+        changed=len(comparison.changed),
+        regressions=int(kinds.isin(REGRESSIONS).sum()),
+        fixes=int(kinds.isin(FIXES).sum()),
+        new_cells=len(comparison.new_cells),
+        vanished_cells=len(comparison.vanished_cells),
+        new_transitions=len(comparison.new_transitions),
+        gone_transitions=len(comparison.gone_transitions),
+    )

@@ -1,0 +1,105 @@
+"""The front page's real-models section: the models of ``real_models/`` by release, with their libraries' versions.
+
+The pack builds real architectures (torchvision, transformers, timm) from code with random
+weights; what a user asks of it is "does my kind of model export on the release I care
+about, and with which version of its library". One row per model, one column per
+environment (release, and ``--with`` set where there is one): the status in each mode and
+the version of each library the model names that this release resolved.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Set, Tuple
+
+import pandas as pd
+
+from matrix.records import packages, store
+from matrix.report import markdown as md
+from matrix.report.findings import Findings
+from matrix.schema import MODES, NO_RECORD, NoCell
+
+# The case folder of the pack: a case whose name starts with it is a real model.
+PREFIX = "real_models/"
+
+
+def models(f: Findings) -> pd.DataFrame:
+    """The cells of the pack's cases, with their environment label in ``_env``."""
+    if f.cells.empty:
+        return f.cells.assign(_env=pd.Series(dtype=object))
+    cells = f.cells.assign(_env=f.labels.to_numpy())
+    return cells[cells["case"].map(lambda case: isinstance(case, str) and case.startswith(PREFIX))]
+
+
+def section(f: Findings) -> str:
+    """The section in Markdown; "" when the records hold no real model."""
+    cells = models(f)
+    if cells.empty:
+        return ""
+    envs = list(dict.fromkeys(store.sort_cells(cells, release="release")["_env"]))
+    modes = [m for m in MODES if m in set(cells["mode"])]
+    by_cell: Dict[Tuple[str, str], List[dict]] = {}
+    for row in cells.to_dict("records"):
+        by_cell.setdefault((str(row["case"]), str(row["_env"])), []).append(row)
+    failed = _not_installed(f, cells)
+    rows = []
+    for case in sorted({case for case, _ in by_cell}):
+        rows.append(
+            [md.case_link(case)] + [_cell(by_cell.get((case, env), []), modes, (case, env) in failed) for env in envs]
+        )
+    rows.append(
+        ["**passes**"]
+        + [_share(cells[cells["_env"] == env], modes, sum(1 for _, e in failed if e == env)) for env in envs]
+    )
+    intro = (
+        "Real architectures built in code with random weights (`cases/real_models/`), each with the libraries it"
+        " names. Each cell shows %s, then the version of each library that release resolved; %s where the"
+        " model's libraries failed to install there. The last row counts the models that pass of those recorded,"
+        " per mode. Status symbols as in the [status grid](grid.md).\n\n" % (" then ".join(modes), NoCell.ENV_ERROR)
+    )
+    table = md.table(["model", *(md.text(env) for env in envs)], rows, ["l"] + ["l"] * len(envs))
+    return "## Real models (%d)\n\n%s%s" % (len({case for case, _ in by_cell}), intro, table)
+
+
+def _not_installed(f: Findings, cells: pd.DataFrame) -> Set[Tuple[str, str]]:
+    """The (model, environment) pairs without a cell because the model's set has an env-error there.
+
+    A model's set in an environment it has no cell in is the one it had elsewhere with the same
+    ``--with`` set: its own PEP 723 block is the same on every release.
+    """
+    errors = f.env_errors
+    if errors.empty or "dependency_set" not in errors.columns:
+        return set()
+    failed = set(zip(errors["torch_version"], errors["variant"], errors["python"], errors["dependency_set"]))
+    sets = {(case, w): s for case, w, s in zip(cells["case"], cells["with_set"], cells["dependency_set"])}
+    envs = cells[["_env", "release", "variant", "python", "with_set"]].drop_duplicates("_env")
+    held = set(zip(cells["case"], cells["_env"]))
+    found = set()
+    for case in set(cells["case"]):
+        for env, release, variant, python, requested in envs.itertuples(index=False, name=None):
+            needed = sets.get((case, requested))
+            if (case, env) not in held and needed and (release, variant, python, needed) in failed:
+                found.add((str(case), str(env)))
+    return found
+
+
+def _cell(rows: List[dict], modes: List[str], not_installed: bool = False) -> str:
+    """One model in one environment: a status symbol per mode, then its libraries' versions."""
+    if not rows:
+        return str(NoCell.ENV_ERROR) if not_installed else NO_RECORD
+    status = {str(row["mode"]): row for row in rows}
+    symbols = "".join(
+        md.SYMBOLS.get(status[m]["status"], "?") + md.marks(status[m]) if m in status else NO_RECORD for m in modes
+    )
+    # Both modes of an environment usually ran in one run; one that knows its versions speaks for it.
+    known = next((row for row in rows if packages.resolved(row.get("added_packages"))), rows[0])
+    libraries = packages.describe(known.get("dependency_set"), known.get("added_packages"))
+    return symbols + (" " + md.text(libraries) if libraries else "")
+
+
+def _share(cells: pd.DataFrame, modes: List[str], not_installed: int = 0) -> str:
+    """``12/17 · 14/17``: per mode, the models that pass of those recorded here; then those that did not install."""
+    parts = []
+    for mode in modes:
+        mine = cells[cells["mode"] == mode]
+        parts.append("%d/%d" % (int((mine["status"] == "pass").sum()), len(mine)) if len(mine) else NO_RECORD)
+    return " · ".join(parts) + (" (%d: %s)" % (not_installed, NoCell.ENV_ERROR) if not_installed else "")

@@ -1,0 +1,132 @@
+"""The report as a static site beside the Markdown: ``site/index.html``, a page per case, a badge, CSV tables.
+
+Written by ``export-matrix report`` from the same tables as the Markdown pages:
+
+- ``site/index.html`` (:mod:`.front`): the verdicts and the grid of case × release × mode,
+  filtered in the page by case name, tag, status, release, mode and the real-model pack;
+- ``site/cases/NAME.html`` (:mod:`.case`), NAME as the case's Markdown page's: its history
+  across releases, errors, graph diffs, packages beside torch, saved × loaded grid;
+- ``site/badge.svg`` (:mod:`.badge`): the newest release's pass rate;
+- ``NAME.csv`` beside each ``NAME.parquet`` table of the report.
+
+The pages load nothing but their own style sheet and script (``assets/``): the grid's data is
+embedded in the page, so the site works from ``file://``, where a page may not fetch a file,
+as from a web server, with no network. Like every file of the report, these are listed in
+the report's manifest, and a later build removes those it does not write again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+from typing import Any, Dict, Iterable, List, Set
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from matrix.records import artifacts as loads_table
+from matrix.report import files
+from matrix.report import markdown as md
+from matrix.report.findings import Findings
+from matrix.report.site import badge, case, front, verdicts
+
+FOLDER = "site"
+ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assets")
+COPIED = ("site.css", "site.js")  # copied as they are; badge.svg is a template
+# What a build writes in the site's folder, and so what a later build may remove from it.
+_SUFFIXES = (".html", ".css", ".js", ".svg")
+
+
+def write(out: str, f: Findings, loads: pd.DataFrame, parquet: Iterable[str] = ()) -> Set[str]:
+    """Write the site under ``out/site`` and a CSV beside each ``parquet`` table of ``out``; returns the paths.
+
+    ``loads`` are the load records (``Store.loads``); paths are relative to ``out``, as the manifest lists them.
+    """
+    listed = files.previous(out)
+    tables = sorted(parquet)
+    written = write_csv(out, tables)
+    envs = verdicts.environment_labels(f.cells, f.labels)
+    pages = {name: "cases/%s.html" % md.page_file(name) for name in sorted(set(map(str, f.cells["case"])))}
+    downloads = [name[: -len(".parquet")] for name in tables]
+    written |= _write(out, "index.html", front.render(f, envs, pages, downloads))
+    for name in COPIED:
+        with open(os.path.join(ASSETS, name), encoding="utf-8") as source:
+            written |= _write(out, name, source.read())
+    written |= _write(out, "badge.svg", badge.render(*verdicts.newest_pass_rate(f.summary, envs)))
+    table = loads_table.table(loads)
+    orders = loads_table.orders(table)
+    shown = f.cells[[c for c in case.COLUMNS if c in f.cells.columns]]
+    rows = _by_case(shown.assign(environment=f.labels.to_numpy()))
+    moves = _by_case(f.moves)
+    saved = _by_case(table)
+    for name, target in pages.items():
+        text = case.render(name, rows[name], moves.get(name, []), saved.get(name, []), orders)
+        written |= _write(out, target, text)
+    _remove_stale(out, listed, written)
+    return written
+
+
+def _write(out: str, relative: str, content: str) -> Set[str]:
+    path = posixpath.join(FOLDER, relative)
+    files.write_text(out, path, content)
+    return {path}
+
+
+def _by_case(frame: pd.DataFrame) -> Dict[str, List[Dict[str, Any]]]:
+    found: Dict[str, List[Dict[str, Any]]] = {}
+    if frame.empty:
+        return found
+    for row in frame.to_dict("records"):
+        found.setdefault(str(row["case"]), []).append(row)
+    return found
+
+
+def write_csv(out: str, parquet: Iterable[str]) -> Set[str]:
+    """A CSV beside each of the ``parquet`` tables of ``out`` (``cells.parquet`` → ``cells.csv``).
+
+    Lists and mappings (tags, ops, per-run times) become JSON text.
+    """
+    written = set()
+    for name in sorted(parquet):
+        table = pq.read_table(files.target(out, name))
+        nested = [f.name for f in table.schema if pa.types.is_nested(f.type)]
+        frame = table.to_pandas()
+        for column in nested:
+            frame[column] = [_json(v) for v in frame[column]]
+        csv = name[: -len(".parquet")] + ".csv"
+        frame.to_csv(files.target(out, csv), index=False, lineterminator="\n")
+        written.add(csv)
+    return written
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(value, sort_keys=True, default=str)
+    return value
+
+
+def ours(entry: str) -> bool:
+    """Whether a manifest entry names a file of the site or a CSV table: what :func:`write` may remove."""
+    if "\0" in entry or "\\" in entry or entry.startswith("/") or posixpath.normpath(entry) != entry:
+        return False
+    if ".." in entry.split("/") or posixpath.basename(entry).startswith("."):
+        return False
+    if entry.startswith(FOLDER + "/"):
+        return entry.endswith(_SUFFIXES)
+    return "/" not in entry and entry.endswith(".csv")
+
+
+def _remove_stale(out: str, listed: Set[str], written: Set[str]) -> None:
+    """Remove the site's files and CSV tables that the last build listed and this one did not write."""
+    for entry in sorted(listed - written):
+        if not ours(entry):
+            continue
+        path = os.path.join(out, *entry.split("/"))
+        if os.path.islink(path) or not os.path.isfile(path):
+            continue  # a link or folder there now was put by someone else: the report writes plain files
+        os.remove(files.target(out, entry))

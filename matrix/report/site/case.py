@@ -1,0 +1,251 @@
+"""A case's page on the site: its status per release and mode, transitions, graph diffs, errors, saved × loaded.
+
+Plain HTML, no script. The graph diffs are those of the case's ``graph-change`` transitions,
+as :mod:`matrix.records.transitions` judged them; the packages beside torch are those the
+cell's environment resolved for the packages its dependency set names.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Dict, List, Tuple
+
+from matrix.records import packages, store
+from matrix.report import markdown as md
+from matrix.report.real_models import PREFIX as REAL_MODELS
+from matrix.report.site.front import NOTE_LIMIT
+from matrix.report.site.markup import NO_RECORD, clip, listed, load_status, page, present, status, text
+from matrix.schema import MODES, STAGE_ERROR, STAGES, LoadStatus, Status, first_line
+
+TRACEBACK_LINES = 80  # the tail of a traceback is where the error is
+# Load statuses listed under the grid as no failure: a pass, or a program not tried (the loading release has
+# no torch.export.load, or the program is untrusted); the others are listed with the pairs they show on.
+QUIET_LOADS = (LoadStatus.PASS.value, LoadStatus.NOT_APPLICABLE.value, LoadStatus.UNTRUSTED.value)
+SHOWN_PAIRS = 8
+
+Row = Dict[str, Any]
+# The columns of the cell table a page shows (with the ``environment`` label); the rest stay out of its rows.
+COLUMNS = [
+    "release", "variant", "python", "case", "mode", "status", "tags", "requires", "source", "expected", "case_file",
+    "error_type", "error_message", "error_traceback", "check_detail", "stderr_tail", "flaky", "statuses", "missing",
+    "graph_text", "dependency_set", "added_packages",
+    *(stage + suffix for stage, _ in STAGES for suffix in ("_outcome", "_error")),
+]  # fmt: skip
+
+
+def render(
+    case: str,
+    rows: List[Row],
+    moves: List[Row],
+    loads: List[Row],
+    orders: Tuple[List[str], List[str]],
+) -> str:
+    """The page of one case: ``rows`` its cells in report order with an ``environment`` label, ``moves`` its
+    transitions, ``loads`` its rows of the load table, ``orders`` the saving and loading releases in order."""
+    first = rows[-1]
+    facts = [
+        ("tags", ", ".join(sorted(listed(first.get("tags"))))),
+        ("requires", ", ".join(listed(first.get("requires")))),
+        ("source", present(first.get("source"))),
+        ("claim", present(first.get("expected"))),
+        ("case file", present(first.get("case_file"))),
+        ("pack", "real models" if case.startswith(REAL_MODELS) else None),
+    ]
+    body = [
+        '<header><p><a href="../index.html">← every case</a></p><h1>%s</h1>' % text(case),
+        '<dl class="facts">%s</dl></header>' % "".join("<dt>%s</dt><dd>%s</dd>" % (k, text(v)) for k, v in facts if v),
+        "<h2>Status</h2>",
+        status_table(rows),
+    ]
+    if moves:
+        body += ["<h2>Transitions</h2>", _moves_table(moves)]
+    diffs = graph_diffs(rows, moves)
+    if diffs:
+        body.append("<h2>Graph changes</h2>")
+        body += [
+            '<details><summary>%s</summary><pre class="diff">%s</pre></details>' % (text(title), _diff_lines(lines))
+            for title, lines in diffs
+        ]
+    errors = _errors(rows)
+    if errors:
+        body += ["<h2>Errors</h2>", *errors]
+    if loads:
+        body.append("<h2>Saved × loaded</h2>")
+        body.append(
+            "<p>Rows: the release that saved the exported program; columns: the release that loaded it and ran"
+            " it on the saved inputs; the failures are listed under each grid.</p>"
+        )
+        body += [load_grid(loads, mode, orders) for mode in MODES if any(r["mode"] == mode for r in loads)]
+    return page("%s · torch.export matrix" % case, "\n".join(body), "../")
+
+
+def status_table(rows: List[Row]) -> str:
+    """Status per release (rows) and mode (columns), with the packages beside torch where any were recorded."""
+    cells: Dict[Tuple[str, str], str] = {}
+    added: Dict[str, str] = {}
+    for row in rows:
+        env = str(row["environment"])
+        shown = status(row["status"])
+        if present(row.get("error_type")):
+            shown += " <code>%s</code>" % text(row["error_type"])
+        for stage, label in STAGES:
+            if row.get(stage + "_outcome") == STAGE_ERROR:
+                shown += ' <span class="stage">%s fails</span>' % text(label)
+        if row.get("flaky") is True:
+            shown += " <small>(flaky: %s)</small>" % text(row.get("statuses"))
+        if row["status"] == Status.NOT_APPLICABLE.value and listed(row.get("missing")):
+            shown += " <small>(lacks %s)</small>" % text(", ".join(listed(row["missing"])))
+        cells[(env, str(row["mode"]))] = shown
+        named = packages.describe(row.get("dependency_set"), row.get("added_packages"))
+        if named:
+            added[env] = named
+    envs = list(dict.fromkeys(str(row["environment"]) for row in rows))
+    modes = [m for m in MODES if any(key[1] == m for key in cells)]
+    head = "<th>release</th>" + "".join("<th>%s</th>" % text(m) for m in modes)
+    head += "<th>packages beside torch</th>" if added else ""
+    lines = []
+    for env in envs:
+        line = "<th>%s</th>" % text(env) + "".join("<td>%s</td>" % cells.get((env, m), NO_RECORD) for m in modes)
+        line += "<td>%s</td>" % text(added.get(env, "")) if added else ""
+        lines.append("<tr>%s</tr>" % line)
+    return '<table class="status"><thead><tr>%s</tr></thead><tbody>%s</tbody></table>' % (head, "".join(lines))
+
+
+def _moves_table(moves: List[Row]) -> str:
+    lines = [
+        "<tr><td>%s → %s</td><td>%s</td><td>%s</td><td>%s</td></tr>"
+        % tuple(text(v) for v in (m["before"], m["after"], _mode(m), m["kind"], clip(present(m.get("detail")), 300)))
+        for m in moves
+    ]
+    head = "<tr><th>releases</th><th>mode</th><th>kind</th><th>detail</th></tr>"
+    return '<table class="moves"><thead>%s</thead><tbody>%s</tbody></table>' % (head, "".join(lines))
+
+
+def _mode(move: Row) -> str:
+    """A transition's mode, with the ``--with`` set its cells ran with where they had one."""
+    named = present(move.get("with_set"))
+    return "%s [%s]" % (move["mode"], named) if named else str(move["mode"])
+
+
+def graph_diffs(rows: List[Row], moves: List[Row]) -> List[Tuple[str, List[str]]]:
+    """A unified diff of the graphs on each side of each of the case's graph changes: (title, lines)."""
+    graphs = {
+        (str(r["release"]), str(r["variant"]), str(r["python"]), str(r["mode"])): r.get("graph_text") for r in rows
+    }
+    found = []
+    for move in moves:
+        if move["kind"] != "graph-change":
+            continue
+        mode = str(move["mode"])
+        before = graphs.get((str(move["before"]), str(move["variant_before"]), str(move["python_before"]), mode))
+        after = graphs.get((str(move["after"]), str(move["variant"]), str(move["python_after"]), mode))
+        if not (present(before) and present(after)):
+            continue
+        lines = difflib.unified_diff(
+            str(before).splitlines(),
+            str(after).splitlines(),
+            "torch-%s/%s" % (move["before"], mode),
+            "torch-%s/%s" % (move["after"], mode),
+            lineterm="",
+        )
+        found.append(("%s → %s, %s" % (move["before"], move["after"], mode), list(lines)))
+    return found
+
+
+def _diff_lines(lines: List[str]) -> str:
+    kinds = {"+": "add", "-": "del", "@": "hunk"}
+    return "\n".join(
+        '<span class="%s">%s</span>' % (kinds[line[0]], text(line)) if line[:1] in kinds else text(line)
+        for line in lines
+    )
+
+
+def _tail(value: Any) -> str:
+    kept = (present(value) or "").splitlines()
+    if len(kept) > TRACEBACK_LINES:
+        kept = ["… (%d lines above)" % (len(kept) - TRACEBACK_LINES)] + kept[-TRACEBACK_LINES:]
+    return "\n".join(kept)
+
+
+def _errors(rows: List[Row]) -> List[str]:
+    """One collapsed block per distinct error (mode, status, class, first line), with the releases it shows in.
+
+    A stage that failed on an exported program (save/load, decomposition) is an error of its own.
+    """
+    order = store.ordered(row["release"] for row in rows)
+    groups: Dict[Tuple[int, str, str, str, str], List[Row]] = {}
+    for row in rows:
+        mode = str(row["mode"])
+        place = MODES.index(mode) if mode in MODES else len(MODES)
+        if present(row.get("error_type")) or row["status"] in (Status.CRASH.value, Status.TIMEOUT.value):
+            kind = present(row.get("error_type")) or ""
+            key = (place, mode, str(row["status"]), kind, first_line(row.get("error_message")))
+            groups.setdefault(key, []).append(row)
+        for stage, label in STAGES:
+            if row.get(stage + "_outcome") == STAGE_ERROR:
+                key = (place, mode, "%s fails" % label, "", first_line(row.get(stage + "_error")))
+                groups.setdefault(key, []).append(row)
+    parts = []
+    for (_, mode, outcome, kind, message), members in sorted(groups.items()):
+        newest = next((r for r in reversed(members) if present(r.get("error_traceback"))), members[-1])
+        spans = md.release_spans([str(r["release"]) for r in members], order)
+        said = ": ".join(p for p in (kind, clip(message, 300)) if p)
+        summary = " · ".join(p for p in (mode, outcome, said) if p) + " — " + spans
+        blocks = [
+            "<p>%s:</p><pre>%s</pre>" % (text(label), text(value))
+            for label, value in (
+                ("traceback (%s)" % newest["release"], _tail(newest.get("error_traceback"))),
+                ("check", present(newest.get("check_detail"))),
+                ("stderr", _tail(newest.get("stderr_tail"))),
+            )
+            if value
+        ]
+        inner = "".join(blocks) or "<p>No traceback recorded.</p>"
+        parts.append("<details><summary>%s</summary>%s</details>" % (text(summary), inner))
+    return parts
+
+
+def load_grid(loads: List[Row], mode: str, orders: Tuple[List[str], List[str]]) -> str:
+    """The case's saved × loaded statuses in one mode: saving releases down, loading releases across."""
+    mine = [r for r in loads if r["mode"] == mode]
+    saved = [s for s in orders[0] if any(r["saved"] == s for r in mine)]
+    loaded = [s for s in orders[1] if any(r["loaded"] == s for r in mine)]
+    found = {(r["saved"], r["loaded"]): r for r in mine}
+    head = "<th>saved on ↓ loaded on →</th>" + "".join("<th>%s</th>" % text(s) for s in loaded)
+    lines = []
+    errors: Dict[str, List[str]] = {}  # each failure, and the (saved → loaded) pairs it shows on
+    for source in saved:
+        cells = []
+        for target in loaded:
+            row = found.get((source, target))
+            if row is None:
+                cells.append('<td class="st">%s</td>' % NO_RECORD)
+                continue
+            css, glyph = load_status(str(row["status"]))
+            note = ": ".join(p for p in (present(row.get("error_type")), first_line(row.get("error_message"))) if p)
+            title = "saved on %s, loaded on %s: %s" % (source, target, row["status"])
+            title += " — " + clip(note, NOTE_LIMIT) if note else ""
+            cells.append('<td class="%s" title="%s">%s</td>' % (css, text(title), glyph))
+            if row["status"] not in QUIET_LOADS:
+                failure = "%s%s" % (row["status"], " — " + clip(note, NOTE_LIMIT) if note else "")
+                errors.setdefault(failure, []).append("%s → %s" % (source, target))
+        lines.append("<tr><th>%s</th>%s</tr>" % (text(source), "".join(cells)))
+    said = "".join(
+        "<li>%s: %s</li>"
+        % (text(failure), text(", ".join(pairs[:SHOWN_PAIRS]) + (" …" if pairs[SHOWN_PAIRS:] else "")))
+        for failure, pairs in sorted(errors.items(), key=lambda item: (-len(item[1]), item[0]))
+    )
+    untrusted = sum(1 for r in mine if r["status"] == LoadStatus.UNTRUSTED.value)
+    if untrusted:
+        glyph, meaning = load_status(LoadStatus.UNTRUSTED.value)[1], LoadStatus.UNTRUSTED.meaning
+        said += "<li>%s: %d %s, no failure</li>" % (
+            text("%s untrusted, %s" % (glyph, meaning)),
+            untrusted,
+            "load" if untrusted == 1 else "loads",
+        )
+    return '<table class="loads"><caption>%s</caption><thead><tr>%s</tr></thead><tbody>%s</tbody></table>%s' % (
+        text(mode),
+        head,
+        "".join(lines),
+        '<ul class="load-errors">%s</ul>' % said if said else "",
+    )

@@ -1,0 +1,159 @@
+"""The site's front page: the verdicts, the grid of case × release × mode with its filters, the tables, a legend.
+
+The grid's data (:func:`grid_data`) is embedded in the page as JSON; ``assets/site.js`` draws
+the grid from it and filters it by case name, tag, status, release, mode and pack (the
+real-model pack is the cases under ``real_models/``). The filters' state is kept in the
+page's location fragment (``#status=failing&release=2.15.0``), so a filtered grid can be linked.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping, Sequence
+
+import pandas as pd
+
+from matrix.records.tables import FAILING
+from matrix.report.findings import Findings
+from matrix.report.real_models import PREFIX as REAL_MODELS
+from matrix.report.site import verdicts
+from matrix.report.site.markup import GLYPHS, NO_RECORD, clip, listed, page, present, script_json, text
+from matrix.report.site.verdicts import ANY_FAILURE, Environments
+from matrix.schema import MODES, STAGE_ERROR, STAGES, STATUSES, Status, first_line
+
+NOTE_LIMIT = 160  # characters of an error kept in a grid cell's tooltip
+
+
+def grid_data(cells: pd.DataFrame, labels: pd.Series, pages: Mapping[str, str]) -> Dict[str, Any]:
+    """What the grid's script shows: its columns (environment, mode) and per case its status in each column.
+
+    ``columns`` hold indexes into ``envs`` and ``modes``; a case's ``cells`` hold indexes into
+    ``statuses`` (None: no record) and its ``notes`` the error behind a column's status;
+    ``failing`` the statuses the filter value ``any_failure`` picks.
+    """
+    envs = list(dict.fromkeys(str(label) for label in labels))
+    seen_modes = set(map(str, cells["mode"]))
+    modes = [m for m in MODES if m in seen_modes] + sorted(seen_modes - set(MODES))
+    statuses = list(STATUSES) + sorted(set(map(str, cells["status"])) - set(STATUSES))
+    columns = [(e, m) for e in range(len(envs)) for m in range(len(modes))]
+    position = {(envs[e], modes[m]): i for i, (e, m) in enumerate(columns)}
+    cases: Dict[str, Dict[str, Any]] = {}
+    wanted = ["case", "mode", "status", "tags", "error_type", "error_message", "missing"]
+    wanted += [stage + "_outcome" for stage, _ in STAGES]
+    shown = cells[[c for c in wanted if c in cells.columns]].assign(environment=labels.to_numpy())
+    for row in shown.to_dict("records"):
+        name = str(row["case"])
+        case = cases.get(name)
+        if case is None:
+            case = cases[name] = {
+                "name": name,
+                "page": pages[name],
+                "tags": sorted(set(listed(row["tags"]))),
+                "real": name.startswith(REAL_MODELS),
+                "cells": [None] * len(columns),
+                "notes": {},
+            }
+        column = position[(str(row["environment"]), str(row["mode"]))]
+        case["cells"][column] = statuses.index(str(row["status"]))
+        note = cell_note(row)
+        if note:
+            case["notes"][str(column)] = note
+    return {
+        "envs": envs,
+        "modes": modes,
+        "statuses": statuses,
+        "glyphs": [GLYPHS.get(s, "?") for s in statuses],
+        "failing": [statuses.index(s) for s in FAILING],
+        "any_failure": ANY_FAILURE,  # the status filter's value for every failing status
+        "columns": [list(c) for c in columns],
+        "tags": sorted({tag for case in cases.values() for tag in case["tags"]}),
+        "cases": [cases[name] for name in sorted(cases)],
+    }
+
+
+def cell_note(row: Mapping[str, Any]) -> str:
+    """The error behind a cell's status in one line (``RuntimeError: boom``), what the release lacks, failed stages."""
+    note = ": ".join(p for p in (present(row.get("error_type")), first_line(row.get("error_message"), limit=None)) if p)
+    if not note and row.get("status") == Status.NOT_APPLICABLE.value and listed(row.get("missing")):
+        note = "lacks " + ", ".join(listed(row.get("missing")))
+    stages = ["%s fails" % label for stage, label in STAGES if row.get(stage + "_outcome") == STAGE_ERROR]
+    note = "; ".join(([note] if note else []) + stages)
+    return note if len(note) <= NOTE_LIMIT else note[: NOTE_LIMIT - 1] + "…"
+
+
+def render(f: Findings, envs: Environments, pages: Mapping[str, str], downloads: Sequence[str]) -> str:
+    """The front page; ``pages`` maps each case to its page, ``downloads`` names the tables beside the site."""
+    data = grid_data(f.cells, f.labels, pages)
+    count = len(data["cases"])
+    lead = "%d cases, %d releases, %d cells (case × release × mode)." % (count, len(data["envs"]), len(f.cells))
+    choices = {
+        "tag": [("", "every tag")] + [(t, t) for t in data["tags"]],
+        "status": [("", "every status"), (ANY_FAILURE, "any failure")] + [(s, s) for s in data["statuses"]],
+        "release": [("", "every release")] + [(e, e) for e in data["envs"]],
+        "mode": [("", "both modes")] + [(m, m) for m in data["modes"]],
+        "pack": [("", "every case"), ("real", "real-model pack"), ("other", "all but the real-model pack")],
+    }
+    selects = "".join(
+        '<label>%s <select id="f-%s">%s</select></label>'
+        % (name, name, "".join('<option value="%s">%s</option>' % (text(v), text(label)) for v, label in options))
+        for name, options in choices.items()
+    )
+    tables = "".join(
+        '<li>%s: <a href="../%s.csv">CSV</a> · <a href="../%s.parquet">Parquet</a></li>' % ((text(name),) * 3)
+        for name in downloads
+    )
+    body = [
+        "<header><h1>%s</h1>" % text(f.title),
+        '<p class="lead">%s <img src="badge.svg" alt="pass rate of the newest release" class="badge"></p>' % lead,
+        '<nav><a href="#verdicts">Verdicts</a> · <a href="#cases">Cases</a> · <a href="#tables">Tables</a>'
+        ' · <a href="#legend">Legend</a></nav></header>',
+        verdicts.render(f.summary, f.verdicts, envs, pages),
+        '<section id="cases"><h2>Cases</h2>',
+        '<form id="filters" onsubmit="return false"><label>case <input id="f-name" type="search"'
+        ' placeholder="part of a case name" autocomplete="off"></label>%s</form>' % selects,
+        '<p id="f-count" aria-live="polite">%d cases</p>' % count,
+        "<noscript><p>The grid needs JavaScript; the tables below hold the same data.</p></noscript>",
+        '<div class="grid-wrap"><div id="grid"></div></div></section>',
+        env_errors(f.env_errors),
+        '<section id="tables"><h2>Tables</h2><p>The report\'s tables, to download:</p><ul>%s</ul>' % tables,
+        '<p>A badge with the newest release\'s pass rate: <a href="badge.svg">badge.svg</a>.</p></section>',
+        legend(),
+        '<script type="application/json" id="grid-data">%s</script>' % script_json(data),
+        '<script src="site.js"></script>',
+    ]
+    return page(f.title, "\n".join(body), "")
+
+
+def env_errors(frame: pd.DataFrame) -> str:
+    """The environments that could not be installed, and why: their cells are missing from the grid."""
+    if frame.empty:
+        return ""
+    rows = "".join(
+        "<tr>%s</tr>"
+        % "".join(
+            "<td>%s</td>" % text(value)
+            for value in (
+                row.get("torch_version"),
+                row.get("variant"),
+                row.get("python"),
+                row.get("dependency_set") or "torch alone",
+                row.get("error_type"),
+                clip(first_line(row.get("error_message"), limit=None), 300),
+            )
+        )
+        for row in frame.to_dict("records")
+    )
+    head = "".join("<th>%s</th>" % h for h in ("release", "variant", "Python", "environment", "error", "message"))
+    return (
+        '<section id="env-errors"><h2>Environments that failed to install</h2>'
+        "<table><thead><tr>%s</tr></thead><tbody>%s</tbody></table></section>" % (head, rows)
+    )
+
+
+def legend() -> str:
+    rows = "".join(
+        '<tr><td><span class="st s%d">%s</span></td><th>%s</th><td>%s</td></tr>'
+        % (i, GLYPHS[status.value], text(status.value), text(status.meaning))
+        for i, status in enumerate(Status)
+    )
+    rows += '<tr><td><span class="st">%s</span></td><th>no record</th><td>the cell was not run</td></tr>' % NO_RECORD
+    return '<section id="legend"><h2>Legend</h2><table class="legend">%s</table></section>' % rows

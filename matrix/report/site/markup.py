@@ -1,0 +1,115 @@
+"""HTML building blocks of the site: escaped record text, JSON for a script element, status marks, the page shell.
+
+Record text reaches a page only through :func:`text` (entities, no control characters) or
+:func:`script_json` (JSON whose ``<``, ``>`` and ``&`` are escaped, so that nothing in it
+can close the ``<script>`` element it sits in).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from typing import Any, List, Optional, Tuple
+
+import numpy as np
+
+from matrix.report import markdown as md
+from matrix.schema import LOAD_STATUSES, STATUSES, LoadStatus, Status
+
+# A glyph per status, beside its colour, so that no reader depends on telling colours apart;
+# plain characters that every font has (the Markdown's emoji need an emoji font).
+GLYPHS = {
+    Status.PASS.value: "✓",
+    Status.MISMATCH.value: "≠",
+    Status.FAIL.value: "✗",
+    Status.CRASH.value: "!",
+    Status.TIMEOUT.value: "T",
+    Status.NOT_APPLICABLE.value: "–",
+    Status.CASE_ERROR.value: "?",
+}
+LOAD_GLYPHS = {
+    LoadStatus.PASS.value: "✓",
+    LoadStatus.MISMATCH.value: "≠",
+    LoadStatus.RUN_ERROR.value: "✗",
+    LoadStatus.LOAD_ERROR.value: "⊘",
+    LoadStatus.CRASH.value: "!",
+    LoadStatus.TIMEOUT.value: "T",
+    LoadStatus.NOT_APPLICABLE.value: "–",
+    LoadStatus.UNTRUSTED.value: "U",
+}
+NO_RECORD = "·"
+
+
+def text(value: Any) -> str:
+    """Record text for inside an HTML element or attribute: entities, no control characters; None and NaN empty."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return html.escape(md.plain(str(value)), quote=True)
+
+
+def script_json(data: Any) -> str:
+    """``data`` as JSON that can sit inside a ``<script>`` element: no ``<``, ``>`` or ``&`` is left to close it."""
+    encoded = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return encoded.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def listed(value: Any) -> List[str]:
+    """A list field of a record (tags, missing capabilities) as text; anything else is empty."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [str(v) for v in value]
+    return []
+
+
+def present(value: Any) -> Optional[str]:
+    """``value`` where it is non-empty text, else None."""
+    return value if isinstance(value, str) and value else None
+
+
+def clip(value: Optional[str], limit: int) -> str:
+    """``value`` cut to ``limit`` characters, the cut marked; None is empty."""
+    if value is None:
+        return ""
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def status(value: Any) -> str:
+    """A cell status as its coloured glyph and its name."""
+    if not isinstance(value, str):
+        return '<span class="st">%s</span>' % NO_RECORD
+    if value not in STATUSES:
+        return '<span class="st">?</span> %s' % text(value)
+    return '<span class="st s%d">%s</span> %s' % (STATUSES.index(value), GLYPHS.get(value, "?"), text(value))
+
+
+def load_status(value: str) -> Tuple[str, str]:
+    """The CSS classes and glyph of a load status (LOAD_STATUSES), as a table cell's class and text."""
+    if value not in LOAD_STATUSES:
+        return "st", "?"
+    return "st l%d" % LOAD_STATUSES.index(value), LOAD_GLYPHS.get(value, "?")
+
+
+def _contrast(colour: str) -> str:
+    """Black or white, whichever reads better on ``colour`` (``#rrggbb``)."""
+    red, green, blue = (int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
+    return "#000" if 0.299 * red + 0.587 * green + 0.114 * blue > 0.55 else "#fff"
+
+
+def status_style() -> str:
+    """CSS classes ``s<i>`` (cell status i of STATUSES) and ``l<i>`` (load status i of LOAD_STATUSES)."""
+    rules = [".s%d{background:%s;color:%s}" % (i, s.colour, _contrast(s.colour)) for i, s in enumerate(Status)]
+    rules += [".l%d{background:%s;color:%s}" % (i, s.colour, _contrast(s.colour)) for i, s in enumerate(LoadStatus)]
+    return "".join(rules)
+
+
+def page(title: str, body: str, up: str) -> str:
+    """A whole page: ``up`` is the path from the page's folder to the site's folder (``""`` or ``"../"``)."""
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        "<title>%s</title>\n"
+        % text(title)
+        + '<link rel="stylesheet" href="%ssite.css">\n<style>%s</style>\n</head>\n<body>\n' % (up, status_style())
+        + body
+        + "\n</body>\n</html>\n"
+    )

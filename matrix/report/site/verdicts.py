@@ -1,0 +1,189 @@
+"""The site's verdicts: what :mod:`matrix.records.verdicts` judged, as HTML, and the pass rates per release and mode.
+
+Nothing is judged here: the open regressions, the releases that pass the most of what is
+documented to work, the saved-program epochs and the changes since the baseline come from
+``Findings.verdicts``; the pass rates from the summary table. Each line links to its evidence:
+a case's page, or the grid filtered to the cells behind it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+from urllib.parse import quote
+
+import pandas as pd
+
+from matrix.records.verdicts import Verdicts
+from matrix.report.site.markup import status, text
+from matrix.schema import APPLICABLE, MODES, STAGES
+
+ANY_FAILURE = "failing"  # the grid's status filter for every failing status
+SHOWN_OPEN = 20  # open regressions listed; the rest are counted
+STAGE_LABELS = dict(STAGES)
+
+Key = Tuple[str, str, str, str]  # release, variant, python, and the --with set ("" for none)
+Environments = Mapping[Key, str]  # each environment's label, in report order
+
+
+def environment_key(row: Mapping[str, Any]) -> Key:
+    """The environment of a row of the cell or summary table."""
+    with_set = row.get("with_set")
+    return (str(row["release"]), str(row["variant"]), str(row["python"]), with_set if isinstance(with_set, str) else "")
+
+
+def environment_labels(cells: pd.DataFrame, labels: pd.Series) -> Dict[Key, str]:
+    """Each environment of the cells and its label (``labels``, one per row), in report order."""
+    found: Dict[Key, str] = {}
+    columns = [c for c in ("release", "variant", "python", "with_set") if c in cells.columns]
+    for row, label in zip(cells[columns].to_dict("records"), labels):
+        found.setdefault(environment_key(row), str(label))
+    return found
+
+
+def pass_rates(summary: pd.DataFrame, envs: Environments) -> Dict[str, Dict[str, Tuple[int, int]]]:
+    """Per environment label (report order) and mode: (passing cells, cells that ran torch.export)."""
+    found: Dict[str, Dict[str, Tuple[int, int]]] = {label: {} for label in envs.values()}
+    for row in summary.to_dict("records"):
+        label = envs.get(environment_key(row))
+        if label is not None:
+            judged = sum(int(row.get(s) or 0) for s in APPLICABLE)
+            found[label][str(row["mode"])] = (int(row.get("pass") or 0), judged)
+    return {label: rates for label, rates in found.items() if rates}
+
+
+def newest_pass_rate(summary: pd.DataFrame, envs: Environments) -> Tuple[str, int, int]:
+    """The newest environment's label, and its passing and judged cells over every mode ("" when none).
+
+    Of the newest release's environments, the last one of torch alone (no ``--with`` set) stands for it.
+    """
+    if not envs:
+        return "", 0, 0
+    keys = list(envs)
+    newest = keys[-1]
+    plain = [key for key in keys if key[0] == newest[0] and not key[3]]
+    newest_label = envs[plain[-1] if plain else newest]
+    counts = pass_rates(summary, envs).get(newest_label, {}).values()
+    return newest_label, sum(p for p, _ in counts), sum(t for _, t in counts)
+
+
+def percent(passed: int, total: int) -> str:
+    return "%.1f%%" % (100.0 * passed / total) if total else "–"
+
+
+def grid_link(**filters: str) -> str:
+    """A link to the front page's grid with these filters set (``#release=2.5.1%2Bcpu&status=failing``)."""
+    return text("#" + "&".join("%s=%s" % (k, quote(v, safe="")) for k, v in filters.items()))
+
+
+def render(summary: pd.DataFrame, v: Optional[Verdicts], envs: Environments, pages: Mapping[str, str]) -> str:
+    """The verdicts section: one line per answer, then the pass rates per release and mode."""
+    lines: List[str] = []
+    newest, passed, total = newest_pass_rate(summary, envs)
+    if newest:
+        lines.append(
+            "<li><strong>Newest release, %s</strong>: %s of the cells that ran torch.export pass (%d of %d, every"
+            ' mode); <a href="%s">its failing cells</a>.</li>'
+            % (text(newest), percent(passed, total), passed, total, grid_link(release=newest, status=ANY_FAILURE))
+        )
+    if v is not None:
+        lines += [_open(v, pages), _best(v), _epochs(v), _since(v)]
+    parts = ['<section id="verdicts"><h2>Verdicts</h2>', "<ul>%s</ul>" % "".join(line for line in lines if line)]
+    parts.append(rates_table(summary, v, envs))
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _open(v: Verdicts, pages: Mapping[str, str]) -> str:
+    r = v.regressions
+    newest = ", ".join(r.newest) or "the newest release"
+    if not r.found:
+        return "<li><strong>Still broken on %s</strong>: no regression was found between releases.</li>" % text(newest)
+    said = "<strong>Still broken on %s</strong>: %d of the %d regressions found between releases" % (
+        text(newest),
+        r.open_count,
+        r.found,
+    )
+    said += " (%d fixed since)" % r.fixed if r.fixed else ""
+    items = []
+    for found in r.open[:SHOWN_OPEN]:
+        page = pages.get(found.case)
+        name = '<a href="%s">%s</a>' % (text(page), text(found.case)) if page else text(found.case)
+        name += " [%s]" % text(found.with_set) if found.with_set else ""
+        if found.kind == "stage-regression":
+            change = "%s stopped working" % text(STAGE_LABELS.get(found.stage or "", found.stage or "a stage"))
+        else:
+            change = "%s → %s" % (status(found.status_before), status(found.status_after))
+            change += " (now wrong numbers)" if found.kind == "wrong-result" else ""
+        now = ", ".join(status(s) for s in found.now)
+        items.append(
+            "<li>%s (%s): %s at %s → %s; now %s</li>"
+            % (name, text(", ".join(found.modes)), change, text(found.before), text(found.after), now)
+        )
+    more = "<li>… and %d more</li>" % (len(r.open) - SHOWN_OPEN) if len(r.open) > SHOWN_OPEN else ""
+    return "<li>%s:<ul>%s%s</ul></li>" % (said, "".join(items), more) if items else "<li>%s.</li>" % said
+
+
+def _best(v: Verdicts) -> str:
+    if not v.best:
+        return ""
+    parts = ["%s: %s (%d of %d)" % (b.mode, ", ".join(b.environments), b.passed, b.cases) for b in v.best]
+    return "<li><strong>Passes the most of what is documented to work</strong>: %s.</li>" % text("; ".join(parts))
+
+
+def _epochs(v: Verdicts) -> str:
+    if not v.epochs:
+        return ""
+    spans = []
+    for e in v.epochs:
+        span = e.first if len(e.releases) == 1 else "%s–%s" % (e.first, e.last)
+        tried = "%d of %d loads match" % (e.passed, e.tried) if e.tried else "no load tried within"
+        spans.append("%s (%s)" % (span, tried))
+    return "<li><strong>Saved programs</strong> load across %d epoch%s: %s.</li>" % (
+        len(v.epochs),
+        "" if len(v.epochs) == 1 else "s",
+        text(" · ".join(spans)),
+    )
+
+
+def _since(v: Verdicts) -> str:
+    b = v.baseline
+    if b is None:
+        return ""
+    return (
+        "<li><strong>Since %s</strong>: %d cells changed status (%d regressions, %d fixes), %d new and %d vanished"
+        " cells.</li>" % (text(b.name), b.changed, b.regressions, b.fixes, b.new_cells, b.vanished_cells)
+    )
+
+
+def rates_table(summary: pd.DataFrame, v: Optional[Verdicts], envs: Environments) -> str:
+    """Per release and mode: the pass rate over the cells that ran, and over the cases documented to work."""
+    rates = pass_rates(summary, envs)
+    modes = [m for m in MODES if any(m in by_mode for by_mode in rates.values())]
+    documented = {(e.environment, e.mode): e for e in v.expected} if v is not None else {}
+    head = "".join("<th>%s: pass rate</th>" % text(m) for m in modes)
+    if documented:
+        head += "".join("<th>%s: documented to work</th>" % text(m) for m in modes)
+    rows = []
+    for label, by_mode in rates.items():
+        shown = []
+        for mode in modes:
+            p, t = by_mode.get(mode, (0, 0))
+            bar = '<span class="bar" style="width:%dpx"></span>' % round(60 * p / t) if t else ""
+            shown.append('<td class="num">%s%s <small>%d/%d</small></td>' % (bar, percent(p, t), p, t))
+        if documented:
+            for mode in modes:
+                e = documented.get((label, mode))
+                cell = "%s <small>%d/%d</small>" % (percent(e.passed, e.cases), e.passed, e.cases) if e else "–"
+                shown.append('<td class="num">%s</td>' % cell)
+        link = '<a href="%s">%s</a>' % (grid_link(release=label), text(label))
+        rows.append("<tr><th>%s</th>%s</tr>" % (link, "".join(shown)))
+    caption = "Pass rate: passing cells over the cells that ran torch.export (not-applicable and case-error left out)."
+    if documented:
+        caption += (
+            " Documented to work: passing cells over every case whose claim on that release (for an ExportDB case,"
+            " the release's own ExportDB where it names one) says it works in that mode, run or not."
+        )
+    return (
+        '<table class="rates"><caption>%s</caption><thead><tr><th>release</th>%s</tr></thead><tbody>%s</tbody>'
+        "</table>" % (caption, head, "".join(rows))
+    )

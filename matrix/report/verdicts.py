@@ -1,0 +1,398 @@
+"""The front page's answers, in words: the verdicts it opens with, the saved-program epochs, the sample's confounds.
+
+The judging is :mod:`matrix.records.verdicts` and :mod:`matrix.records.epochs`; this module
+only words what they found. Every verdict is one line with a link to its evidence (a case
+page, a transition page, ``artifacts.md``, a section of the front page), and no paragraph
+runs much past :data:`LONGEST` characters: the detail lives on the linked pages.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+import pandas as pd
+
+from matrix.envs import releases as release_list
+from matrix.records import artifacts as loads_table
+from matrix.records import verdicts as judged
+from matrix.records.epochs import Epoch
+from matrix.records.verdicts import Verdicts
+from matrix.report import markdown as md
+from matrix.report import pages
+from matrix.report.artifacts import PAGE as ARTIFACTS_PAGE
+from matrix.report.artifacts import failure
+from matrix.report.findings import Findings
+from matrix.schema import MODES, STAGES
+
+# About the longest line of prose the front page holds.
+LONGEST = 400
+# Anchors of the front page's sections that verdicts point to.
+SAVED_PROGRAMS = "#saved-programs-across-releases"
+DOCUMENTED = "#documented-to-work"
+BASELINE = "#since-the-baseline"
+TRANSITIONS = "#release-transitions"
+# Names shown in one table cell or line before the rest are counted.
+SHOWN_OPEN = 8
+SHOWN_EXCEPTIONS = 3
+SHOWN_CHANGES = 4
+# The longest error quoted in the epochs table.
+CAUSE_LIMIT = 120
+STAGE_LABELS = dict(STAGES)
+BACKWARD = {"all": "yes", "some": "partly", "none": "no", "untried": "–"}
+
+
+def judge(f: Findings, loads: Optional[pd.DataFrame] = None) -> Verdicts:
+    """The verdicts over a report's findings and its load records (``Store.loads``; None where there are none)."""
+    table = loads_table.table(loads if loads is not None else pd.DataFrame())
+    known = [release.version for release in release_list.default_matrix().releases]
+    return judged.judge(
+        f.cells,
+        f.moves,
+        f.environments,
+        table,
+        compared=[(step.before, step.after) for step in f.steps],
+        baseline=f.baseline,
+        baseline_name=f.baseline_name,
+        known_releases=known,
+    )
+
+
+def render(v: Verdicts) -> str:
+    """The opening section: one line per answer, then the cells documented to work per release."""
+    lines = [
+        "## Verdicts\n",
+        _open_regressions(v),
+        _unexpected(v),
+        _best(v),
+        _epochs_line(v),
+        _since(v),
+        _sample(v),
+        _build_changes(v),
+    ]
+    text = "\n".join(line for line in lines if line) + "\n"
+    return text + "\n" + documented(v)
+
+
+def _join(values: Iterable[str]) -> str:
+    return ", ".join(values)
+
+
+def _open_regressions(v: Verdicts) -> str:
+    r = v.regressions
+    newest = md.text(_join(r.newest)) or "the newest release"
+    if not r.found:
+        return "- **Still broken on %s**: no regression was found between releases ([transitions](%s))." % (
+            newest,
+            TRANSITIONS,
+        )
+    found = "1 regression" if r.found == 1 else "the %d regressions" % r.found
+    head = "- **Still broken on %s**: %d of %s found between releases" % (newest, r.open_count, found)
+    if r.open_cells:
+        head += ", in %s" % _plural(r.open_cells, "cell")
+    tail = ["%d fixed since" % r.fixed] if r.fixed else []
+    if r.unknown:
+        tail.append("%d not run or not applicable on %s" % (r.unknown, newest))
+    if not r.open:
+        return "%s ([transitions](%s)); %s." % (head, TRANSITIONS, "; ".join(tail) or "none open")
+    out = ["%s%s:" % (head, " (%s)" % "; ".join(tail) if tail else "")]
+    for regression in r.open[:SHOWN_OPEN]:
+        out.append("  - " + _open_line(regression))
+    if len(r.open) > SHOWN_OPEN:
+        out.append("  - … and %d more, each on its [transition page](%s)." % (len(r.open) - SHOWN_OPEN, TRANSITIONS))
+    return "\n".join(out)
+
+
+def _open_line(o: judged.OpenRegression) -> str:
+    step = md.link(
+        md.transition_title(o.before, o.after, o.variant_before, o.variant), md.transition_page(o.before, o.after)
+    )
+    modes = md.text(_join(o.modes))
+    build = " (the build changed there too)" if o.across_build_change else ""
+    if o.kind == "stage-regression":
+        stage = STAGE_LABELS.get(o.stage or "", o.stage or "a stage")
+        now = (
+            "still fails"
+            if all(s == "pass" for s in o.now)
+            else "now %s" % _join(md.status(s) for s in dict.fromkeys(o.now))
+        )
+        return "%s %s: %s stopped working at %s%s; %s." % (
+            md.case_with(o.case, o.with_set),
+            modes,
+            stage,
+            step,
+            build,
+            now,
+        )
+    return "%s %s: %s → %s%s at %s%s; now %s." % (
+        md.case_with(o.case, o.with_set),
+        modes,
+        md.status(o.status_before),
+        md.status(o.status_after),
+        " (now wrong numbers)" if o.kind == "wrong-result" else "",
+        step,
+        build,
+        _join(md.status(s) for s in dict.fromkeys(o.now)),
+    )
+
+
+def _unexpected(v: Verdicts) -> str:
+    if not v.expected:
+        return "- **Unexpected failures**: no case in these records carries a documented claim (`expected`)."
+    counts = [(name, sum(e.unexpected for e in mine), sum(e.failing for e in mine)) for name, mine in _by_env(v)]
+    head = (
+        "- **Unexpected failures** (failing cells of cases documented to work / all failing cells; [claims](%s)): "
+        % pages.CLAIMS
+    )
+    line = head + " · ".join("%s %d/%d" % (md.text(name), bad, failing) for name, bad, failing in counts) + "."
+    if len(line) <= LONGEST:
+        return line
+    name, bad, failing = counts[-1]
+    return head + "%d/%d on %s, %d to %d per release ([per release](%s))." % (
+        bad,
+        failing,
+        md.text(name),
+        min(c[1] for c in counts),
+        max(c[1] for c in counts),
+        DOCUMENTED,
+    )
+
+
+def _by_env(v: Verdicts) -> List[Tuple[str, List[judged.Expected]]]:
+    """The rows of ``v.expected`` by environment, in their order."""
+    found: Dict[str, List[judged.Expected]] = {}
+    for e in v.expected:
+        found.setdefault(e.environment, []).append(e)
+    return list(found.items())
+
+
+def _names(values: Sequence[str], shown: int = 3) -> str:
+    """Names in their order, after ``shown`` of them a count of the rest."""
+    text = _join(md.text(v) for v in values[:shown])
+    return text + (" and %d more" % (len(values) - shown) if len(values) > shown else "")
+
+
+def _best(v: Verdicts) -> str:
+    if not v.best:
+        return ""
+    # The newest first: of releases that pass as much, the newest is the one to pick.
+    parts = ["%s: %s (%d of %d)" % (b.mode, _names(b.environments[::-1]), b.passed, b.cases) for b in v.best]
+    return "- **Passes the most of what is documented to work**: %s ([per release](%s))." % (
+        "; ".join(parts),
+        DOCUMENTED,
+    )
+
+
+def _epochs_line(v: Verdicts) -> str:
+    if not v.epochs:
+        return ""
+    spans = " · ".join(md.text(_span(e)) for e in v.epochs)
+    newest = v.epochs[-1]
+    line = "- **Saved programs** load across %s: %s ([epochs](%s), [every pair](%s))." % (
+        _plural(len(v.epochs), "epoch"),
+        spans,
+        SAVED_PROGRAMS,
+        ARTIFACTS_PAGE,
+    )
+    if newest.older_tried:
+        line = line[:-1] + "; %d of %d programs saved before %s load on %s." % (
+            newest.older_passed,
+            newest.older_tried,
+            md.text(newest.first),
+            md.text(newest.last),
+        )
+    return line
+
+
+def _since(v: Verdicts) -> str:
+    b = v.baseline
+    if b is None:
+        return "- **Since the previous report**: no baseline given (`report --baseline DIR`)."
+    return (
+        "- **Since %s**: %s changed status (%s, %s), %d new and %d vanished cells; %d new and %d"
+        " gone regressions or fixes between releases ([since the baseline](%s))."
+        % (
+            md.code(b.name),
+            _plural(b.changed, "cell"),
+            _plural(b.regressions, "regression"),
+            _plural(b.fixes, "fix", "fixes"),
+            b.new_cells,
+            b.vanished_cells,
+            b.new_transitions,
+            b.gone_transitions,
+            BASELINE,
+        )
+    )
+
+
+def _sample(v: Verdicts) -> str:
+    s = v.sample
+    if not s.minors:
+        return ""
+    if not s.not_run:
+        return "- **Sample**: every minor release from %s to %s was run." % (s.minors[0], s.minors[-1])
+    return (
+        "- **Sample**: %d of %d minor releases from %s to %s were run (not run: %s): consecutive means"
+        " consecutive in this sample ([transitions](%s))."
+        % (len(s.run), len(s.minors), s.minors[0], s.minors[-1], md.text(_join(s.not_run)), TRANSITIONS)
+    )
+
+
+def _build_changes(v: Verdicts) -> str:
+    changes = v.sample.build_changes
+    if not changes:
+        return ""
+    shown = [
+        "%s %s → %s (%s, %s)"
+        % (
+            md.link(md.transition_title(c.before, c.after), md.transition_page(c.before, c.after)),
+            md.text(c.build_before),
+            md.text(c.build_after),
+            _plural(c.regressions, "regression"),
+            _plural(c.fixes, "fix", "fixes"),
+        )
+        for c in changes[:SHOWN_CHANGES]
+    ]
+    more = " and %d more" % (len(changes) - SHOWN_CHANGES) if len(changes) > SHOWN_CHANGES else ""
+    return "- **Build changes**: %s%s: a change across them mixes release and build." % ("; ".join(shown), more)
+
+
+def documented(v: Verdicts) -> str:
+    """The cells of cases documented to work, per release and mode, over a denominator stated once."""
+    if not v.expected:
+        return ""
+    counts: Dict[str, List[int]] = {}
+    for e in v.expected:
+        counts.setdefault(e.mode, []).append(e.cases)
+    modes = [m for m in MODES if m in counts]
+    counted = _join(
+        "%d in %s mode" % (min(counts[m]), m)
+        if min(counts[m]) == max(counts[m])
+        else "%d to %d in %s mode, per release" % (min(counts[m]), max(counts[m]), m)
+        for m in modes
+    )
+    intro = (
+        "Cases documented to work (their claim is `supported`, or `strict-only` / `non-strict-only` for that mode;"
+        " for an ExportDB case, the claim of that release's own ExportDB where it names one, else the case's"
+        " `expected`): %s. Each release is counted against all of them: a case it did not run, or could not (not"
+        " applicable), counts as not passing. *Ran*: those it ran." % counted
+    )
+    rows = []
+    for name, found in _by_env(v):
+        mine = {e.mode: e for e in found}
+        rows.append(
+            [md.text(name)]
+            + [_passed(mine.get(m)) for m in modes]
+            + [" / ".join(str(mine[m].ran) if m in mine else "–" for m in modes)]
+            + [str(sum(e.unexpected for e in found)), str(sum(e.failing for e in found))]
+        )
+    headers = ["release"] + ["%s: pass" % m for m in modes] + ["ran (%s)" % " / ".join(modes)]
+    headers += ["unexpected failures", "all failing cells"]
+    table = md.table(headers, rows, ["l"] + ["r"] * (len(modes) + 3))
+    return "### Documented to work\n\n%s\n\n%s" % (intro, table)
+
+
+def _passed(e: Optional[judged.Expected]) -> str:
+    if e is None:
+        return "–"
+    return "%d of %d (%s)" % (e.passed, e.cases, md.percent(e.rate))
+
+
+def epochs_section(v: Optional[Verdicts], cases: Sequence[str] = ()) -> str:
+    """The saved-program epochs: a sentence on the rule and the table, for the front page's saved-programs section."""
+    if v is None or not v.epochs:
+        return ""
+    linked = set(str(c) for c in cases)
+    intro = (
+        "An epoch is a range of releases where a program saved on any of them loads and matches on that release"
+        " and every newer one of the range (for each pair, at least half of the programs; the cases that fail"
+        " are the exceptions). Older releases do not always read newer programs."
+    )
+    rows = []
+    for e in v.epochs:
+        rows.append(
+            [
+                md.text(_span(e)),
+                str(e.programs) + (" (%d more not tried)" % e.untried if e.untried else ""),
+                "%d of %d" % (e.passed, e.tried),
+                BACKWARD.get(e.backward, e.backward),
+                _exceptions(e, linked),
+                _cut(e),
+            ]
+        )
+    headers = ["epoch", "programs loaded", "loads that match", "older read newer", "exceptions", "older programs fail"]
+    return intro + "\n\n" + md.table(headers, rows, ["l", "r", "r", "l", "l", "l"])
+
+
+def _span(e: Epoch) -> str:
+    return e.first if len(e.releases) == 1 else "%s–%s" % (e.first, e.last)
+
+
+def _exceptions(e: Epoch, linked: Set[str]) -> str:
+    if not e.exceptions:
+        return "none"
+    cases: List[str] = []
+    for found in e.exceptions:
+        if found.case not in cases:
+            cases.append(found.case)
+    named = []
+    for case in cases[:SHOWN_EXCEPTIONS]:
+        modes = [x.mode for x in e.exceptions if x.case == case]
+        label = md.case_link(case) if case in linked else md.text(case)
+        named.append("%s (%s)" % (label, md.text(_join(modes))))
+    more = " … (+%d)" % (len(cases) - SHOWN_EXCEPTIONS) if len(cases) > SHOWN_EXCEPTIONS else ""
+    return "%s: %s%s" % (_plural(len(cases), "case"), ", ".join(named), more)
+
+
+def _cut(e: Epoch) -> str:
+    if e.cut is None or e.cut_from is None:
+        return "–"
+    return "%s → %s: %s" % (md.text(e.cut_from), md.text(e.first), md.text(failure(e.cut), CAUSE_LIMIT))
+
+
+def strict_note(v: Optional[Verdicts]) -> str:
+    """Where the default of ``export(strict=...)`` changes in the sample, and what that means for the modes."""
+    if v is None:
+        return ""
+    flips = v.sample.strict_flips
+    if not flips:
+        return ""
+    known = [d for d in v.sample.strict_defaults if d.mode is not None]
+    without = [d.release for d in known if not d.keyword]
+    parts = []
+    unrun = set(v.sample.not_run)
+    for before, after in flips:
+        between = [m for m in v.sample.minors if m in unrun and _minor_between(m, before.release, after.release)]
+        parts.append(
+            "`export()` defaults to %s up to %s and to %s from %s%s"
+            % (
+                md.text(before.mode),
+                md.text(before.release),
+                md.text(after.mode),
+                md.text(after.release),
+                " (%s, between them, not run)" % md.text(_and(between)) if between else "",
+            )
+        )
+    note = "; ".join(parts) + "."
+    if without:
+        note += " %s: no `strict` keyword, always strict." % md.text(_join(without))
+    return (
+        note + " Each cell passes `strict=` explicitly, so a column means the same mode on every release; a caller"
+        " who leaves it out gets the default's column."
+    )
+
+
+def _and(values: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return values[0] if len(values) == 1 else "%s and %s" % (", ".join(values[:-1]), values[-1])
+
+
+def _plural(count: int, one: str, many: str = "") -> str:
+    return "%d %s" % (count, one if count == 1 else (many or one + "s"))
+
+
+def _minor_between(minor: str, older: str, newer: str) -> bool:
+    key = judged.minor_key
+    try:
+        return key(release_list.minor_of(older)) < key(minor) < key(release_list.minor_of(newer))
+    except release_list.ReleaseError:
+        return False

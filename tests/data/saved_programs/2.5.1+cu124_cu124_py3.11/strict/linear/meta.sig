@@ -1,0 +1,1 @@
+hmac-sha256 dedd87c13459caa3e1dac5cebc2afafcba2613f843b11e79baa819af6b7a720f

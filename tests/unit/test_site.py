@@ -1,0 +1,365 @@
+"""The static site beside the Markdown: the data its grid embeds, escaping, the badge, case pages, CSV tables."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ElementTree
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pandas as pd
+import pytest
+
+from matrix import schema
+from matrix.records import store, tables
+from matrix.report import build as report
+from matrix.report import files as report_files
+from matrix.report import site
+from matrix.report.site import badge, front, markup, verdicts
+from matrix.worker import records
+
+from conftest import history, make_cell, report_cell, write_by_release
+
+HOSTILE = "<script>alert(3)</script> & \"quoted\" 'single' \x1b[31mred\x1b[0m"
+
+
+def load(saved: str, loaded: str, case: str, status: str = "pass", mode: str = "strict", **extra: Any):
+    record: Dict[str, Any] = {key: None for key in schema.LOAD_KEYS}
+    record.update(
+        schema_version=schema.SCHEMA_VERSION, kind="load", saved_torch_version=saved, saved_variant="cpu",
+        saved_python="3.11", torch_version=loaded, variant="cpu", python="3.11", case=case, mode=mode,
+        status=status, finished_at="2025-01-01T00:00:00+00:00",
+    )  # fmt: skip
+    record.update(extra)
+    return record
+
+
+def records_with_everything(folder: Path) -> List[Path]:
+    """The three-release history, plus a real-model case with packages beside torch, and loads of saved programs."""
+    cells = write_by_release(folder / "cells", history())
+    model = folder / "model"
+    model.mkdir(parents=True)
+    rows: List[Dict[str, Any]] = []
+    for release, version in (("2.5.0", "4.50.0"), ("2.6.0", "4.57.1")):
+        run = "deps-%s" % release
+        rows.append(
+            {
+                "kind": "environment",
+                "schema_version": schema.SCHEMA_VERSION,
+                "run_id": run,
+                "torch_version": release,
+                "variant": "cpu",
+                "python": "3.11",
+                "dependency_set": "transformers",
+                "added_packages": {"transformers": version, "tokenizers": "0.22.1"},
+                "started_at": "2025-03-02T10:00:00+00:00",
+            }
+        )
+        rows.append(
+            report_cell(release, "real_models/hf_tiny", dependency_set="transformers", tags=["model"], run_id=run)
+        )
+    with records.Writer(str(model / "deps.jsonl")) as writer:
+        for row in rows:
+            writer.write(row)
+    saved = folder / "loads"
+    saved.mkdir()
+    with records.Writer(str(saved / "load_torch-2.6.0_cpu_py3.11.jsonl")) as writer:
+        for source in ("2.5.0", "2.6.0"):
+            for target in ("2.5.0", "2.6.0"):
+                bad = source == "2.6.0" and target == "2.5.0"
+                extra = {"error_type": "KeyError", "error_message": HOSTILE} if bad else {}
+                writer.write(load(source, target, "steady", "load-error" if bad else "pass", **extra))
+    return [cells, model, saved]
+
+
+@pytest.fixture()
+def built(tmp_path: Path) -> Path:
+    out = tmp_path / "report"
+    folders = records_with_everything(tmp_path / "records")
+    report.build_report([str(f) for f in folders], str(out), title="Nightly <b>matrix</b>", charts=False)
+    return out
+
+
+def embedded(page: str) -> Dict[str, Any]:
+    found = re.search(r'<script type="application/json" id="grid-data">(.*?)</script>', page, re.S)
+    assert found is not None
+    return json.loads(found.group(1))
+
+
+class Elements(HTMLParser):
+    """Every start tag, and the text of the whole page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: List[str] = []
+        self.text: List[str] = []
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        self.tags.append(tag)
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def parsed(page: str) -> Elements:
+    found = Elements()
+    found.feed(page)
+    return found
+
+
+# --- escaping ---------------------------------------------------------------------------------------
+
+
+def test_text_escapes_markup_and_drops_terminal_codes():
+    assert (
+        markup.text(HOSTILE) == "&lt;script&gt;alert(3)&lt;/script&gt; &amp; &quot;quoted&quot; &#x27;single&#x27; red"
+    )
+    assert markup.text(None) == "" and markup.text(float("nan")) == ""
+
+
+def test_script_json_cannot_close_its_script_element_and_reads_back_the_same():
+    data = {"note": "</script><!-- <b>x</b> & \u2028", "n": [1, None]}
+    encoded = markup.script_json(data)
+    assert not set("<>&") & set(encoded)
+    assert "\u2028" not in encoded
+    assert json.loads(encoded) == data
+
+
+# --- the grid's data --------------------------------------------------------------------------------
+
+
+def cells_of(folder: Path, rows: List[Dict[str, Any]]) -> pd.DataFrame:
+    """The cell table of these records, read back as a report reads them."""
+    return tables.cells(store.load([str(write_by_release(folder, rows))]).cells)
+
+
+def grid_of(folder: Path, rows: List[Dict[str, Any]]) -> Dict[str, Any]:
+    cells = cells_of(folder, rows)
+    labels = tables.environment_labels(cells)
+    pages = {case: "cases/%s.html" % case.replace("/", "__") for case in set(cells["case"])}
+    return front.grid_data(cells, labels, pages)
+
+
+def test_grid_data_holds_each_case_status_per_release_and_mode_with_its_error(tmp_path: Path):
+    data = grid_of(
+        tmp_path,
+        [
+            make_cell("2.5.1", "real_models/bert", tags=["model", "hf"]),
+            make_cell(
+                "2.5.1",
+                "real_models/bert",
+                "fail",
+                "non-strict",
+                error_type="RuntimeError",
+                error_message="boom\nsecond line",
+            ),  # fmt: skip
+            make_cell("2.4.1", "cond", "not-applicable", missing=["cond"], tags=["torch.cond"]),
+        ],
+    )
+    assert data["envs"] == ["2.4.1", "2.5.1"] and data["modes"] == ["strict", "non-strict"]
+    assert data["columns"] == [[0, 0], [0, 1], [1, 0], [1, 1]]
+    assert data["tags"] == ["hf", "model", "torch.cond"]
+    cond, bert = data["cases"]
+    status = data["statuses"]
+    assert (cond["name"], cond["real"], cond["page"]) == ("cond", False, "cases/cond.html")
+    assert [status[i] if i is not None else None for i in cond["cells"]] == ["not-applicable", None, None, None]
+    assert cond["notes"] == {"0": "lacks cond"}
+    assert bert["real"] is True and bert["tags"] == ["hf", "model"]
+    assert [status[i] if i is not None else None for i in bert["cells"]] == [None, None, "pass", "fail"]
+    assert bert["notes"] == {"3": "RuntimeError: boom"}
+    assert [status[i] for i in data["failing"]] == ["mismatch", "fail", "crash", "timeout"]
+    assert data["glyphs"][status.index("fail")] == markup.GLYPHS["fail"]
+
+
+def test_a_cell_note_is_one_line_cut_to_its_limit_and_names_failed_stages():
+    long = {"status": "fail", "error_type": "E", "error_message": "x" * 500}
+    assert len(front.cell_note(long)) == front.NOTE_LIMIT and front.cell_note(long).endswith("…")
+    staged = {"status": "pass", "serialize_outcome": schema.STAGE_ERROR, "decompose_outcome": "ok"}
+    assert front.cell_note(staged) == "save/load fails"
+    assert front.cell_note({"status": "pass"}) == ""
+
+
+def test_every_status_has_a_glyph():
+    assert set(markup.GLYPHS) == set(schema.STATUSES)
+    assert set(markup.LOAD_GLYPHS) == set(schema.LOAD_STATUSES)
+
+
+# --- pass rates and the badge -----------------------------------------------------------------------
+
+
+def test_pass_rates_count_only_cells_that_ran_and_the_newest_release_takes_every_mode(tmp_path: Path):
+    cells = cells_of(
+        tmp_path,
+        [
+            make_cell("2.5.1", "a"),
+            make_cell("2.5.1", "b", "fail"),
+            make_cell("2.6.0", "a"),
+            make_cell("2.6.0", "b", "not-applicable"),
+            make_cell("2.6.0", "a", "mismatch", "non-strict"),
+        ],
+    )
+    envs = verdicts.environment_labels(cells, tables.environment_labels(cells))
+    rates = verdicts.pass_rates(tables.summary(cells), envs)
+    assert rates == {"2.5.1": {"strict": (1, 2)}, "2.6.0": {"strict": (1, 1), "non-strict": (0, 1)}}
+    assert verdicts.newest_pass_rate(tables.summary(cells), envs) == ("2.6.0", 1, 2)
+
+
+def test_the_newest_release_is_rated_on_torch_alone_not_on_a_with_set(tmp_path: Path):
+    rows = [make_cell("2.6.0", "a"), make_cell("2.6.0", "b", "fail")]
+    rows += [make_cell("2.6.0", "m", with_set="transformers==5.0.0", dependency_set="transformers==5.0.0")]
+    cells = cells_of(tmp_path, rows)
+    envs = verdicts.environment_labels(cells, tables.environment_labels(cells))
+    assert list(envs.values()) == ["2.6.0", "2.6.0 [transformers==5.0.0]"]
+    assert verdicts.pass_rates(tables.summary(cells), envs)["2.6.0 [transformers==5.0.0]"] == {"strict": (1, 1)}
+    assert verdicts.newest_pass_rate(tables.summary(cells), envs) == ("2.6.0", 1, 2)
+
+
+def test_badge_is_svg_with_the_rate_rounded_down_and_coloured_by_it():
+    good = ElementTree.fromstring(badge.render("2.15.0", 199, 200))
+    texts = [t.text for t in good.iter("{http://www.w3.org/2000/svg}text")]
+    assert texts == ["torch.export", "2.15.0: 99% pass"]
+    fills = {r.get("fill") for r in good.iter("{http://www.w3.org/2000/svg}rect")}
+    assert badge.COLOURS[0][1] in fills
+    poor = ElementTree.fromstring(badge.render("2.1.2", 1, 3))
+    assert badge.COLOURS[-1][1] in {r.get("fill") for r in poor.iter("{http://www.w3.org/2000/svg}rect")}
+    assert int(poor.get("width")) < int(good.get("width"))  # a shorter message, a narrower badge
+    empty = ElementTree.fromstring(badge.render("", 0, 0))
+    assert [t.text for t in empty.iter("{http://www.w3.org/2000/svg}text")][-1] == "no data"
+    odd = ElementTree.fromstring(badge.render("<9.9 & co>", 1, 1))  # still well-formed
+    assert odd.find("{http://www.w3.org/2000/svg}title").text == "torch.export: <9.9 & co>: 100% pass"
+
+
+# --- the site a report writes -----------------------------------------------------------------------
+
+
+def test_the_report_writes_the_site_its_pages_and_csv_beside_each_parquet(built: Path):
+    index = (built / "site" / "index.html").read_text(encoding="utf-8")
+    assert "<title>Nightly &lt;b&gt;matrix&lt;/b&gt;</title>" in index
+    data = embedded(index)
+    names = [case["name"] for case in data["cases"]]
+    assert names == ["breaks", "heals", "nested/case", "real_models/hf_tiny", "steady"]
+    for case in data["cases"]:
+        assert (built / "site" / case["page"]).is_file()
+    assert [c["name"] for c in data["cases"] if c["real"]] == ["real_models/hf_tiny"]
+    for name in ("site.css", "site.js", "badge.svg"):
+        assert (built / "site" / name).is_file()
+    # Nothing is fetched from elsewhere: the page's only resources are the site's own files.
+    assert re.findall(r'<(?:script|link|img)[^>]*(?:src|href)="([^"]*)"', index) == ["site.css", "badge.svg", "site.js"]
+    for parquet in built.glob("*.parquet"):
+        csv = parquet.with_suffix(".csv")
+        assert csv.is_file(), csv
+        assert len(pd.read_csv(csv)) == len(pd.read_parquet(parquet))
+        assert 'href="../%s"' % csv.name in index
+    tags = pd.read_csv(built / "cells.csv")["tags"].dropna()
+    assert json.loads(tags.iloc[0]) == ["torch.cond"]  # a list as JSON text
+    listed = set(json.loads((built / report_files.MANIFEST).read_text(encoding="utf-8"))["files"])
+    assert {"site/index.html", "site/cases/breaks.html", "cells.csv", "loads.csv"} <= listed
+
+
+def test_record_text_stays_text_on_every_page(built: Path):
+    for path in (built / "site").rglob("*.html"):
+        page = path.read_text(encoding="utf-8")
+        seen = parsed(page)
+        assert seen.tags.count("script") == (2 if path.name == "index.html" else 0), path
+        assert "<script>alert" not in page and "</details><script>" not in page, path
+        assert "\x1b" not in page
+    breaks = parsed((built / "site" / "cases" / "breaks.html").read_text(encoding="utf-8"))
+    shown = "".join(breaks.text)
+    assert "<script>alert(1)</script>" in shown and "</details><script>alert(2)</script>" in shown
+
+
+def test_a_case_page_has_its_history_diffs_packages_and_saved_loaded_grid(built: Path):
+    steady = (built / "site" / "cases" / "steady.html").read_text(encoding="utf-8")
+    assert "<h2>Graph changes</h2>" in steady
+    assert '<span class="add">+mul(x, 2)</span>' in steady
+    assert "<h2>Saved × loaded</h2>" in steady
+    grid = {
+        pair: schema.LOAD_STATUSES[int(i)]
+        for i, pair in re.findall(r'<td class="st l(\d+)" title="saved on ([^:"]*):', steady)
+    }
+    assert grid == {
+        "2.5.0, loaded on 2.5.0": "pass",
+        "2.5.0, loaded on 2.6.0": "pass",
+        "2.6.0, loaded on 2.5.0": "load-error",
+        "2.6.0, loaded on 2.6.0": "pass",
+    }
+    assert "saved on 2.6.0, loaded on 2.5.0: load-error — KeyError: &lt;script&gt;alert(3)" in steady
+    listed = re.findall(r'<ul class="load-errors">(.*?)</ul>', steady)
+    assert len(listed) == 1 and listed[0].startswith("<li>load-error — KeyError: &lt;script&gt;alert(3)")
+    assert listed[0].endswith(" red: 2.6.0 → 2.5.0</li>")  # the failure, and the one pair it shows on
+    model = (built / "site" / "cases" / "real_models__hf_tiny.html").read_text(encoding="utf-8")
+    assert "<th>packages beside torch</th>" in model
+    # The packages the case's set names, at the version its environment resolved (not what they pulled in).
+    assert "<td>transformers 4.50.0</td>" in model and "<td>transformers 4.57.1</td>" in model
+    assert "<dt>pack</dt><dd>real models</dd>" in model
+    heals = (built / "site" / "cases" / "heals.html").read_text(encoding="utf-8")
+    assert "<code>torch._dynamo.exc.Unsupported</code>" in heals and "<h2>Errors</h2>" in heals
+
+
+def test_the_verdicts_link_the_newest_releases_failures_in_the_grid(built: Path):
+    index = (built / "site" / "index.html").read_text(encoding="utf-8")
+    assert '<a href="#release=2.6.0&amp;status=failing">its failing cells</a>' in index
+    assert "Still broken on 2.6.0" in index and '<a href="cases/breaks.html">breaks</a>' in index
+    svg = ElementTree.fromstring((built / "site" / "badge.svg").read_text(encoding="utf-8"))
+    assert [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")][-1].startswith("2.6.0: ")
+
+
+def test_building_twice_is_byte_identical_and_a_gone_case_loses_its_page(tmp_path: Path):
+    folders = [str(f) for f in records_with_everything(tmp_path / "records")]
+    out = tmp_path / "report"
+    report.build_report(folders, str(out), charts=False)
+    ours = [p for p in out.rglob("*") if p.is_file() and (p.relative_to(out).parts[0] == "site" or p.suffix == ".csv")]
+    first = {p: p.read_bytes() for p in ours}
+    assert len(first) > 10
+    report.build_report(folders, str(out), charts=False)
+    assert {p: p.read_bytes() for p in first} == first
+    (out / "site" / "notes.html").write_text("mine", encoding="utf-8")  # not the report's: it stays
+    report.build_report(folders[:1], str(out), charts=False)
+    assert not (out / "site" / "cases" / "real_models__hf_tiny.html").exists()
+    assert not (out / "loads.csv").exists() and (out / "cells.csv").is_file()
+    assert (out / "site" / "notes.html").read_text(encoding="utf-8") == "mine"
+
+
+def test_only_site_files_and_csv_tables_are_ever_removed():
+    assert site.ours("site/index.html") and site.ours("site/cases/a~1234.html") and site.ours("cells.csv")
+    for entry in ("index.md", "site/../x.csv", "../cells.csv", "/tmp/x.csv", "cases/a.csv", "site/.x.js", "site/a.py"):
+        assert not site.ours(entry), entry
+
+
+def test_an_environment_that_did_not_install_is_named_on_the_front_page(tmp_path: Path):
+    folder = tmp_path / "records"
+    error = {
+        "kind": "env-error", "schema_version": schema.SCHEMA_VERSION, "torch_version": "2.5.1", "variant": "cpu",
+        "python": "3.11", "error_type": "InstallError", "error_message": "no wheel for <b>this</b>\nmore",
+        "finished_at": "2025-01-01T00:00:00+00:00",
+    }  # fmt: skip
+    write_by_release(folder, [error, make_cell("2.6.0", "a")])
+    report.build_report([str(folder)], str(tmp_path / "report"), charts=False)
+    index = (tmp_path / "report" / "site" / "index.html").read_text(encoding="utf-8")
+    assert "<h2>Environments that failed to install</h2>" in index
+    assert "<td>2.5.1</td><td>cpu</td><td>3.11</td><td>torch alone</td><td>InstallError</td>" in index
+    assert "<td>no wheel for &lt;b&gt;this&lt;/b&gt;</td>" in index
+
+
+def test_an_untrusted_load_on_a_case_page_is_not_listed_as_a_failure() -> None:
+    from matrix.records import artifacts as loads_table
+    from matrix.report.site import case
+
+    unsigned = dict(error_type="UntrustedArtifact", error_message="untrusted artifact: no signature")
+    rows = [
+        load("2.5.0", "2.5.0", "steady"),
+        load("2.5.0", "2.6.0", "steady", "untrusted", **unsigned),
+        load("2.6.0", "2.6.0", "steady", "load-error", error_type="KeyError", error_message="no version"),
+    ]
+    frame = pd.DataFrame({key: [r.get(key) for r in rows] for key in schema.LOAD_KEYS}, dtype=object)
+    table = loads_table.table(frame)
+    html = case.load_grid(table.to_dict("records"), "strict", loads_table.orders(table))
+    listed = re.findall(r"<li>(.*?)</li>", html)
+    assert listed[0] == "load-error — KeyError: no version: 2.6.0 → 2.6.0"
+    # The untrusted pair is counted as not tried, apart from the failures, and its error is not quoted as one.
+    assert listed[1].startswith("U untrusted, not loaded: its signature is missing") and listed[1].endswith(
+        ": 1 load, no failure"
+    )
+    assert len(listed) == 2 and "UntrustedArtifact" not in html.split("<ul")[1]
