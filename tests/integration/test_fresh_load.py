@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, ROOT, by_cell, read_cells, run_matrix
+from conftest import FIXTURES, ROOT, by_cell, read_cells, run_matrix
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
