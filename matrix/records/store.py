@@ -389,7 +389,7 @@ def _load_records(rows: List[Dict[str, Any]]) -> pd.DataFrame:
 # Free text a record may carry from the machine it ran on (messages, tracebacks, output).
 _MACHINE_TEXT = (
     "error_message", "error_traceback", "stderr_tail", "check_detail", "serialize_error", "decompose_error",
-    "installer_output",
+    "installer_output", "case_module", "artifact_error", "serialize_in_process_error", "serialize_fresh_error",
 )  # fmt: skip
 
 

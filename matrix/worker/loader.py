@@ -339,7 +339,7 @@ def _import_case(meta: Dict[str, Any]) -> str:
     try:
         load(CaseInfo(name=str(meta["case"]), path=path, description=""))
     except Exception as exc:
-        return "failed: %s" % (first_line(str(exc), 300) or type(exc).__name__)
+        return "failed: %s" % (records.without_paths(first_line(str(exc), 300)) or type(exc).__name__)
     return "imported"
 
 
