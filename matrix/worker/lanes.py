@@ -27,8 +27,8 @@ Job = Dict[str, Any]
 Result = Dict[str, Any]
 
 
-def _die_with_parent() -> None:
-    """A lane whose runner is gone has nobody to report to: let the kernel end it (Linux)."""
+def die_with_parent() -> None:
+    """A lane or fresh-load server whose runner is gone has nobody to report to: let the kernel end it (Linux)."""
     if not sys.platform.startswith("linux"):
         return
     try:
@@ -82,7 +82,7 @@ class Lanes:
         if pid == 0:  # the lane
             code = 0
             try:
-                _die_with_parent()
+                die_with_parent()
                 signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle
                 os.close(jobs_w)
                 os.close(results_r)

@@ -24,19 +24,9 @@ from typing import Any, Dict, Optional
 
 from ..schema import Status
 from . import framing
+from .lanes import die_with_parent
 
 Result = Dict[str, Any]
-
-
-def _die_with_parent() -> None:
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 # A Unix socket's path must fit in about 100 bytes (108 on Linux, 104 on macOS, with the final NUL).
@@ -68,7 +58,7 @@ class Server:
         if pid == 0:
             code = 0
             try:
-                _die_with_parent()
+                die_with_parent()
                 signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle
                 _warm_up()
                 _serve(listener, memory_mb)
@@ -136,7 +126,7 @@ def _serve(listener: socket.socket, memory_mb: Optional[int]) -> None:
         if pid == 0:
             code = 0
             try:
-                _die_with_parent()
+                die_with_parent()
                 listener.close()
                 _handle(connection, memory_mb)
             except BaseException:
