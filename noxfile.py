@@ -31,7 +31,7 @@ import nox
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))  # the sessions are thin wrappers around the project's own modules
 
-from matrix.envs import environments, install, logs, pipconfig, releases, sets  # noqa: E402
+from matrix.envs import environments, install, logs, pipconfig, releases, removal, sets  # noqa: E402
 
 nox.needs_version = ">=2024.4.15"
 nox.options.default_venv_backend = "uv|virtualenv"
@@ -158,6 +158,18 @@ def load(session: nox.Session, torch: str, variant: str) -> None:
                 continue
         command = here.worker_command(*args, "--dependency-set", key, *given)
         _run_logged(session, command, here.worker_env(), logs.log_path(Path(out), "load_" + spec.name))
+
+
+# No tags: `nox -t cpu` or `nox -t all` runs the run and load sessions of those builds, never this one.
+@nox.session(python=False, default=False)
+@nox.parametrize(["torch", "variant"], [nox.param(*param.args, id=param.id) for param in _params()])
+def remove(session: nox.Session, torch: str, variant: str) -> None:
+    """Remove this build's environments and the packages in uv's cache that no other environment holds."""
+    matrix = releases.default_matrix()
+    try:
+        removal.remove(releases.Build(matrix.release(torch), matrix.variant(variant)), log=session.log)
+    except removal.RemovalError as error:
+        session.error(str(error))
 
 
 def _saved_sets(saved: Path) -> List[str]:

@@ -14,6 +14,7 @@ import datetime
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -279,6 +280,22 @@ def _torch_ready(path: Path, spec: Spec, marker: Mapping[str, object]) -> bool:
         and python_in(path).exists()
         and _torch_present(path, spec)
     )
+
+
+def of_build(build: Build, envs: Optional[Path] = None) -> List[Path]:
+    """The environment folders of ``build`` in ``envs``: its own and its dependency sets', for any Python.
+
+    Matched by the whole folder name (``Spec.name``), so another release's or variant's
+    environment, the worker's copies and anything else in the folder never match.
+    """
+    envs = env_dir() if envs is None else envs
+    prefix = records.env_file_name(build.torch_version, build.variant.name, "")[: -len(".jsonl")]
+    name = re.compile(re.escape(prefix) + r"\d+\.\d+(?:_deps-[0-9a-f]{8})?")  # dependencies.set_suffix
+    try:
+        entries = sorted(envs.iterdir())
+    except OSError:  # no environments folder yet
+        return []
+    return [path for path in entries if name.fullmatch(path.name) and path.is_dir() and not path.is_symlink()]
 
 
 def is_ready(spec: Spec, envs: Optional[Path] = None) -> bool:

@@ -257,7 +257,7 @@ def _build(
     index = os.path.join(out, "index.md")
     files.write_text(out, "index.md", report_index.render(findings))
     written.add("index.md")
-    written |= report_site.write(out, findings, loaded.loads, [p for p in written if p.endswith(".parquet")])
+    written |= report_site.write(out, findings, loaded.loads, [p for p in written if p.endswith(".parquet")], roots)
     files.remove_stale(out, listed, written)
     files.write_manifest(out, written)
     return Report(

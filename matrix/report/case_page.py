@@ -6,7 +6,7 @@ import ast
 import difflib
 import os
 import posixpath
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from matrix.records import packages, store
 from matrix.records.transitions import version_of
@@ -142,15 +142,20 @@ def render(case: str, rows: List[Row], moves: List[Row], roots: Sequence[str] = 
         parts.append(diagnosed)
     parts.append("## Source\n")
     if not isinstance(first["case_file"], str):
-        parts.append("_The records name no case file._\n")
+        parts.append("_%s_\n" % NO_CASE_FILE)
     elif source is None:
-        parts.append(
-            "_The source is not available: the case file %s is not a file in the case folders this report"
-            " was built with._\n" % md.code(first["case_file"])
-        )
+        parts.append("_%s_\n" % (NOT_FOUND % md.code(first["case_file"])))
     else:
-        parts.append("%s\n\n%s" % (md.code(first["case_file"]), md.fence(source, "python")))
+        parts.append("%s, %s:\n\n%s" % (md.code(first["case_file"]), AS_IT_IS, md.fence(source, "python")))
     return "\n".join(parts)
+
+
+# What a page says of a case's source: the records name its file but keep no copy or hash of what ran.
+NO_CASE_FILE = "The records name no case file."
+NOT_FOUND = (
+    "The source is not available: the case file %s is not a file in the case folders this report was built with."
+)
+AS_IT_IS = "as it is where this report was built (the records keep no copy of the source that ran)"
 
 
 def _facts(row: Row) -> str:
@@ -193,8 +198,12 @@ def _listed(value: Any) -> bool:
 
 
 def _graph_diffs(rows: List[Row]) -> List[str]:
-    """Unified diffs of the graph between consecutive releases (among those with a graph) where it changed."""
-    parts: List[str] = []
+    """Unified diffs of the graph between consecutive releases (among those with a graph) where it changed.
+
+    A diff that several transitions share (both modes, or the same change again) is shown once, titled with
+    every transition it applies to.
+    """
+    found: List[Tuple[Place, List[str]]] = []
     # Rows come in release order; where a release ran under several Pythons the newest (last) stands for it.
     # A case run with several --with sets has a series per set: each compared with itself.
     series: Dict[Tuple[str, str, str], Dict[str, Row]] = {}
@@ -204,23 +213,44 @@ def _graph_diffs(rows: List[Row]) -> List[str]:
     variants = sorted({variant for variant, _, _ in series})
     for variant, requested, mode in sorted(series, key=lambda k: (k[0], k[1], _mode_index(k[2]))):
         previous: Optional[Row] = None
+        rest = (", " + variant if len(variants) > 1 else "") + _bracketed(requested)
         for row in series[(variant, requested, mode)].values():
             if previous is not None and previous["graph_hash"] != row["graph_hash"] and _comparable(previous, row):
-                diff = difflib.unified_diff(
-                    previous["graph_text"].splitlines(),
-                    row["graph_text"].splitlines(),
-                    "torch-%s/%s" % (previous["release"], mode),
-                    "torch-%s/%s" % (row["release"], mode),
-                    lineterm="",
-                )
-                title = "%s → %s, %s" % (previous["release"], row["release"], mode)
-                if len(variants) > 1:
-                    title += ", " + variant
-                if requested:
-                    title += " [%s]" % requested
-                parts.append("### %s\n\n%s" % (md.text(title), md.fence("\n".join(diff), "diff")))
+                place = (str(previous["release"]), str(row["release"]), mode, rest)
+                found.append((place, graph_diff(previous["graph_text"], row["graph_text"])))
             previous = row
-    return parts
+    return [
+        "### %s\n\n%s" % (md.text(title), md.fence("\n".join(lines), "diff") if lines else "_%s_\n" % SAME_TEXT)
+        for title, lines in distinct_diffs(found)
+    ]
+
+
+# Where a diff applies: (release before, release after, mode, the rest of its title: variant, --with set).
+Place = Tuple[str, str, str, str]
+SAME_TEXT = "No line of the two graph texts differs."
+
+
+def graph_diff(before: str, after: str) -> List[str]:
+    """The unified diff of two graph texts, without its two file-name lines: the diff's title names the sides."""
+    return list(difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm=""))[2:]
+
+
+def distinct_diffs(found: Iterable[Tuple[Place, List[str]]]) -> List[Tuple[str, List[str]]]:
+    """Each distinct diff once, in the order first found, with a title naming every transition it applies to."""
+    groups: Dict[Tuple[str, ...], List[Place]] = {}
+    for place, lines in found:
+        groups.setdefault(tuple(lines), []).append(place)
+    return [(transitions_title(places), list(lines)) for lines, places in groups.items()]
+
+
+def transitions_title(places: Sequence[Place]) -> str:
+    """``2.5.0 → 2.6.0, strict and non-strict; 2.6.0 → 2.7.0, strict``: the modes of one pair of releases joined."""
+    modes: Dict[Tuple[str, str, str], List[str]] = {}
+    for before, after, mode, rest in places:
+        modes.setdefault((before, after, rest), []).append(mode)
+    return "; ".join(
+        "%s → %s, %s%s" % (before, after, " and ".join(named), rest) for (before, after, rest), named in modes.items()
+    )
 
 
 def _comparable(before: Row, after: Row) -> bool:

@@ -1,7 +1,9 @@
 """Exported programs kept on disk by ``run --artifacts DIR``, for ``load`` to try on other releases.
 
 Each cell that exports and passes its check keeps its program in
-``DIR/<torch_version>_<variant>_py<X.Y>/<mode>/<case folder>/``:
+``DIR/<torch_version>_<variant>_py<X.Y>/<mode>/<case folder>/``; a cell run with ``--with``
+adds its set's suffix to the case folder (``<case folder>_deps-1a2b3c4d``), so that each set
+keeps its own program:
 
 - ``program.pt2``: ``torch.export.save`` of the program, as the cell's serialize stage saved it
   before running it (running a program can update its buffers in place); without that stage it
@@ -12,8 +14,9 @@ Each cell that exports and passes its check keeps its program in
   pytree classes need no pickling (format 1 kept ``[args, kwargs]`` as they were, plain data only);
 - ``outputs.pt``: ``{"calls": [[leaf, ...], ...]}``, eager's outputs for those inputs on the saving
   release, flattened with torch's pytree; they, not the loading release's random numbers, are the reference;
-- ``meta.json``: what was saved (case, mode, release, variant, Python, the serializer's schema version,
-  the form of the inputs' leaves: see INPUTS_FORMS) and each file's size and sha256;
+- ``meta.json``: what was saved (case, mode, release, variant, Python, the packages beside torch and
+  the part of them ``--with`` added, the serializer's schema version, the form of the inputs' leaves:
+  see INPUTS_FORMS) and each file's size and sha256;
 - ``meta.sig``: meta.json's signature (see :mod:`.signing`); ``load`` refuses an artifact without a
   valid one unless told ``--trust``.
 
@@ -43,7 +46,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import UserError
 from ..schema import ARTIFACT_NOT_SAVED, ARTIFACT_SAVED, MODES, STAGE_OK, STAGE_SKIPPED, first_line, now
-from . import signing
+from . import dependencies, signing
 from .records import without_paths
 
 FORMAT_VERSION = 2
@@ -72,6 +75,7 @@ class Target:
     variant: str
     device: str = "cpu"
     dependency_set: str = ""  # the packages beside torch (dependencies.set_key); "" for torch alone
+    with_set: str = ""  # the part of them that ``--with`` added (the record's with_set); names the folder
 
 
 def env_folder(torch_version: str, variant: str, python: str) -> str:
@@ -103,8 +107,15 @@ def case_folder(case: str) -> str:
     return "%s~%s" % (readable, digest)
 
 
-def artifact_folder(root: str, torch_version: str, variant: str, python: str, mode: str, case: str) -> str:
-    return os.path.join(root, env_folder(torch_version, variant, python), mode, case_folder(case))
+def artifact_name(case: str, with_set: str = "") -> str:
+    """The folder name of a case's artifact: its :func:`case_folder`, and the suffix of the ``--with`` set, if any."""
+    return case_folder(case) + dependencies.set_suffix(with_set)
+
+
+def artifact_folder(
+    root: str, torch_version: str, variant: str, python: str, mode: str, case: str, with_set: str = ""
+) -> str:
+    return os.path.join(root, env_folder(torch_version, variant, python), mode, artifact_name(case, with_set))
 
 
 def serializer_version() -> Optional[str]:
@@ -258,7 +269,7 @@ def save(
 
     torch_version = str(torch.__version__)
     python = python_version()
-    final = artifact_folder(target.root, torch_version, target.variant, python, mode, case)
+    final = artifact_folder(target.root, torch_version, target.variant, python, mode, case, target.with_set)
     parent = os.path.dirname(final)
     os.makedirs(parent, exist_ok=True)
     if spec is None and not isinstance(program, (bytes, bytearray)):
@@ -291,6 +302,7 @@ def save(
             python=python,
             device=target.device,
             dependency_set=target.dependency_set,  # the packages it was saved beside; "" for torch alone
+            with_set=target.with_set,
             serializer_version=serializer_version(),
             calls=len(inputs["calls"]),
             inputs_form=form,
@@ -446,7 +458,8 @@ def read_inputs(folder: str, meta: Dict[str, Any], program: Any) -> List[Tuple[T
 
 # --- finding artifacts, in ``load`` ----------------------------------------------------------
 
-# (saved_torch_version, saved_variant, saved_python, case, mode): what a load record is kept for.
+# (saved_torch_version, saved_variant, saved_python, case, mode): the program a load tries; with the
+# set of packages it was saved beside (Artifact.dependency_set), what a load record is kept for.
 Key = Tuple[str, str, str, str, str]
 
 
@@ -472,6 +485,12 @@ class Artifact:
     def key(self) -> Key:
         return (self.saved_torch_version, self.saved_variant, self.saved_python, self.case, self.mode)
 
+    @property
+    def dependency_set(self) -> str:
+        """The packages beside torch it was saved with: "" for torch alone, or where no meta.json says."""
+        value = (self.meta or {}).get("dependency_set")
+        return value if isinstance(value, str) else ""
+
 
 def _folders(path: str) -> List[str]:
     try:
@@ -491,7 +510,7 @@ def _environments(root: str) -> List[str]:
 
 
 def discover(roots: Tuple[str, ...]) -> List[Artifact]:
-    """Every artifact folder under ``roots``, in path order; the first of two with the same key is kept."""
+    """Every artifact folder under ``roots``, in path order; the first of two with the same key and set is kept."""
     found: List[Artifact] = []
     for root in roots:
         if not os.path.isdir(root):
@@ -509,15 +528,16 @@ def discover(roots: Tuple[str, ...]) -> List[Artifact]:
                 " (it holds <torch>_<variant>_py<X.Y>/<mode>/<case> folders)" % root
             )
         found.extend(here)
-    kept: Dict[Key, Artifact] = {}
+    kept: Dict[Tuple[Key, str], Artifact] = {}
     for artifact in found:
-        if artifact.key in kept:
+        identity = (artifact.key, artifact.dependency_set)
+        if identity in kept:
             sys.stderr.write(
                 "warning: %s is the same artifact as %s; loading the first only\n"
-                % (artifact.folder, kept[artifact.key].folder)
+                % (artifact.folder, kept[identity].folder)
             )
             continue
-        kept[artifact.key] = artifact
+        kept[identity] = artifact
     return list(kept.values())
 
 
@@ -526,19 +546,16 @@ def _artifact(folder: str, saved: Tuple[str, str, str], mode: str, name: str) ->
     relative = "%s/%s/%s" % (env_folder(torch_version, variant, python), mode, name)
     meta, problem = read_meta(folder)
     if meta is not None:
-        where = (
-            meta["torch_version"],
-            meta["variant"],
-            meta["python"],
-            meta["mode"],
-            case_folder(meta["case"]),
-        )
+        # An artifact from before --with sets had folders of their own has no with_set: it had none.
+        with_set = meta.get("with_set")
+        named = artifact_name(meta["case"], with_set if isinstance(with_set, str) else "")
+        where = (meta["torch_version"], meta["variant"], meta["python"], meta["mode"], named)
         if where != (torch_version, variant, python, mode, name):
             problem = "%s names %s/%s/%s, not the folder it is in" % (
                 META,
                 env_folder(meta["torch_version"], meta["variant"], meta["python"]),
                 meta["mode"],
-                case_folder(meta["case"]),
+                named,
             )
             meta = None
     if meta is None:

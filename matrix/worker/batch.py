@@ -45,6 +45,8 @@ Message = Dict[str, Any]
 # From this many items on, a warm-up in the parent costs less than each forked item paying
 # first-use costs itself (benchmarks/overhead.py --warm-up measures the break-even).
 WARM_UP_FROM = 6
+# 0: each forked item imports its case's libraries itself (benchmarks/dependency_sets.py compares both).
+PREIMPORT_VARIABLE = "EXPORT_MATRIX_PREIMPORT"
 WARM_UPS = ("auto", "always", "never")
 # What an item may take when --max-memory is 0 (no limit), for sizing parallel lanes.
 DEFAULT_ITEM_MB = 4096
@@ -187,6 +189,30 @@ class Batch:
 
     def warm_up(self) -> None:
         """Pay first-use costs in the parent, so that forked items time their own work."""
+
+    def libraries(self) -> List[str]:
+        """The requirements beside torch that its items import (before torch is imported)."""
+        return []
+
+    def preimport(self, settings: Settings) -> None:
+        """Import the items' libraries once in this process, so that each forked item does not.
+
+        A library's import is the same for every item, as torch's is; one whose trial import
+        fails is left to each item, which records what happens. ``EXPORT_MATRIX_PREIMPORT=0``
+        leaves every import to the items (benchmarks/dependency_sets.py compares both).
+        """
+        needed = self.libraries()
+        if needed and settings.forks and preimporting():
+            from .dependencies import preimport
+
+            imported = preimport(needed)
+            if imported:
+                say("imported %s once, before forking %ss" % (", ".join(imported), self.noun))
+
+
+def preimporting() -> bool:
+    """Whether forked items start with their libraries imported by the process they fork from."""
+    return os.environ.get(PREIMPORT_VARIABLE, "1") != "0"
 
 
 def work(message: Message) -> Result:
@@ -331,7 +357,8 @@ def _run(
 
         # Forked now, with torch imported and nothing else done: before set-up (which may import
         # libraries and examples) and the warm-up (which exports).
-        server = Server(settings.memory_mb)
+        # It imports the items' libraries itself, as a user's process that loads their programs does.
+        server = Server(settings.memory_mb, batch.libraries() if preimporting() else [])
     try:
         return _batch(batch, settings, todo, dead, suspects, journal, server.address if server else None)
     finally:

@@ -15,9 +15,10 @@ An untrusted record does not count as done: a later ``load --trust`` tries it.
 
 The batch engine (:mod:`.batch`) runs the loads as it runs ``run``'s cells. One record per
 artifact goes to ``DIR/load_torch-<version>_<variant>_py<X.Y>.jsonl`` (kind ``load``, keys
-``schema.LOAD_KEYS``, statuses ``schema.LoadStatus``). Artifacts already recorded there
-(same saving release, case and mode) are skipped unless ``--force``; the run journal locks
-the file and records an artifact that killed the command as a crash rather than loading it again.
+``schema.LOAD_KEYS``, statuses ``schema.LoadStatus``). Artifacts already recorded there (same
+saving release, case, mode and set of packages beside torch) are skipped unless ``--force``; the
+run journal locks the file and records an artifact that killed the command as a crash rather
+than loading it again.
 """
 
 from __future__ import annotations
@@ -149,9 +150,11 @@ def file_name(torch_version: str, variant: str, python: str) -> str:
     return "load_" + records.env_file_name(torch_version, variant, python)
 
 
-def journal_key(key: Key) -> JournalKey:
-    # The journal keeps (case, mode, run): the saving release goes into the first part.
-    return (json.dumps(list(key[:4])), key[4], 0)
+def journal_key(key: Key, dependency_set: str = "") -> JournalKey:
+    """One load's key in the journal and in resuming: its artifact's key and the set it was saved with."""
+    # The journal keeps (case, mode, run): the saving release and any set go into the first part;
+    # torch alone adds nothing, so that the keys of loads recorded before sets were told apart still match.
+    return (json.dumps(list(key[:4]) + ([dependency_set] if dependency_set else [])), key[4], 0)
 
 
 # --- in the isolated process ---------------------------------------------------------------
@@ -381,7 +384,7 @@ class LoadBatch(batch.Batch):
         trust: bool = False,
     ) -> None:
         """``signing_key`` verifies each artifact's signature, unless ``trust``; None: there is no key."""
-        self.artifacts = {journal_key(artifact.key): artifact for artifact in found}
+        self.artifacts = {journal_key(artifact.key, artifact.dependency_set): artifact for artifact in found}
         self.env: Dict[str, Any] = {"torch_version": version, "variant": variant, "python": python}
         self.can_load = False
         self.signing_key = signing_key
@@ -401,8 +404,9 @@ class LoadBatch(batch.Batch):
             if record.get("kind") != "load" or record.get("status") == LoadStatus.UNTRUSTED.value:
                 continue
             key = tuple(record.get(k) for k in ("saved_torch_version", "saved_variant", "saved_python", "case", "mode"))
-            if all(isinstance(part, str) for part in key):
-                keys.add(journal_key(key))  # type: ignore[arg-type]
+            saved_set = record.get("dependency_set") or ""
+            if all(isinstance(part, str) for part in (*key, saved_set)):
+                keys.add(journal_key(key, saved_set))  # type: ignore[arg-type]
             else:
                 warnings.append("%s: skipped a load record without a usable saving release, case and mode" % path)
         return keys, warnings
@@ -415,7 +419,14 @@ class LoadBatch(batch.Batch):
         except Exception:
             self.can_load = False
         self.env.update(run_id=run_id, serializer_version=artifacts.serializer_version())
+        if self.can_load:
+            self.preimport(settings)
         return None
+
+    def libraries(self) -> List[str]:
+        # The packages the programs were saved with: each load imports its case module, and with it them.
+        sets = {saved_with(artifact) for artifact in self.artifacts.values()}
+        return sorted({r for key in sets for r in dependencies.key_requirements(key)})
 
     def items(self, keys: Sequence[JournalKey]) -> List[batch.Item]:
         return [self._item(key) for key in keys]
@@ -494,8 +505,7 @@ def execute(options: LoadOptions) -> Dict[str, int]:
 
 def saved_with(artifact: Artifact) -> str:
     """The set of packages beside torch that an artifact was saved with ("" for torch alone)."""
-    value = (artifact.meta or {}).get("dependency_set")
-    return value if isinstance(value, str) else ""
+    return artifact.dependency_set
 
 
 def untrusted(folder: str, meta: Dict[str, Any], key: Optional[bytes]) -> Optional[str]:

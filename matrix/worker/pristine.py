@@ -20,7 +20,7 @@ import signal
 import socket
 import sys
 import tempfile
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Sequence
 
 from ..schema import Status
 from . import framing
@@ -44,9 +44,14 @@ def _private_folder() -> str:
 
 
 class Server:
-    """A process forked now (before any export in this process) that runs jobs sent to ``address``."""
+    """A process forked now (before any export in this process) that runs jobs sent to ``address``.
 
-    def __init__(self, memory_mb: Optional[int]) -> None:
+    ``libraries``: requirements beside torch that the jobs' programs were saved with; the server
+    imports them once, as a user's process that loads such a program does, so that each job
+    does not pay their import again.
+    """
+
+    def __init__(self, memory_mb: Optional[int], libraries: Sequence[str] = ()) -> None:
         self.folder = _private_folder()
         self.address = os.path.join(self.folder, "socket")
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -60,6 +65,10 @@ class Server:
             try:
                 die_with_parent()
                 signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle
+                if libraries:
+                    from .dependencies import preimport
+
+                    preimport(libraries)
                 _warm_up()
                 _serve(listener, memory_mb)
             except BaseException:

@@ -54,8 +54,7 @@ STAGES = ("check", "decompose", "serialize", "diagnose")
 # already spent: the rest is margin, so that a slow diagnosis never turns a fail into a timeout.
 DIAGNOSIS_SHARE = 0.6
 WARM_UP_FROM = batch.WARM_UP_FROM
-# 0: each forked cell imports its case's libraries itself (benchmarks/dependency_sets.py compares both).
-PREIMPORT_VARIABLE = "EXPORT_MATRIX_PREIMPORT"
+PREIMPORT_VARIABLE = batch.PREIMPORT_VARIABLE
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -215,6 +214,7 @@ class CellJob:
     variant: str = ""
     scratch: Optional[str] = None  # else where it keeps it for the fresh load alone
     dependency_set: str = ""  # the packages beside torch it runs with, recorded with its program
+    with_set: str = ""  # the part of them that --with added: each set keeps its program in a folder of its own
 
     @classmethod
     def from_fields(cls, fields: Dict[str, Any]) -> CellJob:
@@ -227,7 +227,7 @@ class CellJob:
         from .cell import KEPT, run_cell
 
         root = self.artifacts or self.scratch
-        target = Target(root, self.variant, self.device, self.dependency_set) if root else None
+        target = Target(root, self.variant, self.device, self.dependency_set, self.with_set) if root else None
         loader = loader_for(self.info.source)
         record = run_cell(
             self.info, self.mode, self.found, loader, self.device, self.stages, target, self.diagnose_s
@@ -343,13 +343,12 @@ class CellBatch(batch.Batch):
         self.env.update(dependencies.environment_fields(options.dependency_set))
         if "serialize" in options.stages:
             self.scratch = tempfile.mkdtemp(prefix="export-matrix-programs-")
-        needed = sorted({r for info in self.cells.values() for r in info.dependencies} | set(options.with_requirements))
-        if needed and settings.forks and os.environ.get(PREIMPORT_VARIABLE, "1") != "0":
-            # Each forked cell would import the library again: once here, if a trial import in a child survives.
-            imported = dependencies.preimport(needed)
-            if imported:
-                say("imported %s once, before forking cells" % ", ".join(imported))
+        self.preimport(settings)
         return self.env
+
+    def libraries(self) -> List[str]:
+        declared = {r for info in self.cells.values() for r in info.dependencies}
+        return sorted(declared | set(self.options.with_requirements))
 
     def items(self, keys: Sequence[Key]) -> List[batch.Item]:
         return [self._item(key) for key in keys]
@@ -393,6 +392,7 @@ class CellBatch(batch.Batch):
             variant=env["variant"],
             scratch=self.scratch,
             dependency_set=record["dependency_set"] or "",
+            with_set=record["with_set"] or "",
         )
         return batch.Item(key, label, record, job)
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
+
 from matrix.schema import Status
-from matrix.worker import dependencies
+from matrix.worker import dependencies, signing
 
 from conftest import FIXTURES, read_cells, run_matrix
 
@@ -86,3 +89,34 @@ def test_two_with_sets_into_one_folder_are_two_cells_each(tmp_path: Path) -> Non
         ("packaging==23.2", "packaging + packaging==23.2"),
         ("packaging==24.1", "packaging + packaging==24.1"),
     ]
+
+
+def test_each_with_set_keeps_its_own_program_and_load_tries_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(signing.KEY_VARIABLE, "k" * 40)  # the runs sign and the load verifies with it
+    art, out, loads = tmp_path / "art", tmp_path / "records", tmp_path / "loads"
+    sets = ("", "packaging", "packaging>=20")  # packaging is installed: neither set installs anything
+    for with_set in sets:
+        run_matrix(
+            "run", "--cases", str(CASES / "torch_alone.py"), "--out", str(out), "--mode", "strict",
+            "--artifacts", str(art), *(["--with", with_set] if with_set else []), "--progress", "none",
+        )  # fmt: skip
+    cells = read_cells(out)
+    assert sorted((c["with_set"], c["status"], c["artifact"]) for c in cells) == [
+        (with_set, Status.PASS.value, "saved") for with_set in sets
+    ]
+    (env,) = list(art.iterdir())
+    kept = sorted(folder.name for folder in (env / "strict").iterdir())
+    assert kept == sorted("torch_alone" + dependencies.set_suffix(with_set) for with_set in sets)
+    assert "torch_alone" in kept  # without --with, the folder is the one it always was
+
+    run_matrix("load", str(art), "--out", str(loads), "--progress", "none")
+    found = [json.loads(line) for path in loads.glob("load_*.jsonl") for line in path.read_text().splitlines()]
+    assert sorted((r["case"], r["dependency_set"] or "", r["status"]) for r in found) == [
+        ("torch_alone", with_set, "pass") for with_set in sets
+    ]
+    assert sorted(r["artifact"] for r in found) == sorted("%s/strict/%s" % (env.name, name) for name in kept)
+    # Resumed, each set's load counts as done for that set only: nothing loads again.
+    again = run_matrix("load", str(art), "--out", str(loads), "--progress", "none")
+    assert "3 already recorded, 0 to load" in again.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -57,3 +58,24 @@ def test_without_artifacts_the_fresh_load_leaves_no_program_behind(tmp_path: Pat
     assert cells[("late_op", "non-strict")]["serialize_fresh_status"] == "error"
     assert cells[("add_one", "non-strict")]["serialize_fresh_status"] == "ok"
     assert [p.name for p in scratch.iterdir() if p.name.startswith("export-matrix-")] == []
+
+
+def test_the_processes_that_load_programs_import_the_case_libraries_first_as_the_exporting_one_did(
+    tmp_path: Path,
+) -> None:
+    # The case's operator multiplies by 2 where its library was imported before the case module
+    # (as the runner imports a set's libraries once, before forking cells), by 3 where it was not.
+    out, saved = tmp_path / "records", tmp_path / "artifacts"
+    cases = str((FIXTURES / "library_first").relative_to(ROOT))  # a load imports case modules inside its folder only
+    run_matrix("run", "--cases", cases, "--out", str(out), "--progress", "none", "-j", "2", "--artifacts", str(saved))
+    cells = by_cell(read_cells(out))
+    for mode in ("strict", "non-strict"):
+        cell = cells[("ahead", mode)]
+        assert cell["status"] == "pass" and cell["dependency_set"] == "packaging", cell
+        # The fresh process (forked from a server made before anything was exported) imported it too.
+        assert cell["serialize_fresh_status"] == "ok", cell["serialize_fresh_error"]
+    loads = tmp_path / "loads"
+    done = run_matrix("load", str(saved), "--out", str(loads), "--progress", "none")
+    assert "imported packaging once, before forking artifacts" in done.stderr
+    found = [json.loads(line) for path in loads.glob("*.jsonl") for line in path.read_text().splitlines()]
+    assert sorted((r["mode"], r["status"]) for r in found) == [("non-strict", "pass"), ("strict", "pass")], found

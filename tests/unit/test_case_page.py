@@ -1,15 +1,21 @@
-"""A case's page: a case run with several --with sets keeps each set's graphs and errors apart."""
+"""A case's Markdown page: graph diffs per --with set, each distinct diff once, the case's source."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Dict
+
+import pytest
+from markdown_it import MarkdownIt
 
 from matrix.report import build as report
 
 from conftest import report_cell
 
 OLD, NEW = "packaging==23.2", "packaging==24.1"
+MODES = ("strict", "non-strict")
 
 
 def test_graph_changes_and_errors_are_per_with_set(tmp_path: Path):
@@ -31,3 +37,87 @@ def test_graph_changes_and_errors_are_per_with_set(tmp_path: Path):
     assert "## Graph changes" not in page
     assert "strict · fail · RuntimeError: boom — 2.10.0 [packaging==24.1]</summary>" in page
     assert "| 2.10.0 \\[packaging==24.1\\] | ❌ fail `RuntimeError` |" in page
+
+
+ADD = "x = input\ny = aten.add(x, 1)\nout = y\n"
+MUL = "x = input\ny = aten.mul(x, 2)\nout = y\n"
+SUB = "x = input\ny = aten.sub(x, 3)\nout = y\n"
+SOURCE = (
+    '"""A case whose comment holds markup."""\n\n# keeps x < y & "z" </pre><script>alert(4)</script>\nimport torch\n'
+)
+
+
+def graph(release: str, case: str, text: str, mode: str = "strict") -> dict:
+    digest = {ADD: "a", MUL: "b", SUB: "c"}[text] * 16
+    return report_cell(release, case, mode=mode, graph_text=text, graph_hash=digest, case_file="cases/x.py")
+
+
+@pytest.fixture()
+def pages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The Markdown case pages of a report whose cases' file is ``cases/x.py`` of the current folder."""
+    rows = [
+        *(graph(r, "twin", text, mode) for r, text in (("2.4.1", ADD), ("2.5.0", MUL)) for mode in MODES),
+        *(graph("2.4.1", "split", ADD, mode) for mode in MODES),
+        graph("2.5.0", "split", MUL),
+        graph("2.5.0", "split", SUB, "non-strict"),
+        graph("2.4.1", "late", ADD),
+        graph("2.5.0", "late", MUL),
+        graph("2.6.0", "late", MUL),
+        *(graph(r, "late", text, "non-strict") for r, text in (("2.4.1", ADD), ("2.5.0", ADD), ("2.6.0", MUL))),
+        report_cell("2.4.1", "gone", case_file="cases/gone.py"),
+    ]
+    folder = tmp_path / "records"
+    folder.mkdir()
+    (folder / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "x.py").write_text(SOURCE, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # the report shows sources from cases/ of the current folder
+    report.build_report([str(folder)], str(tmp_path / "out"), charts=False)
+    return tmp_path / "out" / "cases"
+
+
+def diffs(page: str) -> Dict[str, str]:
+    """Each graph diff of a page by its title."""
+    changes = page.split("## Graph changes\n", 1)[1].split("\n## ", 1)[0]
+    return dict(re.findall(r"^### ([^\n]*)\n\n```diff\n(.*?)```\n", changes, re.S | re.M))
+
+
+def test_a_diff_shared_by_both_modes_is_shown_once_naming_both(pages: Path):
+    page = (pages / "twin.md").read_text(encoding="utf-8")
+    diff = "@@ -1,3 +1,3 @@\n x = input\n-y = aten.add(x, 1)\n+y = aten.mul(x, 2)\n out = y\n"
+    assert diffs(page) == {"2.4.1 → 2.5.0, strict and non-strict": diff}
+    # The transitions table still lists each transition.
+    assert (
+        len(re.findall(r"^\| \[2\.4\.1 → 2\.5\.0\]\(.*\) \| (?:non-)?strict \| cpu \| graph-change \|", page, re.M))
+        == 2
+    )
+
+
+def test_different_diffs_are_each_shown_under_their_own_transition(pages: Path):
+    found = diffs((pages / "split.md").read_text(encoding="utf-8"))
+    assert list(found) == ["2.4.1 → 2.5.0, strict", "2.4.1 → 2.5.0, non-strict"]
+    assert "+y = aten.mul(x, 2)" in found["2.4.1 → 2.5.0, strict"]
+    assert "+y = aten.sub(x, 3)" in found["2.4.1 → 2.5.0, non-strict"]
+
+
+def test_the_same_change_between_other_releases_is_shown_once_naming_each_transition(pages: Path):
+    found = diffs((pages / "late.md").read_text(encoding="utf-8"))
+    assert list(found) == ["2.4.1 → 2.5.0, strict; 2.5.0 → 2.6.0, non-strict"]
+
+
+def test_the_source_is_a_python_block_that_renders_escaped(pages: Path):
+    page = (pages / "twin.md").read_text(encoding="utf-8")
+    assert page.endswith(
+        "## Source\n\n`cases/x.py`, as it is where this report was built (the records keep no copy of the source"
+        " that ran):\n\n```python\n%s```\n" % SOURCE
+    )
+    html = MarkdownIt("commonmark").render(page)
+    assert "<script>" not in html and "# keeps x &lt; y &amp; &quot;z&quot; &lt;/pre&gt;&lt;script&gt;" in html
+
+
+def test_a_source_that_is_not_there_is_said_in_one_line(pages: Path):
+    page = (pages / "gone.md").read_text(encoding="utf-8")
+    assert page.endswith(
+        "## Source\n\n_The source is not available: the case file `cases/gone.py` is not a file in the case folders"
+        " this report was built with._\n"
+    )

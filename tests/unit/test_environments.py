@@ -105,3 +105,23 @@ def test_env_dir_follows_the_variable_then_the_cache_folder(tmp_path: Path) -> N
 def test_cpu_builds_never_probe_cuda(tmp_path: Path) -> None:
     environment = environments.Environment(spec("2.13.0+cpu"), tmp_path / "missing", tmp_path / "worker")
     assert environments.cuda_available(environment) is False
+
+
+def test_a_builds_environments_are_its_own_and_its_sets_for_any_python(tmp_path: Path) -> None:
+    build = MATRIX.resolve("2.4.1")
+    own = [Spec(build, "3.11"), Spec(build, "3.11", "timm"), Spec(build, "3.9", "transformers==4.57.1")]
+    for name in [s.name for s in own] + [
+        spec("2.4.1+cpu", "3.11").name,  # the same release's other variant
+        "torch-2.4.10_pypi_py3.11",  # a release whose version starts the same
+        "torch-2.4.1_pypi_py3.11.old",
+        "torch-2.4.1_pypi_py3.11_deps-notahash",
+        ".worker",
+    ]:
+        (tmp_path / name).mkdir()
+    write(tmp_path / "torch-2.4.1_pypi_py3.12", "a file, not an environment")
+    elsewhere = tmp_path.parent / (tmp_path.name + "-elsewhere")
+    elsewhere.mkdir()
+    if sys.platform != "win32":
+        (tmp_path / "torch-2.4.1_pypi_py3.13").symlink_to(elsewhere)  # never followed out of the folder
+    assert environments.of_build(build, tmp_path) == sorted(tmp_path / s.name for s in own)
+    assert environments.of_build(build, tmp_path / "missing") == []

@@ -455,6 +455,9 @@ def test_cli_case_root_adds_a_folder_sources_are_shown_from(tmp_path: Path, monk
     assert "MINE = 1" not in (tmp_path / "without" / "cases" / "x.md").read_text(encoding="utf-8")
     assert cli.main(["report", str(folder), "--out", "with", "--no-charts", "--case-root", "mine"]) == 0
     assert "MINE = 1" in (tmp_path / "with" / "cases" / "x.md").read_text(encoding="utf-8")
+    # The site's case page reads its source from the same folders.
+    assert "MINE = 1" not in (tmp_path / "without" / "site" / "cases" / "x.html").read_text(encoding="utf-8")
+    assert "MINE = 1" in (tmp_path / "with" / "site" / "cases" / "x.html").read_text(encoding="utf-8")
 
 
 # --- the front page tells the story; the pages it links hold the detail --------------------------

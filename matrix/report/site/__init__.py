@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
-from typing import Any, Dict, Iterable, List, Set
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set
 
 import numpy as np
 import pandas as pd
@@ -40,10 +40,17 @@ COPIED = ("site.css", "site.js")  # copied as they are; badge.svg is a template
 _SUFFIXES = (".html", ".css", ".js", ".svg")
 
 
-def write(out: str, f: Findings, loads: pd.DataFrame, parquet: Iterable[str] = ()) -> Set[str]:
+def write(
+    out: str,
+    f: Findings,
+    loads: pd.DataFrame,
+    parquet: Iterable[str] = (),
+    roots: Optional[Sequence[str]] = None,
+) -> Set[str]:
     """Write the site under ``out/site`` and a CSV beside each ``parquet`` table of ``out``; returns the paths.
 
     ``loads`` are the load records (``Store.loads``); paths are relative to ``out``, as the manifest lists them.
+    ``roots``: the folders case pages read sources from (default: the project's ``cases/``).
     """
     listed = files.previous(out)
     tables = sorted(parquet)
@@ -63,7 +70,7 @@ def write(out: str, f: Findings, loads: pd.DataFrame, parquet: Iterable[str] = (
     moves = _by_case(f.moves)
     saved = _by_case(table)
     for name, target in pages.items():
-        text = case.render(name, rows[name], moves.get(name, []), saved.get(name, []), orders)
+        text = case.render(name, rows[name], moves.get(name, []), saved.get(name, []), orders, roots)
         written |= _write(out, target, text)
     _remove_stale(out, listed, written)
     return written

@@ -1,16 +1,16 @@
-"""A case's page on the site: its status per release and mode, transitions, graph diffs, errors, saved × loaded.
+"""A case's page on the site: status per release and mode, transitions, graph diffs, errors, saved × loaded, source.
 
 Plain HTML, no script. The graph diffs are those of the case's ``graph-change`` transitions,
-as :mod:`matrix.records.transitions` judged them; the packages beside torch are those the
-cell's environment resolved for the packages its dependency set names.
+as :mod:`matrix.records.transitions` judged them, each distinct diff once; the packages beside
+torch are those the cell's environment resolved for the packages its dependency set names.
 """
 
 from __future__ import annotations
 
-import difflib
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from matrix.records import packages, store
+from matrix.report import case_page
 from matrix.report import markdown as md
 from matrix.report.real_models import PREFIX as REAL_MODELS
 from matrix.report.site.front import NOTE_LIMIT
@@ -39,9 +39,11 @@ def render(
     moves: List[Row],
     loads: List[Row],
     orders: Tuple[List[str], List[str]],
+    roots: Optional[Sequence[str]] = None,
 ) -> str:
     """The page of one case: ``rows`` its cells in report order with an ``environment`` label, ``moves`` its
-    transitions, ``loads`` its rows of the load table, ``orders`` the saving and loading releases in order."""
+    transitions, ``loads`` its rows of the load table, ``orders`` the saving and loading releases in order,
+    ``roots`` the folders its source may be shown from (by default :func:`case_page.default_roots`)."""
     first = rows[-1]
     facts = [
         ("tags", ", ".join(sorted(listed(first.get("tags"))))),
@@ -64,6 +66,8 @@ def render(
         body.append("<h2>Graph changes</h2>")
         body += [
             '<details><summary>%s</summary><pre class="diff">%s</pre></details>' % (text(title), _diff_lines(lines))
+            if lines
+            else "<p>%s: %s</p>" % (text(title), text(case_page.SAME_TEXT))
             for title, lines in diffs
         ]
     errors = _errors(rows)
@@ -76,6 +80,10 @@ def render(
             " it on the saved inputs; the failures are listed under each grid.</p>"
         )
         body += [load_grid(loads, mode, orders) for mode in MODES if any(r["mode"] == mode for r in loads)]
+    body += [
+        "<h2>Source</h2>",
+        source_block(first.get("case_file"), case_page.default_roots() if roots is None else roots),
+    ]
     return page("%s · torch.export matrix" % case, "\n".join(body), "../")
 
 
@@ -128,7 +136,8 @@ def _mode(move: Row) -> str:
 
 
 def graph_diffs(rows: List[Row], moves: List[Row]) -> List[Tuple[str, List[str]]]:
-    """A unified diff of the graphs on each side of each of the case's graph changes: (title, lines)."""
+    """A unified diff of the graphs on each side of each of the case's graph changes, each distinct diff once:
+    (title naming every transition it applies to, lines)."""
     graphs = {
         (str(r["release"]), str(r["variant"]), str(r["python"]), str(r["mode"])): r.get("graph_text") for r in rows
     }
@@ -141,15 +150,24 @@ def graph_diffs(rows: List[Row], moves: List[Row]) -> List[Tuple[str, List[str]]
         after = graphs.get((str(move["after"]), str(move["variant"]), str(move["python_after"]), mode))
         if not (present(before) and present(after)):
             continue
-        lines = difflib.unified_diff(
-            str(before).splitlines(),
-            str(after).splitlines(),
-            "torch-%s/%s" % (move["before"], mode),
-            "torch-%s/%s" % (move["after"], mode),
-            lineterm="",
-        )
-        found.append(("%s → %s, %s" % (move["before"], move["after"], mode), list(lines)))
-    return found
+        named = present(move.get("with_set"))
+        place = (str(move["before"]), str(move["after"]), mode, " [%s]" % named if named else "")
+        found.append((place, case_page.graph_diff(str(before), str(after))))
+    return case_page.distinct_diffs(found)
+
+
+def source_block(case_file: Any, roots: Sequence[str]) -> str:
+    """The case's source, collapsed; or one line saying why it is not shown."""
+    if not present(case_file):
+        return "<p>%s</p>" % text(case_page.NO_CASE_FILE)
+    source, _ = case_page.read_source(case_file, roots)
+    if source is None:
+        return "<p>%s</p>" % (text(case_page.NOT_FOUND) % ("<code>%s</code>" % text(case_file)))
+    return '<details><summary><code>%s</code>, %s</summary><pre class="source">%s</pre></details>' % (
+        text(case_file),
+        text(case_page.AS_IT_IS),
+        text(source),
+    )
 
 
 def _diff_lines(lines: List[str]) -> str:

@@ -1,0 +1,147 @@
+"""Removing a build's environments, and the cached packages no other environment needs, to free disk.
+
+A build's environments (its own and its dependency sets', ``environments.of_build``) are
+removed whole. With uv, their files are hard links into uv's cache, so the disk comes back
+only when the cache entries go too: ``uv cache clean NAME...`` then removes every cached
+version of the packages the removed environments held, but only of those that no remaining
+environment has installed, so the others reinstall from the cache as before.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from email.parser import HeaderParser
+from pathlib import Path
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
+
+from ..worker import dependencies
+from . import environments
+from .install import Installer, InstallError, UvInstaller, installer, run_captured
+from .releases import Build
+
+Log = Callable[[str], None]
+Clean = Callable[[List[str], Log], None]
+
+
+class RemovalError(Exception):
+    """An environment or a cache entry that could not be removed; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Removal:
+    """What ``remove`` did: the environments' names, their size on disk, and the packages dropped from uv's cache."""
+
+    removed: Tuple[str, ...]
+    size: int  # bytes, each file counted once however many links it has
+    cleaned: Tuple[str, ...]  # the packages given to ``uv cache clean``
+    kept: Tuple[str, ...]  # the packages a remaining environment still has installed
+
+
+def installed(path: Path) -> Dict[str, str]:
+    """The distributions an environment holds (normalized name: version), read from its ``*.dist-info`` folders."""
+    found: Dict[str, str] = {}
+    for site in (*sorted(path.glob("lib/python*/site-packages")), path / "Lib" / "site-packages"):
+        for info in sorted(site.glob("*.dist-info")):
+            name, version = _name_and_version(info)
+            if name:
+                found[dependencies.name_of(name) or name.lower()] = version
+    return found
+
+
+def _name_and_version(info: Path) -> Tuple[str, str]:
+    """From the METADATA file, else from the folder's name (``name-version.dist-info``)."""
+    try:
+        with open(info / "METADATA", encoding="utf-8", errors="replace") as f:
+            headers = HeaderParser().parse(f, headersonly=True)
+        if headers.get("Name"):
+            return str(headers["Name"]).strip(), str(headers.get("Version") or "").strip()
+    except OSError:
+        pass
+    name, _, version = info.name[: -len(".dist-info")].partition("-")
+    return name, version
+
+
+def to_clean(removed: Iterable[Mapping[str, str]], remaining: Iterable[Mapping[str, str]]) -> List[str]:
+    """The packages of the removed environments that no remaining environment has installed, in any version.
+
+    ``uv cache clean NAME`` drops every cached version of NAME, so a package another
+    environment still holds stays in the cache for that environment's next install.
+    """
+    kept: Set[str] = {name for packages in remaining for name in packages}
+    return sorted({name for packages in removed for name in packages} - kept)
+
+
+def disk_size(paths: Iterable[Path]) -> int:
+    """The bytes of the files under ``paths``, each file counted once however many hard links it has."""
+    seen: Set[Tuple[int, int]] = set()
+    total = 0
+    for path in paths:
+        for folder, _, files in os.walk(path):
+            for name in files:
+                try:
+                    stat = os.lstat(os.path.join(folder, name))
+                except OSError:
+                    continue
+                if (stat.st_dev, stat.st_ino) not in seen:
+                    seen.add((stat.st_dev, stat.st_ino))
+                    total += stat.st_size
+    return total
+
+
+def human_size(size: int) -> str:
+    """``4.6 GB``, ``212 MB``, ``12 KB``: decimal units, as download sizes are given."""
+    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+        if size >= scale:
+            value = size / scale
+            return ("%.1f %s" if value < 10 else "%.0f %s") % (value, unit)
+    return "%d bytes" % size
+
+
+def uv_cache_clean(names: List[str], log: Log, tool: Optional[Installer] = None) -> None:
+    """``uv cache clean NAME...`` with the uv that installs environments; nothing when environments use pip."""
+    tool = installer() if tool is None else tool
+    if not isinstance(tool, UvInstaller):
+        log("environments are installed with %s here: uv's cache is left as it is" % tool.name)
+        return
+    try:
+        done = run_captured([tool.uv, "cache", "clean", *names], echo=log)
+    except InstallError as error:
+        raise RemovalError(str(error)) from error
+    if done.returncode != 0:
+        raise RemovalError("uv cache clean %s failed with exit status %d" % (" ".join(names), done.returncode))
+
+
+def remove(
+    build: Build,
+    envs: Optional[Path] = None,
+    clean: Clean = uv_cache_clean,
+    log: Log = environments.log_to_stderr,
+) -> Removal:
+    """Remove ``build``'s environments, then the cache entries of the packages no other environment holds."""
+    envs = environments.env_dir() if envs is None else envs
+    paths = environments.of_build(build, envs)
+    if not paths:
+        absent = (build.torch_version, build.variant.name, envs)
+        log("no environment of torch %s (%s) in %s: nothing to remove" % absent)
+        return Removal((), 0, (), ())
+    removed = [installed(path) for path in paths]
+    others = [p for p in sorted(envs.iterdir()) if p not in paths and not p.name.startswith(".") and p.is_dir()]
+    remaining = [installed(path) for path in others]
+    size = disk_size(paths)
+    for path in paths:
+        try:
+            shutil.rmtree(path)
+        except OSError as error:
+            raise RemovalError("could not remove %s: %s" % (path, error)) from error
+    names = tuple(path.name for path in paths)
+    log("removed %s from %s (%s, files shared with uv's cache included)" % (", ".join(names), envs, human_size(size)))
+    cleaned = to_clean(removed, remaining)
+    kept = sorted({name for packages in removed for name in packages} - set(cleaned))
+    if kept:
+        log("kept in uv's cache, as another environment has them installed: %s" % ", ".join(kept))
+    if cleaned:
+        log("removing from uv's cache: %s" % ", ".join(cleaned))
+        clean(cleaned, log)
+    return Removal(names, size, tuple(cleaned), tuple(kept))

@@ -1,0 +1,138 @@
+"""Removing a build's environments: which folders go, what they measured, which packages leave uv's cache."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+
+from matrix.envs import environments, install, releases, removal
+from matrix.envs.environments import Spec
+
+from conftest import CURRENT, ROOT, write
+
+MATRIX = releases.default_matrix()
+NEW = MATRIX.resolve("2.7.1")
+OLD = MATRIX.resolve("2.5.1")
+NEW_CPU = MATRIX.resolve("2.7.1+cpu")
+
+
+def fake_env(envs: Path, spec: Spec, packages: Dict[str, str]) -> Path:
+    """An environment folder as uv leaves it: one ``*.dist-info`` (and a module) per distribution."""
+    path = envs / spec.name
+    site = path / "lib" / ("python" + spec.python) / "site-packages"
+    for name, version in packages.items():
+        folder = name.replace("-", "_")
+        write(site / ("%s-%s.dist-info" % (folder, version)) / "METADATA", "Name: %s\nVersion: %s\n" % (name, version))
+        write(site / folder / "__init__.py", "VERSION = %r\n" % version)
+    write(path / "bin" / "python", "")
+    return path
+
+
+class Cleaner:
+    """Stands in for ``uv cache clean``: records the package names it is given."""
+
+    def __init__(self) -> None:
+        self.calls: List[List[str]] = []
+
+    def __call__(self, names: List[str], log: removal.Log) -> None:
+        self.calls.append(list(names))
+
+
+@pytest.fixture
+def envs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Two releases' environments, each with a dependency set, beside a CPU build and the worker's copy."""
+    folder = tmp_path / "envs"
+    monkeypatch.setenv(environments.ENV_DIR_VARIABLE, str(folder))
+    fake_env(folder, Spec(NEW, CURRENT), {"torch": "2.7.1", "numpy": "2.2.0", "triton": "3.3.1"})
+    fake_env(folder, Spec(NEW, CURRENT, "timm"), {"torch": "2.7.1", "timm": "1.0.15", "huggingface-hub": "0.30.0"})
+    fake_env(folder, Spec(NEW, "3.10"), {"torch": "2.7.1", "Jinja2": "3.1.6"})
+    fake_env(folder, Spec(OLD, CURRENT), {"torch": "2.5.1", "numpy": "1.26.4"})
+    fake_env(folder, Spec(OLD, CURRENT, "timm"), {"torch": "2.5.1", "timm": "1.0.15"})
+    fake_env(folder, Spec(NEW_CPU, CURRENT), {"torch": "2.7.1+cpu", "filelock": "3.18.0"})
+    write(folder / ".worker" / "0123456789abcdef" / "matrix" / "worker" / "__main__.py", "")
+    return folder
+
+
+def test_removing_a_build_removes_its_environments_and_no_other(envs: Path) -> None:
+    before = sorted(p.name for p in envs.iterdir())
+    cleaner = Cleaner()
+    lines: List[str] = []
+    done = removal.remove(NEW, clean=cleaner, log=lines.append)
+    gone = {Spec(NEW, CURRENT).name, Spec(NEW, CURRENT, "timm").name, Spec(NEW, "3.10").name}
+    assert set(done.removed) == gone
+    assert sorted(p.name for p in envs.iterdir()) == sorted(set(before) - gone)
+    for spec in (Spec(OLD, CURRENT), Spec(OLD, CURRENT, "timm"), Spec(NEW_CPU, CURRENT)):
+        assert removal.installed(envs / spec.name)["torch"] == spec.build.torch_version  # untouched
+    assert (envs / ".worker" / "0123456789abcdef" / "matrix" / "worker" / "__main__.py").is_file()
+    # Another release or variant has torch, numpy and timm installed: uv's cache keeps them.
+    assert cleaner.calls == [["huggingface-hub", "jinja2", "triton"]]
+    assert done.cleaned == ("huggingface-hub", "jinja2", "triton")
+    assert done.kept == ("numpy", "timm", "torch")
+    assert done.size > 0
+    assert any(all(name in line for name in gone) and removal.human_size(done.size) in line for line in lines)
+
+
+def test_a_build_without_environments_is_one_line_and_cleans_nothing(envs: Path, tmp_path: Path) -> None:
+    cleaner = Cleaner()
+    lines: List[str] = []
+    absent = MATRIX.resolve("2.6.0")
+    assert removal.remove(absent, clean=cleaner, log=lines.append) == removal.Removal((), 0, (), ())
+    assert removal.remove(absent, tmp_path / "never-made", clean=cleaner, log=lines.append).removed == ()
+    assert cleaner.calls == []
+    assert len(lines) == 2 and all("torch 2.6.0 (pypi)" in line and "nothing to remove" in line for line in lines)
+
+
+def test_only_packages_no_remaining_environment_holds_leave_the_cache() -> None:
+    removed = [{"torch": "2.7.1", "triton": "3.3.1"}, {"torch": "2.7.1", "timm": "1.0.15"}]
+    # uv's cache clean drops every version of a name: a name installed anywhere else stays, whatever its version.
+    remaining = [{"torch": "2.5.1"}, {"timm": "1.0.15", "numpy": "1.26.4"}]
+    assert removal.to_clean(removed, remaining) == ["triton"]
+    assert removal.to_clean(removed, []) == ["timm", "torch", "triton"]
+    assert removal.to_clean([], remaining) == []
+
+
+def test_an_environments_packages_come_from_its_dist_info_folders(tmp_path: Path) -> None:
+    site = tmp_path / "env" / "lib" / "python3.11" / "site-packages"
+    write(site / "pillow-11.2.1.dist-info" / "METADATA", "Metadata-Version: 2.1\nName: Pillow\nVersion: 11.2.1\n\nbody")
+    (site / "typing_extensions-4.12.2.dist-info").mkdir()  # no METADATA: the folder's name says it
+    write(site / "torch" / "__init__.py", "")
+    assert removal.installed(tmp_path / "env") == {"pillow": "11.2.1", "typing-extensions": "4.12.2"}
+    assert removal.installed(tmp_path / "missing") == {}
+
+
+@pytest.mark.skipif(not hasattr(os, "link"), reason="needs hard links")
+def test_the_size_counts_a_hard_linked_file_once(tmp_path: Path) -> None:
+    first = write(tmp_path / "a" / "torch.so", "x" * 1000)
+    write(tmp_path / "a" / "small", "y" * 24)
+    (tmp_path / "b").mkdir()
+    os.link(first, tmp_path / "b" / "torch.so")  # as uv links one cached file into two environments
+    assert removal.disk_size([tmp_path / "a", tmp_path / "b"]) == 1024
+    assert removal.disk_size([tmp_path / "b"]) == 1000
+
+
+def test_sizes_read_as_disk_sizes() -> None:
+    assert removal.human_size(4_640_000_000) == "4.6 GB"
+    assert removal.human_size(212_000_000) == "212 MB"
+    assert removal.human_size(999) == "999 bytes"
+
+
+def test_environments_installed_with_pip_leave_uvs_cache_alone() -> None:
+    lines: List[str] = []
+    removal.uv_cache_clean(["triton"], lines.append, tool=install.PipInstaller())
+    assert lines == ["environments are installed with pip here: uv's cache is left as it is"]
+
+
+def test_the_remove_sessions_are_the_run_sessions_builds_without_their_tags() -> None:
+    spec = importlib.util.spec_from_file_location("noxfile_under_test", ROOT / "noxfile.py")
+    assert spec is not None and spec.loader is not None
+    noxfile = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(noxfile)
+    run, remove = noxfile.run.parametrize, noxfile.remove.parametrize
+    assert run and [p.call_spec for p in remove] == [p.call_spec for p in run]
+    assert any(p.tags for p in run)
+    # `nox -t cpu` and `nox -t all` select the run and load sessions: never one that removes environments.
+    assert all(not p.tags for p in remove) and not noxfile.remove.tags
