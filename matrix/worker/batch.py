@@ -191,7 +191,7 @@ class Batch:
         """Pay first-use costs in the parent, so that forked items time their own work."""
 
     def libraries(self) -> List[str]:
-        """The requirements beside torch that its items import (before torch is imported)."""
+        """The requirements beside torch that its items import (known before ``set_up``)."""
         return []
 
     def preimport(self, settings: Settings) -> None:
