@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import pandas as pd
 
@@ -46,11 +46,11 @@ class Written:
     load_regressions: Tuple[Dict[str, Any], ...] = ()  # records.artifacts.regressions' rows
 
 
-def write(out: str, loads: pd.DataFrame, charts: bool = True, cases: Iterable[str] = ()) -> Written:
+def write(out: str, loads: pd.DataFrame, charts: bool = True) -> Written:
     """Write the page (and its charts and table) for the load records ``loads`` (``Store.loads``).
 
-    ``cases``: the cases that have a page of their own, to link. Returns the paths written,
-    relative to ``out`` (none when there is no usable load record), the summary and the charts.
+    Returns the paths written, relative to ``out`` (none when there is no usable load record),
+    the summary and the charts.
     """
     table = loads_table.table(loads)
     if table.empty:
@@ -60,7 +60,7 @@ def write(out: str, loads: pd.DataFrame, charts: bool = True, cases: Iterable[st
     regressions = loads_table.regressions(table)
     programs = loads_table.program_regressions(table)
     said = summary(table)
-    text = render(table, grid, regressions, said, drawn, set(cases), programs)
+    text = render(table, grid, regressions, said, drawn, programs)
     files.write_text(out, PAGE, text)
     stored = tables.storable(table.drop(columns=[c for c in _BULKY if c in table.columns]))
     stored.to_parquet(files.target(out, TABLE), index=False, compression="zstd")
@@ -133,7 +133,6 @@ def render(
     regressions: pd.DataFrame,
     summary: str,
     drawn: Sequence[charting.Chart] = (),
-    linked: Optional[Set[str]] = None,
     programs: Optional[pd.DataFrame] = None,
 ) -> str:
     """The page's Markdown; ``regressions`` and ``programs`` are records.artifacts' ``regressions`` and
@@ -187,9 +186,7 @@ def render(
     rows = [[SYMBOLS[s], md.text(s), md.text(LoadStatus(s).meaning)] for s in LOAD_STATUSES]
     rows.append([NO_RECORD, "no record", "this release did not load this artifact"])
     parts.append(md.table(["", "status", "meaning"], rows))
-    parts.append("## By case\n")
-    for case, rows_of_case in table.groupby("case", sort=True):
-        parts.append(_case_section(str(case), rows_of_case, saved_order, loaded_order, linked or set()))
+    parts.append("Each case's own grid, saved × loaded per mode with the errors its loads met, is on its page.\n")
     return "\n".join(parts)
 
 
@@ -292,11 +289,9 @@ def _error(row: Dict[str, Any]) -> str:
     return " ".join(parts)
 
 
-def _case_section(
-    case: str, rows: pd.DataFrame, saved_order: List[str], loaded_order: List[str], linked: Set[str]
-) -> str:
-    title = md.case_link(case) if case in linked else md.text(case)
-    parts = ["### %s\n" % title]
+def case_section(rows: pd.DataFrame, saved_order: List[str], loaded_order: List[str]) -> str:
+    """A case's part of the load table (``rows``) on its page: a saved × loaded grid per mode, and its failures."""
+    parts = ["## Saved programs across releases\n"]
     for mode in [m for m in MODES if m in set(rows["mode"])]:
         mine = rows[rows["mode"] == mode]
         status_of = {(r["saved"], r["loaded"]): r["status"] for r in mine.to_dict("records")}

@@ -29,6 +29,7 @@ import pandas as pd
 from matrix import parallel
 from matrix.errors import UserError
 from matrix.options import from_namespace
+from matrix.records import artifacts as loads_table
 from matrix.records import store, tables, transitions
 from matrix.report import artifacts as report_artifacts
 from matrix.report import case_page as report_case
@@ -238,7 +239,7 @@ def _build(
                 every = charting.summary_charts(findings.summary, findings.steps, cells, out, only=fresh)
                 drawn.update({name: every[name] for name in fresh})
         written |= _write_tables(out, findings)
-        pages = _write_case_pages(out, cells, labels, moves, roots)
+        pages = _write_case_pages(out, cells, labels, moves, roots, loaded.loads)
         written |= pages
         if redraw_grid:
             drawn["grid"] = grid()
@@ -249,7 +250,7 @@ def _build(
             written.add(charting.write_keys(out, groups))
     written |= _write_pages(out, findings)
     if not loaded.loads.empty:
-        saved = report_artifacts.write(out, loaded.loads, charts=charts, cases=set(cells["case"]))
+        saved = report_artifacts.write(out, loaded.loads, charts=charts)
         written |= saved.files
         if saved.files:
             findings = dataclasses.replace(findings, artifacts=saved)
@@ -273,19 +274,25 @@ def _build(
 
 
 def _write_case_pages(
-    out: str, cells: pd.DataFrame, labels: pd.Series, moves: pd.DataFrame, roots: Sequence[str]
+    out: str, cells: pd.DataFrame, labels: pd.Series, moves: pd.DataFrame, roots: Sequence[str], loads: pd.DataFrame
 ) -> Set[str]:
-    """One page per case; returns their paths relative to ``out``."""
+    """One page per case, with its saved programs' loads when there are any; returns their paths relative to ``out``."""
     by_case: Dict[str, List[Dict[str, Any]]] = {}
     for row in cells.assign(environment=labels).to_dict("records"):
         by_case.setdefault(str(row["case"]), []).append(row)
     moves_by_case: Dict[str, List[Dict[str, Any]]] = {}
     for move in moves.to_dict("records"):
         moves_by_case.setdefault(str(move["case"]), []).append(move)
+    table = loads_table.table(loads) if not loads.empty else pd.DataFrame()
+    saved_order, loaded_order = loads_table.orders(table) if not table.empty else ([], [])
+    loads_by_case = {str(case): rows for case, rows in table.groupby("case")} if not table.empty else {}
     pages = set()
     for case in sorted(by_case):
         page = md.page_name(case)
-        files.write_text(out, page, report_case.render(case, by_case[case], moves_by_case.get(case, []), roots))
+        text = report_case.render(case, by_case[case], moves_by_case.get(case, []), roots)
+        if case in loads_by_case:
+            text += "\n" + report_artifacts.case_section(loads_by_case[case], saved_order, loaded_order)
+        files.write_text(out, page, text)
         pages.add(page)
     return pages
 

@@ -85,7 +85,7 @@ def table_rows(text: str) -> List[List[str]]:
 
 
 def test_page_has_the_summary_share_tables_regressions_and_case_grids(tmp_path: Path) -> None:
-    written = page.write(str(tmp_path), frame(loads()), cases=["add"]).files
+    written = page.write(str(tmp_path), frame(loads())).files
     assert written == {
         "artifacts.md", "loads.parquet", "charts/artifacts-strict.png", "charts/artifacts-non-strict.png",
     }  # fmt: skip
@@ -116,11 +116,16 @@ def test_page_has_the_summary_share_tables_regressions_and_case_grids(tmp_path: 
     assert len(regressions) == 4
     assert regressions[0][:4] == ["2.5.1", "add", "strict", "2.6.0 → 2.7.0"]
     assert "pass → 🚫 load-error" in regressions[0][4]
-    # Each case has a grid per mode; a case with its own page is linked.
-    assert "### [add](cases/add.md)" in text and "### cond\n" in text
-    assert ["strict: saved on ↓ / loaded on →", "2.5.1", "2.6.0", "2.7.0"] in rows
-    assert ["2.6.0", "🚫", "✅", "✅"] in rows
-    assert "<li>load-error: KeyError: no 'version' — 2.6.0 → 2.5.1</li>" in MarkdownIt("commonmark").render(text)
+    # Each case has a grid per mode, on its own page: this page points there.
+    assert "Each case's own grid" in text and "### cond\n" not in text
+    table = loads_table.table(frame(loads()))
+    saved_order, loaded_order = loads_table.orders(table)
+    add = page.case_section(table[table["case"] == "add"], saved_order, loaded_order)
+    assert add.startswith("## Saved programs across releases\n")
+    add_rows = table_rows(add)
+    assert ["strict: saved on ↓ / loaded on →", "2.5.1", "2.6.0", "2.7.0"] in add_rows
+    assert ["2.6.0", "🚫", "✅", "✅"] in add_rows
+    assert "<li>load-error: KeyError: no 'version' — 2.6.0 → 2.5.1</li>" in MarkdownIt("commonmark").render(add)
     stored = pd.read_parquet(tmp_path / "loads.parquet")
     assert len(stored) == 24 and "error_traceback" not in stored.columns
 
@@ -128,7 +133,10 @@ def test_page_has_the_summary_share_tables_regressions_and_case_grids(tmp_path: 
 def test_record_text_stays_inert(tmp_path: Path) -> None:
     rows = loads() + [load("2.5.1", "2.8.0", status="run-error", error_type="Bad|Type", error_message=HOSTILE)]
     page.write(str(tmp_path), frame(rows), charts=False)
-    html = MarkdownIt("commonmark").enable("table").render((tmp_path / "artifacts.md").read_text(encoding="utf-8"))
+    table = loads_table.table(frame(rows))
+    sections = [page.case_section(group, *loads_table.orders(table)) for _, group in table.groupby("case")]
+    text = "\n".join([(tmp_path / "artifacts.md").read_text(encoding="utf-8"), *sections])
+    html = MarkdownIt("commonmark").enable("table").render(text)
     assert "<script>" not in html and 'href="http://evil"' not in html
     assert "left | right &lt;script&gt;alert(1)&lt;/script&gt; [x](http://evil)" in html
     assert html.count("<details>") == html.count("</details>")
@@ -187,13 +195,17 @@ def test_untrusted_loads_are_named_as_not_tried_never_as_failures(tmp_path: Path
         "Artifacts saved on 2.5.1 (2): all load and match on 2.5.1; 3 loads not tried, as untrusted: no signature,"
         " or one that does not match (load --trust) (none tried on 2.6.0)."
     )
-    page.write(str(tmp_path), frame(rows), charts=False, cases=["add"])
+    page.write(str(tmp_path), frame(rows), charts=False)
     text = (tmp_path / "artifacts.md").read_text(encoding="utf-8")
     table = table_rows(text)
     # 2.6.0 tried nothing: the square says why, and counts no failure.
     assert table[1] == ["2.5.1", "1/1", "🔒"]
     assert "failing loads" not in text and "UntrustedArtifact" not in text
-    assert ["2.5.1", "✅", "🔒"] in table and ["2.5.1", "🔒", "🔒"] in table
+    loaded = loads_table.table(frame(rows))
+    sections = "\n".join(page.case_section(g, *loads_table.orders(loaded)) for _, g in loaded.groupby("case"))
+    assert "🔒" in sections and "failing loads" not in sections and "UntrustedArtifact" not in sections
+    grids = table_rows(sections)
+    assert ["2.5.1", "✅", "🔒"] in grids and ["2.5.1", "🔒", "🔒"] in grids
 
 
 def test_summary_names_partial_loads_untried_releases_and_each_saving_release() -> None:
@@ -244,7 +256,9 @@ def test_the_report_writes_the_page_only_with_load_records(tmp_path: Path) -> No
     report.build_report([str(tmp_path / "cells"), str(tmp_path / "loads")], str(out), charts=False)
     listed = json.loads((out / report_files.MANIFEST).read_text(encoding="utf-8"))["files"]
     assert {"artifacts.md", "loads.parquet"} <= set(listed)
-    assert "### [add](cases/add.md)" in (out / "artifacts.md").read_text(encoding="utf-8")
+    assert "Each case's own grid" in (out / "artifacts.md").read_text(encoding="utf-8")
+    # The case's page holds its saved × loaded grid.
+    assert "## Saved programs across releases" in (out / "cases" / "add.md").read_text(encoding="utf-8")
     # The store reads load records into their own table instead of warning about them.
     loaded = store.load([str(tmp_path / "cells"), str(tmp_path / "loads")])
     assert len(loaded.loads) == 24 and not loaded.warnings and len(loaded.cells) == 4

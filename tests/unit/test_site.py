@@ -248,14 +248,14 @@ def test_the_report_writes_the_site_its_pages_and_csv_beside_each_parquet(built:
     # Nothing is fetched from elsewhere: the page's only resources are the site's own files.
     assert re.findall(r'<(?:script|link|img)[^>]*(?:src|href)="([^"]*)"', index) == ["site.css", "badge.svg", "site.js"]
     for parquet in built.glob("*.parquet"):
-        csv = parquet.with_suffix(".csv")
+        csv = parquet.with_name(parquet.stem + ".csv.gz")
         assert csv.is_file(), csv
         assert len(pd.read_csv(csv)) == len(pd.read_parquet(parquet))
         assert 'href="../%s"' % csv.name in index
-    tags = pd.read_csv(built / "cells.csv")["tags"].dropna()
+    tags = pd.read_csv(built / "cells.csv.gz")["tags"].dropna()
     assert json.loads(tags.iloc[0]) == ["torch.cond"]  # a list as JSON text
     listed = set(json.loads((built / report_files.MANIFEST).read_text(encoding="utf-8"))["files"])
-    assert {"site/index.html", "site/cases/breaks.html", "cells.csv", "loads.csv"} <= listed
+    assert {"site/index.html", "site/cases/breaks.html", "cells.csv.gz", "loads.csv.gz"} <= listed
 
 
 def test_record_text_stays_text_on_every_page(built: Path):
@@ -310,7 +310,11 @@ def test_building_twice_is_byte_identical_and_a_gone_case_loses_its_page(tmp_pat
     folders = [str(f) for f in records_with_everything(tmp_path / "records")]
     out = tmp_path / "report"
     report.build_report(folders, str(out), charts=False)
-    ours = [p for p in out.rglob("*") if p.is_file() and (p.relative_to(out).parts[0] == "site" or p.suffix == ".csv")]
+    ours = [
+        p
+        for p in out.rglob("*")
+        if p.is_file() and (p.relative_to(out).parts[0] == "site" or p.name.endswith(".csv.gz"))
+    ]
     first = {p: p.read_bytes() for p in ours}
     assert len(first) > 10
     report.build_report(folders, str(out), charts=False)
@@ -318,12 +322,13 @@ def test_building_twice_is_byte_identical_and_a_gone_case_loses_its_page(tmp_pat
     (out / "site" / "notes.html").write_text("mine", encoding="utf-8")  # not the report's: it stays
     report.build_report(folders[:1], str(out), charts=False)
     assert not (out / "site" / "cases" / "real_models__hf_tiny.html").exists()
-    assert not (out / "loads.csv").exists() and (out / "cells.csv").is_file()
+    assert not (out / "loads.csv.gz").exists() and (out / "cells.csv.gz").is_file()
     assert (out / "site" / "notes.html").read_text(encoding="utf-8") == "mine"
 
 
 def test_only_site_files_and_csv_tables_are_ever_removed():
-    assert site.ours("site/index.html") and site.ours("site/cases/a~1234.html") and site.ours("cells.csv")
+    assert site.ours("site/index.html") and site.ours("site/cases/a~1234.html") and site.ours("cells.csv.gz")
+    assert site.ours("cells.csv")  # what earlier builds wrote, removed when not written again
     for entry in ("index.md", "site/../x.csv", "../cells.csv", "/tmp/x.csv", "cases/a.csv", "site/.x.js", "site/a.py"):
         assert not site.ours(entry), entry
 

@@ -98,7 +98,7 @@ def render(f: Findings, envs: Environments, pages: Mapping[str, str], downloads:
         for name, options in choices.items()
     )
     tables = "".join(
-        '<li>%s: <a href="../%s.csv">CSV</a> · <a href="../%s.parquet">Parquet</a></li>' % ((text(name),) * 3)
+        '<li>%s: <a href="../%s.csv.gz">CSV (gzip)</a> · <a href="../%s.parquet">Parquet</a></li>' % ((text(name),) * 3)
         for name in downloads
     )
     body = [
