@@ -183,15 +183,19 @@ LOAD_KEYS = (
     "schema_version", "kind", "run_id",
     "saved_torch_version", "saved_variant", "saved_python",
     "torch_version", "variant", "python", "device",
-    "case", "mode", "artifact", "dependency_set",
+    "case", "mode", "artifact", "dependency_set", "with_set",
     "status", "error_type", "error_message", "error_traceback",
     "saved_serializer_version", "serializer_version", "format_version",
     "check_status", "check_detail", "checked_inputs", "case_module",
     "load_s", "run_s", "total_s", "peak_rss_mb", "exit_code", "stderr_tail", "finished_at",
 )  # fmt: skip
-# What identifies one load: the saving environment, the loading one, the case and the mode.
+# What identifies one load: the saving environment, the loading one, the case, the mode, and the
+# ``--with`` set the program was saved with (``with_set``, as in a cell's identity: the same case
+# saved under two sets is two programs). Every load record has the first ones (LOAD_REQUIRED); one
+# written before sets had folders of their own has no ``with_set``: it had none.
 SAVED_ENV_KEY = ("saved_torch_version", "saved_variant", "saved_python")
-LOAD_IDENTITY = SAVED_ENV_KEY + ENV_KEY + ("case", "mode")
+LOAD_REQUIRED = SAVED_ENV_KEY + ENV_KEY + ("case", "mode")
+LOAD_IDENTITY = LOAD_REQUIRED + ("with_set",)
 
 
 class LoadStatus(str, enum.Enum):
@@ -278,6 +282,11 @@ def identity(record: Mapping[str, Any]) -> Tuple[Any, ...]:
         record.get(key) if key not in IDENTITY_DEFAULTS else record.get(key) or IDENTITY_DEFAULTS[key]
         for key in IDENTITY
     )
+
+
+def load_identity(record: Mapping[str, Any]) -> Tuple[Any, ...]:
+    """A load record's identity (LOAD_IDENTITY); a missing ``with_set`` is no ``--with``."""
+    return tuple(record.get(key) for key in LOAD_REQUIRED) + (record.get("with_set") or "",)
 
 
 def instant(value: Any) -> float:

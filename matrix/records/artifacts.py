@@ -2,8 +2,10 @@
 
 Pure functions over ``Store.loads`` (one row per load record, columns ``schema.LOAD_KEYS``).
 
-- :func:`table`: one row per (saved-on, loaded-on, case, mode), the latest record winning by
-  ``schema.recency``, with a short label for each side (``saved``, ``loaded``).
+- :func:`table`: one row per (saved-on, loaded-on, case, mode, ``--with`` set), the latest record
+  winning by ``schema.recency``, with a short label for each side (``saved``, ``loaded``). A
+  program is (saving environment, case, mode, ``with_set``): the same case saved under two
+  ``--with`` sets is two programs, never one series.
 - :func:`heatmap`: per mode, saving × loading environment, the share of artifacts that load and
   reproduce the saved outputs (``pass``) among those the loading release tried.
 - :func:`reach`: per saving environment, where its artifacts load and match, where some or none
@@ -36,16 +38,28 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 import pandas as pd
 
 from matrix.records import store
-from matrix.schema import LOAD_IDENTITY, LOAD_KEYS, LOAD_STATUSES, MODES, LoadStatus, first_line, load_rank, recency
+from matrix.schema import (
+    LOAD_KEYS,
+    LOAD_REQUIRED,
+    LOAD_STATUSES,
+    MODES,
+    LoadStatus,
+    first_line,
+    load_identity,
+    load_rank,
+    recency,
+)
 
 SAVED_ENV = ["saved_torch_version", "saved_variant", "saved_python"]
 LOADED_ENV = ["torch_version", "variant", "python"]
+# One saved program: its loads on every release are its series.
+PROGRAM = [*SAVED_ENV, "case", "mode", "with_set"]
 COLUMNS = ["saved", "loaded", *LOAD_KEYS]
 HEATMAP_COLUMNS = ["mode", "saved", "loaded", "passed", "total", "not_applicable", "untrusted", "share"]
 REGRESSION = "load-regression"
 # One row per artifact that a loading release does worse with (program_regressions).
 PROGRAM_COLUMNS = [
-    "kind", "saved", "case", "mode", "before", "after", "status_before", "status_after",
+    "kind", "saved", "case", "mode", "with_set", "before", "after", "status_before", "status_after",
     "error_type", "error_message", *SAVED_ENV, "torch_version_before", "torch_version_after",
 ]  # fmt: skip
 # One row per (saving environment, loading release) pair that does worse (regressions): ``programs``
@@ -58,14 +72,16 @@ REGRESSION_COLUMNS = [
 
 
 def table(loads: pd.DataFrame) -> pd.DataFrame:
-    """One row per (saved-on, loaded-on, case, mode), the latest record winning; report order.
+    """One row per (saved-on, loaded-on, case, mode, with_set), the latest record winning; report order.
 
     Records whose identity is not text, or whose mode or status is unknown, are left out.
     """
     if loads.empty:
         return pd.DataFrame({column: pd.Series(dtype=object) for column in COLUMNS})
     frame = loads.reindex(columns=list(LOAD_KEYS)).astype(object)
-    text = frame[list(LOAD_IDENTITY)].apply(lambda column: column.map(lambda v: isinstance(v, str))).all(axis=1)
+    # A record from before --with sets had folders of their own has no with_set: it had none.
+    frame["with_set"] = [v if isinstance(v, str) else "" for v in frame["with_set"]]
+    text = frame[list(LOAD_REQUIRED)].apply(lambda column: column.map(lambda v: isinstance(v, str))).all(axis=1)
     frame = frame[text & frame["mode"].isin(MODES) & frame["status"].isin(LOAD_STATUSES)]
     if frame.empty:
         return pd.DataFrame({column: pd.Series(dtype=object) for column in COLUMNS})
@@ -73,7 +89,7 @@ def table(loads: pd.DataFrame) -> pd.DataFrame:
     rows.sort(key=recency)
     latest: Dict[Tuple[Any, ...], Dict[str, Any]] = {}
     for row in rows:
-        latest[tuple(row[key] for key in LOAD_IDENTITY)] = row
+        latest[load_identity(row)] = row
     result = pd.DataFrame(list(latest.values()), columns=list(LOAD_KEYS), dtype=object)
     result.insert(0, "loaded", labels(result, LOADED_ENV))
     result.insert(0, "saved", labels(result, SAVED_ENV))
@@ -110,7 +126,7 @@ def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
         _loaded=_env_order(frame, LOADED_ENV),
         _mode=frame["mode"].map({m: i for i, m in enumerate(MODES)}),
     )
-    keyed = keyed.sort_values(["_saved", "_loaded", "case", "_mode"], kind="stable")
+    keyed = keyed.sort_values(["_saved", "_loaded", "case", "_mode", "with_set"], kind="stable")
     return keyed.drop(columns=["_saved", "_loaded", "_mode"]).reset_index(drop=True)
 
 
@@ -123,6 +139,23 @@ def orders(loads: pd.DataFrame) -> Tuple[List[str], List[str]]:
         dict.fromkeys(loads.assign(_o=_env_order(loads, LOADED_ENV)).sort_values("_o", kind="stable")["loaded"])
     )
     return saved, loaded
+
+
+def program_label(row: Mapping[str, Any]) -> str:
+    """A row of a case's saved × loaded grid: the saving environment's label, and the program's
+    ``--with`` set where it has one (``2.9.1 [packaging>=20]``)."""
+    with_set = row.get("with_set")
+    return "%s [%s]" % (row["saved"], with_set) if isinstance(with_set, str) and with_set else str(row["saved"])
+
+
+def program_rows(rows: Sequence[Mapping[str, Any]], saved_order: Sequence[str]) -> List[str]:
+    """The :func:`program_label` of ``rows`` in ``saved_order``, each environment's programs without
+    a ``--with`` set before those with one."""
+    position = {label: i for i, label in enumerate(saved_order)}
+    found = {}
+    for row in rows:
+        found[(position.get(str(row["saved"]), len(position)), str(row.get("with_set") or ""))] = program_label(row)
+    return [found[key] for key in sorted(found)]
 
 
 def tried(status: Any) -> bool:
@@ -346,12 +379,12 @@ def _series_steps(loads: pd.DataFrame) -> List[Tuple[Dict[str, Any], Dict[str, A
     ranked = loads.assign(_loaded=_env_order(loads, LOADED_ENV), _python=store.rank(loads["python"].astype(object)))
     # The newest Python stands for a loading build; builds of one release are not compared.
     ranked = ranked.sort_values(["_python"], kind="stable").drop_duplicates(
-        [*SAVED_ENV, "case", "mode", "torch_version", "variant"], keep="last"
+        [*PROGRAM, "torch_version", "variant"], keep="last"
     )
     ranked = ranked.assign(_saved=_env_order(ranked, SAVED_ENV)).sort_values(
         ["_saved", "case", "mode", "_loaded"], kind="stable"
     )
-    for _, series in ranked.groupby([*SAVED_ENV, "case", "mode"], sort=False):
+    for _, series in ranked.groupby(PROGRAM, sort=False):
         rows = series.to_dict("records")
         for before, after in zip(rows, rows[1:]):
             if _base(before["torch_version"]) != _base(after["torch_version"]):
@@ -375,7 +408,7 @@ def program_regressions(loads: pd.DataFrame) -> pd.DataFrame:
         _mode=frame["mode"].map({m: i for i, m in enumerate(MODES)}),
         _after=frame["torch_version_after"].map(store.release_key),
     )
-    keyed = keyed.sort_values(["_saved", "case", "_mode", "_after"], kind="stable")
+    keyed = keyed.sort_values(["_saved", "case", "_mode", "with_set", "_after"], kind="stable")
     return keyed.drop(columns=["_saved", "_mode", "_after"]).reset_index(drop=True)
 
 
@@ -390,6 +423,7 @@ def _regression(before: Dict[str, Any], after: Dict[str, Any]) -> Dict[str, Any]
         saved=after["saved"],
         case=after["case"],
         mode=after["mode"],
+        with_set=after["with_set"],
         before=before["loaded"],
         after=after["loaded"],
         status_before=before["status"],

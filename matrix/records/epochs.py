@@ -175,7 +175,7 @@ def _epoch(loads: pd.DataFrame, order: List[str], first: int, last: int, known: 
             cut_from = before
             cut = common_failure(loads[(loads["saved"] == before) & (loads["loaded"] == order[first])])
     older = [known[(s, span[-1])] for s in order[:first] if (s, span[-1]) in known]
-    program = ["saved", "case", "mode"]
+    program = ["saved", "case", "mode", "with_set"]
     programs = len(tried.drop_duplicates(program))
     return Epoch(
         releases=tuple(span),

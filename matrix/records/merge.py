@@ -40,10 +40,11 @@ from matrix.schema import (
     ENV_KEY,
     IDENTITY,
     IDENTITY_DEFAULTS,
-    LOAD_IDENTITY,
+    LOAD_REQUIRED,
     RECORD_KINDS,
     SAVED_ENV_KEY,
     identity,
+    load_identity,
     recency,
 )
 from matrix.worker import dependencies
@@ -127,7 +128,7 @@ def identity_problem(record: Record) -> Optional[str]:
     kind = record.get("kind")
     if kind not in RECORD_KINDS:
         return "of unknown kind %r" % (kind,)
-    needed = CELL_REQUIRED if kind == "cell" else LOAD_IDENTITY if kind == "load" else ENV_KEY
+    needed = CELL_REQUIRED if kind == "cell" else LOAD_REQUIRED if kind == "load" else ENV_KEY
     missing = [key for key in needed if record.get(key) is None]
     if missing:
         return "without %s" % ", ".join(missing)
@@ -144,7 +145,7 @@ def identity_problem(record: Record) -> Optional[str]:
             return "whose %s %s not text" % (" and ".join(odd), "is" if len(odd) == 1 else "are")
         if not isinstance(record.get("run") or 0, int):
             return "whose run %r is not a number" % (record.get("run"),)
-        if kind == "cell" and not isinstance(record.get("with_set") or "", str):
+        if not isinstance(record.get("with_set") or "", str):
             return "whose with_set %r is not text" % (record.get("with_set"),)
     if kind != "load" and not isinstance(record.get("dependency_set") or "", str):
         return "whose dependency_set %r is not text" % (record.get("dependency_set"),)
@@ -199,7 +200,7 @@ def merge(shards: Iterable[Shard]) -> Merged:
             elif kind == "environment":
                 environments[canonical(record)] = record
             elif kind == "load":
-                key = tuple(record.get(k) for k in LOAD_IDENTITY)
+                key = load_identity(record)
                 if key not in loads or _precedence(record) > _precedence(loads[key]):
                     loads[key] = record
             else:

@@ -146,7 +146,7 @@ def render(
         " --artifacts`). `export-matrix load` loads each of them on every release, runs it on those"
         " inputs and compares with those outputs. %s saved on %s, loaded on %s."
         % (
-            _count(len(table.drop_duplicates(["saved", "case", "mode"])), "artifact"),
+            _count(len(table.drop_duplicates(["saved", "case", "mode", "with_set"])), "artifact"),
             _count(len(saved_order), "release"),
             _count(len(loaded_order), "release"),
         )
@@ -294,12 +294,11 @@ def case_section(rows: pd.DataFrame, saved_order: List[str], loaded_order: List[
     parts = ["## Saved programs across releases\n"]
     for mode in [m for m in MODES if m in set(rows["mode"])]:
         mine = rows[rows["mode"] == mode]
-        status_of = {(r["saved"], r["loaded"]): r["status"] for r in mine.to_dict("records")}
+        records = mine.to_dict("records")
+        status_of = {(loads_table.program_label(r), r["loaded"]): r["status"] for r in records}
         loaded = [label for label in loaded_order if label in set(mine["loaded"])]
         grid = []
-        for saved in saved_order:
-            if saved not in set(mine["saved"]):
-                continue
+        for saved in loads_table.program_rows(records, saved_order):
             grid.append([md.text(saved)] + [_symbol(status_of.get((saved, label))) for label in loaded])
         header = "%s: saved on ↓ / loaded on →" % mode
         parts.append(md.table([md.text(header)] + [md.text(label) for label in loaded], grid,

@@ -491,6 +491,12 @@ class Artifact:
         value = (self.meta or {}).get("dependency_set")
         return value if isinstance(value, str) else ""
 
+    @property
+    def with_set(self) -> str:
+        """The part of :attr:`dependency_set` that ``--with`` added: "" for none, or where no meta.json says."""
+        value = (self.meta or {}).get("with_set")
+        return value if isinstance(value, str) else ""
+
 
 def _folders(path: str) -> List[str]:
     try:

@@ -441,7 +441,7 @@ class LoadBatch(batch.Batch):
             saved_python=artifact.saved_python, torch_version=env["torch_version"], variant=env["variant"],
             python=env["python"], device=meta.get("device"), case=artifact.case, mode=artifact.mode,
             artifact=artifact.relative, saved_serializer_version=meta.get("serializer_version"),
-            dependency_set=saved_with(artifact),
+            dependency_set=saved_with(artifact), with_set=artifact.with_set,
             serializer_version=env["serializer_version"], format_version=meta.get("format_version"),
         )  # fmt: skip
         if artifact.problem is not None:

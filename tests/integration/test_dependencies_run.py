@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from matrix.records import artifacts as loads_table
+from matrix.records import store
 from matrix.schema import Status
 from matrix.worker import dependencies, signing
 
@@ -117,6 +119,10 @@ def test_each_with_set_keeps_its_own_program_and_load_tries_each(
         ("torch_alone", with_set, "pass") for with_set in sets
     ]
     assert sorted(r["artifact"] for r in found) == sorted("%s/strict/%s" % (env.name, name) for name in kept)
+    assert sorted(r["with_set"] for r in found) == sorted(sets)
+    # The report keeps the three: one program per set, each with its own row in the case's grid.
+    table = loads_table.table(store.load([str(loads)]).loads)
+    assert sorted(table["with_set"]) == sorted(sets)
     # Resumed, each set's load counts as done for that set only: nothing loads again.
     again = run_matrix("load", str(art), "--out", str(loads), "--progress", "none")
     assert "3 already recorded, 0 to load" in again.stderr

@@ -240,6 +240,35 @@ def test_a_loading_release_that_stops_loading_an_artifact_is_a_load_regression_o
     assert moves["error_message"].tolist() == ["schema"]
 
 
+def test_one_case_saved_under_two_with_sets_is_two_programs_each_its_own_series() -> None:
+    rows = table(
+        make_load("2.9.1", "2.9.1"),
+        make_load("2.9.1", "2.10.0"),
+        make_load("2.9.1", "2.11.0", status="load-error"),
+        # The same case saved with --with packaging: it fails on 2.10.0, and only that program passes on 2.11.0.
+        make_load("2.9.1", "2.9.1", with_set="packaging"),
+        make_load("2.9.1", "2.10.0", with_set="packaging", status="run-error"),
+        make_load("2.9.1", "2.11.0", with_set="packaging"),
+    )
+    assert len(rows) == 6
+    assert rows[rows["loaded"] == "2.11.0"][["with_set", "status"]].values.tolist() == [
+        ["", "load-error"],
+        ["packaging", "pass"],
+    ]
+    # Each program's regression is against its own load on the release before, never the other set's.
+    moves = artifacts.program_regressions(rows)
+    assert moves[["with_set", "before", "after", "status_before", "status_after"]].values.tolist() == [
+        ["", "2.10.0", "2.11.0", "pass", "load-error"],
+        ["packaging", "2.9.1", "2.10.0", "pass", "run-error"],
+    ]
+    assert artifacts.program_rows(rows.to_dict("records"), ["2.9.1"]) == ["2.9.1", "2.9.1 [packaging]"]
+    # A record written before loads had a with_set is the program without one.
+    older = dict(make_load("2.9.1", "2.11.0", status="pass", finished_at="2026-01-01T00:00:00Z"))
+    del older["with_set"]
+    again = artifacts.table(frame([*(make_load("2.9.1", "2.11.0", status="load-error"),), older]))
+    assert again[["with_set", "status"]].values.tolist() == [["", "pass"]]
+
+
 def format_break(saved: str, programs: int, loaded: List[str], breaks_at: str, **failure: Any) -> List[dict]:
     """Loads of ``programs`` artifacts saved on ``saved``, each passing on every loading release before ``breaks_at``
     and failing (``failure``: status, error) from it on."""

@@ -326,6 +326,37 @@ def test_load_records_are_kept_once_per_saved_and_loaded_release_case_and_mode(t
     assert kept["status"] == "pass" and not merged.flagged
 
 
+def test_loads_of_one_case_saved_under_two_with_sets_are_both_kept(tmp_path: Path) -> None:
+    def load_record(with_set: Any, status: str) -> Dict[str, Any]:
+        record = {key: None for key in schema.LOAD_KEYS}
+        record.update(
+            schema_version=schema.SCHEMA_VERSION, kind="load", saved_torch_version="2.5.1", saved_variant="pypi",
+            saved_python="3.11", torch_version="2.9.1", variant="pypi", python="3.11", case="add", mode="strict",
+            status=status, finished_at="2025-01-01T00:00:00+00:00", with_set=with_set,
+        )  # fmt: skip
+        return record
+
+    bare = load_record(None, "load-error")
+    del bare["with_set"]  # written before loads had a with_set: the program saved without --with
+    shards = []
+    for name, records_here in (
+        ("a", [bare, load_record("packaging", "pass")]),
+        ("b", [load_record("", "pass"), load_record("packaging>=20", "mismatch")]),
+    ):
+        path = tmp_path / name / "load_torch-2.9.1_pypi_py3.11.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text("".join(json.dumps(r) + "\n" for r in records_here))
+        shards.append(merge.read_shard(str(path)))
+    merged = merge.merge(shards)
+    kept = merged.files["load_torch-2.9.1_pypi_py3.11.jsonl"]
+    assert sorted((r.get("with_set") or "", r["status"]) for r in kept) == [
+        ("", "pass"),
+        ("packaging", "pass"),
+        ("packaging>=20", "mismatch"),
+    ]
+    assert merge.identity_problem(load_record(["packaging"], "pass")) == "whose with_set ['packaging'] is not text"
+
+
 def test_the_record_kinds_merged_are_the_schemas(tmp_path: Path) -> None:
     known = cell("2.4.1", "cpu", "kept", "strict", "pass", "2025-01-01T00:00:01Z")
     odd = dict(known, kind="benchmark")

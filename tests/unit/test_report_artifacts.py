@@ -130,6 +130,27 @@ def test_page_has_the_summary_share_tables_regressions_and_case_grids(tmp_path: 
     assert len(stored) == 24 and "error_traceback" not in stored.columns
 
 
+def test_a_case_saved_under_two_with_sets_has_a_grid_row_per_set_on_both_its_pages() -> None:
+    from matrix.report.site import case as site_case
+
+    rows = [
+        load("2.5.1", "2.5.1"),
+        load("2.5.1", "2.6.0", status="load-error", error_type="KeyError", error_message="no 'version'"),
+        load("2.5.1", "2.5.1", with_set="packaging"),
+        load("2.5.1", "2.6.0", with_set="packaging"),
+    ]
+    table = loads_table.table(frame(rows))
+    saved_order, loaded_order = loads_table.orders(table)
+    assert saved_order == ["2.5.1"]
+    grid = table_rows(page.case_section(table, saved_order, loaded_order))
+    assert grid[1:] == [["2.5.1", "✅", "🚫"], ["2.5.1 [packaging]", "✅", "✅"]]
+    html = site_case.load_grid(table.to_dict("records"), "strict", (saved_order, loaded_order))
+    parser = _Rows()
+    parser.feed(html)
+    assert [row[0] for row in parser.rows[1:3]] == ["2.5.1", "2.5.1 [packaging]"]
+    assert 'title="saved on 2.5.1 [packaging], loaded on 2.6.0: pass"' in html
+
+
 def test_record_text_stays_inert(tmp_path: Path) -> None:
     rows = loads() + [load("2.5.1", "2.8.0", status="run-error", error_type="Bad|Type", error_message=HOSTILE)]
     page.write(str(tmp_path), frame(rows), charts=False)

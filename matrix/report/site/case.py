@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from matrix.records import artifacts as loads_table
 from matrix.records import packages, store
 from matrix.report import case_page
 from matrix.report import markdown as md
@@ -226,9 +227,9 @@ def _errors(rows: List[Row]) -> List[str]:
 def load_grid(loads: List[Row], mode: str, orders: Tuple[List[str], List[str]]) -> str:
     """The case's saved × loaded statuses in one mode: saving releases down, loading releases across."""
     mine = [r for r in loads if r["mode"] == mode]
-    saved = [s for s in orders[0] if any(r["saved"] == s for r in mine)]
+    saved = loads_table.program_rows(mine, orders[0])
     loaded = [s for s in orders[1] if any(r["loaded"] == s for r in mine)]
-    found = {(r["saved"], r["loaded"]): r for r in mine}
+    found = {(loads_table.program_label(r), r["loaded"]): r for r in mine}
     head = "<th>saved on ↓ loaded on →</th>" + "".join("<th>%s</th>" % text(s) for s in loaded)
     lines = []
     errors: Dict[str, List[str]] = {}  # each failure, and the (saved → loaded) pairs it shows on
