@@ -6,11 +6,13 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+import pandas as pd
 import pytest
 
 from matrix import schema
@@ -65,6 +67,24 @@ def environment_record(release: str, started_at: str = "2025-01-01T00:00:00+00:0
         "started_at": started_at,
         "capabilities": {"cond": True},
     }
+
+
+def cell_table(rows: List[Dict[str, Any]]) -> pd.DataFrame:
+    """The cell table of hand-written records, read as a report reads them."""
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        return tables.cells(store.load([folder]).cells)
+
+
+def environment_of(
+    release: str, cuda: Optional[str] = None, strict: Any = None, keyword: bool = True
+) -> Dict[str, Any]:
+    """An environment record of a CPU build: its CUDA version, export's strict default, whether it takes strict=."""
+    return {
+        "kind": "environment", "schema_version": schema.SCHEMA_VERSION, "torch_version": release, "variant": "cpu",
+        "python": "3.11", "cuda_version": cuda, "strict_default": strict, "started_at": "2025-03-01T10:00:00+00:00",
+        "capabilities": {"export.strict": keyword},
+    }  # fmt: skip
 
 
 def write_records(path: Path, rows: List[Dict[str, Any]], tail: str = "") -> Path:

@@ -1,9 +1,10 @@
 """The front page's answers, in words: the verdicts it opens with, the saved-program epochs, the sample's confounds.
 
-The judging is :mod:`matrix.records.verdicts` and :mod:`matrix.records.epochs`; this module
-only words what they found. Every verdict is one line with a link to its evidence (a case
-page, a transition page, ``artifacts.md``, a section of the front page), and no paragraph
-runs much past :data:`LONGEST` characters: the detail lives on the linked pages.
+The judging is :mod:`matrix.records.verdicts`, :mod:`matrix.records.epochs` and
+:mod:`matrix.records.confounds`; this module only words what they found. Every verdict is one
+line with a link to its evidence (a case page, a transition page, ``artifacts.md``, a section of
+the front page), and no paragraph runs much past :data:`LONGEST` characters: the detail lives on
+the linked pages.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pandas as pd
 
 from matrix.envs import releases as release_list
 from matrix.records import artifacts as loads_table
+from matrix.records import confounds
 from matrix.records import verdicts as judged
 from matrix.records.epochs import Epoch
 from matrix.records.verdicts import Verdicts
@@ -391,7 +393,7 @@ def _plural(count: int, one: str, many: str = "") -> str:
 
 
 def _minor_between(minor: str, older: str, newer: str) -> bool:
-    key = judged.minor_key
+    key = confounds.minor_key
     try:
         return key(release_list.minor_of(older)) < key(minor) < key(release_list.minor_of(newer))
     except release_list.ReleaseError:

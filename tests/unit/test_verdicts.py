@@ -4,43 +4,29 @@ from __future__ import annotations
 
 import json
 import re
-import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Sequence
 
 import pandas as pd
 
 from matrix import schema
-from matrix.records import store, tables, transitions
+from matrix.records import confounds, tables, transitions
 from matrix.records import verdicts as judged
 from matrix.records.epochs import Epoch
 from matrix.report import build as report
 from matrix.report import verdicts as worded
 from matrix.worker import records
 
+from conftest import cell_table as cells
+from conftest import environment_of as environment
 from conftest import make_cell, report_cell
 
 KNOWN = ["2.%d.0" % minor for minor in range(1, 16)]
 
 
-def cells(rows: List[Dict[str, Any]]) -> pd.DataFrame:
-    """The cell table of hand-written records, read as a report reads them."""
-    with tempfile.TemporaryDirectory() as folder:
-        (Path(folder) / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-        return tables.cells(store.load([folder]).cells)
-
-
 def judge_moves(rows: List[Dict[str, Any]]) -> judged.Regressions:
     table = cells(rows)
     return judged.open_regressions(table, transitions.find(table))
-
-
-def environment(release: str, cuda: Optional[str] = None, strict: Any = None, keyword: bool = True) -> Dict[str, Any]:
-    return {
-        "kind": "environment", "schema_version": schema.SCHEMA_VERSION, "torch_version": release, "variant": "cpu",
-        "python": "3.11", "cuda_version": cuda, "strict_default": strict, "started_at": "2025-03-01T10:00:00+00:00",
-        "capabilities": {"export.strict": keyword},
-    }  # fmt: skip
 
 
 # --- regressions still open on the newest release ---------------------------------------------------
@@ -175,43 +161,6 @@ def test_no_claim_means_no_expected_rows_and_no_best() -> None:
     assert judged.expected(table) == [] and judged.best([]) == []
 
 
-# --- the sample's confounds --------------------------------------------------------------------------
-
-
-def test_sample_names_minor_series_not_run_build_changes_and_the_strict_default_flip() -> None:
-    releases = ["2.1.2", "2.5.1", "2.8.0", "2.13.0+cpu", "2.15.0"]
-    table = cells([make_cell(r, "c", "pass") for r in releases])
-    envs = pd.DataFrame(
-        [
-            environment("2.1.2", "12.1", None, keyword=False),
-            environment("2.5.1", "12.4", True),
-            environment("2.8.0", "12.8", False),
-            environment("2.13.0+cpu", None, False),
-            environment("2.15.0", "13.2", False),
-        ]
-    )
-    moves = pd.DataFrame([{"kind": "fix", "before": "2.8.0", "after": "2.13.0+cpu"}])
-    compared = list(zip(releases, releases[1:]))
-    found = judged.sample(table, moves, envs, compared, KNOWN)
-    assert found.minors == tuple("2.%d" % m for m in range(1, 16))
-    assert found.run == ("2.1", "2.5", "2.8", "2.13", "2.15")
-    assert found.not_run[:3] == ("2.2", "2.3", "2.4") and len(found.not_run) == 10
-    assert [(c.before, c.after, c.build_before, c.build_after, c.fixes) for c in found.build_changes] == [
-        ("2.8.0", "2.13.0+cpu", "CUDA 12.8", "CPU", 1),
-        ("2.13.0+cpu", "2.15.0", "CPU", "CUDA 13.2", 0),
-    ]
-    defaults = {d.release: (d.mode, d.keyword) for d in found.strict_defaults}
-    assert defaults["2.1.2"] == ("strict", False) and defaults["2.8.0"] == ("non-strict", True)
-    ((before, after),) = found.strict_flips
-    assert (before.release, after.release) == ("2.5.1", "2.8.0")
-    # Without environment records the local tag names the build, and a release without one is not judged.
-    bare = judged.sample(cells([make_cell(r, "c", "pass") for r in ("2.7.0+cu126", "2.8.0+cpu", "2.9.0")]),
-                         moves.iloc[0:0], pd.DataFrame(), [("2.7.0+cu126", "2.8.0+cpu"), ("2.8.0+cpu", "2.9.0")],
-                         KNOWN)  # fmt: skip
-    assert [(c.build_before, c.build_after) for c in bare.build_changes] == [("CUDA 12.6", "CPU")]
-    assert bare.not_run == () and all(d.mode is None for d in bare.strict_defaults)
-
-
 def test_since_baseline_counts_what_changed_and_is_none_without_a_baseline() -> None:
     assert judged.since_baseline(None, None) is None
     base = cells([make_cell("2.5.0", "a", "pass"), make_cell("2.5.0", "b", "pass"), make_cell("2.5.0", "c", "pass"),
@@ -236,7 +185,7 @@ def verdicts(**changes: Any) -> judged.Verdicts:
         expected=tuple(found),
         best=tuple(judged.best(found)),
         epochs=(),
-        sample=judged.sample(table, transitions.find(table), pd.DataFrame(), [], KNOWN),
+        sample=confounds.sample(table, transitions.find(table), pd.DataFrame(), [], KNOWN),
     )
     values.update(changes)
     return judged.Verdicts(**values)
@@ -333,14 +282,14 @@ def test_the_epochs_line_and_table_name_ranges_exceptions_and_the_cause_of_a_bre
 
 
 def test_the_strict_note_says_where_the_default_flips_and_which_releases_between_were_not_run() -> None:
-    sample = judged.Sample(
+    sample = confounds.Sample(
         minors=tuple("2.%d" % m for m in range(1, 10)),
         run=("2.1", "2.5", "2.9"),
         build_changes=(),
         strict_defaults=(
-            judged.StrictDefault("2.1.2", "strict", False),
-            judged.StrictDefault("2.5.1", "strict", True),
-            judged.StrictDefault("2.9.0", "non-strict", True),
+            confounds.StrictDefault("2.1.2", "strict", False),
+            confounds.StrictDefault("2.5.1", "strict", True),
+            confounds.StrictDefault("2.9.0", "non-strict", True),
         ),
     )
     note = worded.strict_note(verdicts(sample=sample))
