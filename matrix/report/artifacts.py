@@ -333,12 +333,12 @@ def heatmap_charts(grid: pd.DataFrame, table: pd.DataFrame, out: str) -> List[ch
     drawn = []
     for mode in [m for m in MODES if m in set(grid["mode"])]:
         figure = _heatmap(grid[grid["mode"] == mode], saved_order, loaded_order, _chart_title(mode))
-        written = charting._save(figure, out, "artifacts-%s" % mode)
+        written = charting.save(figure, out, "artifacts-%s" % mode)
         drawn.append(charting.Chart(written[0], _chart_title(mode), tuple(written)))
     return drawn
 
 
-@charting._with_settings
+@charting.with_settings
 def _heatmap(grid: pd.DataFrame, saved_order: List[str], loaded_order: List[str], title: str) -> Any:
     from matplotlib import colormaps
 
@@ -349,7 +349,7 @@ def _heatmap(grid: pd.DataFrame, saved_order: List[str], loaded_order: List[str]
     colours = colormaps[charting.SCALE].with_extremes(bad=charting.NO_VALUE_COLOR)
     width = max(5.5, 2.4 + 0.55 * len(loaded))
     height = max(2.8, 1.9 + 0.38 * len(saved))
-    figure = charting._figure(width, height)
+    figure = charting.new_figure(width, height)
     ax = figure.subplots()
     image = ax.imshow(values, cmap=colours, vmin=0, vmax=1, aspect="auto", interpolation="nearest")
     for y, s in enumerate(saved):

@@ -204,6 +204,7 @@ def _build(
     written: Set[str] = set()
     draw = charts and not cells.empty
     if draw:
+        from matrix.report import chart_keys, front_charts, heatmaps, release_charts
         from matrix.report import charts as charting
     # A large report draws its status heatmaps, the slowest charts, in a side process while
     # this one draws the other charts and writes the tables and the case pages. (Drawing the
@@ -213,18 +214,18 @@ def _build(
     groups: Dict[str, Tuple[str, List[Any]]] = {}
     drawn: Dict[str, List[Any]] = {}
     if draw:
-        known = charting.previous_keys(out)
-        heat = cells[charting.HEATMAP_COLUMNS]
+        known = chart_keys.previous_keys(out)
+        heat = cells[heatmaps.HEATMAP_COLUMNS]
         inputs = {
             "grid": (heat, labels),
             "overview": (heat, labels),
             "summary": (findings.summary,),
-            "transitions": (charting.step_counts(findings.steps),),
+            "transitions": (release_charts.step_counts(findings.steps),),
             "export-time": (cells,),
         }
-        keys = {name: charting.chart_key(name, *values) for name, values in inputs.items()}
+        keys = {name: chart_keys.chart_key(name, *values) for name, values in inputs.items()}
         for name, key in keys.items():
-            kept = charting.reusable(out, known, name, key)
+            kept = chart_keys.reusable(out, known, name, key)
             if kept is not None:
                 drawn[name] = kept
     redraw_grid = draw and "grid" not in drawn
@@ -232,11 +233,11 @@ def _build(
         charting.prepare()  # import matplotlib once, before a side process forks
     with parallel.pool(1 if redraw_grid and len(cells) >= SIDE_PROCESS_FROM_CELLS else 0) as side:
         if redraw_grid:
-            grid = side.submit(charting.status_heatmaps, heat, labels, out)
+            grid = side.submit(heatmaps.status_heatmaps, heat, labels, out)
         if draw:
             fresh = [name for name in ("overview", "summary", "transitions", "export-time") if name not in drawn]
             if fresh:
-                every = charting.summary_charts(findings.summary, findings.steps, cells, out, only=fresh)
+                every = front_charts.summary_charts(findings.summary, findings.steps, cells, out, only=fresh)
                 drawn.update({name: every[name] for name in fresh})
         written |= _write_tables(out, findings)
         pages = _write_case_pages(out, cells, labels, moves, roots, loaded.loads)
@@ -247,7 +248,7 @@ def _build(
             findings = dataclasses.replace(findings, charts={name: drawn[name] for name in inputs})
             written |= {path for group in drawn.values() for chart in group for path in chart.files}
             groups = {name: (keys[name], drawn[name]) for name in inputs}
-            written.add(charting.write_keys(out, groups))
+            written.add(chart_keys.write_keys(out, groups))
     written |= _write_pages(out, findings)
     if not loaded.loads.empty:
         saved = report_artifacts.write(out, loaded.loads, charts=charts)

@@ -619,21 +619,24 @@ def test_transition_page_names_are_plain_where_they_can_be_and_safe_otherwise():
 
 
 def test_a_rebuild_over_the_same_records_reuses_parses_and_charts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from matrix.report import charts as charting
+    from matrix.report import heatmaps, release_charts
 
     folder = write_by_release(tmp_path / "records", history())
     out = tmp_path / "out"
     report.build_report([str(folder)], str(out))
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     drawn: List[str] = []
-    for name in ("status_heatmaps", "pass_rate", "transition_counts", "export_times"):
-        real = getattr(charting, name)
+    drawing = [(heatmaps, "status_heatmaps")] + [
+        (release_charts, name) for name in ("pass_rate", "transition_counts", "export_times")
+    ]
+    for module, name in drawing:
+        real = getattr(module, name)
 
         def watched(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
             drawn.append(_name)
             return _real(*args, **kwargs)
 
-        monkeypatch.setattr(charting, name, watched)
+        monkeypatch.setattr(module, name, watched)
     parsed: List[str] = []
     real_parse = store._read_file
     monkeypatch.setattr(store, "_read_file", lambda path: parsed.append(path) or real_parse(path))
