@@ -164,7 +164,7 @@ def load(session: nox.Session, torch: str, variant: str) -> None:
 @nox.session(python=False, default=False)
 @nox.parametrize(["torch", "variant"], [nox.param(*param.args, id=param.id) for param in _params()])
 def remove(session: nox.Session, torch: str, variant: str) -> None:
-    """Remove this build's environments and the packages in uv's cache that no other environment holds."""
+    """Remove this build's environments and what of uv's cache no remaining environment uses."""
     matrix = releases.default_matrix()
     try:
         removal.remove(releases.Build(matrix.release(torch), matrix.variant(variant)), log=session.log)

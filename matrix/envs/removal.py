@@ -1,28 +1,32 @@
-"""Removing a build's environments, and the cached packages no other environment needs, to free disk.
+"""Removing a build's environments, and what of uv's cache only they used, to free disk.
 
 A build's environments (its own and its dependency sets', ``environments.of_build``) are
 removed whole. With uv, their files are hard links into uv's cache, so the disk comes back
-only when the cache entries go too: ``uv cache clean NAME...`` then removes every cached
-version of the packages the removed environments held, but only of those that no remaining
-environment has installed, so the others reinstall from the cache as before.
+only when the cache entries go too. ``uv cache clean NAME...`` removes every cached version
+of the packages that no remaining environment has installed; of the others, the unpacked
+wheels that no environment links any more (the removed release's torch, say) are pruned
+(``cache_archives``). So the disk comes back with other releases still installed, and those
+reinstall from the cache as before.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import stat
 from dataclasses import dataclass
 from email.parser import HeaderParser
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from ..worker import dependencies
-from . import environments
+from . import cache_archives, environments
 from .install import Installer, InstallError, UvInstaller, installer, run_captured
 from .releases import Build
 
 Log = Callable[[str], None]
 Clean = Callable[[List[str], Log], None]
+Prune = Callable[[List[str], Path, Log], cache_archives.Pruned]
 
 
 class RemovalError(Exception):
@@ -31,12 +35,14 @@ class RemovalError(Exception):
 
 @dataclass(frozen=True)
 class Removal:
-    """What ``remove`` did: the environments' names, their size on disk, and the packages dropped from uv's cache."""
+    """What ``remove`` did: the environments' names, their size on disk, and what left uv's cache."""
 
     removed: Tuple[str, ...]
     size: int  # bytes, each file counted once however many links it has
     cleaned: Tuple[str, ...]  # the packages given to ``uv cache clean``
     kept: Tuple[str, ...]  # the packages a remaining environment still has installed
+    pruned: Tuple[str, ...] = ()  # ``name==version`` of each unpacked wheel pruned from uv's cache
+    freed: int = 0  # bytes the pruned wheels held, each file counted once
 
 
 def installed(path: Path) -> Dict[str, str]:
@@ -81,13 +87,27 @@ def disk_size(paths: Iterable[Path]) -> int:
         for folder, _, files in os.walk(path):
             for name in files:
                 try:
-                    stat = os.lstat(os.path.join(folder, name))
+                    info = os.lstat(os.path.join(folder, name))
                 except OSError:
                     continue
-                if (stat.st_dev, stat.st_ino) not in seen:
-                    seen.add((stat.st_dev, stat.st_ino))
-                    total += stat.st_size
+                if (info.st_dev, info.st_ino) not in seen:
+                    seen.add((info.st_dev, info.st_ino))
+                    total += info.st_size
     return total
+
+
+def hard_linked(paths: Iterable[Path]) -> bool:
+    """Whether a regular file under ``paths`` has another link: uv installed it from its cache by linking."""
+    for path in paths:
+        for folder, _, files in os.walk(path):
+            for name in files:
+                try:
+                    info = os.lstat(os.path.join(folder, name))
+                except OSError:
+                    continue
+                if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+                    return True
+    return False
 
 
 def human_size(size: int) -> str:
@@ -113,13 +133,56 @@ def uv_cache_clean(names: List[str], log: Log, tool: Optional[Installer] = None)
         raise RemovalError("uv cache clean %s failed with exit status %d" % (" ".join(names), done.returncode))
 
 
+def uv_cache_dir(tool: UvInstaller) -> Path:
+    """uv's cache folder, as ``uv cache dir`` says (``UV_CACHE_DIR`` and uv's settings respected)."""
+    try:
+        done = run_captured([tool.uv, "cache", "dir"])
+    except InstallError as error:
+        raise RemovalError(str(error)) from error
+    lines = (done.stdout or "").strip().splitlines()
+    if done.returncode != 0 or not lines:
+        raise RemovalError(
+            "uv cache dir failed with exit status %d: %s" % (done.returncode, (done.stderr or "").strip())
+        )
+    return Path(lines[-1].strip())
+
+
+def uv_cache_prune(names: List[str], envs: Path, log: Log, tool: Optional[Installer] = None) -> cache_archives.Pruned:
+    """The unpacked wheels of ``names`` in uv's cache that no environment links, removed; nothing when pip installs."""
+    tool = installer() if tool is None else tool
+    if not isinstance(tool, UvInstaller):
+        return cache_archives.Pruned(skipped="environments are installed with %s here" % tool.name)
+    cache = uv_cache_dir(tool)
+    try:
+        return cache_archives.prune(cache, envs, names)
+    except OSError as error:
+        raise RemovalError("could not prune uv's cache at %s: %s" % (cache, error)) from error
+
+
+def log_pruned(pruned: cache_archives.Pruned, log: Log) -> None:
+    """One line: what pruning freed, or why it was skipped."""
+    if pruned.skipped:
+        log("not pruning uv's cache: %s" % pruned.skipped)
+    elif pruned.dists:
+        shown = (human_size(pruned.freed), ", ".join(pruned.dists))
+        log("freed %s of uv's cache: the unpacked wheels no environment links any more (%s)" % shown)
+    else:
+        log("uv's cache holds no unpacked wheel of these packages that no environment links")
+
+
 def remove(
     build: Build,
     envs: Optional[Path] = None,
     clean: Clean = uv_cache_clean,
+    prune: Prune = uv_cache_prune,
     log: Log = environments.log_to_stderr,
 ) -> Removal:
-    """Remove ``build``'s environments, then the cache entries of the packages no other environment holds."""
+    """Remove ``build``'s environments, then what of uv's cache only they used.
+
+    ``clean`` gets the packages no remaining environment holds; ``prune`` all of the removed
+    environments' packages, and runs only when their files were hard links into the cache:
+    with copies or symbolic links, an archive's link count says nothing about who uses it.
+    """
     envs = environments.env_dir() if envs is None else envs
     paths = environments.of_build(build, envs)
     if not paths:
@@ -129,7 +192,7 @@ def remove(
     removed = [installed(path) for path in paths]
     others = [p for p in sorted(envs.iterdir()) if p not in paths and not p.name.startswith(".") and p.is_dir()]
     remaining = [installed(path) for path in others]
-    size = disk_size(paths)
+    size, linked = disk_size(paths), hard_linked(paths)
     for path in paths:
         try:
             shutil.rmtree(path)
@@ -144,4 +207,9 @@ def remove(
     if cleaned:
         log("removing from uv's cache: %s" % ", ".join(cleaned))
         clean(cleaned, log)
-    return Removal(names, size, tuple(cleaned), tuple(kept))
+    if linked:
+        pruned = prune(sorted({name for packages in removed for name in packages}), envs, log)
+    else:
+        pruned = cache_archives.Pruned(skipped="the removed environments' files were not hard links into it")
+    log_pruned(pruned, log)
+    return Removal(names, size, tuple(cleaned), tuple(kept), pruned.dists, pruned.freed)

@@ -1,17 +1,18 @@
-"""Removing a build's environments: which folders go, what they measured, which packages leave uv's cache."""
+"""Removing a build's environments: which folders go, what they measured, what leaves uv's cache."""
 
 from __future__ import annotations
 
 import importlib.util
 import os
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import pytest
 
-from matrix.envs import environments, install, releases, removal
+from matrix.envs import cache_archives, environments, install, releases, removal
 from matrix.envs.environments import Spec
 
+from .uv_cache_support import fake_archive, link_archive
 from conftest import CURRENT, ROOT, write
 
 MATRIX = releases.default_matrix()
@@ -32,6 +33,15 @@ def fake_env(envs: Path, spec: Spec, packages: Dict[str, str]) -> Path:
     return path
 
 
+def linked_env(envs: Path, spec: Spec, archives: List[Path]) -> Path:
+    """An environment folder as uv leaves it: the files of its packages' unpacked wheels, hard-linked."""
+    path = envs / spec.name
+    for archive in archives:
+        link_archive(archive, path / "lib" / ("python" + spec.python) / "site-packages")
+    write(path / "bin" / "python", "")
+    return path
+
+
 class Cleaner:
     """Stands in for ``uv cache clean``: records the package names it is given."""
 
@@ -40,6 +50,18 @@ class Cleaner:
 
     def __call__(self, names: List[str], log: removal.Log) -> None:
         self.calls.append(list(names))
+
+
+class Pruner:
+    """Stands in for pruning uv's cache: records what it is given, and prunes ``cache`` when there is one."""
+
+    def __init__(self, cache: Optional[Path] = None) -> None:
+        self.cache = cache
+        self.calls: List[List[str]] = []
+
+    def __call__(self, names: List[str], envs: Path, log: removal.Log) -> cache_archives.Pruned:
+        self.calls.append(list(names))
+        return cache_archives.prune(self.cache, envs, names) if self.cache else cache_archives.Pruned()
 
 
 @pytest.fixture
@@ -59,9 +81,9 @@ def envs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_removing_a_build_removes_its_environments_and_no_other(envs: Path) -> None:
     before = sorted(p.name for p in envs.iterdir())
-    cleaner = Cleaner()
+    cleaner, pruner = Cleaner(), Pruner()
     lines: List[str] = []
-    done = removal.remove(NEW, clean=cleaner, log=lines.append)
+    done = removal.remove(NEW, clean=cleaner, prune=pruner, log=lines.append)
     gone = {Spec(NEW, CURRENT).name, Spec(NEW, CURRENT, "timm").name, Spec(NEW, "3.10").name}
     assert set(done.removed) == gone
     assert sorted(p.name for p in envs.iterdir()) == sorted(set(before) - gone)
@@ -74,16 +96,73 @@ def test_removing_a_build_removes_its_environments_and_no_other(envs: Path) -> N
     assert done.kept == ("numpy", "timm", "torch")
     assert done.size > 0
     assert any(all(name in line for name in gone) and removal.human_size(done.size) in line for line in lines)
+    # Files written, not linked from uv's cache: link counts there would say nothing, so nothing is pruned.
+    assert pruner.calls == [] and done.pruned == () and done.freed == 0
+    assert lines[-1] == "not pruning uv's cache: the removed environments' files were not hard links into it"
 
 
 def test_a_build_without_environments_is_one_line_and_cleans_nothing(envs: Path, tmp_path: Path) -> None:
     cleaner = Cleaner()
     lines: List[str] = []
+    pruner = Pruner()
     absent = MATRIX.resolve("2.6.0")
-    assert removal.remove(absent, clean=cleaner, log=lines.append) == removal.Removal((), 0, (), ())
-    assert removal.remove(absent, tmp_path / "never-made", clean=cleaner, log=lines.append).removed == ()
-    assert cleaner.calls == []
+    assert removal.remove(absent, clean=cleaner, prune=pruner, log=lines.append) == removal.Removal((), 0, (), ())
+    assert removal.remove(absent, tmp_path / "never-made", clean=cleaner, prune=pruner, log=lines.append).removed == ()
+    assert cleaner.calls == [] and pruner.calls == []
     assert len(lines) == 2 and all("torch 2.6.0 (pypi)" in line and "nothing to remove" in line for line in lines)
+
+
+@pytest.mark.skipif(not hasattr(os, "link"), reason="needs hard links")
+def test_the_removed_releases_unpacked_wheels_leave_uvs_cache_while_other_releases_stay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache, envs = tmp_path / "uv-cache", tmp_path / "envs"
+    monkeypatch.setenv(environments.ENV_DIR_VARIABLE, str(envs))
+    new_torch = fake_archive(cache, "AAAAAAAAAAAAAAA1", "torch", "2.7.1", size=5000)
+    old_torch = fake_archive(cache, "BBBBBBBBBBBBBBB2", "torch", "2.5.1", size=4000)
+    fake_archive(cache, "CCCCCCCCCCCCCCC3", "torch", "2.6.0", size=3000)  # left by a release removed earlier
+    triton = fake_archive(cache, "DDDDDDDDDDDDDDD4", "triton", "3.3.1", size=700)
+    numpy = fake_archive(cache, "EEEEEEEEEEEEEEE5", "numpy", "2.2.0")
+    fake_archive(cache, "FFFFFFFFFFFFFFF6", "requests", "2.32.3")  # the user's, never installed here
+    linked_env(envs, Spec(NEW, CURRENT), [new_torch, triton, numpy])
+    linked_env(envs, Spec(NEW, CURRENT, "timm"), [new_torch, numpy])
+    old = linked_env(envs, Spec(OLD, CURRENT), [old_torch, numpy])
+    cleaner, pruner = Cleaner(), Pruner(cache)
+    lines: List[str] = []
+
+    done = removal.remove(NEW, clean=cleaner, prune=pruner, log=lines.append)
+
+    assert done.removed == (Spec(NEW, CURRENT).name, Spec(NEW, CURRENT, "timm").name)
+    assert cleaner.calls == [["triton"]] and done.kept == ("numpy", "torch")
+    assert pruner.calls == [["numpy", "torch", "triton"]]  # every package of the removed environments
+    # numpy 2.2.0 and torch 2.5.1 stay: the 2.5.1 environment links them.
+    assert done.pruned == ("torch==2.6.0", "torch==2.7.1", "triton==3.3.1")
+    assert sorted(path.name for path in (cache / "archive-v0").iterdir()) == [
+        "BBBBBBBBBBBBBBB2",
+        "EEEEEEEEEEEEEEE5",
+        "FFFFFFFFFFFFFFF6",
+    ]
+    metadata = sum(
+        len("Name: %s\nVersion: %s\n" % d) for d in (("torch", "2.6.0"), ("torch", "2.7.1"), ("triton", "3.3.1"))
+    )
+    assert done.freed == 3000 + 5000 + 700 + metadata
+    assert removal.installed(old) == {"torch": "2.5.1", "numpy": "2.2.0"}
+    assert lines[-1] == (
+        "freed %s of uv's cache: the unpacked wheels no environment links any more "
+        "(torch==2.6.0, torch==2.7.1, triton==3.3.1)" % removal.human_size(done.freed)
+    )
+
+
+def test_pruning_logs_one_line_whatever_it_did() -> None:
+    lines: List[str] = []
+    removal.log_pruned(cache_archives.Pruned(("torch==2.7.1",), 4_640_000_000), lines.append)
+    removal.log_pruned(cache_archives.Pruned(), lines.append)
+    removal.log_pruned(cache_archives.Pruned(skipped="/c has no archive-v0 folder (another uv layout)"), lines.append)
+    assert lines == [
+        "freed 4.6 GB of uv's cache: the unpacked wheels no environment links any more (torch==2.7.1)",
+        "uv's cache holds no unpacked wheel of these packages that no environment links",
+        "not pruning uv's cache: /c has no archive-v0 folder (another uv layout)",
+    ]
 
 
 def test_only_packages_no_remaining_environment_holds_leave_the_cache() -> None:
@@ -124,6 +203,8 @@ def test_environments_installed_with_pip_leave_uvs_cache_alone() -> None:
     lines: List[str] = []
     removal.uv_cache_clean(["triton"], lines.append, tool=install.PipInstaller())
     assert lines == ["environments are installed with pip here: uv's cache is left as it is"]
+    pruned = removal.uv_cache_prune(["triton"], Path("envs"), lines.append, tool=install.PipInstaller())
+    assert pruned == cache_archives.Pruned(skipped="environments are installed with pip here")
 
 
 def test_the_remove_sessions_are_the_run_sessions_builds_without_their_tags() -> None:
