@@ -19,7 +19,7 @@ import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Collection, Iterable, List, Optional, Tuple
+from typing import Callable, Collection, Iterable, Iterator, List, Optional, Tuple
 
 from ..worker import dependencies
 
@@ -70,19 +70,26 @@ def distributions(archive: Path) -> List[Tuple[str, str]]:
     return found
 
 
+def regular_files(paths: Iterable[Path]) -> Iterator[os.stat_result]:
+    """``lstat`` of each regular file under ``paths`` (links not followed; a file gone meanwhile is left out)."""
+    for path in paths:
+        for folder, _, files in os.walk(path):
+            for name in files:
+                try:
+                    info = os.lstat(os.path.join(folder, name))
+                except OSError:
+                    continue
+                if stat.S_ISREG(info.st_mode):
+                    yield info
+
+
 def unlinked_size(archive: Path) -> Optional[int]:
     """The bytes of an archive's files when none has another link; None as soon as one has (an environment uses it)."""
     size = 0
-    for folder, _, files in os.walk(archive):
-        for name in files:
-            try:
-                info = os.lstat(os.path.join(folder, name))
-            except OSError:
-                continue
-            if stat.S_ISREG(info.st_mode):
-                if info.st_nlink > 1:
-                    return None
-                size += info.st_size
+    for info in regular_files([archive]):
+        if info.st_nlink > 1:
+            return None
+        size += info.st_size
     return size
 
 

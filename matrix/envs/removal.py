@@ -11,9 +11,7 @@ reinstall from the cache as before.
 
 from __future__ import annotations
 
-import os
 import shutil
-import stat
 from dataclasses import dataclass
 from email.parser import HeaderParser
 from pathlib import Path
@@ -79,35 +77,25 @@ def to_clean(removed: Iterable[Mapping[str, str]], remaining: Iterable[Mapping[s
     return sorted({name for packages in removed for name in packages} - kept)
 
 
-def disk_size(paths: Iterable[Path]) -> int:
-    """The bytes of the files under ``paths``, each file counted once however many hard links it has."""
+@dataclass(frozen=True)
+class Footprint:
+    """The files under some environments: their bytes, each file counted once however many hard links it
+    has, and whether one has another link (uv installed it by linking from its cache)."""
+
+    size: int
+    linked: bool
+
+
+def footprint(paths: Iterable[Path]) -> Footprint:
+    """The :class:`Footprint` of the regular files under ``paths``, in one walk."""
     seen: Set[Tuple[int, int]] = set()
-    total = 0
-    for path in paths:
-        for folder, _, files in os.walk(path):
-            for name in files:
-                try:
-                    info = os.lstat(os.path.join(folder, name))
-                except OSError:
-                    continue
-                if (info.st_dev, info.st_ino) not in seen:
-                    seen.add((info.st_dev, info.st_ino))
-                    total += info.st_size
-    return total
-
-
-def hard_linked(paths: Iterable[Path]) -> bool:
-    """Whether a regular file under ``paths`` has another link: uv installed it from its cache by linking."""
-    for path in paths:
-        for folder, _, files in os.walk(path):
-            for name in files:
-                try:
-                    info = os.lstat(os.path.join(folder, name))
-                except OSError:
-                    continue
-                if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
-                    return True
-    return False
+    total, linked = 0, False
+    for info in cache_archives.regular_files(paths):
+        linked = linked or info.st_nlink > 1
+        if (info.st_dev, info.st_ino) not in seen:
+            seen.add((info.st_dev, info.st_ino))
+            total += info.st_size
+    return Footprint(total, linked)
 
 
 def human_size(size: int) -> str:
@@ -192,24 +180,28 @@ def remove(
     removed = [installed(path) for path in paths]
     others = [p for p in sorted(envs.iterdir()) if p not in paths and not p.name.startswith(".") and p.is_dir()]
     remaining = [installed(path) for path in others]
-    size, linked = disk_size(paths), hard_linked(paths)
+    found = footprint(paths)
     for path in paths:
         try:
             shutil.rmtree(path)
         except OSError as error:
             raise RemovalError("could not remove %s: %s" % (path, error)) from error
     names = tuple(path.name for path in paths)
-    log("removed %s from %s (%s, files shared with uv's cache included)" % (", ".join(names), envs, human_size(size)))
+    log(
+        "removed %s from %s (%s, files shared with uv's cache included)"
+        % (", ".join(names), envs, human_size(found.size))
+    )
     cleaned = to_clean(removed, remaining)
-    kept = sorted({name for packages in removed for name in packages} - set(cleaned))
+    held = sorted({name for packages in removed for name in packages})
+    kept = sorted(set(held) - set(cleaned))
     if kept:
         log("kept in uv's cache, as another environment has them installed: %s" % ", ".join(kept))
     if cleaned:
         log("removing from uv's cache: %s" % ", ".join(cleaned))
         clean(cleaned, log)
-    if linked:
-        pruned = prune(sorted({name for packages in removed for name in packages}), envs, log)
+    if found.linked:
+        pruned = prune(held, envs, log)
     else:
         pruned = cache_archives.Pruned(skipped="the removed environments' files were not hard links into it")
     log_pruned(pruned, log)
-    return Removal(names, size, tuple(cleaned), tuple(kept), pruned.dists, pruned.freed)
+    return Removal(names, found.size, tuple(cleaned), tuple(kept), pruned.dists, pruned.freed)

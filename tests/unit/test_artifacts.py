@@ -265,7 +265,7 @@ def test_one_case_saved_under_two_with_sets_is_two_programs_each_its_own_series(
     # A record written before loads had a with_set is the program without one.
     older = dict(make_load("2.9.1", "2.11.0", status="pass", finished_at="2026-01-01T00:00:00Z"))
     del older["with_set"]
-    again = artifacts.table(frame([*(make_load("2.9.1", "2.11.0", status="load-error"),), older]))
+    again = artifacts.table(frame([make_load("2.9.1", "2.11.0", status="load-error", with_set=""), older]))
     assert again[["with_set", "status"]].values.tolist() == [["", "pass"]]
 
 

@@ -304,16 +304,19 @@ def test_records_whose_identity_cannot_name_a_file_are_skipped_naming_the_line(
     assert [entry["file"] for entry in flagged] == [str(shard)]
 
 
-def test_load_records_are_kept_once_per_saved_and_loaded_release_case_and_mode(tmp_path: Path) -> None:
-    def load_record(status: str, finished: str) -> Dict[str, Any]:
-        record = {key: None for key in schema.LOAD_KEYS}
-        record.update(
-            schema_version=schema.SCHEMA_VERSION, kind="load", saved_torch_version="2.5.1", saved_variant="pypi",
-            saved_python="3.11", torch_version="2.9.1", variant="pypi", python="3.11", case="add", mode="strict",
-            status=status, finished_at=finished,
-        )  # fmt: skip
-        return record
+def load_record(status: str, finished: str = "2025-01-01T00:00:00+00:00", **extra: Any) -> Dict[str, Any]:
+    """A load of 2.5.1's ``add`` program on 2.9.1, as ``export-matrix load`` writes it; ``extra`` sets any key."""
+    record: Dict[str, Any] = {key: None for key in schema.LOAD_KEYS}
+    record.update(
+        schema_version=schema.SCHEMA_VERSION, kind="load", saved_torch_version="2.5.1", saved_variant="pypi",
+        saved_python="3.11", torch_version="2.9.1", variant="pypi", python="3.11", case="add", mode="strict",
+        status=status, finished_at=finished,
+    )  # fmt: skip
+    record.update(extra)
+    return record
 
+
+def test_load_records_are_kept_once_per_saved_and_loaded_release_case_and_mode(tmp_path: Path) -> None:
     first = tmp_path / "a" / "load_torch-2.9.1_pypi_py3.11.jsonl"
     second = tmp_path / "b" / "load_torch-2.9.1_pypi_py3.11.jsonl"
     for path, status, finished in ((first, "load-error", "2025-01-01T00:00:00+00:00"),
@@ -327,21 +330,12 @@ def test_load_records_are_kept_once_per_saved_and_loaded_release_case_and_mode(t
 
 
 def test_loads_of_one_case_saved_under_two_with_sets_are_both_kept(tmp_path: Path) -> None:
-    def load_record(with_set: Any, status: str) -> Dict[str, Any]:
-        record = {key: None for key in schema.LOAD_KEYS}
-        record.update(
-            schema_version=schema.SCHEMA_VERSION, kind="load", saved_torch_version="2.5.1", saved_variant="pypi",
-            saved_python="3.11", torch_version="2.9.1", variant="pypi", python="3.11", case="add", mode="strict",
-            status=status, finished_at="2025-01-01T00:00:00+00:00", with_set=with_set,
-        )  # fmt: skip
-        return record
-
-    bare = load_record(None, "load-error")
+    bare = load_record("load-error")
     del bare["with_set"]  # written before loads had a with_set: the program saved without --with
     shards = []
     for name, records_here in (
-        ("a", [bare, load_record("packaging", "pass")]),
-        ("b", [load_record("", "pass"), load_record("packaging>=20", "mismatch")]),
+        ("a", [bare, load_record("pass", with_set="packaging")]),
+        ("b", [load_record("pass", with_set=""), load_record("mismatch", with_set="packaging>=20")]),
     ):
         path = tmp_path / name / "load_torch-2.9.1_pypi_py3.11.jsonl"
         path.parent.mkdir(parents=True)
@@ -354,7 +348,8 @@ def test_loads_of_one_case_saved_under_two_with_sets_are_both_kept(tmp_path: Pat
         ("packaging", "pass"),
         ("packaging>=20", "mismatch"),
     ]
-    assert merge.identity_problem(load_record(["packaging"], "pass")) == "whose with_set ['packaging'] is not text"
+    odd = load_record("pass", with_set=["packaging"])
+    assert merge.identity_problem(odd) == "whose with_set ['packaging'] is not text"
 
 
 def test_the_record_kinds_merged_are_the_schemas(tmp_path: Path) -> None:

@@ -187,10 +187,12 @@ def test_an_environments_packages_come_from_its_dist_info_folders(tmp_path: Path
 def test_the_size_counts_a_hard_linked_file_once(tmp_path: Path) -> None:
     first = write(tmp_path / "a" / "torch.so", "x" * 1000)
     write(tmp_path / "a" / "small", "y" * 24)
+    write(tmp_path / "c" / "copied.so", "z" * 10)
     (tmp_path / "b").mkdir()
     os.link(first, tmp_path / "b" / "torch.so")  # as uv links one cached file into two environments
-    assert removal.disk_size([tmp_path / "a", tmp_path / "b"]) == 1024
-    assert removal.disk_size([tmp_path / "b"]) == 1000
+    assert removal.footprint([tmp_path / "a", tmp_path / "b"]) == removal.Footprint(1024, linked=True)
+    assert removal.footprint([tmp_path / "b"]).size == 1000
+    assert removal.footprint([tmp_path / "c"]) == removal.Footprint(10, linked=False)
 
 
 def test_sizes_read_as_disk_sizes() -> None:

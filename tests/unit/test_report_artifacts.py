@@ -16,6 +16,7 @@ from matrix.records import store
 from matrix.report import artifacts as page
 from matrix.report import build as report
 from matrix.report import files as report_files
+from matrix.report.site import case as site_case
 from matrix.worker import records
 
 from conftest import make_cell
@@ -131,8 +132,6 @@ def test_page_has_the_summary_share_tables_regressions_and_case_grids(tmp_path: 
 
 
 def test_a_case_saved_under_two_with_sets_has_a_grid_row_per_set_on_both_its_pages() -> None:
-    from matrix.report.site import case as site_case
-
     rows = [
         load("2.5.1", "2.5.1"),
         load("2.5.1", "2.6.0", status="load-error", error_type="KeyError", error_message="no 'version'"),
