@@ -174,9 +174,9 @@ def remove(session: nox.Session, torch: str, variant: str) -> None:
 
 def _saved_sets(saved: Path) -> List[str]:
     """The dependency sets the programs under ``saved`` were saved with ("" for torch alone), "" first."""
-    from matrix.worker import artifacts, loader
+    from matrix.contract import layout
 
-    return sorted({loader.saved_with(artifact) for artifact in artifacts.discover((str(saved),))} | {""})
+    return sorted({artifact.dependency_set for artifact in layout.discover((str(saved),))} | {""})
 
 
 def _environment(session: nox.Session, torch: str, variant: str, out: str) -> environments.Environment:

@@ -30,8 +30,8 @@ from typing import List
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from matrix.contract import dependencies  # noqa: E402
 from matrix.envs import environments, releases  # noqa: E402
-from matrix.worker import dependencies  # noqa: E402
 
 
 def quiet(_: str) -> None:

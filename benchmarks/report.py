@@ -33,10 +33,12 @@ from typing import Any, Dict, Iterator, List, Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from matrix import schema
+from matrix.contract import (
+    records,  # noqa: E402
+    schema,
+)
 from matrix.records import store, tables, transitions  # noqa: E402
 from matrix.report import build as report  # noqa: E402
-from matrix.worker import records  # noqa: E402
 
 TARGET_SECONDS = 10.0
 TARGET_RERENDER_SECONDS = 3.0

@@ -23,7 +23,7 @@ from typing import Dict, List, Optional, Tuple
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from matrix.worker.case import discover  # noqa: E402
+from matrix.contract.case import discover  # noqa: E402
 
 
 def timed_run(cases: List[str], warm_up: str) -> float:

@@ -15,9 +15,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, Generic, Hashable, List, Optional, Sequence, Tuple, TypeVar
 
-from .envs import environments, releases
-from .errors import FAILED, UNAVAILABLE, UserError
-from .options import (
+from .contract import dependencies
+from .contract.case import CaseInfo
+from .contract.errors import FAILED, UNAVAILABLE, UserError
+from .contract.options import (
     DEFAULT_TIMEOUT_S,
     add_mode,
     add_timeout,
@@ -27,9 +28,8 @@ from .options import (
     positive_seconds,
     requirements,
 )
+from .envs import environments, releases
 from .probe import probe_case, validate_case
-from .worker import dependencies
-from .worker.case import CaseInfo
 
 V = TypeVar("V", bound=Hashable)
 

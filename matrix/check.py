@@ -17,9 +17,10 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from .envs import environments, releases
-from .errors import UserError
-from .options import (
+from .contract import dependencies, resources
+from .contract.case import CaseInfo
+from .contract.errors import UserError
+from .contract.options import (
     DEFAULT_TIMEOUT_S,
     add_jobs,
     add_mode,
@@ -30,10 +31,9 @@ from .options import (
     positive_seconds,
     requirements,
 )
+from .contract.schema import MODES, STATUSES, NoCell, Status
+from .envs import environments, releases
 from .probe import Probed, probe_case, validate_case
-from .schema import MODES, STATUSES, NoCell, Status
-from .worker import dependencies, resources
-from .worker.case import CaseInfo
 
 CURRENT = "current"
 ERROR_WIDTH = 90

@@ -18,9 +18,9 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from matrix.errors import FAILED, UserError, report_errors
-from matrix.options import from_namespace
-from matrix.schema import STATUSES
+from matrix.contract.errors import FAILED, UserError, report_errors
+from matrix.contract.options import from_namespace
+from matrix.contract.schema import STATUSES
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -11,8 +11,8 @@ import importlib
 import sys
 from typing import List, Optional
 
-from .errors import USAGE
-from .options import run_command
+from .contract.errors import USAGE
+from .contract.options import run_command
 
 # command -> (module, one-line help). Each module defines configure(parser), OPTIONS and
 # main(options) -> int; modules are imported only when chosen, so `run` works where only torch is.

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
+from .contract import records
+from .contract.case import CaseInfo, read_info
+from .contract.errors import UserError
+from .contract.schema import recency
 from .envs import environments, sets
-from .errors import UserError
-from .schema import recency
-from .worker import records
-from .worker.case import CaseInfo, read_info
 
 Record = Dict[str, Any]
 

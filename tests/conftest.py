@@ -15,11 +15,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import pandas as pd
 import pytest
 
-from matrix import schema
+from matrix.contract import records, schema
 from matrix.envs import environments, install, releases
 from matrix.envs.install import Sources
 from matrix.records import store, tables, transitions
-from matrix.worker import records
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"  # case folders
@@ -334,8 +333,8 @@ def local_wheels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def fake_package(root: Path, runner: str) -> Path:
     """A package laid out like ``matrix``: the worker's modules, a host module, and a byte-code cache."""
     package = root / "matrix"
-    for name in environments.WORKER_MODULES:
-        write(package / name, "# %s\n" % name)
+    write(package / "__init__.py", "# the package\n")
+    write(package / "contract" / "schema.py", "SCHEMA = 1\n")
     write(package / "worker" / "__main__.py", "MAIN = 1\n")
     write(package / "worker" / "runner.py", runner)
     write(package / "worker" / "__pycache__" / "runner.cpython-311.pyc", "")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Collection, Iterable, Iterator, List, Optional, Tuple
 
-from ..worker import dependencies
+from ..contract import dependencies
 
 ARCHIVES = "archive-v0"
 POINTERS = (".http", ".rev")

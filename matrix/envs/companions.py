@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ..errors import UserError
-from ..schema import first_line
-from ..worker import dependencies
+from ..contract import dependencies
+from ..contract.errors import UserError
+from ..contract.schema import first_line
 from .releases import Build
 
 if sys.version_info >= (3, 11):
@@ -229,7 +229,7 @@ def _exports(name: str, info: Any, build: Build, scratch: Path, timeout: float, 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     import argparse
 
-    from ..errors import report_errors
+    from ..contract.errors import report_errors
 
     parser = argparse.ArgumentParser(
         prog="python -m matrix.envs.companions", description="find the newest version of a library per torch release"

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 from .. import __version__
-from ..schema import SCHEMA_VERSION, first_line
-from ..worker import dependencies, records
+from ..contract import dependencies, records
+from ..contract.schema import SCHEMA_VERSION, first_line
 from . import companions
 from .install import (
     OUTPUT_TAIL,
@@ -193,14 +193,17 @@ def default_python(release: Release, environ: Optional[Mapping[str, str]] = None
 
 # --- the worker ------------------------------------------------------------------------------------
 
-# What runs inside an environment: the worker and the standard-library modules it imports.
-WORKER_MODULES = ("__init__.py", "schema.py", "errors.py", "options.py")
+# What runs inside an environment: the package's top module, the contract between host and worker
+# (standard library only) and the worker itself. tests/unit/test_syntax.py checks that the copy holds
+# every module the worker imports, and pyproject.toml holds these folders to Python 3.8's syntax.
+SHIPPED_PACKAGES = ("contract", "worker")
 PACKAGE = ROOT / "matrix"
 
 
 def worker_files(package: Path) -> List[Path]:
-    files = [package / name for name in WORKER_MODULES]
-    files += sorted(p for p in (package / "worker").glob("*.py"))
+    files = [package / "__init__.py"]
+    for folder in SHIPPED_PACKAGES:
+        files += sorted(p for p in (package / folder).glob("*.py"))
     return files
 
 

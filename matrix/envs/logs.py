@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 from typing import IO, Deque, List, Optional, Sequence
 
-# The lines the worker's commands (run, load) write themselves, and the one-line errors of matrix/errors.py.
+# The lines the worker's commands (run, load) write themselves, and the one-line errors of matrix/contract/errors.py.
 # tests/unit/test_noxfile.py checks every message of batch.py, runner.py, loader.py and progress.py against this list.
 RUNNER_LINE = re.compile(
     r"\[\d+/\d+\] "  # a cell ended: "[3/264] pass  1.02s torch-2.4.1/strict/case"

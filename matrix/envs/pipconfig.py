@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from matrix.errors import UserError
+from matrix.contract.errors import UserError
 
 TRUE = {"1", "true", "yes", "on", "y"}
 IGNORE_VARIABLE = "EXPORT_MATRIX_IGNORE_PIP_CONFIG"

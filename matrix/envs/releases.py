@@ -18,7 +18,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from packaging.version import InvalidVersion, Version
 
-from matrix.errors import UserError
+from matrix.contract.errors import UserError
 
 if sys.version_info >= (3, 11):
     import tomllib

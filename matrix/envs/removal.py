@@ -17,7 +17,7 @@ from email.parser import HeaderParser
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
-from ..worker import dependencies
+from ..contract import dependencies
 from . import cache_archives, environments
 from .install import Installer, InstallError, UvInstaller, installer, run_captured
 from .releases import Build

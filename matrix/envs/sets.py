@@ -1,6 +1,6 @@
 """Dependency sets: which environments a selection of cases needs on one release, and what cannot be had.
 
-A case's PEP 723 block (``matrix.worker.dependencies``) names what it imports besides torch.
+A case's PEP 723 block (``matrix.contract.dependencies``) names what it imports besides torch.
 Cases with the same needs share a *set*, and each set of a release has one environment
 (``Spec.dependency_set``) with torch pinned to the release's build. What cannot be had is
 an answer, not a failure of the run:
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from ..schema import Status, cell_id, first_line, now
-from ..worker import dependencies, records
-from ..worker.case import CaseInfo
+from ..contract import dependencies, records
+from ..contract.case import CaseInfo
+from ..contract.schema import Status, cell_id, first_line, now
 from . import environments
 from .install import BuildUnavailable, Installer, InstallError
 

@@ -37,8 +37,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import pandas as pd
 
-from matrix.records import store
-from matrix.schema import (
+from matrix.contract.schema import (
     LOAD_KEYS,
     LOAD_REQUIRED,
     LOAD_STATUSES,
@@ -49,6 +48,7 @@ from matrix.schema import (
     load_rank,
     recency,
 )
+from matrix.records import store
 
 SAVED_ENV = ["saved_torch_version", "saved_variant", "saved_python"]
 LOADED_ENV = ["torch_version", "variant", "python"]

@@ -28,9 +28,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import pandas as pd
 
+from matrix.contract.schema import MODES, LoadStatus, load_rank
 from matrix.records import store
 from matrix.records.artifacts import LOADED_ENV, SAVED_ENV, Failure
-from matrix.schema import MODES, LoadStatus, load_rank
 
 # A pair of releases is compatible when at least this share of the programs tried loads and matches.
 COMPATIBLE_SHARE = 0.5

@@ -34,9 +34,11 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from matrix.errors import UserError
-from matrix.options import from_namespace, is_safe_name
-from matrix.schema import (
+from matrix.contract import dependencies
+from matrix.contract import records as records_mod
+from matrix.contract.errors import UserError
+from matrix.contract.options import from_namespace, is_safe_name
+from matrix.contract.schema import (
     ENV_KEY,
     IDENTITY,
     IDENTITY_DEFAULTS,
@@ -47,8 +49,6 @@ from matrix.schema import (
     load_identity,
     recency,
 )
-from matrix.worker import dependencies
-from matrix.worker import records as records_mod
 
 REPORT_NAME = "merge-report.json"
 # A missing ``run`` means the first (0), a missing ``with_set`` no ``--with``.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from matrix.worker import dependencies
+from matrix.contract import dependencies
 
 
 def normalized(name: str) -> str:

@@ -1,6 +1,6 @@
 """Record folders loaded into pandas: one table of cells, one of environments, one of env-errors, one of loads.
 
-Reading goes through :mod:`matrix.worker.records`, so a truncated last line becomes a
+Reading goes through :mod:`matrix.contract.records`, so a truncated last line becomes a
 warning and an unknown schema version is refused. When the same cell (release, variant,
 python, ``--with`` set, case, mode, run: ``schema.IDENTITY``; a record without ``with_set``
 ran without ``--with``) was recorded more than once, e.g. by a ``--force`` re-run or by
@@ -26,10 +26,9 @@ import orjson
 import pandas as pd
 
 from matrix import parallel
-from matrix.envs import releases
-from matrix.errors import UserError
-from matrix.records import cache
-from matrix.schema import (
+from matrix.contract import records
+from matrix.contract.errors import UserError
+from matrix.contract.schema import (
     CELL_KEYS,
     ENV_ERROR_KEYS,
     IDENTITY,
@@ -39,7 +38,8 @@ from matrix.schema import (
     STATUSES,
     recency,
 )
-from matrix.worker import records
+from matrix.envs import releases
+from matrix.records import cache
 
 # Columns whose values repeat from run to run of a cell (texts, names): sharing one string object per
 # distinct value within a file keeps a large record set's memory close to its distinct content.
@@ -172,10 +172,10 @@ def _loads(line: bytes) -> Any:
 
 def _parser_code() -> bytes:
     """The sources a file's parse depends on: a change to any of them parses every file again."""
-    import matrix.schema
+    import matrix.contract.schema
 
     return b"".join(
-        Path(str(module.__file__)).read_bytes() for module in (matrix.schema, records, sys.modules[__name__])
+        Path(str(module.__file__)).read_bytes() for module in (matrix.contract.schema, records, sys.modules[__name__])
     )
 
 

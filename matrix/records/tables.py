@@ -25,9 +25,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pandas as pd
 
-from matrix.errors import UserError
+from matrix.contract.errors import UserError
+from matrix.contract.schema import APPLICABLE, MODES, STAGE_ERROR, STAGES, STATUSES, WORST_FIRST, first_line, rank
 from matrix.records import store
-from matrix.schema import APPLICABLE, MODES, STAGE_ERROR, STAGES, STATUSES, WORST_FIRST, first_line, rank
 from matrix.worker import exportdb
 
 # A cell: its environment, the part of its dependency set that ``--with`` added ("" for none), case and mode.

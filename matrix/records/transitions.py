@@ -61,9 +61,9 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequ
 
 import pandas as pd
 
+from matrix.contract.schema import MODES, STAGE_ERROR, STAGE_OK, STAGES, rank
 from matrix.records import store
 from matrix.records.tables import EXPORTED
-from matrix.schema import MODES, STAGE_ERROR, STAGE_OK, STAGES, rank
 
 KINDS = (
     "regression",

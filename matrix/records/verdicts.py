@@ -25,12 +25,12 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 import pandas as pd
 
+from matrix.contract.schema import MODES, STAGE_ERROR, STAGE_OK, rank
 from matrix.records import epochs as saved_epochs
 from matrix.records import store, tables
 from matrix.records.confounds import Sample, build_names, changes_build, sample
 from matrix.records.tables import FAILING, BaselineComparison
 from matrix.records.transitions import FIXES, REGRESSIONS, base
-from matrix.schema import MODES, STAGE_ERROR, STAGE_OK, rank
 
 ENV = ["release", "variant", "python"]
 # The part of an environment's name a cell adds where it ran with ``--with`` packages.

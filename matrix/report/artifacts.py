@@ -16,12 +16,12 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import pandas as pd
 
+from matrix.contract.schema import LOAD_STATUSES, MODES, NO_RECORD, LoadStatus, first_line
 from matrix.records import artifacts as loads_table
 from matrix.records import tables
 from matrix.report import charts as charting
 from matrix.report import files
 from matrix.report import markdown as md
-from matrix.schema import LOAD_STATUSES, MODES, NO_RECORD, LoadStatus, first_line
 
 PAGE = "artifacts.md"
 TABLE = "loads.parquet"

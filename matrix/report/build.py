@@ -27,8 +27,8 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 import pandas as pd
 
 from matrix import parallel
-from matrix.errors import UserError
-from matrix.options import from_namespace
+from matrix.contract.errors import UserError
+from matrix.contract.options import from_namespace
 from matrix.records import artifacts as loads_table
 from matrix.records import store, tables, transitions
 from matrix.report import artifacts as report_artifacts

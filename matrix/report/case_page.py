@@ -8,10 +8,10 @@ import os
 import posixpath
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from matrix.contract.schema import MODES, STAGE_ERROR, STAGES, Status
 from matrix.records import packages, store
 from matrix.records.transitions import version_of
 from matrix.report import markdown as md
-from matrix.schema import MODES, STAGE_ERROR, STAGES, Status
 
 # Long tracebacks and graphs stay readable; the tail of a traceback is where the error is.
 TRACEBACK_LINES = 80

@@ -26,9 +26,9 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Tuple, TypeVar, cast
 
+from matrix.contract.schema import Status
 from matrix.report import files as report_files
 from matrix.report import markdown as md
-from matrix.schema import Status
 
 # Okabe and Ito's palette: black, orange, sky blue, bluish green, yellow, blue, vermillion, reddish purple.
 OKABE_ITO = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7")

@@ -15,7 +15,7 @@ import os
 import posixpath
 from typing import Iterable, Optional, Set
 
-from matrix.errors import UserError
+from matrix.contract.errors import UserError
 
 MANIFEST = ".export-matrix-report.json"
 # What a build writes, and so all a manifest entry may name for removal: (folder, suffixes).

@@ -11,6 +11,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import pandas as pd
 
+from matrix.contract.schema import MODES
 from matrix.records import store, tables
 from matrix.report.charts import (
     COLORS,
@@ -23,7 +24,6 @@ from matrix.report.charts import (
     settings,
     with_settings,
 )
-from matrix.schema import MODES
 
 # Rows per heatmap image: more would make the case names unreadably small.
 HEATMAP_ROWS = 50

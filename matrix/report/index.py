@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import pandas as pd
 
+from matrix.contract.schema import MODES, STAGES, Status
 from matrix.records import store, tables, transitions
 from matrix.records.transitions import Step
 from matrix.report import artifacts as report_artifacts
@@ -24,7 +25,6 @@ from matrix.report import markdown as md
 from matrix.report import pages, real_models, transition_page
 from matrix.report import verdicts as report_verdicts
 from matrix.report.findings import Findings
-from matrix.schema import MODES, STAGES, Status
 
 __all__ = ["Findings", "render"]
 

@@ -23,7 +23,7 @@ import re
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import quote
 
-from matrix.schema import NO_RECORD, STAGE_ERROR, STAGES, Status
+from matrix.contract.schema import NO_RECORD, STAGE_ERROR, STAGES, Status
 
 # One symbol per status, used in every grid; NO_RECORD marks a cell with no record.
 SYMBOLS = {status.value: status.symbol for status in Status}

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Dict, List, Tuple
 
+from matrix.contract.schema import MODES, STATUSES
 from matrix.records import store, tables
 from matrix.report import markdown as md
 from matrix.report.findings import Findings
-from matrix.schema import MODES, STATUSES
 
 GRID = "grid.md"
 MODES_PAGE = "modes.md"

@@ -13,10 +13,10 @@ from typing import Dict, List, Set, Tuple
 
 import pandas as pd
 
+from matrix.contract.schema import MODES, NO_RECORD, NoCell
 from matrix.records import packages, store
 from matrix.report import markdown as md
 from matrix.report.findings import Findings
-from matrix.schema import MODES, NO_RECORD, NoCell
 
 # The case folder of the pack: a case whose name starts with it is a real model.
 PREFIX = "real_models/"

@@ -12,6 +12,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import pandas as pd
 
+from matrix.contract.schema import MODES
 from matrix.records import store, tables, transitions
 from matrix.records.transitions import Step
 from matrix.report import transition_page
@@ -26,7 +27,6 @@ from matrix.report.charts import (
     save,
     with_settings,
 )
-from matrix.schema import MODES
 
 MODE_STYLE = {"strict": "-", "non-strict": "--"}
 # A variant's marker on the pass-rate line: a change of marker is a change of build.

@@ -13,6 +13,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import pandas as pd
 
+from matrix.contract.schema import MODES, STAGES
 from matrix.envs import releases as release_list
 from matrix.records import artifacts as loads_table
 from matrix.records import confounds
@@ -24,7 +25,6 @@ from matrix.report import pages
 from matrix.report.artifacts import PAGE as ARTIFACTS_PAGE
 from matrix.report.artifacts import failure
 from matrix.report.findings import Findings
-from matrix.schema import MODES, STAGES
 
 # About the longest line of prose the front page holds.
 LONGEST = 400

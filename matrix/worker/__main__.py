@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-from ..options import run_command
+from ..contract.options import run_command
 
 COMMANDS = {
     "run": ("matrix.worker.runner", "run cases in the installed torch and append records to --out"),

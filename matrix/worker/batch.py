@@ -33,10 +33,10 @@ import time
 import uuid
 from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
-from ..errors import UserError
-from ..options import ISOLATIONS, PROGRESS
-from ..schema import Status, now
-from . import records, resources
+from ..contract import records, resources
+from ..contract.errors import UserError
+from ..contract.options import ISOLATIONS, PROGRESS
+from ..contract.schema import Status, now
 from .journal import Journal, Key, culprits, interrupted
 from .progress import Progress, say
 
@@ -203,7 +203,7 @@ class Batch:
         """
         needed = self.libraries()
         if needed and settings.forks and preimporting():
-            from .dependencies import preimport
+            from ..contract.dependencies import preimport
 
             imported = preimport(needed)
             if imported:

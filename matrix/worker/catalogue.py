@@ -13,10 +13,10 @@ import sys
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, TextIO, Tuple
 
-from ..errors import UserError
-from ..options import from_namespace
-from ..schema import Status
-from .case import CaseError, CaseInfo
+from ..contract.case import CaseError, CaseInfo
+from ..contract.errors import UserError
+from ..contract.options import from_namespace
+from ..contract.schema import Status
 from .sources import SOURCES, discover_source
 
 TITLE = "# Case catalogue"

@@ -12,9 +12,11 @@ import time
 import traceback
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ..schema import STAGE_ERROR, STAGE_MISMATCH, STAGE_OK, STAGE_SKIPPED, Status, first_line
-from . import compare, dependencies, fingerprint, records
-from .case import Case, CaseError, CaseInfo
+from ..contract import dependencies, records
+from ..contract.case import CaseError, CaseInfo
+from ..contract.schema import STAGE_ERROR, STAGE_MISMATCH, STAGE_OK, STAGE_SKIPPED, Status, first_line
+from . import compare, fingerprint
+from .case import Case
 
 PASS, MISMATCH, FAIL = Status.PASS.value, Status.MISMATCH.value, Status.FAIL.value
 CASE_ERROR, CRASH = Status.CASE_ERROR.value, Status.CRASH.value

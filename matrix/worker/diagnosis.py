@@ -14,7 +14,7 @@ import signal
 import threading
 from typing import Any, Dict, List, Optional
 
-from ..schema import DIAGNOSIS_DONE, STAGE_ERROR, STAGE_SKIPPED, Status, first_line
+from ..contract.schema import DIAGNOSIS_DONE, STAGE_ERROR, STAGE_SKIPPED, Status, first_line
 
 # At most this many problems are recorded per cell; the count per kind covers the rest.
 MAX_PROBLEMS = 20

@@ -8,8 +8,8 @@ import platform
 import sys
 from typing import Any, Dict
 
-from ..errors import UserError
-from ..schema import SCHEMA_VERSION, now
+from ..contract.errors import UserError
+from ..contract.schema import SCHEMA_VERSION, now
 
 RUNNER_VERSION = "1"
 

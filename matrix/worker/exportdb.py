@@ -20,7 +20,8 @@ import os
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
-from .case import Case, CaseError, CaseInfo
+from ..contract.case import CaseError, CaseInfo
+from .case import Case
 
 PACKAGE = "torch._export.db.examples"
 # Our own case files live under cases/exportdb/; the bundled ones get a prefix of their own.

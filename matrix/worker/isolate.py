@@ -37,11 +37,11 @@ import tempfile
 import time
 from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from ..schema import Status
+from ..contract.records import without_paths
+from ..contract.schema import Status
 from . import framing
 from .cell import OUT_OF_MEMORY
 from .fingerprint import normalize_text
-from .records import without_paths
 
 Job = Dict[str, Any]
 Result = Dict[str, Any]

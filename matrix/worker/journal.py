@@ -15,7 +15,7 @@ import json
 import os
 from typing import IO, Any, Dict, List, Optional, Set, Tuple
 
-from ..errors import UserError
+from ..contract.errors import UserError
 
 try:
     import fcntl

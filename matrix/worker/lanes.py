@@ -20,7 +20,7 @@ import signal
 import sys
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Tuple
 
-from ..schema import Status
+from ..contract.schema import Status
 from . import framing
 
 Job = Dict[str, Any]

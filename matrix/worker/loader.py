@@ -31,8 +31,10 @@ import sys
 import time
 from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Set, Tuple
 
-from ..errors import UserError
-from ..options import (
+from ..contract import dependencies, layout, records
+from ..contract.errors import UserError
+from ..contract.layout import Artifact, Key
+from ..contract.options import (
     DEFAULT_TIMEOUT_S,
     add_batch,
     add_variant,
@@ -42,7 +44,7 @@ from ..options import (
     positive_seconds,
     safe_name,
 )
-from ..schema import (
+from ..contract.schema import (
     LOAD_KEYS,
     LOAD_STATUSES,
     SCHEMA_VERSION,
@@ -53,8 +55,7 @@ from ..schema import (
     LoadStatus,
     first_line,
 )
-from . import artifacts, batch, compare, dependencies, records, signing
-from .artifacts import Artifact, Key
+from . import artifacts, batch, compare, signing
 from .environment import installed_torch_version, variant_of
 from .journal import Key as JournalKey
 from .progress import say
@@ -190,12 +191,12 @@ def _load_and_run(folder: str, meta: Dict[str, Any], fields: Dict[str, Any]) -> 
 
     from .cell import describe_error
 
-    problem = artifacts.verify(folder, meta)
+    problem = layout.verify(folder, meta)
     if problem is not None:
         fields.update(_incomplete(problem))
         return
     fields["case_module"] = _import_case(meta)
-    path = os.path.join(folder, artifacts.PROGRAM)
+    path = os.path.join(folder, layout.PROGRAM)
     # load_s times torch.export.load and reading the saved data, not the checks and imports before.
     start = time.perf_counter()
     loaded = False
@@ -204,9 +205,9 @@ def _load_and_run(folder: str, meta: Dict[str, Any], fields: Dict[str, Any]) -> 
         program = torch.export.load(path)
         loaded = True
         inputs = artifacts.read_inputs(folder, meta, program)
-        outputs = artifacts.read_data(folder, artifacts.OUTPUTS)
+        outputs = artifacts.read_data(folder, layout.OUTPUTS)
         if len(inputs) != len(outputs):
-            raise ValueError("%s and %s do not hold matching calls" % (artifacts.INPUTS, artifacts.OUTPUTS))
+            raise ValueError("%s and %s do not hold matching calls" % (layout.INPUTS, layout.OUTPUTS))
     except Exception as exc:
         failure = exc
     finally:
@@ -337,7 +338,8 @@ def _import_case(meta: Dict[str, Any]) -> str:
     path = meta.get("case_file")
     if meta.get("source") != "cases" or not isinstance(path, str) or not _inside_here(path):
         return "absent"
-    from .case import CaseInfo, load
+    from ..contract.case import CaseInfo
+    from .case import load
 
     try:
         load(CaseInfo(name=str(meta["case"]), path=path, description=""))
@@ -481,7 +483,7 @@ class LoadBatch(batch.Batch):
 
 def execute(options: LoadOptions) -> Dict[str, int]:
     """Load the selected artifacts; returns counts per status of the loads recorded now."""
-    found = [a for a in artifacts.discover(options.artifacts) if artifacts.selected(a, options.select)]
+    found = [a for a in layout.discover(options.artifacts) if layout.selected(a, options.select)]
     if options.dependency_set is not None:
         found = [a for a in found if saved_with(a) == options.dependency_set]
         if not found:
@@ -512,7 +514,7 @@ def untrusted(folder: str, meta: Dict[str, Any], key: Optional[bytes]) -> Option
     """Why an artifact's ``meta`` (read from ``folder``) is not known to be signed with ``key``; None when it is."""
     if key is None:
         return "no signing key here to check its signature (set %s to the key that signed it)" % signing.KEY_VARIABLE
-    data, problem = signing.signed_bytes(os.path.join(folder, artifacts.META), key)
+    data, problem = signing.signed_bytes(os.path.join(folder, layout.META), key)
     if problem is not None:
         return problem
     try:
@@ -520,7 +522,7 @@ def untrusted(folder: str, meta: Dict[str, Any], key: Optional[bytes]) -> Option
     except ValueError:
         same = False
     # The signed bytes must be what the job will use: meta.json could have changed since discovery.
-    return None if same else "%s changed while it was read" % artifacts.META
+    return None if same else "%s changed while it was read" % layout.META
 
 
 def _warm_up() -> None:

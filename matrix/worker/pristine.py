@@ -22,7 +22,7 @@ import sys
 import tempfile
 from typing import Any, Dict, Optional, Sequence
 
-from ..schema import Status
+from ..contract.schema import Status
 from . import framing
 from .lanes import die_with_parent
 
@@ -66,7 +66,7 @@ class Server:
                 die_with_parent()
                 signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle
                 if libraries:
-                    from .dependencies import preimport
+                    from ..contract.dependencies import preimport
 
                     preimport(libraries)
                 _warm_up()

@@ -16,8 +16,10 @@ import sys
 import tempfile
 from typing import Any, ClassVar, Dict, List, Optional, Sequence, Set, Tuple
 
-from ..errors import UserError
-from ..options import (
+from ..contract import dependencies, records
+from ..contract.case import CaseError, CaseInfo
+from ..contract.errors import UserError
+from ..contract.options import (
     DEFAULT_TIMEOUT_S,
     add_batch,
     add_mode,
@@ -30,7 +32,7 @@ from ..options import (
     requirements,
     safe_name,
 )
-from ..schema import (
+from ..contract.schema import (
     ARTIFACT_SAVED,
     CELL_KEYS,
     MODES,
@@ -42,8 +44,8 @@ from ..schema import (
     Status,
     cell_id,
 )
-from . import batch, dependencies, exportdb, records
-from .case import CaseError, CaseInfo, missing_for
+from . import batch, exportdb
+from .case import missing_for
 from .environment import environment_record, installed_torch_version, variant_of
 from .journal import Key
 from .progress import say
@@ -170,7 +172,7 @@ class RunOptions:
             raise UserError("--mode %s: choose strict, non-strict or both" % self.mode)
         self.settings(os.devnull)  # checks --isolation, --warm-up and --progress
         if self.tag:
-            from .case import TAGS
+            from ..contract.case import TAGS
 
             unknown = sorted(set(self.tag) - TAGS)
             if unknown:
@@ -223,7 +225,7 @@ class CellJob:
         return cls(**dict(fields, info=CaseInfo(**info), stages=tuple(fields["stages"])))
 
     def run(self) -> Dict[str, Any]:
-        from .artifacts import Target
+        from ..contract.layout import Target
         from .cell import KEPT, run_cell
 
         root = self.artifacts or self.scratch
@@ -242,7 +244,7 @@ class CellJob:
 
 def fresh_load(folder: str, discard: bool) -> Dict[str, Any]:
     """The follow-up of a cell that kept its program: ``load``'s own job, in a process that never exported."""
-    from .artifacts import read_meta
+    from ..contract.layout import read_meta
     from .loader import LoadJob
 
     meta, _ = read_meta(folder)

@@ -26,7 +26,7 @@ import secrets
 import tempfile
 from typing import Mapping, Optional, Tuple
 
-from ..errors import UserError
+from ..contract.errors import UserError
 
 KEY_VARIABLE = "EXPORT_MATRIX_SIGNING_KEY"
 KEY_FILE = "signing-key"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, List, Optional
 
-from .case import CaseError, CaseInfo, discover, load
+from ..contract.case import CaseError, CaseInfo, discover
+from .case import load
 
 SOURCES = ("cases", "exportdb")
 

@@ -16,11 +16,12 @@ from typing import Dict, List, Tuple
 
 import pytest
 
+from matrix.contract import records
 from matrix.envs import environments, releases
 from matrix.records import artifacts as loads_table
 from matrix.records import store
 from matrix.report import artifacts as report_artifacts
-from matrix.worker import loader, records
+from matrix.worker import loader
 
 from conftest import FIXTURES, ROOT
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from matrix.schema import STATUSES
-from matrix.worker.case import discover
+from matrix.contract.case import discover
+from matrix.contract.schema import STATUSES
 
 from conftest import ROOT, read_cells, run_matrix
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from matrix.worker.case import discover
+from matrix.contract.case import discover
 
 from conftest import ROOT, run_matrix
 

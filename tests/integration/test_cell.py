@@ -6,8 +6,9 @@ from typing import Any, Dict
 
 import torch
 
+from matrix.contract.case import CaseInfo
 from matrix.worker import cell
-from matrix.worker.case import Case, CaseInfo
+from matrix.worker.case import Case
 
 INFO = CaseInfo(name="mutates", path="mutates.py", description="d")
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from matrix.check import Row
-from matrix.worker import records
+from matrix.contract import records
 
 from conftest import FIXTURES, run_matrix
 

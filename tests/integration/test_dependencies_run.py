@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from matrix.contract import dependencies
+from matrix.contract.schema import Status
 from matrix.records import artifacts as loads_table
 from matrix.records import store
-from matrix.schema import Status
-from matrix.worker import dependencies, signing
+from matrix.worker import signing
 
 from conftest import FIXTURES, read_cells, run_matrix
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from matrix.contract import records
 from matrix.envs import environments, install, releases
 from matrix.envs.environments import Spec
 from matrix.envs.install import Sources
-from matrix.worker import records
 
 from conftest import CURRENT, FAKE_RELEASE, FAKE_VARIANT, FailingInstaller, fake_package, installers
 

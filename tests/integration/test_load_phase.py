@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Tuple
 
 import pytest
 
-from matrix import schema
+from matrix.contract import layout, schema
 from matrix.worker import artifacts, loader
 
 from conftest import FIXTURES, ROOT, read_cells, run_matrix
@@ -59,21 +59,21 @@ def test_save_writes_a_complete_folder_atomically_and_replaces_an_earlier_one(tm
 
     model, x = Double(), torch.arange(4.0)
     program = torch.export.export(model, (x,), {"scale": 3.0})
-    target = artifacts.Target(str(tmp_path), "cpu")
+    target = layout.Target(str(tmp_path), "cpu")
     folder = Path(artifacts.save(target, "odd/Case", "strict", program, [((x,), {"scale": 3.0})], [model(x, 3.0)]))
-    env = artifacts.env_folder(str(torch.__version__), "cpu", artifacts.python_version())
-    assert folder == tmp_path / env / "strict" / artifacts.case_folder("odd/Case")
-    assert sorted(p.name for p in folder.iterdir()) == sorted(artifacts.FILES + (artifacts.META, "meta.sig"))
-    meta, problem = artifacts.read_meta(str(folder))
+    env = layout.env_folder(str(torch.__version__), "cpu", artifacts.python_version())
+    assert folder == tmp_path / env / "strict" / layout.case_folder("odd/Case")
+    assert sorted(p.name for p in folder.iterdir()) == sorted(layout.FILES + (layout.META, "meta.sig"))
+    meta, problem = layout.read_meta(str(folder))
     assert problem is None and meta is not None
     assert (meta["case"], meta["mode"], meta["variant"], meta["calls"]) == ("odd/Case", "strict", "cpu", 1)
     assert meta["serializer_version"] == artifacts.serializer_version()
     for entry in meta["files"]:
         data = (folder / entry["name"]).read_bytes()
         assert entry["size"] == len(data) and entry["sha256"] == hashlib.sha256(data).hexdigest()
-    assert artifacts.verify(str(folder), meta) is None
+    assert layout.verify(str(folder), meta) is None
     # Outputs are flattened: the dict's leaves, the int included.
-    assert artifacts.read_data(str(folder), artifacts.OUTPUTS)[0][1] == 4
+    assert artifacts.read_data(str(folder), layout.OUTPUTS)[0][1] == 4
     # Saved again (a --force re-run): replaced whole, and no temporary folder is left behind.
     artifacts.save(target, "odd/Case", "strict", program, [((x,), {"scale": 3.0})], [model(x, 3.0)])
     assert [p.name for p in (tmp_path / env / "strict").iterdir()] == [folder.name]
@@ -102,7 +102,7 @@ def test_run_keeps_an_artifact_per_passing_cell(saved: Tuple[Path, List[Dict[str
     assert {(c["case"], c["mode"]) for c in cells if c["status"] == "pass"} == PASSING
     (env,) = list(art.iterdir())
     cell = cells[0]
-    assert env.name == artifacts.env_folder(cell["torch_version"], cell["variant"], cell["python"])
+    assert env.name == layout.env_folder(cell["torch_version"], cell["variant"], cell["python"])
     kept = {(case.name, mode.name) for mode in env.iterdir() for case in mode.iterdir()}
     assert kept == PASSING  # and nothing else: no temporary folder left behind
     meta = json.loads((env / "strict" / "dynamic_batch" / "meta.json").read_text())

@@ -16,8 +16,8 @@ from typing import Dict, List, Tuple
 
 import pytest
 
+from matrix.contract import records
 from matrix.envs import environments, releases
-from matrix.worker import records
 
 from conftest import FIXTURES, ROOT, read_cells
 

@@ -9,12 +9,12 @@ from typing import List, Sequence
 
 import pytest
 
+from matrix.contract import records
+from matrix.contract.case import CaseInfo
+from matrix.contract.schema import Status
 from matrix.envs import environments, install, releases, sets
 from matrix.envs.environments import Spec
 from matrix.envs.install import Sources
-from matrix.schema import Status
-from matrix.worker import records
-from matrix.worker.case import CaseInfo
 
 from conftest import CURRENT, FAKE_RELEASE, FAKE_VARIANT, FailingInstaller, installers, make_wheel
 
@@ -129,7 +129,7 @@ def test_a_half_installed_set_is_rebuilt_never_used(local_wheels: Path, tmp_path
 
 @pytest.mark.parametrize("spelled", ["tinydep", "TinyDep "])
 def test_the_set_names_its_environment_whatever_the_spelling(spelled: str) -> None:
-    from matrix.worker import dependencies
+    from matrix.contract import dependencies
 
     key = dependencies.set_key([spelled])
     assert dataclasses.replace(BASE, dependency_set=key).name == BASE.name + dependencies.set_suffix("tinydep")

@@ -14,9 +14,8 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from matrix import schema
+from matrix.contract import records, schema
 from matrix.report import build as report
-from matrix.worker import records
 
 from conftest import history, report_cell, write_by_release
 

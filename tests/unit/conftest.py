@@ -13,6 +13,14 @@ try:
 except ImportError:  # Windows
     _posixsubprocess = None
 
+# matplotlib builds its font cache the first time it runs on a machine, asking fontconfig
+# (`fc-list`) in a process of its own: that is the library's one-time setup, done here before
+# any test runs, not a process started by the code under test.
+try:
+    import matplotlib.font_manager  # noqa: F401
+except ImportError:  # the host's libraries are missing: the tests that need them say so
+    pass
+
 
 @pytest.fixture(autouse=True)
 def no_process(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:

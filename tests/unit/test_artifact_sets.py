@@ -9,8 +9,8 @@ from typing import Any, Dict, List
 
 import pytest
 
-from matrix import schema
-from matrix.worker import artifacts, dependencies, loader, signing
+from matrix.contract import dependencies, layout, schema
+from matrix.worker import artifacts, loader, signing
 
 WITH = "packaging>=20"
 
@@ -30,7 +30,7 @@ def program() -> Any:
 def save(root: Path, program: Any, dependency_set: str = "", with_set: str = "", case: str = "lin") -> Path:
     import torch
 
-    target = artifacts.Target(str(root), "cpu", dependency_set=dependency_set, with_set=with_set)
+    target = layout.Target(str(root), "cpu", dependency_set=dependency_set, with_set=with_set)
     inputs = [((torch.ones(1, 2),), {})]
     return Path(artifacts.save(target, case, "strict", program, inputs, [program.module()(torch.ones(1, 2))]))
 
@@ -45,8 +45,8 @@ def test_a_with_set_gets_a_folder_of_its_own_and_no_set_keeps_the_plain_one(tmp_
     assert plain.parent == first.parent == second.parent  # <env>/strict
     # Each kept its own program: the later saves replaced nothing.
     for folder, with_set in ((plain, ""), (first, "packaging"), (second, WITH)):
-        meta = json.loads((folder / artifacts.META).read_text())
-        assert meta["with_set"] == with_set and (folder / artifacts.PROGRAM).is_file()
+        meta = json.loads((folder / layout.META).read_text())
+        assert meta["with_set"] == with_set and (folder / layout.PROGRAM).is_file()
     assert sorted(p.name for p in plain.parent.iterdir()) == sorted([plain.name, first.name, second.name])
 
 
@@ -54,7 +54,7 @@ def test_load_finds_every_set_of_one_case_and_keys_each_apart(tmp_path: Path, pr
     save(tmp_path, program)
     save(tmp_path, program, "packaging", "packaging")
     save(tmp_path, program, WITH, WITH)
-    found = artifacts.discover((str(tmp_path),))
+    found = layout.discover((str(tmp_path),))
     assert sorted(a.dependency_set for a in found) == ["", "packaging", WITH]
     assert {a.case for a in found} == {"lin"} and all(a.problem is None for a in found)
     batch = loader.LoadBatch(found, "2.13.0", "cpu", "3.11")
@@ -63,7 +63,7 @@ def test_load_finds_every_set_of_one_case_and_keys_each_apart(tmp_path: Path, pr
     assert loader.journal_key(found[0].key) in batch.wanted()
 
 
-def records_for(found: List[artifacts.Artifact]) -> List[Dict[str, Any]]:
+def records_for(found: List[layout.Artifact]) -> List[Dict[str, Any]]:
     return [
         {"schema_version": schema.SCHEMA_VERSION, "kind": "load", "saved_torch_version": a.saved_torch_version,
          "saved_variant": a.saved_variant, "saved_python": a.saved_python, "case": a.case, "mode": a.mode,
@@ -76,7 +76,7 @@ def test_a_load_recorded_for_one_set_does_not_count_as_done_for_another(tmp_path
     art = tmp_path / "art"
     save(art, program)
     save(art, program, WITH, WITH)
-    found = artifacts.discover((str(art),))
+    found = layout.discover((str(art),))
     batch = loader.LoadBatch(found, "2.13.0", "cpu", "3.11")
     path = tmp_path / "load.jsonl"
     with_set = [a for a in found if a.dependency_set == WITH]
@@ -89,11 +89,11 @@ def test_a_load_recorded_for_one_set_does_not_count_as_done_for_another(tmp_path
 
 def test_an_artifact_saved_before_sets_had_folders_is_still_found(tmp_path: Path, program: Any) -> None:
     folder = save(tmp_path, program)
-    meta_path = folder / artifacts.META
+    meta_path = folder / layout.META
     meta = json.loads(meta_path.read_text())
     del meta["with_set"]
     meta_path.write_text(json.dumps(meta))
-    (found,) = artifacts.discover((str(tmp_path),))
+    (found,) = layout.discover((str(tmp_path),))
     assert found.problem is None and found.case == "lin" and found.dependency_set == ""
 
 
@@ -101,7 +101,7 @@ def test_a_program_moved_to_another_sets_folder_is_refused(tmp_path: Path, progr
     folder = save(tmp_path, program, WITH, WITH)
     moved = folder.parent / "lin"
     shutil.move(str(folder), str(moved))
-    (found,) = artifacts.discover((str(tmp_path),))
+    (found,) = layout.discover((str(tmp_path),))
     assert found.meta is None and found.case == "lin"
     assert found.problem == "meta.json names %s/strict/%s, not the folder it is in" % (
         moved.parent.parent.name,

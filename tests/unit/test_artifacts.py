@@ -8,7 +8,7 @@ from typing import Any, List
 import pandas as pd
 import pytest
 
-from matrix import schema
+from matrix.contract import schema
 from matrix.records import artifacts, store
 
 

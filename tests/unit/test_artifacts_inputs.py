@@ -13,9 +13,10 @@ import pytest
 import torch
 from torch.utils import _pytree
 
-from matrix import schema
+from matrix.contract import layout, schema
+from matrix.contract.case import CaseInfo
 from matrix.worker import artifacts, loader, signing
-from matrix.worker.case import Case, CaseInfo
+from matrix.worker.case import Case
 
 TEST_KEY = "artifact-inputs-unit-test-key-0123456789"
 
@@ -93,7 +94,7 @@ def kept(tmp_path: Path) -> Tuple[Path, Dict[str, Any], Case]:
     expected = case.model(*case.example_args, **case.example_kwargs)
     expected_extra = [case.model(*args, **case.example_kwargs) for args in case.extra_args]
     record: Dict[str, Any] = {"status": "pass", "check_status": schema.STAGE_OK}
-    target = artifacts.Target(str(tmp_path), "cpu")
+    target = layout.Target(str(tmp_path), "cpu")
     folder = artifacts.keep(target, record, case.info, "strict", program, None, case, expected, expected_extra)
     assert folder is not None, record
     return Path(folder), record, case
@@ -102,11 +103,11 @@ def kept(tmp_path: Path) -> Tuple[Path, Dict[str, Any], Case]:
 def test_pytree_inputs_are_kept_as_plain_leaves(tmp_path: Path) -> None:
     folder, record, _ = kept(tmp_path)
     assert (record["artifact"], record["artifact_error"]) == (schema.ARTIFACT_SAVED, None)
-    meta, problem = artifacts.read_meta(str(folder))
+    meta, problem = layout.read_meta(str(folder))
     assert problem is None and meta is not None
     assert (meta["format_version"], meta["inputs_form"], meta["calls"]) == (2, artifacts.ARGS_KWARGS, 2)
     # Read as every release reads it: weights_only, so no class of the case is unpickled.
-    calls = torch.load(str(folder / artifacts.INPUTS), weights_only=True)["calls"]
+    calls = torch.load(str(folder / layout.INPUTS), weights_only=True)["calls"]
     assert [len(leaves) for leaves in calls] == [7, 7]  # ids, weights, left, right, 2, None, shift
     assert all(leaf is None or isinstance(leaf, (torch.Tensor, int)) for leaves in calls for leaf in leaves)
     assert calls[0][4:6] == calls[1][4:6] == [2, None]
@@ -114,9 +115,9 @@ def test_pytree_inputs_are_kept_as_plain_leaves(tmp_path: Path) -> None:
 
 def test_a_fresh_load_rebuilds_the_inputs_with_the_programs_own_in_spec(tmp_path: Path) -> None:
     folder, _, case = kept(tmp_path)
-    meta, _ = artifacts.read_meta(str(folder))
+    meta, _ = layout.read_meta(str(folder))
     assert meta is not None
-    program = torch.export.load(str(folder / artifacts.PROGRAM))
+    program = torch.export.load(str(folder / layout.PROGRAM))
     calls = artifacts.read_inputs(str(folder), meta, program)
     (args, kwargs), (extra_args, _) = calls
     assert isinstance(args[0], Batch) and isinstance(args[1], Pair) and args[2:] == (2, None)
@@ -168,7 +169,7 @@ def test_a_program_that_cannot_be_kept_is_recorded_as_not_saved(tmp_path: Path) 
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("a file where the artifact folder should go")
     record: Dict[str, Any] = {"status": "pass", "check_status": schema.STAGE_OK}
-    target = artifacts.Target(str(blocked), "cpu")
+    target = layout.Target(str(blocked), "cpu")
     expected = case.model(*case.example_args, **case.example_kwargs)
     assert artifacts.keep(target, record, case.info, "strict", program, None, case, expected, []) is None
     assert record["artifact"] == schema.ARTIFACT_NOT_SAVED and record["status"] == "pass"
@@ -181,22 +182,22 @@ def test_format_1_folders_are_still_read(tmp_path: Path) -> None:
     """A folder as format 1 wrote it: inputs.pt holds [args, kwargs] as they were."""
     x = torch.arange(4.0)
     model = torch.nn.Softplus()
-    target = artifacts.Target(str(tmp_path), "cpu")
+    target = layout.Target(str(tmp_path), "cpu")
     folder = Path(artifacts.save(target, "unit/softplus", "strict", torch.export.export(model, (x,)),
                                  [((x,), {})], [model(x)]))  # fmt: skip
-    torch.save({"calls": [[[x], {}]]}, str(folder / artifacts.INPUTS), pickle_protocol=2)
-    meta = json.loads((folder / artifacts.META).read_text())
+    torch.save({"calls": [[[x], {}]]}, str(folder / layout.INPUTS), pickle_protocol=2)
+    meta = json.loads((folder / layout.META).read_text())
     meta["format_version"] = 1
     del meta["inputs_form"]
     for entry in meta["files"]:
         data = (folder / entry["name"]).read_bytes()
         entry.update(size=len(data), sha256=hashlib.sha256(data).hexdigest())
-    (folder / artifacts.META).write_text(json.dumps(meta))
-    signing.sign(str(folder / artifacts.META), signing.signing_key())
-    read, problem = artifacts.read_meta(str(folder))
+    (folder / layout.META).write_text(json.dumps(meta))
+    signing.sign(str(folder / layout.META), signing.signing_key())
+    read, problem = layout.read_meta(str(folder))
     assert problem is None and read is not None and read["format_version"] == 1
     fields = loader.LoadJob(folder=str(folder), meta=read).run()
     assert (fields["status"], fields["checked_inputs"]) == ("pass", 1), fields
     meta["format_version"] = 3
-    (folder / artifacts.META).write_text(json.dumps(meta))
-    assert artifacts.read_meta(str(folder))[1] == "meta.json has format version 3; this loader reads 1 and 2"
+    (folder / layout.META).write_text(json.dumps(meta))
+    assert layout.read_meta(str(folder))[1] == "meta.json has format version 3; this loader reads 1 and 2"

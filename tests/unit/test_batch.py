@@ -8,10 +8,11 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import pytest
 
-from matrix.errors import UserError
-from matrix.schema import CELL_KEYS, SCHEMA_VERSION, STATUSES, Status
-from matrix.worker import batch, journal, loader, records, runner
-from matrix.worker.case import CaseInfo
+from matrix.contract import records
+from matrix.contract.case import CaseInfo
+from matrix.contract.errors import UserError
+from matrix.contract.schema import CELL_KEYS, SCHEMA_VERSION, STATUSES, Status
+from matrix.worker import batch, journal, loader, runner
 
 
 def _crossed(job: Any) -> Any:

@@ -11,10 +11,11 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import pytest
 
-from matrix import bisect, cli, probe, schema
+from matrix import bisect, cli, probe
 from matrix.bisect import BisectError, Skip, search
+from matrix.contract import schema
+from matrix.contract.errors import UserError
 from matrix.envs import environments, releases
-from matrix.errors import UserError
 
 from conftest import FIXTURES, make_cell
 

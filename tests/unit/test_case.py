@@ -9,8 +9,10 @@ from typing import List
 import pytest
 import torch
 
-from matrix.worker import capabilities, dependencies, exportdb
-from matrix.worker.case import EXPECTED, TAGS, Case, CaseError, CaseInfo, discover, load, read_info
+from matrix.contract import dependencies
+from matrix.contract.case import EXPECTED, TAGS, CaseError, CaseInfo, discover, read_info
+from matrix.worker import capabilities, exportdb
+from matrix.worker.case import Case, load
 
 from conftest import ROOT
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from matrix.worker.case import CaseInfo, discover
+from matrix.contract.case import CaseInfo, discover
 from matrix.worker.catalogue import markdown
 
 from conftest import ROOT

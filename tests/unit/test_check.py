@@ -8,12 +8,12 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import pytest
 
-from matrix import check, probe, schema
+from matrix import check, probe
 from matrix.check import CheckError, Row
+from matrix.contract import records, schema
+from matrix.contract.schema import NoCell, Status
 from matrix.envs import releases
 from matrix.probe import Probed
-from matrix.schema import NoCell, Status
-from matrix.worker import records
 
 from conftest import FIXTURES, make_cell
 

@@ -12,7 +12,7 @@ from typing import Dict, List
 import pytest
 
 from matrix import cli
-from matrix.options import DEFAULT_TIMEOUT_S
+from matrix.contract.options import DEFAULT_TIMEOUT_S
 
 from conftest import ROOT
 

@@ -7,8 +7,8 @@ from typing import Optional, Tuple
 
 import pytest
 
-from matrix.worker import dependencies
-from matrix.worker.case import read_info
+from matrix.contract import dependencies
+from matrix.contract.case import read_info
 
 CASE_BODY = (
     '"""A case that needs a library."""\n\nimport torch\n\n'

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from matrix.contract import records
 from matrix.envs import environments, install, releases
 from matrix.envs.environments import Spec
 from matrix.envs.install import Sources
-from matrix.worker import records
 
 from conftest import CURRENT, FailingInstaller, fake_package, write
 
@@ -84,8 +84,7 @@ def test_the_worker_copy_holds_only_the_worker_and_follows_its_sources(tmp_path:
     copy = environments.worker_copy(tmp_path / "envs", package)
     files = sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*") if p.is_file())
     assert files == sorted(
-        ["matrix/%s" % name for name in environments.WORKER_MODULES]
-        + ["matrix/worker/__main__.py", "matrix/worker/runner.py"]
+        ["matrix/__init__.py", "matrix/contract/schema.py", "matrix/worker/__main__.py", "matrix/worker/runner.py"]
     )
     assert environments.worker_copy(tmp_path / "envs", package) == copy  # made once per fingerprint
     write(package / "report" / "build.py", "import matplotlib\n")  # host edits: same worker
@@ -94,6 +93,8 @@ def test_the_worker_copy_holds_only_the_worker_and_follows_its_sources(tmp_path:
     changed = environments.worker_copy(tmp_path / "envs", package)
     assert changed != copy and (changed / "matrix" / "worker" / "runner.py").read_text() == "RUNNER = 2\n"
     assert (copy / "matrix" / "worker" / "runner.py").read_text() == "RUNNER = 1\n"  # a running worker keeps its copy
+    write(package / "contract" / "schema.py", "SCHEMA = 2\n")  # the contract travels with the worker
+    assert environments.worker_copy(tmp_path / "envs", package) not in (copy, changed)
 
 
 def test_env_dir_follows_the_variable_then_the_cache_folder(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Sequence
 
 import pandas as pd
 
-from matrix import schema
+from matrix.contract import schema
 from matrix.records import artifacts as loads_table
 from matrix.records import epochs
 from matrix.records.artifacts import Failure

@@ -9,8 +9,8 @@ import pytest
 import torch
 from torch._export.db.examples import all_examples
 
+from matrix.contract.case import CaseError, CaseInfo, discover
 from matrix.worker import exportdb
-from matrix.worker.case import CaseError, CaseInfo, discover
 
 from conftest import ROOT, old_style_example
 

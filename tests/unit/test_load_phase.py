@@ -8,17 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from matrix.errors import UserError
+from matrix.contract import layout
+from matrix.contract.errors import UserError
 from matrix.worker import artifacts, loader, runner
 
 # --- the artifacts module -------------------------------------------------------------------
 
 
 def test_case_folders_are_plain_where_they_can_be_and_distinct() -> None:
-    assert artifacts.case_folder("exportdb/cond_branch") == "exportdb__cond_branch"
-    assert artifacts.case_folder("add-one.v2") == "add-one.v2"
+    assert layout.case_folder("exportdb/cond_branch") == "exportdb__cond_branch"
+    assert layout.case_folder("add-one.v2") == "add-one.v2"
     odd = ["Upper", "a b", "../up", "a__b", "a/__b", "x" * 150, "$\\macro$", "a\0b", "a/b/"]
-    names = {artifacts.case_folder(case) for case in odd + ["upper", "a_b", "a/b"]}
+    names = {layout.case_folder(case) for case in odd + ["upper", "a_b", "a/b"]}
     assert len(names) == len(odd) + 3
     for name in names:
         assert "/" not in name and "\0" not in name and name not in ("", ".", "..") and not name.startswith(".")
@@ -26,11 +27,11 @@ def test_case_folders_are_plain_where_they_can_be_and_distinct() -> None:
 
 
 def test_environment_folders_round_trip() -> None:
-    name = artifacts.env_folder("2.10.0.dev20250101+cu126", "cu126_x", "3.12")
+    name = layout.env_folder("2.10.0.dev20250101+cu126", "cu126_x", "3.12")
     assert name == "2.10.0.dev20250101+cu126_cu126_x_py3.12"
-    assert artifacts.parse_env_folder(name) == ("2.10.0.dev20250101+cu126", "cu126_x", "3.12")
+    assert layout.parse_env_folder(name) == ("2.10.0.dev20250101+cu126", "cu126_x", "3.12")
     for other in ("strict", ".tmp-2.5.1_pypi_py3.11", "2.5.1_pypi", "2.5.1_pypi_py3"):
-        assert artifacts.parse_env_folder(other) is None
+        assert layout.parse_env_folder(other) is None
 
 
 def test_only_plain_data_can_be_kept() -> None:
@@ -47,16 +48,16 @@ def test_only_plain_data_can_be_kept() -> None:
 
 
 def test_read_meta_and_verify_name_what_is_wrong(tmp_path: Path) -> None:
-    assert "no meta.json" in str(artifacts.read_meta(str(tmp_path))[1])
+    assert "no meta.json" in str(layout.read_meta(str(tmp_path))[1])
     (tmp_path / "meta.json").write_text("{not json")
-    assert "meta.json cannot be read" in str(artifacts.read_meta(str(tmp_path))[1])
+    assert "meta.json cannot be read" in str(layout.read_meta(str(tmp_path))[1])
     (tmp_path / "meta.json").write_text(json.dumps({"case": "a", "mode": "strict"}))
-    assert "lacks torch_version, variant, python" in str(artifacts.read_meta(str(tmp_path))[1])
-    meta = {"files": [{"name": name, "size": 1, "sha256": "0" * 64} for name in artifacts.FILES]}
-    assert artifacts.verify(str(tmp_path), meta) == "program.pt2 is missing"
-    for name in artifacts.FILES:
+    assert "lacks torch_version, variant, python" in str(layout.read_meta(str(tmp_path))[1])
+    meta = {"files": [{"name": name, "size": 1, "sha256": "0" * 64} for name in layout.FILES]}
+    assert layout.verify(str(tmp_path), meta) == "program.pt2 is missing"
+    for name in layout.FILES:
         (tmp_path / name).write_bytes(b"xy")
-    assert artifacts.verify(str(tmp_path), meta) == "program.pt2 has 2 bytes, meta.json says 1"
+    assert layout.verify(str(tmp_path), meta) == "program.pt2 has 2 bytes, meta.json says 1"
 
 
 def test_artifacts_are_off_unless_asked() -> None:

@@ -19,6 +19,7 @@ from typing import Any, Dict, Iterator
 import pytest
 import torch
 
+from matrix.contract import layout
 from matrix.worker import artifacts, loader, signing
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "saved_programs"
@@ -35,7 +36,7 @@ def fixture_key(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixtur
 
 
 def load(folder: Path) -> Dict[str, Any]:
-    meta, problem = artifacts.read_meta(str(folder))
+    meta, problem = layout.read_meta(str(folder))
     assert problem is None and meta is not None, problem
     return loader.LoadJob(folder=str(folder), meta=meta).run()
 
@@ -45,11 +46,11 @@ def schema_here() -> str:
 
 
 def test_the_fixture_is_a_program_saved_on_2_5_in_the_zip_layout() -> None:
-    meta = json.loads((SAVED_ON_2_5 / artifacts.META).read_text())
+    meta = json.loads((SAVED_ON_2_5 / layout.META).read_text())
     assert (meta["torch_version"], meta["serializer_version"], meta["format_version"]) == ("2.5.1+cu124", "7.3", 2)
-    with zipfile.ZipFile(SAVED_ON_2_5 / artifacts.PROGRAM) as saved:
+    with zipfile.ZipFile(SAVED_ON_2_5 / layout.PROGRAM) as saved:
         assert saved.read("version") == b"7.3"
-    assert loader._layout(str(SAVED_ON_2_5 / artifacts.PROGRAM)) == "zip"
+    assert loader._layout(str(SAVED_ON_2_5 / layout.PROGRAM)) == "zip"
 
 
 def test_a_2_5_program_on_this_release_records_the_zip_readers_schema_error(tmp_path: Path) -> None:
@@ -71,10 +72,10 @@ def newer_archive(tmp_path: Path) -> Path:
     """A program saved here as an archive, then marked as written by a serializer of a later major version."""
     x = torch.arange(6.0).reshape(2, 3)
     model = torch.nn.Linear(3, 2)
-    target = artifacts.Target(str(tmp_path), "cpu")
+    target = layout.Target(str(tmp_path), "cpu")
     folder = Path(artifacts.save(target, "unit/newer", "strict", torch.export.export(model, (x,)), [((x,), {})],
                                  [model(x)]))  # fmt: skip
-    program = folder / artifacts.PROGRAM
+    program = folder / layout.PROGRAM
     with zipfile.ZipFile(program) as saved:
         entries = [(info, saved.read(info.filename)) for info in saved.infolist()]
     with zipfile.ZipFile(program, "w") as rewritten:
@@ -84,19 +85,19 @@ def newer_archive(tmp_path: Path) -> Path:
                 model_json["schema_version"]["major"] = 99
                 data = json.dumps(model_json).encode()
             rewritten.writestr(info, data)
-    meta = json.loads((folder / artifacts.META).read_text())
+    meta = json.loads((folder / layout.META).read_text())
     meta["serializer_version"] = "99.0"
     for entry in meta["files"]:
         data = (folder / entry["name"]).read_bytes()
         entry.update(size=len(data), sha256=hashlib.sha256(data).hexdigest())
-    (folder / artifacts.META).write_text(json.dumps(meta))
-    signing.sign(str(folder / artifacts.META), signing.signing_key())
+    (folder / layout.META).write_text(json.dumps(meta))
+    signing.sign(str(folder / layout.META), signing.signing_key())
     return folder
 
 
 def test_an_archive_that_fails_records_the_archive_loaders_own_error(tmp_path: Path) -> None:
     folder = newer_archive(tmp_path)
-    program = str(folder / artifacts.PROGRAM)
+    program = str(folder / layout.PROGRAM)
     assert loader._layout(program) == "archive"
     load_pt2 = loader._archive_loader()
     assert load_pt2 is not None  # the local build has the archive loader (torch 2.8 and later)

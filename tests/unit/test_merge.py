@@ -9,9 +9,9 @@ from typing import Any, Dict, List
 
 import pytest
 
-from matrix import cli, schema
+from matrix import cli
+from matrix.contract import dependencies, records, schema
 from matrix.records import merge
-from matrix.worker import dependencies, records
 
 
 def environment(torch_version: str, variant: str, run_id: str, started_at: str) -> Dict[str, Any]:

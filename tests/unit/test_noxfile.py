@@ -9,7 +9,7 @@ from typing import List
 
 import pytest
 
-from matrix import errors
+from matrix.contract import errors
 from matrix.envs import logs
 
 from conftest import ROOT
@@ -83,14 +83,15 @@ def test_the_load_sessions_load_each_dependency_set_where_its_packages_are(tmp_p
 
     import torch
 
+    from matrix.contract import layout
     from matrix.worker import artifacts, loader
 
     model = torch.nn.Linear(2, 2)
     program = torch.export.export(model, (torch.ones(1, 2),))
     for case, key in (("plain", ""), ("uses_timm", "timm"), ("uses_both", "timm|transformers<5")):
-        target = artifacts.Target(str(tmp_path), "pypi", dependency_set=key)
+        target = layout.Target(str(tmp_path), "pypi", dependency_set=key)
         folder = artifacts.save(target, case, "strict", program, [((torch.ones(1, 2),), {})], [model(torch.ones(1, 2))])
-        assert loader.saved_with(next(a for a in artifacts.discover((str(tmp_path),)) if a.case == case)) == key
+        assert loader.saved_with(next(a for a in layout.discover((str(tmp_path),)) if a.case == case)) == key
         assert Path(folder, "meta.json").is_file()
     spec = importlib.util.spec_from_file_location("noxfile_under_test", ROOT / "noxfile.py")
     assert spec is not None and spec.loader is not None

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from matrix import probe, schema
+from matrix import probe
+from matrix.contract import schema
 from matrix.envs import environments, releases
 
 from conftest import FIXTURES, make_cell

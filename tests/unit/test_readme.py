@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import List, Tuple
 
-from matrix.schema import Status
+from matrix.contract.schema import Status
 
 from conftest import ROOT
 

@@ -4,8 +4,7 @@ import json
 
 import pytest
 
-from matrix import schema
-from matrix.worker import records
+from matrix.contract import records, schema
 
 
 def test_writer_appends_flushed_lines_and_reader_reads_them(tmp_path):

@@ -13,13 +13,13 @@ import pandas as pd
 import pytest
 from markdown_it import MarkdownIt
 
-from matrix import cli, schema
+from matrix import cli
+from matrix.contract import records, schema
 from matrix.records import store
 from matrix.report import build as report
 from matrix.report import case_page
 from matrix.report import files as report_files
 from matrix.report import markdown as md
-from matrix.worker import records
 
 from conftest import history, make_cell, report_cell, report_environment, write_by_release
 

@@ -10,14 +10,13 @@ from typing import Any, Dict, List, Optional
 import pandas as pd
 from markdown_it import MarkdownIt
 
-from matrix import schema
+from matrix.contract import records, schema
 from matrix.records import artifacts as loads_table
 from matrix.records import store
 from matrix.report import artifacts as page
 from matrix.report import build as report
 from matrix.report import files as report_files
 from matrix.report.site import case as site_case
-from matrix.worker import records
 
 from conftest import make_cell
 

@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import pytest
 
-from matrix import schema
+from matrix.contract import schema
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from matrix.contract.case import CaseInfo
 from matrix.envs import sets
-from matrix.worker.case import CaseInfo
 
 from conftest import FIXTURES
 

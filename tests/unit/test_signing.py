@@ -9,7 +9,7 @@ from typing import Any, Dict, Tuple
 
 import pytest
 
-from matrix import schema
+from matrix.contract import layout, schema
 from matrix.worker import artifacts, loader, signing
 
 KEY = b"k" * 40
@@ -17,7 +17,7 @@ OTHER = b"o" * 40
 
 
 def signed_meta(folder: Path, meta: Dict[str, Any]) -> Path:
-    path = folder / artifacts.META
+    path = folder / layout.META
     path.write_text(json.dumps(meta))
     signing.sign(str(path), KEY)
     return path
@@ -94,10 +94,10 @@ def test_save_signs_what_it_saves(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setenv(signing.KEY_VARIABLE, KEY.decode())
     program = torch.export.export(torch.nn.Linear(2, 2), (torch.ones(1, 2),))
-    folder = Path(artifacts.save(artifacts.Target(str(tmp_path), "cpu"), "lin", "strict", program,
+    folder = Path(artifacts.save(layout.Target(str(tmp_path), "cpu"), "lin", "strict", program,
                                  [((torch.ones(1, 2),), {})], [torch.zeros(1, 2)]))  # fmt: skip
-    assert sorted(p.name for p in folder.iterdir()) == sorted(artifacts.FILES + (artifacts.META, "meta.sig"))
-    meta, problem = artifacts.read_meta(str(folder))
+    assert sorted(p.name for p in folder.iterdir()) == sorted(layout.FILES + (layout.META, "meta.sig"))
+    meta, problem = layout.read_meta(str(folder))
     assert problem is None and meta is not None
     assert loader.untrusted(str(folder), meta, KEY) is None
     assert "does not match" in str(loader.untrusted(str(folder), meta, OTHER))
@@ -106,14 +106,14 @@ def test_save_signs_what_it_saves(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 # --- load: the check before anything is read -------------------------------------------------
 
 
-def artifact_here(tmp_path: Path) -> Tuple[artifacts.Artifact, Dict[str, Any]]:
-    env = artifacts.env_folder("2.5.1", "cpu", "3.11")
+def artifact_here(tmp_path: Path) -> Tuple[layout.Artifact, Dict[str, Any]]:
+    env = layout.env_folder("2.5.1", "cpu", "3.11")
     folder = tmp_path / env / "strict" / "lin"
     folder.mkdir(parents=True)
-    meta = {"format_version": artifacts.FORMAT_VERSION, "case": "lin", "mode": "strict", "torch_version": "2.5.1",
+    meta = {"format_version": layout.FORMAT_VERSION, "case": "lin", "mode": "strict", "torch_version": "2.5.1",
             "variant": "cpu", "python": "3.11", "files": []}  # fmt: skip
     signed_meta(folder, meta)
-    (found,) = artifacts.discover((str(tmp_path),))
+    (found,) = layout.discover((str(tmp_path),))
     assert found.meta == meta
     return found, meta
 

@@ -12,13 +12,12 @@ from typing import Any, Dict, List
 import pandas as pd
 import pytest
 
-from matrix import schema
+from matrix.contract import records, schema
 from matrix.records import store, tables
 from matrix.report import build as report
 from matrix.report import files as report_files
 from matrix.report import site
 from matrix.report.site import badge, front, markup, verdicts
-from matrix.worker import records
 
 from conftest import history, make_cell, report_cell, write_by_release
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix import schema
+from matrix.contract import schema
 from matrix.records import merge, store
 
 from conftest import DATA, environment_record, make_cell, write_records

@@ -73,7 +73,7 @@ SOURCES = worker_sources()
 def test_the_worker_reaches_the_shared_modules_it_imports() -> None:
     reached = {path.relative_to(ROOT).as_posix() for path in SOURCES}
     assert {"matrix/__init__.py", "matrix/worker/__init__.py", "matrix/worker/__main__.py"} <= reached
-    assert {"matrix/schema.py", "matrix/errors.py", "matrix/options.py"} <= reached
+    assert {"matrix/contract/schema.py", "matrix/contract/errors.py", "matrix/contract/options.py"} <= reached
     assert not any(name.startswith(("matrix/report/", "matrix/records/")) for name in reached)
 
 

@@ -9,13 +9,12 @@ from typing import Any, Dict, List, Sequence
 
 import pandas as pd
 
-from matrix import schema
+from matrix.contract import records, schema
 from matrix.records import confounds, tables, transitions
 from matrix.records import verdicts as judged
 from matrix.records.epochs import Epoch
 from matrix.report import build as report
 from matrix.report import verdicts as worded
-from matrix.worker import records
 
 from conftest import cell_table as cells
 from conftest import environment_of as environment

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from matrix.contract.schema import MODES, STAGE_ERROR, STAGES, LoadStatus, Status, first_line
 from matrix.records import artifacts as loads_table
 from matrix.records import packages, store
 from matrix.report import case_page
@@ -16,7 +17,6 @@ from matrix.report import markdown as md
 from matrix.report.real_models import PREFIX as REAL_MODELS
 from matrix.report.site.front import NOTE_LIMIT
 from matrix.report.site.markup import NO_RECORD, clip, listed, load_status, page, present, status, text
-from matrix.schema import MODES, STAGE_ERROR, STAGES, LoadStatus, Status, first_line
 
 TRACEBACK_LINES = 80  # the tail of a traceback is where the error is
 # Load statuses listed under the grid as no failure: a pass, or a program not tried (the loading release has

@@ -12,13 +12,13 @@ from typing import Any, Dict, Mapping, Sequence
 
 import pandas as pd
 
+from matrix.contract.schema import MODES, STAGE_ERROR, STAGES, STATUSES, Status, first_line
 from matrix.records.tables import FAILING
 from matrix.report.findings import Findings
 from matrix.report.real_models import PREFIX as REAL_MODELS
 from matrix.report.site import verdicts
 from matrix.report.site.markup import GLYPHS, NO_RECORD, clip, listed, page, present, script_json, text
 from matrix.report.site.verdicts import ANY_FAILURE, Environments
-from matrix.schema import MODES, STAGE_ERROR, STAGES, STATUSES, Status, first_line
 
 NOTE_LIMIT = 160  # characters of an error kept in a grid cell's tooltip
 

@@ -14,8 +14,8 @@ from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
+from matrix.contract.schema import LOAD_STATUSES, STATUSES, LoadStatus, Status
 from matrix.report import markdown as md
-from matrix.schema import LOAD_STATUSES, STATUSES, LoadStatus, Status
 
 # A glyph per status, beside its colour, so that no reader depends on telling colours apart;
 # plain characters that every font has (the Markdown's emoji need an emoji font).

@@ -13,9 +13,9 @@ from urllib.parse import quote
 
 import pandas as pd
 
+from matrix.contract.schema import APPLICABLE, MODES, STAGES
 from matrix.records.verdicts import Verdicts
 from matrix.report.site.markup import status, text
-from matrix.schema import APPLICABLE, MODES, STAGES
 
 ANY_FAILURE = "failing"  # the grid's status filter for every failing status
 SHOWN_OPEN = 20  # open regressions listed; the rest are counted

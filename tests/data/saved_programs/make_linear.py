@@ -24,6 +24,7 @@ def main() -> None:
     os.environ["EXPORT_MATRIX_SIGNING_KEY"] = FIXTURE_KEY
     import torch
 
+    from matrix.contract import layout
     from matrix.worker import artifacts
     from matrix.worker.environment import variant_of
 
@@ -31,7 +32,7 @@ def main() -> None:
     model = torch.nn.Linear(3, 2)
     x = torch.arange(6.0).reshape(2, 3)
     program = torch.export.export(model, (x,))
-    target = artifacts.Target(HERE, variant_of(str(torch.__version__)))
+    target = layout.Target(HERE, variant_of(str(torch.__version__)))
     extra = {"source": "fixture", "skip_check": None}
     folder = artifacts.save(target, CASE, "strict", program, [((x,), {})], [model(x)], extra)
     print(os.path.relpath(folder, HERE))

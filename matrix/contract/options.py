@@ -103,7 +103,7 @@ def add_with(parser: argparse.ArgumentParser) -> None:
 
 def requirements(option: str, values: Sequence[str]) -> Tuple[str, ...]:
     """Requirement strings as given, each checked to name a package, else a UserError naming the option."""
-    from .worker.dependencies import name_of
+    from .dependencies import name_of
 
     for value in values:
         if not isinstance(value, str) or name_of(value) is None:

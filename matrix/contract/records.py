@@ -8,8 +8,8 @@ import re
 import sys
 from typing import IO, Any, Callable, Dict, Iterator, List, Tuple
 
-from ..errors import UserError
-from ..schema import CELL_KEYS, SCHEMA_VERSION
+from .errors import UserError
+from .schema import CELL_KEYS, SCHEMA_VERSION
 
 # An absolute path (two parts or more), not part of a URL: kept as its last part in record text.
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.:/])(?:/[^\s:'\"()/]+){2,}/?")
