@@ -24,14 +24,17 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Type, Union
 
 import nox
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))  # the sessions are thin wrappers around the project's own modules
 
+from matrix.contract.requests import LoadRequest, RequestError, RunRequest, load_words  # noqa: E402
 from matrix.envs import environments, install, logs, pipconfig, releases, removal, sets  # noqa: E402
+
+Request = Union[RunRequest, LoadRequest]
 
 nox.needs_version = ">=2024.4.15"
 nox.options.default_venv_backend = "uv|virtualenv"
@@ -99,9 +102,24 @@ def _with() -> List[str]:
 
 def _out_dir(posargs: List[str]) -> str:
     """The record folder: `--out DIR` after --, else EXPORT_MATRIX_OUT, else results/latest."""
-    if "--out" in posargs[:-1]:
-        return posargs[posargs.index("--out") + 1]
-    return os.environ.get(OUT_VARIABLE) or DEFAULT_OUT
+    default = os.environ.get(OUT_VARIABLE) or DEFAULT_OUT
+    try:  # run and load read --out alike
+        return LoadRequest.from_argv(load_words(posargs), artifacts=[], out=default).out
+    except RequestError:
+        return default
+
+
+def _worker_command(
+    environment: environments.Environment, request: Type[Request], argv: List[str], **defaults: Any
+) -> List[str]:
+    """The worker's command: the options after -- (``argv``), the session's ``defaults`` where they say nothing.
+
+    Options the worker's parser refuses go to it as they are, after the defaults, for it to say what is wrong.
+    """
+    try:
+        return environment.worker_command(request.from_argv(argv, **defaults))
+    except RequestError:
+        return environment.worker_command(request(**defaults), *argv)
 
 
 @nox.session(python=False, default=False, tags=["all"])
@@ -110,17 +128,18 @@ def run(session: nox.Session, torch: str, variant: str) -> None:
     """Install a torch build (or reuse it) and run the cases in it; options after -- go to export-matrix run."""
     out = _out_dir(session.posargs)
     environment = _environment(session, torch, variant, out)
-    args = ["run", "--variant", variant]
-    if "--out" not in session.posargs:
-        args += ["--out", out]
-    if not {"--artifacts", "--no-artifacts"} & set(session.posargs):
-        args += ["--artifacts", str(Path(out) / ARTIFACTS)]  # for the load sessions
-    if "--device" not in session.posargs and environments.cuda_available(environment):
-        args += ["--device", "cuda"]
-    args += [word for requirement in _with() for word in ("--with", requirement)]
-    plan = sets.plan([*args, *session.posargs], environment.spec.build.torch_version)
+    # What the session passes unless the options after -- say otherwise: programs kept for the load sessions.
+    defaults: Dict[str, Any] = {"out": out, "variant": variant, "artifacts": str(Path(out) / ARTIFACTS)}
+    if environments.cuda_available(environment):
+        defaults["device"] = "cuda"
+    defaults["with_requirements"] = _with()  # the options' --with add to these
+    try:
+        request: Optional[RunRequest] = RunRequest.from_argv(session.posargs, **defaults)
+    except RequestError:
+        request = None
+    plan = None if request is None else sets.plan(request, environment.spec.build.torch_version)
     if plan is None or not plan.sets:  # the worker reads the options itself, and says what is wrong
-        command = environment.worker_command(*args, *session.posargs)
+        command = _worker_command(environment, RunRequest, session.posargs, **defaults)
         _run_logged(session, command, environment.worker_env(), logs.log_path(Path(out), environment.spec.name))
         return
     # Cases that import more than torch run in an environment per dependency set (their PEP 723 block).
@@ -129,7 +148,7 @@ def run(session: nox.Session, torch: str, variant: str) -> None:
         here = environment if not key else sets.prepare(spec, Path(out), infos, plan.modes, log=session.log)
         if here is None:
             continue
-        command = here.worker_command(*args, "--dependency-set", key, *session.posargs)
+        command = _worker_command(here, RunRequest, session.posargs, **defaults, dependency_set=key)
         _run_logged(session, command, here.worker_env(), logs.log_path(Path(out), spec.name))
 
 
@@ -142,10 +161,8 @@ def load(session: nox.Session, torch: str, variant: str) -> None:
     if not saved.is_dir():
         session.skip("no saved programs in %s yet: run `nox -s run` first" % saved)
     environment = _environment(session, torch, variant, out)
-    args = ["load", str(saved), "--variant", variant]
-    given = _load_options(session.posargs)
-    if "--out" not in given:
-        args += ["--out", out]
+    # One `nox -s run load -- ...` passes the rest (--mode, --tag, ...) to the run sessions only.
+    given = load_words(session.posargs)
     # Programs saved beside other packages (a case's PEP 723 block, --with) load where those are.
     for key in _saved_sets(saved):
         spec = dataclasses.replace(environment.spec, dependency_set=key)
@@ -156,7 +173,8 @@ def load(session: nox.Session, torch: str, variant: str) -> None:
             except environments.InstallError as error:
                 session.log("%s: not loaded here, its packages cannot be installed: %s" % (spec.name, error))
                 continue
-        command = here.worker_command(*args, "--dependency-set", key, *given)
+        defaults = {"artifacts": [str(saved)], "out": out, "variant": variant, "dependency_set": key}
+        command = _worker_command(here, LoadRequest, given, **defaults)
         _run_logged(session, command, here.worker_env(), logs.log_path(Path(out), "load_" + spec.name))
 
 
@@ -189,27 +207,6 @@ def _environment(session: nox.Session, torch: str, variant: str, out: str) -> en
         session.skip("torch %s could not be installed; the env-error record is in %s" % (build.torch_version, out))
     assert environment is not None  # session.skip raises
     return environment
-
-
-# The options after -- that `export-matrix load` shares with `run`: one `nox -s run load -- ...`
-# passes the rest (--mode, --tag, ...) to the run sessions only.
-LOAD_OPTIONS = {"--select": True, "--timeout": True, "--max-memory": True, "--out": True, "--progress": True}
-# --trust is load's alone (`nox -s load -- --trust`): the run and load sessions of one machine share
-# the signing key in the user's cache folder (or EXPORT_MATRIX_SIGNING_KEY), so need it not.
-LOAD_FLAGS = {"--force", "--trust"}
-
-
-def _load_options(posargs: List[str]) -> List[str]:
-    kept: List[str] = []
-    taking = False
-    for word in posargs:
-        if word.startswith("--"):
-            taking = LOAD_OPTIONS.get(word, False)
-            if taking or word in LOAD_FLAGS:
-                kept.append(word)
-        elif taking:
-            kept.append(word)
-    return kept
 
 
 def _run_logged(session: nox.Session, command: List[str], env: Dict[str, str], log: Path) -> None:

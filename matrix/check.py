@@ -33,7 +33,7 @@ from .contract.options import (
 )
 from .contract.schema import MODES, STATUSES, NoCell, Status
 from .envs import environments, releases
-from .probe import Probed, probe_case, validate_case
+from .probe import Probed, case_request, probe_case, validate_case
 
 CURRENT = "current"
 ERROR_WIDTH = 90
@@ -279,7 +279,8 @@ def check_target(
     """Install (or reuse) the target's environment, run the case there, and read back the rows."""
     spec = None if target.build is None else target.spec
     folder = out / (CURRENT if spec is None else spec.name)
-    probed = probe_case(spec, info, modes, folder, timeout, reinstall, verbose, jobs, added)
+    request = case_request(info.path, modes, folder, timeout, verbose, jobs, added)
+    probed = probe_case(spec, info, request, reinstall, verbose)
     return rows_for(probed, modes, target.label, dependencies.key_requirements(target.dependency_set))
 
 

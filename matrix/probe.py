@@ -8,13 +8,14 @@ which of several records wins.
 from __future__ import annotations
 
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from .contract import records
 from .contract.case import CaseInfo, read_info
 from .contract.errors import UserError
+from .contract.requests import RunRequest
 from .contract.schema import recency
 from .envs import environments, sets
 
@@ -38,41 +39,44 @@ def validate_case(path: str) -> CaseInfo:
     return info
 
 
-def run_case(
-    command: List[str],
-    env: Mapping[str, str],
+def case_request(
     case: str,
     modes: Sequence[str],
     out: Path,
     timeout: float,
     verbose: bool = False,
-    variant: Optional[str] = None,
     jobs: int = 0,
     added: Sequence[str] = (),
-    dependency_set: Optional[str] = None,
-) -> Optional[str]:
-    """Run the worker on one case; None when it ran, else what went wrong (its last output line).
+) -> RunRequest:
+    """The worker's ``run`` of one case file in ``modes``, every cell run again, its records to ``out``.
 
-    ``env`` is the worker's environment (its PYTHONPATH names the worker's copy).
-    ``variant`` is recorded as given: PyPI's builds of older releases report a local tag
-    (``2.1.2+cu121``) that the worker would otherwise take for the variant. ``jobs``: cells
-    at once in the worker (0: its default), so that releases checked side by side share the cores.
+    ``jobs``: cells at once in the worker (0: its default), so that releases checked side by side
+    share the cores. ``added``: ``--with`` requirements. The environment's variant and dependency
+    set are ``probe_case``'s to fill in.
     """
-    mode = modes[0] if len(modes) == 1 else "both"
-    args = ["run", "--cases", case, "--mode", mode, "--out", str(out), "--force", "--timeout", str(timeout)]
-    args += ["--progress", "lines" if verbose else "none"]
-    if variant:
-        args += ["--variant", variant]
-    if jobs:
-        args += ["--jobs", str(jobs)]
-    for requirement in added:
-        args += ["--with", requirement]
-    if dependency_set is not None:
-        args += ["--dependency-set", dependency_set]
+    return RunRequest(
+        out=str(out),
+        cases=(case,),
+        mode=modes[0] if len(modes) == 1 else "both",
+        force=True,
+        timeout=timeout,
+        progress="lines" if verbose else "none",
+        jobs=jobs,
+        with_requirements=tuple(added),
+    )
+
+
+def run_case(command: List[str], env: Mapping[str, str], request: RunRequest, verbose: bool = False) -> Optional[str]:
+    """Run the worker's ``request``; None when it ran, else what went wrong (its last output line).
+
+    ``command`` runs the worker (``python -m matrix.worker``) and ``env`` is its environment (its
+    PYTHONPATH names the worker's copy).
+    """
     try:
         done = subprocess.run(
-            command + args, capture_output=not verbose, text=True, env=dict(env), timeout=timeout * len(modes) + 600
-        )
+            command + request.command(), capture_output=not verbose, text=True, env=dict(env),
+            timeout=request.timeout * len(request.modes) + 600,
+        )  # fmt: skip
     except subprocess.TimeoutExpired:
         return "the worker did not finish in time"
     if done.returncode == 0:
@@ -125,25 +129,23 @@ class Probed:
 def probe_case(
     spec: Optional[environments.Spec],
     info: CaseInfo,
-    modes: Sequence[str],
-    folder: Path,
-    timeout: float,
+    request: RunRequest,
     reinstall: bool = False,
     verbose: bool = False,
-    jobs: int = 0,
-    added: Sequence[str] = (),
 ) -> Probed:
     """Install (or reuse) ``spec``'s environment, or take this interpreter's torch for None, and run the case there.
 
-    ``spec.dependency_set`` is the case's PEP 723 dependencies and ``added`` (``--with``): a set
-    the resolver refuses on this release leaves not-applicable cells, other install failures
-    an env-error. The records go to ``folder``. Where the environment does not install, only
-    its env-error counts: cells an earlier run left in the folder are not this release's answer now.
+    ``request`` (``case_request``) runs the case; its ``out`` is the folder the records go to. The
+    spec's variant is recorded as given (PyPI's builds of older releases report a local tag,
+    ``2.1.2+cu121``, that the worker would otherwise take for the variant), and its
+    ``dependency_set`` is the case's PEP 723 dependencies and ``--with``: a set the resolver
+    refuses on this release leaves not-applicable cells, other install failures an env-error.
+    Where the environment does not install, only its env-error counts: cells an earlier run left
+    in the folder are not this release's answer now.
     """
-    dependency_set = None
+    folder, modes = Path(request.out), request.modes
     if spec is None:
         command, env = environments.current_worker()
-        variant = None
     else:
         environment = sets.prepare(spec, folder, [info], modes, force=reinstall)
         if environment is None:
@@ -153,9 +155,8 @@ def probe_case(
                 return Probed(cells=refused, environment=None)
             return Probed(env_error=latest(r for r in found if r.get("kind") == "env-error"))
         command, env = environment.worker_command(), environment.worker_env()
-        variant = spec.build.variant.name
-        dependency_set = spec.dependency_set
-    problem = run_case(command, env, info.path, modes, folder, timeout, verbose, variant, jobs, added, dependency_set)
+        request = replace(request, variant=spec.build.variant.name, dependency_set=spec.dependency_set)
+    problem = run_case(command, env, request, verbose)
     found = read_folder(folder)
     environment_record = latest(r for r in found if r.get("kind") == "environment")
     return Probed(cells=winners(found, info.name, modes), problem=problem, environment=environment_record)

@@ -55,6 +55,19 @@ def make_cell(release: str, case: str, status: str = "pass", mode: str = "strict
     return records.empty_cell(**values)
 
 
+def make_load(saved: str, loaded: str, case: str = "add", status: str = "pass", mode: str = "strict", **extra: Any):
+    """A hand-written load record, as ``export-matrix load`` writes it: the program ``saved`` kept, loaded on
+    ``loaded`` (CPU builds, Python 3.11); ``extra`` sets or overrides any key."""
+    record: Dict[str, Any] = {key: None for key in schema.LOAD_KEYS}
+    record.update(
+        schema_version=schema.SCHEMA_VERSION, kind="load", saved_torch_version=saved, saved_variant="cpu",
+        saved_python="3.11", torch_version=loaded, variant="cpu", python="3.11", case=case, mode=mode,
+        status=status, finished_at="2025-01-01T00:00:00+00:00",
+    )  # fmt: skip
+    record.update(extra)
+    return record
+
+
 def environment_record(release: str, started_at: str = "2025-01-01T00:00:00+00:00") -> Dict[str, Any]:
     """A hand-written environment record, as the worker writes one at the start of a run."""
     return {

@@ -1,100 +1,26 @@
 """Companion libraries: the version of a case's library that works with each torch series.
 
-The table is data (``companions.toml``): per library, a requirement per minor series, and
-whether the library is compiled against one torch build. ``constraints`` turns it into what
-an environment installs beside a set's own requirements.
+The table is data (``companions.toml``), read by :mod:`.companion_table`: per library, a requirement
+per minor series, and whether the library is compiled against one torch build. ``constraints`` turns
+it into what an environment installs beside a set's own requirements. This module re-exports the
+table and finds its bounds again (``probe``), by running a case in environments: environments read
+the table from :mod:`.companion_table`, so that the imports run one way.
 """
 
 from __future__ import annotations
 
 import functools
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..contract import dependencies
-from ..contract.errors import UserError
 from ..contract.schema import first_line
+from .companion_table import NONE, TABLE, Companion, CompanionError, constraints, load, unavailable
 from .releases import Build
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - the host runs on 3.9 and 3.10 too
-    import tomli as tomllib
-
-TABLE = Path(__file__).with_name("companions.toml")
-NONE = "none"
-
-
-class CompanionError(UserError):
-    """A malformed companions.toml; the message names the library."""
-
-
-@dataclass(frozen=True)
-class Companion:
-    """One library: a requirement per minor series, and whether it is built against torch."""
-
-    name: str
-    series: Mapping[str, str] = field(default_factory=dict)
-    compiled: bool = False
-    offset: Optional[int] = None  # its minor version is torch's plus this (torchvision: 15)
-
-
-@functools.cache
-def load(path: Path = TABLE) -> Dict[str, Companion]:
-    """The companions table, read once per process (a Spec's requirements ask for it each time)."""
-    with open(path, "rb") as f:
-        table = tomllib.load(f)
-    found: Dict[str, Companion] = {}
-    for name, entry in table.items():
-        series = entry.get("series", {})
-        if not isinstance(series, dict) or not all(isinstance(v, str) for v in series.values()):
-            raise CompanionError("%s: [%s] series must map minor series to requirement text" % (path, name))
-        offset = entry.get("offset")
-        if offset is not None and not isinstance(offset, int):
-            raise CompanionError("%s: [%s] offset must be a whole number" % (path, name))
-        found[dependencies.name_of(name) or name] = Companion(name, series, bool(entry.get("compiled")), offset)
-    return found
-
-
-def _versioned(requirement: str) -> bool:
-    """Whether a requirement says which versions it takes (``transformers==4.57.6``, not ``timm[extra]``)."""
-    return any(mark in dependencies.canonical(requirement).split(";", 1)[0] for mark in "<>=!~@")
-
-
-def constraints(
-    build: Build, requirements: Sequence[str], table: Optional[Dict[str, Companion]] = None
-) -> Tuple[str, ...]:
-    """What to install beside ``requirements`` on ``build``: the companions' bounds for its series.
-
-    A library that any of the requirements gives a version for (the case's block, ``--with``)
-    is left as written. ``name==none`` stands for a library no version of which is known to
-    work here (see ``unavailable``).
-    """
-    table = load() if table is None else table
-    found: List[str] = []
-    torch = build.torch_version.split("+", 1)[0].split(".")
-    tag = build.variant.local_tag
-    pinned = {dependencies.name_of(r) for r in requirements if _versioned(r)}
-    for name in sorted({dependencies.name_of(r) for r in requirements} - pinned, key=str):
-        companion = table.get(name or "")
-        if companion is None:
-            continue
-        bound = companion.series.get(build.release.minor)
-        if bound == NONE:
-            found.append("%s==%s" % (name, NONE))
-        elif bound:
-            found.append("%s%s" % (name, bound))
-        if companion.compiled and tag and companion.offset is not None and len(torch) >= 3:
-            # A compiled library from the variant's own index: the build that matches this torch build.
-            found.append("%s==0.%d.%s+%s" % (name, int(torch[1]) + companion.offset, torch[2], tag))
-    return tuple(found)
-
-
-def unavailable(constraint_list: Sequence[str]) -> List[str]:
-    """The libraries the constraints say no version of works on this series."""
-    return [c.split("==", 1)[0] for c in constraint_list if c.endswith("==" + NONE)]
+__all__ = ["NONE", "TABLE", "Companion", "CompanionError", "constraints", "load", "unavailable"]
+__all__ += ["candidates", "newest_working", "probe", "main", "WORKING"]
 
 
 # --- finding the bounds again ------------------------------------------------------------------
@@ -213,14 +139,15 @@ def probe(
 
 def _exports(name: str, info: Any, build: Build, scratch: Path, timeout: float, version: str) -> bool:
     """Whether the case loads and runs eagerly in a mode with this version of the library beside ``build``'s torch."""
-    from ..probe import probe_case
+    from ..probe import case_request, probe_case
     from . import environments
 
     # The version joins the case's own needs, as --with would: the worker runs the case in that set.
     candidate = "%s==%s" % (name, version)
     python = environments.default_python(build.release)
     spec = environments.Spec(build, python, dependencies.set_key((*info.dependencies, candidate)))
-    probed = probe_case(spec, info, ("strict", "non-strict"), scratch / spec.name, timeout, added=(candidate,))
+    request = case_request(info.path, ("strict", "non-strict"), scratch / spec.name, timeout, added=(candidate,))
+    probed = probe_case(spec, info, request)
     statuses = {mode: (probed.cell(mode) or {}).get("status") for mode in ("strict", "non-strict")}
     print("torch %s + %s %s: %s" % (build.torch_version, name, version, statuses), file=sys.stderr)
     return bool(set(statuses.values()) & set(WORKING))

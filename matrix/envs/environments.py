@@ -22,12 +22,13 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from .. import __version__
 from ..contract import dependencies, records
+from ..contract.requests import LoadRequest, RunRequest
 from ..contract.schema import SCHEMA_VERSION, first_line
-from . import companions
+from . import companion_table
 from .install import (
     OUTPUT_TAIL,
     BuildUnavailable,
@@ -47,6 +48,9 @@ MARKER = dependencies.MARKER  # the worker reads what a set added from it
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 Log = Callable[[str], None]
+
+
+Request = Union[RunRequest, LoadRequest]
 
 
 def log_to_stderr(line: str) -> None:
@@ -89,7 +93,7 @@ class Spec:
     def requirements(self) -> List[str]:
         """torch's exact build, the series' pins, the set, and the companions' bounds for this series."""
         found = [self.torch_requirement, *self.build.release.requirements, *self.dependencies]
-        return found + list(companions.constraints(self.build, self.dependencies))
+        return found + list(companion_table.constraints(self.build, self.dependencies))
 
     @property
     def dependencies(self) -> Tuple[str, ...]:
@@ -110,9 +114,14 @@ class Environment:
     def python(self) -> Path:
         return python_in(self.path)
 
-    def worker_command(self, *args: str) -> List[str]:
-        """The command that runs the worker (``run``, ``cases``) with this environment's torch."""
-        return [str(self.python), "-m", "matrix.worker", *args]
+    def worker_command(self, *args: Union[str, Request]) -> List[str]:
+        """The command that runs the worker (``run``, ``load``, ``cases``) with this environment's torch.
+
+        A request (``matrix.contract.requests``) stands for its command word and options; a string
+        passes as it is (words after a request go to the worker as they are, for it to read or refuse).
+        """
+        words = [word for arg in args for word in ([arg] if isinstance(arg, str) else arg.command())]
+        return [str(self.python), "-m", "matrix.worker", *words]
 
     def worker_env(self, environ: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
         return worker_environ(self.worker, environ)
@@ -360,7 +369,7 @@ def prepare(
             "torch %s has no wheels for Python %s (it supports %s)"
             % (build.release.version, spec.python, ", ".join(build.release.pythons))
         )
-    refused = companions.unavailable(spec.requirements)
+    refused = companion_table.unavailable(spec.requirements)
     if refused:
         raise BuildUnavailable(
             "no version of %s is known to work with torch %s (matrix/envs/companions.toml)"

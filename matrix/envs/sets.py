@@ -12,7 +12,7 @@ an answer, not a failure of the run:
 
 from __future__ import annotations
 
-import argparse
+import fnmatch
 import re
 import uuid
 from dataclasses import dataclass
@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..contract import dependencies, records
-from ..contract.case import CaseInfo
+from ..contract.case import CaseError, CaseInfo, discover
+from ..contract.errors import UserError
+from ..contract.requests import RunRequest
 from ..contract.schema import Status, cell_id, first_line, now
 from . import environments
 from .install import BuildUnavailable, Installer, InstallError
@@ -42,27 +44,34 @@ class Plan:
     modes: Tuple[str, ...]
 
 
-def plan(run_args: Sequence[str], torch_version: str) -> Optional[Plan]:
-    """What ``export-matrix run`` with these arguments selects on ``torch_version``, read without running a case.
+def plan(request: RunRequest, torch_version: str) -> Optional[Plan]:
+    """What ``export-matrix run`` with this request selects on ``torch_version``, read without running a case.
 
     The same selection the worker makes (``runner.cases_of`` and ``runner.plan``), each case
-    in the set of its own dependencies and every ``--with``. None when the arguments or the
+    in the set of its own dependencies and every ``--with``. None when the request or the
     case folders cannot be read: the worker then says what is wrong.
     """
-    from ..worker import runner
-
-    parser = argparse.ArgumentParser(add_help=False)
-    runner.configure(parser)
+    if request.source != "cases":
+        return None  # ExportDB's examples need nothing but torch
     try:
-        options = runner.RunOptions.from_args(parser.parse_known_args([*run_args, "--out", "-"])[0])
-        if options.source != "cases":
-            return None  # ExportDB's examples need nothing but torch
-        infos = runner.cases_of(options)
-    except (SystemExit, Exception):
+        request.validate()
+        infos = discover(list(request.cases) if request.cases else ["cases"])
+    except (UserError, CaseError):
         return None
-    cells = runner.plan(infos, options.modes, 1, torch_version, options.select)
-    chosen = {info.name: info for info, _, _ in cells}
-    return Plan(group(chosen.values(), options.with_requirements), options.modes)
+    tags = set(request.tag or ())
+    chosen: Dict[str, CaseInfo] = {}
+    for info in infos:
+        if tags and not tags & set(info.tags):
+            continue
+        for mode in request.modes:
+            if selected(info.name, cell_id(torch_version, mode, info.name), request.select):
+                chosen.setdefault(info.name, info)
+    return Plan(group(chosen.values(), request.with_requirements), request.modes)
+
+
+def selected(case: str, cell: str, select: Optional[Sequence[str]]) -> bool:
+    """Whether ``--select`` keeps a cell: its case name or cell id matches a glob (the worker's rule)."""
+    return not select or any(fnmatch.fnmatchcase(case, g) or fnmatch.fnmatchcase(cell, g) for g in select)
 
 
 def _missing(spec: environments.Spec, output: str) -> List[str]:

@@ -63,7 +63,7 @@ import pandas as pd
 
 from matrix.contract.schema import MODES, STAGE_ERROR, STAGE_OK, STAGES, rank
 from matrix.records import store
-from matrix.records.tables import EXPORTED
+from matrix.records.columns import EXPORTED
 
 KINDS = (
     "regression",

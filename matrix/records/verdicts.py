@@ -28,8 +28,9 @@ import pandas as pd
 from matrix.contract.schema import MODES, STAGE_ERROR, STAGE_OK, rank
 from matrix.records import epochs as saved_epochs
 from matrix.records import store, tables
+from matrix.records.baseline import BaselineComparison
+from matrix.records.columns import FAILING
 from matrix.records.confounds import Sample, build_names, changes_build, sample
-from matrix.records.tables import FAILING, BaselineComparison
 from matrix.records.transitions import FIXES, REGRESSIONS, base
 
 ENV = ["release", "variant", "python"]

@@ -46,13 +46,13 @@ class Written:
     load_regressions: Tuple[Dict[str, Any], ...] = ()  # records.artifacts.regressions' rows
 
 
-def write(out: str, loads: pd.DataFrame, charts: bool = True) -> Written:
-    """Write the page (and its charts and table) for the load records ``loads`` (``Store.loads``).
+def write(out: str, table: pd.DataFrame, charts: bool = True) -> Written:
+    """Write the page (and its charts and table) for the load table ``table`` (``Model.loads``, built once from
+    ``Store.loads`` by :func:`matrix.records.artifacts.table`).
 
     Returns the paths written, relative to ``out`` (none when there is no usable load record),
     the summary and the charts.
     """
-    table = loads_table.table(loads)
     if table.empty:
         return Written(set())
     grid = loads_table.heatmap(table)

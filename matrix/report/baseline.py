@@ -7,7 +7,7 @@ from typing import Dict, List, Optional, Tuple
 import pandas as pd
 
 from matrix.records import store, transitions
-from matrix.records.tables import BaselineComparison
+from matrix.records.baseline import BaselineComparison
 from matrix.report import markdown as md
 
 

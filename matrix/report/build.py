@@ -29,8 +29,8 @@ import pandas as pd
 from matrix import parallel
 from matrix.contract.errors import UserError
 from matrix.contract.options import from_namespace
-from matrix.records import artifacts as loads_table
-from matrix.records import store, tables, transitions
+from matrix.records import baseline as since
+from matrix.records import model, store, tables, transitions
 from matrix.report import artifacts as report_artifacts
 from matrix.report import case_page as report_case
 from matrix.report import files, transition_page
@@ -171,34 +171,17 @@ def _build(
 ) -> Report:
     if loaded.cells.empty and loaded.env_errors.empty:
         raise ReportError("%s: no cell or env-error records to report on" % ", ".join(record_dirs))
-    cells = tables.cells(loaded.cells)
-    compared = transitions.pairs(cells, _release_lists(loaded, cells))
-    moves = transitions.collect(compared)
-    comparison = None
-    if baseline is not None:
-        # Read before writing anything: the baseline may be the folder about to be rewritten.
-        base_cells, base_moves = tables.read_baseline(baseline)
-        comparison = tables.compare(cells, moves, base_cells, base_moves)
-    labels = tables.environment_labels(cells) if not cells.empty else pd.Series(dtype=object)
-    findings = report_index.Findings(
-        title=title or DEFAULT_TITLE,
-        cells=cells,
-        labels=labels,
-        environments=loaded.environments,
-        env_errors=loaded.env_errors,
-        moves=moves,
-        summary=tables.summary(cells),
-        disagreements=tables.mode_disagreements(cells),
-        claims=tables.claims(cells),
-        flaky=tables.flaky(cells),
-        runs=len(loaded.cells),
-        warnings=loaded.warnings,
-        baseline=comparison,
+    # Read before writing anything: the baseline may be the folder about to be rewritten.
+    base = since.read_baseline(baseline) if baseline is not None else None
+    # Judged once; the Markdown pages, the site, the charts and the tables render this model.
+    judged = model.build(
+        loaded,
+        base,
         baseline_name=os.path.basename(os.path.normpath(baseline)) if baseline else None,
-        steps=tuple(transitions.steps(compared, moves)),
-        stage_failures=tables.stage_failures(cells),
-        signatures=tables.signatures(cells),
+        known_releases=report_verdicts.known_releases(),
     )
+    findings = report_index.Findings(title=title or DEFAULT_TITLE, model=judged)
+    cells, labels, moves = judged.cells, judged.labels, judged.moves
     os.makedirs(out, exist_ok=True)
     listed = files.previous(out)
     written: Set[str] = set()
@@ -240,7 +223,7 @@ def _build(
                 every = front_charts.summary_charts(findings.summary, findings.steps, cells, out, only=fresh)
                 drawn.update({name: every[name] for name in fresh})
         written |= _write_tables(out, findings)
-        pages = _write_case_pages(out, cells, labels, moves, roots, loaded.loads)
+        pages = _write_case_pages(out, cells, labels, moves, roots, judged.loads, judged.load_orders)
         written |= pages
         if redraw_grid:
             drawn["grid"] = grid()
@@ -251,15 +234,14 @@ def _build(
             written.add(chart_keys.write_keys(out, groups))
     written |= _write_pages(out, findings)
     if not loaded.loads.empty:
-        saved = report_artifacts.write(out, loaded.loads, charts=charts)
+        saved = report_artifacts.write(out, judged.loads, charts=charts)
         written |= saved.files
         if saved.files:
             findings = dataclasses.replace(findings, artifacts=saved)
-    findings = dataclasses.replace(findings, verdicts=report_verdicts.judge(findings, loaded.loads))
     index = os.path.join(out, "index.md")
     files.write_text(out, "index.md", report_index.render(findings))
     written.add("index.md")
-    written |= report_site.write(out, findings, loaded.loads, [p for p in written if p.endswith(".parquet")], roots)
+    written |= report_site.write(out, findings, [p for p in written if p.endswith(".parquet")], roots)
     files.remove_stale(out, listed, written)
     files.write_manifest(out, written)
     return Report(
@@ -275,17 +257,25 @@ def _build(
 
 
 def _write_case_pages(
-    out: str, cells: pd.DataFrame, labels: pd.Series, moves: pd.DataFrame, roots: Sequence[str], loads: pd.DataFrame
+    out: str,
+    cells: pd.DataFrame,
+    labels: pd.Series,
+    moves: pd.DataFrame,
+    roots: Sequence[str],
+    table: pd.DataFrame,
+    orders: Tuple[List[str], List[str]],
 ) -> Set[str]:
-    """One page per case, with its saved programs' loads when there are any; returns their paths relative to ``out``."""
+    """One page per case, with its saved programs' loads when there are any; returns their paths relative to ``out``.
+
+    ``table`` is the load table (``Model.loads``) and ``orders`` its saving and loading orders (``Model.load_orders``).
+    """
     by_case: Dict[str, List[Dict[str, Any]]] = {}
     for row in cells.assign(environment=labels).to_dict("records"):
         by_case.setdefault(str(row["case"]), []).append(row)
     moves_by_case: Dict[str, List[Dict[str, Any]]] = {}
     for move in moves.to_dict("records"):
         moves_by_case.setdefault(str(move["case"]), []).append(move)
-    table = loads_table.table(loads) if not loads.empty else pd.DataFrame()
-    saved_order, loaded_order = loads_table.orders(table) if not table.empty else ([], [])
+    saved_order, loaded_order = orders
     loads_by_case = {str(case): rows for case, rows in table.groupby("case")} if not table.empty else {}
     pages = set()
     for case in sorted(by_case):
@@ -307,19 +297,6 @@ def _write_pages(out: str, f: report_index.Findings) -> Set[str]:
     for name, text in written.items():
         files.write_text(out, name, text)
     return set(written)
-
-
-def _release_lists(loaded: store.Store, cells: pd.DataFrame) -> Dict[str, List[str]]:
-    """Each variant's releases, including those that only have an env-error, which break its series."""
-    found: Dict[str, Set[str]] = {}
-    sources = ((cells, "release"), (loaded.env_errors, "torch_version"), (loaded.environments, "torch_version"))
-    for frame, column in sources:
-        if frame.empty:
-            continue
-        for variant, release in zip(frame["variant"], frame[column]):
-            if isinstance(release, str):
-                found.setdefault(str(variant), set()).add(release)
-    return {variant: store.ordered(releases) for variant, releases in found.items()}
 
 
 def _write_tables(out: str, f: report_index.Findings) -> Set[str]:

@@ -1,4 +1,5 @@
-"""What the report's pages show, computed once from the records."""
+"""What the report's pages show: the model judged once from the records (:mod:`matrix.records.model`), and what
+the build drew and wrote for it (charts, the saved-programs page)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pandas as pd
 
-from matrix.records import tables
+from matrix.records.baseline import BaselineComparison
+from matrix.records.model import Model, PassRate
 from matrix.records.transitions import Step
 from matrix.records.verdicts import Verdicts
 from matrix.report.charts import Chart
@@ -15,25 +17,89 @@ from matrix.report.charts import Chart
 
 @dataclass(frozen=True)
 class Findings:
-    """Everything the front page and its linked pages show."""
+    """Everything the front page and its linked pages show; the Markdown pages and the site render the same model."""
 
     title: str
-    cells: pd.DataFrame  # tables.cells
-    labels: pd.Series  # environment label per row of cells
-    environments: pd.DataFrame
-    env_errors: pd.DataFrame
-    moves: pd.DataFrame  # transitions.find
-    summary: pd.DataFrame
-    disagreements: pd.DataFrame
-    claims: pd.DataFrame
-    flaky: pd.DataFrame
-    runs: int  # cell records behind the cells (after replacing re-runs)
-    warnings: Tuple[str, ...] = ()
-    baseline: Optional[tables.BaselineComparison] = None
-    baseline_name: Optional[str] = None
+    model: Model
     charts: Dict[str, List[Chart]] = field(default_factory=dict)
-    steps: Tuple[Step, ...] = ()  # the release transitions, oldest first
-    stage_failures: pd.DataFrame = field(default_factory=pd.DataFrame)  # tables.stage_failures
-    signatures: pd.DataFrame = field(default_factory=pd.DataFrame)  # tables.signatures
     artifacts: Any = None  # report.artifacts.Written, when the records hold loads of saved programs
-    verdicts: Optional[Verdicts] = None  # report.verdicts.judge: what the front page opens with
+
+    @property
+    def cells(self) -> pd.DataFrame:  # tables.cells
+        return self.model.cells
+
+    @property
+    def labels(self) -> pd.Series:  # environment label per row of cells
+        return self.model.labels
+
+    @property
+    def environments(self) -> pd.DataFrame:
+        return self.model.environments
+
+    @property
+    def env_errors(self) -> pd.DataFrame:
+        return self.model.env_errors
+
+    @property
+    def moves(self) -> pd.DataFrame:  # transitions.collect
+        return self.model.moves
+
+    @property
+    def steps(self) -> Tuple[Step, ...]:  # the release transitions, oldest first
+        return self.model.steps
+
+    @property
+    def summary(self) -> pd.DataFrame:  # tables.summary
+        return self.model.summary
+
+    @property
+    def pass_rates(self) -> Tuple[PassRate, ...]:
+        return self.model.pass_rates
+
+    @property
+    def disagreements(self) -> pd.DataFrame:
+        return self.model.disagreements
+
+    @property
+    def claims(self) -> pd.DataFrame:
+        return self.model.claims
+
+    @property
+    def flaky(self) -> pd.DataFrame:
+        return self.model.flaky
+
+    @property
+    def stage_failures(self) -> pd.DataFrame:  # tables.stage_failures
+        return self.model.stage_failures
+
+    @property
+    def signatures(self) -> pd.DataFrame:  # tables.signatures
+        return self.model.signatures
+
+    @property
+    def loads(self) -> pd.DataFrame:  # records.artifacts.table
+        return self.model.loads
+
+    @property
+    def load_orders(self) -> Tuple[List[str], List[str]]:
+        return self.model.load_orders
+
+    @property
+    def runs(self) -> int:  # cell records behind the cells (after replacing re-runs)
+        return self.model.runs
+
+    @property
+    def warnings(self) -> Tuple[str, ...]:
+        return self.model.warnings
+
+    @property
+    def baseline(self) -> Optional[BaselineComparison]:
+        return self.model.baseline
+
+    @property
+    def baseline_name(self) -> Optional[str]:
+        return self.model.baseline_name
+
+    @property
+    def verdicts(self) -> Verdicts:  # records.verdicts.judge: what the front page opens with
+        return self.model.verdicts

@@ -11,13 +11,13 @@ that the front page stays short however many cases and releases the matrix has.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Dict, List, Sequence, Tuple
 
 import pandas as pd
 
 from matrix.contract.schema import MODES, STAGES, Status
 from matrix.records import store, tables, transitions
+from matrix.records.model import PassRate, environment_key
 from matrix.records.transitions import Step
 from matrix.report import artifacts as report_artifacts
 from matrix.report import baseline as report_baseline
@@ -38,11 +38,9 @@ STAGE_LABELS = dict(STAGES)
 
 
 def render(f: Findings) -> str:
-    verdicts = f.verdicts if f.verdicts is not None else report_verdicts.judge(f)
-    f = dataclasses.replace(f, verdicts=verdicts)
     sections = [
         "# %s\n" % md.text(f.title),
-        report_verdicts.render(verdicts),
+        report_verdicts.render(f.verdicts),
         _header(f),
         pages.charts(f, "overview"),  # below the verdicts: the whole status grid at a glance
         _summary(f),
@@ -195,25 +193,25 @@ def _load_regression_count(f: Findings) -> List[str]:
 
 
 def _pass_rates(f: Findings) -> str:
-    """One row per environment: its cells, the pass rate per mode, its passes with a failing stage."""
-    summary = f.summary
-    if summary.empty:
+    """One row per environment: its cells, the pass rate per mode (:mod:`matrix.records.model`'s), its passes
+    with a failing stage."""
+    if not f.pass_rates:
         return "_None._\n"
-    env = ["release", "variant", "python", "with_set"]  # tables.summary's environments
-    summary = summary.assign(_env=tables.environment_labels(summary).to_numpy())
-    modes = [m for m in MODES if m in set(summary["mode"])]
+    modes = [m for m in MODES if m in {r.mode for r in f.pass_rates}]
     failing: Dict[Tuple[str, ...], int] = {}
     for row in f.stage_failures.to_dict("records"):
-        key = tuple(str(row[k]) for k in [*env, "stage"])
+        key = (*environment_key(row), str(row["stage"]))
         failing[key] = failing.get(key, 0) + 1
+    by_env: Dict[Tuple[str, ...], List[PassRate]] = {}
+    for found in f.pass_rates:
+        by_env.setdefault(found.environment, []).append(found)
     rows = []
-    for key, group in summary.groupby(env, sort=False):
-        rate = dict(zip(group["mode"], group["pass_rate"]))
-        names = tuple(str(k) for k in key)
+    for env, group in by_env.items():
+        rate = {r.mode: r.rate for r in group}
         rows.append(
-            [md.text(group["_env"].iloc[0]), str(int(group["cells"].sum()))]
+            [md.text(group[0].label), str(sum(r.cells for r in group))]
             + [md.percent(rate.get(m)) for m in modes]
-            + [str(failing.get((*names, stage), 0)) for stage, _ in STAGES]
+            + [str(failing.get((*env, stage), 0)) for stage, _ in STAGES]
         )
     headers = ["release", "cells"] + ["%s pass rate" % m for m in modes] + ["%s fails" % label for _, label in STAGES]
     return md.table(headers, rows, ["l"] + ["r"] * (1 + len(modes) + len(STAGES)))

@@ -11,11 +11,8 @@ from __future__ import annotations
 
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-import pandas as pd
-
 from matrix.contract.schema import MODES, STAGES
 from matrix.envs import releases as release_list
-from matrix.records import artifacts as loads_table
 from matrix.records import confounds
 from matrix.records import verdicts as judged
 from matrix.records.epochs import Epoch
@@ -24,7 +21,6 @@ from matrix.report import markdown as md
 from matrix.report import pages
 from matrix.report.artifacts import PAGE as ARTIFACTS_PAGE
 from matrix.report.artifacts import failure
-from matrix.report.findings import Findings
 
 # About the longest line of prose the front page holds.
 LONGEST = 400
@@ -43,20 +39,9 @@ STAGE_LABELS = dict(STAGES)
 BACKWARD = {"all": "yes", "some": "partly", "none": "no", "untried": "–"}
 
 
-def judge(f: Findings, loads: Optional[pd.DataFrame] = None) -> Verdicts:
-    """The verdicts over a report's findings and its load records (``Store.loads``; None where there are none)."""
-    table = loads_table.table(loads if loads is not None else pd.DataFrame())
-    known = [release.version for release in release_list.default_matrix().releases]
-    return judged.judge(
-        f.cells,
-        f.moves,
-        f.environments,
-        table,
-        compared=[(step.before, step.after) for step in f.steps],
-        baseline=f.baseline,
-        baseline_name=f.baseline_name,
-        known_releases=known,
-    )
+def known_releases() -> List[str]:
+    """The releases of the matrix, which the verdicts need to tell which minor series were not run."""
+    return [release.version for release in release_list.default_matrix().releases]
 
 
 def render(v: Verdicts) -> str:

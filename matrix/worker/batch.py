@@ -14,9 +14,9 @@ The engine does the rest, the same way for both commands:
   interpreter per item) or ``inline`` (none, for debugging), one at a time or in lanes;
 - progress, each record finished and flushed as its item ends, and the ``done:`` summary.
 
-A job crosses into the isolated process as a message ``{"job": KIND, "fields": {...}}``; the
-process rebuilds the job's frozen dataclass (the kinds are listed in ``JOB_TYPES``) and calls
-its ``run()``.
+A job crosses into the isolated process as a message ``{"job": KIND, "fields": {...}}``
+(:mod:`.messages`); the process rebuilds the job of that kind (the kinds, and what a kind
+provides, are in :mod:`.jobs`) and calls its ``run()``.
 
 Standard library only (torch is imported when a batch starts), Python 3.8 syntax.
 """
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import importlib
 import os
 import signal
 import sys
@@ -37,11 +36,11 @@ from ..contract import records, resources
 from ..contract.errors import UserError
 from ..contract.options import ISOLATIONS, PROGRESS
 from ..contract.schema import Status, now
+from .jobs import merge, work
 from .journal import Journal, Key, culprits, interrupted
+from .messages import FOLLOW_UP, Message, Result, message
 from .progress import Progress, say
 
-Result = Dict[str, Any]
-Message = Dict[str, Any]
 # From this many items on, a warm-up in the parent costs less than each forked item paying
 # first-use costs itself (benchmarks/overhead.py --warm-up measures the break-even).
 WARM_UP_FROM = 6
@@ -50,12 +49,6 @@ PREIMPORT_VARIABLE = "EXPORT_MATRIX_PREIMPORT"
 WARM_UPS = ("auto", "always", "never")
 # What an item may take when --max-memory is 0 (no limit), for sizing parallel lanes.
 DEFAULT_ITEM_MB = 4096
-# The job kinds an isolated process can run: message name -> (module, class).
-JOB_TYPES = {"cell": ("runner", "CellJob"), "load": ("loader", "LoadJob")}
-# A result may ask for a follow-up (under this key): a second job, run in an isolated process of
-# its own after the first ends, whose result the named function folds into the first's.
-FOLLOW_UP = "follow_up"
-MERGES = {"fresh-load": ("runner", "merge_fresh_load")}
 
 
 class Terminated(BaseException):
@@ -215,18 +208,6 @@ def preimporting() -> bool:
     return os.environ.get(PREIMPORT_VARIABLE, "1") != "0"
 
 
-def work(message: Message) -> Result:
-    """Run a job message in the isolated process (every backend calls this)."""
-    module, name = JOB_TYPES[message["job"]]
-    job_type = getattr(importlib.import_module("." + module, __package__), name)
-    return job_type.from_fields(message["fields"]).run()
-
-
-def message(job: Any) -> Message:
-    """A job as it crosses into the isolated process: its kind (``JOB_TYPES``) and its fields."""
-    return {"job": job.KIND, "fields": dataclasses.asdict(job)}
-
-
 class Serial:
     """One isolation backend running items one after another, behind the same interface as lanes."""
 
@@ -242,7 +223,7 @@ class Serial:
 
 
 class FollowUps:
-    """An isolation that runs, after an item, the follow-up its result asks for (see ``FOLLOW_UP``).
+    """An isolation that runs, after an item, the follow-up its result asks for (see :mod:`.messages`).
 
     The follow-up runs in ``fresh``: a process that never exported (:mod:`.pristine`), so that
     a cell's saved program is loaded as a user's fresh process would load it, not where tracing
@@ -259,8 +240,7 @@ class FollowUps:
         if not follow:
             return result
         second = self.fresh.run(follow["message"], timeout)
-        module, name = MERGES[follow["merge"]]
-        getattr(importlib.import_module("." + module, __package__), name)(result, second, follow)
+        merge(follow["merge"], result, second, follow)
         return result
 
     def close(self) -> None:

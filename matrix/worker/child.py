@@ -21,7 +21,7 @@ def _cell(job_r: int, result_w: int) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     isolate.limit_memory(job.get("memory_mb"))
 
-    from .batch import work
+    from .jobs import work
 
     isolate.report(result_w, isolate.run_job(work, job))
     return 0

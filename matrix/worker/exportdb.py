@@ -20,18 +20,18 @@ import os
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..contract.case import CaseError, CaseInfo
+from ..contract.case import EXPORTDB_FOLDER, EXPORTDB_PREFIX, EXPORTDB_SOURCE, CaseError, CaseInfo, exportdb_example
 from .case import Case
 
 PACKAGE = "torch._export.db.examples"
 # Our own case files live under cases/exportdb/; the bundled ones get a prefix of their own.
-PREFIX = "torch-exportdb/"
-SOURCE = "exportdb"
+PREFIX = EXPORTDB_PREFIX
+SOURCE = EXPORTDB_SOURCE
 
 # ExportDB's SupportLevel names -> our ``expected`` vocabulary.
 SUPPORT_LEVELS = {"SUPPORTED": "supported", "NOT_SUPPORTED_YET": "not-supported-yet"}
 # The folder of our own cases that stand for ExportDB examples, each file named as its example.
-CASES_FOLDER = "exportdb"
+CASES_FOLDER = EXPORTDB_FOLDER
 
 # The installed release's support level per example, read once per process (see claims).
 _claims: Optional[Dict[str, Optional[str]]] = None
@@ -89,15 +89,7 @@ def claims() -> Dict[str, Optional[str]]:
     return dict(_claims)
 
 
-def example_of(case: str, case_file: Any, source: Any) -> Optional[str]:
-    """The name of the ExportDB example a case (its name, file and source) stands for: a bundled example,
-    or a case file of ours in a folder named ``exportdb``, named as its example; None for any other case."""
-    if source == SOURCE:
-        return case[len(PREFIX) :] if case.startswith(PREFIX) else case
-    parts = case_file.replace("\\", "/").split("/") if isinstance(case_file, str) else []
-    if len(parts) > 1 and parts[-2] == CASES_FOLDER and parts[-1].endswith(".py"):
-        return parts[-1][: -len(".py")]
-    return None
+example_of = exportdb_example
 
 
 def claim(info: CaseInfo) -> Optional[str]:

@@ -13,7 +13,8 @@ with this machine's key (:mod:`.signing`) is recorded as ``untrusted`` by the pa
 never reaches a loading process, unless ``--trust`` is given for the folders of this command.
 An untrusted record does not count as done: a later ``load --trust`` tries it.
 
-The batch engine (:mod:`.batch`) runs the loads as it runs ``run``'s cells. One record per
+The batch engine (:mod:`.batch`) runs the loads as it runs ``run``'s cells, each a load job
+(:mod:`.load_job`; why a load failed is worked out in :mod:`.forensics`). One record per
 artifact goes to ``DIR/load_torch-<version>_<variant>_py<X.Y>.jsonl`` (kind ``load``, keys
 ``schema.LOAD_KEYS``, statuses ``schema.LoadStatus``). Artifacts already recorded there (same
 saving release, case, mode and set of packages beside torch) are skipped unless ``--force``; the
@@ -28,78 +29,30 @@ import dataclasses
 import json
 import os
 import sys
-import time
-from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..contract import dependencies, layout, records
 from ..contract.errors import UserError
 from ..contract.layout import Artifact, Key
 from ..contract.options import (
     DEFAULT_TIMEOUT_S,
-    add_batch,
-    add_variant,
     at_least,
     from_namespace,
     memory_mb,
     positive_seconds,
     safe_name,
 )
-from ..contract.schema import (
-    LOAD_KEYS,
-    LOAD_STATUSES,
-    SCHEMA_VERSION,
-    STAGE_ERROR,
-    STAGE_MISMATCH,
-    STAGE_OK,
-    STAGE_SKIPPED,
-    LoadStatus,
-    first_line,
-)
-from . import artifacts, batch, compare, signing
+from ..contract.requests import add_load_arguments
+from ..contract.schema import LOAD_KEYS, LOAD_STATUSES, SCHEMA_VERSION, LoadStatus
+from . import artifacts, batch, signing
 from .environment import installed_torch_version, variant_of
 from .journal import Key as JournalKey
+from .load_job import LoadJob, incomplete
 from .progress import say
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.epilog = (
-        "Loading a folder of saved programs runs code from it, on every release that loads it. Programs that"
-        " `run --artifacts` signed with this machine's key load; others are recorded as untrusted, unless"
-        " --trust: give it only for folders you made or trust."
-    )
-    parser.add_argument(
-        "artifacts",
-        nargs="+",
-        metavar="ARTIFACT_DIR",
-        help="folders written by `run --artifacts` (or one release's folder in one)",
-    )
-    parser.add_argument("--out", required=True, metavar="DIR", help="folder for the record file")
-    parser.add_argument(
-        "--select",
-        nargs="+",
-        metavar="GLOB",
-        default=None,
-        help="keep artifacts whose case name or path (release/mode/case) matches one of these globs",
-    )
-    parser.add_argument(
-        "--trust",
-        action="store_true",
-        help="load the programs under every ARTIFACT_DIR given even where their signature is missing or made"
-        " with another key. Loading a saved program runs code from its folder (torch.export.load unpickles"
-        " on some releases), on every release that loads it: give --trust only for folders you made or trust."
-        " Without it, a program not signed with this machine's key (%s, else the key file in the user's"
-        " cache folder) is recorded as untrusted and not read" % signing.KEY_VARIABLE,
-    )
-    parser.add_argument(
-        "--dependency-set",
-        default=None,
-        metavar="KEY",
-        help="load only the programs saved with this set of packages beside torch (a key as `run` records"
-        " it; '' for torch alone), in an environment that has them; the record file is named after the set."
-        " The nox load sessions run one load per set. Default: every program",
-    )
-    add_variant(parser, "wheel variant to record (default: from torch's version tag)")
-    add_batch(parser, "artifact", "load artifacts already recorded in --out again")
+    add_load_arguments(parser)  # one definition, shared with the host's requests (matrix.contract.requests)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -156,212 +109,6 @@ def journal_key(key: Key, dependency_set: str = "") -> JournalKey:
     # The journal keeps (case, mode, run): the saving release and any set go into the first part;
     # torch alone adds nothing, so that the keys of loads recorded before sets were told apart still match.
     return (json.dumps(list(key[:4]) + ([dependency_set] if dependency_set else [])), key[4], 0)
-
-
-# --- in the isolated process ---------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class LoadJob:
-    """Everything an isolated process needs to load one artifact, run it and compare."""
-
-    KIND: ClassVar[str] = "load"
-
-    folder: str
-    meta: Dict[str, Any]
-
-    @classmethod
-    def from_fields(cls, fields: Dict[str, Any]) -> LoadJob:
-        return cls(**fields)
-
-    def run(self) -> Dict[str, Any]:
-        from .cell import out_of_memory
-
-        fields: Dict[str, Any] = {"serializer_version": artifacts.serializer_version()}
-        try:
-            _load_and_run(self.folder, self.meta, fields)
-        except MemoryError as exc:
-            fields.update(out_of_memory(exc))
-        return fields
-
-
-def _load_and_run(folder: str, meta: Dict[str, Any], fields: Dict[str, Any]) -> None:
-    import torch
-    import torch.export
-
-    from .cell import describe_error
-
-    problem = layout.verify(folder, meta)
-    if problem is not None:
-        fields.update(_incomplete(problem))
-        return
-    fields["case_module"] = _import_case(meta)
-    path = os.path.join(folder, layout.PROGRAM)
-    # load_s times torch.export.load and reading the saved data, not the checks and imports before.
-    start = time.perf_counter()
-    loaded = False
-    failure: Optional[Exception] = None
-    try:
-        program = torch.export.load(path)
-        loaded = True
-        inputs = artifacts.read_inputs(folder, meta, program)
-        outputs = artifacts.read_data(folder, layout.OUTPUTS)
-        if len(inputs) != len(outputs):
-            raise ValueError("%s and %s do not hold matching calls" % (layout.INPUTS, layout.OUTPUTS))
-    except Exception as exc:
-        failure = exc
-    finally:
-        fields["load_s"] = round(time.perf_counter() - start, 6)
-    if failure is not None:
-        fields.update(describe_error(failure) if loaded else load_error(path, meta, failure))
-        fields["status"] = LoadStatus.LOAD_ERROR.value
-        _blame_case_module(fields)
-        return
-    check = not meta.get("skip_check")
-    start = time.perf_counter()
-    try:
-        module = program.module()
-        for number, ((args, kwargs), expected) in enumerate(zip(inputs, outputs)):
-            actual = compare.call(module, number, args, kwargs)
-            if check:
-                compare.outputs(number, list(expected), actual)
-        fields["checked_inputs"] = len(inputs)
-    except compare.Mismatch as exc:
-        fields.update(
-            status=LoadStatus.MISMATCH.value,
-            check_status=STAGE_MISMATCH,
-            check_detail=str(exc)[:2000],
-            error_type="AssertionError",
-            error_message=first_line(str(exc)),
-        )
-        return
-    except Exception as exc:
-        fields.update(describe_error(exc), status=LoadStatus.RUN_ERROR.value, check_status=STAGE_ERROR)
-        _blame_case_module(fields)
-        return
-    finally:
-        fields["run_s"] = round(time.perf_counter() - start, 6)
-    fields["status"] = LoadStatus.PASS.value
-    fields["check_status"] = STAGE_OK if check else STAGE_SKIPPED
-    if not check:
-        fields["check_detail"] = str(meta.get("skip_check"))
-
-
-def load_error(path: str, meta: Dict[str, Any], exc: Exception) -> Dict[str, Any]:
-    """The record fields of a ``torch.export.load`` that raised ``exc``: the error torch met, and both schema versions.
-
-    From 2.8, ``torch.export.load`` first tries the pt2 archive loader and, when that raises a
-    RuntimeError, falls back to the zip reader of 2.7 and before, whose error on an archive (a
-    KeyError for its ``version`` entry, or a request to read the logged warnings) hides the
-    first one. For an archive, the archive loader's own error is recorded instead. For a file
-    in the old zip layout the zip reader's error is the one that applies, and is kept.
-    """
-    from .cell import describe_error
-
-    layout, load_pt2 = _layout(path), _archive_loader()
-    met = _archive_error(load_pt2, path) if layout == "archive" and load_pt2 is not None else None
-    fields = describe_error(met if met is not None else exc)
-    note = ""
-    if layout == "archive" and load_pt2 is None:
-        note = " (a pt2 archive, as torch.export.save writes from 2.8; this release reads only the older zip layout)"
-    note += " [serializer schema: saved %s, loader %s]" % (
-        schema_tuple(meta.get("serializer_version")),
-        schema_tuple(artifacts.serializer_version()),
-    )
-    message = fields.get("error_message") or ""
-    fields["error_message"] = message[: max(0, MESSAGE_CHARS - len(note))] + note
-    return fields
-
-
-# The longest error_message a record keeps (as cell.describe_error cuts it).
-MESSAGE_CHARS = 500
-
-
-def schema_tuple(version: Any) -> str:
-    """A serializer schema version as torch prints it: ``"7.3"`` is ``(7, 3)``; ``unknown`` where none was recorded."""
-    if not isinstance(version, str) or not version:
-        return "unknown"
-    parts = version.split(".")
-    if len(parts) < 2 or not all(part.isdigit() for part in parts):
-        return version
-    return "(%s)" % ", ".join(str(int(part)) for part in parts)
-
-
-def _layout(path: str) -> Optional[str]:
-    """``zip`` (the layout ``torch.export.save`` wrote up to 2.7: a ``version`` entry at the top), ``archive``
-    (any other zip: a pt2 archive, entries in one folder), or None when the file is no zip."""
-    import zipfile
-
-    try:
-        with zipfile.ZipFile(path) as archive:
-            names = archive.namelist()
-    except (OSError, zipfile.BadZipFile):
-        return None
-    return "zip" if "version" in names else "archive"
-
-
-def _archive_loader() -> Optional[Callable[..., Any]]:
-    """This release's pt2 archive loader (``torch.export.pt2_archive._package.load_pt2``, from 2.8), or None."""
-    try:
-        from torch.export.pt2_archive._package import load_pt2
-    except Exception:
-        return None
-    return load_pt2  # type: ignore[no-any-return]
-
-
-def _archive_error(load_pt2: Callable[..., Any], path: str) -> Optional[Exception]:
-    """What the archive loader raises on ``path``; None when it loads."""
-    try:
-        load_pt2(path)
-    except MemoryError:
-        raise
-    except Exception as exc:
-        return exc
-    return None
-
-
-def _incomplete(problem: str) -> Dict[str, Any]:
-    return {
-        "status": LoadStatus.LOAD_ERROR.value,
-        "error_type": "IncompleteArtifact",
-        "error_message": "incomplete artifact: %s" % problem,
-    }
-
-
-def _import_case(meta: Dict[str, Any]) -> str:
-    """Import the case's module when its file is here: it registers what the program may name
-    (custom ops, pytree types), as the user's own code would before loading. Returns how it went.
-
-    Only a relative path inside the current folder (the project's checkout) is imported: an
-    artifact's meta.json is data, and must not choose which code runs.
-    """
-    path = meta.get("case_file")
-    if meta.get("source") != "cases" or not isinstance(path, str) or not _inside_here(path):
-        return "absent"
-    from ..contract.case import CaseInfo
-    from .case import load
-
-    try:
-        load(CaseInfo(name=str(meta["case"]), path=path, description=""))
-    except Exception as exc:
-        return "failed: %s" % (records.without_paths(first_line(str(exc), 300)) or type(exc).__name__)
-    return "imported"
-
-
-def _inside_here(path: str) -> bool:
-    if os.path.isabs(path) or not path.endswith(".py") or "\0" in path:
-        return False
-    here = os.path.realpath(os.getcwd())
-    resolved = os.path.realpath(os.path.join(here, path))
-    return os.path.commonpath([here, resolved]) == here and os.path.isfile(resolved)
-
-
-def _blame_case_module(fields: Dict[str, Any]) -> None:
-    note = fields.get("case_module") or ""
-    if note.startswith("failed"):
-        fields["error_message"] = records.without_paths(
-            "%s (the case module did not import: %s)" % (fields.get("error_message") or "", note[len("failed: ") :])
-        )
 
 
 # --- in the parent ---------------------------------------------------------------------------
@@ -447,7 +194,7 @@ class LoadBatch(batch.Batch):
             serializer_version=env["serializer_version"], format_version=meta.get("format_version"),
         )  # fmt: skip
         if artifact.problem is not None:
-            record.update(_incomplete(artifact.problem))
+            record.update(incomplete(artifact.problem))
             return batch.Item(key, artifact.relative, record)
         assert artifact.meta is not None  # an artifact without a usable meta.json has a problem
         distrust = None if self.trust else untrusted(artifact.folder, artifact.meta, self.signing_key)

@@ -24,6 +24,7 @@ from typing import Any, Dict, Optional, Sequence
 
 from ..contract.schema import Status
 from . import framing
+from .jobs import work
 from .lanes import die_with_parent
 
 Result = Dict[str, Any]
@@ -157,7 +158,6 @@ def _reap() -> None:
 
 
 def _handle(connection: socket.socket, memory_mb: Optional[int]) -> None:
-    from .batch import work
     from .isolate import ForkIsolation
 
     request = framing.read(connection.fileno())

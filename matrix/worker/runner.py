@@ -14,17 +14,13 @@ import os
 import shutil
 import sys
 import tempfile
-from typing import Any, ClassVar, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..contract import dependencies, records
 from ..contract.case import CaseError, CaseInfo
 from ..contract.errors import UserError
 from ..contract.options import (
     DEFAULT_TIMEOUT_S,
-    add_batch,
-    add_mode,
-    add_variant,
-    add_with,
     at_least,
     from_namespace,
     memory_mb,
@@ -32,26 +28,16 @@ from ..contract.options import (
     requirements,
     safe_name,
 )
-from ..contract.schema import (
-    ARTIFACT_SAVED,
-    CELL_KEYS,
-    MODES,
-    STAGE_ERROR,
-    STAGE_MISMATCH,
-    STAGE_OK,
-    STATUSES,
-    LoadStatus,
-    Status,
-    cell_id,
-)
+from ..contract.requests import STAGES, add_run_arguments
+from ..contract.schema import CELL_KEYS, MODES, STATUSES, Status, cell_id
 from . import batch, exportdb
 from .case import missing_for
+from .cell_job import CellJob
 from .environment import environment_record, installed_torch_version, variant_of
 from .journal import Key
 from .progress import say
-from .sources import SOURCES, discover_source, loader_for
+from .sources import SOURCES, discover_source
 
-STAGES = ("check", "decompose", "serialize", "diagnose")
 # A failed export's diagnosis may use this share of the cell's --timeout, less what the cell
 # already spent: the rest is margin, so that a slow diagnosis never turns a fail into a timeout.
 DIAGNOSIS_SHARE = 0.6
@@ -60,66 +46,7 @@ PREIMPORT_VARIABLE = batch.PREIMPORT_VARIABLE
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--cases", nargs="+", metavar="PATH", default=None, help="case files or folders (default: ./cases)"
-    )
-    parser.add_argument(
-        "--source",
-        choices=SOURCES,
-        default="cases",
-        help="our case files, or the ExportDB examples bundled with the installed torch",
-    )
-    parser.add_argument(
-        "--select",
-        nargs="+",
-        metavar="GLOB",
-        default=None,
-        help="keep cells whose case name or cell id matches one of these globs",
-    )
-    parser.add_argument("--tag", nargs="+", metavar="TAG", default=None, help="keep cases with one of these tags")
-    add_mode(parser)
-    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where the cases run (default cpu)")
-    parser.add_argument("--runs", type=int, default=1, metavar="N", help="repetitions of each cell (default 1)")
-    parser.add_argument(
-        "--stages",
-        default=",".join(STAGES),
-        help="stages after export, comma-separated: check (run and compare with eager), decompose,"
-        " serialize (save, then load in a process that never exported), diagnose (draft_export on a failed export);"
-        " default: %s" % ",".join(STAGES),
-    )
-    parser.add_argument(
-        "--hide-capability",
-        nargs="+",
-        metavar="NAME",
-        default=[],
-        help="treat these capabilities as missing, to preview how older releases report",
-    )
-    add_batch(parser, "cell", "re-run cells already recorded in --out (and cells a dead run left)")
-    parser.add_argument(
-        "--warm-up",
-        choices=batch.WARM_UPS,
-        default="auto",
-        help="export a tiny model before forking cells: auto does it from %d cells on (default auto)" % WARM_UP_FROM,
-    )
-    parser.add_argument(
-        "--artifacts",
-        metavar="DIR",
-        default=None,
-        help="keep each passing cell's saved program, inputs and eager outputs under DIR, for `load` on other releases",
-    )
-    parser.add_argument(
-        "--no-artifacts", dest="artifacts", action="store_const", const=None, help="keep none (default)"
-    )
-    add_variant(parser, "wheel variant to record (default: from torch's version tag)")
-    add_with(parser)
-    parser.add_argument(
-        "--dependency-set",
-        metavar="KEY",
-        default=None,
-        help='run only the cases whose PEP 723 dependencies are this set ("" for none): what the nox sessions and'
-        " `check` pass in each environment they install for a set (default: every case)",
-    )
-    parser.add_argument("--out", required=True, metavar="DIR", help="folder for the record files")
+    add_run_arguments(parser)  # one definition, shared with the host's requests (matrix.contract.requests)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,7 +104,7 @@ class RunOptions:
             unknown = sorted(set(self.tag) - TAGS)
             if unknown:
                 raise UserError(
-                    "--tag: unknown tag(s) %s; the taxonomy is in matrix/worker/case.py (e.g. %s)"
+                    "--tag: unknown tag(s) %s; the taxonomy is in matrix/contract/case.py (e.g. %s)"
                     % (", ".join(unknown), ", ".join(sorted(TAGS)[:4]))
                 )
 
@@ -198,77 +125,6 @@ class RunOptions:
 
 
 OPTIONS = RunOptions
-
-
-@dataclasses.dataclass(frozen=True)
-class CellJob:
-    """Everything an isolated process needs to run one cell: it keeps no other state."""
-
-    KIND: ClassVar[str] = "cell"
-
-    info: CaseInfo
-    mode: str
-    device: str
-    stages: Tuple[str, ...]
-    found: Dict[str, bool]
-    diagnose_s: float = 0.0
-    artifacts: Optional[str] = None  # where a passing cell keeps its program
-    variant: str = ""
-    scratch: Optional[str] = None  # else where it keeps it for the fresh load alone
-    dependency_set: str = ""  # the packages beside torch it runs with, recorded with its program
-    with_set: str = ""  # the part of them that --with added: each set keeps its program in a folder of its own
-
-    @classmethod
-    def from_fields(cls, fields: Dict[str, Any]) -> CellJob:
-        info = dict(fields["info"])
-        info.update({key: tuple(info[key]) for key in ("tags", "requires", "dependencies")})
-        return cls(**dict(fields, info=CaseInfo(**info), stages=tuple(fields["stages"])))
-
-    def run(self) -> Dict[str, Any]:
-        from ..contract.layout import Target
-        from .cell import KEPT, run_cell
-
-        root = self.artifacts or self.scratch
-        target = Target(root, self.variant, self.device, self.dependency_set, self.with_set) if root else None
-        loader = loader_for(self.info.source)
-        record = run_cell(
-            self.info, self.mode, self.found, loader, self.device, self.stages, target, self.diagnose_s
-        )  # fmt: skip
-        folder = record.pop(KEPT, None)
-        if not self.artifacts and record.get("artifact") == ARTIFACT_SAVED:
-            record["artifact"] = None  # kept for the fresh load alone, not for other releases
-        if folder:
-            record[batch.FOLLOW_UP] = fresh_load(folder, discard=not self.artifacts)
-        return record
-
-
-def fresh_load(folder: str, discard: bool) -> Dict[str, Any]:
-    """The follow-up of a cell that kept its program: ``load``'s own job, in a process that never exported."""
-    from ..contract.layout import read_meta
-    from .loader import LoadJob
-
-    meta, _ = read_meta(folder)
-    job = LoadJob(folder=folder, meta=meta or {})
-    return {"message": batch.message(job), "merge": "fresh-load", "folder": folder, "discard": discard}
-
-
-def merge_fresh_load(cell: Dict[str, Any], load: Dict[str, Any], follow: Dict[str, Any]) -> None:
-    """Fold a fresh load of a cell's program into its record: where the two disagree, the fresh load wins."""
-    if follow.get("discard"):
-        shutil.rmtree(follow["folder"], ignore_errors=True)
-    cell.update(
-        serialize_in_process_status=cell.get("serialize_status"),
-        serialize_in_process_error=cell.get("serialize_error"),
-        serialize_fresh_s=round((load.get("load_s") or 0.0) + (load.get("run_s") or 0.0), 6),
-    )
-    status = load.get("status")
-    if status == LoadStatus.PASS.value:
-        fresh, error = STAGE_OK, None
-    else:
-        fresh = STAGE_MISMATCH if status == LoadStatus.MISMATCH.value else STAGE_ERROR
-        error = "fresh process: %s: %s: %s" % (status, load.get("error_type"), load.get("error_message"))
-    cell.update(serialize_fresh_status=fresh, serialize_fresh_error=error, serialize_status=fresh)
-    cell["serialize_error"] = error
 
 
 def select_cases(infos: Sequence[CaseInfo], tags: Optional[Sequence[str]]) -> List[CaseInfo]:

@@ -21,7 +21,7 @@ from matrix.envs import environments, releases
 from matrix.records import artifacts as loads_table
 from matrix.records import store
 from matrix.report import artifacts as report_artifacts
-from matrix.worker import loader
+from matrix.worker import forensics
 
 from conftest import FIXTURES, ROOT
 
@@ -104,7 +104,7 @@ def test_neither_release_loads_the_others_programs(loads: Tuple[Path, Dict[Tuple
         assert record["error_type"] and record["load_s"] is not None
         assert record["saved_serializer_version"] != record["serializer_version"]
         # The message names both schema versions, as torch prints them (``saved (8, 20), loader 1``).
-        saved, loading = (loader.schema_tuple(record[k]) for k in ("saved_serializer_version", "serializer_version"))
+        saved, loading = (forensics.schema_tuple(record[k]) for k in ("saved_serializer_version", "serializer_version"))
         assert record["error_message"].endswith("[serializer schema: saved %s, loader %s]" % (saved, loading))
     # 2.1 reads only the zip layout: its KeyError for the missing `version` entry says why it applies.
     newer = across["2.13.0+cpu", "2.1.2", "strict"]

@@ -1,40 +1,93 @@
-"""The benchmark scripts still run, on small inputs: benchmarks/report.py and benchmarks/side_processes.py."""
+"""The benchmark scripts still run, on small inputs: benchmarks/report.py and benchmarks/side_processes.py.
+
+They must run and print their figures, ratios and verdicts; what a verdict says is never the test's: on a
+shared machine a wall-clock target may be missed, and the report benchmark then exits 1.
+"""
 
 from __future__ import annotations
 
 import re
+import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import List
 
 import pytest
 
 from conftest import ROOT
 
+LAP = r"([\d.]+) s wall, [\d.]+ s CPU \+ [\d.]+ s in side processes"  # benchmarks/report.py's _times
+VERDICT = r"(met|NOT met)"
 
-def test_report_benchmark_runs_and_judges_its_targets(tmp_path: Path):
+
+def figures(pattern: str, text: str) -> List[float]:
+    return [float(found) for found in re.findall(pattern, text, re.M)]
+
+
+def test_report_benchmark_runs_and_prints_its_figures_and_verdicts(tmp_path: Path):
     command = [sys.executable, str(ROOT / "benchmarks" / "report.py"), "--releases", "3", "--cases", "6"]
     command += ["--runs", "2", "--rounds", "2", "--keep", str(tmp_path)]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
+    verdicts = re.findall(r"^target ≤ \d+ (?:s|MB) for .*?: " + VERDICT + r" \(", out, re.M)
+    verdicts += re.findall(r"^target ≤ \d+ MB peak memory: " + VERDICT + r" \(", out, re.M)
+    assert len(verdicts) == 3, out + proc.stderr
+    # Exit 1 says only that a target was missed (a slow machine): anything else is a failure of the benchmark.
+    assert proc.returncode == (0 if set(verdicts) == {"met"} else 1), out + proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
     assert "records: 75 (3 releases × 6 cases × 2 modes × 2 runs)" in out
     assert "(72 cell records)" in out and "(36 cells," in out
-    assert len(re.findall(r"report, round \d: [\d.]+ s wall", out)) == 2
-    peak = float(re.search(r"memory round: ([\d.]+) MB peak", out).group(1))
-    assert peak > 20  # the sampled process tree holds at least an interpreter with pandas
-    assert "target ≤ 10 s for the report: met" in out and "target ≤ 1024 MB peak memory: met" in out
-    assert len(re.findall(r"re-render, round \d: [\d.]+ s wall", out)) == 2 and "for a re-render: met" in out
+    assert re.search(
+        r"^machine before: load average [\d.]+ on \d+ cores; a fixed pure-Python loop took [\d.]+ s$", out, re.M
+    )
+    assert re.search(r"^machine after: load average [\d.]+; the same loop took [\d.]+ s$", out, re.M)
+    # Each round's figures, and the summaries made of them: the median, min and max of the rounds printed.
+    walls = figures(r"^report, round \d: " + LAP + r" end to end .*; peak \d+ MB resident$", out)
+    rerenders = figures(r"^re-render, round \d: " + LAP + "$", out)
+    assert len(walls) == len(rerenders) == 2, out
+    for rounds, name in ((walls, "for the report"), (rerenders, "for a re-render")):
+        summary = re.search(
+            r"^target ≤ \d+ s %s: %s \(median wall ([\d.]+) s of 2 rounds, min ([\d.]+), max ([\d.]+)\)$"
+            % (name, VERDICT),
+            out,
+            re.M,
+        )
+        assert summary, out
+        median, low, high = (float(summary.group(n)) for n in (2, 3, 4))
+        assert (low, high) == (min(rounds), max(rounds))
+        assert median == pytest.approx(statistics.median(rounds), abs=0.006)  # rounded to 0.01 s when printed
+    peaks = figures(r"peak (\d+) MB resident$", out)
+    sampled = float(
+        re.search(r"^report, memory round: (\d+) MB peak of the build with its side processes", out, re.M).group(1)
+    )
+    assert sampled > 20  # the sampled process tree holds at least an interpreter with pandas
+    largest = re.search(r"^target ≤ \d+ MB peak memory: %s \(.*: (\d+) MB\)$" % VERDICT, out, re.M)
+    assert largest and float(largest.group(2)) == max(peaks + [sampled])
+    assert largest.group(1) == "met"  # memory, unlike time, does not depend on what else the machine runs
     assert (tmp_path / "report" / "index.md").is_file()
 
 
-def test_side_processes_benchmark_runs_a_round(tmp_path: Path):
+def test_side_processes_benchmark_runs_a_round_and_prints_its_ratio(tmp_path: Path):
     command = [sys.executable, str(ROOT / "benchmarks" / "side_processes.py"), "--tasks", "4", "--seconds", "0.05"]
-    proc = subprocess.run([*command, "--rounds", "1"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    proc = subprocess.run([*command, "--rounds", "2"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     if "nothing to measure" in proc.stdout:
         pytest.skip("no side processes here: they need Linux and two usable cores")
-    assert re.search(
-        r"^round 1: start [\d.]+ ms, wait [\d.]+ s, drop [\d.]+ s \(\d of 4 tasks ran\)$", proc.stdout, re.M
+    out = proc.stdout
+    rounds = re.findall(
+        r"^round (\d): start [\d.]+ ms, wait ([\d.]+) s, drop ([\d.]+) s \(\d of 4 tasks ran\)$", out, re.M
     )
-    assert re.search(r"^drop/wait: [\d.]+x", proc.stdout, re.M)
+    assert [number for number, _, _ in rounds] == ["1", "2"], out
+    assert all(float(wait) > 0 for _, wait, _ in rounds)
+    assert re.search(r"^side processes: 1; tasks: 4 of 0.05 s each$", out, re.M)
+    assert re.search(r"^pool start and stop, one trivial task: [\d.]+ ms \(median of 2 rounds\)$", out, re.M)
+    assert re.search(r"^wait for every task: [\d.]+ s$", out, re.M)
+    assert re.search(r"^drop on an error: [\d.]+ s, [\d.]+ tasks ran$", out, re.M)
+    ratio = re.search(
+        r"^drop/wait: ([\d.]+)x median of rounds ([\d.]+), ([\d.]+) \(target <= [\d.]+x: %s\)$" % VERDICT, out, re.M
+    )
+    assert ratio, out
+    # The ratio printed is the median of the rounds' ratios it lists, whatever it says of the target.
+    median, each = float(ratio.group(1)), [float(ratio.group(2)), float(ratio.group(3))]
+    assert median == pytest.approx(statistics.median(each), abs=0.0006)

@@ -1,4 +1,5 @@
-"""Signed saved programs end to end: ``run --artifacts`` signs, ``load`` refuses a tampered one unless ``--trust``."""
+"""Signed saved programs end to end: ``run --artifacts`` signs, ``load`` refuses a tampered one unless ``--trust``;
+in process, ``save`` signs the program it saves."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from typing import Any, Dict, List, Tuple
 
 import pytest
 
-from matrix.worker import signing
+from matrix.contract import layout
+from matrix.worker import artifacts, loader, signing
 
 from conftest import FIXTURES, ROOT, run_matrix
 
@@ -124,3 +126,23 @@ def test_a_missing_signature_or_another_key_is_refused(
     record = load(art, tmp_path / "unsigned")
     assert record["status"] == "untrusted"
     assert record["error_message"].startswith("untrusted artifact: no signature (meta.sig); pass --trust")
+
+
+# --- save, in process: a real export, signed as it is saved ----------------------------------------
+
+KEY = b"k" * 40
+OTHER = b"o" * 40
+
+
+def test_save_signs_what_it_saves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    monkeypatch.setenv(signing.KEY_VARIABLE, KEY.decode())
+    program = torch.export.export(torch.nn.Linear(2, 2), (torch.ones(1, 2),))
+    folder = Path(artifacts.save(layout.Target(str(tmp_path), "cpu"), "lin", "strict", program,
+                                 [((torch.ones(1, 2),), {})], [torch.zeros(1, 2)]))  # fmt: skip
+    assert sorted(p.name for p in folder.iterdir()) == sorted(layout.FILES + (layout.META, "meta.sig"))
+    meta, problem = layout.read_meta(str(folder))
+    assert problem is None and meta is not None
+    assert loader.untrusted(str(folder), meta, KEY) is None
+    assert "does not match" in str(loader.untrusted(str(folder), meta, OTHER))

@@ -11,28 +11,15 @@ import pytest
 from matrix.contract import schema
 from matrix.records import artifacts, store
 
+from conftest import make_load as load_record
+
 
 def make_load(saved: str, loaded: str, case: str = "add", status: str = "pass", mode: str = "strict", **extra: Any):
     """A hand-written load record, as ``export-matrix load`` writes it; ``extra`` sets or overrides any key."""
-    record = {key: None for key in schema.LOAD_KEYS}
-    record.update(
-        schema_version=schema.SCHEMA_VERSION,
-        kind="load",
-        saved_torch_version=saved,
-        saved_variant="pypi",
-        saved_python="3.11",
-        torch_version=loaded,
-        variant="pypi",
-        python="3.11",
-        case=case,
-        mode=mode,
-        status=status,
-        finished_at="2025-01-01T00:00:00+00:00",
-    )
+    pypi = {"saved_variant": "pypi", "variant": "pypi"}
     if status not in ("pass", "not-applicable") and "error_type" not in extra:
-        record.update(error_type="RuntimeError", error_message="Serialized version does not match")
-    record.update(extra)
-    return record
+        pypi.update(error_type="RuntimeError", error_message="Serialized version does not match")
+    return load_record(saved, loaded, case, status, mode, **{**pypi, **extra})
 
 
 def frame(records: List[dict]) -> pd.DataFrame:

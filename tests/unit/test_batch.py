@@ -12,22 +12,21 @@ from matrix.contract import records
 from matrix.contract.case import CaseInfo
 from matrix.contract.errors import UserError
 from matrix.contract.schema import CELL_KEYS, SCHEMA_VERSION, STATUSES, Status
-from matrix.worker import batch, journal, loader, runner
+from matrix.worker import batch, cell_job, jobs, journal, load_job, messages
 
 
 def _crossed(job: Any) -> Any:
     """A job as the isolated process rebuilds it from the message the runner sends."""
-    message = json.loads(json.dumps(batch.message(job)))
-    module, name = batch.JOB_TYPES[message["job"]]
-    assert getattr({"runner": runner, "loader": loader}[module], name) is type(job)
-    return type(job).from_fields(message["fields"])
+    message = json.loads(json.dumps(messages.message(job)))
+    assert jobs.KINDS[message["job"]] is type(job)
+    return jobs.KINDS[message["job"]].from_fields(message["fields"])
 
 
 def test_jobs_cross_into_the_isolated_process_unchanged() -> None:
     info = CaseInfo(name="a/b", path="cases/a/b.py", description="d", tags=("torch.cond",), requires=("cond",))
-    cell = runner.CellJob(info, "strict", "cpu", ("check", "serialize"), {"cond": True}, 1.5, "art", "cpu")
+    cell = cell_job.CellJob(info, "strict", "cpu", ("check", "serialize"), {"cond": True}, 1.5, "art", "cpu")
     assert _crossed(cell) == cell
-    load = loader.LoadJob(folder="/x/y", meta={"case": "a/b", "files": [{"name": "program.pt2"}]})
+    load = load_job.LoadJob(folder="/x/y", meta={"case": "a/b", "files": [{"name": "program.pt2"}]})
     assert _crossed(load) == load
 
 
@@ -122,7 +121,7 @@ def test_the_engine_resumes_past_recorded_items_and_records_the_one_that_killed_
 
 
 def test_a_fresh_load_decides_the_save_load_stage_and_the_record_keeps_both(tmp_path: Path) -> None:
-    from matrix.worker.runner import merge_fresh_load
+    from matrix.worker.cell_job import merge_fresh_load
 
     kept = tmp_path / "program"
     kept.mkdir()

@@ -15,6 +15,7 @@ from matrix import bisect, cli, probe
 from matrix.bisect import BisectError, Skip, search
 from matrix.contract import schema
 from matrix.contract.errors import UserError
+from matrix.contract.requests import RunRequest
 from matrix.envs import environments, releases
 
 from conftest import FIXTURES, make_cell
@@ -192,7 +193,8 @@ def test_a_probe_compares_the_cell_that_schema_recency_says_wins_not_the_last_on
     assert max([later, earlier], key=schema.recency) is later
     asked: List[Sequence[str]] = []
 
-    def fake_run(command: Any, env: Any, case: str, modes: Sequence[str], out: Path, *rest: Any) -> Optional[str]:
+    def fake_run(command: Any, env: Any, request: RunRequest, *rest: Any) -> Optional[str]:
+        modes, out = list(request.modes), Path(request.out)
         asked.append(modes)
         out.mkdir(parents=True, exist_ok=True)
         (out / "torch-2.5.1_pypi_py3.11.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (later, earlier)))

@@ -11,6 +11,7 @@ import pytest
 from matrix import check, probe
 from matrix.check import CheckError, Row
 from matrix.contract import records, schema
+from matrix.contract.requests import RunRequest
 from matrix.contract.schema import NoCell, Status
 from matrix.envs import releases
 from matrix.probe import Probed
@@ -82,8 +83,8 @@ def test_check_shows_the_record_that_schema_recency_says_wins_not_the_last_one_r
     expected = {"strict": max([later, earlier], key=schema.recency), "non-strict": max(tied, key=schema.recency)}
     assert expected["strict"] is later and expected["non-strict"] is tied[0]  # neither is the last read
 
-    def fake_run(command: Any, env: Any, case: str, modes: Sequence[str], out: Path, *rest: Any) -> Optional[str]:
-        write_records(out, "torch-2.5.1_cpu_py3.11.jsonl", [later, earlier, *tied])
+    def fake_run(command: Any, env: Any, request: RunRequest, *rest: Any) -> Optional[str]:
+        write_records(Path(request.out), "torch-2.5.1_cpu_py3.11.jsonl", [later, earlier, *tied])
         return None
 
     monkeypatch.setattr(probe, "run_case", fake_run)

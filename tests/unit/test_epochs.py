@@ -11,18 +11,9 @@ from matrix.records import artifacts as loads_table
 from matrix.records import epochs
 from matrix.records.artifacts import Failure
 
+from conftest import make_load as load
+
 SCHEMA_ERROR = {"error_type": "RuntimeError", "error_message": "Serialized version (5, 1) does not match (7, 3).\nmore"}
-
-
-def load(saved: str, loaded: str, case: str = "add", status: str = "pass", mode: str = "strict", **extra: Any):
-    record: Dict[str, Any] = {key: None for key in schema.LOAD_KEYS}
-    record.update(
-        schema_version=schema.SCHEMA_VERSION, kind="load", saved_torch_version=saved, saved_variant="cpu",
-        saved_python="3.11", torch_version=loaded, variant="cpu", python="3.11", case=case, mode=mode,
-        status=status, finished_at="2025-01-01T00:00:00+00:00",
-    )  # fmt: skip
-    record.update(extra)
-    return record
 
 
 def table(rows: List[Dict[str, Any]]) -> pd.DataFrame:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 from typing import Any, Dict
 
 import pytest
 import torch
+from torch._export.db import examples as examples_package
 from torch._export.db.examples import all_examples
 
 from matrix.contract.case import CaseError, CaseInfo, discover
@@ -15,10 +17,27 @@ from matrix.worker import exportdb
 from conftest import ROOT, old_style_example
 
 
+def bundled_examples() -> Dict[str, Any]:
+    """torch's own ExportDB examples. None found fails the test, which would otherwise check nothing; it is
+    skipped only where the installed torch ships no example module at all."""
+    shipped = sorted(p.stem for p in Path(examples_package.__file__).parent.glob("*.py") if p.stem != "__init__")
+    if not shipped:
+        pytest.skip(
+            "torch %s bundles no ExportDB example (%s has none)" % (torch.__version__, examples_package.__name__)
+        )
+    found = all_examples()
+    assert found, "torch %s ships %d ExportDB example modules but all_examples() found none" % (
+        torch.__version__,
+        len(shipped),
+    )
+    return found
+
+
 def test_discover_returns_the_installed_examples_with_expectations():
-    bundled = all_examples()
+    bundled = bundled_examples()
     infos = exportdb.discover()
     assert [info.name for info in infos] == ["torch-exportdb/" + name for name in sorted(bundled)]
+    assert len(infos) == len(bundled) > 0
     for info in infos:
         example = bundled[info.name.split("/", 1)[1]]
         want = "supported" if example.support_level.name == "SUPPORTED" else "not-supported-yet"
@@ -31,6 +50,7 @@ def test_discover_returns_the_installed_examples_with_expectations():
 
 
 def test_kwargs_reach_the_case():
+    assert "fn_with_kwargs" in bundled_examples()
     (info,) = [info for info in exportdb.discover() if info.name == "torch-exportdb/fn_with_kwargs"]
     case = exportdb.load(info)
     assert case.example_kwargs and all(isinstance(k, str) for k in case.example_kwargs)
@@ -68,21 +88,25 @@ def level(example: Any) -> str:
 
 @pytest.mark.parametrize("root", ["cases", "cases/exportdb"])
 def test_a_case_file_of_an_exportdb_example_gets_the_installed_releases_own_claim(root: str):
-    bundled = all_examples()
+    bundled = bundled_examples()
     ours = [info for info in discover([str(ROOT / root)]) if "/exportdb/" in info.path.replace("\\", "/")]
     assert len(ours) > 30
     for info in ours:
         name = info.path.replace("\\", "/").rsplit("/", 1)[1][: -len(".py")]
         assert exportdb.example_of(info.name, info.path, info.source) == name
         assert exportdb.claim(info) == (level(bundled[name]) if name in bundled else None), info.name
+    # Most of our files stand for an example this release bundles: the claims above are not all None.
+    assert sum(exportdb.claim(info) is not None for info in ours) >= len(ours) // 2
     # A case of another folder stands for no example, whatever its name.
     other = CaseInfo(name="exportdb_like/cond_predicate", path="cases/models/cond_predicate.py", description="x")
     assert exportdb.example_of(other.name, other.path, other.source) is None and exportdb.claim(other) is None
 
 
 def test_a_bundled_example_claims_its_own_support_level():
-    for info in exportdb.discover():
-        assert exportdb.claim(info) == info.expected, info.name
+    infos = exportdb.discover()
+    assert len(infos) == len(bundled_examples())
+    for info in infos:
+        assert exportdb.claim(info) == info.expected is not None, info.name
 
 
 def test_claims_are_read_once_and_leave_the_random_state_alone(monkeypatch: pytest.MonkeyPatch):

@@ -1,4 +1,4 @@
-"""What a failed load records (:func:`matrix.worker.loader.load_error`): the error torch met, and both schema versions.
+"""What a failed load records (:func:`matrix.worker.forensics.load_error`): the error torch met, both schema versions.
 
 Real programs, loaded in this process by the local torch. The program under
 ``tests/data/saved_programs`` was saved by PyPI's torch 2.5.1 (serializer schema 7.3), in the
@@ -8,7 +8,6 @@ says how to run it again).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import shutil
@@ -17,10 +16,9 @@ from pathlib import Path
 from typing import Any, Dict, Iterator
 
 import pytest
-import torch
 
 from matrix.contract import layout
-from matrix.worker import artifacts, loader, signing
+from matrix.worker import artifacts, forensics, load_job, signing
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "saved_programs"
 SAVED_ON_2_5 = DATA / "2.5.1+cu124_cu124_py3.11" / "strict" / "linear"
@@ -38,11 +36,11 @@ def fixture_key(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixtur
 def load(folder: Path) -> Dict[str, Any]:
     meta, problem = layout.read_meta(str(folder))
     assert problem is None and meta is not None, problem
-    return loader.LoadJob(folder=str(folder), meta=meta).run()
+    return load_job.LoadJob(folder=str(folder), meta=meta).run()
 
 
 def schema_here() -> str:
-    return loader.schema_tuple(artifacts.serializer_version())
+    return forensics.schema_tuple(artifacts.serializer_version())
 
 
 def test_the_fixture_is_a_program_saved_on_2_5_in_the_zip_layout() -> None:
@@ -50,7 +48,7 @@ def test_the_fixture_is_a_program_saved_on_2_5_in_the_zip_layout() -> None:
     assert (meta["torch_version"], meta["serializer_version"], meta["format_version"]) == ("2.5.1+cu124", "7.3", 2)
     with zipfile.ZipFile(SAVED_ON_2_5 / layout.PROGRAM) as saved:
         assert saved.read("version") == b"7.3"
-    assert loader._layout(str(SAVED_ON_2_5 / layout.PROGRAM)) == "zip"
+    assert forensics._layout(str(SAVED_ON_2_5 / layout.PROGRAM)) == "zip"
 
 
 def test_a_2_5_program_on_this_release_records_the_zip_readers_schema_error(tmp_path: Path) -> None:
@@ -68,70 +66,24 @@ def test_a_2_5_program_on_this_release_records_the_zip_readers_schema_error(tmp_
     assert schema_here() != "(7, 3)"
 
 
-def newer_archive(tmp_path: Path) -> Path:
-    """A program saved here as an archive, then marked as written by a serializer of a later major version."""
-    x = torch.arange(6.0).reshape(2, 3)
-    model = torch.nn.Linear(3, 2)
-    target = layout.Target(str(tmp_path), "cpu")
-    folder = Path(artifacts.save(target, "unit/newer", "strict", torch.export.export(model, (x,)), [((x,), {})],
-                                 [model(x)]))  # fmt: skip
-    program = folder / layout.PROGRAM
-    with zipfile.ZipFile(program) as saved:
-        entries = [(info, saved.read(info.filename)) for info in saved.infolist()]
-    with zipfile.ZipFile(program, "w") as rewritten:
-        for info, data in entries:
-            if info.filename.endswith("models/model.json"):
-                model_json = json.loads(data)
-                model_json["schema_version"]["major"] = 99
-                data = json.dumps(model_json).encode()
-            rewritten.writestr(info, data)
-    meta = json.loads((folder / layout.META).read_text())
-    meta["serializer_version"] = "99.0"
-    for entry in meta["files"]:
-        data = (folder / entry["name"]).read_bytes()
-        entry.update(size=len(data), sha256=hashlib.sha256(data).hexdigest())
-    (folder / layout.META).write_text(json.dumps(meta))
-    signing.sign(str(folder / layout.META), signing.signing_key())
-    return folder
-
-
-def test_an_archive_that_fails_records_the_archive_loaders_own_error(tmp_path: Path) -> None:
-    folder = newer_archive(tmp_path)
-    program = str(folder / layout.PROGRAM)
-    assert loader._layout(program) == "archive"
-    load_pt2 = loader._archive_loader()
-    assert load_pt2 is not None  # the local build has the archive loader (torch 2.8 and later)
-    with pytest.raises(Exception) as fallback:
-        torch.export.load(program)
-    with pytest.raises(Exception) as archive:
-        load_pt2(program)
-    assert str(fallback.value) != str(archive.value)  # torch.export.load hides the archive loader's error
-    fields = load(folder)
-    assert fields["status"] == "load-error"
-    assert fields["error_type"].endswith(type(archive.value).__name__)
-    assert fields["error_message"].startswith(str(archive.value).splitlines()[0][:200])
-    assert "major=99" in fields["error_message"]
-    assert fields["error_message"].endswith("[serializer schema: saved (99, 0), loader %s]" % schema_here())
-
-
 def test_layouts_are_told_apart(tmp_path: Path) -> None:
     (tmp_path / "garbage.pt2").write_bytes(b"not a zip at all")
-    assert loader._layout(str(tmp_path / "garbage.pt2")) is None
-    assert loader._layout(str(tmp_path / "missing.pt2")) is None
+    assert forensics._layout(str(tmp_path / "garbage.pt2")) is None
+    assert forensics._layout(str(tmp_path / "missing.pt2")) is None
     with zipfile.ZipFile(tmp_path / "archive.pt2", "w") as archive:
         archive.writestr("model/archive_format", "pt2")
-    assert loader._layout(str(tmp_path / "archive.pt2")) == "archive"
+    assert forensics._layout(str(tmp_path / "archive.pt2")) == "archive"
 
 
 def test_schema_versions_read_as_torch_prints_them() -> None:
-    assert loader.schema_tuple("7.3") == "(7, 3)"
-    assert loader.schema_tuple("8.20") == "(8, 20)"
-    assert loader.schema_tuple("1") == "1"
-    assert loader.schema_tuple(None) == "unknown"
-    assert loader.schema_tuple("8.x") == "8.x"
+    assert forensics.schema_tuple("7.3") == "(7, 3)"
+    assert forensics.schema_tuple("8.20") == "(8, 20)"
+    assert forensics.schema_tuple("1") == "1"
+    assert forensics.schema_tuple(None) == "unknown"
+    assert forensics.schema_tuple("8.x") == "8.x"
 
 
 def test_a_long_message_keeps_the_schema_versions(tmp_path: Path) -> None:
-    fields = loader.load_error(str(tmp_path / "missing.pt2"), {"serializer_version": "5.1"}, ValueError("x" * 900))
-    assert len(fields["error_message"]) == loader.MESSAGE_CHARS
+    fields = forensics.load_error(str(tmp_path / "missing.pt2"), {"serializer_version": "5.1"}, ValueError("x" * 900))
+    assert len(fields["error_message"]) == forensics.MESSAGE_CHARS
     assert fields["error_message"].endswith("[serializer schema: saved (5, 1), loader %s]" % schema_here())

@@ -13,6 +13,8 @@ from matrix import cli
 from matrix.contract import dependencies, records, schema
 from matrix.records import merge
 
+from conftest import make_load
+
 
 def environment(torch_version: str, variant: str, run_id: str, started_at: str) -> Dict[str, Any]:
     return {
@@ -306,14 +308,8 @@ def test_records_whose_identity_cannot_name_a_file_are_skipped_naming_the_line(
 
 def load_record(status: str, finished: str = "2025-01-01T00:00:00+00:00", **extra: Any) -> Dict[str, Any]:
     """A load of 2.5.1's ``add`` program on 2.9.1, as ``export-matrix load`` writes it; ``extra`` sets any key."""
-    record: Dict[str, Any] = {key: None for key in schema.LOAD_KEYS}
-    record.update(
-        schema_version=schema.SCHEMA_VERSION, kind="load", saved_torch_version="2.5.1", saved_variant="pypi",
-        saved_python="3.11", torch_version="2.9.1", variant="pypi", python="3.11", case="add", mode="strict",
-        status=status, finished_at=finished,
-    )  # fmt: skip
-    record.update(extra)
-    return record
+    pypi = {"saved_variant": "pypi", "variant": "pypi", "finished_at": finished}
+    return make_load("2.5.1", "2.9.1", "add", status, **{**pypi, **extra})
 
 
 def test_load_records_are_kept_once_per_saved_and_loaded_release_case_and_mode(tmp_path: Path) -> None:

@@ -66,35 +66,8 @@ def test_the_one_line_errors_reach_the_terminal(capsys: pytest.CaptureFixture) -
 
 
 def test_the_load_sessions_take_only_the_options_load_understands() -> None:
-    import importlib.util
+    from matrix.contract.requests import load_words
 
-    spec = importlib.util.spec_from_file_location("noxfile_under_test", ROOT / "noxfile.py")
-    assert spec is not None and spec.loader is not None
-    noxfile = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(noxfile)
     given = ["--select", "cond_*", "exportdb/*", "--mode", "strict", "--force", "--tag", "torch.cond", "--timeout", "9"]
-    assert noxfile._load_options(given) == ["--select", "cond_*", "exportdb/*", "--force", "--timeout", "9"]
-    assert noxfile._load_options(["--trust", "--mode", "strict"]) == ["--trust"]
-
-
-def test_the_load_sessions_load_each_dependency_set_where_its_packages_are(tmp_path: Path) -> None:
-    """Programs saved beside packages are grouped by set, torch alone first, read from their meta.json."""
-    import importlib.util
-
-    import torch
-
-    from matrix.contract import layout
-    from matrix.worker import artifacts, loader
-
-    model = torch.nn.Linear(2, 2)
-    program = torch.export.export(model, (torch.ones(1, 2),))
-    for case, key in (("plain", ""), ("uses_timm", "timm"), ("uses_both", "timm|transformers<5")):
-        target = layout.Target(str(tmp_path), "pypi", dependency_set=key)
-        folder = artifacts.save(target, case, "strict", program, [((torch.ones(1, 2),), {})], [model(torch.ones(1, 2))])
-        assert loader.saved_with(next(a for a in layout.discover((str(tmp_path),)) if a.case == case)) == key
-        assert Path(folder, "meta.json").is_file()
-    spec = importlib.util.spec_from_file_location("noxfile_under_test", ROOT / "noxfile.py")
-    assert spec is not None and spec.loader is not None
-    noxfile = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(noxfile)
-    assert noxfile._saved_sets(tmp_path) == ["", "timm", "timm|transformers<5"]
+    assert load_words(given) == ["--select", "cond_*", "exportdb/*", "--force", "--timeout", "9"]
+    assert load_words(["--trust", "--mode", "strict"]) == ["--trust"]

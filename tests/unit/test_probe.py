@@ -51,6 +51,6 @@ def test_where_the_environment_does_not_install_only_its_env_error_counts(
 
     monkeypatch.setattr(environments, "prepare_or_record", fail)
     info = probe.validate_case(str(FIXTURES / "basic" / "add_one.py"))
-    probed = probe.probe_case(spec, info, ["strict"], folder, 1.0)
+    probed = probe.probe_case(spec, info, probe.case_request(info.path, ["strict"], folder, 1.0))
     assert probed == probe.Probed(env_error=error)
     assert probed.cell("strict") is None

@@ -3,26 +3,65 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Tuple
 
 import pytest
+
+try:
+    import tomllib
+except ImportError:  # Python < 3.11
+    import tomli as tomllib  # type: ignore[no-redef]
 
 from matrix.envs import releases
 from matrix.envs.releases import ReleaseError, version_key
 
 MATRIX = releases.default_matrix()
+with open(releases.DATA, "rb") as _file:
+    FILE = tomllib.load(_file)  # the file as written, to check what the matrix makes of it
+SERIES = FILE["series"]
+NEWEST = MATRIX.releases[-1]
+PYPI = MATRIX.variant("pypi")
 
-ALL_PATCHES = (
-    "2.1.0 2.1.1 2.1.2 2.2.0 2.2.1 2.2.2 2.3.0 2.3.1 2.4.0 2.4.1 2.5.0 2.5.1 2.6.0 2.7.0 2.7.1 2.8.0 "
-    "2.9.0 2.9.1 2.10.0 2.11.0 2.12.0 2.12.1 2.13.0 2.14.0 2.14.1 2.15.0"
-).split()
+
+def minor_numbers(minor: str) -> Tuple[int, int]:
+    major, number = minor.split(".")
+    return int(major), int(number)
 
 
-def test_every_patch_release_from_2_1_to_2_15_is_known_in_order() -> None:
-    assert [r.version for r in MATRIX.releases] == ALL_PATCHES
-    assert [r.version for r in MATRIX.latest_patches()] == [
-        "2.1.2", "2.2.2", "2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.7.1", "2.8.0",
-        "2.9.1", "2.10.0", "2.11.0", "2.12.1", "2.13.0", "2.14.1", "2.15.0",
-    ]  # fmt: skip
+def after_newest(minors: int = 1) -> str:
+    """A minor series newer than any the file knows: ``2.16`` while 2.15 is the newest."""
+    major, number = minor_numbers(NEWEST.minor)
+    return "%d.%d" % (major, number + minors)
+
+
+# --- the releases ------------------------------------------------------------------------------
+
+
+def test_the_releases_are_every_patch_of_the_file_oldest_first_each_once() -> None:
+    versions = [r.version for r in MATRIX.releases]
+    assert versions == [patch for series in SERIES for patch in series["patches"]]
+    assert len(set(versions)) == len(versions)
+    keys = [r.key for r in MATRIX.releases]
+    assert all(older < newer for older, newer in zip(keys, keys[1:]))
+    assert all(r.minor == releases.minor_of(r.version) for r in MATRIX.releases)
+    assert versions[0] == "2.1.0"  # the matrix starts at the first release with torch.export
+
+
+def test_every_minor_series_from_the_oldest_to_the_newest_is_there() -> None:
+    minors = [series["minor"] for series in SERIES]
+    assert minors == list(dict.fromkeys(r.minor for r in MATRIX.releases))  # one block per series, in order
+    numbers = [minor_numbers(minor) for minor in minors]
+    assert all(b == (a[0], a[1] + 1) for a, b in zip(numbers, numbers[1:])), minors  # no series left out
+
+
+def test_latest_patches_are_the_newest_patch_of_each_series() -> None:
+    latest = MATRIX.latest_patches()
+    assert [r.minor for r in latest] == [series["minor"] for series in SERIES]
+    assert [r.version for r in latest] == [series["patches"][-1] for series in SERIES]
+    for release in latest:
+        assert release == max(MATRIX.series(release.minor), key=lambda r: r.key)
+    assert latest[-1] == NEWEST
+    assert all(r in latest or MATRIX.series(r.minor)[-1].key > r.key for r in MATRIX.releases)
 
 
 @pytest.mark.parametrize(
@@ -40,7 +79,18 @@ def test_every_patch_release_from_2_1_to_2_15_is_known_in_order() -> None:
 def test_python_ranges(version: str, oldest: str, newest: str) -> None:
     pythons = MATRIX.release(version).pythons
     assert (pythons[0], pythons[-1]) == (oldest, newest)
-    assert list(pythons) == sorted(pythons, key=releases.python_key)
+
+
+def test_each_release_takes_its_series_pythons_in_order_and_the_range_never_moves_back() -> None:
+    for series in SERIES:
+        for release in MATRIX.series(series["minor"]):
+            assert release.pythons == tuple(series["pythons"])
+    for release in MATRIX.releases:
+        numbers = [releases.python_key(p) for p in release.pythons]
+        assert all(b == (a[0], a[1] + 1) for a, b in zip(numbers, numbers[1:])), release  # consecutive
+    oldest = [releases.python_key(r.pythons[0]) for r in MATRIX.releases]
+    newest = [releases.python_key(r.pythons[-1]) for r in MATRIX.releases]
+    assert oldest == sorted(oldest) and newest == sorted(newest)
 
 
 def test_old_releases_pin_numpy_1_and_2_1_pins_setuptools() -> None:
@@ -48,6 +98,13 @@ def test_old_releases_pin_numpy_1_and_2_1_pins_setuptools() -> None:
     assert MATRIX.release("2.1.0").requirements == ("numpy<2", "setuptools<81")
     assert MATRIX.release("2.3.0").requirements == ("numpy", "setuptools")  # numpy is always installed
     assert MATRIX.release("2.8.0").requirements == ("numpy",)  # 2.8 declares setuptools itself
+    for series in SERIES:
+        for release in MATRIX.series(series["minor"]):
+            assert release.requirements == (series.get("numpy", "numpy"), *series.get("pins", []))
+            assert release.requirements[0].startswith("numpy")
+
+
+# --- the variants -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -70,6 +127,25 @@ def test_variants_cover_their_documented_range(variant: str, builds: str, not_bu
         assert not chosen.builds(MATRIX.release(not_builds))
 
 
+def test_each_variant_builds_the_series_from_its_since_to_its_until() -> None:
+    assert sorted(v.name for v in MATRIX.variants) == sorted(FILE["variants"])
+    assert MATRIX.variants[0] == PYPI  # the default comes first
+    for variant in MATRIX.variants:
+        table = FILE["variants"][variant.name]
+        low = minor_numbers(table.get("since", "2.1"))
+        high = minor_numbers(table["until"]) if "until" in table else None
+        in_range = [
+            low <= minor_numbers(r.minor) and (high is None or minor_numbers(r.minor) <= high) for r in MATRIX.releases
+        ]
+        covered = [r for r, inside in zip(MATRIX.releases, in_range) if inside]
+        built = [r for r in MATRIX.releases if variant.builds(r)]
+        assert built == covered, variant.name
+        assert built, "%s builds none of the releases" % variant.name
+    # PyPI and the CPU index build every release; the newest has a CUDA build from the PyTorch index too.
+    assert all(PYPI.builds(r) and MATRIX.variant("cpu").builds(r) for r in MATRIX.releases)
+    assert any(v.family == "cuda" and v.local_tag and v.builds(NEWEST) for v in MATRIX.variants)
+
+
 def test_variant_index_urls_and_their_override_variables() -> None:
     cpu = MATRIX.variant("cpu")
     mirror = {"EXPORT_MATRIX_INDEX_URL_CPU": "https://mirror/cpu"}
@@ -83,20 +159,30 @@ def test_variant_index_urls_and_their_override_variables() -> None:
     assert [v.family for v in (MATRIX.variant("pypi"), cpu, MATRIX.variant("cu126"))] == ["pypi", "cpu", "cuda"]
 
 
+# --- resolving and selecting ------------------------------------------------------------------
+
+
 def test_resolve_minor_version_tag_and_latest() -> None:
-    assert MATRIX.resolve("2.4").torch_version == "2.4.1"
-    assert MATRIX.resolve("2.4.0").release.version == "2.4.0"
-    cpu = MATRIX.resolve("2.13.0+cpu")
-    assert (cpu.variant.name, cpu.torch_version) == ("cpu", "2.13.0+cpu")
+    for minor in {r.minor for r in MATRIX.releases}:
+        assert MATRIX.resolve(minor).release == MATRIX.series(minor)[-1]  # a minor: its latest patch
+    for release in MATRIX.releases:
+        build = MATRIX.resolve(release.version)
+        assert (build.release, build.variant, build.torch_version) == (release, PYPI, release.version)
+        cpu = MATRIX.resolve(release.version + "+cpu")
+        assert (cpu.release, cpu.variant.name, cpu.torch_version) == (release, "cpu", release.version + "+cpu")
     assert MATRIX.resolve("2.5", variant="cu124").torch_version == "2.5.1+cu124"
-    assert MATRIX.resolve("latest").torch_version == "2.15.0"
+    assert MATRIX.resolve("latest").release == NEWEST
+    for variant in MATRIX.variants:  # latest: the newest release the variant builds
+        newest_built = [r for r in MATRIX.releases if variant.builds(r)][-1]
+        assert MATRIX.resolve("latest", variant=variant.name).release == newest_built
     assert MATRIX.resolve("latest", variant="cu121").torch_version == "2.5.1+cu121"
 
 
 @pytest.mark.parametrize(
     "spec, variant, message",
     [
-        ("2.16.0", None, "unknown torch release 2.16.0"),
+        (after_newest() + ".0", None, "unknown torch release %s.0" % after_newest()),
+        (after_newest(), None, "unknown torch minor series %s" % after_newest()),
         ("3.0", None, "unknown torch minor series 3.0"),
         ("2.4.1+rocm", None, r"unknown local version tag \+rocm"),
         ("2.9.1", "cu121", "cu121 has no build of torch 2.9.1"),
@@ -110,14 +196,31 @@ def test_resolve_errors_say_what_is_wrong(spec: str, variant: str, message: str)
         MATRIX.resolve(spec, variant)
 
 
-def test_selections() -> None:
+def test_quick_runs_latest_patches_from_the_oldest_series_to_the_newest_release() -> None:
     quick = MATRIX.select(["quick"])
-    assert [b.label for b in quick] == ["2.1.2", "2.5.1", "2.6.0", "2.7.1", "2.9.1", "2.15.0", "2.13.0+cpu"]
-    full = MATRIX.select(["all"])
-    assert [b.label for b in full[:15]] == [r.version for r in MATRIX.latest_patches()]
-    assert "2.13.0+cpu" in [b.label for b in full[15:]]
-    assert len({b.label for b in full}) == len(full)
-    assert [b.label for b in MATRIX.select(["2.4", "2.4.1", "latest"], variant="cpu")] == ["2.4.1+cpu", "2.15.0+cpu"]
+    assert [b.label for b in quick] == FILE["selections"]["quick"] == list(MATRIX.selection("quick"))
+    assert len({b.label for b in quick}) == len(quick)
+    pypi = [b.release for b in quick if b.variant == PYPI]
+    latest = MATRIX.latest_patches()
+    assert pypi == sorted(pypi, key=lambda r: r.key)
+    # The whole range, ends included: a new release joins the quick selection when it joins the file.
+    assert pypi[0] == latest[0], "quick must start at the oldest series' latest patch, %s" % latest[0].version
+    assert pypi[-1] == NEWEST, "quick must run the newest release, %s: add it to [selections] quick" % NEWEST.version
+    assert all(release in latest for release in pypi)  # a series' newest patch, never one it fixed
+
+
+def test_all_is_the_latest_patch_of_every_series_then_the_matrix_entries() -> None:
+    full = [b.label for b in MATRIX.select(["all"])]
+    latest = [r.version for r in MATRIX.latest_patches()]
+    assert full[: len(latest)] == latest
+    assert full[len(latest) :] == [e for e in dict.fromkeys(FILE["selections"]["matrix"]) if e not in latest]
+    assert len(set(full)) == len(full)
+    assert {b.label for b in MATRIX.select(["quick"])} <= set(full)  # the full matrix covers the quick one
+
+
+def test_selection_words_resolve_in_order_without_duplicates() -> None:
+    chosen = MATRIX.select(["2.4", "2.4.1", "latest"], variant="cpu")
+    assert [b.label for b in chosen] == ["2.4.1+cpu", NEWEST.version + "+cpu"]
     assert releases.words(" 2.4, 2.5.1+cpu  latest") == ["2.4", "2.5.1+cpu", "latest"]
 
 
@@ -133,6 +236,7 @@ def test_between_lists_every_patch_the_variant_builds_for_the_python() -> None:
         "2.5.0",
         "2.5.1",
     ]
+    assert MATRIX.between(MATRIX.releases[0].version, NEWEST.version, pypi) == list(MATRIX.releases)
     with pytest.raises(ReleaseError, match="must be older"):
         MATRIX.between("2.9.1", "2.5.1", pypi)
 
@@ -145,9 +249,9 @@ def test_version_order_follows_pep_440() -> None:
 
 
 def test_release_like_borrows_facts_for_unknown_versions() -> None:
-    nightly = MATRIX.release_like("2.16.0.dev20261201+cpu")
-    assert (nightly.version, nightly.minor) == ("2.16.0.dev20261201", "2.16")
-    assert nightly.pythons == MATRIX.release("2.15.0").pythons
+    nightly = MATRIX.release_like(after_newest() + ".0.dev20261201+cpu")
+    assert (nightly.version, nightly.minor) == (after_newest() + ".0.dev20261201", after_newest())
+    assert nightly.pythons == NEWEST.pythons  # the newest series' facts
     assert MATRIX.release_like("2.1.1") == MATRIX.release("2.1.1")
     assert MATRIX.release_like("2.1.3.dev1").extra_pins == ("setuptools<81",)
 

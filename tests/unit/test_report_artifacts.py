@@ -19,19 +19,9 @@ from matrix.report import files as report_files
 from matrix.report.site import case as site_case
 
 from conftest import make_cell
+from conftest import make_load as load
 
 HOSTILE = "left | right <script>alert(1)</script> [x](http://evil) `tick`\nsecond line"
-
-
-def load(saved: str, loaded: str, case: str = "add", status: str = "pass", mode: str = "strict", **extra: Any):
-    record = {key: None for key in schema.LOAD_KEYS}
-    record.update(
-        schema_version=schema.SCHEMA_VERSION, kind="load", saved_torch_version=saved, saved_variant="cpu",
-        saved_python="3.11", torch_version=loaded, variant="cpu", python="3.11", case=case, mode=mode,
-        status=status, finished_at="2025-01-01T00:00:00+00:00",
-    )  # fmt: skip
-    record.update(extra)
-    return record
 
 
 def loads() -> List[Dict[str, Any]]:
@@ -85,7 +75,7 @@ def table_rows(text: str) -> List[List[str]]:
 
 
 def test_page_has_the_summary_share_tables_regressions_and_case_grids(tmp_path: Path) -> None:
-    written = page.write(str(tmp_path), frame(loads())).files
+    written = page.write(str(tmp_path), loads_table.table(frame(loads()))).files
     assert written == {
         "artifacts.md", "loads.parquet", "charts/artifacts-strict.png", "charts/artifacts-non-strict.png",
     }  # fmt: skip
@@ -151,7 +141,7 @@ def test_a_case_saved_under_two_with_sets_has_a_grid_row_per_set_on_both_its_pag
 
 def test_record_text_stays_inert(tmp_path: Path) -> None:
     rows = loads() + [load("2.5.1", "2.8.0", status="run-error", error_type="Bad|Type", error_message=HOSTILE)]
-    page.write(str(tmp_path), frame(rows), charts=False)
+    page.write(str(tmp_path), loads_table.table(frame(rows)), charts=False)
     table = loads_table.table(frame(rows))
     sections = [page.case_section(group, *loads_table.orders(table)) for _, group in table.groupby("case")]
     text = "\n".join([(tmp_path / "artifacts.md").read_text(encoding="utf-8"), *sections])
@@ -164,7 +154,7 @@ def test_record_text_stays_inert(tmp_path: Path) -> None:
 def test_two_writes_are_byte_identical(tmp_path: Path) -> None:
     written = []
     for name in ("one", "two"):
-        page.write(str(tmp_path / name), frame(loads()))
+        page.write(str(tmp_path / name), loads_table.table(frame(loads())))
         folder = tmp_path / name
         written.append({path.relative_to(folder): path.read_bytes() for path in folder.rglob("*") if path.is_file()})
     one, two = written
@@ -175,10 +165,13 @@ def test_two_writes_are_byte_identical(tmp_path: Path) -> None:
 
 
 def test_without_charts_or_usable_records(tmp_path: Path) -> None:
-    assert page.write(str(tmp_path / "plain"), frame(loads()), charts=False).files == {"artifacts.md", "loads.parquet"}
+    assert page.write(str(tmp_path / "plain"), loads_table.table(frame(loads())), charts=False).files == {
+        "artifacts.md",
+        "loads.parquet",
+    }
     assert "![" not in (tmp_path / "plain" / "artifacts.md").read_text(encoding="utf-8")
     odd = [load("2.5.1", "2.6.0", status="exploded")]
-    assert page.write(str(tmp_path / "none"), frame(odd)).files == set()
+    assert page.write(str(tmp_path / "none"), loads_table.table(frame(odd))).files == set()
     assert not (tmp_path / "none" / "artifacts.md").exists()
 
 
@@ -214,7 +207,7 @@ def test_untrusted_loads_are_named_as_not_tried_never_as_failures(tmp_path: Path
         "Artifacts saved on 2.5.1 (2): all load and match on 2.5.1; 3 loads not tried, as untrusted: no signature,"
         " or one that does not match (load --trust) (none tried on 2.6.0)."
     )
-    page.write(str(tmp_path), frame(rows), charts=False)
+    page.write(str(tmp_path), loads_table.table(frame(rows)), charts=False)
     text = (tmp_path / "artifacts.md").read_text(encoding="utf-8")
     table = table_rows(text)
     # 2.6.0 tried nothing: the square says why, and counts no failure.

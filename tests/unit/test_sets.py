@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from matrix.contract.case import CaseInfo
+from matrix.contract.requests import RequestError, RunRequest
 from matrix.envs import sets
 
 from conftest import FIXTURES
@@ -21,12 +24,17 @@ def test_cases_that_name_the_same_packages_share_one_set_and_the_base_comes_firs
     assert list(sets.group([info("a", "x")], added=["y==1"])) == ["x + y==1"]
 
 
+def request(*argv: str) -> RunRequest:
+    """The run request the sessions plan by, read from the options after --."""
+    return RunRequest.from_argv(argv, out="-")
+
+
 def names(plan: sets.Plan) -> dict:
     return {key: sorted(info.name for info in infos) for key, infos in plan.sets.items()}
 
 
 def test_the_plan_groups_the_selected_cases_by_their_sets_the_base_first() -> None:
-    plan = sets.plan(["--cases", CASES, "--mode", "strict"], "2.13.0+cpu")
+    plan = sets.plan(request("--cases", CASES, "--mode", "strict"), "2.13.0+cpu")
     assert plan is not None and plan.modes == ("strict",)
     assert list(plan.sets)[0] == ""
     assert names(plan)["packaging"] == ["installed", "library_fails"]
@@ -34,22 +42,25 @@ def test_the_plan_groups_the_selected_cases_by_their_sets_the_base_first() -> No
 
 
 def test_with_joins_every_case_set_as_the_worker_counts_it() -> None:
-    plan = sets.plan(["--cases", CASES, "--select", "installed", "torch_alone", "--with", "einops"], "2.13.0+cpu")
+    chosen = request("--cases", CASES, "--select", "installed", "torch_alone", "--with", "einops")
+    plan = sets.plan(chosen, "2.13.0+cpu")
     assert plan is not None
     assert names(plan) == {"einops": ["torch_alone"], "einops + packaging": ["installed"]}
 
 
 def test_globs_on_cell_ids_select_on_the_release_planned_for() -> None:
-    here = sets.plan(["--cases", CASES, "--select", "torch-2.13.0+cpu/strict/installed"], "2.13.0+cpu")
+    here = sets.plan(request("--cases", CASES, "--select", "torch-2.13.0+cpu/strict/installed"), "2.13.0+cpu")
     assert here is not None and names(here) == {"packaging": ["installed"]}
-    elsewhere = sets.plan(["--cases", CASES, "--select", "torch-2.13.0+cpu/strict/installed"], "2.5.1")
+    elsewhere = sets.plan(request("--cases", CASES, "--select", "torch-2.13.0+cpu/strict/installed"), "2.5.1")
     assert elsewhere is not None and elsewhere.sets == {}
 
 
 def test_options_the_worker_refuses_leave_the_plan_to_it() -> None:
-    assert sets.plan(["--cases", CASES, "--mode", "sideways"], "2.13.0+cpu") is None
-    assert sets.plan(["--cases", CASES, "--tag", "no-such-tag"], "2.13.0+cpu") is None
-    assert sets.plan(["--source", "exportdb"], "2.13.0+cpu") is None
+    with pytest.raises(RequestError, match="argument --mode: invalid choice: 'sideways'"):
+        request("--cases", CASES, "--mode", "sideways")  # the session hands these words to the worker as they are
+    assert sets.plan(request("--cases", CASES, "--timeout", "nan"), "2.13.0+cpu") is None
+    assert sets.plan(request("--cases", CASES, "--tag", "no-such-tag"), "2.13.0+cpu") is None
+    assert sets.plan(request("--source", "exportdb"), "2.13.0+cpu") is None
 
 
 def test_a_set_the_resolver_refuses_records_which_part_of_it_came_from_with() -> None:

@@ -1,4 +1,5 @@
-"""Signed saved programs: :mod:`matrix.worker.signing`, and how ``save`` and ``load`` use it, in process."""
+"""Signed saved programs: :mod:`matrix.worker.signing`, and how ``load`` uses it, in process (``save``, which needs an
+exported program: tests/integration/test_signing.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any, Dict, Tuple
 import pytest
 
 from matrix.contract import layout, schema
-from matrix.worker import artifacts, loader, signing
+from matrix.worker import loader, signing
 
 KEY = b"k" * 40
 OTHER = b"o" * 40
@@ -87,20 +88,6 @@ def test_a_weak_or_unreadable_key_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("not a folder")
     with pytest.raises(signing.SigningKeyError, match="cannot make the signing key .*; set EXPORT_MATRIX_SIGNING_KEY"):
         signing.signing_key(blocked)
-
-
-def test_save_signs_what_it_saves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import torch
-
-    monkeypatch.setenv(signing.KEY_VARIABLE, KEY.decode())
-    program = torch.export.export(torch.nn.Linear(2, 2), (torch.ones(1, 2),))
-    folder = Path(artifacts.save(layout.Target(str(tmp_path), "cpu"), "lin", "strict", program,
-                                 [((torch.ones(1, 2),), {})], [torch.zeros(1, 2)]))  # fmt: skip
-    assert sorted(p.name for p in folder.iterdir()) == sorted(layout.FILES + (layout.META, "meta.sig"))
-    meta, problem = layout.read_meta(str(folder))
-    assert problem is None and meta is not None
-    assert loader.untrusted(str(folder), meta, KEY) is None
-    assert "does not match" in str(loader.untrusted(str(folder), meta, OTHER))
 
 
 # --- load: the check before anything is read -------------------------------------------------

@@ -13,26 +13,16 @@ import pandas as pd
 import pytest
 
 from matrix.contract import records, schema
-from matrix.records import store, tables
+from matrix.records import model, store, tables
 from matrix.report import build as report
 from matrix.report import files as report_files
 from matrix.report import site
 from matrix.report.site import badge, front, markup, verdicts
 
 from conftest import history, make_cell, report_cell, write_by_release
+from conftest import make_load as load
 
 HOSTILE = "<script>alert(3)</script> & \"quoted\" 'single' \x1b[31mred\x1b[0m"
-
-
-def load(saved: str, loaded: str, case: str, status: str = "pass", mode: str = "strict", **extra: Any):
-    record: Dict[str, Any] = {key: None for key in schema.LOAD_KEYS}
-    record.update(
-        schema_version=schema.SCHEMA_VERSION, kind="load", saved_torch_version=saved, saved_variant="cpu",
-        saved_python="3.11", torch_version=loaded, variant="cpu", python="3.11", case=case, mode=mode,
-        status=status, finished_at="2025-01-01T00:00:00+00:00",
-    )  # fmt: skip
-    record.update(extra)
-    return record
 
 
 def records_with_everything(folder: Path) -> List[Path]:
@@ -199,20 +189,20 @@ def test_pass_rates_count_only_cells_that_ran_and_the_newest_release_takes_every
             make_cell("2.6.0", "a", "mismatch", "non-strict"),
         ],
     )
-    envs = verdicts.environment_labels(cells, tables.environment_labels(cells))
-    rates = verdicts.pass_rates(tables.summary(cells), envs)
+    found = model.pass_rates(tables.summary(cells))
+    rates = verdicts.pass_rates(found)
     assert rates == {"2.5.1": {"strict": (1, 2)}, "2.6.0": {"strict": (1, 1), "non-strict": (0, 1)}}
-    assert verdicts.newest_pass_rate(tables.summary(cells), envs) == ("2.6.0", 1, 2)
+    assert model.newest_pass_rate(found) == ("2.6.0", 1, 2)
 
 
 def test_the_newest_release_is_rated_on_torch_alone_not_on_a_with_set(tmp_path: Path):
     rows = [make_cell("2.6.0", "a"), make_cell("2.6.0", "b", "fail")]
     rows += [make_cell("2.6.0", "m", with_set="transformers==5.0.0", dependency_set="transformers==5.0.0")]
     cells = cells_of(tmp_path, rows)
-    envs = verdicts.environment_labels(cells, tables.environment_labels(cells))
-    assert list(envs.values()) == ["2.6.0", "2.6.0 [transformers==5.0.0]"]
-    assert verdicts.pass_rates(tables.summary(cells), envs)["2.6.0 [transformers==5.0.0]"] == {"strict": (1, 1)}
-    assert verdicts.newest_pass_rate(tables.summary(cells), envs) == ("2.6.0", 1, 2)
+    found = model.pass_rates(tables.summary(cells))
+    assert list(verdicts.pass_rates(found)) == ["2.6.0", "2.6.0 [transformers==5.0.0]"]
+    assert verdicts.pass_rates(found)["2.6.0 [transformers==5.0.0]"] == {"strict": (1, 1)}
+    assert model.newest_pass_rate(found) == ("2.6.0", 1, 2)
 
 
 def test_badge_is_svg_with_the_rate_rounded_down_and_coloured_by_it():

@@ -18,7 +18,7 @@ from matrix.report import verdicts as worded
 
 from conftest import cell_table as cells
 from conftest import environment_of as environment
-from conftest import make_cell, report_cell
+from conftest import make_cell, make_load, report_cell
 
 KNOWN = ["2.%d.0" % minor for minor in range(1, 16)]
 
@@ -304,15 +304,10 @@ def test_the_strict_note_says_where_the_default_flips_and_which_releases_between
 
 
 def load(saved: str, loaded: str, case: str, status: str = "pass", mode: str = "strict") -> Dict[str, Any]:
-    record: Dict[str, Any] = {key: None for key in schema.LOAD_KEYS}
-    record.update(
-        schema_version=schema.SCHEMA_VERSION, kind="load", saved_torch_version=saved, saved_variant="cpu",
-        saved_python="3.11", torch_version=loaded, variant="cpu", python="3.11", case=case, mode=mode,
-        status=status, finished_at="2025-01-01T00:00:00+00:00",
-    )  # fmt: skip
-    if status != "pass":
-        record.update(error_type="RuntimeError", error_message="Serialized version (5, 1) does not match (7, 3).")
-    return record
+    if status == "pass":
+        return make_load(saved, loaded, case, status, mode)
+    error = "Serialized version (5, 1) does not match (7, 3)."
+    return make_load(saved, loaded, case, status, mode, error_type="RuntimeError", error_message=error)
 
 
 def write(folder: Path, rows: Sequence[Dict[str, Any]], name: str) -> None:

@@ -28,11 +28,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from matrix.records import artifacts as loads_table
 from matrix.report import files
 from matrix.report import markdown as md
 from matrix.report.findings import Findings
-from matrix.report.site import badge, case, front, verdicts
+from matrix.report.site import badge, case, front
 
 FOLDER = "site"
 ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assets")
@@ -45,34 +44,31 @@ CSV = ".csv.gz"  # the suffix of a table's CSV download
 def write(
     out: str,
     f: Findings,
-    loads: pd.DataFrame,
     parquet: Iterable[str] = (),
     roots: Optional[Sequence[str]] = None,
 ) -> Set[str]:
     """Write the site under ``out/site`` and a CSV beside each ``parquet`` table of ``out``; returns the paths.
 
-    ``loads`` are the load records (``Store.loads``); paths are relative to ``out``, as the manifest lists them.
+    The pages render ``f``'s model (:mod:`matrix.records.model`), as the Markdown pages do; paths are relative
+    to ``out``, as the manifest lists them.
     ``roots``: the folders case pages read sources from (default: the project's ``cases/``).
     """
     listed = files.previous(out)
     tables = sorted(parquet)
     written = write_csv(out, tables)
-    envs = verdicts.environment_labels(f.cells, f.labels)
     pages = {name: "cases/%s.html" % md.page_file(name) for name in sorted(set(map(str, f.cells["case"])))}
     downloads = [name[: -len(".parquet")] for name in tables]
-    written |= _write(out, "index.html", front.render(f, envs, pages, downloads))
+    written |= _write(out, "index.html", front.render(f, pages, downloads))
     for name in COPIED:
         with open(os.path.join(ASSETS, name), encoding="utf-8") as source:
             written |= _write(out, name, source.read())
-    written |= _write(out, "badge.svg", badge.render(*verdicts.newest_pass_rate(f.summary, envs)))
-    table = loads_table.table(loads)
-    orders = loads_table.orders(table)
+    written |= _write(out, "badge.svg", badge.render(*f.model.newest_pass_rate))
     shown = f.cells[[c for c in case.COLUMNS if c in f.cells.columns]]
     rows = _by_case(shown.assign(environment=f.labels.to_numpy()))
     moves = _by_case(f.moves)
-    saved = _by_case(table)
+    saved = _by_case(f.loads)
     for name, target in pages.items():
-        text = case.render(name, rows[name], moves.get(name, []), saved.get(name, []), orders, roots)
+        text = case.render(name, rows[name], moves.get(name, []), saved.get(name, []), f.load_orders, roots)
         written |= _write(out, target, text)
     _remove_stale(out, listed, written)
     return written

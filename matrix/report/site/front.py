@@ -13,12 +13,12 @@ from typing import Any, Dict, Mapping, Sequence
 import pandas as pd
 
 from matrix.contract.schema import MODES, STAGE_ERROR, STAGES, STATUSES, Status, first_line
-from matrix.records.tables import FAILING
+from matrix.records.columns import FAILING
 from matrix.report.findings import Findings
 from matrix.report.real_models import PREFIX as REAL_MODELS
-from matrix.report.site import verdicts
 from matrix.report.site.markup import GLYPHS, NO_RECORD, clip, listed, page, present, script_json, text
-from matrix.report.site.verdicts import ANY_FAILURE, Environments
+from matrix.report.site.verdicts import ANY_FAILURE
+from matrix.report.site.verdicts import render as verdicts_section
 
 NOTE_LIMIT = 160  # characters of an error kept in a grid cell's tooltip
 
@@ -80,7 +80,7 @@ def cell_note(row: Mapping[str, Any]) -> str:
     return note if len(note) <= NOTE_LIMIT else note[: NOTE_LIMIT - 1] + "…"
 
 
-def render(f: Findings, envs: Environments, pages: Mapping[str, str], downloads: Sequence[str]) -> str:
+def render(f: Findings, pages: Mapping[str, str], downloads: Sequence[str]) -> str:
     """The front page; ``pages`` maps each case to its page, ``downloads`` names the tables beside the site."""
     data = grid_data(f.cells, f.labels, pages)
     count = len(data["cases"])
@@ -106,7 +106,7 @@ def render(f: Findings, envs: Environments, pages: Mapping[str, str], downloads:
         '<p class="lead">%s <img src="badge.svg" alt="pass rate of the newest release" class="badge"></p>' % lead,
         '<nav><a href="#verdicts">Verdicts</a> · <a href="#cases">Cases</a> · <a href="#tables">Tables</a>'
         ' · <a href="#legend">Legend</a></nav></header>',
-        verdicts.render(f.summary, f.verdicts, envs, pages),
+        verdicts_section(f.pass_rates, f.verdicts, pages),
         '<section id="cases"><h2>Cases</h2>',
         '<form id="filters" onsubmit="return false"><label>case <input id="f-name" type="search"'
         ' placeholder="part of a case name" autocomplete="off"></label>%s</form>' % selects,

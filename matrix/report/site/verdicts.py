@@ -2,18 +2,17 @@
 
 Nothing is judged here: the open regressions, the releases that pass the most of what is
 documented to work, the saved-program epochs and the changes since the baseline come from
-``Findings.verdicts``; the pass rates from the summary table. Each line links to its evidence:
-a case's page, or the grid filtered to the cells behind it.
+``Findings.verdicts``; the pass rates from ``Findings.pass_rates`` (both :mod:`matrix.records.model`).
+Each line links to its evidence: a case's page, or the grid filtered to the cells behind it.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import quote
 
-import pandas as pd
-
-from matrix.contract.schema import APPLICABLE, MODES, STAGES
+from matrix.contract.schema import MODES, STAGES
+from matrix.records.model import PassRate, newest_pass_rate
 from matrix.records.verdicts import Verdicts
 from matrix.report.site.markup import status, text
 
@@ -21,49 +20,13 @@ ANY_FAILURE = "failing"  # the grid's status filter for every failing status
 SHOWN_OPEN = 20  # open regressions listed; the rest are counted
 STAGE_LABELS = dict(STAGES)
 
-Key = Tuple[str, str, str, str]  # release, variant, python, and the --with set ("" for none)
-Environments = Mapping[Key, str]  # each environment's label, in report order
 
-
-def environment_key(row: Mapping[str, Any]) -> Key:
-    """The environment of a row of the cell or summary table."""
-    with_set = row.get("with_set")
-    return (str(row["release"]), str(row["variant"]), str(row["python"]), with_set if isinstance(with_set, str) else "")
-
-
-def environment_labels(cells: pd.DataFrame, labels: pd.Series) -> Dict[Key, str]:
-    """Each environment of the cells and its label (``labels``, one per row), in report order."""
-    found: Dict[Key, str] = {}
-    columns = [c for c in ("release", "variant", "python", "with_set") if c in cells.columns]
-    for row, label in zip(cells[columns].to_dict("records"), labels):
-        found.setdefault(environment_key(row), str(label))
-    return found
-
-
-def pass_rates(summary: pd.DataFrame, envs: Environments) -> Dict[str, Dict[str, Tuple[int, int]]]:
+def pass_rates(rates: Sequence[PassRate]) -> Dict[str, Dict[str, Tuple[int, int]]]:
     """Per environment label (report order) and mode: (passing cells, cells that ran torch.export)."""
-    found: Dict[str, Dict[str, Tuple[int, int]]] = {label: {} for label in envs.values()}
-    for row in summary.to_dict("records"):
-        label = envs.get(environment_key(row))
-        if label is not None:
-            judged = sum(int(row.get(s) or 0) for s in APPLICABLE)
-            found[label][str(row["mode"])] = (int(row.get("pass") or 0), judged)
-    return {label: rates for label, rates in found.items() if rates}
-
-
-def newest_pass_rate(summary: pd.DataFrame, envs: Environments) -> Tuple[str, int, int]:
-    """The newest environment's label, and its passing and judged cells over every mode ("" when none).
-
-    Of the newest release's environments, the last one of torch alone (no ``--with`` set) stands for it.
-    """
-    if not envs:
-        return "", 0, 0
-    keys = list(envs)
-    newest = keys[-1]
-    plain = [key for key in keys if key[0] == newest[0] and not key[3]]
-    newest_label = envs[plain[-1] if plain else newest]
-    counts = pass_rates(summary, envs).get(newest_label, {}).values()
-    return newest_label, sum(p for p, _ in counts), sum(t for _, t in counts)
+    found: Dict[str, Dict[str, Tuple[int, int]]] = {}
+    for rate in rates:
+        found.setdefault(rate.label, {})[rate.mode] = (rate.passed, rate.judged)
+    return found
 
 
 def percent(passed: int, total: int) -> str:
@@ -75,10 +38,11 @@ def grid_link(**filters: str) -> str:
     return text("#" + "&".join("%s=%s" % (k, quote(v, safe="")) for k, v in filters.items()))
 
 
-def render(summary: pd.DataFrame, v: Optional[Verdicts], envs: Environments, pages: Mapping[str, str]) -> str:
-    """The verdicts section: one line per answer, then the pass rates per release and mode."""
+def render(rates: Sequence[PassRate], v: Optional[Verdicts], pages: Mapping[str, str]) -> str:
+    """The verdicts section: one line per answer, then the pass rates (:mod:`matrix.records.model`'s) per release
+    and mode."""
     lines: List[str] = []
-    newest, passed, total = newest_pass_rate(summary, envs)
+    newest, passed, total = newest_pass_rate(rates)
     if newest:
         lines.append(
             "<li><strong>Newest release, %s</strong>: %s of the cells that ran torch.export pass (%d of %d, every"
@@ -88,7 +52,7 @@ def render(summary: pd.DataFrame, v: Optional[Verdicts], envs: Environments, pag
     if v is not None:
         lines += [_open(v, pages), _best(v), _epochs(v), _since(v)]
     parts = ['<section id="verdicts"><h2>Verdicts</h2>', "<ul>%s</ul>" % "".join(line for line in lines if line)]
-    parts.append(rates_table(summary, v, envs))
+    parts.append(rates_table(rates, v))
     parts.append("</section>")
     return "\n".join(parts)
 
@@ -155,9 +119,9 @@ def _since(v: Verdicts) -> str:
     )
 
 
-def rates_table(summary: pd.DataFrame, v: Optional[Verdicts], envs: Environments) -> str:
+def rates_table(found: Sequence[PassRate], v: Optional[Verdicts]) -> str:
     """Per release and mode: the pass rate over the cells that ran, and over the cases documented to work."""
-    rates = pass_rates(summary, envs)
+    rates = pass_rates(found)
     modes = [m for m in MODES if any(m in by_mode for by_mode in rates.values())]
     documented = {(e.environment, e.mode): e for e in v.expected} if v is not None else {}
     head = "".join("<th>%s: pass rate</th>" % text(m) for m in modes)

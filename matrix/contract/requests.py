@@ -1,0 +1,415 @@
+"""Typed requests: what the host asks of the worker, turned into the worker's command line and read back.
+
+``RunRequest`` is ``export-matrix run``, ``LoadRequest`` is ``export-matrix load``. The argparse
+definitions of both commands live here alone (``add_run_arguments``, ``add_load_arguments``):
+the worker's ``configure`` calls them, and a request parses and writes the same options, so the
+host never writes a worker flag by hand.
+
+- ``request.argv()``: the options, *without* the command word (``COMMAND`` gives it):
+  ``["--out", "results", "--mode", "strict"]``. Only what differs from the parser's defaults is
+  written, ``--out`` (and load's folders) always.
+- ``Request.from_argv(argv, **defaults)``: the options as a user types them after the command
+  word; ``defaults`` stand where ``argv`` says nothing (a required option too). A word the parser
+  refuses raises ``RequestError`` with argparse's message; nothing exits.
+- ``request.validate()``: the checks the worker makes before it imports torch, with its messages.
+  A request is data: building one checks nothing, so that a host can still hand a bad one to the
+  worker and let the worker say what is wrong.
+
+Standard library only, Python 3.8 syntax: the worker's copy ships it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from typing import Any, ClassVar, Dict, List, NoReturn, Optional, Sequence, Tuple, Type, TypeVar
+
+from .case import EXPORTDB_SOURCE
+from .errors import UserError
+from .options import (
+    DEFAULT_TIMEOUT_S,
+    ISOLATIONS,
+    PROGRESS,
+    add_batch,
+    add_mode,
+    add_variant,
+    add_with,
+    at_least,
+    from_namespace,
+    memory_mb,
+    positive_seconds,
+    requirements,
+    safe_name,
+)
+from .schema import MODES
+
+# The worker's own names for these (matrix.worker.runner.STAGES, .sources.SOURCES, .batch.WARM_UPS and
+# WARM_UP_FROM, .signing.KEY_VARIABLE) are these; tests/unit/test_requests.py holds them equal.
+STAGES = ("check", "decompose", "serialize", "diagnose")
+SOURCES = ("cases", EXPORTDB_SOURCE)
+WARM_UPS = ("auto", "always", "never")
+WARM_UP_FROM = 6
+KEY_VARIABLE = "EXPORT_MATRIX_SIGNING_KEY"
+
+
+class RequestError(UserError):
+    """Words the command's parser refuses; the message is argparse's."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """A parser that raises RequestError where argparse would print usage and exit."""
+
+    def error(self, message: str) -> NoReturn:
+        raise RequestError("%s: error: %s" % (self.prog, message))
+
+
+# --- the options, defined once --------------------------------------------------------------------
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``export-matrix run``."""
+    parser.add_argument(
+        "--cases", nargs="+", metavar="PATH", default=None, help="case files or folders (default: ./cases)"
+    )
+    parser.add_argument(
+        "--source",
+        choices=SOURCES,
+        default="cases",
+        help="our case files, or the ExportDB examples bundled with the installed torch",
+    )
+    parser.add_argument(
+        "--select",
+        nargs="+",
+        metavar="GLOB",
+        default=None,
+        help="keep cells whose case name or cell id matches one of these globs",
+    )
+    parser.add_argument("--tag", nargs="+", metavar="TAG", default=None, help="keep cases with one of these tags")
+    add_mode(parser)
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where the cases run (default cpu)")
+    parser.add_argument("--runs", type=int, default=1, metavar="N", help="repetitions of each cell (default 1)")
+    parser.add_argument(
+        "--stages",
+        default=",".join(STAGES),
+        help="stages after export, comma-separated: check (run and compare with eager), decompose,"
+        " serialize (save, then load in a process that never exported), diagnose (draft_export on a failed export);"
+        " default: %s" % ",".join(STAGES),
+    )
+    parser.add_argument(
+        "--hide-capability",
+        nargs="+",
+        metavar="NAME",
+        default=[],
+        help="treat these capabilities as missing, to preview how older releases report",
+    )
+    add_batch(parser, "cell", "re-run cells already recorded in --out (and cells a dead run left)")
+    parser.add_argument(
+        "--warm-up",
+        choices=WARM_UPS,
+        default="auto",
+        help="export a tiny model before forking cells: auto does it from %d cells on (default auto)" % WARM_UP_FROM,
+    )
+    parser.add_argument(
+        "--artifacts",
+        metavar="DIR",
+        default=None,
+        help="keep each passing cell's saved program, inputs and eager outputs under DIR, for `load` on other releases",
+    )
+    parser.add_argument(
+        "--no-artifacts", dest="artifacts", action="store_const", const=None, help="keep none (default)"
+    )
+    add_variant(parser, "wheel variant to record (default: from torch's version tag)")
+    add_with(parser)
+    parser.add_argument(
+        "--dependency-set",
+        metavar="KEY",
+        default=None,
+        help='run only the cases whose PEP 723 dependencies are this set ("" for none): what the nox sessions and'
+        " `check` pass in each environment they install for a set (default: every case)",
+    )
+    parser.add_argument("--out", required=True, metavar="DIR", help="folder for the record files")
+
+
+def add_load_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``export-matrix load`` (and its epilog)."""
+    parser.epilog = (
+        "Loading a folder of saved programs runs code from it, on every release that loads it. Programs that"
+        " `run --artifacts` signed with this machine's key load; others are recorded as untrusted, unless"
+        " --trust: give it only for folders you made or trust."
+    )
+    parser.add_argument(
+        "artifacts",
+        nargs="+",
+        metavar="ARTIFACT_DIR",
+        help="folders written by `run --artifacts` (or one release's folder in one)",
+    )
+    parser.add_argument("--out", required=True, metavar="DIR", help="folder for the record file")
+    parser.add_argument(
+        "--select",
+        nargs="+",
+        metavar="GLOB",
+        default=None,
+        help="keep artifacts whose case name or path (release/mode/case) matches one of these globs",
+    )
+    parser.add_argument(
+        "--trust",
+        action="store_true",
+        help="load the programs under every ARTIFACT_DIR given even where their signature is missing or made"
+        " with another key. Loading a saved program runs code from its folder (torch.export.load unpickles"
+        " on some releases), on every release that loads it: give --trust only for folders you made or trust."
+        " Without it, a program not signed with this machine's key (%s, else the key file in the user's"
+        " cache folder) is recorded as untrusted and not read" % KEY_VARIABLE,
+    )
+    parser.add_argument(
+        "--dependency-set",
+        default=None,
+        metavar="KEY",
+        help="load only the programs saved with this set of packages beside torch (a key as `run` records"
+        " it; '' for torch alone), in an environment that has them; the record file is named after the set."
+        " The nox load sessions run one load per set. Default: every program",
+    )
+    add_variant(parser, "wheel variant to record (default: from torch's version tag)")
+    add_batch(parser, "artifact", "load artifacts already recorded in --out again")
+
+
+# --- reading and writing argv -----------------------------------------------------------------------
+
+R = TypeVar("R", bound="_Request")
+
+
+def _strings(value: Any) -> Optional[Tuple[str, ...]]:
+    """A list of words as a tuple; None and an empty list alike as None (the parser's "not given")."""
+    return tuple(value) if value else None
+
+
+class _Request:
+    """What RunRequest and LoadRequest share: argv from the parser's own actions, and back."""
+
+    COMMAND: ClassVar[str]
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        raise NotImplementedError
+
+    @classmethod
+    def parser(cls, **defaults: Any) -> argparse.ArgumentParser:
+        """The command's parser, raising RequestError; ``defaults`` stand in for what argv leaves out."""
+        parser = _Parser(prog="export-matrix " + cls.COMMAND, add_help=False)
+        cls.add_arguments(parser)
+        for action in parser._actions:
+            if action.dest in defaults:
+                action.required = False
+                if not action.option_strings and action.nargs == "+":
+                    action.nargs = "*"  # a positional the defaults give: argv may leave it out
+        parser.set_defaults(**defaults)
+        return parser
+
+    @classmethod
+    def from_argv(cls: Type[R], argv: Sequence[str], **defaults: Any) -> R:
+        """The request the command's parser reads from ``argv`` (the words after the command word).
+
+        ``defaults`` (field names) fill what ``argv`` does not give; what it gives wins, and
+        ``--with`` adds to a default list as it adds to the parser's own.
+        """
+        unknown = sorted(set(defaults) - {f.name for f in dataclasses.fields(cls)})  # type: ignore[arg-type]
+        if unknown:
+            raise TypeError("%s.from_argv: unknown fields %s" % (cls.__name__, ", ".join(unknown)))
+        defaults = {k: list(v) if isinstance(v, tuple) else v for k, v in defaults.items()}
+        return from_namespace(cls, cls.parser(**defaults).parse_args(list(argv)))
+
+    def argv(self) -> List[str]:
+        """The words that make the command's parser read this request (without the command word)."""
+        words: List[str] = []
+        defaults = {f.name: f.default for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        parser = type(self).parser()
+        for action in parser._actions:
+            if not action.option_strings:  # positionals first: an option of nargs="+" would take them
+                words += [str(v) for v in getattr(self, action.dest)]
+        done = set()
+        for action in parser._actions:
+            name = action.dest
+            if not action.option_strings or name in done or type(action) is argparse._StoreConstAction:
+                continue
+            done.add(name)
+            value = self._word(name)
+            if not action.required and value == self._default_word(name, defaults):
+                continue
+            flag = action.option_strings[0]
+            if isinstance(action, argparse._StoreTrueAction):
+                words.append(flag)
+            elif isinstance(action, argparse._AppendAction):
+                for item in value:
+                    words += [flag, str(item)]
+            elif action.nargs == "+":
+                words += [flag, *(str(v) for v in value)]
+            else:
+                words += [flag, str(value)]
+        return words
+
+    def _word(self, name: str) -> Any:
+        return getattr(self, name)
+
+    def _default_word(self, name: str, defaults: Dict[str, Any]) -> Any:
+        return defaults[name]
+
+    def command(self) -> List[str]:
+        """The command word and argv: what follows ``python -m matrix.worker``."""
+        return [self.COMMAND, *self.argv()]
+
+
+@dataclasses.dataclass(frozen=True)
+class RunRequest(_Request):
+    """``export-matrix run``: the fields of the worker's ``RunOptions``, with the parser's defaults."""
+
+    COMMAND: ClassVar[str] = "run"
+
+    out: str
+    cases: Optional[Tuple[str, ...]] = None
+    source: str = "cases"
+    select: Optional[Tuple[str, ...]] = None
+    tag: Optional[Tuple[str, ...]] = None
+    mode: str = "both"
+    timeout: float = DEFAULT_TIMEOUT_S
+    max_memory: int = 8192
+    device: str = "cpu"
+    variant: Optional[str] = None
+    runs: int = 1
+    force: bool = False
+    isolation: Optional[str] = None
+    stages: Tuple[str, ...] = STAGES  # "check,serialize" is read as the parser reads it
+    hide_capability: Tuple[str, ...] = ()
+    progress: str = "auto"
+    warm_up: str = "auto"
+    jobs: int = 0
+    artifacts: Optional[str] = None
+    with_requirements: Tuple[str, ...] = ()
+    dependency_set: Optional[str] = None  # "" is torch alone; None: every case
+
+    def __post_init__(self) -> None:
+        for name in ("cases", "select", "tag"):
+            object.__setattr__(self, name, _strings(getattr(self, name)))
+        object.__setattr__(self, "hide_capability", tuple(self.hide_capability or ()))
+        object.__setattr__(self, "with_requirements", tuple(self.with_requirements or ()))
+        stages = self.stages.split(",") if isinstance(self.stages, str) else list(self.stages)
+        object.__setattr__(self, "stages", tuple(s.strip() for s in stages if s.strip()))
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        add_run_arguments(parser)
+
+    def _word(self, name: str) -> Any:
+        if name == "stages":
+            return ",".join(self.stages)
+        return getattr(self, name)
+
+    def _default_word(self, name: str, defaults: Dict[str, Any]) -> Any:
+        if name == "stages":
+            return ",".join(STAGES)
+        return defaults[name]
+
+    @property
+    def modes(self) -> Tuple[str, ...]:
+        return MODES if self.mode == "both" else (self.mode,)
+
+    def validate(self) -> None:
+        """The checks ``RunOptions`` makes before torch is imported, with its messages: a UserError, or None."""
+        requirements("--with", self.with_requirements)
+        unknown = sorted(set(self.stages) - set(STAGES))
+        if unknown:
+            raise UserError("--stages: unknown stage(s) %s; known: %s" % (", ".join(unknown), ", ".join(STAGES)))
+        positive_seconds("--timeout", self.timeout)
+        memory_mb("--max-memory", self.max_memory)
+        at_least("--runs", self.runs, 1)
+        at_least("--jobs", self.jobs, 0)
+        safe_name("--variant", self.variant)
+        if self.source not in SOURCES:
+            raise UserError("--source %s: choose one of %s" % (self.source, ", ".join(SOURCES)))
+        if self.mode not in ("both",) + MODES:
+            raise UserError("--mode %s: choose strict, non-strict or both" % self.mode)
+        _batch_choices(self.isolation, self.progress, self.warm_up)
+        if self.tag:
+            from .case import TAGS
+
+            unknown = sorted(set(self.tag) - TAGS)
+            if unknown:
+                raise UserError(
+                    "--tag: unknown tag(s) %s; the taxonomy is in matrix/contract/case.py (e.g. %s)"
+                    % (", ".join(unknown), ", ".join(sorted(TAGS)[:4]))
+                )
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadRequest(_Request):
+    """``export-matrix load ARTIFACT_DIR...``: the fields of the worker's ``LoadOptions``, the parser's defaults."""
+
+    COMMAND: ClassVar[str] = "load"
+
+    artifacts: Tuple[str, ...]
+    out: str
+    select: Optional[Tuple[str, ...]] = None
+    timeout: float = DEFAULT_TIMEOUT_S
+    max_memory: int = 8192
+    variant: Optional[str] = None
+    force: bool = False
+    isolation: Optional[str] = None
+    progress: str = "auto"
+    jobs: int = 0
+    trust: bool = False
+    dependency_set: Optional[str] = None  # "" is torch alone; None: every program
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "artifacts", tuple(self.artifacts))
+        object.__setattr__(self, "select", _strings(self.select))
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        add_load_arguments(parser)
+
+    def validate(self) -> None:
+        """The checks ``LoadOptions`` makes before torch is imported, with its messages: a UserError, or None."""
+        at_least("--jobs", self.jobs, 0)
+        if not self.artifacts:
+            raise UserError("ARTIFACT_DIR: give at least one folder written by `run --artifacts`")
+        positive_seconds("--timeout", self.timeout)
+        memory_mb("--max-memory", self.max_memory)
+        safe_name("--variant", self.variant)
+        _batch_choices(self.isolation, self.progress, "auto")
+
+
+def _batch_choices(isolation: Optional[str], progress: str, warm_up: str) -> None:
+    """What the worker's batch settings check, with their messages."""
+    if isolation not in (None,) + ISOLATIONS:
+        raise UserError("--isolation %s: choose %s" % (isolation, ", ".join(ISOLATIONS)))
+    if warm_up not in WARM_UPS:
+        raise UserError("--warm-up %s: choose %s" % (warm_up, ", ".join(WARM_UPS)))
+    if progress not in PROGRESS:
+        raise UserError("--progress %s: choose %s" % (progress, ", ".join(PROGRESS)))
+
+
+# The options of `run` that `load` reads too, and load's own flag: one `nox -s run load -- ...` passes
+# the rest (--mode, --tag, ...) to the run sessions only. --trust is load's alone: the run and load sessions
+# of one machine share the signing key, so need it not.
+SHARED_WITH_LOAD = ("select", "timeout", "max_memory", "out", "progress", "force", "trust")
+
+
+def load_words(argv: Sequence[str]) -> List[str]:
+    """The words of a ``run`` command line (after the command word) that ``load`` takes: ``SHARED_WITH_LOAD``."""
+    parser = argparse.ArgumentParser(add_help=False)
+    add_load_arguments(parser)
+    takes = {
+        flag: action.nargs != 0
+        for action in parser._actions
+        if action.dest in SHARED_WITH_LOAD
+        for flag in action.option_strings
+        if flag.startswith("--")
+    }
+    kept: List[str] = []
+    taking = False
+    for word in argv:
+        if word.startswith("--"):
+            taking = takes.get(word, False)
+            if word in takes:
+                kept.append(word)
+        elif taking:
+            kept.append(word)
+    return kept

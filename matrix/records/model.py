@@ -1,0 +1,187 @@
+"""What a report shows, judged once from the records; the Markdown pages and the HTML site only render it.
+
+:func:`build` turns a :class:`~matrix.records.store.Store` (and an earlier report's tables, for
+``--baseline``) into a :class:`Model`: the cell table and its environment labels, the transitions
+between releases, the summary table and its pass rates, the tables of disagreements, claims,
+flaky cells, stage failures and failure signatures, the load table (saved × loaded) with its
+orders, the verdicts (which hold the saved-program epochs) and the baseline comparison.
+
+Pass rate = pass / applicable cells (not-applicable and case-error left out), per environment
+and mode (:class:`PassRate`); the newest release's is :func:`newest_pass_rate`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+import pandas as pd
+
+from matrix.contract.schema import APPLICABLE
+from matrix.records import artifacts as loads_table
+from matrix.records import baseline as since
+from matrix.records import epochs as saved_epochs
+from matrix.records import store, tables, transitions
+from matrix.records import verdicts as judged
+from matrix.records.transitions import Step
+
+Key = Tuple[str, str, str, str]  # release, variant, python, and the --with set ("" for none)
+ENV = ["release", "variant", "python", "with_set"]  # the summary table's environment columns
+
+
+@dataclass(frozen=True)
+class PassRate:
+    """One environment and mode of the summary table: its cells and how many of those that ran torch.export pass."""
+
+    environment: Key
+    label: str  # the environment's label (tables.environment_labels)
+    mode: str
+    cells: int  # every cell, whatever its status
+    passed: int
+    judged: int  # applicable cells: those that ran torch.export
+    rate: float  # passed / judged, the summary's pass_rate; NaN where none was judged
+
+
+@dataclass(frozen=True)
+class Model:
+    """Everything a report shows of its records, computed once."""
+
+    cells: pd.DataFrame  # tables.cells
+    labels: pd.Series  # environment label per row of cells
+    environments: pd.DataFrame  # the environment records
+    env_errors: pd.DataFrame
+    moves: pd.DataFrame  # transitions.collect
+    steps: Tuple[Step, ...]  # the release transitions, oldest first
+    summary: pd.DataFrame  # tables.summary
+    pass_rates: Tuple[PassRate, ...]  # the summary's, in report order
+    disagreements: pd.DataFrame
+    claims: pd.DataFrame
+    flaky: pd.DataFrame
+    stage_failures: pd.DataFrame
+    signatures: pd.DataFrame
+    loads: pd.DataFrame  # artifacts.table: one row per saved × loaded program (empty without load records)
+    load_orders: Tuple[List[str], List[str]]  # artifacts.orders: saving and loading labels in version order
+    verdicts: judged.Verdicts
+    runs: int = 0  # cell records behind the cells (after replacing re-runs)
+    warnings: Tuple[str, ...] = ()
+    baseline: Optional[since.BaselineComparison] = None
+    baseline_name: Optional[str] = None
+
+    @property
+    def epochs(self) -> Tuple[saved_epochs.Epoch, ...]:
+        """The saved-program epochs, as the verdicts hold them."""
+        return self.verdicts.epochs
+
+    @property
+    def newest_pass_rate(self) -> Tuple[str, int, int]:
+        """See :func:`newest_pass_rate`."""
+        return newest_pass_rate(self.pass_rates)
+
+
+def build(
+    loaded: store.Store,
+    base: Optional[Tuple[pd.DataFrame, Optional[pd.DataFrame]]] = None,
+    baseline_name: Optional[str] = None,
+    known_releases: Sequence[str] = (),
+) -> Model:
+    """The model of the records ``loaded``; ``base`` is an earlier report's tables (``baseline.read_baseline``).
+
+    ``known_releases``: the releases of the matrix, to tell which minor series were not run.
+    """
+    cells = tables.cells(loaded.cells)
+    compared = transitions.pairs(cells, release_lists(loaded, cells))
+    moves = transitions.collect(compared)
+    steps = tuple(transitions.steps(compared, moves))
+    comparison = since.compare(cells, moves, base[0], base[1]) if base is not None else None
+    labels = tables.environment_labels(cells) if not cells.empty else pd.Series(dtype=object)
+    summary = tables.summary(cells)
+    disagreements = tables.mode_disagreements(cells)
+    loads = loads_table.table(loaded.loads)
+    verdicts = judged.judge(
+        cells,
+        moves,
+        loaded.environments,
+        loads,
+        compared=[(step.before, step.after) for step in steps],
+        baseline=comparison,
+        baseline_name=baseline_name,
+        known_releases=known_releases,
+    )
+    return Model(
+        cells=cells,
+        labels=labels,
+        environments=loaded.environments,
+        env_errors=loaded.env_errors,
+        moves=moves,
+        steps=steps,
+        summary=summary,
+        pass_rates=pass_rates(summary),
+        disagreements=disagreements,
+        claims=tables.claims(cells),
+        flaky=tables.flaky(cells),
+        stage_failures=tables.stage_failures(cells),
+        signatures=tables.signatures(cells),
+        loads=loads,
+        load_orders=loads_table.orders(loads),
+        verdicts=verdicts,
+        runs=len(loaded.cells),
+        warnings=loaded.warnings,
+        baseline=comparison,
+        baseline_name=baseline_name,
+    )
+
+
+def release_lists(loaded: store.Store, cells: pd.DataFrame) -> Dict[str, List[str]]:
+    """Each variant's releases, including those that only have an env-error, which break its series."""
+    found: Dict[str, Set[str]] = {}
+    sources = ((cells, "release"), (loaded.env_errors, "torch_version"), (loaded.environments, "torch_version"))
+    for frame, column in sources:
+        if frame.empty:
+            continue
+        for variant, release in zip(frame["variant"], frame[column]):
+            if isinstance(release, str):
+                found.setdefault(str(variant), set()).add(release)
+    return {variant: store.ordered(releases) for variant, releases in found.items()}
+
+
+def environment_key(row: Dict[str, object]) -> Key:
+    """The environment of a row of the cell or summary table."""
+    with_set = row.get("with_set")
+    return (str(row["release"]), str(row["variant"]), str(row["python"]), with_set if isinstance(with_set, str) else "")
+
+
+def pass_rates(summary: pd.DataFrame) -> Tuple[PassRate, ...]:
+    """One per row of a summary table (:func:`tables.summary`), in its order: report order, then mode."""
+    if summary.empty:
+        return ()
+    labels = tables.environment_labels(summary)
+    found = []
+    for row, label in zip(summary.to_dict("records"), labels):
+        judged_cells = sum(int(row.get(s) or 0) for s in APPLICABLE)
+        found.append(
+            PassRate(
+                environment=environment_key(row),
+                label=str(label),
+                mode=str(row["mode"]),
+                cells=int(row["cells"]),
+                passed=int(row.get("pass") or 0),
+                judged=judged_cells,
+                rate=float(row["pass_rate"]),
+            )
+        )
+    return tuple(found)
+
+
+def newest_pass_rate(rates: Sequence[PassRate]) -> Tuple[str, int, int]:
+    """The newest environment's label, and its passing and judged cells over every mode ("" when none).
+
+    Of the newest release's environments, the last one of torch alone (no ``--with`` set) stands for it.
+    """
+    if not rates:
+        return "", 0, 0
+    keys = list(dict.fromkeys(r.environment for r in rates))
+    newest = keys[-1]
+    plain = [key for key in keys if key[0] == newest[0] and not key[3]]
+    chosen = plain[-1] if plain else newest
+    mine = [r for r in rates if r.environment == chosen]
+    return mine[0].label, sum(r.passed for r in mine), sum(r.judged for r in mine)

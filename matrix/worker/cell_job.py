@@ -1,0 +1,91 @@
+"""The ``cell`` job: one (case, mode, run) cell exported and checked in an isolated process.
+
+A job kind of the batch engine (:data:`.jobs.KINDS`), run for ``run`` (:mod:`.runner`). A cell
+that kept its program asks for a follow-up (``messages.FOLLOW_UP``): the program loaded again
+by a load job (:mod:`.load_job`) in a process that never exported, which
+:func:`merge_fresh_load` (``"fresh-load"`` in :data:`.jobs.MERGES`) folds into the cell's record.
+
+Standard library only (torch is imported when the job runs), Python 3.8 syntax.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from typing import Any, ClassVar, Dict, Optional, Tuple
+
+from ..contract.case import CaseInfo
+from ..contract.schema import ARTIFACT_SAVED, STAGE_ERROR, STAGE_MISMATCH, STAGE_OK, LoadStatus
+from .load_job import LoadJob
+from .messages import FOLLOW_UP, message
+from .sources import loader_for
+
+
+@dataclasses.dataclass(frozen=True)
+class CellJob:
+    """Everything an isolated process needs to run one cell: it keeps no other state."""
+
+    KIND: ClassVar[str] = "cell"
+
+    info: CaseInfo
+    mode: str
+    device: str
+    stages: Tuple[str, ...]
+    found: Dict[str, bool]
+    diagnose_s: float = 0.0
+    artifacts: Optional[str] = None  # where a passing cell keeps its program
+    variant: str = ""
+    scratch: Optional[str] = None  # else where it keeps it for the fresh load alone
+    dependency_set: str = ""  # the packages beside torch it runs with, recorded with its program
+    with_set: str = ""  # the part of them that --with added: each set keeps its program in a folder of its own
+
+    @classmethod
+    def from_fields(cls, fields: Dict[str, Any]) -> CellJob:
+        info = dict(fields["info"])
+        info.update({key: tuple(info[key]) for key in ("tags", "requires", "dependencies")})
+        return cls(**dict(fields, info=CaseInfo(**info), stages=tuple(fields["stages"])))
+
+    def run(self) -> Dict[str, Any]:
+        from ..contract.layout import Target
+        from .cell import KEPT, run_cell
+
+        root = self.artifacts or self.scratch
+        target = Target(root, self.variant, self.device, self.dependency_set, self.with_set) if root else None
+        loader = loader_for(self.info.source)
+        record = run_cell(
+            self.info, self.mode, self.found, loader, self.device, self.stages, target, self.diagnose_s
+        )  # fmt: skip
+        folder = record.pop(KEPT, None)
+        if not self.artifacts and record.get("artifact") == ARTIFACT_SAVED:
+            record["artifact"] = None  # kept for the fresh load alone, not for other releases
+        if folder:
+            record[FOLLOW_UP] = fresh_load(folder, discard=not self.artifacts)
+        return record
+
+
+def fresh_load(folder: str, discard: bool) -> Dict[str, Any]:
+    """The follow-up of a cell that kept its program: ``load``'s own job, in a process that never exported."""
+    from ..contract.layout import read_meta
+
+    meta, _ = read_meta(folder)
+    job = LoadJob(folder=folder, meta=meta or {})
+    return {"message": message(job), "merge": "fresh-load", "folder": folder, "discard": discard}
+
+
+def merge_fresh_load(cell: Dict[str, Any], load: Dict[str, Any], follow: Dict[str, Any]) -> None:
+    """Fold a fresh load of a cell's program into its record: where the two disagree, the fresh load wins."""
+    if follow.get("discard"):
+        shutil.rmtree(follow["folder"], ignore_errors=True)
+    cell.update(
+        serialize_in_process_status=cell.get("serialize_status"),
+        serialize_in_process_error=cell.get("serialize_error"),
+        serialize_fresh_s=round((load.get("load_s") or 0.0) + (load.get("run_s") or 0.0), 6),
+    )
+    status = load.get("status")
+    if status == LoadStatus.PASS.value:
+        fresh, error = STAGE_OK, None
+    else:
+        fresh = STAGE_MISMATCH if status == LoadStatus.MISMATCH.value else STAGE_ERROR
+        error = "fresh process: %s: %s: %s" % (status, load.get("error_type"), load.get("error_message"))
+    cell.update(serialize_fresh_status=fresh, serialize_fresh_error=error, serialize_status=fresh)
+    cell["serialize_error"] = error
