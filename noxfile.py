@@ -130,7 +130,11 @@ def run(session: nox.Session, torch: str, variant: str) -> None:
     environment = _environment(session, torch, variant, out)
     # What the session passes unless the options after -- say otherwise: programs kept for the load sessions.
     defaults: Dict[str, Any] = {"out": out, "variant": variant, "artifacts": str(Path(out) / ARTIFACTS)}
-    if environments.cuda_available(environment):
+    try:  # the device the options after -- name, if any: CUDA is probed only where they name none
+        named = RunRequest.from_argv(session.posargs, out=out, device=None).device
+    except RequestError:
+        named = None
+    if named is None and environments.cuda_available(environment):
         defaults["device"] = "cuda"
     defaults["with_requirements"] = _with()  # the options' --with add to these
     try:

@@ -261,7 +261,7 @@ def verdict(report_dir: str, baseline_dir: Optional[str]) -> Verdict:
     """
     import pandas as pd
 
-    from matrix.records import tables, transitions
+    from matrix.records import baseline, tables, transitions
 
     path = os.path.join(report_dir, "cells.parquet")
     if not os.path.isfile(path):
@@ -276,12 +276,12 @@ def verdict(report_dir: str, baseline_dir: Optional[str]) -> Verdict:
     if baseline_dir is None:
         return Verdict(cells, empty, pd.DataFrame(columns=[*tables.KEY, "status_baseline", "status"]), False)
     try:
-        base, base_moves = tables.read_baseline(baseline_dir)
-    except tables.BaselineError as exc:
+        base, base_moves = baseline.read_baseline(baseline_dir)
+    except baseline.BaselineError as exc:
         raise SummaryError(str(exc))
     if base_moves is None:
         base_moves = transitions.find(base)
-    compared = tables.compare(cells, moves, base, base_moves)
+    compared = baseline.compare(cells, moves, base, base_moves)
     fresh = compared.new_transitions
     # An empty comparison may come back without columns; treat it as "nothing new".
     fresh = fresh[fresh["kind"].isin(transitions.REGRESSIONS)] if "kind" in fresh.columns else empty

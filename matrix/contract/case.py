@@ -11,9 +11,10 @@ Standard library only, Python 3.8 syntax: the worker imports this inside every t
 from __future__ import annotations
 
 import ast
+import fnmatch
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import dependencies
 
@@ -261,3 +262,8 @@ def exportdb_example(case: str, case_file: Any, source: Any) -> Optional[str]:
     if len(parts) > 1 and parts[-2] == EXPORTDB_FOLDER and parts[-1].endswith(".py"):
         return parts[-1][: -len(".py")]
     return None
+
+
+def cell_selected(case: str, cell: str, select: Optional[Sequence[str]]) -> bool:
+    """Whether ``--select`` keeps a cell: its case name or its cell id matches one of the globs (none keeps all)."""
+    return not select or any(fnmatch.fnmatchcase(case, g) or fnmatch.fnmatchcase(cell, g) for g in select)

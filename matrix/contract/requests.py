@@ -43,12 +43,14 @@ from .options import (
 )
 from .schema import MODES
 
-# The worker's own names for these (matrix.worker.runner.STAGES, .sources.SOURCES, .batch.WARM_UPS and
-# WARM_UP_FROM, .signing.KEY_VARIABLE) are these; tests/unit/test_requests.py holds them equal.
+# The words of the options, defined here and read by the worker (runner, sources, batch, signing).
 STAGES = ("check", "decompose", "serialize", "diagnose")
 SOURCES = ("cases", EXPORTDB_SOURCE)
 WARM_UPS = ("auto", "always", "never")
+# From this many items on, a warm-up in the parent costs less than each forked item paying
+# first-use costs itself (benchmarks/overhead.py --warm-up measures the break-even).
 WARM_UP_FROM = 6
+# Where `load` finds the key that signed the saved programs (matrix/worker/signing.py).
 KEY_VARIABLE = "EXPORT_MATRIX_SIGNING_KEY"
 
 

@@ -12,7 +12,6 @@ an answer, not a failure of the run:
 
 from __future__ import annotations
 
-import fnmatch
 import re
 import uuid
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..contract import dependencies, records
-from ..contract.case import CaseError, CaseInfo, discover
+from ..contract.case import CaseError, CaseInfo, cell_selected, discover
 from ..contract.errors import UserError
 from ..contract.requests import RunRequest
 from ..contract.schema import Status, cell_id, first_line, now
@@ -64,14 +63,9 @@ def plan(request: RunRequest, torch_version: str) -> Optional[Plan]:
         if tags and not tags & set(info.tags):
             continue
         for mode in request.modes:
-            if selected(info.name, cell_id(torch_version, mode, info.name), request.select):
+            if cell_selected(info.name, cell_id(torch_version, mode, info.name), request.select):
                 chosen.setdefault(info.name, info)
     return Plan(group(chosen.values(), request.with_requirements), request.modes)
-
-
-def selected(case: str, cell: str, select: Optional[Sequence[str]]) -> bool:
-    """Whether ``--select`` keeps a cell: its case name or cell id matches a glob (the worker's rule)."""
-    return not select or any(fnmatch.fnmatchcase(case, g) or fnmatch.fnmatchcase(cell, g) for g in select)
 
 
 def _missing(spec: environments.Spec, output: str) -> List[str]:

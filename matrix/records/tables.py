@@ -1,4 +1,4 @@
-"""The report's tables: one row per cell, a status pivot, disagreements, and what changed since a baseline.
+"""The report's tables: one row per cell, a status pivot, disagreements (matrix.records.baseline: since a baseline).
 
 A cell run several times (``run`` 0..N-1) is summarised into one row:
 
@@ -26,9 +26,6 @@ import pandas as pd
 from matrix.contract.case import exportdb_example
 from matrix.contract.schema import APPLICABLE, MODES, STAGE_ERROR, STAGES, STATUSES, WORST_FIRST, first_line, rank
 from matrix.records import store
-
-# The baseline comparison lives in matrix.records.baseline; its names stay here for the callers that still use them.
-from matrix.records.baseline import BaselineComparison, BaselineError, compare, read_baseline  # noqa: F401
 from matrix.records.columns import EXPORTED, FAILING, KEY
 
 # What a record measures of its run: a cell's are the medians over its runs.

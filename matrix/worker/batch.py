@@ -35,18 +35,15 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Opt
 from ..contract import records, resources
 from ..contract.errors import UserError
 from ..contract.options import ISOLATIONS, PROGRESS
+from ..contract.requests import WARM_UP_FROM, WARM_UPS
 from ..contract.schema import Status, now
 from .jobs import merge, work
 from .journal import Journal, Key, culprits, interrupted
 from .messages import FOLLOW_UP, Message, Result, message
 from .progress import Progress, say
 
-# From this many items on, a warm-up in the parent costs less than each forked item paying
-# first-use costs itself (benchmarks/overhead.py --warm-up measures the break-even).
-WARM_UP_FROM = 6
 # 0: each forked item imports its case's libraries itself (benchmarks/dependency_sets.py compares both).
 PREIMPORT_VARIABLE = "EXPORT_MATRIX_PREIMPORT"
-WARM_UPS = ("auto", "always", "never")
 # What an item may take when --max-memory is 0 (no limit), for sizing parallel lanes.
 DEFAULT_ITEM_MB = 4096
 

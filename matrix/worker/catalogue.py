@@ -16,8 +16,9 @@ from typing import Dict, List, Optional, Sequence, TextIO, Tuple
 from ..contract.case import CaseError, CaseInfo
 from ..contract.errors import UserError
 from ..contract.options import from_namespace
+from ..contract.requests import SOURCES
 from ..contract.schema import Status
-from .sources import SOURCES, discover_source
+from .sources import discover_source
 
 TITLE = "# Case catalogue"
 GENERATOR = "export-matrix cases --markdown > cases/README.md"

@@ -244,7 +244,7 @@ def _stages(
 
         folder = keep(artifacts, record, info, mode, ep, saved, case, expected, expected_extra)
         if folder and saved is not None:
-            record[KEPT] = folder  # the runner loads it again in a fresh process (runner.merge_fresh_load)
+            record[KEPT] = folder  # the runner loads it again in a fresh process (cell_job.merge_fresh_load)
     return record
 
 

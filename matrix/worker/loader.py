@@ -35,14 +35,9 @@ from ..contract import dependencies, layout, records
 from ..contract.errors import UserError
 from ..contract.layout import Artifact, Key
 from ..contract.options import (
-    DEFAULT_TIMEOUT_S,
-    at_least,
     from_namespace,
-    memory_mb,
-    positive_seconds,
-    safe_name,
 )
-from ..contract.requests import add_load_arguments
+from ..contract.requests import LoadRequest, add_load_arguments
 from ..contract.schema import LOAD_KEYS, LOAD_STATUSES, SCHEMA_VERSION, LoadStatus
 from . import artifacts, batch, signing
 from .environment import installed_torch_version, variant_of
@@ -56,33 +51,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 @dataclasses.dataclass(frozen=True)
-class LoadOptions:
-    """The options of ``export-matrix load``, validated before torch is imported."""
-
-    artifacts: Tuple[str, ...]
-    out: str
-    select: Optional[Tuple[str, ...]] = None
-    timeout: float = DEFAULT_TIMEOUT_S
-    max_memory: int = 8192
-    variant: Optional[str] = None
-    force: bool = False
-    isolation: Optional[str] = None
-    progress: str = "auto"
-    jobs: int = 0
-    trust: bool = False  # load every ARTIFACT_DIR given, signed or not
-    dependency_set: Optional[str] = None  # only programs saved with this set (None: all)
+class LoadOptions(LoadRequest):
+    """The options of ``export-matrix load``: a load request, validated before torch is imported."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "artifacts", tuple(self.artifacts))
-        at_least("--jobs", self.jobs, 0)
-        if not self.artifacts:
-            raise UserError("ARTIFACT_DIR: give at least one folder written by `run --artifacts`")
-        if self.select is not None:
-            object.__setattr__(self, "select", tuple(self.select))
-        object.__setattr__(self, "timeout", positive_seconds("--timeout", self.timeout))
-        memory_mb("--max-memory", self.max_memory)
-        safe_name("--variant", self.variant)
-        self.settings(os.devnull)  # checks --isolation and --progress
+        super().__post_init__()
+        self.validate()
+        object.__setattr__(self, "timeout", float(self.timeout))
 
     @classmethod
     def from_args(cls, namespace: argparse.Namespace) -> LoadOptions:

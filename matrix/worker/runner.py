@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import fnmatch
 import os
 import shutil
 import sys
@@ -17,26 +16,20 @@ import tempfile
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..contract import dependencies, records
-from ..contract.case import CaseError, CaseInfo
+from ..contract.case import CaseError, CaseInfo, cell_selected
 from ..contract.errors import UserError
 from ..contract.options import (
-    DEFAULT_TIMEOUT_S,
-    at_least,
     from_namespace,
-    memory_mb,
-    positive_seconds,
-    requirements,
-    safe_name,
 )
-from ..contract.requests import STAGES, add_run_arguments
-from ..contract.schema import CELL_KEYS, MODES, STATUSES, Status, cell_id
+from ..contract.requests import RunRequest, add_run_arguments
+from ..contract.schema import CELL_KEYS, STATUSES, Status, cell_id
 from . import batch, exportdb
 from .case import missing_for
 from .cell_job import CellJob
 from .environment import environment_record, installed_torch_version, variant_of
 from .journal import Key
 from .progress import say
-from .sources import SOURCES, discover_source
+from .sources import discover_source
 
 # A failed export's diagnosis may use this share of the cell's --timeout, less what the cell
 # already spent: the rest is margin, so that a slow diagnosis never turns a fail into a timeout.
@@ -50,71 +43,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 @dataclasses.dataclass(frozen=True)
-class RunOptions:
-    """The options of ``export-matrix run``, validated before torch is imported."""
-
-    out: str
-    cases: Optional[Tuple[str, ...]] = None
-    source: str = "cases"
-    select: Optional[Tuple[str, ...]] = None
-    tag: Optional[Tuple[str, ...]] = None
-    mode: str = "both"
-    timeout: float = DEFAULT_TIMEOUT_S
-    max_memory: int = 8192
-    device: str = "cpu"
-    variant: Optional[str] = None
-    runs: int = 1
-    force: bool = False
-    isolation: Optional[str] = None
-    stages: Tuple[str, ...] = STAGES
-    hide_capability: Tuple[str, ...] = ()
-    progress: str = "auto"
-    warm_up: str = "auto"
-    jobs: int = 0
-    artifacts: Optional[str] = None
-    with_requirements: Tuple[str, ...] = ()
-    dependency_set: Optional[str] = None
+class RunOptions(RunRequest):
+    """The options of ``export-matrix run``: a run request, validated before torch is imported."""
 
     def __post_init__(self) -> None:
-        def tuple_of(value: Any) -> Optional[Tuple[str, ...]]:
-            return None if value is None else tuple(value)
-
-        for name in ("cases", "select", "tag"):
-            object.__setattr__(self, name, tuple_of(getattr(self, name)))
-        object.__setattr__(self, "hide_capability", tuple(self.hide_capability or ()))
-        object.__setattr__(self, "with_requirements", requirements("--with", self.with_requirements or ()))
-        stages = self.stages.split(",") if isinstance(self.stages, str) else list(self.stages)
-        object.__setattr__(self, "stages", tuple(s.strip() for s in stages if s.strip()))
-        unknown = sorted(set(self.stages) - set(STAGES))
-        if unknown:
-            raise UserError("--stages: unknown stage(s) %s; known: %s" % (", ".join(unknown), ", ".join(STAGES)))
-        object.__setattr__(self, "timeout", positive_seconds("--timeout", self.timeout))
-        memory_mb("--max-memory", self.max_memory)
-        at_least("--runs", self.runs, 1)
-        at_least("--jobs", self.jobs, 0)
-        safe_name("--variant", self.variant)
-        if self.source not in SOURCES:
-            raise UserError("--source %s: choose one of %s" % (self.source, ", ".join(SOURCES)))
-        if self.mode not in ("both",) + MODES:
-            raise UserError("--mode %s: choose strict, non-strict or both" % self.mode)
-        self.settings(os.devnull)  # checks --isolation, --warm-up and --progress
-        if self.tag:
-            from ..contract.case import TAGS
-
-            unknown = sorted(set(self.tag) - TAGS)
-            if unknown:
-                raise UserError(
-                    "--tag: unknown tag(s) %s; the taxonomy is in matrix/contract/case.py (e.g. %s)"
-                    % (", ".join(unknown), ", ".join(sorted(TAGS)[:4]))
-                )
+        super().__post_init__()
+        self.validate()
+        object.__setattr__(self, "timeout", float(self.timeout))
 
     @classmethod
     def from_args(cls, namespace: argparse.Namespace) -> RunOptions:
         return from_namespace(cls, namespace)
-
-    @property
-    def modes(self) -> Tuple[str, ...]:
-        return MODES if self.mode == "both" else (self.mode,)
 
     def settings(self, path: str) -> batch.Settings:
         """How the engine runs the cells that go to the record file ``path``."""
@@ -130,10 +69,6 @@ OPTIONS = RunOptions
 def select_cases(infos: Sequence[CaseInfo], tags: Optional[Sequence[str]]) -> List[CaseInfo]:
     """The cases with one of ``tags`` (all cases when none are given); globs apply per cell, in ``plan``."""
     return [info for info in infos if not tags or set(tags) & set(info.tags)]
-
-
-def cell_selected(case: str, cell: str, select: Optional[Sequence[str]]) -> bool:
-    return not select or any(fnmatch.fnmatchcase(case, g) or fnmatch.fnmatchcase(cell, g) for g in select)
 
 
 def plan(

@@ -27,8 +27,8 @@ import tempfile
 from typing import Mapping, Optional, Tuple
 
 from ..contract.errors import UserError
+from ..contract.requests import KEY_VARIABLE
 
-KEY_VARIABLE = "EXPORT_MATRIX_SIGNING_KEY"
 KEY_FILE = "signing-key"
 # A shorter key is too easy to guess; a random key of 32 bytes is 64 hex digits.
 MIN_KEY_CHARS = 32

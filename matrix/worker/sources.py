@@ -7,8 +7,6 @@ from typing import Any, Callable, List, Optional
 from ..contract.case import CaseError, CaseInfo, discover
 from .case import load
 
-SOURCES = ("cases", "exportdb")
-
 
 def discover_source(source: str, roots: Optional[List[str]] = None) -> List[CaseInfo]:
     """The cases of a source: case files under ``roots`` (default ./cases), or torch's bundled ExportDB."""

@@ -12,7 +12,7 @@ from matrix.contract import requests
 from matrix.contract.errors import UserError
 from matrix.contract.options import from_namespace
 from matrix.contract.requests import LoadRequest, RequestError, RunRequest
-from matrix.worker import batch, loader, runner, signing, sources
+from matrix.worker import loader, runner
 
 RUN = RunRequest(
     out="records",
@@ -133,13 +133,6 @@ def test_a_load_request_refuses_what_the_worker_refuses() -> None:
         request.validate()
     LOAD.validate()
     RUN.validate()
-
-
-def test_the_contracts_names_are_the_workers() -> None:
-    assert requests.STAGES == runner.STAGES
-    assert requests.SOURCES == sources.SOURCES
-    assert (requests.WARM_UPS, requests.WARM_UP_FROM) == (batch.WARM_UPS, batch.WARM_UP_FROM)
-    assert requests.KEY_VARIABLE == signing.KEY_VARIABLE
 
 
 def test_load_takes_the_options_it_shares_with_run() -> None:

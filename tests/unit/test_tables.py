@@ -9,7 +9,7 @@ from typing import Any, Dict, List
 import pandas as pd
 import pytest
 
-from matrix.records import store, tables, transitions
+from matrix.records import baseline, store, tables, transitions
 
 from conftest import make_cell
 
@@ -246,9 +246,9 @@ def test_baseline_comparison(tmp_path: Path):
             cell("2.6.0", "same", "fail"),
         ],
     )
-    base, base_moves = tables.read_baseline(str(folder))
+    base, base_moves = baseline.read_baseline(str(folder))
     moves = transitions.find(current)
-    comparison = tables.compare(current, moves, base, base_moves)
+    comparison = baseline.compare(current, moves, base, base_moves)
     assert list(zip(comparison.changed["release"], comparison.changed["case"], comparison.changed["kind"])) == [
         ("2.4.1", "better", "fix"),
         ("2.4.1", "odd", "change"),
@@ -268,11 +268,11 @@ def test_baseline_comparison(tmp_path: Path):
 
 
 def test_baseline_folder_must_hold_a_report(tmp_path: Path):
-    with pytest.raises(tables.BaselineError, match="no cells.parquet"):
-        tables.read_baseline(str(tmp_path))
+    with pytest.raises(baseline.BaselineError, match="no cells.parquet"):
+        baseline.read_baseline(str(tmp_path))
     pd.DataFrame({"case": ["x"]}).to_parquet(tmp_path / "cells.parquet")
-    with pytest.raises(tables.BaselineError, match="lacks the columns"):
-        tables.read_baseline(str(tmp_path))
+    with pytest.raises(baseline.BaselineError, match="lacks the columns"):
+        baseline.read_baseline(str(tmp_path))
 
 
 def test_per_run_export_times_are_kept_for_the_runs_behind_the_status(tmp_path: Path):
@@ -381,8 +381,8 @@ def test_two_with_sets_of_one_release_are_two_cells_side_by_side(tmp_path: Path)
 def test_a_baseline_from_before_with_sets_compares_as_cells_without_one(tmp_path: Path):
     folder = write_baseline(tmp_path, [cell("2.4.1", "x")])
     pd.read_parquet(folder / "cells.parquet").drop(columns="with_set").to_parquet(folder / "cells.parquet")
-    base, _ = tables.read_baseline(str(folder))
+    base, _ = baseline.read_baseline(str(folder))
     current = load(tmp_path, [cell("2.4.1", "x", "fail"), cell("2.4.1", "x", with_set="packaging==24.1")])
-    comparison = tables.compare(current, transitions.find(current), base, None)
+    comparison = baseline.compare(current, transitions.find(current), base, None)
     assert list(zip(comparison.changed["with_set"], comparison.changed["kind"])) == [("", "regression")]
     assert list(comparison.new_cells["with_set"]) == ["packaging==24.1"]

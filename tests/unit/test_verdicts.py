@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Sequence
 import pandas as pd
 
 from matrix.contract import records, schema
-from matrix.records import confounds, tables, transitions
+from matrix.records import baseline, confounds, transitions
 from matrix.records import verdicts as judged
 from matrix.records.epochs import Epoch
 from matrix.report import build as report
@@ -167,7 +167,7 @@ def test_since_baseline_counts_what_changed_and_is_none_without_a_baseline() -> 
     now = cells([make_cell("2.5.0", "a", "fail"), make_cell("2.5.0", "b", "pass"), make_cell("2.5.0", "d", "pass"),
                  make_cell("2.5.0", "e", "mismatch"), make_cell("2.5.0", "f", "pass")])  # fmt: skip
     empty = transitions.find(now)
-    found = judged.since_baseline(tables.compare(now, empty, base, empty), "latest")
+    found = judged.since_baseline(baseline.compare(now, empty, base, empty), "latest")
     # A refused export that now gives wrong numbers counts with the regressions, not the fixes.
     assert found == judged.SinceBaseline("latest", 3, 2, 1, 1, 1, 0, 0)
 
