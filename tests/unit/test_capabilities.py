@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from packaging.version import Version
 
+from matrix.contract.case import CAPABILITIES
 from matrix.worker import capabilities
 
 FOUND = capabilities.detect()
@@ -14,6 +15,11 @@ def test_every_probe_answers_with_a_bool():
     assert set(FOUND) == set(capabilities.PROBES)
     assert all(isinstance(value, bool) for value in FOUND.values())
     assert FOUND["export"] is True  # the matrix starts at a release with torch.export
+
+
+def test_the_worker_probes_exactly_the_capabilities_a_case_may_require():
+    # A case's `requires` is checked against the contract's names; each needs a probe, and a probe needs a name.
+    assert set(capabilities.PROBES) == set(CAPABILITIES)
 
 
 def test_hidden_and_unknown_capabilities_are_missing():
