@@ -53,7 +53,7 @@ def run_cases(environment: environments.Environment, cases: str, key: str, jobs:
         env["EXPORT_MATRIX_PREIMPORT"] = "1" if preimport else "0"
         command = environment.worker_command(
             "run", "--cases", cases, "--out", out, "--dependency-set", key, "--jobs", str(jobs), "--progress", "none",
-            "--stages", "check",
+            "--stages", "check", "--no-cache",
         )  # fmt: skip
         started = time.perf_counter()
         done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=str(ROOT))

@@ -35,7 +35,8 @@ def run_runner(cases: list[str], *extra: str) -> tuple[float, float, list[dict]]
     """(process wall seconds, sum of per-cell wall seconds, cell records)."""
     with tempfile.TemporaryDirectory() as out:
         env = dict(os.environ, PYTHONPATH=str(ROOT))
-        command = [sys.executable, "-m", "matrix", "run", "--cases", *cases, "--out", out, "--progress", "none", *extra]
+        command = [sys.executable, "-m", "matrix", "run", "--cases", *cases, "--out", out, "--progress", "none"]
+        command += ["--no-cache", *extra]
         start = time.perf_counter()
         subprocess.run(command, cwd=ROOT, env=env, check=True, stderr=subprocess.DEVNULL)
         wall = time.perf_counter() - start
@@ -54,13 +55,14 @@ import json, os, sys, time
 os.environ["OMP_NUM_THREADS"] = "1"
 import torch
 torch.set_num_threads(1)
+from matrix.contract.case import discover
 from matrix.worker import case as case_format
 from matrix.worker.cell import warm_up
 from matrix.worker.capabilities import detect
 found = detect()
 warm_up(found)
 cells = json.loads(sys.argv[1])
-infos = {i.name: i for i in case_format.discover(json.loads(sys.argv[2]))}
+infos = {i.name: i for i in discover(json.loads(sys.argv[2]))}
 total = 0.0
 for name, mode in cells:
     start = time.perf_counter()

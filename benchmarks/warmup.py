@@ -28,7 +28,7 @@ from matrix.contract.case import discover  # noqa: E402
 
 def timed_run(cases: List[str], warm_up: str) -> float:
     with tempfile.TemporaryDirectory() as out:
-        command = [sys.executable, "-m", "matrix", "run", "--cases", *cases, "--out", out, "-j", "1"]
+        command = [sys.executable, "-m", "matrix", "run", "--cases", *cases, "--out", out, "-j", "1", "--no-cache"]
         command += ["--warm-up", warm_up, "--progress", "none"]
         started = time.perf_counter()
         done = subprocess.run(command, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True)

@@ -21,6 +21,9 @@ from matrix.envs.install import Sources
 from matrix.records import store, tables, transitions
 
 ROOT = Path(__file__).resolve().parent.parent
+# Every test runs its cells: results kept by another test (or by the developer's own runs) are not
+# reused, since fixture cases behave by the variables a test sets. Tests of reuse name a --cache.
+os.environ["EXPORT_MATRIX_RESULT_CACHE"] = "off"
 FIXTURES = ROOT / "tests" / "fixtures"  # case folders
 DATA = ROOT / "tests" / "data"  # recorded records and graphs
 

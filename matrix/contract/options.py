@@ -162,6 +162,18 @@ def add_batch(parser: argparse.ArgumentParser, item: str, force: str) -> None:
     )
 
 
+def add_cache(parser: argparse.ArgumentParser, item: str) -> None:
+    """``--cache DIR`` and ``--no-cache``: where results are reused from (matrix/worker/reuse.py)."""
+    parser.add_argument(
+        "--cache",
+        metavar="DIR",
+        default=None,
+        help="reuse %ss recorded before with everything that decides them unchanged, and keep new ones, in DIR"
+        " (default: EXPORT_MATRIX_RESULT_CACHE, else the user's cache folder; `off` there turns it off)" % item,
+    )
+    parser.add_argument("--no-cache", action="store_true", help="run every %s, reusing and keeping nothing" % item)
+
+
 def run_command(prog: str, module: Any, argv: Sequence[str], description: str) -> int:
     """Parse ``argv`` for a command module and run it; every expected failure is one line and an exit status.
 

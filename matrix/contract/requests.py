@@ -31,6 +31,7 @@ from .options import (
     ISOLATIONS,
     PROGRESS,
     add_batch,
+    add_cache,
     add_mode,
     add_variant,
     add_with,
@@ -104,7 +105,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="treat these capabilities as missing, to preview how older releases report",
     )
-    add_batch(parser, "cell", "re-run cells already recorded in --out (and cells a dead run left)")
+    add_batch(
+        parser, "cell", "re-run cells already recorded in --out (and cells a dead run left), reusing no kept result"
+    )
+    add_cache(parser, "cell")
     parser.add_argument(
         "--warm-up",
         choices=WARM_UPS,
@@ -171,7 +175,8 @@ def add_load_arguments(parser: argparse.ArgumentParser) -> None:
         " The nox load sessions run one load per set. Default: every program",
     )
     add_variant(parser, "wheel variant to record (default: from torch's version tag)")
-    add_batch(parser, "artifact", "load artifacts already recorded in --out again")
+    add_batch(parser, "artifact", "load artifacts already recorded in --out again, reusing no kept result")
+    add_cache(parser, "load")
 
 
 # --- reading and writing argv -----------------------------------------------------------------------
@@ -286,6 +291,8 @@ class RunRequest(_Request):
     artifacts: Optional[str] = None
     with_requirements: Tuple[str, ...] = ()
     dependency_set: Optional[str] = None  # "" is torch alone; None: every case
+    cache: Optional[str] = None  # the result cache's folder; None: EXPORT_MATRIX_RESULT_CACHE or the default
+    no_cache: bool = False
 
     def __post_init__(self) -> None:
         for name in ("cases", "select", "tag"):
@@ -358,6 +365,8 @@ class LoadRequest(_Request):
     jobs: int = 0
     trust: bool = False
     dependency_set: Optional[str] = None  # "" is torch alone; None: every program
+    cache: Optional[str] = None
+    no_cache: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "artifacts", tuple(self.artifacts))
@@ -391,7 +400,7 @@ def _batch_choices(isolation: Optional[str], progress: str, warm_up: str) -> Non
 # The options of `run` that `load` reads too, and load's own flag: one `nox -s run load -- ...` passes
 # the rest (--mode, --tag, ...) to the run sessions only. --trust is load's alone: the run and load sessions
 # of one machine share the signing key, so need it not.
-SHARED_WITH_LOAD = ("select", "timeout", "max_memory", "out", "progress", "force", "trust")
+SHARED_WITH_LOAD = ("select", "timeout", "max_memory", "out", "progress", "force", "trust", "cache", "no_cache")
 
 
 def load_words(argv: Sequence[str]) -> List[str]:

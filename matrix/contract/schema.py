@@ -54,6 +54,8 @@ CELL_KEYS = (
     "artifact", "artifact_error",
     "load_s", "eager_s", "export_s", "check_s", "decompose_s", "serialize_s", "total_s",
     "peak_rss_mb", "exit_code", "stderr_tail", "finished_at",
+    # The run that measured a result this record reuses (matrix/worker/reuse.py); None where it ran now.
+    "reused_from",
 )  # fmt: skip
 
 # The keys of an env-error record (an environment that could not be installed) that tables read.
@@ -188,6 +190,8 @@ LOAD_KEYS = (
     "saved_serializer_version", "serializer_version", "format_version",
     "check_status", "check_detail", "checked_inputs", "case_module",
     "load_s", "run_s", "total_s", "peak_rss_mb", "exit_code", "stderr_tail", "finished_at",
+    # The run that measured a result this record reuses (matrix/worker/reuse.py); None where it ran now.
+    "reused_from",
 )  # fmt: skip
 # What identifies one load: the saving environment, the loading one, the case, the mode, and the
 # ``--with`` set the program was saved with (``with_set``, as in a cell's identity: the same case

@@ -41,6 +41,7 @@ from .jobs import merge, work
 from .journal import Journal, Key, culprits, interrupted
 from .messages import FOLLOW_UP, Message, Result, message
 from .progress import Progress, say
+from .reuse import ResultCache, machine_dependent, reused
 
 # 0: each forked item imports its case's libraries itself (benchmarks/dependency_sets.py compares both).
 PREIMPORT_VARIABLE = "EXPORT_MATRIX_PREIMPORT"
@@ -97,6 +98,7 @@ class Settings:
     progress: str = "auto"
     warm_up: str = "auto"
     device: str = "cpu"
+    cache: Optional[str] = None  # the result cache's folder (matrix/worker/reuse.py); None: off
 
     def __post_init__(self) -> None:
         if self.isolation not in (None,) + ISOLATIONS:
@@ -183,6 +185,18 @@ class Batch:
     def libraries(self) -> List[str]:
         """The requirements beside torch that its items import (known before ``set_up``)."""
         return []
+
+    def cache_key(self, item: Item) -> Optional[str]:
+        """The key of everything that decides an item's result (after ``set_up``); None: never reused."""
+        return None
+
+    def reusable(self, item: Item, entry: Dict[str, Any]) -> bool:
+        """Whether a kept result (``entry["record"]``, ``entry["extra"]``) stands for this item here and now."""
+        return True
+
+    def cache_extra(self, item: Item, record: Dict[str, Any]) -> Dict[str, Any]:
+        """What to keep beside a result for ``reusable`` to check later."""
+        return {}
 
     def preimport(self, settings: Settings) -> None:
         """Import the items' libraries once in this process, so that each forked item does not.
@@ -356,11 +370,17 @@ def _batch(
     first = batch.set_up(settings, run_id)
     items = batch.items(todo)
     counts: Dict[str, int] = {}
+    cache = ResultCache(settings.cache, batch.noun, read=not settings.force) if settings.cache else None
+    keys: Dict[Key, str] = {}  # the cache key of each item that may be kept
     with records.Writer(settings.out) as writer:
 
-        def keep(record: Dict[str, Any]) -> None:
+        def keep(item: Item) -> None:
+            record = item.record
             writer.write(record)
             counts[record["status"]] = counts.get(record["status"], 0) + 1
+            key = keys.get(item.key)
+            if cache is not None and key and not record.get("reused_from") and not machine_dependent(record):
+                cache.put(key, record, batch.cache_extra(item, record))
 
         if first is not None:
             writer.write(first)
@@ -369,16 +389,20 @@ def _batch(
                 batch.died(item)
                 item.record["finished_at"] = now()
                 sys.stderr.write("crash (the runner died during it in an earlier run): %s\n" % item.label)
-                keep(item.record)
+                keep(item)
         live = [item for item in items if item.key not in dead]
+        if cache is not None:
+            live = [_reuse(batch, item, cache, keys) for item in live]
+            if cache.hits:
+                say("%d %ss reused from %s (--no-cache runs them)" % (cache.hits, batch.noun, settings.cache))
         if not live:
             return counts
         progress = Progress(len(live), settings.progress)
         try:
             for item in live:
-                if item.job is None:  # complete already: a case that does not load, a missing capability
+                if item.job is None:  # complete already: a case that does not load, a missing capability, reused
                     _finish(batch, item, None, time.perf_counter(), progress)
-                    keep(item.record)
+                    keep(item)
             runnable = [item for item in live if item.job is not None]
             alone = [item for item in runnable if item.key in suspects]
             rest = [item for item in runnable if item.key not in suspects]
@@ -400,6 +424,21 @@ def _batch(
     return counts
 
 
+def _reuse(batch: Batch, item: Item, cache: ResultCache, keys: Dict[Key, str]) -> Item:
+    """The item itself, or, where the cache holds its result and the batch accepts it, the item complete."""
+    if item.job is None:
+        return item
+    key = batch.cache_key(item)
+    if not key:
+        return item
+    keys[item.key] = key
+    entry = cache.get(key)
+    if entry is None or not batch.reusable(item, entry):
+        return item
+    cache.hits += 1
+    return Item(item.key, item.label, reused(entry, item.record))
+
+
 def _isolated(
     batch: Batch,
     settings: Settings,
@@ -408,7 +447,7 @@ def _isolated(
     journal: Journal,
     run_id: str,
     progress: Progress,
-    keep: Callable[[Dict[str, Any]], None],
+    keep: Callable[[Item], None],
     fresh: Optional[str] = None,
 ) -> None:
     """Run items in isolation, one at a time or in lanes; record each as it ends."""
@@ -425,7 +464,7 @@ def _isolated(
     try:
         for item, result in runner.run(hand_out(), settings.timeout):
             _finish(batch, item, result, started[item.key], progress)
-            keep(item.record)
+            keep(item)
     finally:
         runner.close()
 
@@ -434,7 +473,8 @@ def _finish(batch: Batch, item: Item, result: Optional[Result], started: float, 
     record = item.record
     if result is not None:
         record.update({k: v for k, v in result.items() if k in batch.record_keys and k not in batch.parent_keys})
-    record["total_s"] = round(time.perf_counter() - started, 6)
+    if result is not None or not record.get("reused_from"):  # a reused result keeps the time it was measured in
+        record["total_s"] = round(time.perf_counter() - started, 6)
     record["finished_at"] = now()
     if record.get("status") not in batch.statuses:
         record.update(status=Status.CRASH.value, error_message="the %s reported no status" % batch.noun)

@@ -57,7 +57,8 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def _packages_hash() -> str:
+def packages_hash() -> str:
+    """A hash of every installed distribution's name and version."""
     try:
         from importlib import metadata
 
@@ -94,7 +95,7 @@ def environment_record(
         "runner_version": RUNNER_VERSION,
         "capabilities": found,
         "strict_default": strict_default(),
-        "packages_hash": _packages_hash(),
+        "packages_hash": packages_hash(),
         "started_at": now(),
         "source": source,
     }

@@ -39,7 +39,7 @@ from ..contract.options import (
 )
 from ..contract.requests import LoadRequest, add_load_arguments
 from ..contract.schema import LOAD_KEYS, LOAD_STATUSES, SCHEMA_VERSION, LoadStatus
-from . import artifacts, batch, signing
+from . import artifacts, batch, reuse, signing
 from .environment import installed_torch_version, variant_of
 from .journal import Key as JournalKey
 from .load_job import LoadJob, incomplete
@@ -67,7 +67,7 @@ class LoadOptions(LoadRequest):
         """How the engine runs the loads that go to the record file ``path``."""
         return batch.Settings(
             out=path, timeout=self.timeout, max_memory=self.max_memory, isolation=self.isolation, jobs=self.jobs,
-            force=self.force, progress=self.progress,
+            force=self.force, progress=self.progress, cache=reuse.root(self.cache, self.no_cache),
         )  # fmt: skip
 
 
@@ -189,6 +189,24 @@ class LoadBatch(batch.Batch):
             return batch.Item(key, artifact.relative, record)
         job = LoadJob(folder=os.path.abspath(artifact.folder), meta=artifact.meta)
         return batch.Item(key, artifact.relative, record, job)
+
+    def cache_key(self, item: batch.Item) -> Optional[str]:
+        artifact = self.artifacts[item.key]
+        meta = reuse.file_hash(os.path.join(artifact.folder, layout.META))  # it lists each file's sha256
+        if meta is None:
+            return None
+        return reuse.digest(
+            {
+                "kind": "load", "format": reuse.FORMAT, "worker": reuse.worker_fingerprint(),
+                "build": reuse.build_fields(), "variant": self.env["variant"], "saved": list(artifact.key),
+                "dependency_set": artifact.dependency_set, "with_set": artifact.with_set, "meta_sha256": meta,
+            }
+        )  # fmt: skip
+
+    def reusable(self, item: batch.Item, entry: Dict[str, Any]) -> bool:
+        """The files must still be what meta.json lists: a damaged program is loaded, and found damaged."""
+        artifact = self.artifacts[item.key]
+        return artifact.meta is not None and layout.verify(artifact.folder, artifact.meta) is None
 
     def died(self, item: batch.Item) -> None:
         item.record.update(

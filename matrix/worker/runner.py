@@ -15,15 +15,15 @@ import sys
 import tempfile
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
-from ..contract import dependencies, records
+from ..contract import dependencies, layout, records
 from ..contract.case import CaseError, CaseInfo, cell_selected
 from ..contract.errors import UserError
 from ..contract.options import (
     from_namespace,
 )
 from ..contract.requests import RunRequest, add_run_arguments
-from ..contract.schema import CELL_KEYS, STATUSES, Status, cell_id
-from . import batch, exportdb
+from ..contract.schema import ARTIFACT_SAVED, CELL_KEYS, STATUSES, Status, cell_id
+from . import batch, exportdb, reuse
 from .case import missing_for
 from .cell_job import CellJob
 from .environment import environment_record, installed_torch_version, variant_of
@@ -60,6 +60,7 @@ class RunOptions(RunRequest):
         return batch.Settings(
             out=path, timeout=self.timeout, max_memory=self.max_memory, isolation=self.isolation, jobs=self.jobs,
             force=self.force, progress=self.progress, warm_up=self.warm_up, device=self.device,
+            cache=reuse.root(self.cache, self.no_cache),
         )  # fmt: skip
 
 
@@ -189,6 +190,49 @@ class CellBatch(batch.Batch):
         )
         return batch.Item(key, label, record, job)
 
+    def cache_key(self, item: batch.Item) -> Optional[str]:
+        job = _job(item)
+        case = reuse.case_fingerprint(job.info.path)
+        if case is None:
+            return None
+        return reuse.digest(
+            {
+                "kind": "cell", "format": reuse.FORMAT, "worker": reuse.worker_fingerprint(),
+                "build": reuse.build_fields(), "variant": job.variant, "device": job.device,
+                "capabilities": job.found, "case": job.info.name, "source": job.info.source, "case_hash": case,
+                "mode": job.mode, "run": item.key[2], "stages": list(job.stages), "diagnose_s": job.diagnose_s,
+                "keeps_program": job.artifacts is not None,
+                "dependency_set": job.dependency_set, "with_set": job.with_set,
+            }
+        )  # fmt: skip
+
+    def reusable(self, item: batch.Item, entry: Dict[str, Any]) -> bool:
+        """A kept result that saved a program stands only where that very program is still in --artifacts."""
+        job = _job(item)
+        if job.artifacts is None or entry["record"].get("artifact") != ARTIFACT_SAVED:
+            return True
+        folder = self._program_folder(item)
+        meta, problem = layout.read_meta(folder)
+        return (
+            meta is not None
+            and reuse.file_hash(os.path.join(folder, layout.META)) == entry["extra"].get("meta_sha256")
+            and layout.verify(folder, meta) is None
+        )
+
+    def cache_extra(self, item: batch.Item, record: Dict[str, Any]) -> Dict[str, Any]:
+        job = _job(item)
+        if job.artifacts is None or record.get("artifact") != ARTIFACT_SAVED:
+            return {}
+        return {"meta_sha256": reuse.file_hash(os.path.join(self._program_folder(item), layout.META))}
+
+    def _program_folder(self, item: batch.Item) -> str:
+        job = _job(item)
+        record = item.record
+        root = job.artifacts or ""
+        return layout.artifact_folder(
+            root, record["torch_version"], job.variant, record["python"], job.mode, job.info.name, job.with_set
+        )
+
     def absent(self, info: CaseInfo) -> Optional[Tuple[List[str], str]]:
         """What of a case's PEP 723 needs this environment lacks: (missing, message), or None."""
         python = dependencies.python_version()
@@ -227,6 +271,11 @@ class CellBatch(batch.Batch):
         problem = warm_up(self.found)
         if problem:
             say("warning: the warm-up export failed (%s); timings of the first cells include warm-up" % problem)
+
+
+def _job(item: batch.Item) -> CellJob:
+    assert isinstance(item.job, CellJob), item.job  # the engine asks about items that have a job only
+    return item.job
 
 
 def needs(info: CaseInfo, options: RunOptions) -> str:

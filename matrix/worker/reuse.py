@@ -1,0 +1,259 @@
+"""Results reused by content: a cell or a load already recorded with everything that decides it is not run again.
+
+A result is kept under a key: a hash of everything that determines it (for a cell: the case's
+source and the local modules it imports, the torch build, every installed package, the worker's
+own source, the mode, the stages and the options that change an outcome; for a load: the saved
+program's content and the same for the loading build). When a later run meets the same key, the
+record is written again from the kept one, with ``reused_from`` naming the run that measured it.
+Outcomes that depend on the machine (a timeout, a crash, a diagnosis that ran out of time) are
+never kept: they run again.
+
+The cache is a folder of small JSON files, ``<root>/<kind>/<2 hex>/<key>.json``, one a result.
+A folder suits it better than a database: each entry is written to a temporary file and renamed
+into place, so two runs sharing a cache never see half an entry and need no lock; a CI job can
+restore and save it as it is; pruning it is deleting old files. An entry that cannot be read, is
+not JSON, or names another key is ignored with one warning, and its cell runs. A cache folder that
+cannot be written (read-only, full) makes the run go on without keeping results, with one warning.
+
+Standard library only, Python 3.8 syntax: this runs inside every torch environment.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from typing import Any, Dict, List, Mapping, Optional, Set
+
+from ..contract.schema import Status
+
+# The variable that moves the cache (a folder) or turns it off (``off``); ``--cache`` and ``--no-cache`` win.
+VARIABLE = "EXPORT_MATRIX_RESULT_CACHE"
+OFF = "off"
+# Bumped when what an entry holds, or what a key covers, changes: older entries are then never found.
+FORMAT = 1
+# Record fields that say how one run went, not what the result is: a reused record gets them anew.
+RUN_FIELDS = ("run_id", "env_id", "finished_at", "reused_from")
+# Outcomes that say more about the machine than about torch.
+MACHINE_OUTCOMES = frozenset({Status.TIMEOUT.value, Status.CRASH.value})
+
+
+def default_root(environ: Optional[Mapping[str, str]] = None) -> str:
+    """The cache folder when no option names one: in the user's cache folder."""
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "torch-export-matrix", "results")
+
+
+def root(option: Optional[str], disabled: bool, environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
+    """The cache folder a command uses, or None where the cache is off."""
+    env = os.environ if environ is None else environ
+    if disabled:
+        return None
+    if option:
+        return option
+    chosen = env.get(VARIABLE)
+    if chosen is not None and chosen.strip().lower() in (OFF, ""):
+        return None
+    return chosen or default_root(env)
+
+
+def digest(fields: Mapping[str, Any]) -> str:
+    """The key of a result: a hash of what determines it, as canonical JSON."""
+    text = json.dumps(fields, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def file_hash(path: str) -> Optional[str]:
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+_WORKER: Dict[str, str] = {}
+
+
+def worker_fingerprint() -> str:
+    """A hash of the worker's and the contract's sources: any change to the code that produces a result."""
+    if "hash" not in _WORKER:
+        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        hasher = hashlib.sha256()
+        for folder in ("contract", "worker"):
+            here = os.path.join(package, folder)
+            for name in sorted(os.listdir(here)):
+                if name.endswith(".py"):
+                    hasher.update(("%s/%s\0" % (folder, name)).encode())
+                    with open(os.path.join(here, name), "rb") as f:
+                        hasher.update(f.read() + b"\0")
+        _WORKER["hash"] = hasher.hexdigest()
+    return _WORKER["hash"]
+
+
+def case_fingerprint(path: str) -> Optional[str]:
+    """A hash of a case file and of the modules beside it that it imports, and those they import.
+
+    A case runs with its own folder first on ``sys.path``, so ``import helper`` finds ``helper.py``
+    (or ``helper/__init__.py``) there; those sources decide its result as much as its own. None
+    where the file cannot be read.
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    seen: Set[str] = set()
+    pending: List[str] = [os.path.abspath(path)]
+    hasher = hashlib.sha256()
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        try:
+            with open(current, "rb") as f:
+                source = f.read()
+        except OSError:
+            if current == os.path.abspath(path):
+                return None
+            continue
+        hasher.update(os.path.relpath(current, folder).encode("utf-8", "surrogatepass") + b"\0" + source + b"\0")
+        pending.extend(_local_imports(source, folder))
+    return hasher.hexdigest()
+
+
+def _local_imports(source: bytes, folder: str) -> List[str]:
+    """The files in ``folder`` that a module's absolute imports name (its first dotted part)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    names: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.split(".")[0])
+    found = []
+    for name in sorted(names):
+        for candidate in (os.path.join(folder, name + ".py"), os.path.join(folder, name, "__init__.py")):
+            if os.path.isfile(candidate):
+                found.append(os.path.abspath(candidate))
+    return found
+
+
+_BUILD: Dict[str, Any] = {}
+
+
+def build_fields() -> Dict[str, Any]:
+    """What identifies the torch build and the environment around it, for a result's key (torch imported)."""
+    if not _BUILD:
+        import platform
+
+        import torch
+
+        from .environment import packages_hash
+
+        version = getattr(torch, "version", None)
+        _BUILD.update(
+            torch=str(torch.__version__),
+            git_version=getattr(version, "git_version", None),
+            cuda=getattr(version, "cuda", None),
+            python=platform.python_version(),
+            implementation=sys.implementation.name,
+            machine=platform.machine(),
+            packages=packages_hash(),  # every installed distribution: the dependency set's versions too
+        )
+    return dict(_BUILD)
+
+
+def machine_dependent(record: Mapping[str, Any]) -> bool:
+    """Whether a record's outcome may come from the machine rather than torch: such results run again."""
+    if record.get("status") in MACHINE_OUTCOMES or record.get("reason"):
+        return True
+    return any(
+        key.endswith("_status") and value in MACHINE_OUTCOMES for key, value in record.items() if isinstance(key, str)
+    )
+
+
+class ResultCache:
+    """The results of one kind (``cell``, ``load``) kept under ``root``; see the module's docstring."""
+
+    def __init__(self, root: str, kind: str, read: bool = True) -> None:
+        self.folder = os.path.join(root, kind)
+        self.read = read  # --force runs everything again, and still keeps what it measured
+        self.writable = True
+        self.warned: Set[str] = set()
+        self.hits = 0
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self.folder, key[:2], key + ".json")
+
+    def _warn(self, what: str, message: str) -> None:
+        if what not in self.warned:
+            self.warned.add(what)
+            sys.stderr.write("warning: result cache %s: %s\n" % (self.folder, message))
+
+    def get(self, key: str) -> Optional[Dict[str, Any]]:
+        """The entry kept under ``key`` (``{"record": ..., "extra": ...}``), or None."""
+        if not self.read:
+            return None
+        path = self._path(key)
+        try:
+            with open(path, "rb") as f:
+                entry = json.loads(f.read().decode("utf-8"))
+        except (FileNotFoundError, NotADirectoryError):  # never kept, or no cache folder can be here
+            return None
+        except (OSError, ValueError) as exc:
+            name = os.path.basename(path)
+            self._warn("damaged", "ignoring an entry that cannot be read (%s: %s); it runs again" % (name, exc))
+            return None
+        valid = (
+            isinstance(entry, dict)
+            and entry.get("format") == FORMAT
+            and entry.get("key") == key
+            and isinstance(entry.get("record"), dict)
+            and isinstance(entry.get("extra"), dict)
+        )
+        if not valid:
+            name = os.path.basename(path)
+            self._warn("foreign", "ignoring an entry of another format or key (%s); it runs again" % name)
+            return None
+        return entry
+
+    def put(self, key: str, record: Mapping[str, Any], extra: Optional[Mapping[str, Any]] = None) -> None:
+        """Keep a result; a folder that cannot be written turns keeping off for the rest of the run."""
+        if not self.writable:
+            return
+        kept = {k: v for k, v in record.items() if k not in RUN_FIELDS}
+        kept["reused_from"] = record.get("reused_from") or record.get("run_id")
+        entry = {"format": FORMAT, "key": key, "record": kept, "extra": dict(extra or {})}
+        path = self._path(key)
+        temp = None
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd, temp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=os.path.dirname(path))
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(entry, f, sort_keys=True, default=str)
+            os.replace(temp, path)  # whole or not at all: a reader never sees half an entry
+            temp = None
+        except (OSError, TypeError, ValueError) as exc:
+            self.writable = False
+            self._warn("write", "cannot keep results here (%s); the run goes on without keeping them" % exc)
+        finally:
+            if temp is not None:
+                try:
+                    os.unlink(temp)
+                except OSError:
+                    pass
+
+
+def reused(entry: Mapping[str, Any], fresh: Mapping[str, Any]) -> Dict[str, Any]:
+    """The record of a reused result: what this run's parent set (identity, the case's metadata, the run),
+    and the kept outcome for the rest, with ``reused_from`` naming the run that measured it."""
+    record = dict(fresh)
+    for key, value in entry["record"].items():
+        if key in fresh and fresh[key] is None and key not in RUN_FIELDS:
+            record[key] = value
+    record["reused_from"] = entry["record"].get("reused_from")
+    return record
