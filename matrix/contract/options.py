@@ -63,6 +63,11 @@ def add_jobs(parser: argparse.ArgumentParser, help_text: str) -> None:
 # slowest cells take about 20 s on a 2-core machine, so this leaves room without letting a
 # hang hold a whole matrix for long.
 DEFAULT_TIMEOUT_S = 120.0
+# Seconds a failed export's draft_export diagnosis may take (``run --diagnosis-budget``), and the
+# share of the cell's --timeout that it must end within, counting what the cell spent before it:
+# the rest is margin, so that a slow diagnosis never turns a fail into a timeout.
+DEFAULT_DIAGNOSIS_BUDGET_S = 15.0
+DIAGNOSIS_SHARE = 0.6
 MODE_CHOICES = ("strict", "non-strict", "both")
 
 

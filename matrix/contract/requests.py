@@ -27,7 +27,9 @@ from typing import Any, ClassVar, Dict, List, NoReturn, Optional, Sequence, Tupl
 from .case import EXPORTDB_SOURCE
 from .errors import UserError
 from .options import (
+    DEFAULT_DIAGNOSIS_BUDGET_S,
     DEFAULT_TIMEOUT_S,
+    DIAGNOSIS_SHARE,
     ISOLATIONS,
     PROGRESS,
     add_batch,
@@ -99,15 +101,22 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         " default: %s" % ",".join(STAGES),
     )
     parser.add_argument(
+        "--diagnosis-budget",
+        type=float,
+        default=DEFAULT_DIAGNOSIS_BUDGET_S,
+        metavar="S",
+        help="seconds a failed export's draft_export diagnosis may take (default %g; never past %g of --timeout"
+        " into the cell); one kept in the result cache for the same case, mode and error is reused, not run again"
+        % (DEFAULT_DIAGNOSIS_BUDGET_S, DIAGNOSIS_SHARE),
+    )
+    parser.add_argument(
         "--hide-capability",
         nargs="+",
         metavar="NAME",
         default=[],
         help="treat these capabilities as missing, to preview how older releases report",
     )
-    add_batch(
-        parser, "cell", "re-run cells already recorded in --out (and cells a dead run left), reusing no kept result"
-    )
+    add_batch(parser, "cell", "re-run cells already recorded in --out (and cells a dead run left)")
     add_cache(parser, "cell")
     parser.add_argument(
         "--warm-up",
@@ -175,7 +184,7 @@ def add_load_arguments(parser: argparse.ArgumentParser) -> None:
         " The nox load sessions run one load per set. Default: every program",
     )
     add_variant(parser, "wheel variant to record (default: from torch's version tag)")
-    add_batch(parser, "artifact", "load artifacts already recorded in --out again, reusing no kept result")
+    add_batch(parser, "artifact", "load artifacts already recorded in --out again")
     add_cache(parser, "load")
 
 
@@ -293,6 +302,7 @@ class RunRequest(_Request):
     dependency_set: Optional[str] = None  # "" is torch alone; None: every case
     cache: Optional[str] = None  # the result cache's folder; None: EXPORT_MATRIX_RESULT_CACHE or the default
     no_cache: bool = False
+    diagnosis_budget: float = DEFAULT_DIAGNOSIS_BUDGET_S
 
     def __post_init__(self) -> None:
         for name in ("cases", "select", "tag"):
@@ -327,6 +337,7 @@ class RunRequest(_Request):
         if unknown:
             raise UserError("--stages: unknown stage(s) %s; known: %s" % (", ".join(unknown), ", ".join(STAGES)))
         positive_seconds("--timeout", self.timeout)
+        positive_seconds("--diagnosis-budget", self.diagnosis_budget)
         memory_mb("--max-memory", self.max_memory)
         at_least("--runs", self.runs, 1)
         at_least("--jobs", self.jobs, 0)

@@ -43,6 +43,9 @@ CELL_KEYS = (
     "strict_passed",
     "graph_hash", "fingerprint_version", "ops", "node_count", "graph_text",
     "diagnosis_status", "diagnosis",
+    # Where a failed export's diagnosis was kept from instead of run again ("<torch_version>/<run_id>" of
+    # the cell that ran draft_export, matrix/worker/diagnosis.py); None where it ran in this cell.
+    "diagnosis_reused_from",
     "decompose_status", "decomposed_hash", "decomposed_ops", "decompose_error",
     "check_status", "check_detail", "checked_inputs",
     "serialize_status", "serialize_error",

@@ -190,11 +190,11 @@ class Batch:
         """The key of everything that decides an item's result (after ``set_up``); None: never reused."""
         return None
 
-    def reusable(self, item: Item, entry: Dict[str, Any]) -> bool:
+    def reusable(self, item: Item, entry: Dict[str, Any], cache: ResultCache) -> bool:
         """Whether a kept result (``entry["record"]``, ``entry["extra"]``) stands for this item here and now."""
         return True
 
-    def cache_extra(self, item: Item, record: Dict[str, Any]) -> Dict[str, Any]:
+    def cache_extra(self, item: Item, record: Dict[str, Any], cache: ResultCache) -> Dict[str, Any]:
         """What to keep beside a result for ``reusable`` to check later."""
         return {}
 
@@ -370,7 +370,7 @@ def _batch(
     first = batch.set_up(settings, run_id)
     items = batch.items(todo)
     counts: Dict[str, int] = {}
-    cache = ResultCache(settings.cache, batch.noun, read=not settings.force) if settings.cache else None
+    cache = ResultCache(settings.cache, batch.noun) if settings.cache else None
     keys: Dict[Key, str] = {}  # the cache key of each item that may be kept
     with records.Writer(settings.out) as writer:
 
@@ -380,7 +380,7 @@ def _batch(
             counts[record["status"]] = counts.get(record["status"], 0) + 1
             key = keys.get(item.key)
             if cache is not None and key and not record.get("reused_from") and not machine_dependent(record):
-                cache.put(key, record, batch.cache_extra(item, record))
+                cache.put(key, record, batch.cache_extra(item, record, cache))
 
         if first is not None:
             writer.write(first)
@@ -433,7 +433,7 @@ def _reuse(batch: Batch, item: Item, cache: ResultCache, keys: Dict[Key, str]) -
         return item
     keys[item.key] = key
     entry = cache.get(key)
-    if entry is None or not batch.reusable(item, entry):
+    if entry is None or not batch.reusable(item, entry, cache):
         return item
     cache.hits += 1
     return Item(item.key, item.label, reused(entry, item.record))

@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..contract import dependencies, records
 from ..contract.case import CaseError, CaseInfo
+from ..contract.options import DEFAULT_DIAGNOSIS_BUDGET_S
 from ..contract.schema import STAGE_ERROR, STAGE_MISMATCH, STAGE_OK, STAGE_SKIPPED, Status, first_line
 from . import compare, fingerprint
 from .case import Case
@@ -157,15 +158,21 @@ def run_cell(
     stages: Tuple[str, ...] = ("check", "decompose", "serialize"),
     artifacts: Optional[Any] = None,
     diagnose_s: float = 0.0,
+    diagnosis_budget_s: float = DEFAULT_DIAGNOSIS_BUDGET_S,
+    kept: Optional[Any] = None,
 ) -> Dict[str, Any]:
     """Run every stage of one cell and return the record fields it produced.
 
     ``artifacts``: an ``artifacts.Target`` where a passing cell keeps its program, or None.
-    ``diagnose_s``: seconds a failed export may spend on a ``draft_export`` diagnosis (0: none).
+    ``diagnose_s``: seconds into the cell by which a failed export's ``draft_export`` diagnosis must end
+    (0: none); ``diagnosis_budget_s``: what the diagnosis itself may take (``diagnosis.budget``).
+    ``kept``: a ``diagnosis.Kept`` where diagnoses are reused and kept, or None.
     """
     record: Dict[str, Any] = {}
     try:
-        return _stages(record, info, mode, found, loader, device, stages, artifacts, diagnose_s)
+        return _stages(
+            record, info, mode, found, loader, device, stages, artifacts, diagnose_s, diagnosis_budget_s, kept
+        )
     except MemoryError as exc:
         record.update(out_of_memory(exc))
         return record
@@ -181,6 +188,8 @@ def _stages(
     stages: Tuple[str, ...],
     artifacts: Optional[Any] = None,
     diagnose_s: float = 0.0,
+    diagnosis_budget_s: float = DEFAULT_DIAGNOSIS_BUDGET_S,
+    kept: Optional[Any] = None,
 ) -> Dict[str, Any]:
     # 1. load
     try:
@@ -213,10 +222,11 @@ def _stages(
     except Exception as exc:
         record.update(describe_error(exc), status=FAIL, failed_stage="export")
         if diagnose_s > 0:
-            from .diagnosis import diagnose
+            from .diagnosis import budget, diagnose_failure
 
             spent = sum(record.get(key) or 0.0 for key in ("load_s", "eager_s", "export_s"))
-            record.update(diagnose(case, mode, found, diagnose_s - spent))
+            seconds = budget(diagnosis_budget_s, diagnose_s, spent)
+            record.update(diagnose_failure(case, mode, found, seconds, record, kept))
         return record
     record["strict_passed"] = strict_passed
     try:

@@ -15,6 +15,7 @@ import shutil
 from typing import Any, ClassVar, Dict, Optional, Tuple
 
 from ..contract.case import CaseInfo
+from ..contract.options import DEFAULT_DIAGNOSIS_BUDGET_S
 from ..contract.schema import ARTIFACT_SAVED, STAGE_ERROR, STAGE_MISMATCH, STAGE_OK, LoadStatus
 from .load_job import LoadJob
 from .messages import FOLLOW_UP, message
@@ -38,6 +39,9 @@ class CellJob:
     scratch: Optional[str] = None  # else where it keeps it for the fresh load alone
     dependency_set: str = ""  # the packages beside torch it runs with, recorded with its program
     with_set: str = ""  # the part of them that --with added: each set keeps its program in a folder of its own
+    diagnosis_budget_s: float = DEFAULT_DIAGNOSIS_BUDGET_S  # what a diagnosis may take, within diagnose_s of the cell
+    cache: Optional[str] = None  # the result cache's folder, where diagnoses are reused and kept; None: off
+    origin: str = ""  # "<torch_version>/<run_id>": what a diagnosis kept by this cell names
 
     @classmethod
     def from_fields(cls, fields: Dict[str, Any]) -> CellJob:
@@ -53,7 +57,8 @@ class CellJob:
         target = Target(root, self.variant, self.device, self.dependency_set, self.with_set) if root else None
         loader = loader_for(self.info.source)
         record = run_cell(
-            self.info, self.mode, self.found, loader, self.device, self.stages, target, self.diagnose_s
+            self.info, self.mode, self.found, loader, self.device, self.stages, target, self.diagnose_s,
+            self.diagnosis_budget_s, self.kept(),
         )  # fmt: skip
         folder = record.pop(KEPT, None)
         if not self.artifacts and record.get("artifact") == ARTIFACT_SAVED:
@@ -61,6 +66,18 @@ class CellJob:
         if folder:
             record[FOLLOW_UP] = fresh_load(folder, discard=not self.artifacts)
         return record
+
+    def kept(self) -> Optional[Any]:
+        """Where this cell's diagnosis is reused from and kept (``diagnosis.Kept``); None with the cache off."""
+        if not self.cache or self.diagnose_s <= 0:
+            return None
+        from .diagnosis import Kept
+
+        cell = {
+            "case": self.info.name, "source": self.info.source, "mode": self.mode, "device": self.device,
+            "dependency_set": self.dependency_set,
+        }  # fmt: skip
+        return Kept(self.cache, self.info.path, cell, self.origin)
 
 
 def fresh_load(folder: str, discard: bool) -> Dict[str, Any]:

@@ -4,7 +4,14 @@ Run in the failing cell (same process, same loaded case) where the release has
 ``draft_export``, bounded in time so that a slow diagnosis can never turn the cell's
 ``fail`` into a timeout. The problems are recorded per kind with a short message, the
 user frame torch points at and a count; what torch prints about them stays out of the
-record. Standard library and torch only, Python 3.8 syntax.
+record.
+
+A finished diagnosis (done, or draft_export's own error) is kept in the result cache
+(:mod:`.reuse`, kind ``diagnosis``) under a key of the case's source, the mode, the error it
+diagnoses, the worker and the dependency set, and not the release: a later release that fails
+the same way reuses it (``diagnosis_reused_from`` names the release and run that ran it) instead
+of spending its budget again. A timeout or a skip is never kept: it says how much time the cell
+had, not what draft_export finds. Standard library and torch only, Python 3.8 syntax.
 """
 
 from __future__ import annotations
@@ -12,13 +19,107 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 from ..contract.schema import DIAGNOSIS_DONE, STAGE_ERROR, STAGE_SKIPPED, Status, first_line
+from . import reuse
 
 # At most this many problems are recorded per cell; the count per kind covers the rest.
 MAX_PROBLEMS = 20
 MESSAGE_WIDTH = 200
+# The result cache's kind for kept diagnoses, and the outcomes it keeps.
+KIND = "diagnosis"
+KEPT_STATUSES = (DIAGNOSIS_DONE, STAGE_ERROR)
+# What draft_export's error says when it ran out of memory: the machine's doing, never kept.
+_OUT_OF_MEMORY = ("MemoryError", "OutOfMemoryError", "out of memory", "can't allocate memory")
+
+
+def budget(budget_s: float, deadline_s: float, spent_s: float) -> float:
+    """Seconds a failed export's diagnosis may take: its own budget (--diagnosis-budget), and no more than
+    is left before ``deadline_s`` into the cell (DIAGNOSIS_SHARE of --timeout) after ``spent_s``."""
+    return min(budget_s, deadline_s - spent_s)
+
+
+def signature(record: Mapping[str, Any]) -> Dict[str, Any]:
+    """The error a diagnosis explains: its type and first line, as the record holds them.
+
+    The message is the recorded one: addresses and paths already normalized (cell.describe_error).
+    Symbol names (``u0``, ``zuf0``, ``s12``) are kept: they are torch's for this case's trace, a renamed
+    symbol is a changed error, and a miss costs one diagnosis where a wrong hit would explain another error.
+    """
+    return {"error_type": record.get("error_type"), "error_message": record.get("error_message")}
+
+
+def diagnosis_key(case_hash: str, cell: Mapping[str, Any], record: Mapping[str, Any]) -> str:
+    """The key a diagnosis is kept under: the case's source (``case_hash``, reuse.case_fingerprint), what
+    ``cell`` says of it (case, source, mode, device, dependency set), the error and the worker's code.
+
+    Not the release, nor --timeout, --stages or the budget: that is what makes it reusable elsewhere.
+    """
+    fields = dict(cell, kind=KIND, format=reuse.FORMAT, worker=reuse.worker_fingerprint(), case_hash=case_hash)
+    fields.update(signature(record))
+    return reuse.digest(fields)
+
+
+class Kept:
+    """The diagnoses kept under a result cache's ``root``, for the cell of ``case_path`` and ``cell``'s fields.
+
+    ``origin`` (``"<torch_version>/<run_id>"``) names this cell in what it keeps.
+    """
+
+    def __init__(self, root: str, case_path: str, cell: Mapping[str, Any], origin: str) -> None:
+        self.cache = reuse.ResultCache(root, KIND)
+        self.case_path, self.cell, self.origin = case_path, dict(cell), origin
+
+    def key(self, record: Mapping[str, Any]) -> Optional[str]:
+        """The key of the failure ``record`` describes; None where the case's source cannot be read."""
+        case_hash = reuse.case_fingerprint(self.case_path)
+        return None if case_hash is None else diagnosis_key(case_hash, self.cell, record)
+
+    def get(self, key: str) -> Optional[Dict[str, Any]]:
+        """The record fields of the diagnosis kept under ``key``, naming where it came from; None if none."""
+        entry = self.cache.get(key)
+        kept = entry["record"] if entry is not None else {}
+        if kept.get("diagnosis_status") not in KEPT_STATUSES or not isinstance(kept.get("diagnosis"), list):
+            return None
+        return {
+            "diagnosis_status": kept["diagnosis_status"],
+            "diagnosis": kept["diagnosis"],
+            "diagnosis_reused_from": kept.get("reused_from"),
+        }
+
+    def put(self, key: str, record: Mapping[str, Any], fields: Mapping[str, Any]) -> None:
+        """Keep a finished diagnosis ``fields`` of the failure ``record`` describes (kept beside it, to read);
+        a timeout, a skip or running out of memory says more about the machine, and is not kept."""
+        if fields.get("diagnosis_status") not in KEPT_STATUSES or _out_of_memory(fields):
+            return
+        kept = {"status": record.get("status"), "failed_stage": record.get("failed_stage"), **signature(record)}
+        kept.update(diagnosis_status=fields["diagnosis_status"], diagnosis=fields.get("diagnosis") or [])
+        self.cache.put(key, dict(kept, reused_from=self.origin))
+
+
+def _out_of_memory(fields: Mapping[str, Any]) -> bool:
+    if fields.get("diagnosis_status") != STAGE_ERROR:
+        return False
+    text = " ".join(str(problem.get("message")) for problem in fields.get("diagnosis") or [])
+    return any(word in text for word in _OUT_OF_MEMORY)
+
+
+def diagnose_failure(
+    case: Any, mode: str, found: Dict[str, bool], budget_s: float, record: Mapping[str, Any], kept: Optional[Kept]
+) -> Dict[str, Any]:
+    """The diagnosis fields of a failed export (``record`` holds its error): kept ones where ``kept`` has
+    them for this failure, else a fresh diagnosis, kept there when it finished."""
+    if not found.get("draft_export") or kept is None:
+        return diagnose(case, mode, found, budget_s)
+    where = kept.key(record)
+    hit = kept.get(where) if where is not None else None
+    if hit is not None:
+        return hit
+    fields = diagnose(case, mode, found, budget_s)
+    if where is not None:
+        kept.put(where, record, fields)
+    return fields
 
 
 class _OutOfTime(Exception):

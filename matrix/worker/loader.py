@@ -203,7 +203,7 @@ class LoadBatch(batch.Batch):
             }
         )  # fmt: skip
 
-    def reusable(self, item: batch.Item, entry: Dict[str, Any]) -> bool:
+    def reusable(self, item: batch.Item, entry: Dict[str, Any], cache: reuse.ResultCache) -> bool:
         """The files must still be what meta.json lists: a damaged program is loaded, and found damaged."""
         artifact = self.artifacts[item.key]
         return artifact.meta is not None and layout.verify(artifact.folder, artifact.meta) is None

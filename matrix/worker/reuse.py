@@ -24,6 +24,7 @@ import ast
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 from typing import Any, Dict, List, Mapping, Optional, Set
@@ -179,9 +180,9 @@ def machine_dependent(record: Mapping[str, Any]) -> bool:
 class ResultCache:
     """The results of one kind (``cell``, ``load``) kept under ``root``; see the module's docstring."""
 
-    def __init__(self, root: str, kind: str, read: bool = True) -> None:
+    def __init__(self, root: str, kind: str) -> None:
         self.folder = os.path.join(root, kind)
-        self.read = read  # --force runs everything again, and still keeps what it measured
+        self.programs = ProgramStore(root)
         self.writable = True
         self.warned: Set[str] = set()
         self.hits = 0
@@ -196,8 +197,6 @@ class ResultCache:
 
     def get(self, key: str) -> Optional[Dict[str, Any]]:
         """The entry kept under ``key`` (``{"record": ..., "extra": ...}``), or None."""
-        if not self.read:
-            return None
         path = self._path(key)
         try:
             with open(path, "rb") as f:
@@ -246,6 +245,59 @@ class ResultCache:
                     os.unlink(temp)
                 except OSError:
                     pass
+
+
+class ProgramStore:
+    """Saved-program folders kept beside the results that made them, by the sha256 of their meta.json.
+
+    A reused cell that kept its program must leave that program in ``--artifacts`` as a run would:
+    a fresh machine with a restored cache has none. Files are hard links where the file system
+    allows (no second copy), else copies; a folder appears whole or not at all.
+    """
+
+    def __init__(self, root: str) -> None:
+        self.folder = os.path.join(root, "programs")
+
+    def _path(self, meta_sha256: str) -> str:
+        return os.path.join(self.folder, meta_sha256[:2], meta_sha256)
+
+    def keep(self, meta_sha256: str, folder: str) -> bool:
+        """Keep the program folder ``folder``, whose meta.json hashes to ``meta_sha256``."""
+        final = self._path(meta_sha256)
+        if os.path.isdir(final):
+            return True
+        return _place(folder, final)
+
+    def restore(self, meta_sha256: str, target: str) -> bool:
+        """Put the kept folder at ``target`` (which must not exist); False where none is kept."""
+        kept = self._path(meta_sha256)
+        if not os.path.isdir(kept) or file_hash(os.path.join(kept, "meta.json")) != meta_sha256:
+            return False
+        return _place(kept, target)
+
+
+def _place(source: str, final: str) -> bool:
+    """Hard-link (or copy) the files of ``source`` into a new folder ``final``, whole or not at all."""
+    temp = None
+    try:
+        os.makedirs(os.path.dirname(final), exist_ok=True)
+        temp = tempfile.mkdtemp(prefix=".tmp-", dir=os.path.dirname(final))
+        for name in sorted(os.listdir(source)):
+            path = os.path.join(source, name)
+            if not os.path.isfile(path):
+                continue
+            try:
+                os.link(path, os.path.join(temp, name))
+            except OSError:  # another file system, or links not allowed
+                shutil.copy2(path, os.path.join(temp, name))
+        os.rename(temp, final)
+        temp = None
+        return True
+    except OSError:
+        return os.path.isdir(final)  # another run placed it first, or the folder cannot be written
+    finally:
+        if temp is not None:
+            shutil.rmtree(temp, ignore_errors=True)
 
 
 def reused(entry: Mapping[str, Any], fresh: Mapping[str, Any]) -> Dict[str, Any]:

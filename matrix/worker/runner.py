@@ -18,9 +18,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from ..contract import dependencies, layout, records
 from ..contract.case import CaseError, CaseInfo, cell_selected
 from ..contract.errors import UserError
-from ..contract.options import (
-    from_namespace,
-)
+from ..contract.options import DIAGNOSIS_SHARE, from_namespace
 from ..contract.requests import RunRequest, add_run_arguments
 from ..contract.schema import ARTIFACT_SAVED, CELL_KEYS, STATUSES, Status, cell_id
 from . import batch, exportdb, reuse
@@ -31,9 +29,6 @@ from .journal import Key
 from .progress import say
 from .sources import discover_source
 
-# A failed export's diagnosis may use this share of the cell's --timeout, less what the cell
-# already spent: the rest is margin, so that a slow diagnosis never turns a fail into a timeout.
-DIAGNOSIS_SHARE = 0.6
 WARM_UP_FROM = batch.WARM_UP_FROM
 PREIMPORT_VARIABLE = batch.PREIMPORT_VARIABLE
 
@@ -50,6 +45,7 @@ class RunOptions(RunRequest):
         super().__post_init__()
         self.validate()
         object.__setattr__(self, "timeout", float(self.timeout))
+        object.__setattr__(self, "diagnosis_budget", float(self.diagnosis_budget))
 
     @classmethod
     def from_args(cls, namespace: argparse.Namespace) -> RunOptions:
@@ -100,6 +96,7 @@ class CellBatch(batch.Batch):
         self._installed: Dict[str, Optional[str]] = {}
         # Programs kept only to be loaded again in a fresh process (no --artifacts, or runs after the first).
         self.scratch: Optional[str] = None
+        self.settings: Optional[batch.Settings] = None  # set_up's: the result cache where diagnoses are kept
 
     @property
     def follow_ups(self) -> bool:  # type: ignore[override]
@@ -122,6 +119,7 @@ class CellBatch(batch.Batch):
         from .capabilities import cached_detect
 
         options = self.options
+        self.settings = settings
         if options.device == "cuda" and not torch.cuda.is_available():
             raise UserError("--device cuda: CUDA is not available in this torch (%s)" % torch.__version__)
         found, cached = cached_detect()
@@ -182,11 +180,14 @@ class CellBatch(batch.Batch):
             stages=options.stages,
             found=self.found,
             diagnose_s=DIAGNOSIS_SHARE * options.timeout if "diagnose" in options.stages else 0.0,
+            diagnosis_budget_s=options.diagnosis_budget,
             artifacts=options.artifacts if run == 0 else None,  # one program per cell, whatever --runs
             variant=env["variant"],
             scratch=self.scratch,
             dependency_set=record["dependency_set"] or "",
             with_set=record["with_set"] or "",
+            cache=self.settings.cache if self.settings is not None else None,
+            origin="%s/%s" % (record["torch_version"], record["run_id"]),
         )
         return batch.Item(key, label, record, job)
 
@@ -201,29 +202,38 @@ class CellBatch(batch.Batch):
                 "build": reuse.build_fields(), "variant": job.variant, "device": job.device,
                 "capabilities": job.found, "case": job.info.name, "source": job.info.source, "case_hash": case,
                 "mode": job.mode, "run": item.key[2], "stages": list(job.stages), "diagnose_s": job.diagnose_s,
+                "diagnosis_budget_s": job.diagnosis_budget_s if job.diagnose_s else None,
                 "keeps_program": job.artifacts is not None,
                 "dependency_set": job.dependency_set, "with_set": job.with_set,
             }
         )  # fmt: skip
 
-    def reusable(self, item: batch.Item, entry: Dict[str, Any]) -> bool:
-        """A kept result that saved a program stands only where that very program is still in --artifacts."""
+    def reusable(self, item: batch.Item, entry: Dict[str, Any], cache: reuse.ResultCache) -> bool:
+        """A kept result that saved a program stands where that very program is in --artifacts, or can be put there."""
         job = _job(item)
         if job.artifacts is None or entry["record"].get("artifact") != ARTIFACT_SAVED:
             return True
-        folder = self._program_folder(item)
+        folder, meta_sha256 = self._program_folder(item), entry["extra"].get("meta_sha256")
+        if not isinstance(meta_sha256, str):
+            return False
+        if not os.path.exists(folder):
+            cache.programs.restore(meta_sha256, folder)  # a fresh machine, a restored cache
         meta, problem = layout.read_meta(folder)
         return (
             meta is not None
-            and reuse.file_hash(os.path.join(folder, layout.META)) == entry["extra"].get("meta_sha256")
+            and reuse.file_hash(os.path.join(folder, layout.META)) == meta_sha256
             and layout.verify(folder, meta) is None
         )
 
-    def cache_extra(self, item: batch.Item, record: Dict[str, Any]) -> Dict[str, Any]:
+    def cache_extra(self, item: batch.Item, record: Dict[str, Any], cache: reuse.ResultCache) -> Dict[str, Any]:
         job = _job(item)
         if job.artifacts is None or record.get("artifact") != ARTIFACT_SAVED:
             return {}
-        return {"meta_sha256": reuse.file_hash(os.path.join(self._program_folder(item), layout.META))}
+        folder = self._program_folder(item)
+        meta_sha256 = reuse.file_hash(os.path.join(folder, layout.META))
+        if meta_sha256 is None or not cache.programs.keep(meta_sha256, folder):
+            return {}  # no program to put back: a later run makes it again
+        return {"meta_sha256": meta_sha256}
 
     def _program_folder(self, item: batch.Item) -> str:
         job = _job(item)

@@ -91,3 +91,19 @@ def test_side_processes_benchmark_runs_a_round_and_prints_its_ratio(tmp_path: Pa
     # The ratio printed is the median of the rounds' ratios it lists, whatever it says of the target.
     median, each = float(ratio.group(1)), [float(ratio.group(2)), float(ratio.group(3))]
     assert median == pytest.approx(statistics.median(each), abs=0.0006)
+
+
+def test_reuse_benchmark_runs_twice_and_prints_what_the_second_run_reused(tmp_path: Path):
+    command = [sys.executable, str(ROOT / "benchmarks" / "reuse.py"), "--select", "exportdb/cond_*", "--jobs", "1"]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    counts = re.search(r"^selection: exportdb/cond_\* \((\d+) cells, (\d+) loads\)$", out, re.M)
+    assert counts and int(counts.group(1)) > 0 and int(counts.group(2)) > 0, out
+    for name in ("first run", "second run", "first load", "second load"):
+        assert re.search(r"^%s +[\d.]+ s$" % name, out, re.M), out
+    # Every result of the second run and load came from the first: a cache that reused nothing measures nothing.
+    run = re.search(r"^second run / first run: +[\d.]+ \((\d+) of (\d+) cells reused\)$", out, re.M)
+    load = re.search(r"^second load / first load: [\d.]+ \((\d+) of (\d+) loads reused\)$", out, re.M)
+    assert run and run.group(1) == run.group(2) == counts.group(1), out
+    assert load and load.group(1) == load.group(2) == counts.group(2), out

@@ -63,22 +63,30 @@ def test_a_second_run_reuses_every_result_and_records_what_a_run_without_the_cac
     assert outcomes(reloaded, LOAD_OUTCOME) == outcomes(loaded, LOAD_OUTCOME) == outcomes(plain_loads, LOAD_OUTCOME)
 
 
-def test_a_changed_case_runs_again_and_a_removed_program_is_made_again(tmp_path: Path) -> None:
+def test_a_changed_case_runs_again_and_a_removed_program_is_put_back_or_made_again(tmp_path: Path) -> None:
     cases = tmp_path / "cases"
     shutil.copytree(FIXTURES / "basic", cases)
-    cache, artifacts = str(tmp_path / "cache"), tmp_path / "artifacts"
-    selection = ("--cases", str(cases), "--select", "add_one", "dynamic_batch", "--mode", "strict", "--cache", cache)
-    run_matrix("run", *selection, "--out", str(tmp_path / "one"), "--artifacts", str(artifacts))
+    cache, artifacts = tmp_path / "cache", tmp_path / "artifacts"
+    selection = ("--cases", str(cases), "--select", "add_one", "dynamic_batch", "--mode", "strict")
+    selection += ("--cache", str(cache), "--artifacts", str(artifacts))
+    run_matrix("run", *selection, "--out", str(tmp_path / "one"))
+    first = {r["case"]: r for r in read_cells(tmp_path / "one")}
+    (program,) = artifacts.glob("*/strict/dynamic_batch")
+    meta = (program / "meta.json").read_bytes()
     (cases / "add_one.py").write_text((cases / "add_one.py").read_text() + "\n# edited\n")
-    for folder in artifacts.glob("*/strict/dynamic_batch"):
-        shutil.rmtree(folder)
-    run_matrix("run", *selection, "--out", str(tmp_path / "two"), "--artifacts", str(artifacts))
+    shutil.rmtree(program)  # a fresh machine: no saved programs, the cache restored
+    run_matrix("run", *selection, "--out", str(tmp_path / "two"))
     again = {r["case"]: r for r in read_cells(tmp_path / "two")}
     assert again["add_one"]["reused_from"] is None  # its source changed
-    assert again["dynamic_batch"]["reused_from"] is None  # its kept program is gone: run to make it again
-    assert list(artifacts.glob("*/strict/dynamic_batch/program.pt2"))
-    run_matrix("run", *selection, "--out", str(tmp_path / "three"), "--artifacts", str(artifacts))
-    assert all(r["reused_from"] for r in read_cells(tmp_path / "three"))
+    assert again["dynamic_batch"]["reused_from"] == first["dynamic_batch"]["run_id"]
+    assert (program / "meta.json").read_bytes() == meta  # the very program, put back from the cache
+    # Without the kept program the cell runs again, and saves it again.
+    shutil.rmtree(program)
+    shutil.rmtree(cache / "programs")
+    run_matrix("run", *selection, "--out", str(tmp_path / "three"))
+    third = {r["case"]: r for r in read_cells(tmp_path / "three")}
+    assert third["dynamic_batch"]["reused_from"] is None and (program / "program.pt2").is_file()
+    assert third["add_one"]["reused_from"] == again["add_one"]["run_id"]
 
 
 def test_a_timeout_is_never_reused(tmp_path: Path) -> None:

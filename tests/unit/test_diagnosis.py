@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+import json
+from pathlib import Path
 from typing import Any, Dict, List
 
-from matrix.worker import diagnosis
+import pytest
+
+from matrix.contract.case import CaseInfo
+from matrix.contract.errors import UserError
+from matrix.contract.options import DEFAULT_DIAGNOSIS_BUDGET_S, DIAGNOSIS_SHARE
+from matrix.contract.requests import RunRequest
+from matrix.worker import cell_job, diagnosis, reuse
 
 
 class Kind(enum.Enum):
@@ -53,3 +62,122 @@ def test_problems_are_grouped_with_the_users_frame_and_counted() -> None:
 
 def test_a_release_without_draft_export_is_not_applicable_never_an_error() -> None:
     assert diagnosis.diagnose(None, "strict", {"draft_export": False}, 10.0) == {"diagnosis_status": "not-applicable"}
+
+
+# --- the budget, and diagnoses kept for later releases ------------------------------------------
+
+FAILURE = {"error_type": "torch._dynamo.exc.UserError", "error_message": "Could not guard on zuf0 > 2.0"}
+CELL = {"case": "a/b", "source": "cases", "mode": "strict", "device": "cpu", "dependency_set": ""}
+
+
+def test_the_budget_is_its_own_and_never_past_the_share_of_the_timeout() -> None:
+    share = DIAGNOSIS_SHARE * 120.0  # 72 s into the cell
+    assert diagnosis.budget(15.0, share, 5.0) == 15.0  # the option, not 72 - 5
+    assert diagnosis.budget(15.0, share, 65.0) == pytest.approx(7.0)  # what the timeout's share leaves
+    assert diagnosis.budget(15.0, share, 80.0) < 0  # none left: diagnose() says skipped
+    assert diagnosis.diagnose(None, "strict", {"draft_export": True}, -8.0)["diagnosis_status"] == "skipped"
+
+
+def test_the_option_is_validated_like_the_timeout_and_defaults_to_15_seconds() -> None:
+    assert RunRequest(out="o").diagnosis_budget == DEFAULT_DIAGNOSIS_BUDGET_S == 15.0
+    assert RunRequest.from_argv(["--out", "o", "--diagnosis-budget", "4.5"]).diagnosis_budget == 4.5
+    assert RunRequest(out="o", diagnosis_budget=4.5).argv() == ["--diagnosis-budget", "4.5", "--out", "o"]
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(UserError, match="--diagnosis-budget"):
+            RunRequest(out="o", diagnosis_budget=bad).validate()
+
+
+def test_the_key_is_the_case_mode_error_worker_and_set_not_the_release_or_the_run() -> None:
+    base = diagnosis.diagnosis_key("case-hash", CELL, FAILURE)
+    elsewhere = dict(FAILURE, torch_version="2.12.1+cpu", run_id="abc", export_s=3.0, total_s=9.0, status="fail")
+    assert diagnosis.diagnosis_key("case-hash", CELL, elsewhere) == base
+    changed = [
+        diagnosis.diagnosis_key("other-source", CELL, FAILURE),
+        diagnosis.diagnosis_key("case-hash", dict(CELL, mode="non-strict"), FAILURE),
+        diagnosis.diagnosis_key("case-hash", dict(CELL, dependency_set="einops"), FAILURE),
+        diagnosis.diagnosis_key("case-hash", dict(CELL, device="cuda"), FAILURE),
+        diagnosis.diagnosis_key("case-hash", CELL, dict(FAILURE, error_type="RuntimeError")),
+        diagnosis.diagnosis_key("case-hash", CELL, dict(FAILURE, error_message="Could not guard on zuf0 > 3.0")),
+    ]
+    assert len({base, *changed}) == len(changed) + 1
+    assert diagnosis.signature(elsewhere) == FAILURE
+
+
+def test_the_key_changes_with_the_workers_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    base = diagnosis.diagnosis_key("case-hash", CELL, FAILURE)
+    monkeypatch.setattr(reuse, "_WORKER", {"hash": "another worker"})
+    assert diagnosis.diagnosis_key("case-hash", CELL, FAILURE) != base
+
+
+def _kept(tmp_path: Path, origin: str) -> diagnosis.Kept:
+    case = tmp_path / "cases" / "b.py"
+    if not case.exists():
+        case.parent.mkdir(parents=True)
+        case.write_text("model = None\n")
+    return diagnosis.Kept(str(tmp_path / "cache"), str(case), CELL, origin)
+
+
+DONE = {"diagnosis_status": "done", "diagnosis": [{"kind": "data-dependent-error", "message": "m", "count": 1}]}
+
+
+def test_a_finished_diagnosis_is_reused_naming_the_release_and_run_that_ran_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran: List[str] = []
+
+    def fake(case: Any, mode: str, found: Dict[str, bool], budget_s: float) -> Dict[str, Any]:
+        ran.append(mode)
+        return dict(DONE)
+
+    monkeypatch.setattr(diagnosis, "diagnose", fake)
+    found = {"draft_export": True}
+    first = diagnosis.diagnose_failure(None, "strict", found, 15.0, FAILURE, _kept(tmp_path, "2.12.1+cpu/run1"))
+    assert first == DONE and ran == ["strict"]
+    later = dict(FAILURE, torch_version="2.13.0+cpu", run_id="run2")
+    again = diagnosis.diagnose_failure(None, "strict", found, 0.0, later, _kept(tmp_path, "2.13.0+cpu/run2"))
+    assert again == dict(DONE, diagnosis_reused_from="2.12.1+cpu/run1") and ran == ["strict"]  # no time needed
+    other = dict(FAILURE, error_message="another error")
+    assert diagnosis.diagnose_failure(None, "strict", found, 15.0, other, _kept(tmp_path, "x/y")) == DONE
+    assert ran == ["strict", "strict"]
+    # Without draft_export, or with the cache off, nothing is looked up.
+    assert diagnosis.diagnose_failure(None, "strict", {}, 15.0, FAILURE, _kept(tmp_path, "x/z")) == DONE
+    assert diagnosis.diagnose_failure(None, "strict", found, 15.0, FAILURE, None) == DONE and len(ran) == 4
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"diagnosis_status": "timeout", "diagnosis": [{"kind": "budget", "message": "over 15 s"}]},
+        {"diagnosis_status": "skipped", "diagnosis": [{"kind": "budget", "message": "no time left"}]},
+        {"diagnosis_status": "error", "diagnosis": [{"kind": "draft-export-error", "message": "MemoryError: x"}]},
+    ],
+)
+def test_what_says_more_about_the_machine_is_never_kept(tmp_path: Path, fields: Dict[str, Any]) -> None:
+    kept = _kept(tmp_path, "2.12.1+cpu/run1")
+    where = kept.key(FAILURE)
+    assert where is not None
+    kept.put(where, FAILURE, fields)
+    assert kept.get(where) is None
+    error = {"diagnosis_status": "error", "diagnosis": [{"kind": "draft-export-error", "message": "ValueError: no"}]}
+    kept.put(where, dict(FAILURE, status="fail", failed_stage="export"), error)
+    assert kept.get(where) == dict(error, diagnosis_reused_from="2.12.1+cpu/run1")
+    # The entry says which failure it diagnosed, for a reader of the cache.
+    (entry,) = (tmp_path / "cache" / diagnosis.KIND).rglob("*.json")
+    assert json.loads(entry.read_text())["record"] == dict(
+        FAILURE, status="fail", failed_stage="export", reused_from="2.12.1+cpu/run1", **error
+    )
+
+
+def test_a_case_whose_source_cannot_be_read_has_no_key(tmp_path: Path) -> None:
+    kept = diagnosis.Kept(str(tmp_path / "cache"), str(tmp_path / "gone.py"), CELL, "x/y")
+    assert kept.key(FAILURE) is None
+
+
+def test_a_cell_job_looks_diagnoses_up_only_with_the_cache_on_and_the_stage_asked_for() -> None:
+    info = CaseInfo(name="a/b", path="cases/a/b.py", description="d")
+    job = cell_job.CellJob(info, "strict", "cpu", ("diagnose",), {}, 72.0, cache="/c", origin="2.13.0+cpu/r")
+    kept = job.kept()
+    assert isinstance(kept, diagnosis.Kept) and kept.origin == "2.13.0+cpu/r"
+    assert kept.cell == {"case": "a/b", "source": "cases", "mode": "strict", "device": "cpu", "dependency_set": ""}
+    assert dataclasses.replace(job, cache=None).kept() is None
+    assert dataclasses.replace(job, diagnose_s=0.0).kept() is None

@@ -36,6 +36,7 @@ RUN = RunRequest(
     artifacts="records/artifacts",
     with_requirements=("einops", "transformers==4.57.1"),
     dependency_set="",
+    diagnosis_budget=4.5,
 )
 LOAD = LoadRequest(
     artifacts=("saved", "more saved"),

@@ -66,14 +66,6 @@ def test_a_kept_result_comes_back_with_the_run_that_measured_it(tmp_path: Path) 
     assert cache.get("cd" * 32)["record"]["reused_from"] == "r1"  # type: ignore[index]
 
 
-def test_reading_can_be_turned_off_while_keeping_goes_on(tmp_path: Path) -> None:
-    reuse.ResultCache(str(tmp_path), "cell").put("ef" * 32, {"run_id": "r", "status": "pass"})
-    forced = reuse.ResultCache(str(tmp_path), "cell", read=False)  # --force
-    assert forced.get("ef" * 32) is None
-    forced.put("ab" * 32, {"run_id": "r", "status": "fail"})
-    assert reuse.ResultCache(str(tmp_path), "cell").get("ab" * 32) is not None
-
-
 @pytest.mark.parametrize(
     "content",
     [b"{not json", b"\xff\xfe", json.dumps({"format": 999, "key": "x"}).encode(), json.dumps([1, 2]).encode()],
