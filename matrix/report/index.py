@@ -1,12 +1,12 @@
 """The report's front page, index.md, read top-down by whoever decides on a release.
 
-Title; the verdicts (report.verdicts: what is still broken, what is expected to work and
-does, the saved-program epochs, the sample's confounds); the run header; a summary (pass
-rate per release, counts of what changed); every
-regression; the most common failure signatures; strict vs non-strict in brief; one line
-per release transition, linking the page that holds its detail; links to the other
-pages (status grid, failures, claims, flaky cells). The detail lives on those pages, so
-that the front page stays short however many cases and releases the matrix has.
+Title; the verdicts (report.verdicts: what is still broken, what broke in the newest release,
+what is expected to work and does, the saved-program epochs, the sample's confounds); the run
+header; a summary (pass rate per release, counts of what changed); every regression; the most
+common failure signatures; strict vs non-strict in brief; one line per release transition,
+linking the page that holds its detail; links to the other pages (status grid, failures,
+claims, flaky cells). The detail lives on those pages, so that the front page stays short
+however many cases and releases the matrix has.
 """
 
 from __future__ import annotations

@@ -49,6 +49,7 @@ def render(v: Verdicts) -> str:
     lines = [
         "## Verdicts\n",
         _open_regressions(v),
+        _in_newest(v),
         _unexpected(v),
         _best(v),
         _epochs_line(v),
@@ -97,18 +98,13 @@ def _open_line(o: judged.OpenRegression) -> str:
     build = " (the build changed there too)" if o.across_build_change else ""
     if o.kind == "stage-regression":
         stage = STAGE_LABELS.get(o.stage or "", o.stage or "a stage")
-        now = (
-            "still fails"
-            if all(s == "pass" for s in o.now)
-            else "now %s" % _join(md.status(s) for s in dict.fromkeys(o.now))
-        )
         return "%s %s: %s stopped working at %s%s; %s." % (
             md.case_with(o.case, o.with_set),
             modes,
             stage,
             step,
             build,
-            now,
+            _stage_now(o, stage),
         )
     return "%s %s: %s → %s%s at %s%s; now %s." % (
         md.case_with(o.case, o.with_set),
@@ -120,6 +116,36 @@ def _open_line(o: judged.OpenRegression) -> str:
         build,
         _join(md.status(s) for s in dict.fromkeys(o.now)),
     )
+
+
+def _stage_now(o: judged.OpenRegression, stage: str) -> str:
+    """A stage regression on the newest release: the stage's outcome where the cell passes, else the cell's status."""
+    outcomes = o.stage_now or ("",) * len(o.now)
+    if all(s == "pass" and out for s, out in zip(o.now, outcomes)):
+        return "%s now %s" % (stage, _join(md.text(out) for out in dict.fromkeys(outcomes)))
+    said = []
+    for status, out in zip(o.now, outcomes):
+        if status == "pass":
+            said.append("%s %s" % (stage, md.text(out)) if out else md.status(status))
+        else:
+            said.append(md.status(status) + (" (%s %s)" % (stage, md.text(out)) if out else ""))
+    return "now %s" % _join(dict.fromkeys(said))
+
+
+def _in_newest(v: Verdicts) -> str:
+    """What regressed in the newest release: the open regressions that broke there."""
+    r = v.regressions
+    if not r.found:
+        return ""
+    newest = md.text(_join(r.newest)) or "the newest release"
+    if not r.in_newest:
+        return "- **Regressed in %s**: nothing broke there ([transitions](%s))." % (newest, TRANSITIONS)
+    cells = len({(o.case, o.variant, o.with_set, m) for o in r.in_newest for m in o.modes})
+    out = ["- **Regressed in %s**: %s broke there:" % (newest, _plural(cells, "cell"))]
+    out += ["  - " + _open_line(o) for o in r.in_newest[:SHOWN_OPEN]]
+    if len(r.in_newest) > SHOWN_OPEN:
+        out.append("  - … and %d more ([transitions](%s))." % (len(r.in_newest) - SHOWN_OPEN, TRANSITIONS))
+    return "\n".join(out)
 
 
 def _unexpected(v: Verdicts) -> str:

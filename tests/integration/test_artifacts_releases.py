@@ -121,7 +121,9 @@ def test_the_report_tables_show_the_load_regression(loads: Tuple[Path, Dict[Tupl
         ("add_one", "strict", "pass", "load-error")
     ]
     breaks = loads_table.regressions(table)
+    # PyPI's 2.1.2 names itself with its CUDA tag (2.1.2+cu121): the tables label a build as it names itself.
+    (old,) = {r["torch_version"] for r in loads[1].values() if r["torch_version"].startswith("2.1.2")}
     assert [(b["saved"], b["before"], b["after"], b["programs"]) for b in breaks.to_dict("records")] == [
-        ("2.1.2", "2.1.2", "2.13.0+cpu", 1)
+        (old, old, "2.13.0+cpu", 1)
     ]
-    assert "load and match on 2.1.2" in report_artifacts.summary(table).split(". ")[0]
+    assert "load and match on %s" % old in report_artifacts.summary(table).split(". ")[0]

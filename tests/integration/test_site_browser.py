@@ -1,5 +1,8 @@
 """The report's site in a real browser: headless Chromium filters the grid and follows a case's link, as a reader would.
 
+At a 1400 px window it also measures the layout a reader relies on: a case's saved × loaded grid is a grid (each
+cell under its column's header) and no release's label is cut, on the case page or in the front page's grid.
+
 Needs Chromium and its driver (Debian: ``apt-get install -y chromium chromium-driver``;
 ``.ci/run`` installs them) and selenium (the ``test`` extra). Without them the test fails
 and says so: it is never skipped.
@@ -21,6 +24,7 @@ from conftest import history, report_cell, write_by_release
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 INSTALL = "apt-get install -y chromium chromium-driver"
+WIDTH = 1400  # the window a reader's laptop gives the pages, in CSS pixels
 
 
 def real_model_records(folder: Path) -> Path:
@@ -38,6 +42,40 @@ def real_model_records(folder: Path) -> Path:
             )  # fmt: skip
             writer.write(load)
     return folder
+
+
+# Sixteen CUDA builds, as a nightly across four minors has them: long labels in many columns.
+BUILDS = ["2.%d.%d+cu1%d" % (minor, patch, cuda) for minor in (9, 10, 11, 12) for patch, cuda in ((0, 26), (1, 30))]
+BUILDS += ["2.%d.%d+cu1%d" % (minor, patch, cuda) for minor in (9, 10, 11, 12) for patch, cuda in ((0, 29), (1, 28))]
+
+
+def wide_records(folder: Path) -> Path:
+    """One case on every build of BUILDS, each build's program loaded on every build: a 16 × 16 grid."""
+    folder.mkdir(parents=True)
+    for loaded in BUILDS:
+        variant = loaded.split("+")[1]
+        rows = [report_cell(loaded, "wide", variant=variant)]
+        for saved in BUILDS:
+            newer = release_key(saved) > release_key(loaded)  # an older build cannot read a newer one's program
+            load: Dict[str, Any] = {key: None for key in schema.LOAD_KEYS}
+            load.update(
+                schema_version=schema.SCHEMA_VERSION, kind="load", saved_torch_version=saved,
+                saved_variant=saved.split("+")[1], saved_python="3.11", torch_version=loaded, variant=variant,
+                python="3.11", case="wide", mode="strict", status="load-error" if newer else "pass",
+                error_type="RuntimeError" if newer else None, finished_at="2025-01-01T00:00:00+00:00",
+            )  # fmt: skip
+            rows.append(load)
+        path = folder / records.env_file_name(loaded, variant, "3.11")
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def wide_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A report of one case across sixteen CUDA builds, with every saved × loaded pair."""
+    root = tmp_path_factory.mktemp("wide")
+    report.build_report([str(wide_records(root / "records"))], str(root / "report"), charts=False)
+    return root / "report" / "site"
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +101,7 @@ def browser() -> Iterator[Any]:
         pytest.fail("%s not found: the site's browser test needs both (Debian: `%s`)" % (missing, INSTALL))
     options = webdriver.ChromeOptions()
     options.binary_location = binary
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"):
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=%d,1000" % WIDTH):
         options.add_argument(argument)
     # No name resolves: a page that reached for the network would show it in its resource list.
     options.add_argument("--host-resolver-rules=MAP * ~NOTFOUND")
@@ -183,3 +221,69 @@ def test_a_reader_filters_the_grid_and_opens_a_case(site: Path, browser: Any, tm
     assert asked == {(site / name).as_uri() for name in ("index.html", "site.css", "site.js", "badge.svg")}
     errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
     assert errors == []
+
+
+# Every box the layout checks need, measured in one script: no element can go stale between two reads.
+GRID_GEOMETRY = """
+const box = (e) => { const r = e.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top}; };
+const fits = (e) => e.scrollWidth <= e.clientWidth && e.scrollHeight <= e.clientHeight;
+return [...document.querySelectorAll('table.loads')].map((table) => ({
+  heads: [...table.tHead.rows[0].cells].map((th) => ({...box(th), text: th.innerText, fits: fits(th)})),
+  rows: [...table.tBodies[0].rows].map((tr) => [...tr.cells].map((cell) => ({...box(cell), tag: cell.tagName}))),
+  right: box(table).right,
+  room: document.documentElement.clientWidth,
+}));
+"""
+
+
+def test_the_saved_loaded_grid_is_a_grid_with_readable_headers(wide_site: Path, browser: Any, tmp_path: Path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    page = (wide_site / "cases" / "wide.html").as_uri()
+    browser.get(page)
+    WebDriverWait(browser, 30).until(
+        lambda shown: shown.current_url == page and shown.find_elements(By.CSS_SELECTOR, "table.loads tbody tr")
+    )
+    assert browser.execute_script("return window.innerWidth") == WIDTH
+    [grid] = browser.execute_script(GRID_GEOMETRY)
+    browser.execute_script("document.querySelector('table.loads').scrollIntoView()")
+    browser.save_screenshot(str(tmp_path / "loads.png"))
+
+    heads = grid["heads"]
+    lefts = [h["left"] for h in heads]
+    assert lefts == sorted(set(lefts))  # the headers stand side by side, left to right
+    assert len(grid["rows"]) == len(BUILDS)
+    for row in grid["rows"]:
+        # A row is its saving build, then one cell per loading build, each in its own column under its header.
+        assert [cell["tag"] for cell in row] == ["TH"] + ["TD"] * len(BUILDS)
+        assert len({cell["left"] for cell in row}) == len(row)
+        for cell, head in zip(row, heads):
+            assert abs(cell["left"] - head["left"]) < 1 and abs(cell["right"] - head["right"]) < 1, (cell, head)
+            assert cell["top"] > head["top"]
+    # Each build's whole label shows (wrapped before its "+" at most), and no header cuts its text.
+    assert [" ".join(h["text"].split()).replace(" +", "+") for h in heads[1:]] == sorted(BUILDS, key=release_key)
+    assert [h["text"] for h in heads if not h["fits"]] == []
+    assert grid["right"] <= grid["room"]  # sixteen builds fit a 1400 px window: no sideways scrolling
+
+
+def test_the_front_grid_shows_every_release_label_whole(wide_site: Path, browser: Any):
+    open_page(browser, wide_site / "index.html")
+    shown = browser.execute_script(
+        """
+        const fits = (e) => e.scrollWidth <= e.clientWidth && e.scrollHeight <= e.clientHeight;
+        const heads = [...document.querySelectorAll('#grid .env')];
+        const cells = [...document.querySelectorAll('#grid .row .cell')];
+        return heads.map((head, i) => {
+          const h = head.getBoundingClientRect(), c = cells[i].getBoundingClientRect();
+          return {text: head.innerText, fits: fits(head), under: c.left >= h.left - 1 && c.right <= h.right + 1};
+        });
+        """
+    )
+    assert [h["text"] for h in shown if not h["fits"]] == []  # no label cut to "+cu12…"
+    assert [h["text"].split()[0] for h in shown] == sorted(BUILDS, key=release_key)  # on one line, whole
+    assert all(h["under"] for h in shown)  # each release's cell sits under its label
+
+
+def release_key(build: str) -> List[int]:
+    return [int(part) for part in build.replace("+cu", ".").split(".")]

@@ -15,6 +15,7 @@ from matrix.records import verdicts as judged
 from matrix.records.epochs import Epoch
 from matrix.report import build as report
 from matrix.report import verdicts as worded
+from matrix.report.site import verdicts as site_verdicts
 
 from conftest import cell_table as cells
 from conftest import environment_of as environment
@@ -90,6 +91,98 @@ def test_the_newest_cell_is_the_regressions_own_variant_where_the_newest_release
     found = judged.open_regressions(table, moves)
     assert found.newest == ("2.7.0", "2.7.0+cpu")
     assert (found.open_count, found.fixed) == (1, 0)
+
+
+def test_a_cell_broken_fixed_and_broken_again_cites_the_regression_still_open() -> None:
+    rows = [
+        make_cell(r, "c", s) for r, s in zip(("2.1.0", "2.2.0", "2.3.0", "2.4.0"), ("pass", "fail", "pass", "mismatch"))
+    ]
+    found = judge_moves(rows)
+    # pass → fail at 2.1 → 2.2 was fixed on 2.3.0; what is broken on 2.4.0 broke at 2.3 → 2.4.
+    assert (found.found, found.open_count, found.open_cells, found.fixed, found.unknown) == (2, 1, 1, 1, 0)
+    (still,) = found.open
+    assert (still.before, still.after, still.status_before, still.status_after, still.now) == (
+        "2.3.0", "2.4.0", "pass", "mismatch", ("mismatch",),
+    )  # fmt: skip
+
+
+def test_a_regression_fixed_and_not_broken_again_is_not_still_broken() -> None:
+    releases = ("2.1.0", "2.2.0", "2.3.0", "2.4.0")
+    rows = [make_cell(r, "heals", s) for r, s in zip(releases, ("pass", "fail", "pass", "pass"))]
+    # Fixed on 2.3.0 then gone from 2.4.0: fixed, not unknown; a wrong result that passed again, likewise.
+    rows += [make_cell(r, "gone", s) for r, s in zip(releases, ("pass", "fail", "pass", "not-applicable"))]
+    rows += [make_cell(r, "silent", s) for r, s in zip(releases, ("fail", "mismatch", "pass", "pass"))]
+    rows += [make_cell(r, "stage", "pass", serialize_status=s) for r, s in zip(releases, ("ok", "error", "ok", "ok"))]
+    found = judge_moves(rows)
+    assert (found.found, found.open_count, found.fixed, found.unknown) == (4, 0, 4, 0)
+    assert found.open == () and found.in_newest == ()
+
+
+def test_a_stage_regression_whose_cell_passes_reads_the_stages_outcome_now() -> None:
+    releases = ("2.4.0", "2.5.0", "2.6.0")
+    rows = [make_cell(r, "saves", "pass", serialize_status=s) for r, s in zip(releases, ("ok", "error", "error"))]
+    # Decomposition broke at 2.4 → 2.5 and the cell fails on 2.6.0: the stage says nothing there, the cell does.
+    rows += [make_cell("2.4.0", "decomposes", "pass", decompose_status="ok")]
+    rows += [make_cell("2.5.0", "decomposes", "pass", decompose_status="error")]
+    rows += [make_cell("2.6.0", "decomposes", "fail")]
+    found = judge_moves(rows)
+    listed = {o.case: o for o in found.open}
+    assert (listed["saves"].now, listed["saves"].stage_now) == (("pass",), ("error",))
+    assert (listed["decomposes"].now, listed["decomposes"].stage_now) == (("fail",), ("",))
+    text = worded.render(verdicts(regressions=found))
+    assert (
+        "  - [saves](cases/saves.md) strict: save/load stopped working at [2.4.0 → 2.5.0](transition-2.4.0__2.5.0.md);"
+        " save/load now error." in text
+    )
+    assert "decomposition stopped working at [2.4.0 → 2.5.0](transition-2.4.0__2.5.0.md); now ❌ fail." in text
+    assert "still fails" not in text and "now ✅ pass" not in text
+    html = site_verdicts.render((), verdicts(regressions=found), {})
+    assert "saves (strict): save/load stopped working at 2.4.0 → 2.5.0; save/load now error</li>" in html
+    assert "pass</li>" not in html
+
+
+def test_the_newest_release_line_lists_exactly_the_regressions_that_broke_there() -> None:
+    releases = ("2.1.0", "2.2.0", "2.3.0", "2.4.0")
+    rows = [make_cell(r, "old", s) for r, s in zip(releases, ("pass", "fail", "fail", "fail"))]
+    rows += [make_cell(r, "new", s) for r, s in zip(releases, ("pass", "pass", "pass", "fail"))]
+    # Got worse twice: still broken since 2.2 → 2.3, and worse again at 2.3 → 2.4.
+    rows += [make_cell(r, "twice", s) for r, s in zip(releases, ("pass", "pass", "mismatch", "fail"))]
+    rows += [make_cell(r, "again", s) for r, s in zip(releases, ("pass", "fail", "pass", "mismatch"))]
+    rows += [make_cell(r, "healed", s) for r, s in zip(releases, ("pass", "pass", "fail", "pass"))]
+    rows += [make_cell(r, "stage", "pass", serialize_status=s) for r, s in zip(releases, ("ok", "ok", "ok", "error"))]
+    found = judge_moves(rows)
+    assert [(o.case, o.before, o.after) for o in found.in_newest] == [
+        ("again", "2.3.0", "2.4.0"), ("new", "2.3.0", "2.4.0"),
+        ("stage", "2.3.0", "2.4.0"), ("twice", "2.3.0", "2.4.0"),
+    ]  # fmt: skip
+    assert {(o.case, o.before, o.after) for o in found.open} == {
+        ("old", "2.1.0", "2.2.0"), ("twice", "2.2.0", "2.3.0"),
+        ("again", "2.3.0", "2.4.0"), ("new", "2.3.0", "2.4.0"), ("stage", "2.3.0", "2.4.0"),
+    }  # fmt: skip
+    text = worded.render(verdicts(regressions=found))
+    part = text[text.index("- **Regressed in 2.4.0**") :].split("\n- ")[0].splitlines()
+    assert part[0] == "- **Regressed in 2.4.0**: 4 cells broke there:"
+    assert [line.split("](cases/")[0] for line in part[1:]] == ["  - [again", "  - [new", "  - [stage", "  - [twice"]
+    assert "  - [twice](cases/twice.md) strict: ⚠️ mismatch → ❌ fail at [2.3.0 → 2.4.0]" in part[4]
+    html = site_verdicts.render((), verdicts(regressions=found), {})
+    assert "<strong>Regressed in 2.4.0</strong>:<ul><li>again (strict)" in html
+    # With nothing broken in the newest release, the line says so.
+    calm = judge_moves([make_cell(r, "old", s) for r, s in zip(releases, ("pass", "fail", "fail", "fail"))])
+    assert "- **Regressed in 2.4.0**: nothing broke there ([transitions](#release-transitions))." in (
+        worded.render(verdicts(regressions=calm))
+    )
+
+
+def test_the_autocast_example_cites_the_regression_a_bisect_should_start_from() -> None:
+    case = "models/autocast_cpu_bf16"
+    history = (("2.3.1", "pass"), ("2.4.1", "fail"), ("2.5.1", "pass"), ("2.7.1", "pass"), ("2.8.0", "mismatch"))
+    found = judge_moves([make_cell(r, case, s) for r, s in history])
+    text = worded.render(verdicts(regressions=found))
+    line = next(line for line in text.splitlines() if line.startswith("  - ") and "autocast" in line)
+    assert line == (
+        "  - [models/autocast_cpu_bf16](cases/models__autocast_cpu_bf16.md) strict: ✅ pass → ⚠️ mismatch at"
+        " [2.7.1 → 2.8.0](transition-2.7.1__2.8.0.md); now ⚠️ mismatch."
+    )
 
 
 # --- cells of cases documented to work ---------------------------------------------------------------

@@ -224,13 +224,18 @@ def _errors(rows: List[Row]) -> List[str]:
     return parts
 
 
+def breakable(label: str) -> str:
+    """A build label as a column header that may wrap before its local version (``2.12.1<wbr>+cu130``)."""
+    return text(label).replace("+", "<wbr>+")
+
+
 def load_grid(loads: List[Row], mode: str, orders: Tuple[List[str], List[str]]) -> str:
     """The case's saved × loaded statuses in one mode: saving releases down, loading releases across."""
     mine = [r for r in loads if r["mode"] == mode]
     saved = loads_table.program_rows(mine, orders[0])
     loaded = [s for s in orders[1] if any(r["loaded"] == s for r in mine)]
     found = {(loads_table.program_label(r), r["loaded"]): r for r in mine}
-    head = "<th>saved on ↓ loaded on →</th>" + "".join("<th>%s</th>" % text(s) for s in loaded)
+    head = "<th>saved on ↓ loaded on →</th>" + "".join("<th>%s</th>" % breakable(s) for s in loaded)
     lines = []
     errors: Dict[str, List[str]] = {}  # each failure, and the (saved → loaded) pairs it shows on
     for source in saved:
@@ -262,7 +267,10 @@ def load_grid(loads: List[Row], mode: str, orders: Tuple[List[str], List[str]]) 
             untrusted,
             "load" if untrusted == 1 else "loads",
         )
-    return '<table class="loads"><caption>%s</caption><thead><tr>%s</tr></thead><tbody>%s</tbody></table>%s' % (
+    return (
+        '<div class="loads-wrap"><table class="loads"><caption>%s</caption><thead><tr>%s</tr></thead>'
+        "<tbody>%s</tbody></table></div>%s"
+    ) % (
         text(mode),
         head,
         "".join(lines),

@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 from matrix.contract.schema import MODES, STAGES
 from matrix.records.model import PassRate, newest_pass_rate
-from matrix.records.verdicts import Verdicts
+from matrix.records.verdicts import OpenRegression, Verdicts
 from matrix.report.site.markup import status, text
 
 ANY_FAILURE = "failing"  # the grid's status filter for every failing status
@@ -50,7 +50,7 @@ def render(rates: Sequence[PassRate], v: Optional[Verdicts], pages: Mapping[str,
             % (text(newest), percent(passed, total), passed, total, grid_link(release=newest, status=ANY_FAILURE))
         )
     if v is not None:
-        lines += [_open(v, pages), _best(v), _epochs(v), _since(v)]
+        lines += [_open(v, pages), _in_newest(v, pages), _best(v), _epochs(v), _since(v)]
     parts = ['<section id="verdicts"><h2>Verdicts</h2>', "<ul>%s</ul>" % "".join(line for line in lines if line)]
     parts.append(rates_table(rates, v))
     parts.append("</section>")
@@ -68,23 +68,59 @@ def _open(v: Verdicts, pages: Mapping[str, str]) -> str:
         r.found,
     )
     said += " (%d fixed since)" % r.fixed if r.fixed else ""
-    items = []
-    for found in r.open[:SHOWN_OPEN]:
-        page = pages.get(found.case)
-        name = '<a href="%s">%s</a>' % (text(page), text(found.case)) if page else text(found.case)
-        name += " [%s]" % text(found.with_set) if found.with_set else ""
-        if found.kind == "stage-regression":
-            change = "%s stopped working" % text(STAGE_LABELS.get(found.stage or "", found.stage or "a stage"))
-        else:
-            change = "%s → %s" % (status(found.status_before), status(found.status_after))
-            change += " (now wrong numbers)" if found.kind == "wrong-result" else ""
-        now = ", ".join(status(s) for s in found.now)
-        items.append(
-            "<li>%s (%s): %s at %s → %s; now %s</li>"
-            % (name, text(", ".join(found.modes)), change, text(found.before), text(found.after), now)
-        )
+    items = [_item(found, pages) for found in r.open[:SHOWN_OPEN]]
     more = "<li>… and %d more</li>" % (len(r.open) - SHOWN_OPEN) if len(r.open) > SHOWN_OPEN else ""
     return "<li>%s:<ul>%s%s</ul></li>" % (said, "".join(items), more) if items else "<li>%s.</li>" % said
+
+
+def _in_newest(v: Verdicts, pages: Mapping[str, str]) -> str:
+    """What regressed in the newest release: the open regressions that broke there."""
+    r = v.regressions
+    if not r.found:
+        return ""
+    said = "<strong>Regressed in %s</strong>" % text(", ".join(r.newest) or "the newest release")
+    if not r.in_newest:
+        return "<li>%s: nothing broke there.</li>" % said
+    items = "".join(_item(found, pages) for found in r.in_newest[:SHOWN_OPEN])
+    more = "<li>… and %d more</li>" % (len(r.in_newest) - SHOWN_OPEN) if len(r.in_newest) > SHOWN_OPEN else ""
+    return "<li>%s:<ul>%s%s</ul></li>" % (said, items, more)
+
+
+def _item(found: OpenRegression, pages: Mapping[str, str]) -> str:
+    """One open regression: the case, its modes, what broke at which transition, and how it stands now."""
+    page = pages.get(found.case)
+    name = '<a href="%s">%s</a>' % (text(page), text(found.case)) if page else text(found.case)
+    name += " [%s]" % text(found.with_set) if found.with_set else ""
+    if found.kind == "stage-regression":
+        stage = STAGE_LABELS.get(found.stage or "", found.stage or "a stage")
+        change = "%s stopped working" % text(stage)
+        now = _stage_now(found, stage)
+    else:
+        change = "%s → %s" % (status(found.status_before), status(found.status_after))
+        change += " (now wrong numbers)" if found.kind == "wrong-result" else ""
+        now = "now " + ", ".join(status(s) for s in dict.fromkeys(found.now))
+    return "<li>%s (%s): %s at %s → %s; %s</li>" % (
+        name,
+        text(", ".join(found.modes)),
+        change,
+        text(found.before),
+        text(found.after),
+        now,
+    )
+
+
+def _stage_now(found: OpenRegression, stage: str) -> str:
+    """A stage regression on the newest release: the stage's outcome where the cell passes, else the cell's status."""
+    outcomes = found.stage_now or ("",) * len(found.now)
+    if all(s == "pass" and out for s, out in zip(found.now, outcomes)):
+        return "%s now %s" % (text(stage), text(", ".join(dict.fromkeys(outcomes))))
+    said = []
+    for value, out in zip(found.now, outcomes):
+        if value == "pass" and out:
+            said.append("%s %s" % (text(stage), text(out)))
+        else:
+            said.append(status(value) + (" (%s %s)" % (text(stage), text(out)) if out else ""))
+    return "now " + ", ".join(dict.fromkeys(said))
 
 
 def _best(v: Verdicts) -> str:

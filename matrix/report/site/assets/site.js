@@ -40,22 +40,14 @@
     // In em, not ch: the header's bold "0" is wider than the rows' and would shift every column.
     table.style.setProperty("--name", (Math.min(longest, 48) * 0.6 + 1).toFixed(1) + "em");
     table.style.setProperty("--modes", String(data.modes.length));
-    var twoLines = data.envs.some(function (env) {
-      return env.search(/[+ ]/) > 0;
-    });
-    table.style.setProperty("--env-lines", twoLines ? "2" : "1");
     var fragment = document.createDocumentFragment();
     var top = element("div", "head envs");
     var below = element("div", "head modes");
     top.appendChild(element("div", "corner", "case"));
     below.appendChild(element("div", "corner"));
     data.envs.forEach(function (env, e) {
-      // Two lines, so that a narrow column shows the release: "2.9.1" above "+cu128".
-      var cut = env.search(/[+ ]/);
-      var head = element("div", "env e" + e, cut > 0 ? env.slice(0, cut) : env);
-      if (cut > 0) {
-        head.appendChild(element("small", null, env.slice(cut)));
-      }
+      // The whole label, turned to read upwards (site.css): a narrow column still shows "2.9.1+cu128".
+      var head = element("div", "env e" + e, env);
       head.title = env;
       head.setAttribute("role", "columnheader");
       top.appendChild(head);
@@ -99,6 +91,9 @@
     });
     table.setAttribute("role", "table");
     table.appendChild(fragment);
+    // The releases' row took the height of its longest label: keep it when a filter hides that one, and
+    // stick the modes' row right under it.
+    table.style.setProperty("--env-height", top.getBoundingClientRect().height + "px");
   }
 
   function wantedStatuses(value) {
