@@ -234,11 +234,37 @@ def _report(session: nox.Session, args: List[str], out: str) -> None:
     session.log("the report is in %s" % os.path.join(out, "index.md"))
 
 
+# The options of `export-matrix report`, and whether each takes a value: one `nox -s run load report -- ...`
+# passes run's options (--select, --mode, ...) to the run and load sessions only.
+REPORT_OPTIONS = {"--baseline": True, "--title": True, "--no-charts": False, "--case-root": True, "--out": True}
+
+
+def _report_words(posargs: List[str]) -> List[str]:
+    """The words after -- that are the report's: its options and record folders, not another command's options."""
+    kept: List[str] = []
+    taking = skipping = False
+    for word in posargs:
+        if word.startswith("--"):
+            option = word.split("=", 1)[0]
+            taking = REPORT_OPTIONS.get(option, False) and "=" not in word
+            skipping = option not in REPORT_OPTIONS
+            if not skipping:
+                kept.append(word)
+        elif taking:
+            kept.append(word)
+            taking = False
+        elif not skipping:
+            kept.append(word)
+    return kept
+
+
 @nox.session
 def report(session: nox.Session) -> None:
     """Build the report from every record under results/ (or the folders after --) into reports/local/."""
-    args = list(session.posargs) or [RECORDS]
-    if not session.posargs and not Path(RECORDS).is_dir():
+    given = _report_words(list(session.posargs))
+    folders = [word for at, word in enumerate(given) if not word.startswith("--") and not _takes_value(given, at)]
+    args = given if folders else [RECORDS, *given]
+    if not folders and not Path(RECORDS).is_dir():
         session.error("no records in %s/ yet: run `nox -s run` first" % RECORDS)
     out = LOCAL_REPORT
     if "--out" in args[:-1]:
@@ -256,6 +282,11 @@ def publish(session: nox.Session) -> None:
     if "--out" in session.posargs:
         session.error("publish always writes %s; use `nox -s report -- ... --out DIR` for others" % PUBLISHED_REPORT)
     _report(session, list(session.posargs), PUBLISHED_REPORT)
+
+
+def _takes_value(words: List[str], at: int) -> bool:
+    """Whether ``words[at]`` is the value of the report option before it."""
+    return at > 0 and REPORT_OPTIONS.get(words[at - 1], False)
 
 
 def _case_command(session: nox.Session, command: str, usage: str) -> None:

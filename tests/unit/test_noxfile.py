@@ -71,3 +71,19 @@ def test_the_load_sessions_take_only_the_options_load_understands() -> None:
     given = ["--select", "cond_*", "exportdb/*", "--mode", "strict", "--force", "--tag", "torch.cond", "--timeout", "9"]
     assert load_words(given) == ["--select", "cond_*", "exportdb/*", "--force", "--timeout", "9"]
     assert load_words(["--trust", "--mode", "strict"]) == ["--trust"]
+
+
+def test_the_report_session_takes_its_own_words_and_leaves_run_options_to_run() -> None:
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    import noxfile
+
+    # `nox -s run load report -- --select ...`: the globs are run's and load's, the report reads results/.
+    assert noxfile._report_words(["--select", "exportdb/*", "models/*", "--mode", "strict"]) == []
+    assert noxfile._report_words(["results/mine", "--out", "/tmp/r", "--select", "a*"]) == [
+        "results/mine", "--out", "/tmp/r"
+    ]  # fmt: skip
+    assert noxfile._report_words(["r1", "--baseline", "old", "--no-charts", "--title=T", "--jobs", "2"]) == [
+        "r1", "--baseline", "old", "--no-charts", "--title=T"
+    ]  # fmt: skip
