@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -384,3 +385,35 @@ def old_style_example() -> SimpleNamespace:
         extra_inputs=(torch.zeros(4, 3), torch.zeros(4, 3)),
         constraints=[],
     )
+
+
+# --- saved programs loaded in this process --------------------------------------------------------
+
+# The key tests/data/saved_programs/make_linear.py signed the committed programs with.
+SAVED_PROGRAMS_KEY = "saved-programs-fixture-key-for-tests-only"
+
+
+@pytest.fixture
+def saved_programs_key(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Load's signing key set to the test programs' own; torch's warning before its archive fallback left out."""
+    from matrix.worker import signing
+
+    monkeypatch.setenv(signing.KEY_VARIABLE, SAVED_PROGRAMS_KEY)
+    caplog.set_level(logging.ERROR, logger="torch.export")
+
+
+def load_in_process(folder: Path) -> Dict[str, Any]:
+    """A saved program's load record, loaded in this process as a load job would."""
+    from matrix.contract import layout
+    from matrix.worker import load_job
+
+    meta, problem = layout.read_meta(str(folder))
+    assert problem is None and meta is not None, problem
+    return load_job.LoadJob(folder=str(folder), meta=meta).run()
+
+
+def schema_here() -> str:
+    """The installed torch's serializer schema, as a load record's message writes it."""
+    from matrix.worker import artifacts, forensics
+
+    return forensics.schema_tuple(artifacts.serializer_version())

@@ -1,42 +1,25 @@
 """A failed load of a program exported here (:func:`matrix.worker.forensics.load_error`): the archive loader's error.
 
-Moved from tests/unit/test_loader_errors.py, which loads committed programs only: this one exports.
+tests/unit/test_loader_errors.py loads committed programs only; this one exports a program first.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import zipfile
 from pathlib import Path
-from typing import Any, Dict, Iterator
 
 import pytest
 import torch
 
 from matrix.contract import layout
-from matrix.worker import artifacts, forensics, load_job, signing
+from matrix.worker import artifacts, forensics, signing
 
-FIXTURE_KEY = "saved-programs-fixture-key-for-tests-only"
+from conftest import load_in_process as load
+from conftest import schema_here
 
-
-@pytest.fixture(autouse=True)
-def fixture_key(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> Iterator[None]:
-    monkeypatch.setenv(signing.KEY_VARIABLE, FIXTURE_KEY)
-    # torch.export.load logs the archive loader's error as a warning before it falls back; not checked here.
-    caplog.set_level(logging.ERROR, logger="torch.export")
-    yield
-
-
-def load(folder: Path) -> Dict[str, Any]:
-    meta, problem = layout.read_meta(str(folder))
-    assert problem is None and meta is not None, problem
-    return load_job.LoadJob(folder=str(folder), meta=meta).run()
-
-
-def schema_here() -> str:
-    return forensics.schema_tuple(artifacts.serializer_version())
+pytestmark = pytest.mark.usefixtures("saved_programs_key")
 
 
 def newer_archive(tmp_path: Path) -> Path:

@@ -9,38 +9,23 @@ says how to run it again).
 from __future__ import annotations
 
 import json
-import logging
 import shutil
 import zipfile
 from pathlib import Path
-from typing import Any, Dict, Iterator
 
 import pytest
 
 from matrix.contract import layout
-from matrix.worker import artifacts, forensics, load_job, signing
+from matrix.worker import artifacts, forensics
+
+from conftest import load_in_process as load
+from conftest import schema_here
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "saved_programs"
 SAVED_ON_2_5 = DATA / "2.5.1+cu124_cu124_py3.11" / "strict" / "linear"
-FIXTURE_KEY = "saved-programs-fixture-key-for-tests-only"  # as make_linear.py signed it
 
 
-@pytest.fixture(autouse=True)
-def fixture_key(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> Iterator[None]:
-    monkeypatch.setenv(signing.KEY_VARIABLE, FIXTURE_KEY)
-    # torch.export.load logs the archive loader's error as a warning before it falls back; not checked here.
-    caplog.set_level(logging.ERROR, logger="torch.export")
-    yield
-
-
-def load(folder: Path) -> Dict[str, Any]:
-    meta, problem = layout.read_meta(str(folder))
-    assert problem is None and meta is not None, problem
-    return load_job.LoadJob(folder=str(folder), meta=meta).run()
-
-
-def schema_here() -> str:
-    return forensics.schema_tuple(artifacts.serializer_version())
+pytestmark = pytest.mark.usefixtures("saved_programs_key")
 
 
 def test_the_fixture_is_a_program_saved_on_2_5_in_the_zip_layout() -> None:
