@@ -346,7 +346,7 @@ class RunRequest(_Request):
             raise UserError("--source %s: choose one of %s" % (self.source, ", ".join(SOURCES)))
         if self.mode not in ("both",) + MODES:
             raise UserError("--mode %s: choose strict, non-strict or both" % self.mode)
-        _batch_choices(self.isolation, self.progress, self.warm_up)
+        batch_choices(self.isolation, self.progress, self.warm_up)
         if self.tag:
             from .case import TAGS
 
@@ -395,11 +395,11 @@ class LoadRequest(_Request):
         positive_seconds("--timeout", self.timeout)
         memory_mb("--max-memory", self.max_memory)
         safe_name("--variant", self.variant)
-        _batch_choices(self.isolation, self.progress, "auto")
+        batch_choices(self.isolation, self.progress, "auto")
 
 
-def _batch_choices(isolation: Optional[str], progress: str, warm_up: str) -> None:
-    """What the worker's batch settings check, with their messages."""
+def batch_choices(isolation: Optional[str], progress: str, warm_up: str) -> None:
+    """The choices of a batch's settings, checked once for requests and the engine's Settings alike."""
     if isolation not in (None,) + ISOLATIONS:
         raise UserError("--isolation %s: choose %s" % (isolation, ", ".join(ISOLATIONS)))
     if warm_up not in WARM_UPS:

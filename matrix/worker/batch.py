@@ -33,9 +33,7 @@ import uuid
 from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from ..contract import records, resources
-from ..contract.errors import UserError
-from ..contract.options import ISOLATIONS, PROGRESS
-from ..contract.requests import WARM_UP_FROM, WARM_UPS
+from ..contract.requests import WARM_UP_FROM, batch_choices
 from ..contract.schema import Status, now
 from .jobs import merge, work
 from .journal import Journal, Key, culprits, interrupted
@@ -101,12 +99,7 @@ class Settings:
     cache: Optional[str] = None  # the result cache's folder (matrix/worker/reuse.py); None: off
 
     def __post_init__(self) -> None:
-        if self.isolation not in (None,) + ISOLATIONS:
-            raise UserError("--isolation %s: choose %s" % (self.isolation, ", ".join(ISOLATIONS)))
-        if self.warm_up not in WARM_UPS:
-            raise UserError("--warm-up %s: choose %s" % (self.warm_up, ", ".join(WARM_UPS)))
-        if self.progress not in PROGRESS:
-            raise UserError("--progress %s: choose %s" % (self.progress, ", ".join(PROGRESS)))
+        batch_choices(self.isolation, self.progress, self.warm_up)
 
     @property
     def isolation_name(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import platform
@@ -57,6 +58,7 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
+@functools.lru_cache(maxsize=None)  # the environment record and each result's key ask for it: scan once
 def packages_hash() -> str:
     """A hash of every installed distribution's name and version."""
     try:

@@ -21,6 +21,7 @@ Standard library only, Python 3.8 syntax: this runs inside every torch environme
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import os
@@ -76,23 +77,19 @@ def file_hash(path: str) -> Optional[str]:
         return None
 
 
-_WORKER: Dict[str, str] = {}
-
-
+@functools.lru_cache(maxsize=None)
 def worker_fingerprint() -> str:
     """A hash of the worker's and the contract's sources: any change to the code that produces a result."""
-    if "hash" not in _WORKER:
-        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        hasher = hashlib.sha256()
-        for folder in ("contract", "worker"):
-            here = os.path.join(package, folder)
-            for name in sorted(os.listdir(here)):
-                if name.endswith(".py"):
-                    hasher.update(("%s/%s\0" % (folder, name)).encode())
-                    with open(os.path.join(here, name), "rb") as f:
-                        hasher.update(f.read() + b"\0")
-        _WORKER["hash"] = hasher.hexdigest()
-    return _WORKER["hash"]
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    hasher = hashlib.sha256()
+    for folder in ("contract", "worker"):
+        here = os.path.join(package, folder)
+        for name in sorted(os.listdir(here)):
+            if name.endswith(".py"):
+                hasher.update(("%s/%s\0" % (folder, name)).encode())
+                with open(os.path.join(here, name), "rb") as f:
+                    hasher.update(f.read() + b"\0")
+    return hasher.hexdigest()
 
 
 def case_fingerprint(path: str) -> Optional[str]:
@@ -143,29 +140,24 @@ def _local_imports(source: bytes, folder: str) -> List[str]:
     return found
 
 
-_BUILD: Dict[str, Any] = {}
-
-
 def build_fields() -> Dict[str, Any]:
     """What identifies the torch build and the environment around it, for a result's key (torch imported)."""
-    if not _BUILD:
-        import platform
+    import platform
 
-        import torch
+    import torch
 
-        from .environment import packages_hash
+    from .environment import packages_hash
 
-        version = getattr(torch, "version", None)
-        _BUILD.update(
-            torch=str(torch.__version__),
-            git_version=getattr(version, "git_version", None),
-            cuda=getattr(version, "cuda", None),
-            python=platform.python_version(),
-            implementation=sys.implementation.name,
-            machine=platform.machine(),
-            packages=packages_hash(),  # every installed distribution: the dependency set's versions too
-        )
-    return dict(_BUILD)
+    version = getattr(torch, "version", None)
+    return {
+        "torch": str(torch.__version__),
+        "git_version": getattr(version, "git_version", None),
+        "cuda": getattr(version, "cuda", None),
+        "python": platform.python_version(),
+        "implementation": sys.implementation.name,
+        "machine": platform.machine(),
+        "packages": packages_hash(),  # every installed distribution (scanned once): the dependency set's versions too
+    }
 
 
 def machine_dependent(record: Mapping[str, Any]) -> bool:

@@ -105,7 +105,7 @@ def test_the_key_is_the_case_mode_error_worker_and_set_not_the_release_or_the_ru
 
 def test_the_key_changes_with_the_workers_code(monkeypatch: pytest.MonkeyPatch) -> None:
     base = diagnosis.diagnosis_key("case-hash", CELL, FAILURE)
-    monkeypatch.setattr(reuse, "_WORKER", {"hash": "another worker"})
+    monkeypatch.setattr(reuse, "worker_fingerprint", lambda: "another worker")
     assert diagnosis.diagnosis_key("case-hash", CELL, FAILURE) != base
 
 
