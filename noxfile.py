@@ -53,8 +53,22 @@ LOCAL_REPORT = "reports/local"
 PUBLISHED_REPORT = "reports/latest"
 
 
+# What the quick selection runs beside its releases: the case set, and the smallest model of each
+# library of the real-model pack (its code paths, at a fraction of the pack's hour). Any other
+# release selection (EXPORT_MATRIX_TORCH=all: the full matrix) runs every case; --select, --tag or
+# --cases after -- choose the cases themselves.
+QUICK_CASES = (
+    "exportdb/*", "models/*", "tutorial/*", "strict_nonstrict/*",
+    "real_models/tv_resnet18", "real_models/hf_gpt2", "real_models/timm_resnet10t",
+)  # fmt: skip
+
+
+def _chosen() -> List[str]:
+    return releases.words(os.environ.get(SELECTION_VARIABLE)) or ["quick"]
+
+
 def _builds() -> List[releases.Build]:
-    chosen = releases.words(os.environ.get(SELECTION_VARIABLE)) or ["quick"]
+    chosen = _chosen()
     try:
         return releases.default_matrix().select(chosen)
     except releases.ReleaseError as exc:
@@ -137,6 +151,8 @@ def run(session: nox.Session, torch: str, variant: str) -> None:
     if named is None and environments.cuda_available(environment):
         defaults["device"] = "cuda"
     defaults["with_requirements"] = _with()  # the options' --with add to these
+    if _chosen() == ["quick"] and not _names_cases(session.posargs):
+        defaults["select"] = QUICK_CASES
     try:
         request: Optional[RunRequest] = RunRequest.from_argv(session.posargs, **defaults)
     except RequestError:
@@ -154,6 +170,11 @@ def run(session: nox.Session, torch: str, variant: str) -> None:
             continue
         command = _worker_command(here, RunRequest, session.posargs, **defaults, dependency_set=key)
         _run_logged(session, command, here.worker_env(), logs.log_path(Path(out), spec.name))
+
+
+def _names_cases(posargs: List[str]) -> bool:
+    """Whether the options after -- choose cases themselves (then the quick selection's cases are not added)."""
+    return any(word.split("=", 1)[0] in ("--select", "--tag", "--cases") for word in posargs)
 
 
 @nox.session(python=False, default=False, tags=["all"])

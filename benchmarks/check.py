@@ -39,6 +39,7 @@ import importlib.util, inspect, sys
 import torch
 spec = importlib.util.spec_from_file_location("case", sys.argv[1])
 case = importlib.util.module_from_spec(spec)
+sys.modules["case"] = case  # strict export finds the module of the code it traces
 spec.loader.exec_module(case)
 kwargs = getattr(case, "example_kwargs", {})
 shapes = getattr(case, "dynamic_shapes", None)

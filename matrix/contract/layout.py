@@ -237,6 +237,17 @@ def discover(roots: Tuple[str, ...]) -> List[Artifact]:
     return list(kept.values())
 
 
+def artifact_at(folder: str) -> Optional[Artifact]:
+    """The artifact in ``folder`` (``<environment>/<mode>/<case folder>``) as ``discover`` finds it; None elsewhere."""
+    path = os.path.normpath(folder)
+    mode_folder, name = os.path.split(path)
+    env, mode = os.path.split(mode_folder)
+    saved = parse_env_folder(os.path.basename(env))
+    if saved is None or mode not in MODES or not os.path.isdir(path):
+        return None
+    return _artifact(path, saved, mode, name)
+
+
 def _artifact(folder: str, saved: Tuple[str, str, str], mode: str, name: str) -> Artifact:
     torch_version, variant, python = saved
     relative = "%s/%s/%s" % (env_folder(torch_version, variant, python), mode, name)

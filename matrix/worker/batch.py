@@ -191,6 +191,9 @@ class Batch:
         """What to keep beside a result for ``reusable`` to check later."""
         return {}
 
+    def finished(self, item: Item, result: Result) -> None:
+        """After an item ran and its record is complete: what else its result gives (see RunBatch's)."""
+
     def preimport(self, settings: Settings) -> None:
         """Import the items' libraries once in this process, so that each forked item does not.
 
@@ -243,7 +246,9 @@ class FollowUps:
         follow = result.pop(FOLLOW_UP, None) if isinstance(result, dict) else None
         if not follow:
             return result
+        started = time.perf_counter()
         second = self.fresh.run(follow["message"], timeout)
+        second.setdefault("total_s", round(time.perf_counter() - started, 6))
         merge(follow["merge"], result, second, follow)
         return result
 
@@ -457,6 +462,7 @@ def _isolated(
     try:
         for item, result in runner.run(hand_out(), settings.timeout):
             _finish(batch, item, result, started[item.key], progress)
+            batch.finished(item, result)
             keep(item)
     finally:
         runner.close()

@@ -89,6 +89,10 @@ def fresh_load(folder: str, discard: bool) -> Dict[str, Any]:
     return {"message": message(job), "merge": "fresh-load", "folder": folder, "discard": discard}
 
 
+# The result key that carries a kept program's fresh load to the runner; never a record field.
+FRESH_LOAD = "fresh_load"
+
+
 def merge_fresh_load(cell: Dict[str, Any], load: Dict[str, Any], follow: Dict[str, Any]) -> None:
     """Fold a fresh load of a cell's program into its record: where the two disagree, the fresh load wins."""
     if follow.get("discard"):
@@ -106,3 +110,6 @@ def merge_fresh_load(cell: Dict[str, Any], load: Dict[str, Any], follow: Dict[st
         error = "fresh process: %s: %s: %s" % (status, load.get("error_type"), load.get("error_message"))
     cell.update(serialize_fresh_status=fresh, serialize_fresh_error=error, serialize_status=fresh)
     cell["serialize_error"] = error
+    if not follow.get("discard"):
+        # A program kept in --artifacts: ``load`` on this build reuses this load (runner.RunBatch.finished).
+        cell[FRESH_LOAD] = load

@@ -545,15 +545,24 @@ class _Isolation:
 class ForkIsolation(_Isolation):
     """Fork-per-cell from a warm parent, keeping the next cell's processes forked ahead."""
 
-    def __init__(self, work: Callable[[Job], Result], memory_mb: Optional[int] = None) -> None:
+    def __init__(
+        self, work: Callable[[Job], Result], memory_mb: Optional[int] = None, ahead: bool = True, freeze: bool = True
+    ) -> None:
+        """``ahead``: fork the next cell's processes while one runs (for a stream of jobs; not for one job).
+        ``freeze``: collect and freeze the heap now, so that children do not copy its pages; a process
+        forked from one that froze its heap already passes False (a collection there copies every page)."""
         super().__init__()
         self.work = work
         self.memory_mb = memory_mb
-        # Frozen objects are skipped by the collector, so children do not copy their pages.
-        gc.collect()
-        gc.freeze()
+        self.ahead = ahead
+        if freeze:
+            # Frozen objects are skipped by the collector, so children do not copy their pages.
+            gc.collect()
+            gc.freeze()
 
     def _ahead(self) -> None:
+        if not self.ahead:
+            return
         try:
             self.spare = self._start()
         except OSError:  # no process to spare now: the next cell forks its own

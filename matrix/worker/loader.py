@@ -38,8 +38,8 @@ from ..contract.options import (
     from_namespace,
 )
 from ..contract.requests import LoadRequest, add_load_arguments
-from ..contract.schema import LOAD_KEYS, LOAD_STATUSES, SCHEMA_VERSION, LoadStatus
-from . import artifacts, batch, reuse, signing
+from ..contract.schema import LOAD_KEYS, LOAD_STATUSES, SCHEMA_VERSION, LoadStatus, now
+from . import artifacts, batch, first_use, reuse, signing
 from .environment import installed_torch_version, variant_of
 from .journal import Key as JournalKey
 from .load_job import LoadJob, incomplete
@@ -218,7 +218,7 @@ class LoadBatch(batch.Batch):
 
     def warm_up(self) -> None:
         if self.can_load:
-            _warm_up()
+            first_use.load()  # imports only: loads are forked from a process that never exported
 
 
 def execute(options: LoadOptions) -> Dict[str, int]:
@@ -245,6 +245,31 @@ def execute(options: LoadOptions) -> Dict[str, int]:
     return batch.execute(loads, settings, version, variant)
 
 
+def keep_fresh_load(folder: str, result: Dict[str, Any], env: Dict[str, Any], cache: reuse.ResultCache) -> bool:
+    """Keep a run's fresh load of a program it saved in --artifacts as this build's ``load`` of that program.
+
+    The fresh load is ``load``'s own job, in a process that never exported, on the build that saved
+    the program: ``load`` on that build would run it again to the same result. Kept under the key
+    ``load`` computes (:meth:`LoadBatch.cache_key`), it is reused there like any kept load, after
+    the same checks (signature, files unchanged). ``env``: the run's environment record.
+    """
+    artifact = layout.artifact_at(folder)
+    if artifact is None or artifact.problem is not None or reuse.machine_dependent(result):
+        return False
+    loads = LoadBatch([artifact], env["torch_version"], env["variant"], env["python"], trust=True)
+    loads.env.update(run_id=env["run_id"], serializer_version=artifacts.serializer_version())
+    loads.can_load = True
+    item = loads.items(loads.wanted())[0]
+    key = loads.cache_key(item) if item.job is not None else None
+    if key is None or result.get("status") not in LOAD_STATUSES:
+        return False
+    record = item.record
+    record.update({k: v for k, v in result.items() if k in LOAD_KEYS and k not in loads.parent_keys})
+    record["finished_at"] = now()
+    cache.put(key, record)
+    return True
+
+
 def saved_with(artifact: Artifact) -> str:
     """The set of packages beside torch that an artifact was saved with ("" for torch alone)."""
     return artifact.dependency_set
@@ -263,26 +288,6 @@ def untrusted(folder: str, meta: Dict[str, Any], key: Optional[bytes]) -> Option
         same = False
     # The signed bytes must be what the job will use: meta.json could have changed since discovery.
     return None if same else "%s changed while it was read" % layout.META
-
-
-def _warm_up() -> None:
-    """Save, load and run a tiny program once in the parent, so that forked loads time the load, not imports.
-
-    Loading and running a program imports the deserializer, the unlifting code and more on
-    first use, which costs more than a second on some releases; forked children inherit it.
-    """
-    import io
-
-    import torch
-
-    try:
-        program = torch.export.export(torch.nn.Linear(2, 2), (torch.ones(1, 2),))
-        buffer = io.BytesIO()
-        torch.export.save(program, buffer)
-        buffer.seek(0)
-        torch.export.load(buffer).module()(torch.ones(1, 2))
-    except Exception:  # the warm-up only saves time: a release where it fails loads each program cold
-        pass
 
 
 def main(options: LoadOptions) -> int:

@@ -14,6 +14,7 @@ interpreter per job, which is fresh already. Standard library only, Python 3.8 s
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import signal
@@ -23,7 +24,7 @@ import tempfile
 from typing import Any, Dict, Optional, Sequence
 
 from ..contract.schema import Status
-from . import framing
+from . import first_use, framing
 from .jobs import work
 from .lanes import die_with_parent
 
@@ -70,7 +71,9 @@ class Server:
                     from ..contract.dependencies import preimport
 
                     preimport(libraries)
-                _warm_up()
+                first_use.load()
+                gc.collect()
+                gc.freeze()  # once: each job's processes share these pages instead of copying them
                 _serve(listener, memory_mb)
             except BaseException:
                 code = 70
@@ -88,44 +91,6 @@ class Server:
                 pass
             self.pid = None
         shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def _warm_up() -> None:
-    """Load and run a tiny program once, so that each job times its load, not the imports of first use.
-
-    The program is exported and saved in a child, which ends: the server itself only loads,
-    as a user's process that loads a program does.
-    """
-    import io
-
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        code = 0
-        try:
-            os.close(read)
-            import torch
-
-            buffer = io.BytesIO()
-            torch.export.save(torch.export.export(torch.nn.Linear(2, 2), (torch.ones(1, 2),)), buffer)
-            with os.fdopen(write, "wb") as f:
-                f.write(buffer.getvalue())
-        except BaseException:
-            code = 70
-        finally:
-            os._exit(code)
-    os.close(write)
-    with os.fdopen(read, "rb") as f:
-        data = f.read()
-    os.waitpid(pid, 0)
-    if not data:
-        return  # a release where the warm-up fails loads each program cold
-    try:
-        import torch
-
-        torch.export.load(io.BytesIO(data)).module()(torch.ones(1, 2))
-    except Exception:
-        pass
 
 
 def _serve(listener: socket.socket, memory_mb: Optional[int]) -> None:
@@ -163,12 +128,13 @@ def _handle(connection: socket.socket, memory_mb: Optional[int]) -> None:
     request = framing.read(connection.fileno())
     if request is None:
         return
-    isolation = ForkIsolation(work, memory_mb)
+    # One job per handler: no cell forked ahead, and the heap the server froze is not collected again.
+    isolation = ForkIsolation(work, memory_mb, ahead=False, freeze=False)
     try:
         result = isolation.run(request["job"], request["timeout"])
+        framing.write(connection.fileno(), {"result": result})  # the engine goes on while this one cleans up
     finally:
         isolation.close()
-    framing.write(connection.fileno(), {"result": result})
 
 
 class Client:

@@ -23,7 +23,7 @@ from ..contract.requests import RunRequest, add_run_arguments
 from ..contract.schema import ARTIFACT_SAVED, CELL_KEYS, STATUSES, Status, cell_id
 from . import batch, exportdb, reuse
 from .case import missing_for
-from .cell_job import CellJob
+from .cell_job import FRESH_LOAD, CellJob
 from .environment import environment_record, installed_torch_version, variant_of
 from .journal import Key
 from .progress import say
@@ -96,6 +96,7 @@ class CellBatch(batch.Batch):
         self._installed: Dict[str, Optional[str]] = {}
         # Programs kept only to be loaded again in a fresh process (no --artifacts, or runs after the first).
         self.scratch: Optional[str] = None
+        self._load_cache: Optional[reuse.ResultCache] = None  # where a kept program's fresh load is kept
         self.settings: Optional[batch.Settings] = None  # set_up's: the result cache where diagnoses are kept
 
     @property
@@ -234,6 +235,20 @@ class CellBatch(batch.Batch):
         if meta_sha256 is None or not cache.programs.keep(meta_sha256, folder):
             return {}  # no program to put back: a later run makes it again
         return {"meta_sha256": meta_sha256}
+
+    def finished(self, item: batch.Item, result: Dict[str, Any]) -> None:
+        """A cell that kept its program in --artifacts loaded it fresh: ``load`` on this build reuses that load."""
+        load = result.pop(FRESH_LOAD, None)
+        cache = self.settings.cache if self.settings is not None else None
+        job = item.job
+        if not isinstance(load, dict) or not cache or not isinstance(job, CellJob) or job.artifacts is None:
+            return
+        if item.record.get("artifact") == ARTIFACT_SAVED:
+            from .loader import LoadBatch, keep_fresh_load
+
+            if self._load_cache is None:
+                self._load_cache = reuse.ResultCache(cache, LoadBatch.noun)  # where `load` looks
+            keep_fresh_load(self._program_folder(item), load, self.env, self._load_cache)
 
     def _program_folder(self, item: batch.Item) -> str:
         job = _job(item)

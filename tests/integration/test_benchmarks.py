@@ -6,6 +6,7 @@ shared machine a wall-clock target may be missed, and the report benchmark then 
 
 from __future__ import annotations
 
+import json
 import re
 import statistics
 import subprocess
@@ -107,3 +108,28 @@ def test_reuse_benchmark_runs_twice_and_prints_what_the_second_run_reused(tmp_pa
     load = re.search(r"^second load / first load: [\d.]+ \((\d+) of (\d+) loads reused\)$", out, re.M)
     assert run and run.group(1) == run.group(2) == counts.group(1), out
     assert load and load.group(1) == load.group(2) == counts.group(2), out
+
+
+def test_cost_benchmark_prints_each_ratio_measured_in_one_run(tmp_path: Path):
+    # Two pack records: a failing cell with 7 s outside its stages, a passing one with 1 s outside.
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    records = [
+        {"kind": "cell", "case": "real_models/a", "status": "fail", "total_s": 10.0, "export_s": 3.0},
+        {"kind": "cell", "case": "real_models/b", "status": "pass", "total_s": 10.0, "export_s": 5.0,
+         "decompose_s": 4.0},
+        {"kind": "cell", "case": "models/c", "status": "fail", "total_s": 100.0, "export_s": 1.0},
+    ]  # fmt: skip
+    (pack / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    command = [sys.executable, str(ROOT / "benchmarks" / "cost.py"), "--select", "exportdb/cond_*", "--jobs", "1"]
+    command += ["--rounds", "1", "--pack-records", str(pack)]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    for name in ("every stage", "without serialize", "check current", "floor", "first run", "second run"):
+        assert re.search(r"^  %s +[\d.]+ s" % name, out, re.M), out
+    for ratio in ("every stage / without serialize", "check current / its floor", "second run / first run"):
+        assert re.search(r"^[^\n]*%s +[\d.]+ " % re.escape(ratio), out, re.M), out
+    reused = re.search(r"\((\d+) of (\d+) cells reused\)", out)
+    assert reused and reused.group(1) == reused.group(2) != "0", out
+    assert "7 s of the pack's 20 s (2 cells" in out and re.search(r"share +35\.0%", out), out

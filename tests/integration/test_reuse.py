@@ -53,12 +53,16 @@ def test_a_second_run_reuses_every_result_and_records_what_a_run_without_the_cac
     assert outcomes(uncached, OUTCOME[:-1]) == outcomes(measured, OUTCOME[:-1])
     assert "reused" not in plain.stderr
 
-    # Loads: the same programs loaded twice, the second time reused; and the same as without the cache.
-    run_matrix("load", artifacts, "--out", str(tmp_path / "first"), "--cache", cache)
+    # Loads on the saving build: the run loaded each program fresh already, so even the first
+    # load reuses those loads, naming the run; the same outcomes as loads without the cache.
+    first_load = run_matrix("load", artifacts, "--out", str(tmp_path / "first"), "--cache", cache)
     again = run_matrix("load", artifacts, "--out", str(tmp_path / "second"), "--cache", cache)
     run_matrix("load", artifacts, "--out", str(tmp_path / "plain"), "--no-cache")
     loaded, reloaded, plain_loads = (read_loads(tmp_path / name) for name in ("first", "second", "plain"))
-    assert loaded and "%d artifacts reused from" % len(loaded) in again.stderr
+    assert loaded and "%d artifacts reused from" % len(loaded) in first_load.stderr
+    assert {r["reused_from"] for r in loaded} == {measured[0]["run_id"]}
+    assert all(isinstance(r["load_s"], float) and r["serializer_version"] for r in loaded)
+    assert "%d artifacts reused from" % len(loaded) in again.stderr
     assert all(r["reused_from"] for r in reloaded) and not any(r["reused_from"] for r in plain_loads)
     assert outcomes(reloaded, LOAD_OUTCOME) == outcomes(loaded, LOAD_OUTCOME) == outcomes(plain_loads, LOAD_OUTCOME)
 

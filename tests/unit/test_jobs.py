@@ -36,6 +36,7 @@ IMPORTLIB_USERS = {
     "case": "loads a case file from its path",
     "environment": "finds the installed torch and its distribution",
     "exportdb": "imports the ExportDB examples bundled with torch",
+    "first_use": "imports what loading a program needs, by dotted name, before forking loads",
 }
 ENGINE = {"batch", "jobs", "messages", "pristine", "isolate", "lanes", "child", "journal", "progress", "framing"}
 

@@ -87,3 +87,31 @@ def test_the_report_session_takes_its_own_words_and_leaves_run_options_to_run() 
     assert noxfile._report_words(["r1", "--baseline", "old", "--no-charts", "--title=T", "--jobs", "2"]) == [
         "r1", "--baseline", "old", "--no-charts", "--title=T"
     ]  # fmt: skip
+
+
+def test_the_quick_selection_runs_the_case_set_and_one_model_of_each_pack_library(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import fnmatch
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    import noxfile
+    from matrix.contract.case import discover
+
+    names = [info.name for info in discover([str(ROOT / "cases")])]
+    chosen = [n for n in names if any(fnmatch.fnmatchcase(n, glob) for glob in noxfile.QUICK_CASES)]
+    pack = [n for n in chosen if n.startswith("real_models/")]
+    # Every case outside the pack, and one real model per library: torchvision, transformers, timm.
+    assert set(chosen) == {n for n in names if not n.startswith("real_models/")} | set(pack)
+    assert sorted(n.split("/")[1].split("_")[0] for n in pack) == ["hf", "timm", "tv"]
+    assert all(glob in names or glob.endswith("/*") for glob in noxfile.QUICK_CASES)  # no sample lost to a rename
+    # Options that choose cases win over the sample; others do not.
+    assert noxfile._names_cases(["--select", "cond_*"]) and noxfile._names_cases(["--tag=torch.cond"])
+    assert noxfile._names_cases(["--cases", "mine"]) and not noxfile._names_cases(["--mode", "strict"])
+    for value, quick in ((None, True), ("quick", True), ("all", False), ("2.6 quick", False)):
+        if value is None:
+            monkeypatch.delenv(noxfile.SELECTION_VARIABLE, raising=False)
+        else:
+            monkeypatch.setenv(noxfile.SELECTION_VARIABLE, value)
+        assert (noxfile._chosen() == ["quick"]) is quick
