@@ -22,6 +22,7 @@ COMMANDS = {
     "load": ("matrix.worker.loader", "load programs saved by `run --artifacts` on any release, run and compare them"),
     "check": ("matrix.check", "run one case file against several torch releases and print a table"),
     "bisect": ("matrix.bisect", "find the first release where a case's status or graph changes"),
+    "repro": ("matrix.repro", "write a standalone script that reproduces a recorded cell's failure without this tool"),
     "report": ("matrix.report.build", "build the Markdown report, tables and charts from record folders"),
     "merge": ("matrix.records.merge", "merge record shards from several machines into one folder"),
 }

@@ -3,8 +3,10 @@
 :func:`build` turns a :class:`~matrix.records.store.Store` (and an earlier report's tables, for
 ``--baseline``) into a :class:`Model`: the cell table and its environment labels, the transitions
 between releases, the summary table and its pass rates, the tables of disagreements, claims,
-flaky cells, stage failures and failure signatures, the load table (saved × loaded) with its
-orders, the verdicts (which hold the saved-program epochs) and the baseline comparison.
+flaky cells, stage failures and failure signatures, each case's distinct failures to reproduce
+(:mod:`.repro`), the load table (saved × loaded) with its orders, the verdicts (which hold the
+saved-program epochs), the baseline comparison and the matrix's scope (releases, builds, cases,
+modes and cells, counted apart: :mod:`.scope`).
 
 Pass rate = pass / applicable cells (not-applicable and case-error left out), per environment
 and mode (:class:`PassRate`); the newest release's is :func:`newest_pass_rate`.
@@ -21,7 +23,8 @@ from matrix.contract.schema import APPLICABLE
 from matrix.records import artifacts as loads_table
 from matrix.records import baseline as since
 from matrix.records import epochs as saved_epochs
-from matrix.records import store, tables, transitions
+from matrix.records import repro, store, tables, transitions
+from matrix.records import scope as covered
 from matrix.records import verdicts as judged
 from matrix.records.transitions import Step
 
@@ -66,6 +69,8 @@ class Model:
     warnings: Tuple[str, ...] = ()
     baseline: Optional[since.BaselineComparison] = None
     baseline_name: Optional[str] = None
+    repros: Tuple[repro.Failure, ...] = ()  # each case's distinct failures, each with the cell its repro is for
+    scope: covered.Scope = covered.NONE  # covered.of(cells, env_errors)
 
     @property
     def epochs(self) -> Tuple[saved_epochs.Epoch, ...]:
@@ -128,6 +133,8 @@ def build(
         warnings=loaded.warnings,
         baseline=comparison,
         baseline_name=baseline_name,
+        repros=repro.failures(cells),
+        scope=covered.of(cells, loaded.env_errors),
     )
 
 

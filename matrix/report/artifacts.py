@@ -1,11 +1,12 @@
 """The report's page on saved programs loaded across releases: ``artifacts.md``, its heatmaps and table.
 
-Written only when the records hold load records (``export-matrix load``). The page has the
-summary paragraph, a heatmap per mode (share of artifacts that load and match, saving ×
-loading release), the load regressions (one per saving × loading release pair, then each
-program they affect), and per case a saving × loading grid of statuses with the errors
-behind them. Every file goes through :mod:`matrix.report.files`, and the charts are drawn
-as the other charts are, so rebuilding from the same records changes nothing.
+Written only when the records hold load records (``export-matrix load``). The page has a short
+intro, a table of where the programs of each saving build load and match, a heatmap per mode
+(share of artifacts that load and match, saving × loading release), the load regressions (one
+per saving × loading release pair, then each program they affect), and per case a saving ×
+loading grid of statuses with the errors behind them. Every file goes through
+:mod:`matrix.report.files`, and the charts are drawn as the other charts are, so rebuilding
+from the same records changes nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pandas as pd
 from matrix.contract.schema import LOAD_STATUSES, MODES, NO_RECORD, LoadStatus, first_line
 from matrix.records import artifacts as loads_table
 from matrix.records import tables
+from matrix.records.scope import release_of
 from matrix.report import charts as charting
 from matrix.report import files
 from matrix.report import markdown as md
@@ -39,7 +41,6 @@ class Written:
     """What the artifact page wrote, and what the front page shows of it."""
 
     files: Set[str]
-    summary: str = ""
     charts: Tuple[charting.Chart, ...] = ()
     regressions: int = 0  # load regressions: (saving environment, loading release) pairs, records.artifacts.regressions
     affected: int = 0  # the programs they affect, each counted once per load regression
@@ -59,53 +60,85 @@ def write(out: str, table: pd.DataFrame, charts: bool = True) -> Written:
     drawn = heatmap_charts(grid, table, out) if charts else []
     regressions = loads_table.regressions(table)
     programs = loads_table.program_regressions(table)
-    said = summary(table)
-    text = render(table, grid, regressions, said, drawn, programs)
+    text = render(table, grid, regressions, drawn, programs)
     files.write_text(out, PAGE, text)
     stored = tables.storable(table.drop(columns=[c for c in _BULKY if c in table.columns]))
     stored.to_parquet(files.target(out, TABLE), index=False, compression="zstd")
     written = {PAGE, TABLE} | {path for chart in drawn for path in chart.files}
     rows = tuple(regressions.to_dict("records"))
-    return Written(written, said, tuple(drawn), len(rows), int(sum(r["programs"] for r in rows)), rows)
+    return Written(written, tuple(drawn), len(rows), int(sum(r["programs"] for r in rows)), rows)
 
 
-def summary(table: pd.DataFrame, limit: int = 160) -> str:
-    """One paragraph over a load table: per saving environment, where its artifacts load and match.
+REACH_HEADERS = ["saved on", "programs", "all load and match on", "some load and match on", "none loads and matches on"]
+NOT_TRIED = "not tried"
 
-    E.g. "Artifacts saved on 2.5.1 (14): all load and match on 2.5.1–2.9.1; from 2.10.0 on, none loads
-    and matches (load-error: RuntimeError: Serialized version …)." Plain text: the page escapes it.
-    A failure is cut to ``limit`` characters.
+
+def reach_rows(table: pd.DataFrame, limit: int = 160) -> List[List[str]]:
+    """Per saving environment, where its programs load and match, in plain text (the page escapes it).
+
+    The columns of :data:`REACH_HEADERS`, then :data:`NOT_TRIED` where any environment has loads not
+    tried; loading environments as runs (``2.5.1–2.9.1``), a failure cut to ``limit`` characters.
     """
     _, loaded_order = loads_table.orders(table)
-    sentences = []
-    for found in loads_table.reach(table):
-        clauses = []
-        if found.passing:
-            clauses.append("all load and match on %s" % md.release_spans(found.passing, loaded_order))
-        if found.failing:
-            where = (
-                "from %s on," % found.failing_from
-                if found.failing_from is not None
-                else "on %s" % md.release_spans(found.failing, loaded_order)
-            )
-            clauses.append("%s none loads and matches (%s)" % (where, _cause(found.failing_cause, limit)))
-        if found.partial:
-            counts = ", ".join("%d of %d on %s" % (p.passed, p.tried, p.loaded) for p in found.partial)
-            clauses.append(
-                "only %s load and match (the others most often %s)" % (counts, _cause(found.partial_cause, limit))
-            )
-        if found.untried:
-            clauses.append(
-                "%s cannot load programs (no torch.export.load)" % md.release_spans(found.untried, loaded_order)
-            )
-        if found.untrusted:
-            where = " (none tried on %s)" % md.release_spans(found.unsigned, loaded_order) if found.unsigned else ""
-            clauses.append(
-                "%d %s not tried, as untrusted: no signature, or one that does not match (load --trust)%s"
-                % (found.untrusted, "load" if found.untrusted == 1 else "loads", where)
-            )
-        sentences.append("Artifacts saved on %s (%d): %s." % (found.saved, found.artifacts, "; ".join(clauses)))
-    return " ".join(sentences)
+    found = loads_table.reach(table)
+    untried = any(r.untried or r.untrusted for r in found)
+    rows = []
+    for r in found:
+        row = [r.saved, str(r.artifacts), md.release_spans(r.passing, loaded_order) or "–"]
+        row.append(_partial(r, loaded_order, limit))
+        row.append(_failing(r, loaded_order, limit))
+        rows.append(row + ([_untried(r, loaded_order)] if untried else []))
+    return rows
+
+
+def _partial(r: loads_table.Reach, order: Sequence[str], limit: int) -> str:
+    """``1 of 2 on 2.5.0 (the others most often run-error: TypeError: bad)``; environments that load as many of
+    the programs are named together."""
+    if not r.partial:
+        return "–"
+    by_count: Dict[Tuple[int, int], List[str]] = {}
+    for p in r.partial:
+        by_count.setdefault((p.passed, p.tried), []).append(p.loaded)
+    counts = "; ".join(
+        "%d of %d on %s" % (passed, tried, md.release_spans(loaded, order))
+        for (passed, tried), loaded in by_count.items()
+    )
+    return "%s (the others most often %s)" % (counts, _cause(r.partial_cause, limit))
+
+
+def _failing(r: loads_table.Reach, order: Sequence[str], limit: int) -> str:
+    if not r.failing:
+        return "–"
+    where = "from %s on" % r.failing_from if r.failing_from is not None else md.release_spans(r.failing, order)
+    return "%s (%s)" % (where, _cause(r.failing_cause, limit))
+
+
+def _untried(r: loads_table.Reach, order: Sequence[str]) -> str:
+    said = []
+    if r.untried:
+        said.append("%s: no torch.export.load" % md.release_spans(r.untried, order))
+    if r.untrusted:
+        where = ", none tried on %s" % md.release_spans(r.unsigned, order) if r.unsigned else ""
+        said.append(
+            "%s untrusted (no signature, or one that does not match: load --trust)%s"
+            % (_count(r.untrusted, "load"), where)
+        )
+    return "; ".join(said) or "–"
+
+
+def reach_table(table: pd.DataFrame) -> str:
+    """The table of :func:`reach_rows`, escaped."""
+    rows = reach_rows(table)
+    headers = REACH_HEADERS + ([NOT_TRIED] if rows and len(rows[0]) > len(REACH_HEADERS) else [])
+    align = ["l", "r"] + ["l"] * (len(headers) - 2)
+    return md.table(headers, [[md.text(cell) for cell in row] for row in rows], align)
+
+
+def _builds(table: pd.DataFrame, version: str, variant: str) -> str:
+    """``16 builds of 15 releases``: the builds (torch version and variant) of a side of the load table."""
+    builds = set(zip(table[version].astype(str), table[variant].astype(str)))
+    releases = {release_of(v) for v, _ in builds}
+    return "%s of %s" % (_count(len(builds), "build"), _count(len(releases), "release"))
 
 
 def failure(found: loads_table.Failure) -> str:
@@ -131,7 +164,6 @@ def render(
     table: pd.DataFrame,
     grid: pd.DataFrame,
     regressions: pd.DataFrame,
-    summary: str,
     drawn: Sequence[charting.Chart] = (),
     programs: Optional[pd.DataFrame] = None,
 ) -> str:
@@ -140,17 +172,19 @@ def render(
     saved_order, loaded_order = loads_table.orders(table)
     parts = [
         "# Saved programs loaded on other releases\n",
-        md.text(summary) + "\n",
         "Each cell that exported and passed its check on a release saved its program with"
         " `torch.export.save`, with its inputs and eager's outputs on that release (`export-matrix run"
         " --artifacts`). `export-matrix load` loads each of them on every release, runs it on those"
         " inputs and compares with those outputs. %s saved on %s, loaded on %s."
         % (
             _count(len(table.drop_duplicates(["saved", "case", "mode", "with_set"])), "artifact"),
-            _count(len(saved_order), "release"),
-            _count(len(loaded_order), "release"),
+            _builds(table, "saved_torch_version", "saved_variant"),
+            _builds(table, "torch_version", "variant"),
         )
         + "\n",
+        "## Where each build's programs load\n",
+        "One row per saving build; loading builds as runs of consecutive ones (2.6.0–2.9.1).\n",
+        reach_table(table),
         "## Share that loads and matches\n",
         "Rows: the release that saved the program; columns: the release that loaded it. Each square:"
         " artifacts that passed of those the loading release tried; a load not tried (%s %s, %s %s) is no"
@@ -183,11 +217,16 @@ def render(
         programs = loads_table.program_regressions(table)
     parts.append(_regressions(programs))
     parts.append("## Statuses\n")
-    rows = [[SYMBOLS[s], md.text(s), md.text(LoadStatus(s).meaning)] for s in LOAD_STATUSES]
-    rows.append([NO_RECORD, "no record", "this release did not load this artifact"])
-    parts.append(md.table(["", "status", "meaning"], rows))
+    parts.append(legend())
     parts.append("Each case's own grid, saved × loaded per mode with the errors its loads met, is on its page.\n")
     return "\n".join(parts)
+
+
+def legend() -> str:
+    """The load statuses: symbol, name and meaning."""
+    rows = [[SYMBOLS[s], md.text(s), md.text(LoadStatus(s).meaning)] for s in LOAD_STATUSES]
+    rows.append([NO_RECORD, "no record", "this release did not load this artifact"])
+    return md.table(["", "status", "meaning"], rows)
 
 
 def _count(number: int, noun: str) -> str:

@@ -1,73 +1,158 @@
-"""The front page's section on what changed since an earlier report (``--baseline``)."""
+"""What changed since an earlier report (``--baseline``): a short section of the front page and its own page.
+
+The front page's section counts the changes and names the first few regressions that are new; the
+page (:data:`PAGE`) lists every cell whose status changed, every regression and fix between
+releases that is new or no longer seen, and the new and vanished cells.
+"""
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import pandas as pd
 
+from matrix.contract.schema import STAGES
 from matrix.records import store, transitions
 from matrix.records.baseline import BaselineComparison
 from matrix.report import markdown as md
 
+PAGE = "baseline.md"
+TITLE = "Since the previous report"
+# The new regressions the front page names; all of them are on PAGE.
+SHOWN = 5
+STAGE_LABELS = dict(STAGES)
 
-def render(b: BaselineComparison, name: Optional[str], cells: pd.DataFrame) -> str:
-    """The section, for the current cells compared with the baseline's."""
+
+def section(b: BaselineComparison, name: Optional[str]) -> str:
+    """The front page's section: the counts, the first :data:`SHOWN` new regressions and a link to :data:`PAGE`."""
+    out = [
+        "## %s\n" % TITLE,
+        "Compared with %s; every change is on the [full comparison](%s).\n" % (md.code(name or "the baseline"), PAGE),
+        "- %s" % _changed(b),
+        "- %s" % _between_releases(b),
+    ]
+    regressed = _new_regressions(b)
+    if regressed:
+        out.append("- Regressions new since then (%d):" % len(regressed))
+        out += ["  - " + line for line in regressed[:SHOWN]]
+        if len(regressed) > SHOWN:
+            out.append("  - … and %d more on the [full comparison](%s)." % (len(regressed) - SHOWN, PAGE))
+    return "\n".join(out) + "\n"
+
+
+def page(b: BaselineComparison, name: Optional[str], cells: pd.DataFrame) -> str:
+    """The page of the whole comparison, for the current cells compared with the baseline's."""
     order = store.ordered(list(cells["release"]) + list(b.vanished_cells["release"]))
     present = set(cells["case"].astype(str))
-    out = ["## Since the baseline\n", "Compared with %s.\n" % md.code(name or "the baseline")]
-    out.append(
-        "- %d cells changed status (%d regressions, %d fixes), %d new cells, %d vanished cells.\n"
-        % (
-            len(b.changed),
-            int(b.changed["kind"].isin(transitions.REGRESSIONS).sum()),
-            int(b.changed["kind"].isin(transitions.FIXES).sum()),
-            len(b.new_cells),
-            len(b.vanished_cells),
-        )
-    )
+    out = [
+        "# %s\n" % TITLE,
+        "[← back to the matrix](index.md)\n",
+        "Compared with %s.\n" % md.code(name or "the baseline"),
+        "- %s\n- %s\n" % (_changed(b), _between_releases(b)),
+    ]
     for title, frame in (("New regressions and fixes between releases", b.new_transitions),
                          ("Regressions and fixes no longer seen", b.gone_transitions)):  # fmt: skip
-        out.append("### %s (%d)\n" % (title, len(frame)))
-        out.append(
-            md.table(
-                ["kind", "releases", "case", "mode", "variant", "status"],
-                [
-                    [
-                        md.text(m["kind"]),
-                        md.moved(m),
-                        _case(m["case"], present),
-                        md.text(m["mode"]),
-                        md.text(m["variant"]),
-                        "%s → %s" % (md.status(m["status_before"]), md.status(m["status_after"])),
-                    ]
-                    for m in frame.to_dict("records")
-                ],
-            )
-        )
-    out.append("### Cells whose status changed (%d)\n" % len(b.changed))
-    out.append(
-        md.table(
-            ["kind", "release", "variant", "Python", "case", "mode", "baseline", "now"],
-            [
-                [
-                    md.text(r["kind"]),
-                    md.text(r["release"]),
-                    md.text(r["variant"]),
-                    md.text(r["python"]),
-                    md.case_link(r["case"]),
-                    md.text(r["mode"]),
-                    md.status(r["status_baseline"]),
-                    md.status(r["status"]),
-                ]
-                for r in b.changed.to_dict("records")
-            ],
-        )
-    )
+        out.append("## %s (%d)\n" % (title, len(frame)))
+        out.append(_transitions(frame, present))
+    out.append("## Cells whose status changed (%d)\n" % len(b.changed))
+    out.append(_changed_cells(b.changed))
     for title, frame in (("New cells", b.new_cells), ("Vanished cells", b.vanished_cells)):
-        out.append("### %s (%d)\n" % (title, len(frame)))
+        out.append("## %s (%d)\n" % (title, len(frame)))
         out.append(_cell_groups(frame, order))
     return "\n".join(out)
+
+
+def _changed(b: BaselineComparison) -> str:
+    return "%s changed status (%s, %s), %s, %s." % (
+        md.plural(len(b.changed), "cell"),
+        md.plural(_kinds(b.changed, transitions.REGRESSIONS), "regression"),
+        md.plural(_kinds(b.changed, transitions.FIXES), "fix", "fixes"),
+        md.plural(len(b.new_cells), "new cell"),
+        md.plural(len(b.vanished_cells), "vanished cell"),
+    )
+
+
+def _between_releases(b: BaselineComparison) -> str:
+    return "Between releases: %s new (%s, %s); %d no longer seen." % (
+        md.plural(len(b.new_transitions), "regression or fix is", "regressions or fixes are"),
+        md.plural(_kinds(b.new_transitions, transitions.REGRESSIONS), "regression"),
+        md.plural(_kinds(b.new_transitions, transitions.FIXES), "fix", "fixes"),
+        len(b.gone_transitions),
+    )
+
+
+def _kinds(frame: pd.DataFrame, kinds: Tuple[str, ...]) -> int:
+    return int(frame["kind"].isin(kinds).sum()) if not frame.empty else 0
+
+
+def _new_regressions(b: BaselineComparison) -> List[str]:
+    """One line per regression that is new: cells worse than in the baseline, then new ones between releases."""
+    lines = [
+        "%s %s on %s: %s since the previous report."
+        % (md.case_link(r["case"]), md.text(r["mode"]), md.text(r["release"]), _statuses(r))
+        for r in b.changed.to_dict("records")
+        if r["kind"] in transitions.REGRESSIONS
+    ]
+    moves = b.new_transitions
+    found = moves[moves["kind"].isin(transitions.REGRESSIONS)] if not moves.empty else moves
+    lines += [
+        "%s %s: %s at %s."
+        % (
+            md.case_with(m["case"], m.get("with_set")),
+            md.text(m["mode"]),
+            _move(m),
+            md.link(
+                md.transition_title(m["before"], m["after"], m.get("variant_before"), m.get("variant")),
+                md.transition_page(m["before"], m["after"]),
+            ),
+        )
+        for m in found.to_dict("records")
+    ]
+    return lines
+
+
+def _statuses(changed: Dict[str, Any]) -> str:
+    """A changed cell's status in the baseline, then now."""
+    return "%s → %s" % (md.status(changed["status_baseline"]), md.status(changed["status"]))
+
+
+def _move(m: Dict[str, Any]) -> str:
+    if str(m["kind"]).startswith("stage-"):
+        return "%s starts failing" % STAGE_LABELS.get(str(m.get("stage")), "a stage")
+    wrong = " (now wrong numbers)" if m["kind"] == "wrong-result" else ""
+    return "%s → %s%s" % (md.status(m["status_before"]), md.status(m["status_after"]), wrong)
+
+
+def _transitions(frame: pd.DataFrame, present: set) -> str:
+    rows = [
+        [
+            md.text(m["kind"]),
+            md.moved(m),
+            _case(m["case"], present),
+            md.text(m["mode"]),
+            md.text(m["variant"]),
+            "%s → %s" % (md.status(m["status_before"]), md.status(m["status_after"])),
+        ]
+        for m in frame.to_dict("records")
+    ]
+    return md.table(["kind", "releases", "case", "mode", "variant", "status"], rows)
+
+
+def _changed_cells(changed: pd.DataFrame) -> str:
+    rows = [
+        [
+            md.text(r["kind"]),
+            md.text(r["release"]),
+            md.text(r["variant"]),
+            md.text(r["python"]),
+            md.case_link(r["case"]),
+            md.text(r["mode"]),
+            md.status(r["status_baseline"]),
+            md.status(r["status"]),
+        ]
+        for r in changed.to_dict("records")
+    ]
+    return md.table(["kind", "release", "variant", "Python", "case", "mode", "baseline", "now"], rows)
 
 
 def _case(case: object, present: set) -> str:

@@ -2,9 +2,10 @@
 
 ``export-matrix report RECORD_DIR ... --out reports/NAME [--baseline DIR] [--title T]``
 writes ``index.md``, the pages it links for the detail (one per release transition, the
-status grid, failures, ...), one page per case under ``cases/``, charts under ``charts/``
-and the tables as Parquet. The output depends only on the records (and the case files still on
-disk): building twice gives byte-identical files.
+status grid, failures, ...), one page per case under ``cases/`` with a standalone repro script
+beside it per distinct failure (:mod:`.repro`), charts under ``charts/`` and the tables as
+Parquet. The output depends only on the records (and the case files still on disk): building
+twice gives byte-identical files.
 
 Record fields are data, never paths: a case's page is named from an escaped form of its
 name, and its source is shown only from a file inside the case folders (the project's
@@ -30,13 +31,14 @@ from matrix import parallel
 from matrix.contract.errors import UserError
 from matrix.contract.options import from_namespace
 from matrix.records import baseline as since
-from matrix.records import model, store, tables, transitions
+from matrix.records import model, repro, store, tables, transitions
 from matrix.report import artifacts as report_artifacts
 from matrix.report import case_page as report_case
 from matrix.report import files, transition_page
 from matrix.report import index as report_index
 from matrix.report import markdown as md
 from matrix.report import pages as report_pages
+from matrix.report import repro as report_repro
 from matrix.report import site as report_site
 from matrix.report import verdicts as report_verdicts
 
@@ -223,8 +225,9 @@ def _build(
                 every = front_charts.summary_charts(findings.summary, findings.steps, cells, out, only=fresh)
                 drawn.update({name: every[name] for name in fresh})
         written |= _write_tables(out, findings)
-        pages = _write_case_pages(out, cells, labels, moves, roots, judged.loads, judged.load_orders)
+        pages = _write_case_pages(out, cells, labels, moves, roots, judged.loads, judged.load_orders, judged.repros)
         written |= pages
+        written |= report_repro.write(out, judged.repros, roots)
         if redraw_grid:
             drawn["grid"] = grid()
         if draw:
@@ -264,11 +267,16 @@ def _write_case_pages(
     roots: Sequence[str],
     table: pd.DataFrame,
     orders: Tuple[List[str], List[str]],
+    failures: Sequence[repro.Failure] = (),
 ) -> Set[str]:
     """One page per case, with its saved programs' loads when there are any; returns their paths relative to ``out``.
 
-    ``table`` is the load table (``Model.loads``) and ``orders`` its saving and loading orders (``Model.load_orders``).
+    ``table`` is the load table (``Model.loads``) and ``orders`` its saving and loading orders (``Model.load_orders``);
+    ``failures`` the distinct failures (``Model.repros``), whose repros a case's page shows.
     """
+    failures_by_case: Dict[str, List[repro.Failure]] = {}
+    for failure in failures:
+        failures_by_case.setdefault(failure.case, []).append(failure)
     by_case: Dict[str, List[Dict[str, Any]]] = {}
     for row in cells.assign(environment=labels).to_dict("records"):
         by_case.setdefault(str(row["case"]), []).append(row)
@@ -280,7 +288,9 @@ def _write_case_pages(
     pages = set()
     for case in sorted(by_case):
         page = md.page_name(case)
-        text = report_case.render(case, by_case[case], moves_by_case.get(case, []), roots)
+        order = store.ordered(row["release"] for row in by_case[case])
+        reproduce = report_repro.markdown(failures_by_case.get(case, []), order, roots)
+        text = report_case.render(case, by_case[case], moves_by_case.get(case, []), roots, reproduce)
         if case in loads_by_case:
             text += "\n" + report_artifacts.case_section(loads_by_case[case], saved_order, loaded_order)
         files.write_text(out, page, text)

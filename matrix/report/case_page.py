@@ -85,12 +85,13 @@ def docstring(source: str) -> Optional[str]:
 Row = Dict[str, Any]
 
 
-def render(case: str, rows: List[Row], moves: List[Row], roots: Sequence[str] = ()) -> str:
+def render(case: str, rows: List[Row], moves: List[Row], roots: Sequence[str] = (), reproduce: str = "") -> str:
     """The page of one case.
 
     ``rows`` are its cells in report order (release, variant, python, mode) as dicts with
     the graph and traceback texts and an ``environment`` label; ``moves`` its transitions;
-    ``roots`` the folders its source may be shown from.
+    ``roots`` the folders its source may be shown from; ``reproduce`` the section on reproducing
+    its failures (:func:`matrix.report.repro.markdown`), shown after its errors.
     """
     first = rows[-1]
     source, doc = read_source(first["case_file"], roots)
@@ -132,6 +133,8 @@ def render(case: str, rows: List[Row], moves: List[Row], roots: Sequence[str] = 
     if errors:
         parts.append("## Errors\n")
         parts.extend(errors)
+    if reproduce:
+        parts.append(reproduce)
     diagnosed = _diagnoses(rows)
     if diagnosed:
         parts.append("## What draft_export found\n")

@@ -20,6 +20,9 @@ from matrix.contract.errors import UserError
 MANIFEST = ".export-matrix-report.json"
 # What a build writes, and so all a manifest entry may name for removal: (folder, suffixes).
 _REMOVABLE = {"": (".md", ".parquet"), "cases": (".md",), "charts": (".png", ".svg")}
+# The suffix of a case page's folder of repro scripts (``cases/NAME.repro/FILE.py``): its .py files
+# are the build's too, and the folder goes once the last of them is removed.
+SCRIPTS = ".repro"
 
 
 class OutsideError(UserError):
@@ -82,13 +85,36 @@ def remove_stale(out: str, listed: Iterable[str], written: Iterable[str]) -> Non
         resolved = _inside(out, entry)
         if resolved is not None:
             os.remove(resolved)
+            if _script(entry):
+                _remove_if_empty(os.path.dirname(resolved))
 
 
 def _removable(entry: str) -> bool:
     if "\0" in entry or "\\" in entry or posixpath.normpath(entry) != entry or entry.startswith(("/", "..")):
         return False
     folder, name = posixpath.split(entry)
-    return folder in _REMOVABLE and not name.startswith(".") and name.endswith(_REMOVABLE[folder])
+    if name.startswith("."):
+        return False
+    return _script(entry) or (folder in _REMOVABLE and name.endswith(_REMOVABLE[folder]))
+
+
+def _script(entry: str) -> bool:
+    """Whether a manifest entry names a repro script: ``cases/NAME.repro/FILE.py``."""
+    parts = entry.split("/")
+    return (
+        len(parts) == 3
+        and parts[0] == "cases"
+        and parts[1].endswith(SCRIPTS)
+        and not parts[1].startswith(".")
+        and parts[2].endswith(".py")
+    )
+
+
+def _remove_if_empty(folder: str) -> None:
+    try:
+        os.rmdir(folder)
+    except OSError:  # something is left in it: a script of this build, or a file the report did not write
+        pass
 
 
 def _posix(path: str) -> str:

@@ -10,6 +10,7 @@ import pandas as pd
 
 from matrix.records.baseline import BaselineComparison
 from matrix.records.model import Model, PassRate
+from matrix.records.scope import Scope
 from matrix.records.transitions import Step
 from matrix.records.verdicts import Verdicts
 from matrix.report.charts import Chart
@@ -99,6 +100,10 @@ class Findings:
     @property
     def baseline_name(self) -> Optional[str]:
         return self.model.baseline_name
+
+    @property
+    def scope(self) -> Scope:  # releases, builds, cases, modes and cells, counted apart
+        return self.model.scope
 
     @property
     def verdicts(self) -> Verdicts:  # records.verdicts.judge: what the front page opens with

@@ -1,12 +1,13 @@
 """The report's front page, index.md, read top-down by whoever decides on a release.
 
-Title; the verdicts (report.verdicts: what is still broken, what broke in the newest release,
-what is expected to work and does, the saved-program epochs, the sample's confounds); the run
-header; a summary (pass rate per release, counts of what changed); every regression; the most
-common failure signatures; strict vs non-strict in brief; one line per release transition,
-linking the page that holds its detail; links to the other pages (status grid, failures,
-claims, flaky cells). The detail lives on those pages, so that the front page stays short
-however many cases and releases the matrix has.
+Title and a link to the glossary; the verdicts (report.verdicts: what is still broken, what broke
+in the newest release, what is expected to work and does, the saved-program epochs, the sample's
+confounds); the run header; a summary (pass rate per release, counts of what changed); every
+regression; the most common failure signatures; strict vs non-strict in brief; one line per
+release transition, linking the page that holds its detail; links to the other pages (status
+grid, failures, claims, flaky cells); what changed since the previous report, in brief. The
+detail lives on those pages, so that the front page stays short however many cases and releases
+the matrix has.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from matrix.records.model import PassRate, environment_key
 from matrix.records.transitions import Step
 from matrix.report import artifacts as report_artifacts
 from matrix.report import baseline as report_baseline
+from matrix.report import glossary, pages, real_models, transition_page
 from matrix.report import markdown as md
-from matrix.report import pages, real_models, transition_page
 from matrix.report import verdicts as report_verdicts
 from matrix.report.findings import Findings
 
@@ -35,11 +36,14 @@ SHOWN_LOAD_REGRESSIONS = 10
 # The kinds of transition that need several timed runs per cell to be claimed.
 _TIMINGS = ("slowdown", "speedup")
 STAGE_LABELS = dict(STAGES)
+# The programs an op drift is counted for (transitions.OP_STAGES), as the front page names them.
+OP_PROGRAMS = (("exported", "the exported program"), ("decomposed", "the decomposed one"))
 
 
 def render(f: Findings) -> str:
     sections = [
         "# %s\n" % md.text(f.title),
+        "What the words mean (cell, build, release, regression, op drift, epoch, …): [glossary](%s).\n" % glossary.PAGE,
         report_verdicts.render(f.verdicts),
         _header(f),
         pages.charts(f, "overview"),  # below the verdicts: the whole status grid at a glance
@@ -54,7 +58,7 @@ def render(f: Findings) -> str:
         _more(f),
     ]
     if f.baseline is not None:
-        sections.append(report_baseline.render(f.baseline, f.baseline_name, f.cells))
+        sections.append(report_baseline.section(f.baseline, f.baseline_name))
     return "\n".join(s for s in sections if s).rstrip("\n") + "\n"
 
 
@@ -68,22 +72,20 @@ def _values(frame: pd.DataFrame, column: str, ordered: bool = False) -> List[str
 def _header(f: Findings) -> str:
     cells = f.cells
     envs = f.environments
-    releases = store.ordered(list(cells["release"]) + list(f.env_errors.get("torch_version", [])))
     started = sorted(str(v)[:10] for v in envs.get("started_at", pd.Series(dtype=object)).dropna())
     when = " to ".join(dict.fromkeys([started[0], started[-1]])) if started else "unknown"
     lines = [
         "## The run\n",
         "| | |",
         "| :--- | :--- |",
-        "| releases | %s |" % md.text(", ".join(releases)),
+        "| releases | %s: %s |" % (md.releases_and_builds(f.scope), md.text(", ".join(md.build_names(f.scope)))),
         "| variants | %s |" % md.text(", ".join(_values(cells, "variant"))),
         "| Python | %s |" % md.text(", ".join(_values(cells, "python", ordered=True))),
         "| sources | %s |" % md.text(", ".join(_values(cells, "source"))),
         "| machine | %s |" % md.text("; ".join(_machines(envs))),
         "| device | %s |" % md.text(", ".join(_values(envs, "device") or _values(cells, "device"))),
         "| run on | %s (UTC, from the environment records) |" % md.text(when),
-        "| cells | %d (%d cases × %d modes; %d records) |"
-        % (len(cells), cells["case"].nunique(), cells["mode"].nunique(), f.runs),
+        "| cells | %s; from %s |" % (md.cells_counted(f.scope), _plural(f.runs, "cell record")),
     ]
     return "\n".join(lines) + "\n"
 
@@ -108,16 +110,9 @@ def _plural(count: int, one: str, many: str = "") -> str:
 def _summary(f: Findings) -> str:
     stage = f.stage_failures
     per_stage = {name: int((stage["stage"] == name).sum()) if not stage.empty else 0 for name, _ in STAGES}
-    envs = f.cells[["release", "variant", "python"]].drop_duplicates()
     lines = [
         "## Summary\n",
-        "- %s (%s × %s) in %s."
-        % (
-            _plural(len(f.cells), "cell"),
-            _plural(f.cells["case"].nunique(), "case"),
-            _plural(f.cells["mode"].nunique(), "mode"),
-            _plural(len(envs), "environment"),
-        ),
+        "- %s; %s." % (md.cells_counted(f.scope), md.releases_and_builds(f.scope)),
         "- Between consecutive releases: **%s** (%s, **%d now wrong numbers**: an export that failed now gives"
         " other numbers than eager, %s), %s (%s, %s), %s, %s; %s ([per transition](#release-transitions))."
         % (
@@ -129,7 +124,7 @@ def _summary(f: Findings) -> str:
             _plural(_count(f, "fix"), "status fix", "status fixes"),
             _plural(_count(f, "stage-fix"), "stage fix", "stage fixes"),
             _plural(_count(f, "graph-change"), "graph change"),
-            _plural(_count(f, "op-drift"), "op drift", "op drifts"),
+            _op_drifts(f),
             _timing_counts(f),
         ),
         "- %s whose program does not save/load; %d whose decomposition fails (marked %s and %s in the"
@@ -155,6 +150,16 @@ def _summary(f: Findings) -> str:
         _pass_rates(f),
     ]
     return "\n".join(lines) + pages.charts(f, "summary")
+
+
+def _op_drifts(f: Findings) -> str:
+    """The op drifts, per program they were counted for: ``7 op drifts (5 in the exported program, 2 in …)``."""
+    total = _plural(_count(f, "op-drift"), "op drift", "op drifts")
+    if f.moves.empty or not _count(f, "op-drift"):
+        return total
+    drifts = f.moves[f.moves["kind"] == "op-drift"]
+    per_program = ["%d in %s" % (int((drifts["stage"] == stage).sum()), name) for stage, name in OP_PROGRAMS]
+    return "%s (%s)" % (total, ", ".join(per_program))
 
 
 def _timing_counts(f: Findings) -> str:
@@ -315,20 +320,27 @@ def _modes(f: Findings) -> str:
     return "## Strict vs non-strict\n\n" + intro + md.table(headers, rows, ["l"] + ["r"] * 5)
 
 
+# A column of the transition table: its header, the kinds it counts and, for op drift, the program ("" for any).
+Column = Tuple[str, Tuple[str, ...], str]
+
+
 def _transitions(f: Findings) -> str:
     # The regressions (transitions.REGRESSIONS), then the fixes (FIXES), kind by kind, as the chart stacks them.
-    columns: Sequence[Tuple[str, Tuple[str, ...]]] = (
-        *((transition_page.COUNTED[kind], (kind,)) for kind in transitions.REGRESSIONS + transitions.FIXES),
-        ("graph changes", ("graph-change",)),
-        ("op drift", ("op-drift",)),
+    columns: Sequence[Column] = (
+        *((transition_page.COUNTED[kind], (kind,), "") for kind in transitions.REGRESSIONS + transitions.FIXES),
+        ("graph changes", ("graph-change",), ""),
+        *(("op drift: %s" % stage, ("op-drift",), stage) for stage, _ in OP_PROGRAMS),
     )
     untimed = transition_page.not_timed(f.steps)
     if untimed is None:
         # A transition without the runs a timing claim needs shows "–" there, not a count of none.
-        columns = (*columns, ("slower", ("slowdown",)), ("faster", ("speedup",)))
+        columns = (*columns, ("slower", ("slowdown",), ""), ("faster", ("speedup",), ""))
     rows = [
         [md.link(transition_page.title(step), transition_page.page(step)), str(len(step.pairs))]
-        + [_number(step, kinds) if step.timed or kinds[0] not in _TIMINGS else "–" for _, kinds in columns]
+        + [
+            _number(step, kinds, program) if step.timed or kinds[0] not in _TIMINGS else "–"
+            for _, kinds, program in columns
+        ]
         for step in f.steps
     ]
     timings = (
@@ -339,16 +351,18 @@ def _transitions(f: Findings) -> str:
     intro = (
         "Each release compared with the one before it, case by case and mode by mode; each page lists every"
         " change with its error, graph diff or timing evidence. Graphs are compared only when both hashes come from"
-        " the same hashing scheme. %s%s\n\n" % (timings, transition_page.rule())
+        " the same hashing scheme. Op drift is counted per program: the exported one, and the same decomposed to"
+        " core ATen.\n\n%s%s\n\n" % (timings, transition_page.rule())
     )
-    headers = ["transition", "cells compared"] + [name for name, _ in columns]
+    headers = ["transition", "cells compared"] + [name for name, _, _ in columns]
     table = md.table(headers, rows, ["l"] + ["r"] * (1 + len(columns)))
     charts = pages.charts(f, "transitions") + pages.charts(f, "export-time")
     return "## Release transitions\n\n" + intro + table + charts
 
 
-def _number(step: Step, kinds: Tuple[str, ...]) -> str:
-    count = step.count(*kinds)
+def _number(step: Step, kinds: Tuple[str, ...], program: str = "") -> str:
+    """The step's transitions of ``kinds`` ("" for none); of the op drifts, those of ``program`` where one is named."""
+    count = sum(1 for m in step.of(*kinds) if not program or m.get("stage") == program)
     return str(count) if count else ""
 
 

@@ -24,6 +24,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import quote
 
 from matrix.contract.schema import NO_RECORD, STAGE_ERROR, STAGES, Status
+from matrix.records.scope import Scope
 
 # One symbol per status, used in every grid; NO_RECORD marks a cell with no record.
 SYMBOLS = {status.value: status.symbol for status in Status}
@@ -285,3 +286,43 @@ def percent(value: Any) -> str:
     if not isinstance(value, (int, float)) or not math.isfinite(value):
         return "–"
     return "%.1f%%" % (100 * value)
+
+
+# --- counts in words (plain text, for the Markdown pages and the site alike) ---------------------------------------
+
+
+def plural(count: int, one: str, many: str = "") -> str:
+    """``1 fix``, ``2 fixes``: a count and its noun."""
+    return "%d %s" % (count, one if count == 1 else (many or one + "s"))
+
+
+def releases_and_builds(scope: Scope) -> str:
+    """``15 releases, 16 builds``: the builds of one release (2.13.0+cpu, 2.13.0+cu130) count once as a release."""
+    return "%s, %s" % (plural(len(scope.releases), "release"), plural(len(scope.builds), "build"))
+
+
+def build_names(scope: Scope) -> List[str]:
+    """Each build by its version, with its variant where another build has the same version."""
+    versions = [version for version, _ in scope.builds]
+    return [
+        version if versions.count(version) == 1 else "%s (%s)" % (version, variant) for version, variant in scope.builds
+    ]
+
+
+def cells_counted(scope: Scope) -> str:
+    """The cells and the product they are part of: ``5008 cells of 157 cases × 2 modes × 16 builds = 5024 (16
+    without a record)``; environments stand for builds where a build ran under several Pythons or --with sets."""
+    within = (
+        plural(len(scope.builds), "build")
+        if scope.one_environment_per_build
+        else "%s (builds × Pythons × --with sets)" % plural(scope.environments, "environment")
+    )
+    product = "%s × %s × %s" % (plural(scope.cases, "case"), plural(scope.modes, "mode"), within)
+    if not scope.unrecorded:
+        return "%s: %s" % (plural(scope.cells, "cell"), product)
+    return "%s of %s = %d (%d without a record)" % (
+        plural(scope.cells, "cell"),
+        product,
+        scope.possible,
+        scope.unrecorded,
+    )

@@ -1,4 +1,5 @@
-"""The pages the front page links for the detail: status grid, strict vs non-strict, failures, claims, flaky cells.
+"""The pages the front page links for the detail: status grid, strict vs non-strict, failures, claims, flaky cells,
+the glossary and the comparison with the previous report.
 
 Each page lies in the report folder next to ``index.md``, so that its links to case pages
 and charts read as the front page's do. A page with nothing to show is not written, and
@@ -11,6 +12,7 @@ from typing import Dict, List, Tuple
 
 from matrix.contract.schema import MODES, STATUSES
 from matrix.records import store, tables
+from matrix.report import baseline, glossary
 from matrix.report import markdown as md
 from matrix.report.findings import Findings
 
@@ -26,7 +28,7 @@ BACK = "[← back to the matrix](index.md)\n"
 
 def render(f: Findings) -> Dict[str, str]:
     """The linked pages by file name (relative to the report folder)."""
-    pages = {GRID: grid(f), MODES_PAGE: modes(f), FAILURES: failures(f)}
+    pages = {GRID: grid(f), MODES_PAGE: modes(f), FAILURES: failures(f), glossary.PAGE: glossary.render()}
     if f.cells["expected"].map(lambda v: isinstance(v, str)).any():
         pages[CLAIMS] = claims(f)
     if not f.flaky.empty:
@@ -35,6 +37,8 @@ def render(f: Findings) -> Dict[str, str]:
         pages[WARNINGS] = warnings(f)
     if installer_outputs(f):
         pages[INSTALL_ERRORS] = install_errors(f)
+    if f.baseline is not None:
+        pages[baseline.PAGE] = baseline.page(f.baseline, f.baseline_name, f.cells)
     return pages
 
 

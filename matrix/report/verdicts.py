@@ -27,7 +27,7 @@ LONGEST = 400
 # Anchors of the front page's sections that verdicts point to.
 SAVED_PROGRAMS = "#saved-programs-across-releases"
 DOCUMENTED = "#documented-to-work"
-BASELINE = "#since-the-baseline"
+BASELINE = "#since-the-previous-report"
 TRANSITIONS = "#release-transitions"
 # Names shown in one table cell or line before the rest are counted.
 SHOWN_OPEN = 8
@@ -160,7 +160,7 @@ def _unexpected(v: Verdicts) -> str:
     if len(line) <= LONGEST:
         return line
     name, bad, failing = counts[-1]
-    return head + "%d/%d on %s, %d to %d per release ([per release](%s))." % (
+    return head + "%d/%d on %s, %d to %d per build ([per build](%s))." % (
         bad,
         failing,
         md.text(name),
@@ -189,7 +189,7 @@ def _best(v: Verdicts) -> str:
         return ""
     # The newest first: of releases that pass as much, the newest is the one to pick.
     parts = ["%s: %s (%d of %d)" % (b.mode, _names(b.environments[::-1]), b.passed, b.cases) for b in v.best]
-    return "- **Passes the most of what is documented to work**: %s ([per release](%s))." % (
+    return "- **Passes the most of what is documented to work**: %s ([per build](%s))." % (
         "; ".join(parts),
         DOCUMENTED,
     )
@@ -222,7 +222,7 @@ def _since(v: Verdicts) -> str:
         return "- **Since the previous report**: no baseline given (`report --baseline DIR`)."
     return (
         "- **Since %s**: %s changed status (%s, %s), %d new and %d vanished cells; %d new and %d"
-        " gone regressions or fixes between releases ([since the baseline](%s))."
+        " gone regressions or fixes between releases ([since the previous report](%s))."
         % (
             md.code(b.name),
             _plural(b.changed, "cell"),
@@ -280,7 +280,7 @@ def documented(v: Verdicts) -> str:
     counted = _join(
         "%d in %s mode" % (min(counts[m]), m)
         if min(counts[m]) == max(counts[m])
-        else "%d to %d in %s mode, per release" % (min(counts[m]), max(counts[m]), m)
+        else "%d to %d in %s mode, per build" % (min(counts[m]), max(counts[m]), m)
         for m in modes
     )
     intro = (

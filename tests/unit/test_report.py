@@ -21,6 +21,7 @@ from matrix.report import case_page
 from matrix.report import files as report_files
 from matrix.report import markdown as md
 
+from .report_support import RELEASES, large_history
 from conftest import history, make_cell, report_cell, report_environment, write_by_release
 
 
@@ -35,7 +36,12 @@ def built(tmp_path: Path) -> Path:
 def test_writes_index_case_pages_tables_and_charts(built: Path):
     index = (built / "index.md").read_text(encoding="utf-8")
     assert index.startswith("# Nightly &lt;b>matrix&lt;/b>\n")
-    assert "| releases | 2.4.1, 2.5.0, 2.6.0 |" in index
+    assert "| releases | 3 releases, 3 builds: 2.4.1, 2.5.0, 2.6.0 |" in index
+    # Of 4 cases × 2 modes × 3 builds, only steady runs in non-strict mode (on two builds) and 2.6.0 runs 3 cases.
+    assert (
+        "| cells | 13 cells of 4 cases × 2 modes × 3 builds = 24 (11 without a record); from 13 cell records |" in index
+    )
+    assert "- 13 cells of 4 cases × 2 modes × 3 builds = 24 (11 without a record); 3 releases, 3 builds." in index
     assert "| run on | 2025-03-01 to 2025-03-02 (UTC, from the environment records) |" in index
     assert "## Regressions (1 cell)" in index
     assert (
@@ -49,7 +55,8 @@ def test_writes_index_case_pages_tables_and_charts(built: Path):
     assert "[breaks](cases/breaks.md)" in index
     assert "[nested/case](cases/nested__case.md)" in (built / "grid.md").read_text(encoding="utf-8")
     assert "| status regressions | now wrong numbers | stage regressions | status fixes | stage fixes |" in index
-    assert "| [2.4.1 → 2.5.0](transition-2.4.1__2.5.0.md) | 5 | 1 |   |   | 1 |   | 1 |   |" in index
+    assert "| graph changes | op drift: exported | op drift: decomposed |" in index
+    assert "| [2.4.1 → 2.5.0](transition-2.4.1__2.5.0.md) | 5 | 1 |   |   | 1 |   | 1 |   |   |" in index
     assert "Slowdowns and speedups not assessed: 1 run each." in index and "| slower |" not in index
     assert "![Pass rate per release](charts/pass-rate.png)" in index
     step = (built / "transition-2.4.1__2.5.0.md").read_text(encoding="utf-8")
@@ -174,10 +181,17 @@ def test_baseline_section_and_rebuilding_over_the_baseline(tmp_path: Path):
     report.build_report([str(old)], str(out))
     report.build_report([str(new)], str(out), baseline=str(out))
     index = (out / "index.md").read_text(encoding="utf-8")
-    baseline = index[index.index("## Since the baseline") :]
-    assert "0 cells changed status (0 regressions, 0 fixes), 3 new cells, 0 vanished cells." in baseline
-    assert "### New cells (3)" in baseline
-    assert "| cpu | 3.11 | strict | 2.6.0 | 3 | breaks, heals, steady |" in baseline
+    section = index[index.index("## Since the previous report") :]
+    assert "- 0 cells changed status (0 regressions, 0 fixes), 3 new cells, 0 vanished cells." in section
+    assert "every change is on the [full comparison](baseline.md)" in section
+    # The whole comparison is on its own page, not on the front page.
+    page = (out / "baseline.md").read_text(encoding="utf-8")
+    assert page.startswith("# Since the previous report\n\n[← back to the matrix](index.md)\n")
+    assert "## New cells (3)" in page and "New cells (3)" not in index
+    assert "| cpu | 3.11 | strict | 2.6.0 | 3 | breaks, heals, steady |" in page
+    # Without a baseline there is no page to link, and the one an earlier build wrote goes.
+    report.build_report([str(new)], str(out))
+    assert not (out / "baseline.md").exists() and "baseline.md" not in (out / "index.md").read_text(encoding="utf-8")
 
 
 def test_stale_case_pages_are_removed(tmp_path: Path):
@@ -254,7 +268,7 @@ def test_a_matrix_where_every_environment_failed_still_reports(tmp_path: Path):
     result = report.build_report([str(write_by_release(tmp_path / "records", [error]))], str(out))
     index = (out / "index.md").read_text(encoding="utf-8")
     assert result.cells == 0 and result.pages == 0
-    assert "| releases | 2.1.2 |" in index
+    assert "| releases | 1 release, 1 build: 2.1.2 |" in index
     assert "no wheel for this Python" in index
 
 
@@ -462,56 +476,6 @@ def test_cli_case_root_adds_a_folder_sources_are_shown_from(tmp_path: Path, monk
 
 # --- the front page tells the story; the pages it links hold the detail --------------------------
 
-RELEASES = ["2.%d.0" % minor for minor in range(1, 16)]
-ERRORS = [
-    ("torch._dynamo.exc.Unsupported", "Dynamic control flow is not supported at the moment."),
-    ("torch._dynamo.exc.UserError", "Constraints violated (batch)! See more details below."),
-    ("RuntimeError", "Cannot call numel() on tensor with symbolic sizes/strides"),
-    ("torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode", "Could not guard on data-dependent u0"),
-]
-TIMED_CASES = {"case_003": 1.0, "case_010": 3.0}  # export time grows ×1 or ×3 at 2.8.0, over 5 runs
-
-
-def large_history() -> List[Dict[str, Any]]:
-    """15 releases × 130 cases × 2 modes: cases born late, fixed, broken for a release, drifting graphs,
-    programs that stop saving or decomposing, and two cases timed over 5 runs."""
-    rows: List[Dict[str, Any]] = []
-    for index, release in enumerate(RELEASES):
-        rows.append(report_environment(release, "2025-03-01T10:00:00+00:00"))
-        for number in range(130):
-            case = "case_%03d" % number
-            for mode in ("strict", "non-strict"):
-                works = (number * 7) % 17 - (2 if mode == "non-strict" else 0)
-                if index < number % 4:
-                    status = "not-applicable"
-                elif index < works or (number % 9 == 0 and index == number % 13 + 1):
-                    status = "fail"
-                else:
-                    status = "pass"
-                extra: Dict[str, Any] = {"tags": ["tag%d" % (number % 6)]}
-                if status == "fail":
-                    kind, message = ERRORS[number % len(ERRORS)]
-                    extra.update(error_type=kind, error_message=message + "\nmore detail %d" % index)
-                if status == "pass":
-                    ops = ["aten.add.Tensor"] + (["aten.mul.Tensor"] if index // 5 else [])
-                    text = "".join("%s(x)\n" % op for op in ops) + "# scheme %d\n" % (index // 5)
-                    extra.update(
-                        graph_hash="%016x" % (index // 5 + 1),
-                        graph_text=text,
-                        ops=ops,
-                        decomposed_ops=ops,
-                        serialize_status="error" if number % 31 == 0 and index >= 10 else "ok",
-                        serialize_error="load: RuntimeError: cannot load" if number % 31 == 0 else None,
-                        decompose_status="error" if number % 37 == 5 and index == 12 else "ok",
-                        decompose_error="KeyError: aten.sym_size" if number % 37 == 5 else None,
-                    )
-                runs = 5 if case in TIMED_CASES else 1
-                for run in range(runs):
-                    slower = TIMED_CASES.get(case, 1.0) if index >= 7 else 1.0
-                    seconds = 0.2 * slower * (1 + run / 50)
-                    rows.append(report_cell(release, case, status, mode, run=run, export_s=seconds, **extra))
-    return rows
-
 
 def test_the_front_page_stays_short_and_the_transition_pages_hold_the_detail(tmp_path: Path):
     out = tmp_path / "report"
@@ -712,7 +676,7 @@ def test_the_front_page_counts_wrong_results_with_regressions_and_claims_timings
     # cells exported in both releases, the single-run one and the flaky one (four agreeing runs) are not timed.
     assert "; 1 slowdown, 0 speedups (timed on 1 of the 3 cells exported in both releases) (" in index
     assert "; 1 flaky cell (of 6 cells run more than once);" in index
-    assert "| op drift | slower | faster |" in index
+    assert "| op drift: exported | op drift: decomposed | slower | faster |" in index
     step = (out / "transition-2.4.1__2.5.0.md").read_text(encoding="utf-8")
     assert "## Now wrong numbers (1)" in step and "## Fixes (0)" in step
     assert (

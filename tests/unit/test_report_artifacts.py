@@ -1,4 +1,5 @@
-"""The artifacts page: summary, share heatmaps, load regressions and per-case grids, from hand-written records."""
+"""The artifacts page: where each build's programs load, share heatmaps, load regressions and per-case grids, from
+hand-written records."""
 
 from __future__ import annotations
 
@@ -74,7 +75,7 @@ def table_rows(text: str) -> List[List[str]]:
     return parser.rows
 
 
-def test_page_has_the_summary_share_tables_regressions_and_case_grids(tmp_path: Path) -> None:
+def test_page_has_the_reach_share_tables_regressions_and_case_grids(tmp_path: Path) -> None:
     written = page.write(str(tmp_path), loads_table.table(frame(loads()))).files
     assert written == {
         "artifacts.md", "loads.parquet", "charts/artifacts-strict.png", "charts/artifacts-non-strict.png",
@@ -82,12 +83,14 @@ def test_page_has_the_summary_share_tables_regressions_and_case_grids(tmp_path: 
     for path in written:
         assert (tmp_path / path).stat().st_size > 0
     text = (tmp_path / "artifacts.md").read_text(encoding="utf-8")
-    assert (
-        "Artifacts saved on 2.5.1 (4): all load and match on 2.5.1–2.6.0; on 2.7.0 none loads and matches"
-        " (load-error: RuntimeError: Serialized version (7, 3))." in text
-    )
+    assert "8 artifacts saved on 2 builds of 2 releases, loaded on 3 builds of 3 releases." in text
     assert "![Saved programs that load and match: strict](charts/artifacts-strict.png)" in text
     rows = table_rows(text)
+    # Where each build's programs load: one row per saving build.
+    assert rows[0] == page.REACH_HEADERS
+    assert rows[1] == ["2.5.1", "4", "2.5.1–2.6.0", "–", "2.7.0 (load-error: RuntimeError: Serialized version (7, 3))"]
+    assert rows[2] == ["2.6.0", "4", "2.6.0–2.7.0", "–", "2.5.1 (load-error: KeyError: no 'version')"]
+    rows = rows[3:]
     # The share table of each mode: 2 cases per square.
     assert rows[0] == ["saved on ↓ / loaded on →", "2.5.1", "2.6.0", "2.7.0"]
     assert rows[1] == ["2.5.1", "2/2", "2/2", "0/2"]
@@ -182,36 +185,50 @@ def write_records(folder: Path, rows: List[Dict[str, Any]], name: str) -> None:
             writer.write(row)
 
 
-def summary(*rows: Dict[str, Any], limit: int = 160) -> str:
-    return page.summary(loads_table.table(frame(list(rows))), limit)
+def reach(*rows: Dict[str, Any], limit: int = 160) -> List[List[str]]:
+    return page.reach_rows(loads_table.table(frame(list(rows))), limit)
 
 
-def test_summary_says_where_artifacts_load_and_from_where_they_fail() -> None:
+def test_each_saving_build_says_where_its_programs_load_and_from_where_they_fail() -> None:
     records = [load("2.5.1", loaded, case=case) for loaded in ("2.5.1", "2.6.0", "2.9.1") for case in "ab"]
     records += [
         load("2.5.1", loaded, case=case, status="load-error", error_type="RuntimeError",
              error_message="Serialized version (7, 3) does not match our current schema version (8, 1).\nmore")
         for loaded in ("2.10.0", "2.11.0") for case in "ab"
     ]  # fmt: skip
-    assert summary(*records) == (
-        "Artifacts saved on 2.5.1 (2): all load and match on 2.5.1–2.9.1; from 2.10.0 on, none loads and matches"
-        " (load-error: RuntimeError: Serialized version (7, 3) does not match our current schema version (8, 1).)."
-    )
+    assert reach(*records) == [
+        [
+            "2.5.1",
+            "2",
+            "2.5.1–2.9.1",
+            "–",
+            "from 2.10.0 on (load-error: RuntimeError: Serialized version (7, 3) does not match our current schema"
+            " version (8, 1).)",
+        ]
+    ]
 
 
 def test_untrusted_loads_are_named_as_not_tried_never_as_failures(tmp_path: Path) -> None:
     unsigned = dict(status="untrusted", error_type="UntrustedArtifact", error_message="no signature (meta.sig)")
     rows = [load("2.5.1", "2.5.1"), load("2.5.1", "2.5.1", case="b", **unsigned)]
     rows += [load("2.5.1", "2.6.0", case=case, **unsigned) for case in ("add", "b")]
-    assert page.summary(loads_table.table(frame(rows))) == (
-        "Artifacts saved on 2.5.1 (2): all load and match on 2.5.1; 3 loads not tried, as untrusted: no signature,"
-        " or one that does not match (load --trust) (none tried on 2.6.0)."
-    )
+    assert reach(*rows) == [
+        [
+            "2.5.1",
+            "2",
+            "2.5.1",
+            "–",
+            "–",
+            "3 loads untrusted (no signature, or one that does not match: load --trust), none tried on 2.6.0",
+        ]
+    ]
     page.write(str(tmp_path), loads_table.table(frame(rows)), charts=False)
     text = (tmp_path / "artifacts.md").read_text(encoding="utf-8")
     table = table_rows(text)
-    # 2.6.0 tried nothing: the square says why, and counts no failure.
-    assert table[1] == ["2.5.1", "1/1", "🔒"]
+    # The reach table names the untrusted loads in a column of their own...
+    assert table[0] == page.REACH_HEADERS + [page.NOT_TRIED]
+    # ...and 2.6.0 tried nothing: the square says why, and counts no failure.
+    assert table[3] == ["2.5.1", "1/1", "🔒"]
     assert "failing loads" not in text and "UntrustedArtifact" not in text
     loaded = loads_table.table(frame(rows))
     sections = "\n".join(page.case_section(g, *loads_table.orders(loaded)) for _, g in loaded.groupby("case"))
@@ -220,8 +237,8 @@ def test_untrusted_loads_are_named_as_not_tried_never_as_failures(tmp_path: Path
     assert ["2.5.1", "✅", "🔒"] in grids and ["2.5.1", "🔒", "🔒"] in grids
 
 
-def test_summary_names_partial_loads_untried_releases_and_each_saving_release() -> None:
-    text = summary(
+def test_the_reach_table_names_partial_loads_untried_releases_and_each_saving_release() -> None:
+    found = reach(
         load("2.4.0", "2.3.0", status="not-applicable"),
         load("2.4.0", "2.4.0"),
         load("2.4.0", "2.4.0", case="b"),
@@ -230,24 +247,36 @@ def test_summary_names_partial_loads_untried_releases_and_each_saving_release() 
         load("2.5.0", "2.4.0", status="load-error", error_type="KeyError", error_message="no version"),
         load("2.5.0", "2.5.0"),
     )
-    assert text == (
-        "Artifacts saved on 2.4.0 (2): all load and match on 2.4.0; only 1 of 2 on 2.5.0 load and match (the others"
-        " most often run-error: TypeError: bad); 2.3.0 cannot load programs (no torch.export.load)."
-        " Artifacts saved on 2.5.0 (1): all load and match on 2.5.0; on 2.4.0 none loads and matches"
-        " (load-error: KeyError: no version)."
-    )
-    assert summary() == ""
+    assert found == [
+        ["2.4.0", "2", "2.4.0", "1 of 2 on 2.5.0 (the others most often run-error: TypeError: bad)", "–",
+         "2.3.0: no torch.export.load"],
+        ["2.5.0", "1", "2.5.0", "–", "2.4.0 (load-error: KeyError: no version)", "–"],
+    ]  # fmt: skip
+    assert reach() == []
 
 
-def test_summary_names_runs_of_releases_and_cuts_a_long_failure() -> None:
+def test_loading_builds_that_load_as_many_programs_are_named_together() -> None:
+    rows = [load("2.5.0", loaded, case) for loaded in ("2.5.0", "2.6.0", "2.7.0", "2.8.0") for case in "abc"]
+    rows = [r for r in rows if r["case"] != "c" or r["torch_version"] == "2.5.0"]
+    rows += [load("2.5.0", loaded, "c", "run-error", error_type="TypeError", error_message="bad")
+             for loaded in ("2.6.0", "2.8.0")]  # fmt: skip
+    rows += [load("2.5.0", "2.7.0", "c", "load-error", error_type="KeyError", error_message="gone")]
+    # 2.6.0 and 2.8.0 load 2 of the 3 programs, as 2.7.0 does, whatever each of them failed with.
+    assert reach(*rows)[0][3] == "2 of 3 on 2.6.0–2.8.0 (the others most often run-error: TypeError: bad)"
+    text = page.reach_table(loads_table.table(frame(rows)))
+    assert text.splitlines()[0] == "| saved on | programs | all load and match on | some load and match on |" \
+        " none loads and matches on |"  # fmt: skip
+
+
+def test_the_reach_table_names_runs_of_releases_and_cuts_a_long_failure() -> None:
     rows = [load("2.1.0", loaded) for loaded in ("2.1.0", "2.2.0", "2.4.0")]
     rows += [
         load("2.1.0", loaded, status="load-error", error_type="KeyError", error_message="x" * 300)
         for loaded in ("2.3.0", "2.5.0")
     ]
-    text = summary(*rows, limit=40)
-    assert text.startswith("Artifacts saved on 2.1.0 (1): all load and match on 2.1.0–2.2.0, 2.4.0; on 2.3.0, 2.5.0 ")
-    cause = text[text.index("(load-error") + 1 : -2]
+    (found,) = reach(*rows, limit=40)
+    assert found[2] == "2.1.0–2.2.0, 2.4.0" and found[4].startswith("2.3.0, 2.5.0 (")
+    cause = found[4][found[4].index("(load-error") + 1 : -1]
     assert cause == "load-error: KeyError: " + "x" * 17 + "…" and len(cause) == 40
 
 
@@ -295,7 +324,7 @@ def test_the_front_page_summarises_saved_programs_and_links_their_page(tmp_path:
     assert "## Saved programs across releases" in index
     # The front page shows the epochs (2.7.0 reads 2.6.0's programs, not 2.5.1's); the prose is on artifacts.md.
     assert "| 2.5.1–2.6.0 | 8 | 12 of 12 | no | none | – |" in index and "[saved programs](artifacts.md)" in index
-    assert "Artifacts saved on 2.5.1" not in index
+    assert "## Where each build's programs load" not in index
     # One load regression (2.7.0 stops loading 2.5.1's programs), however many programs it affects.
     assert "**1 load regression**, affecting 4 saved programs" in index
     assert "- saved on 2.5.1, loaded on 2.7.0 after 2.6.0: all 4 that 2.6.0 loaded; load-error: RuntimeError:" in index

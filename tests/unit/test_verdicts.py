@@ -17,6 +17,7 @@ from matrix.report import build as report
 from matrix.report import verdicts as worded
 from matrix.report.site import verdicts as site_verdicts
 
+from .report_support import paragraphs
 from conftest import cell_table as cells
 from conftest import environment_of as environment
 from conftest import make_cell, make_load, report_cell
@@ -283,21 +284,6 @@ def verdicts(**changes: Any) -> judged.Verdicts:
     return judged.Verdicts(**values)
 
 
-def paragraphs(text: str) -> List[str]:
-    """The page's prose: each list item and each run of plain lines; table rows and headings left out."""
-    found: List[str] = []
-    current: List[str] = []
-    for line in text.splitlines() + [""]:
-        plain = line.strip()
-        if not plain or plain.startswith(("|", "#", "![")) or plain.startswith(("- ", "* ")):
-            if current:
-                found.append(" ".join(current))
-            current = [plain] if plain.startswith(("- ", "* ")) else []
-            continue
-        current.append(plain)
-    return found
-
-
 def test_each_verdict_is_one_line_with_its_evidence_and_no_paragraph_runs_long() -> None:
     text = worded.render(verdicts())
     lines = text.splitlines()
@@ -309,7 +295,7 @@ def test_each_verdict_is_one_line_with_its_evidence_and_no_paragraph_runs_long()
     assert "- **Unexpected failures** (failing cells of cases documented to work / all failing cells;" in text
     assert "[claims](claims.md)): 2.4.0 0/3 · 2.5.0 1/6." in text
     assert "- **Passes the most of what is documented to work**: strict: 2.5.0, 2.4.0 (2 of 3);" in text
-    assert "non-strict: 2.5.0 (2 of 2) ([per release](#documented-to-work))." in text
+    assert "non-strict: 2.5.0 (2 of 2) ([per build](#documented-to-work))." in text
     assert "- **Since the previous report**: no baseline given" in text
     assert "- **Sample**: 2 of 2 minor releases" not in text and "every minor release from 2.4 to 2.5 was run" in text
     assert "### Documented to work" in text
@@ -342,7 +328,7 @@ def test_long_lists_are_cut_to_keep_each_verdict_short() -> None:
     ]
     text = worded.render(verdicts(expected=tuple(many), best=tuple(judged.best(many))))
     unexpected = next(p for p in paragraphs(text) if p.startswith("- **Unexpected failures**"))
-    assert unexpected.endswith("3/25 on 2.15.0+cu128 pypi, 0 to 3 per release ([per release](#documented-to-work)).")
+    assert unexpected.endswith("3/25 on 2.15.0+cu128 pypi, 0 to 3 per build ([per build](#documented-to-work)).")
     best = next(p for p in paragraphs(text) if p.startswith("- **Passes the most"))
     assert "strict: 2.14.0+cu128 pypi, 2.11.0+cu128 pypi, 2.8.0+cu128 pypi and 2 more (42 of 50)" in best
     assert max(len(p) for p in paragraphs(text)) <= worded.LONGEST
@@ -430,7 +416,10 @@ def test_the_front_page_opens_with_the_verdicts_and_their_links_lead_somewhere(t
     front_page_records(tmp_path / "records")
     report.build_report([str(tmp_path / "records")], str(tmp_path / "out"), charts=False, title="Matrix")
     index = (tmp_path / "out" / "index.md").read_text(encoding="utf-8")
-    assert index.startswith("# Matrix\n\n## Verdicts\n\n- **Still broken on 2.6.0**: 2 of the 2 regressions")
+    assert index.startswith(
+        "# Matrix\n\nWhat the words mean (cell, build, release, regression, op drift, epoch, …):"
+        " [glossary](glossary.md).\n\n## Verdicts\n\n- **Still broken on 2.6.0**: 2 of the 2 regressions"
+    )
     assert (
         "  - [breaks](cases/breaks.md) strict, non-strict: ✅ pass → ❌ fail at"
         " [2.4.0 → 2.5.0](transition-2.4.0__2.5.0.md) (the build changed there too); now ❌ fail.\n" in index
@@ -442,7 +431,7 @@ def test_the_front_page_opens_with_the_verdicts_and_their_links_lead_somewhere(t
     )
     assert "- **Saved programs** load across 2 epochs: 2.4.0 · 2.5.0–2.6.0" in index
     assert "| 2.5.0–2.6.0 | 4 | 6 of 6 | yes | none | 2.4.0 → 2.5.0: load-error: RuntimeError:" in index
-    assert "Artifacts saved on" not in index  # the per-release prose is on artifacts.md only
+    assert "## Where each build's programs load" not in index  # that table is on artifacts.md only
     modes = index[index.index("## Strict vs non-strict") :]
     assert "`export()` defaults to strict up to 2.4.0 and to non-strict from 2.5.0." in modes
     # Every link of the verdicts leads to a page the report wrote or a heading of the front page.
@@ -476,6 +465,16 @@ def test_with_a_baseline_the_verdict_says_what_changed_and_links_the_section(tmp
     index = (tmp_path / "next" / "index.md").read_text(encoding="utf-8")
     assert (
         "- **Since `latest`**: 1 cell changed status (1 regression, 0 fixes), 0 new and 0 vanished cells; 1 new and 0"
-        " gone regressions or fixes between releases ([since the baseline](#since-the-baseline))." in index
+        " gone regressions or fixes between releases ([since the previous report](#since-the-previous-report))."
+        in index
     )
-    assert "## Since the baseline" in index
+    section = index[index.index("## Since the previous report") :]
+    # The section names what regressed since: the cell worse than in the baseline, and the new regression between
+    # releases it makes; everything else is on the comparison's page.
+    assert (
+        "- Regressions new since then (2):\n"
+        "  - [works](cases/works.md) strict on 2.6.0: ✅ pass → ❌ fail since the previous report.\n"
+        "  - [works](cases/works.md) strict: ✅ pass → ❌ fail at [2.5.0 → 2.6.0](transition-2.5.0__2.6.0.md).\n"
+        in section
+    )
+    assert "(baseline.md)" in section and (tmp_path / "next" / "baseline.md").is_file()

@@ -5,7 +5,8 @@ Written by ``export-matrix report`` from the same tables as the Markdown pages:
 - ``site/index.html`` (:mod:`.front`): the verdicts and the grid of case × release × mode,
   filtered in the page by case name, tag, status, release, mode and the real-model pack;
 - ``site/cases/NAME.html`` (:mod:`.case`), NAME as the case's Markdown page's: its history
-  across releases, errors, graph diffs, packages beside torch, saved × loaded grid;
+  across releases, errors, graph diffs, packages beside torch, repros (linking the scripts
+  beside the Markdown page), saved × loaded grid;
 - ``site/badge.svg`` (:mod:`.badge`): the newest release's pass rate;
 - ``NAME.csv.gz`` beside each ``NAME.parquet`` table of the report: the same rows as CSV, gzipped
   (a load table of 16 releases is 23 MB as plain text, 1.4 MB as Parquet).
@@ -28,6 +29,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from matrix.records.repro import Failure
 from matrix.report import files
 from matrix.report import markdown as md
 from matrix.report.findings import Findings
@@ -67,8 +69,13 @@ def write(
     rows = _by_case(shown.assign(environment=f.labels.to_numpy()))
     moves = _by_case(f.moves)
     saved = _by_case(f.loads)
+    failures: Dict[str, List[Failure]] = {}
+    for failure in f.model.repros:
+        failures.setdefault(failure.case, []).append(failure)
     for name, target in pages.items():
-        text = case.render(name, rows[name], moves.get(name, []), saved.get(name, []), f.load_orders, roots)
+        text = case.render(
+            name, rows[name], moves.get(name, []), saved.get(name, []), f.load_orders, roots, failures.get(name, [])
+        )
         written |= _write(out, target, text)
     _remove_stale(out, listed, written)
     return written

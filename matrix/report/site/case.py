@@ -1,4 +1,5 @@
-"""A case's page on the site: status per release and mode, transitions, graph diffs, errors, saved × loaded, source.
+"""A case's page on the site: status per release and mode, transitions, graph diffs, errors, repros, saved × loaded,
+source.
 
 Plain HTML, no script. The graph diffs are those of the case's ``graph-change`` transitions,
 as :mod:`matrix.records.transitions` judged them, each distinct diff once; the packages beside
@@ -7,13 +8,17 @@ torch are those the cell's environment resolved for the packages its dependency 
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any, Dict, List, Optional, Sequence, Tuple
+from urllib.parse import quote
 
 from matrix.contract.schema import MODES, STAGE_ERROR, STAGES, LoadStatus, Status, first_line
 from matrix.records import artifacts as loads_table
-from matrix.records import packages, store
+from matrix.records import packages, repro, store
+from matrix.records.repro import Failure
 from matrix.report import case_page
 from matrix.report import markdown as md
+from matrix.report import repro as report_repro
 from matrix.report.real_models import PREFIX as REAL_MODELS
 from matrix.report.site.front import NOTE_LIMIT
 from matrix.report.site.markup import NO_RECORD, clip, listed, load_status, page, present, status, text
@@ -41,10 +46,13 @@ def render(
     loads: List[Row],
     orders: Tuple[List[str], List[str]],
     roots: Optional[Sequence[str]] = None,
+    failures: Sequence[Failure] = (),
 ) -> str:
     """The page of one case: ``rows`` its cells in report order with an ``environment`` label, ``moves`` its
     transitions, ``loads`` its rows of the load table, ``orders`` the saving and loading releases in order,
-    ``roots`` the folders its source may be shown from (by default :func:`case_page.default_roots`)."""
+    ``roots`` the folders its source may be shown from (by default :func:`case_page.default_roots`),
+    ``failures`` its distinct failures (``Model.repros``), each shown with its repro."""
+    roots = case_page.default_roots() if roots is None else roots
     first = rows[-1]
     facts = [
         ("tags", ", ".join(sorted(listed(first.get("tags"))))),
@@ -74,6 +82,10 @@ def render(
     errors = _errors(rows)
     if errors:
         body += ["<h2>Errors</h2>", *errors]
+    if failures:
+        order = store.ordered(row["release"] for row in rows)
+        body += ["<h2>Reproduce</h2>", "<p>%s</p>" % text(report_repro.INTRO)]
+        body += [reproduce(failure, order, roots) for failure in failures]
     if loads:
         body.append("<h2>Saved × loaded</h2>")
         body.append(
@@ -83,7 +95,7 @@ def render(
         body += [load_grid(loads, mode, orders) for mode in MODES if any(r["mode"] == mode for r in loads)]
     body += [
         "<h2>Source</h2>",
-        source_block(first.get("case_file"), case_page.default_roots() if roots is None else roots),
+        source_block(first.get("case_file"), roots),
     ]
     return page("%s · torch.export matrix" % case, "\n".join(body), "../")
 
@@ -118,6 +130,30 @@ def status_table(rows: List[Row]) -> str:
         line += "<td>%s</td>" % text(added.get(env, "")) if added else ""
         lines.append("<tr>%s</tr>" % line)
     return '<table class="status"><thead><tr>%s</tr></thead><tbody>%s</tbody></table>' % (head, "".join(lines))
+
+
+def reproduce(failure: Failure, order: Sequence[str], roots: Sequence[str]) -> str:
+    """One failure's repro: where it shows, the check command, and a link to its script (from ``site/cases/``)."""
+    parts = [
+        "<h3>%s</h3>" % text(failure.title),
+        "<ul>%s</ul>" % "".join("<li>%s</li>" % text(line) for line in repro.recorded(failure.cell)),
+        "<p>Shows on %s; the newest cell: <code>%s</code>.</p>"
+        % (text(report_repro.shown_on(failure, order)), text(failure.cell.cell_id)),
+    ]
+    command = repro.check_command(failure.cell)
+    if command:
+        parts.append('<pre class="command">%s</pre>' % text(command))
+    if report_repro.available(failure, roots):
+        path = report_repro.script_path(failure)
+        parts.append(
+            '<p>Without this tool: <a href="../../%s">%s</a>, a standalone script.</p>'
+            % (text(quote(path, safe="/+~")), text(posixpath.basename(path)))
+        )
+    else:
+        parts.append(
+            "<p><em>%s.</em></p>" % (text(report_repro.NO_SCRIPT) % ("<code>%s</code>" % text(failure.cell.case_file)))
+        )
+    return '<div class="repro">%s</div>' % "".join(parts)
 
 
 def _moves_table(moves: List[Row]) -> str:

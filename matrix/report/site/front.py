@@ -14,6 +14,7 @@ import pandas as pd
 
 from matrix.contract.schema import MODES, STAGE_ERROR, STAGES, STATUSES, Status, first_line
 from matrix.records.columns import FAILING
+from matrix.report import markdown as md
 from matrix.report.findings import Findings
 from matrix.report.real_models import PREFIX as REAL_MODELS
 from matrix.report.site.markup import GLYPHS, NO_RECORD, clip, listed, page, present, script_json, text
@@ -84,7 +85,7 @@ def render(f: Findings, pages: Mapping[str, str], downloads: Sequence[str]) -> s
     """The front page; ``pages`` maps each case to its page, ``downloads`` names the tables beside the site."""
     data = grid_data(f.cells, f.labels, pages)
     count = len(data["cases"])
-    lead = "%d cases, %d releases, %d cells (case × release × mode)." % (count, len(data["envs"]), len(f.cells))
+    lead = text("%s; %s." % (md.cells_counted(f.scope), md.releases_and_builds(f.scope)))
     choices = {
         "tag": [("", "every tag")] + [(t, t) for t in data["tags"]],
         "status": [("", "every status"), (ANY_FAILURE, "any failure")] + [(s, s) for s in data["statuses"]],

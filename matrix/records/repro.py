@@ -1,0 +1,400 @@
+"""What reproduces a failing cell: the cell's facts, the stages to run again, the commands, its distinct failures.
+
+A cell is *failing* when its status is neither pass nor not-applicable, or when a stage run on
+its exported program (decomposition, save/load) failed. For each, :func:`check_command` is the
+``export-matrix check`` that runs it again, :func:`install` the ``pip install`` of its exact
+torch build and of the versions its environment resolved, and :func:`plan` the steps a
+standalone script runs to reproduce it (:mod:`matrix.records.repro_script` writes that script).
+
+A report shows a repro per *distinct failure* of a case (:func:`failures`): cells of one mode
+and ``--with`` set that end the same way (status, error class and first line, failing stages)
+are one failure, reproduced on the newest release where it shows. A failure that later
+releases fixed keeps its repro on the last release that still has it.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+import pandas as pd
+
+from matrix.contract import dependencies
+from matrix.contract.case import EXPORTDB_SOURCE
+from matrix.contract.errors import FAILED, UserError
+from matrix.contract.schema import MODES, STAGE_ERROR, STAGE_MISMATCH, Status, cell_id, first_line
+from matrix.envs import releases
+from matrix.records import packages, tables
+from matrix.records.columns import EXPORTED
+
+# The steps a repro script runs, in the order a cell runs them.
+EAGER, EXPORT, CHECK, DECOMPOSE, SERIALIZE = "eager", "export", "check", "decompose", "serialize"
+STEPS = (EAGER, EXPORT, CHECK, DECOMPOSE, SERIALIZE)
+# The steps on an exported program: a cell that exported fails at one of these.
+STAGES_AFTER = (CHECK, DECOMPOSE, SERIALIZE)
+# What each step does, as a script's header says it.
+STEP_TEXT = {
+    EAGER: "the case's eager run, on copies of the model and inputs",
+    EXPORT: "torch.export.export",
+    CHECK: "running the exported program on each input and comparing it with eager",
+    DECOMPOSE: "ExportedProgram.run_decompositions()",
+    SERIALIZE: "torch.export.save, then torch.export.load and a run in a fresh process",
+}
+# Statuses whose cell has nothing to reproduce, unless a stage on its program failed.
+QUIET = (Status.PASS.value, Status.NOT_APPLICABLE.value)
+
+
+class ReproError(UserError):
+    """A cell that cannot be reproduced as asked: not found, ambiguous, passing; the message says which and where."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell as a repro needs it: where it ran, its case, how it ended, what its environment resolved."""
+
+    release: str  # torch's version, local tag included: 2.13.0+cpu
+    variant: str
+    python: str
+    case: str
+    mode: str
+    case_file: Optional[str] = None
+    source: Optional[str] = None  # "cases", or "exportdb" for torch's bundled examples
+    with_set: str = ""  # what --with added ("" for none)
+    status: str = ""
+    failed_stage: Optional[str] = None
+    error_type: Optional[str] = None
+    error_message: Optional[str] = None
+    check_status: Optional[str] = None
+    decompose_error: Optional[str] = None  # set where the decomposition of the exported program failed
+    serialize_error: Optional[str] = None  # set where saving or loading the exported program failed
+    dependency_set: str = ""  # the case's PEP 723 requirements and every --with
+    added_packages: Tuple[Tuple[str, str], ...] = ()  # (distribution, version) the set added to torch
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Cell:
+        """A cell from a row of the cell table (``tables.cells``) or from a cell record (``torch_version``)."""
+        status = _text(row.get("status")) or ""
+        release = _text(row.get("release")) or _text(row.get("torch_version")) or ""
+        return cls(
+            release=release,
+            variant=_text(row.get("variant")) or "",
+            python=_text(row.get("python")) or "",
+            case=_text(row.get("case")) or "",
+            mode=_text(row.get("mode")) or "",
+            case_file=_text(row.get("case_file")),
+            source=_text(row.get("source")),
+            with_set=_text(row.get("with_set")) or "",
+            status=status,
+            failed_stage=_text(row.get("failed_stage")),
+            error_type=_text(row.get("error_type")),
+            error_message=_text(row.get("error_message")),
+            check_status=_text(row.get("check_status")),
+            decompose_error=_stage_error(row, DECOMPOSE, status),
+            serialize_error=_stage_error(row, SERIALIZE, status),
+            dependency_set=_text(row.get("dependency_set")) or "",
+            added_packages=_pairs(row.get("added_packages")),
+        )
+
+    @property
+    def cell_id(self) -> str:
+        return cell_id(self.release, self.mode, self.case)
+
+    @property
+    def failing(self) -> bool:
+        """Whether there is a failure to reproduce: a status other than pass and not-applicable, or a failed stage."""
+        return self.status not in QUIET or bool(self.decompose_error or self.serialize_error)
+
+    @property
+    def reproducible(self) -> bool:
+        """Whether a case file of ours ran (torch's bundled ExportDB examples have none to inline or check)."""
+        return bool(self.case_file) and self.source != EXPORTDB_SOURCE
+
+
+def _text(value: Any) -> Optional[str]:
+    return value if isinstance(value, str) and value else None
+
+
+def _stage_error(row: Mapping[str, Any], stage: str, status: str) -> Optional[str]:
+    """The stage's error where it failed on an exported program; a stage that never ran says nothing."""
+    outcome = row.get(stage + "_outcome", row.get(stage + "_status") if status in EXPORTED else None)
+    if outcome not in (STAGE_ERROR, STAGE_MISMATCH):
+        return None
+    return _text(row.get(stage + "_error")) or "%s failed" % stage
+
+
+def _pairs(value: Any) -> Tuple[Tuple[str, str], ...]:
+    if not isinstance(value, Mapping):
+        return ()
+    return tuple(sorted((str(name), str(version)) for name, version in value.items() if version is not None))
+
+
+# --- what a script runs ------------------------------------------------------------------------
+
+
+def plan(cell: Cell) -> Tuple[str, ...]:
+    """The steps that reproduce the cell's failure, in the order the cell ran them.
+
+    The eager run always comes first, as in the cell: what it does (a lazy registration, a
+    cache) can decide what the export meets. Then the export, and the later steps that
+    failed; a crash or timeout, which may have struck anywhere, runs every step.
+    """
+    if cell.status in (Status.CRASH.value, Status.TIMEOUT.value):
+        return STEPS
+    if cell.status in (Status.CASE_ERROR.value, Status.FAIL.value):
+        return (EAGER, EXPORT)
+    steps = [EAGER, EXPORT]
+    if cell.status == Status.MISMATCH.value:
+        steps.append(CHECK)
+    if cell.decompose_error:
+        steps.append(DECOMPOSE)
+    if cell.serialize_error:
+        steps.append(SERIALIZE)
+    return tuple(steps)
+
+
+def reproduces(cell: Cell) -> str:
+    """What the script reproduces, in words: the step that failed, or every step for a crash or timeout."""
+    if cell.status == Status.CRASH.value:
+        return "a crash (the cell's process died%s): every step the cell runs, in its order" % _during(cell)
+    if cell.status == Status.TIMEOUT.value:
+        return "a timeout (the cell ran past its time limit%s): every step the cell runs, in its order" % _during(cell)
+    if cell.status == Status.CASE_ERROR.value:
+        where = "as it loads" if cell.failed_stage == "load" else "in its eager run"
+        return "the case failing on this release %s, before any export" % where
+    failed = [EXPORT] if cell.status == Status.FAIL.value else [s for s in plan(cell) if s in STAGES_AFTER]
+    return "; ".join("the %s step: %s" % (step, STEP_TEXT[step]) for step in failed)
+
+
+def _during(cell: Cell) -> str:
+    return ", during %s" % cell.failed_stage if cell.failed_stage else ""
+
+
+def recorded(cell: Cell) -> List[str]:
+    """What the records say went wrong, one line per failure: the outcome (:func:`outcomes`) and its error."""
+    errors = [": ".join(p for p in (cell.error_type, first_line(cell.error_message, limit=300)) if p)]
+    errors = errors if cell.status not in QUIET else []
+    errors += [first_line(text, limit=300) for text in (cell.decompose_error, cell.serialize_error) if text]
+    return ["%s: %s" % (outcome, error) if error else outcome for outcome, error in zip(outcomes(cell), errors)]
+
+
+def outcomes(cell: Cell) -> List[str]:
+    """How the cell failed, in a few words each: ``mismatch at check``, ``decompose failed``."""
+    found = []
+    if cell.status not in QUIET:
+        found.append(cell.status + (" at %s" % cell.failed_stage if cell.failed_stage else ""))
+    found += [
+        "%s failed" % step
+        for step, error in ((DECOMPOSE, cell.decompose_error), (SERIALIZE, cell.serialize_error))
+        if error
+    ]
+    return found
+
+
+# --- commands --------------------------------------------------------------------------------
+
+
+def torch_version(cell: Cell, matrix: Optional[releases.Matrix] = None) -> str:
+    """The torch version to install and check: the cell's, less a local tag its variant's index does not use.
+
+    PyPI's Linux builds report a CUDA tag (``2.2.2+cu121``) that PyPI's versions do not carry:
+    that build is installed, and checked, as ``2.2.2``. A variant the matrix does not know keeps
+    the version as recorded.
+    """
+    try:
+        variant = (matrix or releases.default_matrix()).variant(cell.variant)
+    except releases.ReleaseError:
+        return cell.release
+    public = cell.release.split("+", 1)[0]
+    return public if variant.local_tag is None else "%s+%s" % (public, variant.local_tag)
+
+
+def check_command(cell: Cell, matrix: Optional[releases.Matrix] = None) -> Optional[str]:
+    """The ``export-matrix check`` that runs the cell again in its own environment; None without a case file."""
+    if not cell.reproducible or cell.case_file is None:
+        return None
+    words = ["export-matrix", "check", cell.case_file, "--torch", torch_version(cell, matrix)]
+    words += ["--variant", cell.variant, "--mode", cell.mode, "--python", cell.python]
+    for requirement in packages.requirements(cell.with_set):
+        words += ["--with", requirement]
+    return " ".join(shlex.quote(word) for word in words)
+
+
+@dataclass(frozen=True)
+class Install:
+    """What to install to run a cell's script: the exact torch build, what goes with it, and where from."""
+
+    requirements: Tuple[str, ...]  # torch==VERSION first, then the release's pins, then the case's packages
+    index_url: Optional[str]  # the variant's index, where torch does not come from PyPI
+    resolved: Tuple[
+        Tuple[str, str], ...
+    ] = ()  # what else the dependency set pulled in, as the cell's environment had it
+    note: Optional[str] = None  # where the variant is unknown to this matrix
+
+    @property
+    def command(self) -> str:
+        words = ["pip", "install", *self.requirements]
+        if self.index_url:
+            # An extra index, not the only one: the case's own packages come from PyPI.
+            words += ["--extra-index-url", self.index_url]
+        return " ".join(shlex.quote(word) for word in words)
+
+
+def install(cell: Cell, declared: Sequence[str] = (), matrix: Optional[releases.Matrix] = None) -> Install:
+    """The install of a cell's environment: torch at its exact version, from its variant's index, with the
+    release's pins (``releases.toml``) and each package of the cell's dependency set at the version its
+    environment resolved; ``declared`` (the case's PEP 723 requirements) stands in for a set the records lack."""
+    matrix = matrix or releases.default_matrix()
+    release = matrix.release_like(cell.release)
+    index_url, note = None, None
+    try:
+        variant = matrix.variant(cell.variant)
+        index_url = variant.index_url if variant.local_tag else None
+    except releases.ReleaseError:
+        note = "variant %s is not in releases.toml: install its build of torch %s from its index" % (
+            cell.variant,
+            cell.release,
+        )
+    named = packages.requirements(cell.dependency_set) or tuple(declared)
+    versions = packages.resolved(dict(cell.added_packages))
+    pinned = [_pinned(requirement, versions) for requirement in named]
+    names = {dependencies.name_of(r) for r in named}
+    rest = tuple((name, version) for name, version in sorted(versions.items()) if name not in names)
+    wanted = ("torch==" + torch_version(cell, matrix), *release.requirements, *pinned)
+    return Install(tuple(dict.fromkeys(wanted)), index_url, rest, note)
+
+
+def _pinned(requirement: str, versions: Dict[str, str]) -> str:
+    """``name==VERSION`` where the environment's version is known, else the requirement as written."""
+    name = dependencies.name_of(requirement)
+    version = versions.get(name) if name else None
+    return "%s==%s" % (name, version) if version else requirement
+
+
+def file_name(cell: Cell) -> str:
+    """The script's file name, unique among a case's cells: ``torch-2.13.0+cpu_py3.11_strict.py``."""
+    name = "torch-%s_py%s_%s" % (cell.release, cell.python, cell.mode)
+    name += dependencies.set_suffix(cell.with_set)
+    return "".join(c if c.isalnum() or c in "._+-" else "_" for c in name) + ".py"
+
+
+# --- distinct failures ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One distinct failure of a case, and the newest cell that shows it: the cell its repro is written for."""
+
+    cell: Cell
+    releases: Tuple[str, ...]  # every release the failure shows on, in report order
+
+    @property
+    def case(self) -> str:
+        return self.cell.case
+
+    @property
+    def title(self) -> str:
+        """The mode (and ``--with`` set) and how the cell failed: ``strict · mismatch at check · decompose failed``."""
+        mode = self.cell.mode + (" [%s]" % self.cell.with_set if self.cell.with_set else "")
+        return " · ".join([mode, *outcomes(self.cell)])
+
+
+def failures(cells: pd.DataFrame) -> Tuple[Failure, ...]:
+    """Each case's distinct failures (see the module's docstring), by case, then mode, then first release.
+
+    ``cells`` is the cell table (``tables.cells``) in report order; cells without a case file
+    of ours (torch's bundled ExportDB examples) have nothing to inline and are left out.
+    """
+    if cells.empty:
+        return ()
+    failing = ~cells["status"].isin(QUIET)
+    for stage in (DECOMPOSE, SERIALIZE):
+        failing |= cells[stage + "_outcome"].isin((STAGE_ERROR, STAGE_MISMATCH))
+    found: Dict[Tuple[str, ...], List[Cell]] = {}
+    for row in cells[failing].to_dict("records"):
+        cell = Cell.from_row(row)
+        if cell.failing and cell.reproducible:
+            found.setdefault(_signature(cell), []).append(cell)
+    chosen = [Failure(members[-1], tuple(dict.fromkeys(m.release for m in members))) for members in found.values()]
+    order = {key: number for number, key in enumerate(found)}
+    return tuple(
+        sorted(chosen, key=lambda f: (f.case, _mode_index(f.cell.mode), f.cell.with_set, order[_signature(f.cell)]))
+    )
+
+
+def _signature(cell: Cell) -> Tuple[str, ...]:
+    ended = (
+        ("", "", "") if cell.status in QUIET else (cell.status, cell.error_type or "", first_line(cell.error_message))
+    )
+    return (
+        cell.case,
+        cell.mode,
+        cell.with_set,
+        *ended,
+        first_line(cell.decompose_error),
+        first_line(cell.serialize_error),
+    )
+
+
+def _mode_index(mode: str) -> int:
+    return MODES.index(mode) if mode in MODES else len(MODES)
+
+
+# --- finding a cell in records -------------------------------------------------------------------
+
+
+def find(raw: pd.DataFrame, wanted: str, where: str, python: Optional[str] = None, with_set: str = "") -> Cell:
+    """The cell ``wanted`` (a cell id) among ``raw`` cell records (``Store.cells``), its runs summarised as the
+    report summarises them; ReproError naming the cell and ``where`` (the folders) when it is not there,
+    when several environments recorded it (narrowed by ``python`` and ``with_set``), or when it did not fail."""
+    if raw.empty:
+        raise ReproError("%s: no cell records there" % where)
+    ids = [cell_id(str(t), str(m), str(c)) for t, m, c in zip(raw["torch_version"], raw["mode"], raw["case"])]
+    mine = raw[[i == wanted for i in ids]]
+    if mine.empty:
+        raise ReproError("no cell %s in %s%s" % (wanted, where, _nearby(raw, ids, wanted)))
+    if python is not None:
+        mine = mine[mine["python"] == python]
+    if with_set:
+        mine = mine[mine["with_set"].fillna("") == with_set]
+    rows = tables.cells(mine).to_dict("records") if not mine.empty else []
+    if not rows:
+        raise ReproError("%s is in %s, but not with %s" % (wanted, where, _asked(python, with_set)))
+    if len(rows) > 1:
+        shown = "; ".join("--python %s%s" % (r["python"], _with_options(r.get("with_set"))) for r in rows)
+        raise ReproError("%s was recorded in several environments in %s: pick one with %s" % (wanted, where, shown))
+    cell = Cell.from_row(rows[0])
+    if not cell.failing:
+        raise ReproError(
+            "%s %s in %s, every stage included: nothing to reproduce" % (wanted, _ended(cell), where), FAILED
+        )
+    if not cell.reproducible:
+        raise ReproError(
+            "%s ran an ExportDB example bundled with torch (--source exportdb), which has no case file to inline;"
+            " its case of the same name under cases/exportdb/ has one" % wanted
+        )
+    return cell
+
+
+def _ended(cell: Cell) -> str:
+    return "passed" if cell.status == Status.PASS.value else "is %s" % cell.status
+
+
+def _asked(python: Optional[str], with_set: str) -> str:
+    parts = (["--python %s" % python] if python else []) + ([_with_options(with_set).strip()] if with_set else [])
+    return " ".join(parts)
+
+
+def _with_options(with_set: Any) -> str:
+    return "".join(" --with %s" % shlex.quote(r) for r in packages.requirements(with_set))
+
+
+def _nearby(raw: pd.DataFrame, ids: List[str], wanted: str) -> str:
+    """The cells of the same case and mode there are, to say what was meant (or that the case is not there)."""
+    parts = wanted.split("/", 2)
+    if len(parts) < 3:
+        return "; a cell id reads torch-RELEASE/MODE/CASE, e.g. torch-2.13.0+cpu/strict/exportdb/cond_predicate"
+    same = sorted({i for i, case in zip(ids, raw["case"]) if case == parts[2] and i.split("/", 2)[1] == parts[1]})
+    if not same:
+        return "; its records have no case %s in %s mode" % (parts[2], parts[1])
+    return "; cells of that case and mode there: %s" % ", ".join(same[:8]) + (" …" if len(same) > 8 else "")

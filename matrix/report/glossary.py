@@ -1,0 +1,115 @@
+"""The report's glossary: ``glossary.md``, one line per term the front page uses, then the statuses and marks of
+cells and of loads of saved programs.
+
+The kinds of change between releases take their meaning from :data:`matrix.records.transitions.MEANING`
+and the statuses theirs from the schema, so that the glossary says what the judging code does.
+"""
+
+from __future__ import annotations
+
+from typing import Tuple
+
+from matrix.records.transitions import MEANING
+from matrix.report import artifacts
+from matrix.report import markdown as md
+
+PAGE = "glossary.md"
+
+_MATRIX = (
+    ("case", "a small program that torch.export is tried on: one module under `cases/` with a model, example"
+     " inputs, tags and the support its documentation claims"),
+    ("mode", "how a case is exported: `strict` (traced by TorchDynamo) or `non-strict` (traced in Python); each"
+     " cell passes `strict=` explicitly"),
+    ("release", "a torch version without its local tag: 2.13.0+cpu and 2.13.0+cu130 are two builds of release"
+     " 2.13.0"),
+    ("variant", "the wheel index a build comes from: `pypi` (PyPI's default wheels), `cpu`, or a CUDA index such"
+     " as `cu126`"),
+    ("build", "one release from one variant, named by its full version (2.13.0+cu130); the release column of a"
+     " table names the build, with its variant"),
+    ("environment", "a build installed under one Python, with the packages its cases need and any `--with` set"),
+    ("cell", "one case in one mode in one environment: what the matrix records a status for. A matrix holds at"
+     " most cases × modes × environments cells; one without a record was not run there, or its environment failed"
+     " to install"),
+    ("env-error", "an environment that failed to install (torch, or the libraries some cases need); the cells"
+     " it would have run have no record"),
+    ("record", "one line of the JSON Lines a run writes; a cell run several times has one record per run"),
+    ("status", "a cell's outcome, one of the statuses below"),
+    ("pass rate", "passing cells over applicable ones (not-applicable and case-error left out), per"
+     " environment and mode; a pass counts whether or not its program saves, loads and decomposes"),
+    ("stage", "a step run on the program of a cell that exported: save/load (torch.export.save, then load) and"
+     " decomposition (run_decompositions to core ATen)"),
+    ("%s and %s" % (md.STAGE_MARKS["serialize"], md.STAGE_MARKS["decompose"]),
+     "marks after a status symbol: the program failed save/load (%s) or decomposition (%s)"
+     % (md.STAGE_MARKS["serialize"], md.STAGE_MARKS["decompose"])),
+    ("claim", "the support a case's documentation states: `supported`, `strict-only`, `non-strict-only`,"
+     " `not-supported-yet` or `fails`; an ExportDB case takes the level of each release's own ExportDB where it"
+     " names one, else the case's `expected`"),
+    ("documented to work", "a cell whose claim says it passes: `supported`, or `strict-only` / `non-strict-only`"
+     " in that mode"),
+    ("unexpected failure", "a failing cell (mismatch, fail, crash, timeout) of a case documented to work"),
+    ("real models", "the cases under `cases/real_models/`: real architectures built in code with random"
+     " weights, each run with the libraries it names"),
+    ("failure signature", "failing cells grouped by error class and the first line of the message"),
+    ("flaky cell", "a cell whose repeated runs ended with different statuses"),
+)  # fmt: skip
+
+_CHANGES = (
+    ("transition", "two consecutive releases of a series compared cell by cell: same case, mode, variant"
+     " series and `--with` set"),
+    ("sample", "the releases run; consecutive means consecutive in the sample, so a minor release that was not"
+     " run can lie between two that were"),
+    ("build change", "a transition between builds of different kinds (CUDA 13.0 → CPU): a change across it may"
+     " come from the build rather than the release"),
+    ("regression", "a cell that got worse between two releases: a status regression, now wrong numbers or a"
+     " stage regression"),
+    ("status regression", MEANING["regression"]),
+    ("now wrong numbers", MEANING["wrong-result"]),
+    ("stage regression", MEANING["stage-regression"]),
+    ("fix", "a cell that got better between two releases: a status fix or a stage fix"),
+    ("status fix", MEANING["fix"]),
+    ("stage fix", MEANING["stage-fix"]),
+    ("graph change", MEANING["graph-change"]),
+    ("op drift", MEANING["op-drift"] + "; counted once per program, so a cell whose exported and decomposed"
+     " programs both change counts twice"),
+    ("slowdown, speedup", "%s; %s" % (MEANING["slowdown"], MEANING["speedup"])),
+)  # fmt: skip
+
+_SAVED = (
+    ("saved program", "the program of a passing cell, saved with torch.export.save with its inputs and eager's"
+     " outputs; `export-matrix load` loads it on every build, runs it and compares"),
+    ("epoch", "a range of releases where a program saved on any of them loads and matches on that release and"
+     " every newer one of the range, for at least half of the programs of each pair"),
+    ("exception", "a case whose saved programs fail inside their epoch"),
+    ("load regression", "a loading release that does worse with the programs saved on one release than the"
+     " loading release before it; counted once per saving release"),
+)  # fmt: skip
+
+_REPORTS = (
+    ("previous report", "the earlier report given as `report --baseline DIR`; the front page counts what"
+     " changed since, its own page lists every change"),
+    ("new cell, vanished cell", "a cell only in this report, or only in the previous one"),
+    ("`--with` set", "packages added to an environment with `run --with`; its cells are rows of their own, never"
+     " compared with cells run without it"),
+)  # fmt: skip
+
+SECTIONS: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = (
+    ("The matrix", _MATRIX),
+    ("Changes between releases", _CHANGES),
+    ("Saved programs", _SAVED),
+    ("Comparing reports", _REPORTS),
+)
+TERMS = tuple(term for _, terms in SECTIONS for term, _ in terms)
+
+
+def render() -> str:
+    """The glossary page: a table of terms per section, then the status symbols and stage marks."""
+    out = ["# Glossary\n", "[← back to the matrix](index.md)\n", "The words the report uses, and what they count.\n"]
+    for title, terms in SECTIONS:
+        out.append("## %s\n" % title)
+        out.append(md.table(["term", "meaning"], [["**%s**" % term, meaning] for term, meaning in terms]))
+    out.append("## Statuses and marks\n")
+    out.append(md.legend())
+    out.append("## Load statuses\n")
+    out.append("What loading a saved program on a release gave.\n")
+    out.append(artifacts.legend())
+    return "\n".join(out)
