@@ -285,12 +285,13 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def make_wheel(folder: Path, name: str, version: str) -> Path:
-    """A minimal pure-Python wheel: enough for an installer to resolve and install it."""
+def make_wheel(folder: Path, name: str, version: str, requires: Sequence[str] = ()) -> Path:
+    """A minimal pure-Python wheel: enough for an installer to resolve and install it (and ``requires``)."""
     dist = "%s-%s.dist-info" % (name, version)
+    needs = "".join("Requires-Dist: %s\n" % r for r in requires)
     files = {
         "%s/__init__.py" % name: "VERSION = %r\n" % version,
-        dist + "/METADATA": "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (name, version),
+        dist + "/METADATA": "Metadata-Version: 2.1\nName: %s\nVersion: %s\n%s" % (name, version, needs),
         dist + "/WHEEL": "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
     files[dist + "/RECORD"] = "".join("%s,,\n" % f for f in [*files, dist + "/RECORD"])
@@ -319,7 +320,9 @@ class FailingInstaller:
         self.calls.append("create")
         path.mkdir(parents=True)
 
-    def install(self, python: Path, requirements: Sequence[str], sources: Sources) -> str:
+    def install(
+        self, python: Path, requirements: Sequence[str], sources: Sources, constraints: Sequence[str] = ()
+    ) -> str:
         self.calls.append("install")
         raise install.classify("error: Failed to fetch: https://example/torch/\n  cause: dns error", "install")
 

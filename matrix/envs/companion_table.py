@@ -91,6 +91,25 @@ def constraints(
     return tuple(found)
 
 
+def compiled_builds(build: Build, table: Optional[Dict[str, Companion]] = None) -> Tuple[str, ...]:
+    """Every compiled companion's build that matches ``build`` on its variant's own index (cpu, cuXXX).
+
+    Given to the installer as constraints (``-c``), not requirements: they install nothing, and a
+    set that pulls such a library in without naming it (timm pulls torchvision) gets the build
+    made for this torch, or fails to install naming it, never PyPI's build for another torch.
+    """
+    table = load() if table is None else table
+    torch = build.torch_version.split("+", 1)[0].split(".")
+    tag = build.variant.local_tag
+    if not tag or len(torch) < 3:
+        return ()
+    return tuple(
+        "%s==0.%d.%s+%s" % (name, int(torch[1]) + companion.offset, torch[2], tag)
+        for name, companion in sorted(table.items())
+        if companion.compiled and companion.offset is not None
+    )
+
+
 def unavailable(constraint_list: Sequence[str]) -> List[str]:
     """The libraries the constraints say no version of works on this series."""
     return [c.split("==", 1)[0] for c in constraint_list if c.endswith("==" + NONE)]

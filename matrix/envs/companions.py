@@ -16,10 +16,10 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..contract import dependencies
 from ..contract.schema import first_line
-from .companion_table import NONE, TABLE, Companion, CompanionError, constraints, load, unavailable
+from .companion_table import NONE, TABLE, Companion, CompanionError, compiled_builds, constraints, load, unavailable
 from .releases import Build
 
-__all__ = ["NONE", "TABLE", "Companion", "CompanionError", "constraints", "load", "unavailable"]
+__all__ = ["NONE", "TABLE", "Companion", "CompanionError", "compiled_builds", "constraints", "load", "unavailable"]
 __all__ += ["candidates", "newest_working", "probe", "main", "WORKING"]
 
 

@@ -96,6 +96,11 @@ class Spec:
         return found + list(companion_table.constraints(self.build, self.dependencies))
 
     @property
+    def constraints(self) -> List[str]:
+        """What a dependency set may install of the compiled companions: their builds for this torch build."""
+        return list(companion_table.compiled_builds(self.build)) if self.dependency_set else []
+
+    @property
     def dependencies(self) -> Tuple[str, ...]:
         return dependencies.key_requirements(self.dependency_set)
 
@@ -289,6 +294,7 @@ def _torch_ready(path: Path, spec: Spec, marker: Mapping[str, object]) -> bool:
     return (
         marker.get("torch") == spec.build.torch_version
         and marker.get("requirements") == spec.requirements
+        and marker.get("constraints", []) == spec.constraints
         and python_in(path).exists()
         and _torch_present(path, spec)
     )
@@ -396,7 +402,7 @@ def prepare(
         shutil.rmtree(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tool.create(path, interpreter or spec.python)
-    tool.install(python_in(path), spec.requirements, sources)
+    tool.install(python_in(path), spec.requirements, sources, spec.constraints)
     found = installed_torch(python_in(path))
     if found != build.torch_version:
         raise WrongTorch("asked for torch %s but the environment has %s" % (build.torch_version, found or "none"))
@@ -406,6 +412,7 @@ def prepare(
         "variant": build.variant.name,
         "python": spec.python,
         "requirements": spec.requirements,
+        "constraints": spec.constraints,
         "installer": tool.name,
         "installed_at": _now(),
         "seconds": round(seconds, 2),

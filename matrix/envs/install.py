@@ -8,12 +8,14 @@ says whether there was no matching wheel or something else went wrong.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Protocol, Sequence
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence
 
 from . import pipconfig
 from .releases import Build
@@ -107,7 +109,9 @@ class Installer(Protocol):
 
     def create(self, path: Path, interpreter: str) -> None: ...
 
-    def install(self, python: Path, requirements: Sequence[str], sources: Sources) -> str: ...
+    def install(
+        self, python: Path, requirements: Sequence[str], sources: Sources, constraints: Sequence[str] = ()
+    ) -> str: ...
 
 
 def run_captured(
@@ -156,7 +160,7 @@ class UvInstaller:
         if done.returncode != 0:
             raise PythonUnavailable("uv could not create a Python %s environment" % interpreter, _output(done))
 
-    def _pip(self, args: List[str], sources: Sources) -> str:
+    def _pip(self, args: List[str], sources: Sources, shown: str = "") -> str:
         # Offline first: a release already in uv's cache or in local wheel folders installs
         # without a round trip to any index, and without failing when an index is unreachable.
         command = [self.uv, "pip", "install", *sources.uv_args(), *args]
@@ -167,11 +171,16 @@ class UvInstaller:
         offline = _output(done)
         done = run_captured(command, env, self.echo)
         if done.returncode != 0:
-            raise classify(_output(done), "uv pip install " + " ".join(args[2:]), offline)
+            raise classify(_output(done), "uv pip install " + (shown or " ".join(args[2:])), offline)
         return _output(done)
 
-    def install(self, python: Path, requirements: Sequence[str], sources: Sources) -> str:
-        return self._pip(["--python", str(python), *requirements], sources)
+    def install(
+        self, python: Path, requirements: Sequence[str], sources: Sources, constraints: Sequence[str] = ()
+    ) -> str:
+        with constraint_file(constraints) as given:
+            return self._pip(
+                ["--python", str(python), *given, *requirements], sources, described(requirements, constraints)
+            )
 
 
 class PipInstaller:
@@ -184,15 +193,37 @@ class PipInstaller:
         if done.returncode != 0:
             raise PythonUnavailable("%s could not create an environment" % interpreter, _output(done))
 
-    def _pip(self, python: Path, args: List[str], sources: Sources) -> str:
+    def _pip(self, python: Path, args: List[str], sources: Sources, shown: str = "") -> str:
         command = [str(python), "-m", "pip", "install", "--disable-pip-version-check", *sources.pip_args(), *args]
         done = run_captured(command)
         if done.returncode != 0:
-            raise classify(_output(done), "pip install " + " ".join(args))
+            raise classify(_output(done), "pip install " + (shown or " ".join(args)))
         return _output(done)
 
-    def install(self, python: Path, requirements: Sequence[str], sources: Sources) -> str:
-        return self._pip(python, list(requirements), sources)
+    def install(
+        self, python: Path, requirements: Sequence[str], sources: Sources, constraints: Sequence[str] = ()
+    ) -> str:
+        with constraint_file(constraints) as given:
+            return self._pip(python, [*given, *requirements], sources, described(requirements, constraints))
+
+
+def described(requirements: Sequence[str], constraints: Sequence[str]) -> str:
+    """An install's words for its error: the requirements, and the constraints by content, not by file."""
+    text = " ".join(requirements)
+    return text + (" (constrained to %s)" % ", ".join(constraints) if constraints else "")
+
+
+@contextlib.contextmanager
+def constraint_file(constraints: Sequence[str]) -> Iterator[List[str]]:
+    """``["-c", FILE]`` for pip and uv, FILE holding ``constraints`` one a line; ``[]`` for none."""
+    if not constraints:
+        yield []
+        return
+    with tempfile.TemporaryDirectory(prefix="export-matrix-constraints-") as folder:
+        path = os.path.join(folder, "constraints.txt")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("".join(c + "\n" for c in constraints))
+        yield ["-c", path]
 
 
 def find_uv() -> Optional[str]:

@@ -10,7 +10,7 @@ import pytest
 
 from matrix.envs import environments, install, pipconfig
 
-from conftest import make_wheel, write
+from conftest import installers, make_wheel, write
 
 
 @pytest.mark.skipif(install.find_uv() is None, reason="needs uv")
@@ -71,3 +71,34 @@ def test_an_install_shows_its_lines_as_they_come_and_keeps_them_for_the_error() 
     done = install.run_captured([sys.executable, "-c", script], echo=shown.append)
     assert shown == ["  Resolved 1 package", "  Downloading torch (846.0MiB)"]
     assert done.returncode == 1 and "Downloading torch" in done.stdout
+
+
+@pytest.mark.parametrize("tool", installers(), ids=lambda tool: tool.name)
+def test_a_library_pulled_in_indirectly_comes_in_the_constrained_build_or_fails_naming_it(
+    tool: install.Installer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # fakelib needs fakevision without naming a build, as timm needs torchvision: the index offers
+    # the build for another torch (0.1.0) and the variant's own (0.1.0+cpu).
+    wheels = tmp_path / "wheels"
+    make_wheel(wheels, "fakevision", "0.1.0")
+    make_wheel(wheels, "fakevision", "0.1.0+cpu")
+    make_wheel(wheels, "fakelib", "1.0", requires=["fakevision"])
+    conf = write(tmp_path / "pip.conf", "[global]\nno-index = true\nfind-links = %s\n" % wheels)
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(conf))
+    for variable in ("PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_NO_INDEX"):
+        monkeypatch.delenv(variable, raising=False)
+    sources = install.Sources(pipconfig.current())
+
+    def version_in(venv: Path) -> str:
+        code = "import importlib.metadata as m; print(m.version('fakevision'))"
+        return subprocess.run([str(environments.python_in(venv)), "-c", code], capture_output=True, text=True).stdout
+
+    tool.create(tmp_path / "venv", sys.executable)
+    tool.install(environments.python_in(tmp_path / "venv"), ["fakelib"], sources, ["fakevision==0.1.0+cpu"])
+    assert version_in(tmp_path / "venv").strip() == "0.1.0+cpu"
+
+    tool.create(tmp_path / "missing", sys.executable)
+    with pytest.raises(install.InstallError) as raised:
+        tool.install(environments.python_in(tmp_path / "missing"), ["fakelib"], sources, ["fakevision==0.2.0+cpu"])
+    message = str(raised.value)
+    assert "fakevision==0.2.0+cpu" in message and "constraints.txt" not in message  # the build, not a scratch file

@@ -95,11 +95,13 @@ class SetFails:
     def create(self, path: Path, interpreter: str) -> None:
         self.real.create(path, interpreter)
 
-    def install(self, python: Path, requirements: Sequence[str], sources: Sources) -> str:
+    def install(
+        self, python: Path, requirements: Sequence[str], sources: Sources, constraints: Sequence[str] = ()
+    ) -> str:
         if "tinydep" in requirements:
             self.calls.append("set")
             raise install.classify("error: Failed to fetch: https://example/tinydep/\n  cause: dns error", "install")
-        return self.real.install(python, requirements, sources)
+        return self.real.install(python, requirements, sources, constraints)
 
 
 def test_a_set_that_fails_to_install_is_an_env_error_of_that_set_alone(local_wheels: Path, tmp_path: Path) -> None:

@@ -72,3 +72,13 @@ def test_the_search_stops_at_its_limit_with_the_best_it_saw() -> None:
     assert companions.newest_working(versions, lambda v: v == "1.0", limit=3) is None  # 1.19, 1.18, 1.16
     assert companions.newest_working(versions, lambda v: True, limit=1) == "1.19"
     assert companions.newest_working([], lambda v: True, limit=5) is None
+
+
+def test_a_set_on_a_variant_with_its_own_index_is_constrained_to_its_compiled_builds() -> None:
+    # timm pulls torchvision in without naming it: the set may only have the build made for this torch.
+    assert companions.compiled_builds(MATRIX.resolve("2.13.0+cpu"), TABLE) == ("torchvision==0.28.0+cpu",)
+    assert companions.compiled_builds(MATRIX.resolve("2.5.1"), TABLE) == ()  # PyPI's builds pair themselves
+    timm = environments.Spec(MATRIX.resolve("2.13.0+cpu"), "3.11", "timm")
+    assert timm.constraints == ["torchvision==0.28.0+cpu"] and "torchvision" not in " ".join(timm.requirements)
+    assert environments.Spec(MATRIX.resolve("2.13.0+cpu"), "3.11").constraints == []  # the base stays torch alone
+    assert environments.Spec(MATRIX.resolve("2.6.0"), "3.11", "timm").constraints == []
