@@ -10,8 +10,11 @@ A finished diagnosis (done, or draft_export's own error) is kept in the result c
 (:mod:`.reuse`, kind ``diagnosis``) under a key of the case's source, the mode, the error it
 diagnoses, the worker and the dependency set, and not the release: a later release that fails
 the same way reuses it (``diagnosis_reused_from`` names the release and run that ran it) instead
-of spending its budget again. A timeout or a skip is never kept: it says how much time the cell
-had, not what draft_export finds. Standard library and torch only, Python 3.8 syntax.
+of spending its budget again. A skip is never kept: it says how much time the cell had. A
+diagnosis that ran out of its budget is kept under a key that adds the budget and the machine:
+the same failure on another release of the same machine is not diagnosed again only to run out
+of time again (it names the one that did), while another machine or budget tries again.
+Standard library and torch only, Python 3.8 syntax.
 """
 
 from __future__ import annotations
@@ -71,16 +74,27 @@ class Kept:
         self.cache = reuse.ResultCache(root, KIND)
         self.case_path, self.cell, self.origin = case_path, dict(cell), origin
 
-    def key(self, record: Mapping[str, Any]) -> Optional[str]:
-        """The key of the failure ``record`` describes; None where the case's source cannot be read."""
-        case_hash = reuse.case_fingerprint(self.case_path)
-        return None if case_hash is None else diagnosis_key(case_hash, self.cell, record)
+    def key(self, record: Mapping[str, Any], budget_s: Optional[float] = None) -> Optional[str]:
+        """The key of the failure ``record`` describes; None where the case's source cannot be read.
 
-    def get(self, key: str) -> Optional[Dict[str, Any]]:
+        With ``budget_s``: the key of a diagnosis of it that ran out of that budget on this machine.
+        Running out of time depends on the budget and on the machine, so both are in that key: on
+        another release here the same failure runs out of time again, and is not tried again; on
+        another machine, or with another budget, it is.
+        """
+        case_hash = reuse.case_fingerprint(self.case_path)
+        if case_hash is None:
+            return None
+        if budget_s is None:
+            return diagnosis_key(case_hash, self.cell, record)
+        return diagnosis_key(case_hash, dict(self.cell, budget_s=round(budget_s, 3), machine=_machine()), record)
+
+    def get(self, key: str, out_of_time: bool = False) -> Optional[Dict[str, Any]]:
         """The record fields of the diagnosis kept under ``key``, naming where it came from; None if none."""
         entry = self.cache.get(key)
         kept = entry["record"] if entry is not None else {}
-        if kept.get("diagnosis_status") not in KEPT_STATUSES or not isinstance(kept.get("diagnosis"), list):
+        allowed = (Status.TIMEOUT.value,) if out_of_time else KEPT_STATUSES
+        if kept.get("diagnosis_status") not in allowed or not isinstance(kept.get("diagnosis"), list):
             return None
         return {
             "diagnosis_status": kept["diagnosis_status"],
@@ -88,10 +102,12 @@ class Kept:
             "diagnosis_reused_from": kept.get("reused_from"),
         }
 
-    def put(self, key: str, record: Mapping[str, Any], fields: Mapping[str, Any]) -> None:
+    def put(self, key: str, record: Mapping[str, Any], fields: Mapping[str, Any], out_of_time: bool = False) -> None:
         """Keep a finished diagnosis ``fields`` of the failure ``record`` describes (kept beside it, to read);
-        a timeout, a skip or running out of memory says more about the machine, and is not kept."""
-        if fields.get("diagnosis_status") not in KEPT_STATUSES or _out_of_memory(fields):
+        a skip or running out of memory says more about the machine, and is not kept; one that ran out
+        of time only under its budget's key (``out_of_time``, see ``key``)."""
+        allowed = (Status.TIMEOUT.value,) if out_of_time else KEPT_STATUSES
+        if fields.get("diagnosis_status") not in allowed or _out_of_memory(fields):
             return
         kept = {"status": record.get("status"), "failed_stage": record.get("failed_stage"), **signature(record)}
         kept.update(diagnosis_status=fields["diagnosis_status"], diagnosis=fields.get("diagnosis") or [])
@@ -116,10 +132,26 @@ def diagnose_failure(
     hit = kept.get(where) if where is not None else None
     if hit is not None:
         return hit
+    over = kept.key(record, budget_s)  # the same failure ran out of this budget here before
+    hit = kept.get(over, out_of_time=True) if over is not None else None
+    if hit is not None:
+        return hit
     fields = diagnose(case, mode, found, budget_s)
-    if where is not None:
+    if fields.get("diagnosis_status") == Status.TIMEOUT.value:
+        if over is not None:
+            kept.put(over, record, fields, out_of_time=True)
+    elif where is not None:
         kept.put(where, record, fields)
     return fields
+
+
+def _machine() -> Dict[str, Any]:
+    """What decides how far a diagnosis gets in its budget besides torch: the processor and its cores."""
+    import platform
+
+    from .environment import cpu_name
+
+    return {"cpu": cpu_name(), "cores": os.cpu_count(), "machine": platform.machine()}
 
 
 class _OutOfTime(Exception):

@@ -47,7 +47,7 @@ def variant_of(torch_version: str) -> str:
     return torch_version.split("+", 1)[1] if "+" in torch_version else "pypi"
 
 
-def _cpu_name() -> str:
+def cpu_name() -> str:
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -90,7 +90,7 @@ def environment_record(
         "python_full": platform.python_version(),
         "platform": platform.platform(),
         "machine": platform.machine(),
-        "cpu": _cpu_name(),
+        "cpu": cpu_name(),
         "cuda_version": getattr(getattr(torch, "version", None), "cuda", None),
         "cuda_available": bool(torch.cuda.is_available()),
         "device": device,

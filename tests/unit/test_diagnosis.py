@@ -181,3 +181,30 @@ def test_a_cell_job_looks_diagnoses_up_only_with_the_cache_on_and_the_stage_aske
     assert kept.cell == {"case": "a/b", "source": "cases", "mode": "strict", "device": "cpu", "dependency_set": ""}
     assert dataclasses.replace(job, cache=None).kept() is None
     assert dataclasses.replace(job, diagnose_s=0.0).kept() is None
+
+
+def test_a_diagnosis_out_of_time_is_not_tried_again_here_with_that_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran: List[float] = []
+    over = {"diagnosis_status": "timeout", "diagnosis": [{"kind": "budget", "message": "over 15 s"}]}
+
+    def fake(case: Any, mode: str, found: Dict[str, bool], budget_s: float) -> Dict[str, Any]:
+        ran.append(budget_s)
+        return dict(over)
+
+    monkeypatch.setattr(diagnosis, "diagnose", fake)
+    found = {"draft_export": True}
+    first = diagnosis.diagnose_failure(None, "strict", found, 15.0, FAILURE, _kept(tmp_path, "2.12.1+cpu/run1"))
+    assert first == over and ran == [15.0]
+    later = dict(FAILURE, torch_version="2.13.0+cpu", run_id="run2")
+    again = diagnosis.diagnose_failure(None, "strict", found, 15.0, later, _kept(tmp_path, "2.13.0+cpu/run2"))
+    assert again == dict(over, diagnosis_reused_from="2.12.1+cpu/run1") and ran == [15.0]
+    # Another budget, or another machine, tries again; a finished diagnosis never comes from this key.
+    diagnosis.diagnose_failure(None, "strict", found, 40.0, later, _kept(tmp_path, "2.13.0+cpu/run3"))
+    assert ran == [15.0, 40.0]
+    monkeypatch.setattr(diagnosis, "_machine", lambda: {"cpu": "another", "cores": 64, "machine": "x86_64"})
+    diagnosis.diagnose_failure(None, "strict", found, 15.0, later, _kept(tmp_path, "2.13.0+cpu/run4"))
+    assert ran == [15.0, 40.0, 15.0]
+    kept = _kept(tmp_path, "x/y")
+    assert kept.get(kept.key(FAILURE) or "") is None  # the budget-free key holds nothing for it
