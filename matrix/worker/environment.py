@@ -60,11 +60,19 @@ def cpu_name() -> str:
 
 @functools.lru_cache(maxsize=None)  # the environment record and each result's key ask for it: scan once
 def packages_hash() -> str:
-    """A hash of every installed distribution's name and version."""
+    """A hash of every distribution installed in this environment's site-packages: name and version.
+
+    Read from the site-packages folders, not from ``sys.path``: importing some packages adds
+    folders to ``sys.path`` (setuptools puts its vendored packages there), which would make the
+    hash depend on what this process imported before, and a run and a load in one environment
+    disagree on it.
+    """
     try:
+        import sysconfig
         from importlib import metadata
 
-        names = sorted("%s==%s" % (d.metadata["Name"], d.version) for d in metadata.distributions())
+        paths = sorted({sysconfig.get_paths()[name] for name in ("purelib", "platlib")})
+        names = sorted("%s==%s" % (d.metadata["Name"], d.version) for d in metadata.distributions(path=paths))
     except Exception:
         names = []
     return hashlib.sha256("\n".join(names).encode()).hexdigest()[:16]

@@ -114,3 +114,18 @@ def test_outcomes_of_the_machine_are_not_kept() -> None:
     assert reuse.machine_dependent({"status": "pass", "serialize_fresh_status": "crash"})
     assert not reuse.machine_dependent({"status": "fail", "diagnosis_status": "done", "reason": None})
     assert not reuse.machine_dependent({"status": "mismatch", "check_status": "mismatch"})
+
+
+def test_the_packages_hash_is_the_environments_not_what_this_process_put_on_its_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # setuptools puts its vendored packages (with their dist-info) on sys.path once imported:
+    # a run that exported and a load that did not must still agree on the environment.
+    from matrix.worker.environment import packages_hash
+
+    before = packages_hash()
+    vendored = tmp_path / "_vendor" / "vendored_thing-1.0.dist-info"
+    vendored.mkdir(parents=True)
+    (vendored / "METADATA").write_text("Metadata-Version: 2.1\nName: vendored-thing\nVersion: 1.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "_vendor"))
+    assert packages_hash() == before
