@@ -99,6 +99,7 @@ class Expected:
     passed: int
     unexpected: int  # of those, the cells that fail (mismatch, fail, crash, timeout)
     failing: int  # every failing cell of this environment and mode, documented to work or not
+    unclaimed: int = 0  # of those, the cells of cases with no claim there: neither expected nor unexpected
 
     @property
     def rate(self) -> float:
@@ -378,11 +379,13 @@ def expected(cells: pd.DataFrame) -> List[Expected]:
     named = dict(zip(keys, tables.environment_labels(envs)))
     by_env = {tuple(str(v) for v in key): group for key, group in table.groupby(env, sort=False)}
     working: Dict[Tuple[Tuple[str, ...], str], Set[str]] = {}
+    claimed: Dict[Tuple[str, ...], Set[str]] = {}
     for key in keys:
         group = by_env[key]
         # A case this environment has no claim for (it did not run it) is judged by the case's own claim.
         on_env = dict(said)
         on_env.update({str(c): claim for c, claim in zip(group["case"], group["_claim"]) if isinstance(claim, str)})
+        claimed[key] = {case for case, claim in on_env.items() if isinstance(claim, str)}
         for mode in MODES:
             working[(key, mode)] = {case for case, claim in on_env.items() if mode in WORKS_IN.get(claim, ())}
     found = []
@@ -406,6 +409,7 @@ def expected(cells: pd.DataFrame) -> List[Expected]:
                     passed=int((ran["status"] == "pass").sum()),
                     unexpected=int(ran["status"].isin(FAILING).sum()),
                     failing=int(mine["status"].isin(FAILING).sum()),
+                    unclaimed=int(mine[~mine["case"].astype(str).isin(claimed[key])]["status"].isin(FAILING).sum()),
                 )
             )
     return found

@@ -47,6 +47,11 @@ _MATRIX = (
     ("documented to work", "a cell whose claim says it passes: `supported`, or `strict-only` / `non-strict-only`"
      " in that mode"),
     ("unexpected failure", "a failing cell (mismatch, fail, crash, timeout) of a case documented to work"),
+    (
+        "failing with no claim",
+        "a failing cell of a case whose documentation claims nothing there: counted on its own, as neither an"
+        " expected nor an unexpected failure",
+    ),
     ("real models", "the cases under `cases/real_models/`: real architectures built in code with random"
      " weights, each run with the libraries it names"),
     ("failure signature", "failing cells grouped by error class and the first line of the message"),

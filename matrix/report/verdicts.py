@@ -51,6 +51,7 @@ def render(v: Verdicts) -> str:
         _open_regressions(v),
         _in_newest(v),
         _unexpected(v),
+        _unclaimed(v),
         _best(v),
         _epochs_line(v),
         _since(v),
@@ -168,6 +169,26 @@ def _unexpected(v: Verdicts) -> str:
         max(c[1] for c in counts),
         DOCUMENTED,
     )
+
+
+def _unclaimed(v: Verdicts) -> str:
+    """The failing cells of cases that claim nothing: a failure there can be neither expected nor unexpected."""
+    if not v.expected:
+        return ""
+    counts = [(name, sum(e.unclaimed for e in mine), sum(e.failing for e in mine)) for name, mine in _by_env(v)]
+    if not any(bad for _, bad, _ in counts):
+        return "- **Failing with no claim**: none: every failing cell is of a case that claims whether it works."
+    head = (
+        "- **Failing with no claim** (failing cells of cases whose documentation claims nothing there, so that no"
+        " failure of theirs counts as unexpected / all failing cells; [claims](%s)): " % pages.CLAIMS
+    )
+    line = head + " · ".join("%s %d/%d" % (md.text(name), bad, failing) for name, bad, failing in counts) + "."
+    if len(line) <= LONGEST:
+        return line
+    name, bad, failing = counts[-1]
+    return head + "%d/%d on %s, %d to %d per build ([per build](%s))." % (
+        bad, failing, md.text(name), min(c[1] for c in counts), max(c[1] for c in counts), DOCUMENTED,
+    )  # fmt: skip
 
 
 def _by_env(v: Verdicts) -> List[Tuple[str, List[judged.Expected]]]:
@@ -296,11 +317,12 @@ def documented(v: Verdicts) -> str:
             [md.text(name)]
             + [_passed(mine.get(m)) for m in modes]
             + [" / ".join(str(mine[m].ran) if m in mine else "–" for m in modes)]
-            + [str(sum(e.unexpected for e in found)), str(sum(e.failing for e in found))]
+            + [str(sum(e.unexpected for e in found)), str(sum(e.unclaimed for e in found))]
+            + [str(sum(e.failing for e in found))]
         )
     headers = ["release"] + ["%s: pass" % m for m in modes] + ["ran (%s)" % " / ".join(modes)]
-    headers += ["unexpected failures", "all failing cells"]
-    table = md.table(headers, rows, ["l"] + ["r"] * (len(modes) + 3))
+    headers += ["unexpected failures", "failing with no claim", "all failing cells"]
+    table = md.table(headers, rows, ["l"] + ["r"] * (len(modes) + 4))
     return "### Documented to work\n\n%s\n\n%s" % (intro, table)
 
 

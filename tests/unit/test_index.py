@@ -20,7 +20,8 @@ LONGEST_PARAGRAPH = 600
 # Words the front page uses that a reader new to the matrix needs defined.
 VOCABULARY = (
     "case", "mode", "release", "build", "variant", "environment", "cell", "record", "status", "pass rate",
-    "stage", "ˢ", "ᵈ", "claim", "documented to work", "unexpected failure", "real models", "failure signature",
+    "stage", "ˢ", "ᵈ", "claim", "documented to work", "unexpected failure", "failing with no claim", "real models",
+    "failure signature",
     "flaky cell", "transition", "sample", "build change", "regression", "status regression", "now wrong numbers",
     "stage regression", "fix", "status fix", "stage fix", "graph change", "op drift", "slowdown", "speedup",
     "saved program", "epoch", "exception", "load regression", "previous report", "new cell", "vanished cell",

@@ -299,7 +299,11 @@ def test_each_verdict_is_one_line_with_its_evidence_and_no_paragraph_runs_long()
     assert "- **Since the previous report**: no baseline given" in text
     assert "- **Sample**: 2 of 2 minor releases" not in text and "every minor release from 2.4 to 2.5 was run" in text
     assert "### Documented to work" in text
-    assert "| 2.4.0 | 2 of 3 (66.7%) | 1 of 2 (50.0%) | 2 / 1 | 0 | 3 |" in text
+    # "n" claims nothing and fails in both modes on both releases: its own line, its own column.
+    assert "- **Failing with no claim** (failing cells of cases whose documentation claims nothing there" in text
+    assert "[claims](claims.md)): 2.4.0 2/3 · 2.5.0 2/6." in text
+    assert "| unexpected failures | failing with no claim | all failing cells |" in text
+    assert "| 2.4.0 | 2 of 3 (66.7%) | 1 of 2 (50.0%) | 2 / 1 | 0 | 2 | 3 |" in text
     assert max(len(p) for p in paragraphs(text)) <= worded.LONGEST
 
 
