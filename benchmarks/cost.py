@@ -32,6 +32,10 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
+# The least any tool can do to check a case (import torch, load the case, export it in both modes):
+# benchmarks/check.py's, so that both scripts time the same floor.
+from check import FLOOR
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SELECT = ["exportdb/*", "models/*", "tutorial/*", "strict_nonstrict/*"]
 EVERY_STAGE = "check,decompose,serialize,diagnose"
@@ -40,26 +44,6 @@ NO_SERIALIZE = "check,decompose,diagnose"
 STAGE_SECONDS = ("load_s", "eager_s", "export_s", "check_s", "decompose_s", "serialize_s", "serialize_fresh_s")
 PACK = "real_models/"
 FAILING = ("fail", "mismatch", "crash", "timeout")
-
-# The least any tool can do to check a case: import torch, load the case, export it in both modes.
-FLOOR = """
-import importlib.util, inspect, sys
-import torch
-spec = importlib.util.spec_from_file_location("case", sys.argv[1])
-case = importlib.util.module_from_spec(spec)
-sys.modules["case"] = case  # strict export finds the module of the code it traces
-spec.loader.exec_module(case)
-shapes = getattr(case, "dynamic_shapes", None)
-shapes = shapes() if callable(shapes) else shapes
-modes = [True, False] if "strict" in inspect.signature(torch.export.export).parameters else [None]
-for strict in modes:
-    extra = {} if strict is None else {"strict": strict}
-    try:
-        torch.export.export(case.model, case.example_args, getattr(case, "example_kwargs", {}),
-                            dynamic_shapes=shapes, **extra)
-    except Exception as exc:
-        print("export raised", type(exc).__name__)
-"""
 
 
 def timed(command: Sequence[str], cache: Optional[str] = None) -> float:

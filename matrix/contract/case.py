@@ -267,3 +267,19 @@ def exportdb_example(case: str, case_file: Any, source: Any) -> Optional[str]:
 def cell_selected(case: str, cell: str, select: Optional[Sequence[str]]) -> bool:
     """Whether ``--select`` keeps a cell: its case name or its cell id matches one of the globs (none keeps all)."""
     return not select or any(fnmatch.fnmatchcase(case, g) or fnmatch.fnmatchcase(cell, g) for g in select)
+
+
+def imported_modules(source: Any) -> List[str]:
+    """The first dotted part of every module a source (text or bytes) imports anywhere, absolute imports
+    only, in order and once each; none where it does not parse. A case's local modules are among them."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    names: List[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name.split(".")[0] for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.append(node.module.split(".")[0])
+    return list(dict.fromkeys(names))

@@ -73,8 +73,6 @@ def constraints(
     """
     table = load() if table is None else table
     found: List[str] = []
-    torch = build.torch_version.split("+", 1)[0].split(".")
-    tag = build.variant.local_tag
     pinned = {dependencies.name_of(r) for r in requirements if _versioned(r)}
     for name in sorted({dependencies.name_of(r) for r in requirements} - pinned, key=str):
         companion = table.get(name or "")
@@ -85,10 +83,19 @@ def constraints(
             found.append("%s==%s" % (name, NONE))
         elif bound:
             found.append("%s%s" % (name, bound))
-        if companion.compiled and tag and companion.offset is not None and len(torch) >= 3:
-            # A compiled library from the variant's own index: the build that matches this torch build.
-            found.append("%s==0.%d.%s+%s" % (name, int(torch[1]) + companion.offset, torch[2], tag))
+        if companion.compiled:  # from the variant's own index: the build that matches this torch build
+            found.extend(_matching_build(str(name), companion, build))
     return tuple(found)
+
+
+def _matching_build(name: str, companion: Companion, build: Build) -> List[str]:
+    """``[name==0.N.P+tag]``: the compiled companion's build for ``build``, where its variant has an index of
+    its own (a local tag); ``[]`` for PyPI's builds, which pair themselves, or a version it cannot place."""
+    torch = build.torch_version.split("+", 1)[0].split(".")
+    tag = build.variant.local_tag
+    if not tag or companion.offset is None or len(torch) < 3:
+        return []
+    return ["%s==0.%d.%s+%s" % (name, int(torch[1]) + companion.offset, torch[2], tag)]
 
 
 def compiled_builds(build: Build, table: Optional[Dict[str, Companion]] = None) -> Tuple[str, ...]:
@@ -99,14 +106,11 @@ def compiled_builds(build: Build, table: Optional[Dict[str, Companion]] = None) 
     made for this torch, or fails to install naming it, never PyPI's build for another torch.
     """
     table = load() if table is None else table
-    torch = build.torch_version.split("+", 1)[0].split(".")
-    tag = build.variant.local_tag
-    if not tag or len(torch) < 3:
-        return ()
     return tuple(
-        "%s==0.%d.%s+%s" % (name, int(torch[1]) + companion.offset, torch[2], tag)
+        pin
         for name, companion in sorted(table.items())
-        if companion.compiled and companion.offset is not None
+        if companion.compiled
+        for pin in _matching_build(name, companion, build)
     )
 
 

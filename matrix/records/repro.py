@@ -25,7 +25,7 @@ from matrix.contract.case import EXPORTDB_SOURCE
 from matrix.contract.errors import FAILED, UserError
 from matrix.contract.schema import MODES, STAGE_ERROR, STAGE_MISMATCH, Status, cell_id, first_line
 from matrix.envs import releases
-from matrix.records import packages, tables
+from matrix.records import packages, tables, transitions
 from matrix.records.columns import EXPORTED
 
 # The steps a repro script runs, in the order a cell runs them.
@@ -205,7 +205,7 @@ def torch_version(cell: Cell, matrix: Optional[releases.Matrix] = None) -> str:
         variant = (matrix or releases.default_matrix()).variant(cell.variant)
     except releases.ReleaseError:
         return cell.release
-    public = cell.release.split("+", 1)[0]
+    public = transitions.base(cell.release)
     return public if variant.local_tag is None else "%s+%s" % (public, variant.local_tag)
 
 

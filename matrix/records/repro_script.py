@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from matrix.contract.case import CaseInfo, read_info
+from matrix.contract.case import CaseInfo, imported_modules, read_info
 from matrix.records import repro
 from matrix.records import repro_code as code
 from matrix.records.repro import CHECK, DECOMPOSE, EAGER, EXPORT, SERIALIZE, Cell
@@ -65,28 +65,13 @@ def read_case(path: str, label: str) -> CaseSource:
 
 def _collect_helpers(text: str, folder: Path, found: Dict[str, str], visiting: set) -> None:
     """Add to ``found`` each module of ``folder`` that ``text`` imports, those it imports first."""
-    for name in _imported(text):
+    for name in imported_modules(text):
         helper = folder / (name + ".py")
         if name in found or name in visiting or not helper.is_file():
             continue
         source = helper.read_text(encoding="utf-8")
         _collect_helpers(source, folder, found, visiting | {name})
         found[name] = source
-
-
-def _imported(text: str) -> List[str]:
-    """The top-level module names a source imports anywhere (absolute imports only), in order."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return []
-    names: List[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names += [alias.name.split(".")[0] for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            names.append(node.module.split(".")[0])
-    return list(dict.fromkeys(names))
 
 
 # --- the script ------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Set, Tuple
 
 import pandas as pd
 
-from matrix.records import store
+from matrix.records import store, transitions
 
 Build = Tuple[str, str]  # (torch version, variant)
 Environment = Tuple[str, str, str, str]  # (torch version, variant, python, --with set or "")
@@ -51,11 +51,6 @@ class Scope:
 NONE = Scope(releases=(), builds=(), environments=0, cases=0, modes=0, cells=0)
 
 
-def release_of(version: str) -> str:
-    """The release of a build's version: ``2.13.0`` for ``2.13.0+cpu``."""
-    return version.split("+", 1)[0]
-
-
 def of(cells: pd.DataFrame, env_errors: pd.DataFrame) -> Scope:
     """The scope of a cell table (``tables.cells``) and the env-errors beside it.
 
@@ -75,7 +70,7 @@ def of(cells: pd.DataFrame, env_errors: pd.DataFrame) -> Scope:
             environments.add((str(version), str(variant), str(python), ""))
     ordered = sorted(builds, key=lambda b: (store.release_key(b[0]), b[1]))
     return Scope(
-        releases=tuple(dict.fromkeys(release_of(version) for version, _ in ordered)),
+        releases=tuple(dict.fromkeys(transitions.base(version) for version, _ in ordered)),
         builds=tuple(ordered),
         environments=len(environments),
         cases=int(cells["case"].nunique()) if "case" in cells.columns else 0,

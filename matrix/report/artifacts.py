@@ -19,8 +19,7 @@ import pandas as pd
 
 from matrix.contract.schema import LOAD_STATUSES, MODES, NO_RECORD, LoadStatus, first_line
 from matrix.records import artifacts as loads_table
-from matrix.records import tables
-from matrix.records.scope import release_of
+from matrix.records import tables, transitions
 from matrix.report import charts as charting
 from matrix.report import files
 from matrix.report import markdown as md
@@ -137,7 +136,7 @@ def reach_table(table: pd.DataFrame) -> str:
 def _builds(table: pd.DataFrame, version: str, variant: str) -> str:
     """``16 builds of 15 releases``: the builds (torch version and variant) of a side of the load table."""
     builds = set(zip(table[version].astype(str), table[variant].astype(str)))
-    releases = {release_of(v) for v, _ in builds}
+    releases = {transitions.base(v) for v, _ in builds}
     return "%s of %s" % (_count(len(builds), "build"), _count(len(releases), "release"))
 
 

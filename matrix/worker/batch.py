@@ -468,10 +468,15 @@ def _isolated(
         runner.close()
 
 
+def fill(batch: Batch, record: Dict[str, Any], result: Result) -> None:
+    """Put into ``record`` what an item's ``result`` may say: its batch's record keys, not those its parent sets."""
+    record.update({k: v for k, v in result.items() if k in batch.record_keys and k not in batch.parent_keys})
+
+
 def _finish(batch: Batch, item: Item, result: Optional[Result], started: float, progress: Progress) -> None:
     record = item.record
     if result is not None:
-        record.update({k: v for k, v in result.items() if k in batch.record_keys and k not in batch.parent_keys})
+        fill(batch, record, result)
     if result is not None or not record.get("reused_from"):  # a reused result keeps the time it was measured in
         record["total_s"] = round(time.perf_counter() - started, 6)
     record["finished_at"] = now()

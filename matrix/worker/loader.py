@@ -264,7 +264,7 @@ def keep_fresh_load(folder: str, result: Dict[str, Any], env: Dict[str, Any], ca
     if key is None or result.get("status") not in LOAD_STATUSES:
         return False
     record = item.record
-    record.update({k: v for k, v in result.items() if k in LOAD_KEYS and k not in loads.parent_keys})
+    batch.fill(loads, record, result)
     record["finished_at"] = now()
     cache.put(key, record)
     return True

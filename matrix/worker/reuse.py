@@ -20,7 +20,6 @@ Standard library only, Python 3.8 syntax: this runs inside every torch environme
 
 from __future__ import annotations
 
-import ast
 import functools
 import hashlib
 import json
@@ -30,6 +29,7 @@ import sys
 import tempfile
 from typing import Any, Dict, List, Mapping, Optional, Set
 
+from ..contract.case import imported_modules
 from ..contract.schema import Status
 
 # The variable that moves the cache (a folder) or turns it off (``off``); ``--cache`` and ``--no-cache`` win.
@@ -122,18 +122,8 @@ def case_fingerprint(path: str) -> Optional[str]:
 
 def _local_imports(source: bytes, folder: str) -> List[str]:
     """The files in ``folder`` that a module's absolute imports name (its first dotted part)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return []
-    names: Set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            names.add(node.module.split(".")[0])
     found = []
-    for name in sorted(names):
+    for name in sorted(imported_modules(source)):
         for candidate in (os.path.join(folder, name + ".py"), os.path.join(folder, name, "__init__.py")):
             if os.path.isfile(candidate):
                 found.append(os.path.abspath(candidate))

@@ -6,7 +6,7 @@ import dataclasses
 import enum
 import json
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import pytest
 
@@ -120,25 +120,33 @@ def _kept(tmp_path: Path, origin: str) -> diagnosis.Kept:
 DONE = {"diagnosis_status": "done", "diagnosis": [{"kind": "data-dependent-error", "message": "m", "count": 1}]}
 
 
+def diagnosing(monkeypatch: pytest.MonkeyPatch, fields: Dict[str, Any]) -> List[Tuple[str, float]]:
+    """Diagnoses that end with ``fields``, without draft_export: the (mode, budget) of each one run, in order."""
+    ran: List[Tuple[str, float]] = []
+
+    def fake(case: Any, mode: str, found: Dict[str, bool], budget_s: float) -> Dict[str, Any]:
+        ran.append((mode, budget_s))
+        return dict(fields)
+
+    monkeypatch.setattr(diagnosis, "diagnose", fake)
+    return ran
+
+
 def test_a_finished_diagnosis_is_reused_naming_the_release_and_run_that_ran_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ran: List[str] = []
-
-    def fake(case: Any, mode: str, found: Dict[str, bool], budget_s: float) -> Dict[str, Any]:
-        ran.append(mode)
-        return dict(DONE)
-
-    monkeypatch.setattr(diagnosis, "diagnose", fake)
+    ran = diagnosing(monkeypatch, DONE)
     found = {"draft_export": True}
     first = diagnosis.diagnose_failure(None, "strict", found, 15.0, FAILURE, _kept(tmp_path, "2.12.1+cpu/run1"))
-    assert first == DONE and ran == ["strict"]
+    assert first == DONE and [mode for mode, _ in ran] == ["strict"]
     later = dict(FAILURE, torch_version="2.13.0+cpu", run_id="run2")
     again = diagnosis.diagnose_failure(None, "strict", found, 0.0, later, _kept(tmp_path, "2.13.0+cpu/run2"))
-    assert again == dict(DONE, diagnosis_reused_from="2.12.1+cpu/run1") and ran == ["strict"]  # no time needed
+    assert again == dict(DONE, diagnosis_reused_from="2.12.1+cpu/run1") and [mode for mode, _ in ran] == [
+        "strict"
+    ]  # no time needed
     other = dict(FAILURE, error_message="another error")
     assert diagnosis.diagnose_failure(None, "strict", found, 15.0, other, _kept(tmp_path, "x/y")) == DONE
-    assert ran == ["strict", "strict"]
+    assert [mode for mode, _ in ran] == ["strict", "strict"]
     # Without draft_export, or with the cache off, nothing is looked up.
     assert diagnosis.diagnose_failure(None, "strict", {}, 15.0, FAILURE, _kept(tmp_path, "x/z")) == DONE
     assert diagnosis.diagnose_failure(None, "strict", found, 15.0, FAILURE, None) == DONE and len(ran) == 4
@@ -186,25 +194,19 @@ def test_a_cell_job_looks_diagnoses_up_only_with_the_cache_on_and_the_stage_aske
 def test_a_diagnosis_out_of_time_is_not_tried_again_here_with_that_budget(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ran: List[float] = []
     over = {"diagnosis_status": "timeout", "diagnosis": [{"kind": "budget", "message": "over 15 s"}]}
-
-    def fake(case: Any, mode: str, found: Dict[str, bool], budget_s: float) -> Dict[str, Any]:
-        ran.append(budget_s)
-        return dict(over)
-
-    monkeypatch.setattr(diagnosis, "diagnose", fake)
+    calls = diagnosing(monkeypatch, over)
     found = {"draft_export": True}
     first = diagnosis.diagnose_failure(None, "strict", found, 15.0, FAILURE, _kept(tmp_path, "2.12.1+cpu/run1"))
-    assert first == over and ran == [15.0]
+    assert first == over and [budget for _, budget in calls] == [15.0]
     later = dict(FAILURE, torch_version="2.13.0+cpu", run_id="run2")
     again = diagnosis.diagnose_failure(None, "strict", found, 15.0, later, _kept(tmp_path, "2.13.0+cpu/run2"))
-    assert again == dict(over, diagnosis_reused_from="2.12.1+cpu/run1") and ran == [15.0]
+    assert again == dict(over, diagnosis_reused_from="2.12.1+cpu/run1") and [budget for _, budget in calls] == [15.0]
     # Another budget, or another machine, tries again; a finished diagnosis never comes from this key.
     diagnosis.diagnose_failure(None, "strict", found, 40.0, later, _kept(tmp_path, "2.13.0+cpu/run3"))
-    assert ran == [15.0, 40.0]
+    assert [budget for _, budget in calls] == [15.0, 40.0]
     monkeypatch.setattr(diagnosis, "_machine", lambda: {"cpu": "another", "cores": 64, "machine": "x86_64"})
     diagnosis.diagnose_failure(None, "strict", found, 15.0, later, _kept(tmp_path, "2.13.0+cpu/run4"))
-    assert ran == [15.0, 40.0, 15.0]
+    assert [budget for _, budget in calls] == [15.0, 40.0, 15.0]
     kept = _kept(tmp_path, "x/y")
     assert kept.get(kept.key(FAILURE) or "") is None  # the budget-free key holds nothing for it

@@ -6,7 +6,7 @@ from typing import Any, Dict, List
 
 import pandas as pd
 
-from matrix.records import scope
+from matrix.records import scope, transitions
 
 from conftest import cell_table, make_cell
 
@@ -53,4 +53,4 @@ def test_pythons_and_with_sets_are_environments_of_one_build() -> None:
 
 def test_no_records_cover_nothing() -> None:
     assert scope.of(cell_table([]), pd.DataFrame()) == scope.NONE
-    assert scope.release_of("2.13.0+cpu") == "2.13.0" and scope.release_of("2.10.0.dev20251001") == "2.10.0.dev20251001"
+    assert transitions.base("2.13.0+cpu") == "2.13.0" and transitions.base("2.10.0.dev20251001") == "2.10.0.dev20251001"
