@@ -5,8 +5,10 @@
 between releases, the summary table and its pass rates, the tables of disagreements, claims,
 flaky cells, stage failures and failure signatures, each case's distinct failures to reproduce
 (:mod:`.repro`), the load table (saved × loaded) with its orders, the verdicts (which hold the
-saved-program epochs), the baseline comparison and the matrix's scope (releases, builds, cases,
-modes and cells, counted apart: :mod:`.scope`).
+saved-program epochs), the baseline comparison, the matrix's scope (releases, builds, cases,
+modes and cells, counted apart: :mod:`.scope`), the builds that lack a dependency set
+(:mod:`.completeness`: marked wherever named, left out of transitions and verdicts) and each
+build of another variant compared with PyPI's build of its release (:mod:`.builds`).
 
 Pass rate = pass / applicable cells (not-applicable and case-error left out), per environment
 and mode (:class:`PassRate`); the newest release's is :func:`newest_pass_rate`.
@@ -22,8 +24,9 @@ import pandas as pd
 from matrix.contract.schema import APPLICABLE
 from matrix.records import artifacts as loads_table
 from matrix.records import baseline as since
+from matrix.records import builds as compared_builds
+from matrix.records import completeness, repro, store, tables, transitions
 from matrix.records import epochs as saved_epochs
-from matrix.records import repro, store, tables, transitions
 from matrix.records import scope as covered
 from matrix.records import verdicts as judged
 from matrix.records.transitions import Step
@@ -43,6 +46,7 @@ class PassRate:
     passed: int
     judged: int  # applicable cells: those that ran torch.export
     rate: float  # passed / judged, the summary's pass_rate; NaN where none was judged
+    incomplete: bool = False  # the build lacks a dependency set (completeness): no headline rate comes from it
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,10 @@ class Model:
     baseline_name: Optional[str] = None
     repros: Tuple[repro.Failure, ...] = ()  # each case's distinct failures, each with the cell its repro is for
     scope: covered.Scope = covered.NONE  # covered.of(cells, env_errors)
+    # Builds with cells that lack a dependency set: marked on every page, left out of transitions and verdicts.
+    incomplete: Tuple[completeness.IncompleteBuild, ...] = ()
+    # Each build of another variant compared with PyPI's build of its release.
+    builds: Tuple[compared_builds.BuildComparison, ...] = ()
 
     @property
     def epochs(self) -> Tuple[saved_epochs.Epoch, ...]:
@@ -93,8 +101,13 @@ def build(
 
     ``known_releases``: the releases of the matrix, to tell which minor series were not run.
     """
-    cells = tables.cells(loaded.cells)
-    compared = transitions.pairs(cells, release_lists(loaded, cells))
+    found = tables.cells(loaded.cells)
+    lacking = completeness.find(found, loaded.env_errors, loaded.environments)
+    cells = completeness.mark(found, lacking)
+    # Transitions and the verdicts' counts leave incomplete builds out: their releases stay in the
+    # series (release_lists), without cells, so that a series breaks there instead of skipping them.
+    judged_cells = completeness.complete(cells)
+    compared = transitions.pairs(judged_cells, release_lists(loaded, cells))
     moves = transitions.collect(compared)
     steps = tuple(transitions.steps(compared, moves))
     comparison = since.compare(cells, moves, base[0], base[1]) if base is not None else None
@@ -103,7 +116,7 @@ def build(
     disagreements = tables.mode_disagreements(cells)
     loads = loads_table.table(loaded.loads)
     verdicts = judged.judge(
-        cells,
+        judged_cells,
         moves,
         loaded.environments,
         loads,
@@ -135,6 +148,8 @@ def build(
         baseline_name=baseline_name,
         repros=repro.failures(cells),
         scope=covered.of(cells, loaded.env_errors),
+        incomplete=lacking,
+        builds=compared_builds.compare(cells),
     )
 
 
@@ -174,6 +189,7 @@ def pass_rates(summary: pd.DataFrame) -> Tuple[PassRate, ...]:
                 passed=int(row.get("pass") or 0),
                 judged=judged_cells,
                 rate=float(row["pass_rate"]),
+                incomplete=bool(row.get(completeness.COLUMN) or False),
             )
         )
     return tuple(found)
@@ -183,7 +199,9 @@ def newest_pass_rate(rates: Sequence[PassRate]) -> Tuple[str, int, int]:
     """The newest environment's label, and its passing and judged cells over every mode ("" when none).
 
     Of the newest release's environments, the last one of torch alone (no ``--with`` set) stands for it.
+    An incomplete build never does: the newest complete one stands instead.
     """
+    rates = [r for r in rates if not r.incomplete]
     if not rates:
         return "", 0, 0
     keys = list(dict.fromkeys(r.environment for r in rates))

@@ -25,7 +25,7 @@ import pandas as pd
 
 from matrix.contract.case import exportdb_example
 from matrix.contract.schema import APPLICABLE, MODES, STAGE_ERROR, STAGES, STATUSES, WORST_FIRST, first_line, rank
-from matrix.records import store
+from matrix.records import completeness, store
 from matrix.records.columns import EXPORTED, FAILING, KEY
 
 # What a record measures of its run: a cell's are the medians over its runs.
@@ -175,6 +175,11 @@ def environment_labels(table: pd.DataFrame) -> pd.Series:
     if "with_set" in table.columns:
         requested = table["with_set"].map(lambda v: " [%s]" % v if isinstance(v, str) and v else "")
         label = label + requested
+    if completeness.COLUMN in table.columns:
+        # A build some of whose dependency sets could not be had says so wherever it is named.
+        flags = table[completeness.COLUMN].fillna(False).astype(bool)
+        marks = flags.map({True: " " + completeness.MARK, False: ""})
+        label = label + marks
     return label
 
 
@@ -352,6 +357,8 @@ def claims(table: pd.DataFrame) -> pd.DataFrame:
 def summary(table: pd.DataFrame) -> pd.DataFrame:
     """Counts per status and pass rate per environment and mode; pass rate = pass / applicable cells."""
     env = ["release", "variant", "python", "with_set", "mode"]
+    if completeness.COLUMN in table.columns:
+        env.insert(4, completeness.COLUMN)  # one value per build: kept for the environment's label
     if table.empty:
         return pd.DataFrame(columns=[*env, *STATUSES, "cells", "pass_rate"])
     counts = table.groupby(env)["status"].value_counts().unstack(fill_value=0)

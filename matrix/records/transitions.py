@@ -4,19 +4,17 @@ A pure function over the cell table (one row per release, variant, python, case,
 as made by :func:`matrix.records.tables.cells`). Where a release ran under several
 Pythons, the newest Python stands for it.
 
-Series. Each (case, mode) is followed through the releases in version order; the builds
-of one release (``2.9.1``, ``2.9.1+cpu``) count as one release. The releases of a variant
-are those the ``releases`` mapping gives it (by default the ones the table holds):
-
-- a release that a single variant holds belongs to every variant's series, so a cpu-only
-  2.13.0+cpu between PyPI's 2.9.1 and 2.15.0 is compared with both: 2.9.1 → 2.13.0+cpu → 2.15.0;
-- a release that several variants hold belongs to each of their own series only, so its
-  builds are compared like with like (2.9.1+cpu with the cpu series' neighbours, PyPI's
-  2.9.1 with PyPI's), and never with each other.
+Series. Each (case, mode) is followed through the releases of one variant family in version
+order: PyPI's builds form one series (their CUDA tags change from release to release, as PyPI's
+default build does), the CPU builds another, each CUDA index's builds another. The releases of a
+variant are those the ``releases`` mapping gives it (by default the ones the table holds). Builds
+of one release from two variants (``2.13.0+cpu`` and PyPI's ``2.13.0+cu130``) are never in one
+series: that is a comparison of builds (:mod:`matrix.records.builds`), not a change between
+releases, so a CPU build between two PyPI releases neither adds nor hides a transition.
 
 A transition compares two *consecutive* releases of a series and needs a cell on both
 sides: a release of the series with no cell for the case (an env-error, a case not run
-there) breaks the series there. A pair of cells met in two series is compared once.
+there, a build left out as incomplete) breaks the series there.
 
 Kinds (KINDS), each claimed only on evidence a reader can trust:
 
@@ -57,7 +55,7 @@ import math
 import numbers
 import statistics
 from dataclasses import dataclass
-from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import pandas as pd
 
@@ -152,12 +150,10 @@ def pairs(table: pd.DataFrame, releases: Optional[Mapping[str, Sequence[str]]] =
         cells.setdefault((str(row["case"]), str(row["mode"]), str(row.get("with_set") or "")), {})[env] = row
     found: List[Tuple[Row, Row]] = []
     for by_env in cells.values():
-        seen: Set[Tuple[Env, Env]] = set()
         for variant in sorted({variant for variant, _ in by_env}):
             chain = chains[variant]
             for before, after in zip(chain, chain[1:]):
-                if before in by_env and after in by_env and (before, after) not in seen:
-                    seen.add((before, after))
+                if before in by_env and after in by_env:
                     found.append((by_env[before], by_env[after]))
     return found
 
@@ -234,17 +230,11 @@ def steps(compared: Sequence[Tuple[Row, Row]], moves: pd.DataFrame) -> List[Step
 
 
 def series(releases: Mapping[str, Sequence[str]]) -> Dict[str, List[Env]]:
-    """Each variant's series of (variant, release) in version order: its own releases and those no other holds."""
-    holders: Dict[str, Set[str]] = {}
-    for variant, names in releases.items():
-        for name in names:
-            holders.setdefault(base(name), set()).add(variant)
-    alone = [(v, r) for v, names in releases.items() for r in names if len(holders[base(r)]) == 1]
-    chains = {}
-    for variant, names in releases.items():
-        members = {(variant, r) for r in names} | set(alone)
-        chains[variant] = sorted(members, key=lambda env: (store.release_key(env[1]), env[0]))
-    return chains
+    """Each variant's series of (variant, release): its own releases, in version order."""
+    return {
+        variant: [(variant, r) for r in sorted(dict.fromkeys(names), key=store.release_key)]
+        for variant, names in releases.items()
+    }
 
 
 def base(release: str) -> str:

@@ -23,7 +23,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import pandas as pd
 
@@ -32,6 +32,7 @@ from matrix.contract.errors import UserError
 from matrix.contract.options import from_namespace
 from matrix.records import baseline as since
 from matrix.records import model, repro, store, tables, transitions
+from matrix.records.completeness import IncompleteBuild
 from matrix.report import artifacts as report_artifacts
 from matrix.report import case_page as report_case
 from matrix.report import files, transition_page
@@ -115,6 +116,7 @@ def main(options: ReportOptions) -> int:
         title=options.title,
         charts=not options.no_charts,
         case_roots=options.case_root,
+        notify=lambda line: print(line, file=sys.stderr, flush=True),
     )
     for warning in report.warnings[:SHOWN_WARNINGS]:
         print("warning: %s" % warning, file=sys.stderr)
@@ -146,10 +148,12 @@ def build_report(
     title: Optional[str] = None,
     charts: bool = True,
     case_roots: Sequence[str] = (),
+    notify: Optional[Callable[[str], None]] = None,
 ) -> Report:
     """Load the records, compute the tables and write the report folder ``out``.
 
-    Case pages show sources from the project's ``cases/`` folder and from ``case_roots``.
+    Case pages show sources from the project's ``cases/`` folder and from ``case_roots``. ``notify`` is
+    told, before anything is written, of each build the report leaves out of its transitions and verdicts.
     """
     loaded = store.load(list(record_dirs))
     roots = report_case.default_roots() + tuple(case_roots)
@@ -157,7 +161,7 @@ def build_report(
     # that the collector does not walk them again at each collection while the report is built.
     gc.freeze()
     try:
-        return _build(loaded, record_dirs, out, baseline, title, charts, roots)
+        return _build(loaded, record_dirs, out, baseline, title, charts, roots, notify)
     finally:
         gc.unfreeze()
 
@@ -170,6 +174,7 @@ def _build(
     title: Optional[str],
     charts: bool,
     roots: Sequence[str],
+    notify: Optional[Callable[[str], None]] = None,
 ) -> Report:
     if loaded.cells.empty and loaded.env_errors.empty:
         raise ReportError("%s: no cell or env-error records to report on" % ", ".join(record_dirs))
@@ -183,6 +188,9 @@ def _build(
         known_releases=report_verdicts.known_releases(),
     )
     findings = report_index.Findings(title=title or DEFAULT_TITLE, model=judged)
+    for line in incomplete_notes(judged.incomplete):
+        if notify is not None:
+            notify(line)
     cells, labels, moves = judged.cells, judged.labels, judged.moves
     os.makedirs(out, exist_ok=True)
     listed = files.previous(out)
@@ -257,6 +265,19 @@ def _build(
         warnings=loaded.warnings,
         wrong_results=int((moves["kind"] == "wrong-result").sum()) if not moves.empty else 0,
     )
+
+
+def incomplete_notes(builds: Sequence[IncompleteBuild]) -> List[str]:
+    """One line per build left out of transitions and verdicts, naming the sets it lacks and why."""
+    return [
+        "incomplete build %s %s: lacks %s; left out of transitions and verdicts"
+        % (
+            found.release,
+            found.variant,
+            "; ".join("the %s set (%s)" % (m.dependency_set, m.error_type) for m in found.missing),
+        )
+        for found in builds
+    ]
 
 
 def _write_case_pages(

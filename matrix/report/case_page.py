@@ -153,6 +153,11 @@ def render(case: str, rows: List[Row], moves: List[Row], roots: Sequence[str] = 
     return "\n".join(parts)
 
 
+# What a page says of a case that carries no claim (no ``expected``).
+NO_CLAIM = (
+    "none: no source this case follows documents whether it exports, so its failures count as failing with no"
+    " claim, neither expected nor unexpected (for an ExportDB case, a release's own ExportDB may still name one)"
+)
 # What a page says of a case's source: the records name its file but keep no copy or hash of what ran.
 NO_CASE_FILE = "The records name no case file."
 NOT_FOUND = (
@@ -166,10 +171,10 @@ def _facts(row: Row) -> str:
     for label, key in (("tags", "tags"), ("requires", "requires")):
         if _listed(row[key]):
             facts.append("- %s: %s" % (label, ", ".join(md.code(v) for v in sorted(str(v) for v in row[key]))))
-    for label, key in (("source", "source"), ("claim", "expected")):
-        if isinstance(row[key], str):
-            facts.append("- %s: %s" % (label, md.text(row[key])))
-    return "\n".join(facts) + "\n" if facts else ""
+    if isinstance(row["source"], str):
+        facts.append("- source: %s" % md.text(row["source"]))
+    facts.append("- claim: %s" % (md.text(row["expected"]) if isinstance(row["expected"], str) else NO_CLAIM))
+    return "\n".join(facts) + "\n"
 
 
 def _status_table(rows: List[Row]) -> str:

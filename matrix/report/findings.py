@@ -9,6 +9,8 @@ from typing import Any, Dict, List, Optional, Tuple
 import pandas as pd
 
 from matrix.records.baseline import BaselineComparison
+from matrix.records.builds import BuildComparison
+from matrix.records.completeness import IncompleteBuild
 from matrix.records.model import Model, PassRate
 from matrix.records.scope import Scope
 from matrix.records.transitions import Step
@@ -104,6 +106,14 @@ class Findings:
     @property
     def scope(self) -> Scope:  # releases, builds, cases, modes and cells, counted apart
         return self.model.scope
+
+    @property
+    def incomplete(self) -> Tuple[IncompleteBuild, ...]:  # builds that lack a dependency set
+        return self.model.incomplete
+
+    @property
+    def builds(self) -> Tuple[BuildComparison, ...]:  # each build of another variant against PyPI's of its release
+        return self.model.builds
 
     @property
     def verdicts(self) -> Verdicts:  # records.verdicts.judge: what the front page opens with

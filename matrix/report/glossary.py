@@ -26,6 +26,12 @@ _MATRIX = (
      " as `cu126`"),
     ("build", "one release from one variant, named by its full version (2.13.0+cu130); the release column of a"
      " table names the build, with its variant"),
+    ("series", "the builds of one variant in version order (PyPI's, the CPU index's, each CUDA index's):"
+     " transitions compare consecutive releases of one series, never two variants"),
+    ("build comparison", "another variant's build of a release (2.13.0+cpu) against PyPI's build of it"
+     " (2.13.0+cu130), cell by cell: a difference there is the build's, not the release's"),
+    ("incomplete build", "a build whose torch installed but some dependency set of its cases could not be had:"
+     " marked (incomplete) wherever named, and left out of every transition and verdict"),
     ("environment", "a build installed under one Python, with the packages its cases need and any `--with` set"),
     ("cell", "one case in one mode in one environment: what the matrix records a status for. A matrix holds at"
      " most cases × modes × environments cells; one without a record was not run there, or its environment failed"
@@ -63,8 +69,8 @@ _CHANGES = (
      " series and `--with` set"),
     ("sample", "the releases run; consecutive means consecutive in the sample, so a minor release that was not"
      " run can lie between two that were"),
-    ("build change", "a transition between builds of different kinds (CUDA 13.0 → CPU): a change across it may"
-     " come from the build rather than the release"),
+    ("build change", "a transition within one series between builds of different kinds (CUDA → CPU, as one"
+     " index may serve both): a change across it may come from the build rather than the release"),
     ("regression", "a cell that got worse between two releases: a status regression, now wrong numbers or a"
      " stage regression"),
     ("status regression", MEANING["regression"]),

@@ -22,7 +22,7 @@ from matrix.records.model import PassRate, environment_key
 from matrix.records.transitions import Step
 from matrix.report import artifacts as report_artifacts
 from matrix.report import baseline as report_baseline
-from matrix.report import glossary, pages, real_models, transition_page
+from matrix.report import builds_page, glossary, pages, real_models, transition_page
 from matrix.report import markdown as md
 from matrix.report import verdicts as report_verdicts
 from matrix.report.findings import Findings
@@ -44,7 +44,7 @@ def render(f: Findings) -> str:
     sections = [
         "# %s\n" % md.text(f.title),
         "What the words mean (cell, build, release, regression, op drift, epoch, …): [glossary](%s).\n" % glossary.PAGE,
-        report_verdicts.render(f.verdicts),
+        report_verdicts.render(f.verdicts, builds_page.incomplete_line(f.incomplete), builds_page.line(f.builds)),
         _header(f),
         pages.charts(f, "overview"),  # below the verdicts: the whole status grid at a glance
         _summary(f),
@@ -159,7 +159,8 @@ def _op_drifts(f: Findings) -> str:
         return total
     drifts = f.moves[f.moves["kind"] == "op-drift"]
     per_program = ["%d in %s" % (int((drifts["stage"] == stage).sum()), name) for stage, name in OP_PROGRAMS]
-    return "%s (%s)" % (total, ", ".join(per_program))
+    changed = len(drifts.drop_duplicates(["case", "mode", "variant", "with_set", "before", "after"]))
+    return "%s (%s; %s)" % (total, ", ".join(per_program), _plural(changed, "cell changed", "cells changed"))
 
 
 def _timing_counts(f: Findings) -> str:
@@ -429,5 +430,9 @@ def _more(f: Findings) -> str:
         links.append("- [Flaky cells](%s) (%d)." % (pages.FLAKY, len(f.flaky)))
     if f.warnings:
         links.append("- [Record warnings](%s) (%d)." % (pages.WARNINGS, len(f.warnings)))
+    if f.builds:
+        links.append(
+            "- [Builds of one release compared](%s): another variant's build against PyPI's." % builds_page.PAGE
+        )
     links.append("- One page per case under `cases/`, linked from every table.")
     return "## More\n\n" + "\n".join(links) + "\n"

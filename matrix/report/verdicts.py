@@ -44,12 +44,17 @@ def known_releases() -> List[str]:
     return [release.version for release in release_list.default_matrix().releases]
 
 
-def render(v: Verdicts) -> str:
-    """The opening section: one line per answer, then the cells documented to work per release."""
+def render(v: Verdicts, incomplete: str = "", builds: str = "") -> str:
+    """The opening section: one line per answer, then the cells documented to work per release.
+
+    ``incomplete`` and ``builds`` are the lines on incomplete builds and on builds of one release compared
+    (:mod:`matrix.report.builds_page`), "" for none.
+    """
     lines = [
         "## Verdicts\n",
         _open_regressions(v),
         _in_newest(v),
+        incomplete,
         _unexpected(v),
         _unclaimed(v),
         _best(v),
@@ -57,6 +62,7 @@ def render(v: Verdicts) -> str:
         _since(v),
         _sample(v),
         _build_changes(v),
+        builds,
     ]
     text = "\n".join(line for line in lines if line) + "\n"
     return text + "\n" + documented(v)

@@ -164,7 +164,8 @@ def test_every_chart_of_the_largest_matrix_is_readable_and_uncut():
     cells = largest()
     labels = tables.environment_labels(cells)
     steps = steps_of(cells)
-    assert len(steps) == 14
+    # PyPI's 14 builds make 13 steps; the one CPU build is in a series of its own, never between them.
+    assert len(steps) == 13
     figures = [
         heatmaps.overview_figure(cells),
         release_charts.pass_rate_figure(tables.summary(cells)),

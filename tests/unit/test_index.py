@@ -26,7 +26,7 @@ VOCABULARY = (
     "stage regression", "fix", "status fix", "stage fix", "graph change", "op drift", "slowdown", "speedup",
     "saved program", "epoch", "exception", "load regression", "previous report", "new cell", "vanished cell",
     "env-error", "load-error", "run-error", "pass", "mismatch", "fail", "crash", "timeout", "not-applicable",
-    "case-error",
+    "case-error", "series", "build comparison", "incomplete build",
 )  # fmt: skip
 
 
@@ -145,7 +145,8 @@ def test_op_drifts_are_counted_per_program_on_the_front_page(built: Path):
     exported, decomposed = int((drifts["stage"] == "exported").sum()), int((drifts["stage"] == "decomposed").sum())
     assert exported and decomposed
     assert (
-        "%d op drifts (%d in the exported program, %d in the decomposed one)" % (len(drifts), exported, decomposed)
+        "%d op drifts (%d in the exported program, %d in the decomposed one; %d cells changed)"
+        % (len(drifts), exported, decomposed, len(drifts.drop_duplicates(["case", "mode", "before", "after"])))
         in index
     )
     assert "| graph changes | op drift: exported | op drift: decomposed |" in index

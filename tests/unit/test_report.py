@@ -554,21 +554,65 @@ def test_a_pass_whose_program_does_not_save_and_load_is_not_a_clean_pass(tmp_pat
     assert list(pd.read_parquet(out / "cells.parquet")["serialize_outcome"]) == ["ok", "error"]
 
 
-def test_a_build_of_another_variant_between_two_releases_is_compared(tmp_path: Path):
+def test_a_build_of_another_variant_is_compared_with_pypis_build_never_in_the_release_chain(tmp_path: Path):
     rows = [
         report_cell("2.9.1", "x", variant="pypi"),
+        report_cell("2.13.0", "x", variant="pypi"),
         report_cell("2.13.0+cpu", "x", "fail", variant="cpu", error_type="RuntimeError", error_message="boom"),
         report_cell("2.15.0", "x", variant="pypi", serialize_status="error", serialize_error="save: boom"),
     ]
     out = tmp_path / "report"
     report.build_report([str(write_by_release(tmp_path / "records", rows))], str(out), charts=False)
     index = (out / "index.md").read_text(encoding="utf-8")
-    assert "[2.9.1 (pypi) → 2.13.0+cpu (cpu)](transition-2.9.1__2.13.0+cpu.md)" in index
+    # PyPI's series goes 2.9.1 → 2.13.0 → 2.15.0; the CPU build is in no transition.
+    assert sorted(p.name for p in out.glob("transition-*.md")) == [
+        "transition-2.13.0__2.15.0.md",
+        "transition-2.9.1__2.13.0.md",
+    ]
+    assert "2.13.0+cpu" not in pd.read_parquet(out / "transitions.parquet")[["before", "after"]].to_numpy()
+    assert "2.13.0+cpu vs 2.13.0: 1 cells compared, 1 worse, 0 better" in index
+    assert "[every difference](builds.md)" in index
+    page = (out / "builds.md").read_text(encoding="utf-8")
+    assert "## 2.13.0+cpu vs 2.13.0\n" in page
+    assert "| [x](cases/x.md) | strict | worse on this build | pass → fail | boom |" in page
     # The pass rate table counts each environment's passes that do not save and load.
     assert "| 2.13.0+cpu cpu | 1 | 0.0% | 0 | 0 |" in index and "| 2.15.0 pypi | 1 | 100.0% | 1 | 0 |" in index
-    page = (out / "transition-2.13.0+cpu__2.15.0.md").read_text(encoding="utf-8")
-    assert page.startswith("# 2.13.0+cpu (cpu) → 2.15.0 (pypi)\n")
-    assert "## Fixes (1)" in page and "`RuntimeError`: boom" in page
+
+
+def test_an_incomplete_build_is_marked_and_left_out_of_transitions_and_verdicts(tmp_path: Path):
+    failed = {
+        **report_environment("2.13.0", "2026-01-01T08:00:00+00:00"),
+        "kind": "env-error",
+        "dependency_set": "torchvision",
+        "error_type": "matrix.envs.install.InstallError",
+        "error_message": "uv pip install torch==2.13.0 torchvision==0.28.0 failed: error: No solution found",
+        "finished_at": "2026-01-01T08:00:00+00:00",
+    }
+    rows = [
+        report_cell("2.12.0", "x"),
+        report_cell("2.13.0", "x", "fail", error_type="RuntimeError", error_message="boom"),
+        failed,
+        report_cell("2.14.0", "x", "fail", error_type="RuntimeError", error_message="boom"),
+    ]
+    notes: List[str] = []
+    out = tmp_path / "report"
+    built = report.build_report(
+        [str(write_by_release(tmp_path / "records", rows))], str(out), charts=False, notify=notes.append
+    )
+    assert notes == [
+        "incomplete build 2.13.0 cpu: lacks the torchvision set (matrix.envs.install.InstallError);"
+        " left out of transitions and verdicts"
+    ]
+    # 2.13.0's cells are not compared with anything: the series breaks there, so 2.12.0 → 2.14.0 is not a step.
+    assert built.regressions == 0 and not list(out.glob("transition-*.md"))
+    index = (out / "index.md").read_text(encoding="utf-8")
+    assert "- **Incomplete builds**, marked (incomplete)" in index
+    assert "2.13.0 cpu lacks `torchvision`: error: No solution found" in index
+    assert "| 2.13.0 (incomplete) | 1 | 0.0% |" in index
+    grid = (out / "grid.md").read_text(encoding="utf-8")
+    assert "| case | 2.12.0 | 2.13.0 (incomplete) | 2.14.0 |" in grid
+    cells = pd.read_parquet(out / "cells.parquet")
+    assert list(zip(cells["release"], cells["incomplete"])) == [("2.12.0", False), ("2.13.0", True), ("2.14.0", False)]
 
 
 def test_transition_page_names_are_plain_where_they_can_be_and_safe_otherwise():

@@ -335,54 +335,50 @@ def compared(rows: List[Dict[str, Any]], **kwargs: Any) -> List[tuple]:
     return [(b["release"], a["release"]) for b, a in transitions.pairs(pd.DataFrame(rows), **kwargs)]
 
 
-def test_a_release_only_one_variant_holds_joins_the_other_variants_series():
+def test_a_build_of_another_variant_never_joins_pypis_series():
     rows = [
         built("2.9.1", "pypi"),
         built("2.13.0+cpu", "cpu", "fail", error_type="RuntimeError"),
         built("2.15.0", "pypi"),
     ]
-    assert compared(rows) == [("2.9.1", "2.13.0+cpu"), ("2.13.0+cpu", "2.15.0")]
-    found = transitions.find(pd.DataFrame(rows))
-    assert list(zip(found["kind"], found["before"], found["after"], found["variant_before"], found["variant"])) == [
-        ("regression", "2.9.1", "2.13.0+cpu", "pypi", "cpu"),
-        ("fix", "2.13.0+cpu", "2.15.0", "cpu", "pypi"),
-    ]
+    # PyPI's series skips nothing of its own; the CPU build is alone in its series and compared with nothing.
+    assert compared(rows) == [("2.9.1", "2.15.0")]
+    assert transitions.find(pd.DataFrame(rows)).empty
 
 
-def test_a_release_several_variants_hold_compares_like_with_like():
+def test_each_variant_family_is_its_own_series():
     rows = [
         built("2.8.0", "pypi"),
         built("2.9.1", "pypi", "fail"),
         built("2.9.1+cpu", "cpu"),
-        built("2.13.0+cpu", "cpu"),
+        built("2.13.0+cpu", "cpu", "fail"),
         built("2.15.0", "pypi"),
     ]
-    assert sorted(compared(rows)) == [
-        ("2.13.0+cpu", "2.15.0"),
-        ("2.8.0", "2.9.1"),
-        ("2.8.0", "2.9.1+cpu"),
-        ("2.9.1", "2.13.0+cpu"),
-        ("2.9.1+cpu", "2.13.0+cpu"),
-    ]
-    # The two builds of 2.9.1 are never compared with each other, and 2.9.1 → 2.15.0 skips no release.
+    assert sorted(compared(rows)) == [("2.8.0", "2.9.1"), ("2.9.1", "2.15.0"), ("2.9.1+cpu", "2.13.0+cpu")]
     found = transitions.find(pd.DataFrame(rows))
-    assert list(zip(found["kind"], found["before"], found["after"])) == [
-        ("regression", "2.8.0", "2.9.1"),
-        ("fix", "2.9.1", "2.13.0+cpu"),
+    assert list(zip(found["kind"], found["before"], found["after"], found["variant"])) == [
+        ("regression", "2.8.0", "2.9.1", "pypi"),
+        ("regression", "2.9.1+cpu", "2.13.0+cpu", "cpu"),
+        ("fix", "2.9.1", "2.15.0", "pypi"),
     ]
 
 
-def test_a_release_that_failed_to_install_breaks_every_series_it_sits_in():
-    rows = [built("2.9.1", "pypi"), built("2.15.0", "pypi", "fail")]
-    assert compared(rows) == [("2.9.1", "2.15.0")]
-    # The cpu-only 2.13.0+cpu has no cell (its environment failed): nothing is compared across it.
-    assert compared(rows, releases={"pypi": ["2.9.1", "2.15.0"], "cpu": ["2.13.0+cpu"]}) == []
+def test_a_release_without_cells_breaks_its_own_series_only():
+    rows = [
+        built("2.9.1", "pypi"),
+        built("2.15.0", "pypi", "fail"),
+        built("2.9.1+cpu", "cpu"),
+        built("2.15.0+cpu", "cpu"),
+    ]
+    # PyPI's 2.13.0 has no cell (its environment failed): nothing of PyPI's is compared across it.
+    releases = {"pypi": ["2.9.1", "2.13.0", "2.15.0"], "cpu": ["2.9.1+cpu", "2.15.0+cpu"]}
+    assert compared(rows, releases=releases) == [("2.9.1+cpu", "2.15.0+cpu")]
 
 
-def test_series_lists_each_variant_with_the_releases_no_other_variant_holds():
-    chains = transitions.series({"pypi": ["2.9.1", "2.15.0"], "cpu": ["2.9.1+cpu", "2.13.0+cpu"]})
-    assert chains["pypi"] == [("pypi", "2.9.1"), ("cpu", "2.13.0+cpu"), ("pypi", "2.15.0")]
-    assert chains["cpu"] == [("cpu", "2.9.1+cpu"), ("cpu", "2.13.0+cpu"), ("pypi", "2.15.0")]
+def test_series_lists_each_variant_with_its_own_releases_in_version_order():
+    chains = transitions.series({"pypi": ["2.15.0", "2.9.1"], "cpu": ["2.13.0+cpu", "2.9.1+cpu"]})
+    assert chains["pypi"] == [("pypi", "2.9.1"), ("pypi", "2.15.0")]
+    assert chains["cpu"] == [("cpu", "2.9.1+cpu"), ("cpu", "2.13.0+cpu")]
 
 
 # --- steps: the release transitions the report's pages render ------------------------------------

@@ -1,0 +1,152 @@
+"""Builds of one release compared (``builds.md``), and the builds that lack a dependency set.
+
+The comparison is :mod:`matrix.records.builds`, the completeness :mod:`matrix.records.completeness`;
+this module words them: one verdict line each for the front page, and the page that lists every
+cell where another variant's build differs from PyPI's build of its release.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Sequence
+
+from matrix.records import transitions
+from matrix.records.builds import BuildComparison
+from matrix.records.completeness import MARK, IncompleteBuild, Missing
+from matrix.report import markdown as md
+
+PAGE = "builds.md"
+# Anchor of the front page's section on environments that failed to install.
+INSTALL_SECTION = "#environments-that-failed-to-install"
+# The longest installer message quoted in a verdict line.
+CAUSE_LIMIT = 100
+# What each kind of transition means between two builds of one release.
+DIFFERENCE = {
+    "regression": "worse on this build",
+    "wrong-result": "wrong numbers on this build, an error on PyPI's",
+    "fix": "better on this build",
+    "stage-regression": "a stage fails on this build only",
+    "stage-fix": "a stage works on this build only",
+    "graph-change": "another graph",
+    "op-drift": "other operators",
+    "slowdown": "export slower",
+    "speedup": "export faster",
+}
+
+
+def incomplete_line(builds: Sequence[IncompleteBuild]) -> str:
+    """The front page's verdict on builds that lack a dependency set ("" for none)."""
+    if not builds:
+        return ""
+    parts = []
+    for found in builds:
+        causes = "; ".join(
+            "%s: %s" % (md.code(m.dependency_set), md.text(_cause(m), CAUSE_LIMIT)) for m in found.missing
+        )
+        parts.append("%s %s lacks %s" % (md.text(found.release), md.text(found.variant), causes))
+    return (
+        "- **Incomplete builds**, marked %s wherever named and left out of every transition and verdict above"
+        " (a dependency set of their cases could not be installed, so their cells say nothing of torch;"
+        " [installer errors](%s)): %s." % (md.text(MARK), INSTALL_SECTION, " · ".join(parts))
+    )
+
+
+def _cause(missing: Missing) -> str:
+    """The installer's first line, else the error's class."""
+    lines = missing.error_message.splitlines()
+    # An installer's message opens with the command it ran; what went wrong follows.
+    return lines[0].split(" failed: ", 1)[-1] if lines else missing.error_type
+
+
+def line(comparisons: Sequence[BuildComparison]) -> str:
+    """The front page's verdict on builds of one release compared ("" for none)."""
+    if not comparisons:
+        return ""
+    parts = [
+        "%s vs %s: %s" % (md.text(c.build), md.text(c.reference), _counts(c))
+        + (" %s" % md.text(MARK) if c.incomplete else "")
+        for c in comparisons
+    ]
+    return (
+        "- **Builds of one release** (another variant's build against PyPI's build of the release, never a"
+        " transition between releases; [every difference](%s)): %s." % (PAGE, " · ".join(parts))
+    )
+
+
+def _mark(c: BuildComparison) -> str:
+    return " " + md.text(MARK) if c.incomplete else ""
+
+
+def _counts(c: BuildComparison) -> str:
+    found = [
+        "%d cells compared" % c.compared,
+        "%d worse" % c.worse,
+        "%d better" % c.better,
+        md.plural(c.count("graph-change"), "other graph"),
+        md.plural(_cells(c, "op-drift"), "cell with other operators", "cells with other operators"),
+    ]
+    if c.unranked:
+        found.append("%d not comparable (%s)" % (len(c.unranked), _unranked_statuses(c)))
+    return ", ".join(found)
+
+
+def _cells(c: BuildComparison, kind: str) -> int:
+    """The cells with a difference of ``kind``: an op drift in both programs of one cell counts once."""
+    return len({(d["case"], d["mode"], d.get("with_set") or "") for d in c.differences if d["kind"] == kind})
+
+
+def _unranked_statuses(c: BuildComparison) -> str:
+    """What the cells that cannot be compared hold on this build: ``8 case-error on this build``."""
+    counts: Dict[str, int] = {}
+    for row in c.unranked:
+        counts[str(row.get("status"))] = counts.get(str(row.get("status")), 0) + 1
+    return ", ".join("%d %s on this build" % (n, status) for status, n in sorted(counts.items()))
+
+
+def render(comparisons: Sequence[BuildComparison]) -> str:
+    """The page: per build, every cell where it differs from PyPI's build of its release."""
+    out = [
+        "# Builds of one release compared\n",
+        "[← back to the matrix](index.md)\n",
+        "Each build of another variant (the CPU index's, a CUDA index's) against PyPI's build of the same release,"
+        " case by case and mode by mode, under the rules of a transition: statuses compared only where both ran"
+        " torch.export, graphs only where both hashes come from one scheme, timings only on enough runs. A"
+        " difference here is the build's, not the release's: these cells are never in a release transition.\n",
+    ]
+    for c in comparisons:
+        title = "## %s vs %s" % (md.text(c.build), md.text(c.reference))
+        out.append(title + _mark(c) + "\n")
+        out.append("%s.\n" % _counts(c).capitalize())
+        rows = [
+            [
+                md.case_link(str(d["case"])),
+                md.text(d["mode"]),
+                md.text(DIFFERENCE.get(str(d["kind"]), str(d["kind"]))),
+                md.text(_detail(d), 160),
+                md.text(d.get("error_message") or "", 200),
+            ]
+            for d in _ordered(c.differences)
+        ]
+        rows += [
+            [
+                md.case_link(str(row["case"])),
+                md.text(row["mode"]),
+                md.text("not comparable"),
+                md.text("%s on this build" % row.get("status")),
+                md.text(row.get("error_message") or "", 200),
+            ]
+            for row in c.unranked
+        ]
+        headers = ["case", "mode", "difference", "PyPI's → this build", "error"]
+        out.append(md.table(headers, rows) if rows else "_No difference._\n")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _detail(d: Dict[str, object]) -> str:
+    if d["kind"] == "op-drift":
+        return "%s program: %s" % (d.get("stage"), d.get("detail"))
+    return str(d.get("detail") or "")
+
+
+def _ordered(differences: Sequence[Dict[str, object]]) -> List[Dict[str, object]]:
+    order = {kind: i for i, kind in enumerate(transitions.KINDS)}
+    return sorted(differences, key=lambda d: (order.get(str(d["kind"]), len(order)), str(d["case"]), str(d["mode"])))
