@@ -39,7 +39,7 @@ from matrix.contract.schema import (
     recency,
 )
 from matrix.envs import releases
-from matrix.records import cache
+from matrix.records import cache, published
 
 # Columns whose values repeat from run to run of a cell (texts, names): sharing one string object per
 # distinct value within a file keeps a large record set's memory close to its distinct content.
@@ -125,6 +125,9 @@ def _record_files(folders: Sequence[str]) -> List[str]:
         if not os.path.isdir(folder):
             raise StoreError("%s: no such record folder" % folder)
         found = list(records.iter_files(folder))
+        if not found and published.is_report(folder):
+            # A published report whose records are gone: its tables stand for them.
+            found = [os.path.join(folder, published.CELLS)]
         if not found:
             raise StoreError("%s: no *.jsonl record files in this folder" % folder)
         files.extend(found)
@@ -183,7 +186,18 @@ _CODE = _parser_code()
 
 
 def _read_file_cached(path: str) -> _FileRecords:
+    if os.path.basename(path) == published.CELLS:
+        return _read_report(path)
     return cache.cached(path, _read_file, _CODE)
+
+
+def _read_report(path: str) -> _FileRecords:
+    """A published report's tables (``path`` is its cell table) as the records they came from."""
+    try:
+        rows, warnings = published.read(os.path.dirname(path))
+    except (OSError, ValueError) as exc:
+        raise StoreError("%s: cannot read this report's tables: %s" % (path, exc))
+    return _parsed(path, rows, warnings, list(range(1, len(rows) + 1)))
 
 
 def _read_file(path: str) -> _FileRecords:
@@ -193,6 +207,11 @@ def _read_file(path: str) -> _FileRecords:
         raise StoreError(str(exc))
     except (OSError, UnicodeDecodeError) as exc:
         raise StoreError("%s: cannot read this record file: %s" % (path, exc))
+    return _parsed(path, rows, warnings, lines)
+
+
+def _parsed(path: str, rows: List[Dict[str, Any]], warnings: List[str], lines: List[int]) -> _FileRecords:
+    """The records ``rows`` of the file ``path`` (read at ``lines``) sorted by kind, their identities checked."""
     cells: List[Dict[str, Any]] = []
     environments: List[Dict[str, Any]] = []
     env_errors: List[Dict[str, Any]] = []

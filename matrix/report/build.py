@@ -31,7 +31,7 @@ from matrix import parallel
 from matrix.contract.errors import UserError
 from matrix.contract.options import from_namespace
 from matrix.records import baseline as since
-from matrix.records import model, repro, store, tables, transitions
+from matrix.records import model, published, repro, store, tables, transitions
 from matrix.records.completeness import IncompleteBuild
 from matrix.report import artifacts as report_artifacts
 from matrix.report import case_page as report_case
@@ -341,6 +341,8 @@ def _write_tables(out: str, f: report_index.Findings) -> Set[str]:
         "claims.parquet": tables.storable(f.claims),
         "environments.parquet": tables.storable(_plain_environments(f.environments)),
         "env_errors.parquet": tables.storable(f.env_errors),
+        # The texts left out of cells.parquet, so that a report can be rebuilt from its tables alone.
+        published.TEXTS: published.texts_frame(f.cells),
     }
     for name, frame in frames.items():
         frame.to_parquet(files.target(out, name), index=False, compression="zstd")
