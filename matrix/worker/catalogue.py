@@ -21,6 +21,8 @@ from ..contract.schema import Status
 from .sources import discover_source
 
 TITLE = "# Case catalogue"
+# What the catalogue says of a case that carries no claim.
+NO_CLAIM = "none"
 GENERATOR = "export-matrix cases --markdown > cases/README.md"
 
 
@@ -129,7 +131,9 @@ def markdown(infos: Sequence[CaseInfo]) -> str:
         "",
         "%d cases in %d folders. *Requires* names the capabilities a torch release must offer;"
         " where one is missing the cell is `%s`. *Expected* is what a source documents"
-        " (ExportDB's support level, a tutorial's claim), not an assertion. *Needs* lists the packages"
+        " (ExportDB's support level, a tutorial's claim), not an assertion; *none* where no source documents"
+        " whether the case exports, so that a failure of it is neither expected nor unexpected (an ExportDB"
+        " case may still take a claim from a release's own ExportDB). *Needs* lists the packages"
         " a case's PEP 723 block names besides torch: they are installed in an environment of their own."
         % (len(infos), len(groups), Status.NOT_APPLICABLE.value),
         "",
@@ -152,7 +156,7 @@ def markdown(infos: Sequence[CaseInfo]) -> str:
                     _codes(info.tags),
                     _codes(info.requires),
                     extra,
-                    _cell(info.expected or ""),
+                    _cell(info.expected or NO_CLAIM),
                 )  # fmt: skip
             )
         lines.append("")

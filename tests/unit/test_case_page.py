@@ -11,6 +11,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from matrix.report import build as report
+from matrix.report import case_page
 
 from conftest import report_cell
 
@@ -121,3 +122,15 @@ def test_a_source_that_is_not_there_is_said_in_one_line(pages: Path):
         "## Source\n\n_The source is not available: the case file `cases/gone.py` is not a file in the case folders"
         " this report was built with._\n"
     )
+
+
+def test_every_case_page_states_its_claim_or_that_it_has_none(tmp_path: Path):
+    rows = [report_cell("2.4.1", "claimed", expected="supported"), report_cell("2.4.1", "silent")]
+    folder = tmp_path / "records"
+    folder.mkdir()
+    (folder / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    report.build_report([str(folder)], str(tmp_path / "out"), charts=False)
+    claimed = (tmp_path / "out" / "cases" / "claimed.md").read_text(encoding="utf-8")
+    silent = (tmp_path / "out" / "cases" / "silent.md").read_text(encoding="utf-8")
+    assert "\n- claim: supported\n" in claimed
+    assert "\n- claim: %s\n" % case_page.NO_CLAIM in silent

@@ -32,6 +32,6 @@ def test_markdown_escapes_pipes_and_shows_problems():
         CaseInfo(name="a/broken", path="a/broken.py", description="", problem="a/broken.py: cannot parse: | here"),
     ]
     text = markdown(infos)
-    assert "| `a/pipes` | x \\| y | `torch.cond` |  |  |" in text
+    assert "| `a/pipes` | x \\| y | `torch.cond` |  | none |" in text  # no claim: says so
     assert "| `a/broken` | PROBLEM: a/broken.py: cannot parse: \\| here |" in text
     assert "second line" not in text
