@@ -62,7 +62,8 @@ def render(f: Findings) -> str:
     return "\n".join(s for s in sections if s).rstrip("\n") + "\n"
 
 
-def _values(frame: pd.DataFrame, column: str, ordered: bool = False) -> List[str]:
+def values_of(frame: pd.DataFrame, column: str, ordered: bool = False) -> List[str]:
+    """The distinct values of a column as text, sorted (in version order where ``ordered``); the run's facts."""
     if column not in frame.columns:
         return []
     values = [str(v) for v in frame[column].dropna().unique() if str(v)]
@@ -79,18 +80,19 @@ def _header(f: Findings) -> str:
         "| | |",
         "| :--- | :--- |",
         "| releases | %s: %s |" % (md.releases_and_builds(f.scope), md.text(", ".join(md.build_names(f.scope)))),
-        "| variants | %s |" % md.text(", ".join(_values(cells, "variant"))),
-        "| Python | %s |" % md.text(", ".join(_values(cells, "python", ordered=True))),
-        "| sources | %s |" % md.text(", ".join(_values(cells, "source"))),
-        "| machine | %s |" % md.text("; ".join(_machines(envs))),
-        "| device | %s |" % md.text(", ".join(_values(envs, "device") or _values(cells, "device"))),
+        "| variants | %s |" % md.text(", ".join(values_of(cells, "variant"))),
+        "| Python | %s |" % md.text(", ".join(values_of(cells, "python", ordered=True))),
+        "| sources | %s |" % md.text(", ".join(values_of(cells, "source"))),
+        "| machine | %s |" % md.text("; ".join(machines(envs))),
+        "| device | %s |" % md.text(", ".join(values_of(envs, "device") or values_of(cells, "device"))),
         "| run on | %s (UTC, from the environment records) |" % md.text(when),
         "| cells | %s; from %s |" % (md.cells_counted(f.scope), _plural(f.runs, "cell record")),
     ]
     return "\n".join(lines) + "\n"
 
 
-def _machines(envs: pd.DataFrame) -> List[str]:
+def machines(envs: pd.DataFrame) -> List[str]:
+    """Each machine the environment records name: architecture, CPU and platform."""
     found = set()
     for row in envs.to_dict("records"):
         parts = [str(row.get(k)) for k in ("machine", "cpu", "platform") if row.get(k)]

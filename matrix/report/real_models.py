@@ -40,7 +40,7 @@ def section(f: Findings) -> str:
     by_cell: Dict[Tuple[str, str], List[dict]] = {}
     for row in cells.to_dict("records"):
         by_cell.setdefault((str(row["case"]), str(row["_env"])), []).append(row)
-    failed = _not_installed(f, cells)
+    failed = not_installed(f, cells)
     rows = []
     for case in sorted({case for case, _ in by_cell}):
         rows.append(
@@ -48,7 +48,7 @@ def section(f: Findings) -> str:
         )
     rows.append(
         ["**passes**"]
-        + [_share(cells[cells["_env"] == env], modes, sum(1 for _, e in failed if e == env)) for env in envs]
+        + [share(cells[cells["_env"] == env], modes, sum(1 for _, e in failed if e == env)) for env in envs]
     )
     intro = (
         "Real architectures built in code with random weights (`cases/real_models/`), each with the libraries it"
@@ -60,7 +60,7 @@ def section(f: Findings) -> str:
     return "## Real models (%d)\n\n%s%s" % (len({case for case, _ in by_cell}), intro, table)
 
 
-def _not_installed(f: Findings, cells: pd.DataFrame) -> Set[Tuple[str, str]]:
+def not_installed(f: Findings, cells: pd.DataFrame) -> Set[Tuple[str, str]]:
     """The (model, environment) pairs without a cell because the model's set has an env-error there.
 
     A model's set in an environment it has no cell in is the one it had elsewhere with the same
@@ -96,7 +96,7 @@ def _cell(rows: List[dict], modes: List[str], not_installed: bool = False) -> st
     return symbols + (" " + md.text(libraries) if libraries else "")
 
 
-def _share(cells: pd.DataFrame, modes: List[str], not_installed: int = 0) -> str:
+def share(cells: pd.DataFrame, modes: List[str], not_installed: int = 0) -> str:
     """``12/17 · 14/17``: per mode, the models that pass of those recorded here; then those that did not install."""
     parts = []
     for mode in modes:

@@ -1,7 +1,9 @@
 """The report's site in a real browser: headless Chromium filters the grid and follows a case's link, as a reader would.
 
-At a 1400 px window it also measures the layout a reader relies on: a case's saved × loaded grid is a grid (each
-cell under its column's header) and no release's label is cut, on the case page or in the front page's grid.
+At a 1400 px window it also measures the layout a reader relies on: a case's saved × loaded grid and the real-model
+table are grids (each cell under its column's header) and no release's label is cut, on the case page or in the front
+page's grid; a link to a filtered view scrolls to it, and the back button restores the filter before it; the search
+finds a case by its error text; every download is a file inside the site's folder.
 
 Needs Chromium and its driver (Debian: ``apt-get install -y chromium chromium-driver``;
 ``.ci/run`` installs them) and selenium (the ``test`` extra). Without them the test fails
@@ -14,6 +16,7 @@ import json
 import shutil
 from pathlib import Path
 from typing import Any, Dict, Iterator, List
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
@@ -28,11 +31,22 @@ WIDTH = 1400  # the window a reader's laptop gives the pages, in CSS pixels
 
 
 def real_model_records(folder: Path) -> Path:
-    """A case of the real-model pack on two releases, with a load of one release's program on the other."""
+    """A case of the real-model pack on two releases with its library, with a load of one release's program on the
+    other."""
     folder.mkdir(parents=True)
     with records.Writer(str(folder / "model.jsonl")) as writer:
-        for release in ("2.5.0", "2.6.0"):
-            writer.write(report_cell(release, "real_models/hf_tiny", tags=["model"]))
+        for release, version in (("2.5.0", "4.50.0"), ("2.6.0", "4.57.1")):
+            run = "deps-%s" % release
+            writer.write(
+                {
+                    "kind": "environment", "schema_version": schema.SCHEMA_VERSION, "run_id": run,
+                    "torch_version": release, "variant": "cpu", "python": "3.11", "dependency_set": "transformers",
+                    "added_packages": {"transformers": version}, "started_at": "2025-03-02T10:00:00+00:00",
+                }
+            )  # fmt: skip
+            writer.write(
+                report_cell(release, "real_models/hf_tiny", tags=["model"], dependency_set="transformers", run_id=run)
+            )
         for saved, loaded in (("2.5.0", "2.6.0"), ("2.6.0", "2.6.0")):
             load: Dict[str, Any] = {key: None for key in schema.LOAD_KEYS}
             load.update(
@@ -50,11 +64,32 @@ BUILDS += ["2.%d.%d+cu1%d" % (minor, patch, cuda) for minor in (9, 10, 11, 12) f
 
 
 def wide_records(folder: Path) -> Path:
-    """One case on every build of BUILDS, each build's program loaded on every build: a 16 × 16 grid."""
+    """One case on every build of BUILDS, each build's program loaded on every build: a 16 × 16 grid; and a real
+    model on every build."""
     folder.mkdir(parents=True)
-    for loaded in BUILDS:
+    for number, loaded in enumerate(BUILDS):
         variant = loaded.split("+")[1]
         rows = [report_cell(loaded, "wide", variant=variant)]
+        # A real model with its library, whose version each build resolved: a cell of the real-models table.
+        run = "deps-%s" % loaded
+        rows.append(
+            {
+                "kind": "environment", "schema_version": schema.SCHEMA_VERSION, "run_id": run, "torch_version": loaded,
+                "variant": variant, "python": "3.11", "dependency_set": "transformers",
+                "added_packages": {"transformers": "5.%d.0" % (10 + number)}, "started_at": "2025-03-02T10:00:00+00:00",
+            }
+        )  # fmt: skip
+        for mode in ("strict", "non-strict"):
+            rows.append(
+                report_cell(
+                    loaded,
+                    "real_models/hf_model",
+                    mode=mode,
+                    variant=variant,
+                    dependency_set="transformers",
+                    run_id=run,
+                )
+            )
         for saved in BUILDS:
             newer = release_key(saved) > release_key(loaded)  # an older build cannot read a newer one's program
             load: Dict[str, Any] = {key: None for key in schema.LOAD_KEYS}
@@ -162,7 +197,7 @@ def test_a_reader_filters_the_grid_and_opens_a_case(site: Path, browser: Any, tm
     assert visible_cases(browser) == everything
     assert browser.find_element(By.ID, "f-count").text == "5 of 5 cases"
 
-    name = browser.find_element(By.ID, "f-name")
+    name = browser.find_element(By.ID, "f-search")
     name.send_keys("HEAL")  # any case
     assert visible_cases(browser) == ["heals"]
     assert browser.find_element(By.ID, "f-count").text == "1 of 5 cases"
@@ -223,11 +258,134 @@ def test_a_reader_filters_the_grid_and_opens_a_case(site: Path, browser: Any, tm
     assert errors == []
 
 
+def in_view(chrome: Any, selector: str) -> bool:
+    """Whether the top of the element is inside the window, as a reader sees it after a link scrolled."""
+    return chrome.execute_script(
+        "const r = document.querySelector(arguments[0]).getBoundingClientRect();"
+        " return r.top >= 0 && r.top < window.innerHeight && r.bottom > 0;",
+        selector,
+    )
+
+
+def top_of(chrome: Any, selector: str) -> float:
+    """Where the element's top is, from the window's top edge, in CSS pixels."""
+    return chrome.execute_script("return document.querySelector(arguments[0]).getBoundingClientRect().top", selector)
+
+
+def value_of(chrome: Any, control: str) -> str:
+    from selenium.webdriver.common.by import By
+
+    return chrome.find_element(By.ID, control).get_attribute("value")
+
+
+def visible_changes(chrome: Any) -> List[List[str]]:
+    """The rows of the table of changes a reader sees: transition and case."""
+    from selenium.webdriver.common.by import By
+
+    rows = chrome.find_elements(By.CSS_SELECTOR, "#change-table tbody tr")
+    return [[td.text for td in row.find_elements(By.TAG_NAME, "td")[:2]] for row in rows if row.is_displayed()]
+
+
+def test_a_link_scrolls_to_what_it_filters_and_back_restores_the_filter_before(
+    site: Path, browser: Any, tmp_path: Path
+):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def wait(condition: Any) -> None:
+        WebDriverWait(browser, 10).until(lambda _: condition())
+
+    open_page(browser, site / "index.html")
+    everything = ["breaks", "heals", "nested/case", "real_models/hf_tiny", "steady"]
+    choose(browser, "f-status", "fail")
+    assert visible_cases(browser) == ["breaks", "heals"]
+    browser.execute_script("window.scrollTo(0, 0)")
+    assert top_of(browser, "#cases") > 300  # the grid's section starts below the verdicts
+
+    browser.find_element(By.LINK_TEXT, "its failing cells").click()
+    assert visible_cases(browser) == ["breaks"]
+    wait(lambda: abs(top_of(browser, "#cases")) < 20)  # the link scrolled to the grid it filters: its section on top
+    assert in_view(browser, ".grid-wrap") and in_view(browser, "#grid .row:not([hidden])")
+    assert browser.current_url.endswith("#status=failing&release=2.6.0")
+    browser.save_screenshot(str(tmp_path / "linked.png"))
+
+    browser.back()  # the filter before the link
+    wait(lambda: value_of(browser, "f-status") == "fail" and value_of(browser, "f-release") == "")
+    assert visible_cases(browser) == ["breaks", "heals"] and browser.current_url.endswith("#status=fail")
+    browser.back()  # the page as it opened
+    wait(lambda: value_of(browser, "f-status") == "")
+    assert visible_cases(browser) == everything
+    browser.forward()
+    wait(lambda: value_of(browser, "f-status") == "fail")
+    assert visible_cases(browser) == ["breaks", "heals"]
+
+    # A transition's count of regressions links its rows of the table of changes, and leaves the grid as it is.
+    browser.execute_script("window.scrollTo(0, 0)")
+    browser.find_element(By.CSS_SELECTOR, "table.steps a[href='#into=2.5.0&change=regression']").click()
+    wait(lambda: abs(top_of(browser, "#changes")) < 20)
+    assert in_view(browser, "#change-table")
+    assert visible_changes(browser) == [["2.4.1 → 2.5.0", "breaks"]]
+    assert browser.find_element(By.ID, "c-count").text == "1 of 2 changes"
+    assert browser.current_url.endswith("#status=fail&into=2.5.0&change=regression")
+    assert visible_cases(browser) == ["breaks", "heals"]
+    choose(browser, "c-change", "fixes")
+    assert visible_changes(browser) == [["2.4.1 → 2.5.0", "heals"]]
+    browser.back()
+    wait(lambda: value_of(browser, "c-change") == "regression")
+    browser.back()
+    wait(lambda: value_of(browser, "c-into") == "")
+    assert len(visible_changes(browser)) == 2
+
+
+def test_the_search_finds_cases_by_name_tag_and_error_text(site: Path, browser: Any):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    open_page(browser, site / "index.html")
+    search = browser.find_element(By.ID, "f-search")
+    for words, found in (
+        ("graph break", ["heals"]),  # heals' error on 2.4.1: torch._dynamo.exc.Unsupported: graph break
+        ("EVIL.EXAMPLE.COM", ["breaks"]),  # the end of breaks' error message's first line, in any case
+        ("torch.cond", ["breaks", "heals", "nested/case", "steady"]),  # a tag every case but the real model has
+        ("hf_tiny", ["real_models/hf_tiny"]),
+        ("no such text", []),
+    ):
+        search.send_keys(Keys.CONTROL, "a", Keys.DELETE)
+        search.send_keys(words)
+        assert visible_cases(browser) == found, words
+    # A search typed is one history entry: back is the page before it.
+    browser.back()
+    WebDriverWait(browser, 10).until(lambda _: value_of(browser, "f-search") == "")
+    assert len(visible_cases(browser)) == 5
+    # A linked view opens as it was linked: the filters read from the address, the grid scrolled to.
+    browser.get((site / "glossary.html").as_uri())  # another page first: the linked view is a fresh load
+    linked = (site / "index.html").as_uri() + "#search=graph%20break&mode=strict"
+    browser.get(linked)
+    WebDriverWait(browser, 30).until(lambda _: value_of(browser, "f-search") == "graph break")
+    assert visible_cases(browser) == ["heals"] and value_of(browser, "f-mode") == "strict"
+    assert abs(top_of(browser, "#cases")) < 20
+
+
+def test_every_download_is_a_file_inside_the_site_folder(site: Path, browser: Any):
+    from selenium.webdriver.common.by import By
+
+    open_page(browser, site / "index.html")
+    links = [a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "#tables a")]
+    assert len(links) == 2 * len(list(site.parent.glob("*.parquet"))) + 1  # CSV and Parquet per table, the badge
+    folder = site.resolve()
+    for link in links:
+        parts = urlsplit(link)
+        assert parts.scheme == "file", link
+        path = Path(unquote(parts.path)).resolve()
+        assert path.is_relative_to(folder) and path.is_file(), link
+
+
 # Every box the layout checks need, measured in one script: no element can go stale between two reads.
 GRID_GEOMETRY = """
 const box = (e) => { const r = e.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top}; };
 const fits = (e) => e.scrollWidth <= e.clientWidth && e.scrollHeight <= e.clientHeight;
-return [...document.querySelectorAll('table.loads')].map((table) => ({
+return [...document.querySelectorAll(arguments[0])].map((table) => ({
   heads: [...table.tHead.rows[0].cells].map((th) => ({...box(th), text: th.innerText, fits: fits(th)})),
   rows: [...table.tBodies[0].rows].map((tr) => [...tr.cells].map((cell) => ({...box(cell), tag: cell.tagName}))),
   right: box(table).right,
@@ -246,25 +404,44 @@ def test_the_saved_loaded_grid_is_a_grid_with_readable_headers(wide_site: Path, 
         lambda shown: shown.current_url == page and shown.find_elements(By.CSS_SELECTOR, "table.loads tbody tr")
     )
     assert browser.execute_script("return window.innerWidth") == WIDTH
-    [grid] = browser.execute_script(GRID_GEOMETRY)
+    [grid] = browser.execute_script(GRID_GEOMETRY, "table.loads")
     browser.execute_script("document.querySelector('table.loads').scrollIntoView()")
     browser.save_screenshot(str(tmp_path / "loads.png"))
 
+    assert len(grid["rows"]) == len(BUILDS)
+    assert_grid(grid, len(BUILDS))
+    # Each build's whole label shows (wrapped before its "+" at most), and no header cuts its text.
+    heads = grid["heads"]
+    assert [" ".join(h["text"].split()).replace(" +", "+") for h in heads[1:]] == sorted(BUILDS, key=release_key)
+
+
+def assert_grid(grid: Dict[str, Any], columns: int) -> None:
+    """A table measured by GRID_GEOMETRY is a grid: each row's cells in distinct columns under their headers, every
+    header's text whole, and the whole table inside the window."""
     heads = grid["heads"]
     lefts = [h["left"] for h in heads]
     assert lefts == sorted(set(lefts))  # the headers stand side by side, left to right
-    assert len(grid["rows"]) == len(BUILDS)
+    assert len(heads) == columns + 1
     for row in grid["rows"]:
-        # A row is its saving build, then one cell per loading build, each in its own column under its header.
-        assert [cell["tag"] for cell in row] == ["TH"] + ["TD"] * len(BUILDS)
+        # A row is its header cell, then one cell per column, each in its own column under its header.
+        assert [cell["tag"] for cell in row] == ["TH"] + ["TD"] * columns
         assert len({cell["left"] for cell in row}) == len(row)
         for cell, head in zip(row, heads):
             assert abs(cell["left"] - head["left"]) < 1 and abs(cell["right"] - head["right"]) < 1, (cell, head)
             assert cell["top"] > head["top"]
-    # Each build's whole label shows (wrapped before its "+" at most), and no header cuts its text.
-    assert [" ".join(h["text"].split()).replace(" +", "+") for h in heads[1:]] == sorted(BUILDS, key=release_key)
     assert [h["text"] for h in heads if not h["fits"]] == []
     assert grid["right"] <= grid["room"]  # sixteen builds fit a 1400 px window: no sideways scrolling
+
+
+def test_the_real_models_table_is_a_grid_with_readable_headers(wide_site: Path, browser: Any, tmp_path: Path):
+    open_page(browser, wide_site / "index.html")
+    [grid] = browser.execute_script(GRID_GEOMETRY, "table.models")
+    browser.execute_script("document.getElementById('real-models').scrollIntoView()")
+    browser.save_screenshot(str(tmp_path / "models.png"))
+    assert len(grid["rows"]) == 2  # the model, then the count of passes
+    assert_grid(grid, len(BUILDS))
+    heads = [" ".join(h["text"].split()) for h in grid["heads"][1:]]
+    assert [h.replace(" +", "+").split(" ")[0] for h in heads] == sorted(BUILDS, key=release_key)
 
 
 def test_the_front_grid_shows_every_release_label_whole(wide_site: Path, browser: Any):
@@ -273,16 +450,34 @@ def test_the_front_grid_shows_every_release_label_whole(wide_site: Path, browser
         """
         const fits = (e) => e.scrollWidth <= e.clientWidth && e.scrollHeight <= e.clientHeight;
         const heads = [...document.querySelectorAll('#grid .env')];
-        const cells = [...document.querySelectorAll('#grid .row .cell')];
+        const per = document.querySelectorAll('#grid .modes .mode').length / heads.length;  // a column per mode
+        const cells = [...document.querySelector('#grid .row').querySelectorAll('.cell')];
         return heads.map((head, i) => {
-          const h = head.getBoundingClientRect(), c = cells[i].getBoundingClientRect();
-          return {text: head.innerText, fits: fits(head), under: c.left >= h.left - 1 && c.right <= h.right + 1};
+          const h = head.getBoundingClientRect();
+          const under = cells.slice(i * per, (i + 1) * per).every((cell) => {
+            const c = cell.getBoundingClientRect();
+            return c.left >= h.left - 1 && c.right <= h.right + 1;
+          });
+          return {text: head.innerText, fits: fits(head), under: under};
         });
         """
     )
+    columns = browser.execute_script(
+        """
+        const box = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.right]; };
+        const heads = [...document.querySelectorAll('#grid .modes .mode')].map(box);
+        return {heads: heads, rows: [...document.querySelectorAll('#grid .row')].map(
+          (row) => [...row.querySelectorAll('.cell')].map(box))};
+        """
+    )
+    assert len(columns["rows"]) == 2 and len(columns["heads"]) == 2 * len(BUILDS)
+    for row in columns["rows"]:  # every cell of every row exactly under its column's header, in its own column
+        assert len({left for left, _ in row}) == len(row)
+        for (left, right), (head_left, head_right) in zip(row, columns["heads"]):
+            assert abs(left - head_left) < 0.5 and abs(right - head_right) < 0.5, (left, head_left)
     assert [h["text"] for h in shown if not h["fits"]] == []  # no label cut to "+cu12…"
     assert [h["text"].split()[0] for h in shown] == sorted(BUILDS, key=release_key)  # on one line, whole
-    assert all(h["under"] for h in shown)  # each release's cell sits under its label
+    assert all(h["under"] for h in shown)  # each release's cells, one per mode, sit under its label
 
 
 def release_key(build: str) -> List[int]:

@@ -59,7 +59,7 @@ def test_each_distinct_failure_gets_one_script_on_its_newest_release(here: Path)
             report_cell("2.6.0", "fine", case_file="cases/m.py"),
         ],
     )
-    written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.py"))
+    written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.py") if "site" not in p.parts)
     assert written == [
         SCRIPTS + "/torch-2.5.0_py3.11_strict.py",
         SCRIPTS + "/torch-2.6.0_py3.11_non-strict.py",
@@ -95,9 +95,11 @@ def test_the_site_page_shows_the_same_and_links_the_script_beside_the_markdown_p
         '<pre class="command">export-matrix check cases/m.py --torch 2.5.0+cpu --variant cpu --mode strict'
         " --python 3.11</pre>" in page
     )
-    href = "../../cases/m.repro/torch-2.5.0_py3.11_strict.py"
-    assert '<a href="%s">' % href in page
-    assert (out / "site" / "cases" / href).resolve().is_file()
+    # The site keeps its own copy beside the page, so that a site published alone still offers the script.
+    href = "m.repro/torch-2.5.0_py3.11_strict.py"
+    assert '<a href="%s" download>' % href in page
+    copy = (out / "site" / "cases" / href).resolve()
+    assert copy.read_bytes() == (out / SCRIPTS / "torch-2.5.0_py3.11_strict.py").read_bytes()
 
 
 def test_a_failure_whose_case_file_is_not_found_shows_the_command_and_writes_no_script(here: Path):
@@ -130,4 +132,5 @@ def test_two_builds_write_the_same_scripts(here: Path):
     first = build(here, [failing("2.5.0"), failing("2.5.0", "non-strict")])
     before = {p: p.read_bytes() for p in first.rglob("*.py")}
     build(here, [failing("2.5.0"), failing("2.5.0", "non-strict")])
-    assert {p: p.read_bytes() for p in first.rglob("*.py")} == before and len(before) == 2
+    # Two scripts, each beside the Markdown page and beside the site's page.
+    assert {p: p.read_bytes() for p in first.rglob("*.py")} == before and len(before) == 4

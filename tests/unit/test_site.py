@@ -223,7 +223,7 @@ def test_badge_is_svg_with_the_rate_rounded_down_and_coloured_by_it():
 # --- the site a report writes -----------------------------------------------------------------------
 
 
-def test_the_report_writes_the_site_its_pages_and_csv_beside_each_parquet(built: Path):
+def test_the_report_writes_the_site_its_pages_and_each_table_inside_its_folder(built: Path):
     index = (built / "site" / "index.html").read_text(encoding="utf-8")
     assert "<title>Nightly &lt;b&gt;matrix&lt;/b&gt;</title>" in index
     data = embedded(index)
@@ -236,15 +236,21 @@ def test_the_report_writes_the_site_its_pages_and_csv_beside_each_parquet(built:
         assert (built / "site" / name).is_file()
     # Nothing is fetched from elsewhere: the page's only resources are the site's own files.
     assert re.findall(r'<(?:script|link|img)[^>]*(?:src|href)="([^"]*)"', index) == ["site.css", "badge.svg", "site.js"]
+    # Each table of the report, as Parquet and as gzipped CSV, inside the site's folder: it is published alone.
+    tables = built / "site" / "tables"
     for parquet in built.glob("*.parquet"):
-        csv = parquet.with_name(parquet.stem + ".csv.gz")
+        csv = tables / (parquet.stem + ".csv.gz")
         assert csv.is_file(), csv
         assert len(pd.read_csv(csv)) == len(pd.read_parquet(parquet))
-        assert 'href="../%s"' % csv.name in index
-    tags = pd.read_csv(built / "cells.csv.gz")["tags"].dropna()
+        assert (tables / parquet.name).read_bytes() == parquet.read_bytes()
+        assert 'href="tables/%s"' % csv.name in index and 'href="tables/%s"' % parquet.name in index
+    assert not list(built.glob("*.csv.gz"))  # nothing beside the Parquet, outside the site
+    tags = pd.read_csv(tables / "cells.csv.gz")["tags"].dropna()
     assert json.loads(tags.iloc[0]) == ["torch.cond"]  # a list as JSON text
     listed = set(json.loads((built / report_files.MANIFEST).read_text(encoding="utf-8"))["files"])
-    assert {"site/index.html", "site/cases/breaks.html", "cells.csv.gz", "loads.csv.gz"} <= listed
+    assert {"site/index.html", "site/cases/breaks.html", "site/tables/cells.csv.gz", "site/tables/loads.parquet"} <= (
+        listed
+    )
 
 
 def test_record_text_stays_text_on_every_page(built: Path):
@@ -299,11 +305,7 @@ def test_building_twice_is_byte_identical_and_a_gone_case_loses_its_page(tmp_pat
     folders = [str(f) for f in records_with_everything(tmp_path / "records")]
     out = tmp_path / "report"
     report.build_report(folders, str(out), charts=False)
-    ours = [
-        p
-        for p in out.rglob("*")
-        if p.is_file() and (p.relative_to(out).parts[0] == "site" or p.name.endswith(".csv.gz"))
-    ]
+    ours = [p for p in out.rglob("*") if p.is_file() and p.relative_to(out).parts[0] == "site"]
     first = {p: p.read_bytes() for p in ours}
     assert len(first) > 10
     report.build_report(folders, str(out), charts=False)
@@ -311,14 +313,21 @@ def test_building_twice_is_byte_identical_and_a_gone_case_loses_its_page(tmp_pat
     (out / "site" / "notes.html").write_text("mine", encoding="utf-8")  # not the report's: it stays
     report.build_report(folders[:1], str(out), charts=False)
     assert not (out / "site" / "cases" / "real_models__hf_tiny.html").exists()
-    assert not (out / "loads.csv.gz").exists() and (out / "cells.csv.gz").is_file()
+    tables = out / "site" / "tables"
+    assert not (tables / "loads.csv.gz").exists() and not (tables / "loads.parquet").exists()
+    assert (tables / "cells.csv.gz").is_file()
     assert (out / "site" / "notes.html").read_text(encoding="utf-8") == "mine"
 
 
 def test_only_site_files_and_csv_tables_are_ever_removed():
     assert site.ours("site/index.html") and site.ours("site/cases/a~1234.html") and site.ours("cells.csv.gz")
     assert site.ours("cells.csv")  # what earlier builds wrote, removed when not written again
-    for entry in ("index.md", "site/../x.csv", "../cells.csv", "/tmp/x.csv", "cases/a.csv", "site/.x.js", "site/a.py"):
+    assert site.ours("site/tables/cells.parquet") and site.ours("site/charts/pass-rate.png")
+    assert site.ours("site/cases/a.repro/cell_strict.py")  # a copy of a repro script
+    for entry in (
+        "index.md", "site/../x.csv", "../cells.csv", "/tmp/x.csv", "cases/a.csv", "site/.x.js", "site/a.py",
+        "site/cases/a.py", "site/cases/.a.repro/x.py", "charts/pass-rate.png", "cells.parquet",
+    ):  # fmt: skip
         assert not site.ours(entry), entry
 
 

@@ -1,46 +1,48 @@
-"""The report as a static site beside the Markdown: ``site/index.html``, a page per case, a badge, CSV tables.
+"""The report as a static site beside the Markdown, in one folder that works when published alone: ``site/``.
 
-Written by ``export-matrix report`` from the same tables as the Markdown pages:
+Written by ``export-matrix report`` from the same model as the Markdown pages (``Findings``); nothing is
+judged again here:
 
-- ``site/index.html`` (:mod:`.front`): the verdicts and the grid of case × release × mode,
-  filtered in the page by case name, tag, status, release, mode and the real-model pack;
-- ``site/cases/NAME.html`` (:mod:`.case`), NAME as the case's Markdown page's: its history
-  across releases, errors, graph diffs, packages beside torch, repros (linking the scripts
-  beside the Markdown page), saved × loaded grid;
-- ``site/badge.svg`` (:mod:`.badge`): the newest release's pass rate;
-- ``NAME.csv.gz`` beside each ``NAME.parquet`` table of the report: the same rows as CSV, gzipped
-  (a load table of 16 releases is 23 MB as plain text, 1.4 MB as Parquet).
+- ``index.html`` (:mod:`.front`): the verdicts; what changed in the newest release and every regression and fix
+  between releases (:mod:`.changes`); the grid of case × release × mode, filtered in the page by a search over
+  case names, tags and error text, and by tag, status, release, mode and the real-model pack; the real models
+  with the library versions each release resolved (:mod:`.real_models`); the saved programs' epochs
+  (:mod:`.saved`); the charts (:mod:`.charts`); the run and how to run it again (:mod:`.run`); the tables to
+  download; a legend of every glyph (:mod:`.legend`);
+- ``glossary.html`` (:mod:`.glossary`): the report's terms and glyphs;
+- ``cases/NAME.html`` (:mod:`.case`), NAME as the case's Markdown page's: its history across releases, errors,
+  graph diffs, packages beside torch, repros (each script copied beside the page, ``cases/NAME.repro/``),
+  saved × loaded grid;
+- ``badge.svg`` (:mod:`.badge`): the newest release's pass rate;
+- ``charts/``: a copy of each chart the pages show; ``tables/`` (:mod:`.downloads`): each Parquet table of the
+  report and the same rows as gzipped CSV.
 
-The pages load nothing but their own style sheet and script (``assets/``): the grid's data is
-embedded in the page, so the site works from ``file://``, where a page may not fetch a file,
-as from a web server, with no network. Like every file of the report, these are listed in
-the report's manifest, and a later build removes those it does not write again.
+The pages load nothing but their own files: the grid's data is embedded in the page, so the site works from
+``file://``, where a page may not fetch a file, as from a web server, with no network. Like every file of the
+report, these are listed in the report's manifest, and a later build removes those it does not write again.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import posixpath
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set
 
-import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from matrix.records.repro import Failure
 from matrix.report import files
 from matrix.report import markdown as md
+from matrix.report import repro as report_repro
 from matrix.report.findings import Findings
-from matrix.report.site import badge, case, front
+from matrix.report.site import badge, case, charts, downloads, front, glossary
 
 FOLDER = "site"
 ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assets")
 COPIED = ("site.css", "site.js")  # copied as they are; badge.svg is a template
 # What a build writes in the site's folder, and so what a later build may remove from it.
-_SUFFIXES = (".html", ".css", ".js", ".svg")
-CSV = ".csv.gz"  # the suffix of a table's CSV download
+_SUFFIXES = (".html", ".css", ".js", ".svg", ".png", ".parquet", downloads.CSV)
+CSV = downloads.CSV
 
 
 def write(
@@ -49,7 +51,8 @@ def write(
     parquet: Iterable[str] = (),
     roots: Optional[Sequence[str]] = None,
 ) -> Set[str]:
-    """Write the site under ``out/site`` and a CSV beside each ``parquet`` table of ``out``; returns the paths.
+    """Write the site under ``out/site``, with a copy of each ``parquet`` table of ``out`` and its CSV; returns the
+    paths.
 
     The pages render ``f``'s model (:mod:`matrix.records.model`), as the Markdown pages do; paths are relative
     to ``out``, as the manifest lists them.
@@ -57,21 +60,29 @@ def write(
     """
     listed = files.previous(out)
     tables = sorted(parquet)
-    written = write_csv(out, tables)
+    written = downloads.write_tables(out, FOLDER, tables)
     pages = {name: "cases/%s.html" % md.page_file(name) for name in sorted(set(map(str, f.cells["case"])))}
-    downloads = [name[: -len(".parquet")] for name in tables]
-    written |= _write(out, "index.html", front.render(f, pages, downloads))
+    written |= _write(out, "index.html", front.render(f, pages, downloads.names(tables)))
+    written |= _write(out, glossary.PAGE, glossary.render(f.title))
     for name in COPIED:
         with open(os.path.join(ASSETS, name), encoding="utf-8") as source:
             written |= _write(out, name, source.read())
     written |= _write(out, "badge.svg", badge.render(*f.model.newest_pass_rate))
-    shown = f.cells[[c for c in case.COLUMNS if c in f.cells.columns]]
-    rows = _by_case(shown.assign(environment=f.labels.to_numpy()))
+    shown = charts.every(f.charts, f.artifacts.charts if f.artifacts is not None else ())
+    for chart in shown:
+        target = posixpath.join(FOLDER, charts.target(chart))
+        if downloads.copy(out, chart.path, target):
+            written.add(target)
+    shown_cells = f.cells[[c for c in case.COLUMNS if c in f.cells.columns]]
+    rows = _by_case(shown_cells.assign(environment=f.labels.to_numpy()))
     moves = _by_case(f.moves)
     saved = _by_case(f.loads)
     failures: Dict[str, List[Failure]] = {}
     for failure in f.model.repros:
         failures.setdefault(failure.case, []).append(failure)
+        script = report_repro.script_path(failure)
+        if downloads.copy(out, script, posixpath.join(FOLDER, script)):
+            written.add(posixpath.join(FOLDER, script))
     for name, target in pages.items():
         text = case.render(
             name, rows[name], moves.get(name, []), saved.get(name, []), f.load_orders, roots, failures.get(name, [])
@@ -96,43 +107,22 @@ def _by_case(frame: pd.DataFrame) -> Dict[str, List[Dict[str, Any]]]:
     return found
 
 
-def write_csv(out: str, parquet: Iterable[str]) -> Set[str]:
-    """A gzipped CSV beside each of the ``parquet`` tables of ``out`` (``cells.parquet`` → ``cells.csv.gz``).
-
-    Lists and mappings (tags, ops, per-run times) become JSON text.
-    """
-    written = set()
-    for name in sorted(parquet):
-        table = pq.read_table(files.target(out, name))
-        nested = [f.name for f in table.schema if pa.types.is_nested(f.type)]
-        frame = table.to_pandas()
-        for column in nested:
-            frame[column] = [_json(v) for v in frame[column]]
-        csv = name[: -len(".parquet")] + CSV
-        # No time in the gzip header: the same tables give the same bytes.
-        gzip = {"method": "gzip", "mtime": 0}
-        frame.to_csv(files.target(out, csv), index=False, lineterminator="\n", compression=gzip)
-        written.add(csv)
-    return written
-
-
-def _json(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
-        value = value.tolist()
-    if isinstance(value, (list, tuple, dict)):
-        return json.dumps(value, sort_keys=True, default=str)
-    return value
-
-
 def ours(entry: str) -> bool:
-    """Whether a manifest entry names a file of the site or a CSV table: what :func:`write` may remove."""
+    """Whether a manifest entry names a file of the site, or a CSV table earlier builds wrote beside the Parquet:
+    what :func:`write` may remove."""
     if "\0" in entry or "\\" in entry or entry.startswith("/") or posixpath.normpath(entry) != entry:
         return False
-    if ".." in entry.split("/") or posixpath.basename(entry).startswith("."):
+    parts = entry.split("/")
+    if ".." in parts or any(part.startswith(".") for part in parts):
         return False
-    if entry.startswith(FOLDER + "/"):
-        return entry.endswith(_SUFFIXES)
-    return "/" not in entry and entry.endswith((CSV, ".csv"))  # .csv: what earlier builds wrote
+    if parts[0] == FOLDER:
+        return entry.endswith(_SUFFIXES) or _script(parts[1:])
+    return len(parts) == 1 and entry.endswith((CSV, ".csv"))  # what earlier builds wrote beside the Parquet
+
+
+def _script(parts: List[str]) -> bool:
+    """Whether a path under the site's folder names a copy of a repro script: ``cases/NAME.repro/FILE.py``."""
+    return len(parts) == 3 and parts[0] == "cases" and parts[1].endswith(files.SCRIPTS) and parts[2].endswith(".py")
 
 
 def _remove_stale(out: str, listed: Set[str], written: Set[str]) -> None:
@@ -144,3 +134,8 @@ def _remove_stale(out: str, listed: Set[str], written: Set[str]) -> None:
         if os.path.islink(path) or not os.path.isfile(path):
             continue  # a link or folder there now was put by someone else: the report writes plain files
         os.remove(files.target(out, entry))
+        if _script(entry.split("/")[1:]):
+            try:
+                os.rmdir(os.path.dirname(path))  # the script's folder, once its last script is gone
+            except OSError:
+                pass  # something is left in it

@@ -20,8 +20,20 @@ from matrix.report import case_page
 from matrix.report import markdown as md
 from matrix.report import repro as report_repro
 from matrix.report.real_models import PREFIX as REAL_MODELS
+from matrix.report.site import legend
 from matrix.report.site.front import NOTE_LIMIT
-from matrix.report.site.markup import NO_RECORD, clip, listed, load_status, page, present, status, text
+from matrix.report.site.glossary import PAGE as GLOSSARY
+from matrix.report.site.markup import (
+    NO_RECORD,
+    breakable,
+    clip,
+    listed,
+    load_status,
+    page,
+    present,
+    status,
+    text,
+)
 
 TRACEBACK_LINES = 80  # the tail of a traceback is where the error is
 # Load statuses listed under the grid as no failure: a pass, or a program not tried (the loading release has
@@ -63,7 +75,8 @@ def render(
         ("pack", "real models" if case.startswith(REAL_MODELS) else None),
     ]
     body = [
-        '<header><p><a href="../index.html">← every case</a></p><h1>%s</h1>' % text(case),
+        '<header><p><a href="../index.html">← every case</a> · <a href="../%s">glossary</a></p><h1>%s</h1>'
+        % (GLOSSARY, text(case)),
         '<dl class="facts">%s</dl></header>' % "".join("<dt>%s</dt><dd>%s</dd>" % (k, text(v)) for k, v in facts if v),
         "<h2>Status</h2>",
         status_table(rows),
@@ -93,6 +106,7 @@ def render(
             " it on the saved inputs; the failures are listed under each grid.</p>"
         )
         body += [load_grid(loads, mode, orders) for mode in MODES if any(r["mode"] == mode for r in loads)]
+        body.append("<details open><summary>What the glyphs mean</summary>%s</details>" % legend.loads())
     body += [
         "<h2>Source</h2>",
         source_block(first.get("case_file"), roots),
@@ -144,9 +158,10 @@ def reproduce(failure: Failure, order: Sequence[str], roots: Sequence[str]) -> s
     if command:
         parts.append('<pre class="command">%s</pre>' % text(command))
     if report_repro.available(failure, roots):
-        path = report_repro.script_path(failure)
+        # A copy of the script lies beside this page (cases/NAME.repro/), as the Markdown page's beside it.
+        path = report_repro.page_link(failure)
         parts.append(
-            '<p>Without this tool: <a href="../../%s">%s</a>, a standalone script.</p>'
+            '<p>Without this tool: <a href="%s" download>%s</a>, a standalone script.</p>'
             % (text(quote(path, safe="/+~")), text(posixpath.basename(path)))
         )
     else:
@@ -258,11 +273,6 @@ def _errors(rows: List[Row]) -> List[str]:
         inner = "".join(blocks) or "<p>No traceback recorded.</p>"
         parts.append("<details><summary>%s</summary>%s</details>" % (text(summary), inner))
     return parts
-
-
-def breakable(label: str) -> str:
-    """A build label as a column header that may wrap before its local version (``2.12.1<wbr>+cu130``)."""
-    return text(label).replace("+", "<wbr>+")
 
 
 def load_grid(loads: List[Row], mode: str, orders: Tuple[List[str], List[str]]) -> str:

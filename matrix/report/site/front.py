@@ -1,14 +1,15 @@
-"""The site's front page: the verdicts, the grid of case × release × mode with its filters, the tables, a legend.
+"""The site's front page: its sections in order, each rendered by its own module from the same model as the
+Markdown front page, and the grid of case × release × mode with its filters.
 
-The grid's data (:func:`grid_data`) is embedded in the page as JSON; ``assets/site.js`` draws
-the grid from it and filters it by case name, tag, status, release, mode and pack (the
-real-model pack is the cases under ``real_models/``). The filters' state is kept in the
-page's location fragment (``#status=failing&release=2.15.0``), so a filtered grid can be linked.
+The grid's data (:func:`grid_data`) is embedded in the page as JSON; ``assets/site.js`` draws the grid from it and
+filters it by a search over case names, tags and error text, and by tag, status, release, mode and pack (the
+real-model pack is the cases under ``real_models/``). The filters' state is kept in the page's location fragment
+(``#status=failing&release=2.15.0``), so that a filtered grid can be linked; each change is a history entry.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Sequence
+from typing import Any, Dict, List, Mapping, Sequence
 
 import pandas as pd
 
@@ -17,11 +18,14 @@ from matrix.records.columns import FAILING
 from matrix.report import markdown as md
 from matrix.report.findings import Findings
 from matrix.report.real_models import PREFIX as REAL_MODELS
-from matrix.report.site.markup import GLYPHS, NO_RECORD, clip, listed, page, present, script_json, text
+from matrix.report.site import changes, charts, glossary, legend, real_models, run, saved
+from matrix.report.site.downloads import CSV, TABLES
+from matrix.report.site.markup import GLYPHS, clip, listed, page, present, script_json, text
 from matrix.report.site.verdicts import ANY_FAILURE
 from matrix.report.site.verdicts import render as verdicts_section
 
 NOTE_LIMIT = 160  # characters of an error kept in a grid cell's tooltip
+ERROR_LIMIT = 400  # characters of an error's first line the search looks in
 
 
 def grid_data(cells: pd.DataFrame, labels: pd.Series, pages: Mapping[str, str]) -> Dict[str, Any]:
@@ -39,7 +43,7 @@ def grid_data(cells: pd.DataFrame, labels: pd.Series, pages: Mapping[str, str]) 
     position = {(envs[e], modes[m]): i for i, (e, m) in enumerate(columns)}
     cases: Dict[str, Dict[str, Any]] = {}
     wanted = ["case", "mode", "status", "tags", "error_type", "error_message", "missing"]
-    wanted += [stage + "_outcome" for stage, _ in STAGES]
+    wanted += [stage + suffix for stage, _ in STAGES for suffix in ("_outcome", "_error")]
     shown = cells[[c for c in wanted if c in cells.columns]].assign(environment=labels.to_numpy())
     for row in shown.to_dict("records"):
         name = str(row["case"])
@@ -52,15 +56,22 @@ def grid_data(cells: pd.DataFrame, labels: pd.Series, pages: Mapping[str, str]) 
                 "real": name.startswith(REAL_MODELS),
                 "cells": [None] * len(columns),
                 "notes": {},
+                "errors": [],
             }
         column = position[(str(row["environment"]), str(row["mode"]))]
         case["cells"][column] = statuses.index(str(row["status"]))
         note = cell_note(row)
         if note:
             case["notes"][str(column)] = note
+        for error in errors(row):
+            if error not in case["errors"]:
+                case["errors"].append(error)
+    for case in cases.values():
+        case["errors"].sort()
     return {
         "envs": envs,
         "modes": modes,
+        "letters": [legend.mode_letter(m) for m in modes],
         "statuses": statuses,
         "glyphs": [GLYPHS.get(s, "?") for s in statuses],
         "failing": [statuses.index(s) for s in FAILING],
@@ -71,9 +82,20 @@ def grid_data(cells: pd.DataFrame, labels: pd.Series, pages: Mapping[str, str]) 
     }
 
 
+def error_line(row: Mapping[str, Any]) -> str:
+    """A cell's error in one line: ``RuntimeError: boom``; "" where it has none."""
+    return ": ".join(p for p in (present(row.get("error_type")), first_line(row.get("error_message"), limit=None)) if p)
+
+
+def errors(row: Mapping[str, Any]) -> List[str]:
+    """What the search finds a cell by: its error's first line and each failed stage's."""
+    found = [error_line(row)] + [first_line(row.get(stage + "_error"), limit=None) for stage, _ in STAGES]
+    return [clip(e, ERROR_LIMIT) for e in found if e]
+
+
 def cell_note(row: Mapping[str, Any]) -> str:
     """The error behind a cell's status in one line (``RuntimeError: boom``), what the release lacks, failed stages."""
-    note = ": ".join(p for p in (present(row.get("error_type")), first_line(row.get("error_message"), limit=None)) if p)
+    note = error_line(row)
     if not note and row.get("status") == Status.NOT_APPLICABLE.value and listed(row.get("missing")):
         note = "lacks " + ", ".join(listed(row.get("missing")))
     stages = ["%s fails" % label for stage, label in STAGES if row.get(stage + "_outcome") == STAGE_ERROR]
@@ -82,10 +104,44 @@ def cell_note(row: Mapping[str, Any]) -> str:
 
 
 def render(f: Findings, pages: Mapping[str, str], downloads: Sequence[str]) -> str:
-    """The front page; ``pages`` maps each case to its page, ``downloads`` names the tables beside the site."""
+    """The front page; ``pages`` maps each case to its page, ``downloads`` names the tables under ``tables/``."""
     data = grid_data(f.cells, f.labels, pages)
     count = len(data["cases"])
     lead = text("%s; %s." % (md.cells_counted(f.scope), md.releases_and_builds(f.scope)))
+    newest = f.verdicts.regressions.newest if f.verdicts is not None else ()
+    sections = [
+        (
+            "verdicts",
+            "Verdicts",
+            verdicts_section(f.pass_rates, f.verdicts, pages, changes.newest_link(f.steps, newest)),
+        ),
+        ("newest", "Newest release", changes.newest(f.steps, newest, pages)),
+        ("cases", "Cases", cases_section(f, data, count)),
+        ("changes", "Changes", changes.section(f.steps, pages)),
+        ("real-models", "Real models", real_models.section(f, pages)),
+        ("saved", "Saved programs", saved.section(f, pages, charts.figures(f.artifacts.charts) if f.artifacts else "")),
+        ("charts", "Charts", charts.section(f.charts)),
+        ("env-errors", "Install errors", env_errors(f.env_errors)),
+        ("run", "The run", run.render(f)),
+        ("tables", "Tables", tables_section(downloads)),
+        ("legend", "Legend", legend.section(data["modes"], glossary.PAGE)),
+    ]
+    shown = [(anchor, name, html) for anchor, name, html in sections if html]
+    nav = " · ".join('<a href="#%s">%s</a>' % (anchor, text(name)) for anchor, name, _ in shown)
+    nav += ' · <a href="%s">Glossary</a>' % glossary.PAGE
+    body = [
+        "<header><h1>%s</h1>" % text(f.title),
+        '<p class="lead">%s <img src="badge.svg" alt="pass rate of the newest release" class="badge"></p>' % lead,
+        "<nav>%s</nav></header>" % nav,
+        *(html for _, _, html in shown),
+        '<script type="application/json" id="grid-data">%s</script>' % script_json(data),
+        '<script src="site.js"></script>',
+    ]
+    return page(f.title, "\n".join(body), "")
+
+
+def cases_section(f: Findings, data: Mapping[str, Any], count: int) -> str:
+    """The grid of case × release × mode, with its filters; ``site.js`` draws it from the page's JSON."""
     choices = {
         "tag": [("", "every tag")] + [(t, t) for t in data["tags"]],
         "status": [("", "every status"), (ANY_FAILURE, "any failure")] + [(s, s) for s in data["statuses"]],
@@ -98,30 +154,37 @@ def render(f: Findings, pages: Mapping[str, str], downloads: Sequence[str]) -> s
         % (name, name, "".join('<option value="%s">%s</option>' % (text(v), text(label)) for v, label in options))
         for name, options in choices.items()
     )
-    tables = "".join(
-        '<li>%s: <a href="../%s.csv.gz">CSV (gzip)</a> · <a href="../%s.parquet">Parquet</a></li>' % ((text(name),) * 3)
+    return "\n".join(
+        [
+            '<section id="cases"><h2>Cases</h2>',
+            "<p>Every case in every release and mode; a cell's tooltip holds its error. Search matches case names,"
+            " tags and error text.</p>",
+            '<form id="filters" class="filters" onsubmit="return false"><label>search <input id="f-search"'
+            ' type="search" placeholder="case name, tag or error text" autocomplete="off"></label>%s</form>' % selects,
+            '<p id="f-count" aria-live="polite">%d cases</p>' % count,
+            "<noscript><p>The grid needs JavaScript; the tables to download hold the same data.</p></noscript>",
+            '<div class="grid-wrap"><div id="grid"></div></div></section>',
+        ]
+    )
+
+
+def tables_section(downloads: Sequence[str]) -> str:
+    """The report's tables to download, from the site's own folder."""
+    items = "".join(
+        '<li>%s: <a href="%s" download>CSV (gzip)</a> · <a href="%s" download>Parquet</a></li>'
+        % (
+            text(name),
+            text("%s/%s%s" % (TABLES, name, CSV)),
+            text("%s/%s.parquet" % (TABLES, name)),
+        )
         for name in downloads
     )
-    body = [
-        "<header><h1>%s</h1>" % text(f.title),
-        '<p class="lead">%s <img src="badge.svg" alt="pass rate of the newest release" class="badge"></p>' % lead,
-        '<nav><a href="#verdicts">Verdicts</a> · <a href="#cases">Cases</a> · <a href="#tables">Tables</a>'
-        ' · <a href="#legend">Legend</a></nav></header>',
-        verdicts_section(f.pass_rates, f.verdicts, pages),
-        '<section id="cases"><h2>Cases</h2>',
-        '<form id="filters" onsubmit="return false"><label>case <input id="f-name" type="search"'
-        ' placeholder="part of a case name" autocomplete="off"></label>%s</form>' % selects,
-        '<p id="f-count" aria-live="polite">%d cases</p>' % count,
-        "<noscript><p>The grid needs JavaScript; the tables below hold the same data.</p></noscript>",
-        '<div class="grid-wrap"><div id="grid"></div></div></section>',
-        env_errors(f.env_errors),
-        '<section id="tables"><h2>Tables</h2><p>The report\'s tables, to download:</p><ul>%s</ul>' % tables,
-        '<p>A badge with the newest release\'s pass rate: <a href="badge.svg">badge.svg</a>.</p></section>',
-        legend(),
-        '<script type="application/json" id="grid-data">%s</script>' % script_json(data),
-        '<script src="site.js"></script>',
-    ]
-    return page(f.title, "\n".join(body), "")
+    return "\n".join(
+        [
+            '<section id="tables"><h2>Tables</h2><p>The report\'s tables, to download:</p><ul>%s</ul>' % items,
+            '<p>A badge with the newest release\'s pass rate: <a href="badge.svg">badge.svg</a>.</p></section>',
+        ]
+    )
 
 
 def env_errors(frame: pd.DataFrame) -> str:
@@ -148,13 +211,3 @@ def env_errors(frame: pd.DataFrame) -> str:
         '<section id="env-errors"><h2>Environments that failed to install</h2>'
         "<table><thead><tr>%s</tr></thead><tbody>%s</tbody></table></section>" % (head, rows)
     )
-
-
-def legend() -> str:
-    rows = "".join(
-        '<tr><td><span class="st s%d">%s</span></td><th>%s</th><td>%s</td></tr>'
-        % (i, GLYPHS[status.value], text(status.value), text(status.meaning))
-        for i, status in enumerate(Status)
-    )
-    rows += '<tr><td><span class="st">%s</span></td><th>no record</th><td>the cell was not run</td></tr>' % NO_RECORD
-    return '<section id="legend"><h2>Legend</h2><table class="legend">%s</table></section>' % rows

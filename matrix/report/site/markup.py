@@ -10,7 +10,9 @@ from __future__ import annotations
 import html
 import json
 import math
-from typing import Any, List, Optional, Tuple
+import re
+from typing import Any, Iterable, List, Optional, Sequence, Tuple
+from urllib.parse import quote
 
 import numpy as np
 
@@ -71,6 +73,38 @@ def clip(value: Optional[str], limit: int) -> str:
     if value is None:
         return ""
     return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def inline(value: str) -> str:
+    """Prose with Markdown code spans (a word between backticks) as ``<code>``; everything escaped."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text(value))
+
+
+def breakable(label: str) -> str:
+    """A build label as a column header that may wrap before its local version (``2.12.1<wbr>+cu130``)."""
+    return text(label).replace("+", "<wbr>+")
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[str]], css: str = "") -> str:
+    """A table of HTML cells under escaped ``headers``; ``css`` its class."""
+    head = "".join("<th>%s</th>" % text(h) for h in headers)
+    body = "".join("<tr>%s</tr>" % "".join("<td>%s</td>" % cell for cell in row) for row in rows)
+    klass = ' class="%s"' % css if css else ""
+    return "<table%s><thead><tr>%s</tr></thead><tbody>%s</tbody></table>" % (klass, head, body)
+
+
+def status_glyph(value: Any) -> str:
+    """A cell status as its coloured glyph alone; no record as a dot."""
+    if not isinstance(value, str):
+        return '<span class="st">%s</span>' % NO_RECORD
+    if value not in STATUSES:
+        return '<span class="st">?</span>'
+    return '<span class="st s%d" title="%s">%s</span>' % (STATUSES.index(value), text(value), GLYPHS.get(value, "?"))
+
+
+def filter_link(**filters: str) -> str:
+    """A link to a filtered view of the front page (``#release=2.5.1%2Bcpu&status=failing``), as an attribute."""
+    return text("#" + "&".join("%s=%s" % (k, quote(v, safe="")) for k, v in filters.items()))
 
 
 def status(value: Any) -> str:

@@ -9,12 +9,11 @@ Each line links to its evidence: a case's page, or the grid filtered to the cell
 from __future__ import annotations
 
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
-from urllib.parse import quote
 
 from matrix.contract.schema import MODES, STAGES
 from matrix.records.model import PassRate, newest_pass_rate
 from matrix.records.verdicts import OpenRegression, Verdicts
-from matrix.report.site.markup import status, text
+from matrix.report.site.markup import filter_link, status, text
 
 ANY_FAILURE = "failing"  # the grid's status filter for every failing status
 SHOWN_OPEN = 20  # open regressions listed; the rest are counted
@@ -35,12 +34,14 @@ def percent(passed: int, total: int) -> str:
 
 def grid_link(**filters: str) -> str:
     """A link to the front page's grid with these filters set (``#release=2.5.1%2Bcpu&status=failing``)."""
-    return text("#" + "&".join("%s=%s" % (k, quote(v, safe="")) for k, v in filters.items()))
+    return filter_link(**filters)
 
 
-def render(rates: Sequence[PassRate], v: Optional[Verdicts], pages: Mapping[str, str]) -> str:
+def render(
+    rates: Sequence[PassRate], v: Optional[Verdicts], pages: Mapping[str, str], changes: Optional[str] = None
+) -> str:
     """The verdicts section: one line per answer, then the pass rates (:mod:`matrix.records.model`'s) per release
-    and mode."""
+    and mode. ``changes``: the link to the newest release's regressions in the table of changes, where there is one."""
     lines: List[str] = []
     newest, passed, total = newest_pass_rate(rates)
     if newest:
@@ -50,7 +51,7 @@ def render(rates: Sequence[PassRate], v: Optional[Verdicts], pages: Mapping[str,
             % (text(newest), percent(passed, total), passed, total, grid_link(release=newest, status=ANY_FAILURE))
         )
     if v is not None:
-        lines += [_open(v, pages), _in_newest(v, pages), _best(v), _epochs(v), _since(v)]
+        lines += [_open(v, pages), _in_newest(v, pages, changes), _best(v), _epochs(v), _since(v)]
     parts = ['<section id="verdicts"><h2>Verdicts</h2>', "<ul>%s</ul>" % "".join(line for line in lines if line)]
     parts.append(rates_table(rates, v))
     parts.append("</section>")
@@ -73,17 +74,18 @@ def _open(v: Verdicts, pages: Mapping[str, str]) -> str:
     return "<li>%s:<ul>%s%s</ul></li>" % (said, "".join(items), more) if items else "<li>%s.</li>" % said
 
 
-def _in_newest(v: Verdicts, pages: Mapping[str, str]) -> str:
-    """What regressed in the newest release: the open regressions that broke there."""
+def _in_newest(v: Verdicts, pages: Mapping[str, str], changes: Optional[str] = None) -> str:
+    """What regressed in the newest release: the open regressions that broke there, and a link to the table."""
     r = v.regressions
     if not r.found:
         return ""
     said = "<strong>Regressed in %s</strong>" % text(", ".join(r.newest) or "the newest release")
+    table = ' <a href="%s">Every change there</a>.' % changes if changes else ""
     if not r.in_newest:
-        return "<li>%s: nothing broke there.</li>" % said
+        return "<li>%s: nothing broke there.%s</li>" % (said, table)
     items = "".join(_item(found, pages) for found in r.in_newest[:SHOWN_OPEN])
     more = "<li>… and %d more</li>" % (len(r.in_newest) - SHOWN_OPEN) if len(r.in_newest) > SHOWN_OPEN else ""
-    return "<li>%s:<ul>%s%s</ul></li>" % (said, items, more)
+    return "<li>%s:<ul>%s%s</ul>%s</li>" % (said, items, more, table)
 
 
 def _item(found: OpenRegression, pages: Mapping[str, str]) -> str:
@@ -138,7 +140,7 @@ def _epochs(v: Verdicts) -> str:
         span = e.first if len(e.releases) == 1 else "%s–%s" % (e.first, e.last)
         tried = "%d of %d loads match" % (e.passed, e.tried) if e.tried else "no load tried within"
         spans.append("%s (%s)" % (span, tried))
-    return "<li><strong>Saved programs</strong> load across %d epoch%s: %s.</li>" % (
+    return '<li><strong>Saved programs</strong> load across %d epoch%s: %s (<a href="#epochs">epochs</a>).</li>' % (
         len(v.epochs),
         "" if len(v.epochs) == 1 else "s",
         text(" · ".join(spans)),

@@ -1,0 +1,95 @@
+"""The site's real-model table: each model of ``real_models/`` by environment, its status per mode and the version of
+each library it names that the environment resolved.
+
+The rows are the Markdown section's (:mod:`matrix.report.real_models`): the same cells, environment order,
+models whose libraries did not install and count of passes. Here a model's libraries are named once, beside
+it, and each cell shows the versions alone, so that sixteen builds fit a laptop's width.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Sequence, Set, Tuple
+
+import pandas as pd
+
+from matrix.contract.schema import MODES, NO_RECORD, NoCell
+from matrix.records import packages, store
+from matrix.report import markdown as md
+from matrix.report import real_models as pack
+from matrix.report.findings import Findings
+from matrix.report.site.markup import breakable, status_glyph, text
+
+Row = Dict[str, Any]
+
+
+def _libraries(rows: Sequence[Row]) -> List[str]:
+    """The libraries a model names (its dependency set), in the set's order."""
+    found: List[str] = []
+    for row in rows:
+        for name in packages.names(row.get("dependency_set")):
+            if name not in found:
+                found.append(name)
+    return found
+
+
+def _cell(rows: Sequence[Row], modes: Sequence[str], not_installed: bool) -> str:
+    """One model in one environment: a glyph per mode (with its stage marks), then the versions resolved."""
+    if not rows:
+        return '<td class="none">%s</td>' % text(str(NoCell.ENV_ERROR) if not_installed else NO_RECORD)
+    by_mode = {str(row["mode"]): row for row in rows}
+    glyphs = "".join(
+        status_glyph(by_mode[m]["status"]) + text(md.marks(by_mode[m])) if m in by_mode else NO_RECORD for m in modes
+    )
+    # Both modes of an environment usually ran in one run; one that knows its versions speaks for it.
+    known = next((row for row in rows if packages.resolved(row.get("added_packages"))), rows[0])
+    versions = [v or "–" for _, v in packages.named_versions(known.get("dependency_set"), known.get("added_packages"))]
+    return "<td>%s%s</td>" % (glyphs, "<br><small>%s</small>" % text(", ".join(versions)) if versions else "")
+
+
+def _share(cells: pd.DataFrame, modes: Sequence[str], failed: Set[Tuple[str, str]], env: str) -> str:
+    """The models that pass of those recorded, per mode (the Markdown's count), a line each, so that the column
+    stays as narrow as its cells; then those not installed."""
+    said = text(pack.share(cells, list(modes), sum(1 for _, e in failed if e == env)))
+    return said.replace(" · ", "<br>").replace(" (", "<br>(")
+
+
+def section(f: Findings, pages: Mapping[str, str]) -> str:
+    """The section; "" when the records hold no real model."""
+    cells = pack.models(f)
+    if cells.empty:
+        return ""
+    envs = list(dict.fromkeys(store.sort_cells(cells, release="release")["_env"]))
+    modes = [m for m in MODES if m in set(cells["mode"])]
+    by_cell: Dict[Tuple[str, str], List[Row]] = {}
+    for row in cells.to_dict("records"):
+        by_cell.setdefault((str(row["case"]), str(row["_env"])), []).append(row)
+    failed = pack.not_installed(f, cells)
+    models = sorted({case for case, _ in by_cell})
+    lines = []
+    for case in models:
+        mine = [row for env in envs for row in by_cell.get((case, env), [])]
+        page = pages.get(case)
+        name = '<a href="%s">%s</a>' % (text(page), text(case)) if page else text(case)
+        libraries = "<br><small>%s</small>" % text(", ".join(_libraries(mine))) if _libraries(mine) else ""
+        cells_html = "".join(_cell(by_cell.get((case, env), []), modes, (case, env) in failed) for env in envs)
+        lines.append("<tr><th>%s%s</th>%s</tr>" % (name, libraries, cells_html))
+    shares = "".join(
+        '<td class="num">%s</td>' % _share(cells[cells["_env"] == env], modes, failed, env) for env in envs
+    )
+    lines.append("<tr><th>passes</th>%s</tr>" % shares)
+    head = "<th>model (libraries)</th>" + "".join("<th>%s</th>" % breakable(env) for env in envs)
+    intro = (
+        "Real architectures built in code with random weights (<code>cases/real_models/</code>), each with the"
+        " libraries it names. Each cell shows the status in %s mode, then the version of each library that release"
+        " resolved; %s where the model's libraries failed to install there. The last row counts the models that"
+        " pass of those recorded, per mode." % (text(" then ".join(modes)), text(str(NoCell.ENV_ERROR)))
+    )
+    return "\n".join(
+        [
+            '<section id="real-models"><h2>Real models (%d)</h2>' % len(models),
+            '<p>%s The whole pack in the grid: <a href="%s">the real-model pack</a>.</p>' % (intro, text("#pack=real")),
+            '<div class="wide"><table class="models"><thead><tr>%s</tr></thead><tbody>%s</tbody></table></div>'
+            % (head, "".join(lines)),
+            "</section>",
+        ]
+    )

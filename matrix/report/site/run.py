@@ -1,0 +1,94 @@
+"""The site's section on the run: what ran where and when, as the front page's header says it, and how to run it
+again.
+
+The facts are the Markdown header's (:func:`matrix.report.index.run_facts` would be their one home; until then
+the same helpers give the same values): the builds, variants, Pythons, sources, machine, device, dates and
+cells. The commands are the noxfile's: the ``run`` sessions take the builds as ``EXPORT_MATRIX_TORCH``
+selection words (a PyPI build by its release, any other by its local tag), and ``--with`` sets as
+``EXPORT_MATRIX_WITH``.
+"""
+
+from __future__ import annotations
+
+from typing import List, Tuple
+
+import pandas as pd
+
+from matrix.envs.releases import DEFAULT_VARIANT
+from matrix.records import transitions
+from matrix.records.scope import Build
+from matrix.report import index
+from matrix.report import markdown as md
+from matrix.report.findings import Findings
+from matrix.report.site.markup import text
+
+
+def facts(f: Findings) -> List[Tuple[str, str]]:
+    """The run in (label, plain text) pairs, as the Markdown front page's "The run" table has them."""
+    cells, envs = f.cells, f.environments
+    started = sorted(str(v)[:10] for v in envs.get("started_at", pd.Series(dtype=object)).dropna())
+    when = " to ".join(dict.fromkeys([started[0], started[-1]])) if started else "unknown"
+    return [
+        ("releases", "%s: %s" % (md.releases_and_builds(f.scope), ", ".join(md.build_names(f.scope)))),
+        ("variants", ", ".join(index.values_of(cells, "variant"))),
+        ("Python", ", ".join(index.values_of(cells, "python", ordered=True))),
+        ("sources", ", ".join(index.values_of(cells, "source"))),
+        ("machine", "; ".join(index.machines(envs)) or "not recorded"),
+        ("device", ", ".join(index.values_of(envs, "device") or index.values_of(cells, "device")) or "not recorded"),
+        ("run on", "%s (UTC, from the environment records)" % when),
+        ("cells", "%s; from %d cell records" % (md.cells_counted(f.scope), f.runs)),
+    ]
+
+
+def selection_word(build: Build) -> str:
+    """The ``EXPORT_MATRIX_TORCH`` word that selects a build: ``2.15.0`` (PyPI's), ``2.13.0+cpu`` (another index)."""
+    version, variant = build
+    release = transitions.base(version)
+    if variant == DEFAULT_VARIANT:
+        return release
+    return version if "+" in version else "%s+%s" % (release, variant)
+
+
+def commands(f: Findings) -> List[Tuple[str, str]]:
+    """How to run this matrix again: (what it does, command), in the order to run them."""
+    words = " ".join(dict.fromkeys(selection_word(b) for b in f.scope.builds))
+    sessions = "run load" if not f.loads.empty else "run"
+    found = [
+        (
+            "Install each build of this report and run every case in both modes"
+            + (", then load every saved program on each build" if sessions == "run load" else ""),
+            'EXPORT_MATRIX_TORCH="%s" nox -s %s' % (words, sessions),
+        )
+    ]
+    with_sets = sorted({str(w) for w in f.cells.get("with_set", pd.Series(dtype=object)).dropna() if str(w)})
+    for named in with_sets:
+        found.append(
+            ("The cells run with the --with set %s" % named, 'EXPORT_MATRIX_WITH="%s" EXPORT_MATRIX_TORCH="%s" nox -s'
+             " %s" % (named, words, sessions))
+        )  # fmt: skip
+    found.append(("Build the report (Markdown, tables, charts, this site) from the records", "nox -s report"))
+    found.append(
+        ("The same, from chosen record folders into a chosen folder", "export-matrix report RECORD_DIR --out DIR")
+    )
+    return found
+
+
+def render(f: Findings) -> str:
+    """The section: the facts as a table, then the commands."""
+    rows = "".join("<tr><th>%s</th><td>%s</td></tr>" % (text(label), text(value)) for label, value in facts(f))
+    steps = "".join(
+        "<li>%s:<pre><code>%s</code></pre></li>" % (text(what), text(command)) for what, command in commands(f)
+    )
+    return "\n".join(
+        [
+            '<section id="run"><h2>The run</h2>',
+            '<table class="facts">%s</table>' % rows,
+            '<h3 id="reproduce">Run it again</h3>',
+            "<p>From a clone of the project with nox installed (the records go to <code>results/latest/</code>, the"
+            " report to <code>reports/local/</code>):</p>",
+            "<ol>%s</ol>" % steps,
+            "<p>A single failure is reproduced without this tool by the script on its case's page"
+            " (<em>Reproduce</em>).</p>",
+            "</section>",
+        ]
+    )

@@ -1,0 +1,125 @@
+"""The site's saved programs: the epochs across which programs load, the load regressions, the saved × loaded
+heatmaps.
+
+Nothing is judged here: the epochs are the verdicts' (:mod:`matrix.records.epochs`, as the Markdown's
+:func:`matrix.report.verdicts.epochs_section` renders them) and the load regressions and heatmaps what the
+saved-programs page wrote (``Findings.artifacts``, :mod:`matrix.report.artifacts`). Every pair of a case is on
+its page's saved × loaded grid.
+"""
+
+from __future__ import annotations
+
+from typing import List, Mapping, Optional, Sequence
+
+from matrix.records.epochs import Epoch
+from matrix.report import artifacts as report_artifacts
+from matrix.report.findings import Findings
+from matrix.report.site.markup import clip, table, text
+from matrix.report.verdicts import BACKWARD, CAUSE_LIMIT, SHOWN_EXCEPTIONS
+
+SHOWN_LOAD_REGRESSIONS = 20  # listed; the rest are counted
+EPOCH_RULE = (
+    "An epoch is a range of releases where a program saved on any of them loads and matches on that release and"
+    " every newer one of the range (for each pair, at least half of the programs; the cases that fail are the"
+    " exceptions). Older releases do not always read newer programs."
+)
+
+
+def span(e: Epoch) -> str:
+    return e.first if len(e.releases) == 1 else "%s–%s" % (e.first, e.last)
+
+
+def _case(case: str, pages: Mapping[str, str]) -> str:
+    page = pages.get(case)
+    return '<a href="%s">%s</a>' % (text(page), text(case)) if page else text(case)
+
+
+def _exceptions(e: Epoch, pages: Mapping[str, str]) -> str:
+    if not e.exceptions:
+        return "none"
+    cases = list(dict.fromkeys(found.case for found in e.exceptions))
+    named = [
+        "%s (%s)" % (_case(case, pages), text(", ".join(x.mode for x in e.exceptions if x.case == case)))
+        for case in cases[:SHOWN_EXCEPTIONS]
+    ]
+    more = " … (+%d)" % (len(cases) - SHOWN_EXCEPTIONS) if len(cases) > SHOWN_EXCEPTIONS else ""
+    return "%d case%s: %s%s" % (len(cases), "" if len(cases) == 1 else "s", ", ".join(named), more)
+
+
+def _cut(e: Epoch) -> str:
+    if e.cut is None or e.cut_from is None:
+        return "–"
+    return text("%s → %s: %s" % (e.cut_from, e.first, clip(report_artifacts.failure(e.cut), CAUSE_LIMIT)))
+
+
+def epochs_table(epochs: Sequence[Epoch], pages: Mapping[str, str]) -> str:
+    rows = [
+        [
+            text(span(e)),
+            "%d%s" % (e.programs, " (%d more not tried)" % e.untried if e.untried else ""),
+            "%d of %d" % (e.passed, e.tried),
+            text(BACKWARD.get(e.backward, e.backward)),
+            _exceptions(e, pages),
+            _cut(e),
+        ]
+        for e in epochs
+    ]
+    headers = ["epoch", "programs loaded", "loads that match", "older read newer", "exceptions", "older programs fail"]
+    return table(headers, rows, "epochs")
+
+
+def _regressions(written: Optional[report_artifacts.Written]) -> str:
+    if written is None:
+        return ""
+    found = written.load_regressions
+    if not found:
+        return (
+            "<p>No load regression: no loading release does worse with any saved program than the release before"
+            " it.</p>"
+        )
+    lines = [
+        "<li>saved on %s, loaded on %s after %s: %s; %s</li>"
+        % tuple(
+            text(v)
+            for v in (
+                row["saved"],
+                row["after"],
+                row["before"],
+                report_artifacts.affected(row),
+                report_artifacts.break_failure(row),
+            )
+        )
+        for row in found[:SHOWN_LOAD_REGRESSIONS]
+    ]
+    if len(found) > SHOWN_LOAD_REGRESSIONS:
+        lines.append("<li>… and %d more</li>" % (len(found) - SHOWN_LOAD_REGRESSIONS))
+    return (
+        "<p><strong>%d load regression%s</strong>, affecting %d saved program%s: a loading release that does worse with"
+        " the programs saved on one release than the loading release before it, counted once per saving release"
+        " however many programs it saved:</p><ul>%s</ul>"
+        % (
+            written.regressions,
+            "" if written.regressions == 1 else "s",
+            written.affected,
+            "" if written.affected == 1 else "s",
+            "".join(lines),
+        )
+    )
+
+
+def section(f: Findings, pages: Mapping[str, str], charts: str = "") -> str:
+    """The section; "" when the records hold no load of a saved program."""
+    epochs = f.verdicts.epochs if f.verdicts is not None else ()
+    if not epochs and f.artifacts is None:
+        return ""
+    parts: List[str] = ['<section id="saved"><h2>Saved programs across releases</h2>']
+    if epochs:
+        parts += ['<h3 id="epochs">Epochs</h3>', "<p>%s</p>" % text(EPOCH_RULE), epochs_table(epochs, pages)]
+    parts.append(_regressions(f.artifacts))
+    parts.append(charts)
+    parts.append(
+        "<p>Every saved × loaded pair of a case, with its error, is on the case's page (<em>Saved × loaded</em>);"
+        ' the glyphs are in the <a href="#legend-loads">legend</a>.</p>'
+    )
+    parts.append("</section>")
+    return "\n".join(p for p in parts if p)

@@ -1,0 +1,281 @@
+"""The site's front page holds what the Markdown front page holds, and the site works when its folder is published
+alone: what changed in the newest release and between releases, the real models with their libraries' versions, the
+saved programs' epochs, the charts, the run and how to run it again, a legend of every glyph, the glossary, and
+links that all resolve inside the site's folder."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from matrix.report import build as report
+from matrix.report import files as report_files
+from matrix.report import glossary as report_glossary
+from matrix.report.site import markup, run
+
+from .test_site import embedded, records_with_everything
+from conftest import report_cell, write_by_release
+
+# A case that breaks in the newest release, with an error to search for; its case file is on disk, so that it
+# has a repro script.
+LATE_ERROR = "torch._dynamo.exc.UserError: Constraints violated (seq)! late breakage"
+SOURCE = '"""A case."""\nimport torch\n'
+
+
+def late_records(folder: Path) -> Path:
+    late = {"case_file": "cases/late.py", "tags": ["late-tag"]}
+    rows = [
+        report_cell("2.4.1", "late", **late),
+        report_cell("2.5.0", "late", **late),
+        report_cell("2.6.0", "late", "fail", error_type="torch._dynamo.exc.UserError",
+                    error_message="Constraints violated (seq)! late breakage\nmore", **late),
+    ]  # fmt: skip
+    return write_by_release(folder, rows)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("sections")
+    folders = records_with_everything(root / "records") + [late_records(root / "late")]
+    (root / "cases").mkdir()
+    (root / "cases" / "late.py").write_text(SOURCE, encoding="utf-8")
+    out = root / "report"
+    report.build_report([str(f) for f in folders], str(out), charts=False, case_roots=[str(root / "cases")])
+    return out
+
+
+class Page(HTMLParser):
+    """Each section's id and text, each link and image, each table's header and rows, as text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sections: List[str] = []
+        self.text: Dict[str, List[str]] = {}
+        self.links: List[str] = []
+        self.sources: List[str] = []
+        self.rows: List[Tuple[Dict[str, Optional[str]], List[str]]] = []  # a row's attributes and cells' text
+        self._section = ""
+        self._cell: Optional[List[str]] = None
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        found = dict(attrs)
+        if tag == "section":
+            self._section = found.get("id") or ""
+            self.sections.append(self._section)
+        elif tag == "a" and found.get("href"):
+            self.links.append(found["href"])
+        elif tag in ("img", "script", "link") and (found.get("src") or found.get("href")):
+            self.sources.append(found.get("src") or found.get("href") or "")
+        elif tag == "tr":
+            self.rows.append((found, []))
+        elif tag in ("td", "th"):
+            self._cell = []
+        elif tag == "br" and self._cell is not None:
+            self._cell.append(" ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None and self.rows:
+            self.rows[-1][1].append(" ".join("".join(self._cell).split()))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        self.text.setdefault(self._section, []).append(data)
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def said(self, section: str) -> str:
+        return " ".join(" ".join(self.text.get(section, [])).split())
+
+
+def parsed(path: Path) -> Page:
+    page = Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    return page
+
+
+def section_html(index: str, name: str) -> str:
+    found = re.search(r'<section id="%s">(.*?)</section>' % name, index, re.S)
+    assert found is not None, name
+    return found.group(1)
+
+
+def test_the_front_page_has_a_section_for_each_part_of_the_markdown_front_page(built: Path):
+    page = parsed(built / "site" / "index.html")
+    for name in ("verdicts", "newest", "changes", "cases", "real-models", "saved", "run", "tables", "legend"):
+        assert name in page.sections, name
+        assert "#" + name in page.links, name  # the page's navigation reaches it
+    assert "glossary.html" in page.links
+    assert page.sections.index("verdicts") < page.sections.index("newest") < page.sections.index("changes")
+
+
+def test_what_regressed_in_the_newest_release_is_listed_with_its_error_and_linked_from_the_verdicts(built: Path):
+    page = parsed(built / "site" / "index.html")
+    assert "What changed in 2.6.0" in page.said("newest")
+    newest = section_html((built / "site" / "index.html").read_text(encoding="utf-8"), "newest")
+    regressed = newest.split("<h3>Fixed</h3>")[0]
+    assert '<a href="cases/late.html">late</a>' in regressed
+    assert "Constraints violated (seq)! late breakage" in regressed and "more" not in regressed.split("breakage")[1]
+    assert "breaks" not in regressed  # it broke at 2.4.1 → 2.5.0, not in the newest release
+    assert "#into=2.6.0&amp;change=regressions" in section_html(
+        (built / "site" / "index.html").read_text(encoding="utf-8"), "verdicts"
+    )
+
+
+def test_every_regression_and_fix_between_releases_is_a_row_the_page_can_filter(built: Path):
+    page = parsed(built / "site" / "index.html")
+    rows = [(attrs, cells) for attrs, cells in page.rows if attrs.get("data-into")]
+    table = {(cells[0], cells[1], attrs["data-into"], attrs["data-change"]) for attrs, cells in rows}
+    # The newest section lists its rows again; the table of changes holds each change once.
+    assert ("2.4.1 → 2.5.0", "breaks", "2.5.0", "regressions regression") in table
+    assert ("2.4.1 → 2.5.0", "heals", "2.5.0", "fixes fix") in table
+    assert ("2.5.0 → 2.6.0", "late", "2.6.0", "regressions regression") in table
+    html = (built / "site" / "index.html").read_text(encoding="utf-8")
+    changes = section_html(html, "changes")
+    assert changes.count("<tr data-into=") == 3
+    options = re.findall(r'<select id="c-into">(.*?)</select>', changes)[0]
+    assert re.findall(r'value="([^"]*)"', options) == ["", "2.5.0", "2.6.0"]
+    # The transitions' counts link their rows in the table.
+    assert '<a href="#into=2.5.0&amp;change=regression">1</a>' in changes
+
+
+def test_the_real_models_show_each_environment_and_the_version_it_resolved(built: Path):
+    page = parsed(built / "site" / "index.html")
+    html = section_html((built / "site" / "index.html").read_text(encoding="utf-8"), "real-models")
+    head = re.findall(r"<thead><tr>(.*?)</tr></thead>", html)[0]
+    assert head.count("<th>") == 3 and "2.5.0" in head and "2.6.0" in head
+    model = next(cells for _, cells in page.rows if cells and cells[0].startswith("real_models/hf_tiny"))
+    assert model[0] == "real_models/hf_tiny transformers"  # its library, named once
+    assert model[1:] == ["✓ 4.50.0", "✓ 4.57.1"]  # its status in its one mode, and the version resolved there
+    assert '<td><span class="st s0" title="pass">✓</span><br><small>4.50.0</small></td>' in html
+
+
+def test_the_saved_programs_show_the_epochs(built: Path):
+    page = parsed(built / "site" / "index.html")
+    said = page.said("saved")
+    assert "An epoch is a range of releases" in said
+    # One epoch: programs saved on 2.5.0 and 2.6.0 load on 2.6.0, and 2.5.0 cannot read 2.6.0's.
+    assert [
+        "epoch",
+        "programs loaded",
+        "loads that match",
+        "older read newer",
+        "exceptions",
+        "older programs fail",
+    ] in [cells for _, cells in page.rows]
+    assert ["2.5.0–2.6.0", "2", "3 of 3", "no", "none", "–"] in [cells for _, cells in page.rows]
+    assert '<a href="#epochs">epochs</a>' in section_html(
+        (built / "site" / "index.html").read_text("utf-8"), "verdicts"
+    )
+
+
+def test_the_run_says_where_and_when_it_ran_and_how_to_run_it_again(built: Path):
+    page = parsed(built / "site" / "index.html")
+    facts = {cells[0]: cells[1] for _, cells in page.rows if len(cells) == 2}
+    assert facts["machine"] == "x86_64"
+    assert facts["run on"].startswith("2025-03-01 to 2025-03-02")
+    assert facts["releases"].startswith("3 releases, 3 builds")
+    assert facts["variants"] == "cpu" and facts["Python"] == "3.11"
+    said = page.said("run")
+    assert 'EXPORT_MATRIX_TORCH="2.4.1+cpu 2.5.0+cpu 2.6.0+cpu" nox -s run load' in said
+    assert "nox -s report" in said
+
+
+def test_a_build_is_selected_by_its_release_on_pypi_and_by_its_local_tag_elsewhere():
+    assert run.selection_word(("2.15.0+cu132", "pypi")) == "2.15.0"
+    assert run.selection_word(("2.13.0+cpu", "cpu")) == "2.13.0+cpu"
+    assert run.selection_word(("2.4.1", "cpu")) == "2.4.1+cpu"
+
+
+def test_every_glyph_the_pages_draw_is_in_a_legend(built: Path):
+    index = (built / "site" / "index.html").read_text(encoding="utf-8")
+    legend = section_html(index, "legend")
+    shown = set(re.findall(r'<span class="st[^"]*"[^>]*>([^<]*)</span>', legend))
+    assert set(markup.GLYPHS.values()) | set(markup.LOAD_GLYPHS.values()) | {markup.NO_RECORD} <= shown
+    for path in (built / "site").rglob("*.html"):
+        page = path.read_text(encoding="utf-8")
+        assert set(re.findall(r'<span class="st[^"]*"[^>]*>([^<]*)</span>', page)) <= shown, path
+        # Each glyph of the grid and of the loads' grid is drawn from these tables: none outside them.
+        cells = set(re.findall(r'<td class="st[^"]*"[^>]*>([^<]*)</td>', page))
+        assert cells <= shown, path
+    data = embedded(index)
+    assert set(data["glyphs"]) <= shown and data["letters"] == ["S", "N"]
+    assert re.findall(r"<tr><td>([SN])</td><th>(strict|non-strict)</th>", legend) == [
+        ("S", "strict"),
+        ("N", "non-strict"),
+    ]
+    steady = (built / "site" / "cases" / "steady.html").read_text(encoding="utf-8")
+    assert 'id="legend-loads"' in steady  # the saved × loaded grid's glyphs, on its page
+
+
+def test_the_glossary_page_defines_every_term_of_the_report(built: Path):
+    page = parsed(built / "site" / "glossary.html")
+    terms = [cells[0] for _, cells in page.rows if cells]
+    for term in report_glossary.TERMS:
+        assert term.replace("`", "") in terms, term
+
+
+def test_search_finds_a_case_by_its_error_text_and_tags(built: Path):
+    data = embedded((built / "site" / "index.html").read_text(encoding="utf-8"))
+    cases = {case["name"]: case for case in data["cases"]}
+    assert cases["late"]["errors"] == [LATE_ERROR]  # the first line, whole
+    assert cases["late"]["tags"] == ["late-tag"]
+    assert cases["heals"]["errors"] == ["torch._dynamo.exc.Unsupported: graph break"]
+    assert cases["steady"]["errors"] == []
+
+
+def test_every_link_and_file_of_the_site_resolves_inside_its_folder(built: Path):
+    folder = (built / "site").resolve()
+    checked = 0
+    for path in folder.rglob("*.html"):
+        page = parsed(path)
+        for target in page.links + page.sources:
+            if target.startswith("#"):
+                continue
+            parts = urlsplit(target)
+            assert not parts.scheme and not parts.netloc, (path, target)  # nothing from elsewhere
+            resolved = (path.parent / unquote(parts.path)).resolve()
+            assert resolved.is_relative_to(folder), (path, target)
+            assert resolved.is_file(), (path, target)
+            checked += 1
+    assert checked > 50
+
+
+def test_a_repro_script_is_copied_beside_its_case_page(built: Path):
+    page = (built / "site" / "cases" / "late.html").read_text(encoding="utf-8")
+    [link] = re.findall(r'<a href="(late\.repro/[^"]+\.py)" download>', page)
+    copy = built / "site" / "cases" / link
+    assert copy.read_bytes() == (built / "cases" / link).read_bytes()
+    listed = set(json.loads((built / report_files.MANIFEST).read_text(encoding="utf-8"))["files"])
+    assert "site/cases/" + link in listed
+
+
+def test_the_charts_are_copied_into_the_site_and_shown(tmp_path: Path):
+    folders = records_with_everything(tmp_path / "records")
+    out = tmp_path / "report"
+    report.build_report([str(f) for f in folders], str(out), charts=True)
+    index = parsed(out / "site" / "index.html")
+    images = [s for s in index.sources if s.endswith(".png")]
+    assert "charts/pass-rate.png" in images and "charts/status-overview.png" in images
+    assert any(s.startswith("charts/artifacts-") for s in images)  # the saved programs' heatmap
+    for image in images:
+        assert (out / "site" / image).read_bytes() == (out / image).read_bytes()
+    assert "charts" in index.sections
+    listed = set(json.loads((out / report_files.MANIFEST).read_text(encoding="utf-8"))["files"])
+    assert {"site/" + image for image in images} <= listed
+    # Built again without charts: their copies go too.
+    report.build_report([str(f) for f in folders], str(out), charts=False)
+    assert not (out / "site" / "charts").exists() or not list((out / "site" / "charts").iterdir())
+
+
+def test_a_page_without_loads_or_real_models_leaves_their_sections_out(tmp_path: Path):
+    rows = [report_cell("2.5.0", "a"), report_cell("2.6.0", "a", "fail", error_type="E", error_message="x")]
+    report.build_report([str(write_by_release(tmp_path / "records", rows))], str(tmp_path / "out"), charts=False)
+    page = parsed(tmp_path / "out" / "site" / "index.html")
+    assert "real-models" not in page.sections and "saved" not in page.sections and "charts" not in page.sections
+    assert "#real-models" not in page.links
