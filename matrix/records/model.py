@@ -124,6 +124,8 @@ def build(
         baseline=comparison,
         baseline_name=baseline_name,
         known_releases=known_releases,
+        # Labels of the whole table: an environment is named alike on every page, whatever was left out.
+        names=judged.environment_names(cells) if not cells.empty else None,
     )
     return Model(
         cells=cells,

@@ -152,15 +152,17 @@ def judge(
     baseline: Optional[BaselineComparison] = None,
     baseline_name: Optional[str] = None,
     known_releases: Sequence[str] = (),
+    names: Optional[Mapping[Tuple[str, ...], str]] = None,
 ) -> Verdicts:
     """The verdicts over a cell table, its transitions, the environment records and a load table.
 
     ``loads`` is :func:`matrix.records.artifacts.table` (empty when nothing was loaded); ``compared``
     the release transitions (older, newer) the transitions were looked for on; ``known_releases``
-    the releases of the matrix, to tell which minor series were not run.
+    the releases of the matrix, to tell which minor series were not run; ``names`` the environments'
+    labels where ``cells`` leaves some of the report's environments out (see :func:`expected`).
     """
     builds = build_names(cells, environments)
-    found = expected(cells)
+    found = expected(cells, names)
     return Verdicts(
         regressions=open_regressions(cells, moves, builds),
         expected=tuple(found),
@@ -365,8 +367,22 @@ def claims(cells: pd.DataFrame) -> pd.Series:
     return pd.Series(found, index=cells.index, dtype=object)
 
 
-def expected(cells: pd.DataFrame) -> List[Expected]:
-    """Per environment and mode, the cells of cases documented to work there (see the module docstring)."""
+def environment_names(cells: pd.DataFrame) -> Dict[Tuple[str, ...], str]:
+    """Each environment's label (``tables.environment_labels``), by its key (release, variant, python and the
+    ``--with`` set where the table has one), in report order."""
+    env = ENV + ([WITH_SET] if WITH_SET in cells.columns else [])
+    table = cells.assign(**{WITH_SET: cells[WITH_SET].fillna("")}) if WITH_SET in cells.columns else cells
+    envs = store.sort_cells(table[env].drop_duplicates(), release="release")
+    keys = list(envs[env].astype(str).itertuples(index=False, name=None))
+    return dict(zip(keys, tables.environment_labels(envs)))
+
+
+def expected(cells: pd.DataFrame, names: Optional[Mapping[Tuple[str, ...], str]] = None) -> List[Expected]:
+    """Per environment and mode, the cells of cases documented to work there (see the module docstring).
+
+    ``names``: the environments' labels (:func:`environment_names`) where ``cells`` is part of a larger table
+    whose labels the report uses everywhere; by default, those of ``cells``.
+    """
     if cells.empty:
         return []
     said = case_claims(cells)
@@ -374,9 +390,9 @@ def expected(cells: pd.DataFrame) -> List[Expected]:
     table = cells.assign(_claim=claims(cells))
     if WITH_SET in cells.columns:
         table = table.assign(**{WITH_SET: cells[WITH_SET].fillna("")})
-    envs = store.sort_cells(table[env].drop_duplicates(), release="release")
-    keys = list(envs[env].astype(str).itertuples(index=False, name=None))
-    named = dict(zip(keys, tables.environment_labels(envs)))
+    own = environment_names(cells)
+    keys = list(own)
+    named = {key: (names or {}).get(key, label) for key, label in own.items()}
     by_env = {tuple(str(v) for v in key): group for key, group in table.groupby(env, sort=False)}
     working: Dict[Tuple[Tuple[str, ...], str], Set[str]] = {}
     claimed: Dict[Tuple[str, ...], Set[str]] = {}

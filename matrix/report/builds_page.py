@@ -40,7 +40,7 @@ def incomplete_line(builds: Sequence[IncompleteBuild]) -> str:
     parts = []
     for found in builds:
         causes = "; ".join(
-            "%s: %s" % (md.code(m.dependency_set), md.text(_cause(m), CAUSE_LIMIT)) for m in found.missing
+            "%s: %s" % (md.code(m.dependency_set), md.text(cause(m), CAUSE_LIMIT)) for m in found.missing
         )
         parts.append("%s %s lacks %s" % (md.text(found.release), md.text(found.variant), causes))
     return (
@@ -50,7 +50,7 @@ def incomplete_line(builds: Sequence[IncompleteBuild]) -> str:
     )
 
 
-def _cause(missing: Missing) -> str:
+def cause(missing: Missing) -> str:
     """The installer's first line, else the error's class."""
     lines = missing.error_message.splitlines()
     # An installer's message opens with the command it ran; what went wrong follows.
@@ -62,7 +62,7 @@ def line(comparisons: Sequence[BuildComparison]) -> str:
     if not comparisons:
         return ""
     parts = [
-        "%s vs %s: %s" % (md.text(c.build), md.text(c.reference), _counts(c))
+        "%s vs %s: %s" % (md.text(c.build), md.text(c.reference), counts(c))
         + (" %s" % md.text(MARK) if c.incomplete else "")
         for c in comparisons
     ]
@@ -76,7 +76,7 @@ def _mark(c: BuildComparison) -> str:
     return " " + md.text(MARK) if c.incomplete else ""
 
 
-def _counts(c: BuildComparison) -> str:
+def counts(c: BuildComparison) -> str:
     found = [
         "%d cells compared" % c.compared,
         "%d worse" % c.worse,
@@ -115,7 +115,7 @@ def render(comparisons: Sequence[BuildComparison]) -> str:
     for c in comparisons:
         title = "## %s vs %s" % (md.text(c.build), md.text(c.reference))
         out.append(title + _mark(c) + "\n")
-        out.append("%s.\n" % _counts(c).capitalize())
+        out.append("%s.\n" % counts(c).capitalize())
         rows = [
             [
                 md.case_link(str(d["case"])),

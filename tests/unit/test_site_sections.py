@@ -279,3 +279,29 @@ def test_a_page_without_loads_or_real_models_leaves_their_sections_out(tmp_path:
     page = parsed(tmp_path / "out" / "site" / "index.html")
     assert "real-models" not in page.sections and "saved" not in page.sections and "charts" not in page.sections
     assert "#real-models" not in page.links
+
+
+def test_the_verdicts_name_incomplete_builds_and_compare_builds_of_one_release(tmp_path: Path):
+    failed = {
+        **report_cell("2.5.0+cpu", "x"),
+        "kind": "env-error",
+        "variant": "cpu",
+        "dependency_set": "torchvision",
+        "error_type": "matrix.envs.install.InstallError",
+        "error_message": "uv pip install torch torchvision==0.20.0+cpu failed: error: No solution found",
+    }
+    rows = [
+        report_cell("2.5.0", "x", variant="pypi"),
+        report_cell("2.5.0+cpu", "x", "fail", variant="cpu", error_type="RuntimeError", error_message="boom"),
+        failed,
+    ]
+    out = tmp_path / "out"
+    report.build_report([str(write_by_release(tmp_path / "records", rows))], str(out), charts=False)
+    verdicts = section_html((out / "site" / "index.html").read_text(encoding="utf-8"), "verdicts")
+    assert "<strong>Incomplete builds</strong>" in verdicts
+    assert "2.5.0+cpu cpu lacks <code>torchvision</code>: error: No solution found" in verdicts
+    # The build comparison links the grid filtered to that build, by the label the grid's filter takes.
+    link = markup.filter_link(release="2.5.0+cpu cpu (incomplete)")
+    assert '<a href="%s">2.5.0+cpu</a> vs 2.5.0: 1 cells compared, 1 worse' % link.replace("&", "&amp;") in verdicts
+    data = embedded((out / "site" / "index.html").read_text(encoding="utf-8"))
+    assert "2.5.0+cpu cpu (incomplete)" in data["envs"]

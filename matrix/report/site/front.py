@@ -113,7 +113,16 @@ def render(f: Findings, pages: Mapping[str, str], downloads: Sequence[str]) -> s
         (
             "verdicts",
             "Verdicts",
-            verdicts_section(f.pass_rates, f.verdicts, pages, changes.newest_link(f.steps, newest)),
+            verdicts_section(
+                f.pass_rates,
+                f.verdicts,
+                pages,
+                changes.newest_link(f.steps, newest),
+                f.incomplete,
+                f.builds,
+                # Each build by the label of its first environment: the grid's release filter takes labels.
+                dict(reversed(list(zip(f.cells["release"].astype(str), f.labels.astype(str))))),
+            ),
         ),
         ("newest", "Newest release", changes.newest(f.steps, newest, pages)),
         ("cases", "Cases", cases_section(f, data, count)),

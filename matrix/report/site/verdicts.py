@@ -11,9 +11,12 @@ from __future__ import annotations
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from matrix.contract.schema import MODES, STAGES
+from matrix.records.builds import BuildComparison
+from matrix.records.completeness import MARK, IncompleteBuild
 from matrix.records.model import PassRate, newest_pass_rate
 from matrix.records.verdicts import OpenRegression, Verdicts
-from matrix.report.site.markup import filter_link, status, text
+from matrix.report import builds_page
+from matrix.report.site.markup import clip, filter_link, status, text
 
 ANY_FAILURE = "failing"  # the grid's status filter for every failing status
 SHOWN_OPEN = 20  # open regressions listed; the rest are counted
@@ -38,10 +41,18 @@ def grid_link(**filters: str) -> str:
 
 
 def render(
-    rates: Sequence[PassRate], v: Optional[Verdicts], pages: Mapping[str, str], changes: Optional[str] = None
+    rates: Sequence[PassRate],
+    v: Optional[Verdicts],
+    pages: Mapping[str, str],
+    changes: Optional[str] = None,
+    incomplete: Sequence[IncompleteBuild] = (),
+    builds: Sequence[BuildComparison] = (),
+    labels: Optional[Mapping[str, str]] = None,
 ) -> str:
     """The verdicts section: one line per answer, then the pass rates (:mod:`matrix.records.model`'s) per release
-    and mode. ``changes``: the link to the newest release's regressions in the table of changes, where there is one."""
+    and mode. ``changes``: the link to the newest release's regressions in the table of changes, where there is one;
+    ``incomplete`` and ``builds``: the builds that lack a dependency set, and the builds of one release compared;
+    ``labels``: each build's environment label, which the grid's release filter takes."""
     lines: List[str] = []
     newest, passed, total = newest_pass_rate(rates)
     if newest:
@@ -51,11 +62,51 @@ def render(
             % (text(newest), percent(passed, total), passed, total, grid_link(release=newest, status=ANY_FAILURE))
         )
     if v is not None:
-        lines += [_open(v, pages), _in_newest(v, pages, changes), _best(v), _epochs(v), _since(v)]
+        lines += [_open(v, pages), _in_newest(v, pages, changes), _incomplete(incomplete)]
+        lines += [_best(v), _epochs(v), _since(v), _builds(builds, labels or {})]
     parts = ['<section id="verdicts"><h2>Verdicts</h2>', "<ul>%s</ul>" % "".join(line for line in lines if line)]
     parts.append(rates_table(rates, v))
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def _incomplete(found: Sequence[IncompleteBuild]) -> str:
+    """The builds left out of every transition and verdict, each with the sets it lacks and why."""
+    if not found:
+        return ""
+    parts = []
+    for build in found:
+        lacks = "; ".join(
+            "<code>%s</code>: %s" % (text(m.dependency_set), text(clip(builds_page.cause(m), 100)))
+            for m in build.missing
+        )
+        parts.append("%s %s lacks %s" % (text(build.release), text(build.variant), lacks))
+    return (
+        "<li><strong>Incomplete builds</strong>, marked %s wherever named and left out of every transition and"
+        " verdict (a dependency set of their cases could not be installed, so their cells say nothing of torch;"
+        ' <a href="#env-errors">install errors</a>): %s.</li>' % (text(MARK), " · ".join(parts))
+    )
+
+
+def _builds(found: Sequence[BuildComparison], labels: Mapping[str, str]) -> str:
+    """Each build of another variant against PyPI's build of its release, in counts."""
+    if not found:
+        return ""
+    parts = [
+        '<a href="%s">%s</a> vs %s: %s%s'
+        % (
+            grid_link(release=labels.get(c.build, c.build)),
+            text(c.build),
+            text(c.reference),
+            text(builds_page.counts(c)),
+            " " + text(MARK) if c.incomplete else "",
+        )
+        for c in found
+    ]
+    return (
+        "<li><strong>Builds of one release</strong> (another variant's build against PyPI's build of the release,"
+        " never a transition between releases): %s.</li>" % " · ".join(parts)
+    )
 
 
 def _open(v: Verdicts, pages: Mapping[str, str]) -> str:
