@@ -134,3 +134,5 @@ def test_every_case_page_states_its_claim_or_that_it_has_none(tmp_path: Path):
     silent = (tmp_path / "out" / "cases" / "silent.md").read_text(encoding="utf-8")
     assert "\n- claim: supported\n" in claimed
     assert "\n- claim: %s\n" % case_page.NO_CLAIM in silent
+    site = (tmp_path / "out" / "site" / "cases" / "silent.html").read_text(encoding="utf-8")
+    assert "<dt>claim</dt><dd>none: no source" in site

@@ -70,7 +70,7 @@ def render(
         ("tags", ", ".join(sorted(listed(first.get("tags"))))),
         ("requires", ", ".join(listed(first.get("requires")))),
         ("source", present(first.get("source"))),
-        ("claim", present(first.get("expected"))),
+        ("claim", present(first.get("expected")) or case_page.NO_CLAIM),
         ("case file", present(first.get("case_file"))),
         ("pack", "real models" if case.startswith(REAL_MODELS) else None),
     ]
