@@ -39,10 +39,10 @@ TARGET_FILTER_MS = 100.0
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 # What a reader does, one control at a time: (what, the control, its new value, the event it fires).
 FILTERS = (
-    ("type a name", "f-name", "cond", "input"),
+    ("type a search", "f-search", "cond", "input"),
     ("pick a status", "f-status", "fail", "change"),
     ("pick a release", "f-release", None, "change"),  # None: the newest release
-    ("clear the name", "f-name", "", "input"),
+    ("clear the search", "f-search", "", "input"),
     ("clear the status", "f-status", "", "change"),
     ("clear the release", "f-release", "", "change"),  # the whole grid again
 )
