@@ -2,7 +2,8 @@
 
 Each release gets its environment (installed once, then reused), the worker runs the
 case there in the chosen modes, and the records become one row per release and mode:
-status, the error's first line, the graph hash and the export time.
+status, the error's first line, the graph hash and the export time; with ``--stages ...,aoti``,
+the AOTInductor stage's outcome and its compile and load times too.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -21,6 +22,7 @@ from .contract import dependencies, resources
 from .contract.case import CaseInfo
 from .contract.errors import UserError
 from .contract.options import (
+    DEFAULT_AOTI_TIMEOUT_S,
     DEFAULT_TIMEOUT_S,
     add_jobs,
     add_mode,
@@ -31,7 +33,8 @@ from .contract.options import (
     positive_seconds,
     requirements,
 )
-from .contract.schema import MODES, STATUSES, NoCell, Status
+from .contract.requests import KNOWN_STAGES, STAGES
+from .contract.schema import MODES, STAGE_OK, STATUSES, NoCell, Status
 from .envs import environments, releases
 from .probe import Probed, case_request, probe_case, validate_case
 
@@ -63,6 +66,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="Python of the environments (default: this one where the release supports it)",
     )
     add_timeout(parser, "cell")
+    parser.add_argument(
+        "--stages",
+        default=",".join(STAGES),
+        help="stages after export, as `run --stages` takes them; check,aoti also compiles each passing cell's"
+        " program with AOTInductor (a C++ compiler, g++, is needed), loads the package in a fresh process and"
+        " compares it with eager, and the table shows the outcome and the compile and load times (default: %s)"
+        % ",".join(STAGES),
+    )
+    parser.add_argument(
+        "--aoti-timeout",
+        type=float,
+        default=DEFAULT_AOTI_TIMEOUT_S,
+        metavar="S",
+        help="seconds the aoti stage may take per cell, on top of --timeout (default %g)" % DEFAULT_AOTI_TIMEOUT_S,
+    )
     parser.add_argument("--out", default=None, metavar="DIR", help="keep the records here (default: discard them)")
     parser.add_argument(
         "--format",
@@ -116,6 +134,7 @@ class Row:
     error: Optional[str] = None
     diagnosis: Tuple[Dict[str, Any], ...] = ()  # draft_export's problems, for a failed export
     packages: str = ""  # the versions of the case's dependencies in this environment, e.g. "transformers 4.57.6"
+    aoti: Dict[str, Any] = field(default_factory=dict)  # the aoti_* fields of a cell whose run selected the stage
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", shown(self.status))
@@ -189,6 +208,7 @@ def rows_for(probed: Probed, modes: Sequence[str], label: str, wanted: Sequence[
                     error=short_error(cell.get("error_type"), cell.get("error_message")),
                     diagnosis=tuple(p for p in cell.get("diagnosis") or () if isinstance(p, dict)),
                     packages=packages,
+                    aoti={key: value for key, value in cell.items() if key.startswith("aoti_")},
                 )
             )
         elif probed.env_error is not None:
@@ -211,6 +231,29 @@ def rows_for(probed: Probed, modes: Sequence[str], label: str, wanted: Sequence[
 
 
 HEADERS = ("torch", "variant", "python", "mode", "status", "graph hash", "export s", "error")
+# The columns a table gains where the aoti stage ran: its outcome, the compile's and the fresh load's seconds.
+AOTI_HEADERS = ("aoti", "compile s", "load s")
+
+
+def seconds(value: Any) -> str:
+    return "%.2f" % value if isinstance(value, (int, float)) and not isinstance(value, bool) else ""
+
+
+def aoti_cells(row: Row) -> Tuple[str, str, str]:
+    """A row's aoti columns: the stage's outcome, the compile's seconds and the fresh load's."""
+    return (
+        str(row.aoti.get("aoti_status") or ""),
+        seconds(row.aoti.get("aoti_compile_s")),
+        seconds(row.aoti.get("aoti_load_s")),
+    )
+
+
+def error_text(row: Row) -> str:
+    """The error column: the cell's error, else what failed in the aoti stage."""
+    outcome = row.aoti.get("aoti_status")
+    if row.error or not outcome or outcome == STAGE_OK:
+        return row.error or ""
+    return "aoti " + (short_error(row.aoti.get("aoti_error_type"), row.aoti.get("aoti_error")) or str(outcome))
 
 
 def format_rows(rows: Sequence[Row], fmt: str = "text") -> str:
@@ -219,6 +262,7 @@ def format_rows(rows: Sequence[Row], fmt: str = "text") -> str:
         return json.dumps([asdict(r) for r in rows], indent=1, sort_keys=True)
     from tabulate import tabulate
 
+    aoti = any(r.aoti for r in rows)
     table = [
         (
             r.torch,
@@ -228,11 +272,13 @@ def format_rows(rows: Sequence[Row], fmt: str = "text") -> str:
             r.status,
             r.graph_hash or "",
             "" if r.export_s is None else "%.2f" % r.export_s,
-            r.error or "",
+            *(aoti_cells(r) if aoti else ()),
+            error_text(r),
         )
         for r in rows
     ]
-    text = tabulate(table, headers=HEADERS, tablefmt="github" if fmt == "markdown" else "simple", disable_numparse=True)
+    headers = HEADERS[:-1] + (AOTI_HEADERS if aoti else ()) + HEADERS[-1:]
+    text = tabulate(table, headers=headers, tablefmt="github" if fmt == "markdown" else "simple", disable_numparse=True)
     notes = package_lines(rows) + diagnosis_lines(rows)
     return text + ("\n\n" + "\n".join(notes) if notes else "")
 
@@ -275,11 +321,14 @@ def check_target(
     verbose: bool = False,
     jobs: int = 0,
     added: Sequence[str] = (),
+    stages: Sequence[str] = STAGES,
+    aoti_timeout: float = DEFAULT_AOTI_TIMEOUT_S,
 ) -> List[Row]:
     """Install (or reuse) the target's environment, run the case there, and read back the rows."""
     spec = None if target.build is None else target.spec
     folder = out / (CURRENT if spec is None else spec.name)
     request = case_request(info.path, modes, folder, timeout, verbose, jobs, added)
+    request = replace(request, stages=tuple(stages), aoti_timeout=aoti_timeout)
     probed = probe_case(spec, info, request, reinstall, verbose)
     return rows_for(probed, modes, target.label, dependencies.key_requirements(target.dependency_set))
 
@@ -300,9 +349,17 @@ class CheckOptions:
     verbose: bool = False
     jobs: int = 0
     with_requirements: Tuple[str, ...] = ()
+    stages: Tuple[str, ...] = STAGES  # "check,aoti" is read as run reads it
+    aoti_timeout: float = DEFAULT_AOTI_TIMEOUT_S
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "torch", tuple(self.torch))
+        words = self.stages.split(",") if isinstance(self.stages, str) else list(self.stages)
+        object.__setattr__(self, "stages", tuple(w.strip() for w in words if w.strip()))
+        unknown = sorted(set(self.stages) - set(KNOWN_STAGES))
+        if unknown:
+            raise CheckError("--stages: unknown stage(s) %s; known: %s" % (", ".join(unknown), ", ".join(KNOWN_STAGES)))
+        object.__setattr__(self, "aoti_timeout", positive_seconds("--aoti-timeout", self.aoti_timeout))
         object.__setattr__(self, "with_requirements", requirements("--with", self.with_requirements))
         if self.jobs < 0:
             raise CheckError("--jobs %d: give a number of releases above 0, or 0 for the default" % self.jobs)
@@ -341,7 +398,7 @@ def main(options: CheckOptions) -> int:
         def one(target: Target) -> List[Row]:
             return check_target(
                 target, info, modes, out, options.timeout, options.reinstall, options.verbose,
-                cells_at_once, options.with_requirements,
+                cells_at_once, options.with_requirements, stages=options.stages, aoti_timeout=options.aoti_timeout,
             )  # fmt: skip
 
         found: Dict[str, List[Row]] = {}
@@ -351,7 +408,8 @@ def main(options: CheckOptions) -> int:
                 target = running[done]
                 found[target.label] = done.result()
                 for row in found[target.label]:  # as they arrive; the table below is in release order
-                    print("  %-14s %-10s %s" % (row.torch, row.mode, row.status), file=sys.stderr, flush=True)
+                    after = "  aoti %s" % row.aoti["aoti_status"] if row.aoti.get("aoti_status") else ""
+                    print("  %-14s %-10s %s%s" % (row.torch, row.mode, row.status, after), file=sys.stderr, flush=True)
     rows = [row for target in chosen for row in found[target.label]]
     print(format_rows(rows, options.format))
     verdict = passing_summary(rows)

@@ -75,7 +75,7 @@ def run_case(command: List[str], env: Mapping[str, str], request: RunRequest, ve
     try:
         done = subprocess.run(
             command + request.command(), capture_output=not verbose, text=True, env=dict(env),
-            timeout=request.timeout * len(request.modes) + 600,
+            timeout=request.cell_timeout * len(request.modes) + 600,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
         return "the worker did not finish in time"

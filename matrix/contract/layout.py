@@ -1,9 +1,11 @@
 """The saved-program folder: where ``run --artifacts DIR`` keeps each program, and how ``load`` finds one.
 
 ``DIR/<torch_version>_<variant>_py<X.Y>/<mode>/<case folder>/`` holds ``program.pt2``, ``inputs.pt``,
-``outputs.pt``, ``meta.json`` (what was saved, each file's size and sha256) and ``meta.sig``;
-matrix/worker/artifacts.py writes and reads the files themselves. The host plans loads, removes
-and reports saved programs with this module alone.
+``outputs.pt``, ``meta.json`` (what was saved, each file's size and sha256) and ``meta.sig``; a cell
+that ran the aoti stage adds its AOTInductor package (``aoti.pt2``, or ``aoti.so`` where the release
+compiles a bare library), listed in meta.json like the others, so that the signature covers it, and
+described under its ``aoti`` key. matrix/worker/artifacts.py writes and reads the files themselves.
+The host plans loads, removes and reports saved programs with this module alone.
 
 Standard library only, Python 3.8 syntax: the worker imports this inside every torch environment.
 """
@@ -31,6 +33,11 @@ INPUTS = "inputs.pt"
 OUTPUTS = "outputs.pt"
 META = "meta.json"
 FILES = (PROGRAM, INPUTS, OUTPUTS)
+# The AOTInductor package of the aoti stage, where there is one: a PT2 package (2.5 on), or the bare
+# shared library that 2.3 and 2.4 compile. meta.json's ``aoti`` names which, and nothing else is loaded.
+AOTI_PACKAGE = "aoti.pt2"
+AOTI_LIBRARY = "aoti.so"
+AOTI_FILES = (AOTI_PACKAGE, AOTI_LIBRARY)
 # What meta.json must hold, as text, for an artifact to be identified.
 META_TEXT_KEYS = ("case", "mode", "torch_version", "variant", "python")
 
@@ -129,20 +136,35 @@ def read_meta(folder: str) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
 
 
 def verify(folder: str, meta: Dict[str, Any]) -> Optional[str]:
-    """Why the files of an artifact differ from what meta.json lists, or None when all are whole."""
+    """Why the files of an artifact differ from what meta.json lists, or None when all are whole.
+
+    FILES must be listed; any other file listed (an AOTInductor package) must be whole too.
+    """
     listed = {entry.get("name"): entry for entry in meta.get("files") or []}
-    for name in FILES:
-        entry = listed.get(name)
-        path = os.path.join(folder, name)
-        if entry is None:
-            return "%s does not list %s" % (META, name)
-        if not os.path.isfile(path):
-            return "%s is missing" % name
-        size = os.path.getsize(path)
-        if size != entry.get("size"):
-            return "%s has %d bytes, %s says %s" % (name, size, META, entry.get("size"))
-        if sha256_of(path) != entry.get("sha256"):
-            return "%s's sha256 differs from %s's" % (name, META)
+    others = sorted(name for name in listed if name not in FILES and isinstance(name, str))
+    for name in (*FILES, *others):
+        problem = verify_file(folder, meta, name)
+        if problem is not None:
+            return problem
+    return None
+
+
+def verify_file(folder: str, meta: Dict[str, Any], name: str, path: Optional[str] = None) -> Optional[str]:
+    """Why the file ``name`` of an artifact (read at ``path``, else in ``folder``) differs from what meta.json
+    lists for it, or None when it is whole."""
+    if name in (".", "..") or os.path.basename(name) != name or name != name.strip() or not name:
+        return "%s lists %r, which is not a file in its folder" % (META, name)
+    entry = next((e for e in meta.get("files") or [] if isinstance(e, dict) and e.get("name") == name), None)
+    path = os.path.join(folder, name) if path is None else path
+    if entry is None:
+        return "%s does not list %s" % (META, name)
+    if not os.path.isfile(path):
+        return "%s is missing" % name
+    size = os.path.getsize(path)
+    if size != entry.get("size"):
+        return "%s has %d bytes, %s says %s" % (name, size, META, entry.get("size"))
+    if sha256_of(path) != entry.get("sha256"):
+        return "%s's sha256 differs from %s's" % (name, META)
     return None
 
 

@@ -68,6 +68,10 @@ DEFAULT_TIMEOUT_S = 120.0
 # the rest is margin, so that a slow diagnosis never turns a fail into a timeout.
 DEFAULT_DIAGNOSIS_BUDGET_S = 15.0
 DIAGNOSIS_SHARE = 0.6
+# Seconds the opt-in ``aoti`` stage may take in one cell (``run --aoti-timeout``): an AOTInductor
+# compile of a small MLP takes 30 to 65 s on 2 cores, a real model several times that. A cell that
+# runs the stage may take this much on top of --timeout; the compile itself stops at this limit.
+DEFAULT_AOTI_TIMEOUT_S = 300.0
 MODE_CHOICES = ("strict", "non-strict", "both")
 
 

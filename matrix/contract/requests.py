@@ -27,6 +27,7 @@ from typing import Any, ClassVar, Dict, List, NoReturn, Optional, Sequence, Tupl
 from .case import EXPORTDB_SOURCE
 from .errors import UserError
 from .options import (
+    DEFAULT_AOTI_TIMEOUT_S,
     DEFAULT_DIAGNOSIS_BUDGET_S,
     DEFAULT_TIMEOUT_S,
     DIAGNOSIS_SHARE,
@@ -47,7 +48,11 @@ from .options import (
 from .schema import MODES
 
 # The words of the options, defined here and read by the worker (runner, sources, batch, signing).
+# STAGES is the default of --stages; OPT_IN_STAGES run only where --stages names them.
 STAGES = ("check", "decompose", "serialize", "diagnose")
+AOTI = "aoti"  # compile the program with AOTInductor, load the package in a fresh process, compare
+OPT_IN_STAGES = (AOTI,)
+KNOWN_STAGES = STAGES + OPT_IN_STAGES
 SOURCES = ("cases", EXPORTDB_SOURCE)
 WARM_UPS = ("auto", "always", "never")
 # From this many items on, a warm-up in the parent costs less than each forked item paying
@@ -97,8 +102,18 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         "--stages",
         default=",".join(STAGES),
         help="stages after export, comma-separated: check (run and compare with eager), decompose,"
-        " serialize (save, then load in a process that never exported), diagnose (draft_export on a failed export);"
-        " default: %s" % ",".join(STAGES),
+        " serialize (save, then load in a process that never exported), diagnose (draft_export on a failed export),"
+        " aoti (opt-in: compile a passing cell's program with AOTInductor, which needs a C++ compiler (g++), keep"
+        " the package with its saved program, load it in a process that never compiled, run and compare with"
+        " eager); default: %s" % ",".join(STAGES),
+    )
+    parser.add_argument(
+        "--aoti-timeout",
+        type=float,
+        default=DEFAULT_AOTI_TIMEOUT_S,
+        metavar="S",
+        help="seconds the aoti stage may take in one cell, on top of --timeout (default %g): a compile past it is"
+        " killed and recorded as the stage's timeout, the cell's own status unchanged" % DEFAULT_AOTI_TIMEOUT_S,
     )
     parser.add_argument(
         "--diagnosis-budget",
@@ -303,6 +318,7 @@ class RunRequest(_Request):
     cache: Optional[str] = None  # the result cache's folder; None: EXPORT_MATRIX_RESULT_CACHE or the default
     no_cache: bool = False
     diagnosis_budget: float = DEFAULT_DIAGNOSIS_BUDGET_S
+    aoti_timeout: float = DEFAULT_AOTI_TIMEOUT_S
 
     def __post_init__(self) -> None:
         for name in ("cases", "select", "tag"):
@@ -330,14 +346,20 @@ class RunRequest(_Request):
     def modes(self) -> Tuple[str, ...]:
         return MODES if self.mode == "both" else (self.mode,)
 
+    @property
+    def cell_timeout(self) -> float:
+        """What one isolated cell may take: --timeout, and --aoti-timeout on top where the aoti stage runs."""
+        return self.timeout + (self.aoti_timeout if AOTI in self.stages else 0.0)
+
     def validate(self) -> None:
         """The checks ``RunOptions`` makes before torch is imported, with its messages: a UserError, or None."""
         requirements("--with", self.with_requirements)
-        unknown = sorted(set(self.stages) - set(STAGES))
+        unknown = sorted(set(self.stages) - set(KNOWN_STAGES))
         if unknown:
-            raise UserError("--stages: unknown stage(s) %s; known: %s" % (", ".join(unknown), ", ".join(STAGES)))
+            raise UserError("--stages: unknown stage(s) %s; known: %s" % (", ".join(unknown), ", ".join(KNOWN_STAGES)))
         positive_seconds("--timeout", self.timeout)
         positive_seconds("--diagnosis-budget", self.diagnosis_budget)
+        positive_seconds("--aoti-timeout", self.aoti_timeout)
         memory_mb("--max-memory", self.max_memory)
         at_least("--runs", self.runs, 1)
         at_least("--jobs", self.jobs, 0)

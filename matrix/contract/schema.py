@@ -254,6 +254,29 @@ _LOAD_MEANING = {
 LOAD_STATUSES = tuple(status.value for status in LoadStatus)  # in display order
 
 
+# --- the opt-in AOTInductor stage (``run --stages ...,aoti``) ---------------------------------
+
+# A cell record of a run that selected the aoti stage carries these keys too (None where they do not
+# apply); a run without it writes none of them. ``aoti_status`` is the stage's outcome (AOTI_STATUSES);
+# ``aoti_error_type`` and ``aoti_error`` the qualified class and first line of what failed, the line
+# starting with the step (``compile:``, ``load:``, ``run:``); ``aoti_api`` the release's API that compiled
+# and loads it; ``aoti_compile_s`` the compile, in a process forked from the cell; ``aoti_load_s`` and
+# ``aoti_run_s`` loading the package and running it on the kept inputs, in a process that never compiled;
+# ``aoti_package_bytes`` the size of the package (a ``.pt2``, or a bare ``.so`` before packages existed).
+AOTI_KEYS = (
+    "aoti_status", "aoti_error_type", "aoti_error", "aoti_api",
+    "aoti_compile_s", "aoti_load_s", "aoti_run_s", "aoti_package_bytes",
+)  # fmt: skip
+# The aoti stage's outcomes: the stage vocabulary (ok: compiled, loaded, ran and matched eager), and
+# not-applicable (the release has no Python loader for AOTInductor, or the machine no C++ compiler:
+# never a failure), crash or timeout (of the compile or of the load's process alone: the cell's status
+# stays), untrusted (the package's folder is not signed with this machine's key: never loaded).
+AOTI_STATUSES = (
+    STAGE_OK, STAGE_MISMATCH, STAGE_ERROR, STAGE_SKIPPED, Status.NOT_APPLICABLE.value, Status.CRASH.value,
+    Status.TIMEOUT.value, LoadStatus.UNTRUSTED.value,
+)  # fmt: skip
+
+
 def load_rank(status: Any) -> Optional[int]:
     """The rank of a load status string (None when it is not comparable or not a status)."""
     return _LOAD_RANK.get(status) if isinstance(status, str) else None

@@ -29,6 +29,7 @@ from matrix import parallel
 from matrix.contract import records
 from matrix.contract.errors import UserError
 from matrix.contract.schema import (
+    AOTI_KEYS,
     CELL_KEYS,
     ENV_ERROR_KEYS,
     IDENTITY,
@@ -41,6 +42,8 @@ from matrix.contract.schema import (
 from matrix.envs import releases
 from matrix.records import cache, published
 
+# The keys of a cell record the tables read: every cell's, and the opt-in aoti stage's (None where it did not run).
+RECORD_KEYS = CELL_KEYS + AOTI_KEYS
 # Columns whose values repeat from run to run of a cell (texts, names): sharing one string object per
 # distinct value within a file keeps a large record set's memory close to its distinct content.
 _SHARED_TEXT = (
@@ -239,7 +242,7 @@ def _parsed(path: str, rows: List[Dict[str, Any]], warnings: List[str], lines: L
         cells = _text_identities(path, rows, lines, warnings)
     for row in itertools.chain(cells, env_errors, loads):
         _cut_paths(row)
-    frame = pd.DataFrame(_columns(cells, CELL_KEYS, {}), dtype=object) if cells else None
+    frame = pd.DataFrame(_columns(cells, RECORD_KEYS, {}), dtype=object) if cells else None
     return _FileRecords(path, frame, environments, env_errors, warnings, loads)
 
 
@@ -352,7 +355,7 @@ def load(folders: Sequence[str], workers: Optional[int] = None) -> Store:
 
 def _cells(parts: List[pd.DataFrame], warnings: List[str]) -> Tuple[pd.DataFrame, int]:
     if not parts:
-        return pd.DataFrame({key: pd.Series(dtype=object) for key in CELL_KEYS}), 0
+        return pd.DataFrame({key: pd.Series(dtype=object) for key in RECORD_KEYS}), 0
     frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     frame["run"] = pd.to_numeric(frame["run"], errors="coerce").fillna(0).astype("int64")
     valid = frame[["torch_version", "variant", "python", "case"]].notna().all(axis=1)

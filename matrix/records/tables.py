@@ -24,7 +24,17 @@ from typing import Any, Dict, List, Optional
 import pandas as pd
 
 from matrix.contract.case import exportdb_example
-from matrix.contract.schema import APPLICABLE, MODES, STAGE_ERROR, STAGES, STATUSES, WORST_FIRST, first_line, rank
+from matrix.contract.schema import (
+    AOTI_KEYS,
+    APPLICABLE,
+    MODES,
+    STAGE_ERROR,
+    STAGES,
+    STATUSES,
+    WORST_FIRST,
+    first_line,
+    rank,
+)
 from matrix.records import completeness, store
 from matrix.records.columns import EXPORTED, FAILING, KEY
 
@@ -47,6 +57,8 @@ CELL_COLUMNS = [
     "serialize_in_process_status", "serialize_fresh_status", "artifact", "artifact_error", "exit_code",
     "diagnosis_status", "diagnosis_summary",
     *OUTCOMES, *TIMES,
+    # The opt-in aoti stage's outcome, times and package size: None where the run did not select it.
+    *AOTI_KEYS,
 ]  # fmt: skip
 TEXT_COLUMNS = ["graph_text", "error_traceback", "stderr_tail", "diagnosis"]
 

@@ -190,6 +190,11 @@ def _status_table(rows: List[Row]) -> str:
         for stage, label in STAGES:
             if row.get(stage + "_outcome") == STAGE_ERROR:
                 text += " · %s %s fails" % (md.STAGE_MARKS[stage], label)
+        if isinstance(row.get("aoti_status"), str):
+            # The opt-in AOTInductor stage: its outcome, and what the compile took.
+            took = row.get("aoti_compile_s")
+            seconds = " (compiled in %.1f s)" % took if isinstance(took, (int, float)) and took == took else ""
+            text += " · AOTInductor %s%s" % (md.text(row["aoti_status"]), seconds)
         if row["flaky"] is True:
             text += " (flaky: %s)" % md.text(row["statuses"])
         if row["status"] == Status.NOT_APPLICABLE and _listed(row["missing"]):

@@ -18,7 +18,9 @@ keeps its own program:
   the part of them ``--with`` added, the serializer's schema version, the form of the inputs' leaves:
   see INPUTS_FORMS) and each file's size and sha256;
 - ``meta.sig``: meta.json's signature (see :mod:`.signing`); ``load`` refuses an artifact without a
-  valid one unless told ``--trust``.
+  valid one unless told ``--trust``;
+- ``aoti.pt2`` (or ``aoti.so``), where the cell ran the aoti stage: its AOTInductor package
+  (:mod:`.aoti_stage`), listed in meta.json like the files above and described under its ``aoti`` key.
 
 The leaves of inputs and outputs are plain data only (tensors, numbers, text, None) and are
 written with pickle protocol 2, so that ``torch.load(..., weights_only=True)`` reads them on every
@@ -181,12 +183,14 @@ def save(
     outputs: Sequence[Any],
     extra_meta: Optional[Dict[str, Any]] = None,
     spec: Any = None,
+    extra_files: Optional[Dict[str, str]] = None,
 ) -> str:
     """Write one artifact and return its folder; an earlier artifact of the same cell is replaced.
 
     ``program`` is the bytes ``torch.export.save`` wrote, or the ExportedProgram to save now;
     ``outputs`` holds eager's output for each of ``calls``; ``spec`` is the program's in_spec,
-    which each call must match (taken from ``program`` when that is an ExportedProgram). Raises
+    which each call must match (taken from ``program`` when that is an ExportedProgram);
+    ``extra_files`` (name -> path) are moved into the folder and listed with the others. Raises
     on any failure, leaving no folder under the final name.
     """
     import torch
@@ -211,8 +215,10 @@ def save(
             torch.export.save(program, program_path)
         torch.save(inputs, os.path.join(temp, INPUTS), pickle_protocol=PICKLE_PROTOCOL)
         torch.save(expected, os.path.join(temp, OUTPUTS), pickle_protocol=PICKLE_PROTOCOL)
+        for name, source in sorted((extra_files or {}).items()):
+            shutil.move(source, os.path.join(temp, name))
         listed = []
-        for name in FILES:
+        for name in (*FILES, *sorted(extra_files or {})):
             path = os.path.join(temp, name)
             _sync(path)
             listed.append({"name": name, "size": os.path.getsize(path), "sha256": layout.sha256_of(path)})
@@ -278,11 +284,14 @@ def keep(
     case: Any,
     expected: Any,
     expected_extra: Sequence[Any],
+    extra_files: Optional[Dict[str, str]] = None,
+    more_meta: Optional[Dict[str, Any]] = None,
 ) -> Optional[str]:
     """Keep a passing cell's program (see :func:`save`); called in the cell, after its check.
 
     ``saved`` is the buffer the cell saved the program to before running it, if any. The
-    extra inputs are kept only when the check ran them. The record's ``artifact`` says whether
+    extra inputs are kept only when the check ran them. ``extra_files`` and ``more_meta`` add
+    files and meta.json keys (the aoti stage's package). The record's ``artifact`` says whether
     it was kept, and ``artifact_error`` why not; the cell's status does not change. Returns the
     folder, or None when nothing was kept.
     """
@@ -299,9 +308,10 @@ def keep(
         "strict_passed": record.get("strict_passed"),
         "graph_hash": record.get("graph_hash"),
     }
+    extra_meta.update(more_meta or {})
     program = saved.getvalue() if saved is not None else ep
     try:
-        folder = save(target, info.name, mode, program, calls, outputs, extra_meta, spec=in_spec(ep))
+        folder = save(target, info.name, mode, program, calls, outputs, extra_meta, in_spec(ep), extra_files)
     except MemoryError:
         raise
     except Exception as exc:

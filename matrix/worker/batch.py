@@ -246,10 +246,11 @@ class FollowUps:
         follow = result.pop(FOLLOW_UP, None) if isinstance(result, dict) else None
         if not follow:
             return result
-        started = time.perf_counter()
-        second = self.fresh.run(follow["message"], timeout)
-        second.setdefault("total_s", round(time.perf_counter() - started, 6))
-        merge(follow["merge"], result, second, follow)
+        for one in follow if isinstance(follow, list) else [follow]:  # each in a fresh process of its own
+            started = time.perf_counter()
+            second = self.fresh.run(one["message"], timeout)
+            second.setdefault("total_s", round(time.perf_counter() - started, 6))
+            merge(one["merge"], result, second, one)
         return result
 
     def close(self) -> None:

@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..contract import dependencies, records
 from ..contract.case import CaseError, CaseInfo
-from ..contract.options import DEFAULT_DIAGNOSIS_BUDGET_S
+from ..contract.options import DEFAULT_AOTI_TIMEOUT_S, DEFAULT_DIAGNOSIS_BUDGET_S
 from ..contract.schema import STAGE_ERROR, STAGE_MISMATCH, STAGE_OK, STAGE_SKIPPED, Status, first_line
 from . import compare, fingerprint
 from .case import Case
@@ -160,6 +160,7 @@ def run_cell(
     diagnose_s: float = 0.0,
     diagnosis_budget_s: float = DEFAULT_DIAGNOSIS_BUDGET_S,
     kept: Optional[Any] = None,
+    aoti_timeout_s: float = DEFAULT_AOTI_TIMEOUT_S,
 ) -> Dict[str, Any]:
     """Run every stage of one cell and return the record fields it produced.
 
@@ -167,12 +168,14 @@ def run_cell(
     ``diagnose_s``: seconds into the cell by which a failed export's ``draft_export`` diagnosis must end
     (0: none); ``diagnosis_budget_s``: what the diagnosis itself may take (``diagnosis.budget``).
     ``kept``: a ``diagnosis.Kept`` where diagnoses are reused and kept, or None.
+    ``aoti_timeout_s``: what the aoti stage's compile may take, where ``stages`` has it.
     """
     record: Dict[str, Any] = {}
     try:
         return _stages(
-            record, info, mode, found, loader, device, stages, artifacts, diagnose_s, diagnosis_budget_s, kept
-        )
+            record, info, mode, found, loader, device, stages, artifacts, diagnose_s, diagnosis_budget_s, kept,
+            aoti_timeout_s,
+        )  # fmt: skip
     except MemoryError as exc:
         record.update(out_of_memory(exc))
         return record
@@ -190,6 +193,7 @@ def _stages(
     diagnose_s: float = 0.0,
     diagnosis_budget_s: float = DEFAULT_DIAGNOSIS_BUDGET_S,
     kept: Optional[Any] = None,
+    aoti_timeout_s: float = DEFAULT_AOTI_TIMEOUT_S,
 ) -> Dict[str, Any]:
     # 1. load
     try:
@@ -239,6 +243,13 @@ def _stages(
     record["status"] = PASS
     # 6a. save now: running the program below can update its buffers in place
     saved = _save(record, ep, found) if "serialize" in stages else None
+    # 6b. compile with AOTInductor (opt-in), before running the program too
+    compiled = None
+    if "aoti" in stages:
+        from .aoti_stage import compile_stage
+
+        args, kwargs = _clone(case.example_args), _clone(case.example_kwargs)
+        compiled = compile_stage(record, ep, args, kwargs, device, aoti_timeout_s, describe_error)
     # 4. run the exported program and compare with eager
     if "check" in stages:
         _check(record, case, ep, expected, expected_extra, info, calls)
@@ -248,18 +259,28 @@ def _stages(
     # 6. save / load round trip
     if saved is not None:
         _load(record, case, saved, expected)
-    # 7. keep the program, its inputs and eager's outputs, for loading on other releases
+    # 7. keep the program, its inputs and eager's outputs (and the package), for loading on other releases
+    folder = None
     if artifacts is not None and record["status"] == PASS:
         from .artifacts import keep
 
-        folder = keep(artifacts, record, info, mode, ep, saved, case, expected, expected_extra)
+        files, meta = ({compiled.file: compiled.path}, {"aoti": compiled.meta}) if compiled else (None, None)
+        folder = keep(artifacts, record, info, mode, ep, saved, case, expected, expected_extra, files, meta)
         if folder and saved is not None:
             record[KEPT] = folder  # the runner loads it again in a fresh process (cell_job.merge_fresh_load)
+    if compiled is not None:
+        from .aoti_stage import settle
+
+        settle(record, compiled, folder)
+        if folder:
+            record[PACKAGED] = folder  # the runner loads the package in a fresh process (aoti_job.merge_aoti_load)
     return record
 
 
 # Where a passing cell kept the program its serialize stage saved: read (and removed) by CellJob.
 KEPT = "_kept"
+# Where it kept the package its aoti stage compiled, beside that program: read (and removed) by CellJob.
+PACKAGED = "_packaged"
 
 
 def _check(

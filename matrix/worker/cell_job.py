@@ -4,6 +4,8 @@ A job kind of the batch engine (:data:`.jobs.KINDS`), run for ``run`` (:mod:`.ru
 that kept its program asks for a follow-up (``messages.FOLLOW_UP``): the program loaded again
 by a load job (:mod:`.load_job`) in a process that never exported, which
 :func:`merge_fresh_load` (``"fresh-load"`` in :data:`.jobs.MERGES`) folds into the cell's record.
+A cell whose aoti stage kept a package asks for its load too (:mod:`.aoti_job`), first: the last
+follow-up removes a folder kept for the follow-ups alone.
 
 Standard library only (torch is imported when the job runs), Python 3.8 syntax.
 """
@@ -15,7 +17,7 @@ import shutil
 from typing import Any, ClassVar, Dict, Optional, Tuple
 
 from ..contract.case import CaseInfo
-from ..contract.options import DEFAULT_DIAGNOSIS_BUDGET_S
+from ..contract.options import DEFAULT_AOTI_TIMEOUT_S, DEFAULT_DIAGNOSIS_BUDGET_S
 from ..contract.schema import ARTIFACT_SAVED, STAGE_ERROR, STAGE_MISMATCH, STAGE_OK, LoadStatus
 from .load_job import LoadJob
 from .messages import FOLLOW_UP, message
@@ -42,6 +44,7 @@ class CellJob:
     diagnosis_budget_s: float = DEFAULT_DIAGNOSIS_BUDGET_S  # what a diagnosis may take, within diagnose_s of the cell
     cache: Optional[str] = None  # the result cache's folder, where diagnoses are reused and kept; None: off
     origin: str = ""  # "<torch_version>/<run_id>": what a diagnosis kept by this cell names
+    aoti_timeout_s: float = DEFAULT_AOTI_TIMEOUT_S  # what the aoti stage's compile may take, where stages has it
 
     @classmethod
     def from_fields(cls, fields: Dict[str, Any]) -> CellJob:
@@ -51,20 +54,29 @@ class CellJob:
 
     def run(self) -> Dict[str, Any]:
         from ..contract.layout import Target
-        from .cell import KEPT, run_cell
+        from .cell import KEPT, PACKAGED, run_cell
 
         root = self.artifacts or self.scratch
         target = Target(root, self.variant, self.device, self.dependency_set, self.with_set) if root else None
         loader = loader_for(self.info.source)
         record = run_cell(
             self.info, self.mode, self.found, loader, self.device, self.stages, target, self.diagnose_s,
-            self.diagnosis_budget_s, self.kept(),
+            self.diagnosis_budget_s, self.kept(), self.aoti_timeout_s,
         )  # fmt: skip
         folder = record.pop(KEPT, None)
+        packaged = record.pop(PACKAGED, None)
         if not self.artifacts and record.get("artifact") == ARTIFACT_SAVED:
-            record["artifact"] = None  # kept for the fresh load alone, not for other releases
+            record["artifact"] = None  # kept for the fresh loads alone, not for other releases
+        follows = []
+        if packaged:
+            from .aoti_job import aoti_load
+
+            follows.append(aoti_load(packaged, discard=False))
         if folder:
-            record[FOLLOW_UP] = fresh_load(folder, discard=not self.artifacts)
+            follows.append(fresh_load(folder, discard=False))
+        if follows:
+            follows[-1]["discard"] = not self.artifacts  # the last one removes a folder kept for them alone
+            record[FOLLOW_UP] = follows[0] if len(follows) == 1 else follows
         return record
 
     def kept(self) -> Optional[Any]:

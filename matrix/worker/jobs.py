@@ -9,8 +9,8 @@ artifact of ``load``), and nothing else. A job kind is a class that provides (:c
 - ``run()``: do the job, in the isolated process; returns the record fields it found. A result
   may ask for a follow-up (``messages.FOLLOW_UP``), whose merge is named in :data:`MERGES`.
 
-Every kind is listed in :data:`KINDS`, by name, and imported here: adding one (an AOTInductor
-compile-and-load stage, say) is a module of its own holding its job class, and a line here.
+Every kind is listed in :data:`KINDS`, by name, and imported here: adding one (the load of an
+AOTInductor package, :mod:`.aoti_job`) is a module of its own holding its job class, and a line here.
 The kinds import :mod:`.messages`, never the engine; the engine (:mod:`.batch`, :mod:`.pristine`,
 :mod:`.child`) imports this registry; the commands (:mod:`.runner`, :mod:`.loader`) import both.
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, ClassVar, Dict, Protocol, Type, runtime_checkable
 
+from .aoti_job import AotiLoadJob, merge_aoti_load
 from .cell_job import CellJob, merge_fresh_load
 from .load_job import LoadJob
 from .messages import Message, Result
@@ -45,10 +46,12 @@ Merge = Callable[[Result, Result, Dict[str, Any]], None]
 KINDS: Dict[str, Type[Job]] = {
     "cell": CellJob,
     "load": LoadJob,
+    "aoti-load": AotiLoadJob,
 }
 # The merges a follow-up may name: name -> how its result folds into the first job's.
 MERGES: Dict[str, Merge] = {
     "fresh-load": merge_fresh_load,
+    "aoti-load": merge_aoti_load,
 }
 
 

@@ -53,7 +53,7 @@ def _load_and_run(folder: str, meta: Dict[str, Any], fields: Dict[str, Any]) -> 
     if problem is not None:
         fields.update(incomplete(problem))
         return
-    fields["case_module"] = _import_case(meta)
+    fields["case_module"] = import_case(meta)
     path = os.path.join(folder, layout.PROGRAM)
     # load_s times torch.export.load and reading the saved data, not the checks and imports before.
     start = time.perf_counter()
@@ -114,7 +114,7 @@ def incomplete(problem: str) -> Dict[str, Any]:
     }
 
 
-def _import_case(meta: Dict[str, Any]) -> str:
+def import_case(meta: Dict[str, Any]) -> str:
     """Import the case's module when its file is here: it registers what the program may name
     (custom ops, pytree types), as the user's own code would before loading. Returns how it went.
 

@@ -44,6 +44,7 @@ from .environment import installed_torch_version, variant_of
 from .journal import Key as JournalKey
 from .load_job import LoadJob, incomplete
 from .progress import say
+from .signing import untrusted
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -273,21 +274,6 @@ def keep_fresh_load(folder: str, result: Dict[str, Any], env: Dict[str, Any], ca
 def saved_with(artifact: Artifact) -> str:
     """The set of packages beside torch that an artifact was saved with ("" for torch alone)."""
     return artifact.dependency_set
-
-
-def untrusted(folder: str, meta: Dict[str, Any], key: Optional[bytes]) -> Optional[str]:
-    """Why an artifact's ``meta`` (read from ``folder``) is not known to be signed with ``key``; None when it is."""
-    if key is None:
-        return "no signing key here to check its signature (set %s to the key that signed it)" % signing.KEY_VARIABLE
-    data, problem = signing.signed_bytes(os.path.join(folder, layout.META), key)
-    if problem is not None:
-        return problem
-    try:
-        same = data is not None and json.loads(data.decode("utf-8")) == meta
-    except ValueError:
-        same = False
-    # The signed bytes must be what the job will use: meta.json could have changed since discovery.
-    return None if same else "%s changed while it was read" % layout.META
 
 
 def main(options: LoadOptions) -> int:

@@ -5,7 +5,7 @@ A job crosses as a message ``{"job": KIND, "fields": {...}}``: its kind (a key o
 kind's ``from_fields`` and calls its ``run()`` (:func:`.jobs.work`). A result may ask for a
 follow-up under ``FOLLOW_UP``: ``{"message": MESSAGE, "merge": NAME, ...}``, a second job that the
 engine runs in a fresh process after the first ends, whose result the merge ``NAME`` (a key of
-:data:`.jobs.MERGES`) folds into the first's.
+:data:`.jobs.MERGES`) folds into the first's; or a list of them, run and merged in order.
 
 This module imports nothing of the worker, so that job kinds can use it: the registry
 (:mod:`.jobs`) imports the kinds, and the engine (:mod:`.batch`) the registry.

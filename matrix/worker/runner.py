@@ -19,8 +19,8 @@ from ..contract import dependencies, layout, records
 from ..contract.case import CaseError, CaseInfo, cell_selected
 from ..contract.errors import UserError
 from ..contract.options import DIAGNOSIS_SHARE, from_namespace
-from ..contract.requests import RunRequest, add_run_arguments
-from ..contract.schema import ARTIFACT_SAVED, CELL_KEYS, STATUSES, Status, cell_id
+from ..contract.requests import AOTI, RunRequest, add_run_arguments
+from ..contract.schema import AOTI_KEYS, ARTIFACT_SAVED, CELL_KEYS, STATUSES, Status, cell_id
 from . import batch, exportdb, reuse
 from .case import missing_for
 from .cell_job import FRESH_LOAD, CellJob
@@ -46,6 +46,7 @@ class RunOptions(RunRequest):
         self.validate()
         object.__setattr__(self, "timeout", float(self.timeout))
         object.__setattr__(self, "diagnosis_budget", float(self.diagnosis_budget))
+        object.__setattr__(self, "aoti_timeout", float(self.aoti_timeout))
 
     @classmethod
     def from_args(cls, namespace: argparse.Namespace) -> RunOptions:
@@ -54,7 +55,7 @@ class RunOptions(RunRequest):
     def settings(self, path: str) -> batch.Settings:
         """How the engine runs the cells that go to the record file ``path``."""
         return batch.Settings(
-            out=path, timeout=self.timeout, max_memory=self.max_memory, isolation=self.isolation, jobs=self.jobs,
+            out=path, timeout=self.cell_timeout, max_memory=self.max_memory, isolation=self.isolation, jobs=self.jobs,
             force=self.force, progress=self.progress, warm_up=self.warm_up, device=self.device,
             cache=reuse.root(self.cache, self.no_cache),
         )  # fmt: skip
@@ -86,7 +87,7 @@ class CellBatch(batch.Batch):
 
     noun, verb, doing = "cell", "run", "running"
     statuses = STATUSES
-    record_keys = CELL_KEYS
+    record_keys = CELL_KEYS + AOTI_KEYS  # the aoti ones only where the stage ran
 
     def __init__(self, options: RunOptions, cells: List[Tuple[CaseInfo, str, int]], version: str, variant: str):
         self.options, self.version, self.variant = options, version, variant
@@ -98,10 +99,12 @@ class CellBatch(batch.Batch):
         self.scratch: Optional[str] = None
         self._load_cache: Optional[reuse.ResultCache] = None  # where a kept program's fresh load is kept
         self.settings: Optional[batch.Settings] = None  # set_up's: the result cache where diagnoses are kept
+        self.compiler = ""  # with the aoti stage: the C++ compiler its results were made with, for their key
 
     @property
     def follow_ups(self) -> bool:  # type: ignore[override]
-        return "serialize" in self.options.stages  # each kept program is loaded again where nothing exported
+        # Each kept program, and each kept package, is loaded again where nothing was exported or compiled.
+        return "serialize" in self.options.stages or AOTI in self.options.stages
 
     def wanted(self) -> List[Key]:
         return list(self.cells)
@@ -134,10 +137,22 @@ class CellBatch(batch.Batch):
         self.found = found
         self.env = environment_record(torch, found, options.device, options.source, run_id, self.variant)
         self.env.update(dependencies.environment_fields(options.dependency_set))
-        if "serialize" in options.stages:
+        if "serialize" in options.stages or AOTI in options.stages:
             self.scratch = tempfile.mkdtemp(prefix="export-matrix-programs-")
+        if AOTI in options.stages:
+            self.compiler = self._set_up_aoti()
         self.preimport(settings)
         return self.env
+
+    def _set_up_aoti(self) -> str:
+        """Import AOTInductor once, before forking (each cell would import it again), and name the compiler."""
+        from .aoti import compiler_identity
+
+        try:
+            import torch._inductor  # noqa: F401
+        except Exception:  # a release that cannot: each cell records why
+            pass
+        return compiler_identity()
 
     def libraries(self) -> List[str]:
         declared = {r for info in self.cells.values() for r in info.dependencies}
@@ -156,6 +171,8 @@ class CellBatch(batch.Batch):
             requires=list(info.requires), expected=info.expected, dependency_set=needs(info, options),
             with_set=dependencies.set_key(options.with_requirements), exportdb_claim=exportdb.claim(info),
         )  # fmt: skip
+        if AOTI in options.stages:
+            record.update({name: None for name in AOTI_KEYS})  # every cell of such a run carries them
         label = record["cell_id"]
         if info.problem:
             record.update(
@@ -189,6 +206,7 @@ class CellBatch(batch.Batch):
             with_set=record["with_set"] or "",
             cache=self.settings.cache if self.settings is not None else None,
             origin="%s/%s" % (record["torch_version"], record["run_id"]),
+            aoti_timeout_s=options.aoti_timeout,
         )
         return batch.Item(key, label, record, job)
 
@@ -197,17 +215,18 @@ class CellBatch(batch.Batch):
         case = reuse.case_fingerprint(job.info.path)
         if case is None:
             return None
-        return reuse.digest(
-            {
-                "kind": "cell", "format": reuse.FORMAT, "worker": reuse.worker_fingerprint(),
-                "build": reuse.build_fields(), "variant": job.variant, "device": job.device,
-                "capabilities": job.found, "case": job.info.name, "source": job.info.source, "case_hash": case,
-                "mode": job.mode, "run": item.key[2], "stages": list(job.stages), "diagnose_s": job.diagnose_s,
-                "diagnosis_budget_s": job.diagnosis_budget_s if job.diagnose_s else None,
-                "keeps_program": job.artifacts is not None,
-                "dependency_set": job.dependency_set, "with_set": job.with_set,
-            }
-        )  # fmt: skip
+        fields = {
+            "kind": "cell", "format": reuse.FORMAT, "worker": reuse.worker_fingerprint(),
+            "build": reuse.build_fields(), "variant": job.variant, "device": job.device,
+            "capabilities": job.found, "case": job.info.name, "source": job.info.source, "case_hash": case,
+            "mode": job.mode, "run": item.key[2], "stages": list(job.stages), "diagnose_s": job.diagnose_s,
+            "diagnosis_budget_s": job.diagnosis_budget_s if job.diagnose_s else None,
+            "keeps_program": job.artifacts is not None,
+            "dependency_set": job.dependency_set, "with_set": job.with_set,
+        }  # fmt: skip
+        if AOTI in job.stages:  # the stages tell a cell with the stage from one without; the compiler decides it too
+            fields["aoti_compiler"] = self.compiler
+        return reuse.digest(fields)
 
     def reusable(self, item: batch.Item, entry: Dict[str, Any], cache: reuse.ResultCache) -> bool:
         """A kept result that saved a program stands where that very program is in --artifacts, or can be put there."""
@@ -344,7 +363,7 @@ def execute(options: RunOptions) -> Dict[str, int]:
             "nothing selected: no case of %d matches --select %s --tag %s in --mode %s"
             % (len(infos), " ".join(options.select or ["*"]), " ".join(options.tag or ["*"]), options.mode)
         )
-    if options.artifacts or "serialize" in options.stages:
+    if options.artifacts or "serialize" in options.stages or AOTI in options.stages:
         from .signing import signing_key
 
         signing_key()  # every kept program is signed: a key that cannot be had is bad input, said once

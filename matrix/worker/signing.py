@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import os
 import secrets
 import tempfile
-from typing import Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ..contract.errors import UserError
+from ..contract.layout import META
 from ..contract.requests import KEY_VARIABLE
 
 KEY_FILE = "signing-key"
@@ -155,3 +157,18 @@ def signed_bytes(path: str, key: bytes) -> Tuple[Optional[bytes], Optional[str]]
 def verify(path: str, key: bytes) -> Optional[str]:
     """Why the file ``path`` is not signed with ``key``, or None when it is."""
     return signed_bytes(path, key)[1]
+
+
+def untrusted(folder: str, meta: Dict[str, Any], key: Optional[bytes]) -> Optional[str]:
+    """Why an artifact's ``meta`` (read from ``folder``) is not known to be signed with ``key``; None when it is."""
+    if key is None:
+        return "no signing key here to check its signature (set %s to the key that signed it)" % KEY_VARIABLE
+    data, problem = signed_bytes(os.path.join(folder, META), key)
+    if problem is not None:
+        return problem
+    try:
+        same = data is not None and json.loads(data.decode("utf-8")) == meta
+    except ValueError:
+        same = False
+    # The signed bytes must be what the job will use: meta.json could have changed since discovery.
+    return None if same else "%s changed while it was read" % META

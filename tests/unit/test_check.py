@@ -162,7 +162,7 @@ def test_parallel_check_prints_the_table_of_a_serial_one(monkeypatch: pytest.Mon
         ),
     )
 
-    def fake(target, info, modes, out, timeout, reinstall, verbose, jobs, added):
+    def fake(target, info, modes, out, timeout, reinstall, verbose, jobs, added, **stages):
         time.sleep(0.05 * (len(labels) - labels.index(target.label)))  # the oldest finishes last
         status = "pass" if target.label != "2.1.2" else "fail"
         return [Row(target.label, "pypi", "3.11", mode, status) for mode in modes]

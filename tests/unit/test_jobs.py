@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Set
 import pytest
 
 from matrix.contract.case import CaseInfo
-from matrix.worker import cell_job, jobs, load_job, messages
+from matrix.worker import aoti_job, cell_job, jobs, load_job, messages
 
 from conftest import ROOT
 
@@ -28,6 +28,7 @@ SAMPLES: Dict[str, Callable[[], Any]] = {
         "strict", "cpu", ("check", "serialize"), {"cond": True}, 1.5, "art", "cpu",
     ),
     "load": lambda: load_job.LoadJob(folder="/x/y", meta={"case": "a/b", "files": [{"name": "program.pt2"}]}),
+    "aoti-load": lambda: aoti_job.AotiLoadJob(folder="/x/y", meta={"aoti": {"file": "aoti.pt2"}}, trust=True),
 }  # fmt: skip
 # The worker modules that may use importlib, and why; none of them is the engine, the registry or a job kind.
 IMPORTLIB_USERS = {
@@ -42,8 +43,8 @@ ENGINE = {"batch", "jobs", "messages", "pristine", "isolate", "lanes", "child", 
 
 
 def test_the_registry_lists_the_job_kinds() -> None:
-    assert jobs.KINDS == {"cell": cell_job.CellJob, "load": load_job.LoadJob}
-    assert jobs.MERGES == {"fresh-load": cell_job.merge_fresh_load}
+    assert jobs.KINDS == {"cell": cell_job.CellJob, "load": load_job.LoadJob, "aoti-load": aoti_job.AotiLoadJob}
+    assert jobs.MERGES == {"fresh-load": cell_job.merge_fresh_load, "aoti-load": aoti_job.merge_aoti_load}
     assert set(SAMPLES) == set(jobs.KINDS)  # a new kind comes with a sample here
 
 

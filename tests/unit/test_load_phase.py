@@ -93,7 +93,7 @@ def test_only_case_files_inside_the_current_folder_are_imported(
     monkeypatch.chdir(inside)
 
     def imported(path: str, source: str = "cases") -> str:
-        return load_job._import_case({"case": "case", "source": source, "case_file": path})
+        return load_job.import_case({"case": "case", "source": source, "case_file": path})
 
     assert imported("cases/case.py").startswith("failed: ")  # tried: the file is here
     assert imported("cases/missing.py") == "absent"

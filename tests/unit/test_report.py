@@ -806,3 +806,19 @@ def test_cells_and_transitions_of_a_with_set_name_their_set(tmp_path: Path):
     plain = tmp_path / "plain"
     report.build_report([str(write_by_release(tmp_path / "plain-records", rows[::2]))], str(plain), charts=False)
     assert "--with" not in (plain / "grid.md").read_text(encoding="utf-8")
+
+
+def test_the_aoti_stage_reaches_the_tables_and_the_case_page(tmp_path: Path):
+    rows = [
+        # A run that selected the stage: its record carries the aoti keys beside every cell's.
+        dict(report_cell("2.13.0", "x"), aoti_status="ok", aoti_compile_s=22.06, aoti_package_bytes=1500000),
+        report_cell("2.13.0", "y"),  # a run without the stage: none of its fields
+    ]
+    out = tmp_path / "report"
+    report.build_report([str(write_by_release(tmp_path / "records", rows))], str(out), charts=False)
+    cells = pd.read_parquet(out / "cells.parquet").set_index("case")
+    assert cells.loc["x", "aoti_status"] == "ok" and cells.loc["x", "aoti_compile_s"] == 22.06
+    assert pd.isna(cells.loc["y", "aoti_status"])
+    page = (out / "cases" / "x.md").read_text(encoding="utf-8")
+    assert "✅ pass · AOTInductor ok (compiled in 22.1 s)" in page
+    assert "AOTInductor" not in (out / "cases" / "y.md").read_text(encoding="utf-8")

@@ -1,0 +1,227 @@
+"""AOTInductor as each release offers it: the API that compiles a program into a package, and the one that loads it.
+
+The API moved between releases, so it is found by what the installed torch has, not by its version:
+
+- from 2.6, ``torch._inductor.aoti_compile_and_package(ep, package_path=...)`` writes a PT2 package
+  and ``torch._inductor.aoti_load_package(path)`` loads it;
+- 2.5 packages with ``torch._inductor.aot_compile(..., options={"aot_inductor.package": True,
+  "aot_inductor.output_path": ...})``; its package holds the sources, which
+  ``torch._inductor.package.load_package`` compiles as it loads;
+- 2.3 and 2.4 compile a bare shared library and load it with ``torch._export.aot_load(path, device)``.
+  The library is compiled with ``torch._inductor.aot_compile(ep.module(), ...)``, which is what
+  ``torch._export.aot_compile`` calls once it has exported the model again: the program compiled is
+  the one the cell exported, in its mode, not a second export;
+- 2.1 and 2.2 compile a library but have no Python loader: the stage is not applicable there.
+
+Compiling needs a C++ compiler: torch runs the one ``$CXX`` names, else ``g++``
+(``torch._inductor.config.cpp.cxx``), and raises ``InvalidCxxCompiler`` where there is none: the
+stage is not applicable on such a machine, never a failure.
+
+Standard library and torch only (imported when called), Python 3.8 syntax: this runs in every torch environment.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
+
+from ..contract.layout import AOTI_LIBRARY, AOTI_PACKAGE
+
+# The APIs, by what the record's ``aoti_api`` calls them.
+PACKAGE_API = "aoti_compile_and_package"  # 2.6 on
+PACKAGE_OPTION_API = "aot_compile+load_package"  # 2.5
+LIBRARY_API = "aot_compile+aot_load"  # 2.3, 2.4
+NO_LOADER = (
+    "no Python loader for AOTInductor (torch._export.aot_load, from 2.3; torch._inductor.aoti_load_package, from 2.6)"
+)
+# What torch raises where it finds no C++ compiler, wrapped or not, and its qualified name.
+NO_COMPILER_ERROR = "InvalidCxxCompiler"
+NO_COMPILER_TYPE = "torch._inductor.exc." + NO_COMPILER_ERROR
+
+
+@dataclasses.dataclass(frozen=True)
+class Api:
+    """How this release compiles a program ahead of time, and the file it makes."""
+
+    name: str  # PACKAGE_API, PACKAGE_OPTION_API or LIBRARY_API
+    file: str  # the file's name in the saved-program folder: layout.AOTI_PACKAGE or layout.AOTI_LIBRARY
+
+
+class NoLoader(Exception):
+    """The loading release has no loader for this kind of file: the load is not applicable."""
+
+
+def find_api() -> Tuple[Optional[Api], Optional[str]]:
+    """This release's AOTInductor API, or None and what the release lacks."""
+    import torch
+
+    try:
+        import torch._inductor as inductor
+    except Exception as exc:
+        return None, "torch %s cannot import torch._inductor (%s: %s)" % (torch.__version__, type(exc).__name__, exc)
+    if hasattr(inductor, "aoti_compile_and_package") and hasattr(inductor, "aoti_load_package"):
+        return Api(PACKAGE_API, AOTI_PACKAGE), None
+    if hasattr(inductor, "aot_compile") and _package_loader() is not None and _packages_option():
+        return Api(PACKAGE_OPTION_API, AOTI_PACKAGE), None
+    if hasattr(inductor, "aot_compile") and _library_loader() is not None:
+        return Api(LIBRARY_API, AOTI_LIBRARY), None
+    return None, "torch %s has %s" % (torch.__version__, NO_LOADER)
+
+
+def _package_loader() -> Optional[Callable[..., Any]]:
+    try:
+        import torch._inductor.package as package
+    except Exception:
+        return None
+    return getattr(package, "load_package", None)
+
+
+def _packages_option() -> bool:
+    """Whether the compile can write a package (``aot_inductor.package``), as from 2.5."""
+    try:
+        from torch._inductor import config
+    except Exception:
+        return False
+    return hasattr(getattr(config, "aot_inductor", None), "package")
+
+
+def _library_loader() -> Optional[Callable[..., Any]]:
+    try:
+        import torch._export as export
+    except Exception:
+        return None
+    return getattr(export, "aot_load", None)
+
+
+def compiler_problem() -> Optional[str]:
+    """Why this machine cannot compile (torch finds no C++ compiler where it looks), or None.
+
+    Asked the way the compile asks, with torch's own search (2.4 on ``cpp_builder``, before
+    that ``codecache``); None too where this torch has neither: the compile itself then says.
+    """
+    find: Optional[Callable[[], Any]] = None
+    try:
+        from torch._inductor import cpp_builder
+
+        find = getattr(cpp_builder, "get_cpp_compiler", None)
+    except Exception:
+        pass
+    if find is None:
+        try:
+            from torch._inductor import codecache
+
+            find = getattr(codecache, "cpp_compiler", None)
+        except Exception:
+            return None
+    if find is None:
+        return None
+    try:
+        find()
+    except Exception as exc:
+        return no_compiler(exc)
+    return None
+
+
+def no_compiler(exc: BaseException) -> Optional[str]:
+    """The message of a compile that found no C++ compiler (``exc`` or what it wraps), else None."""
+    seen = set()
+    current: Optional[BaseException] = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if type(current).__name__ == NO_COMPILER_ERROR or str(current).startswith(NO_COMPILER_ERROR):
+            detail = str(current).split(": ", 1)[-1] if str(current).startswith(NO_COMPILER_ERROR) else str(current)
+            return "needs a C++ compiler (g++, or the one $CXX names), which this machine lacks: %s" % detail
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def compile_program(api: Api, program: Any, args: Sequence[Any], kwargs: Mapping[str, Any], path: str) -> str:
+    """Compile the ExportedProgram ``program`` with ``api`` into the file ``path``; returns ``path``.
+
+    ``args`` and ``kwargs`` are the example inputs, which the APIs before 2.6 take beside the program.
+    """
+    import torch
+    import torch._inductor as inductor
+
+    made: Any
+    if api.name == PACKAGE_API:
+        compile_and_package = inductor.aoti_compile_and_package
+        names = list(inspect.signature(compile_and_package).parameters)
+        if names[1:2] == ["args"]:  # builds between 2.5 and 2.6 still took the example inputs
+            made = compile_and_package(program, tuple(args), dict(kwargs), package_path=path)
+        else:
+            made = compile_and_package(program, package_path=path)
+    else:
+        options: Dict[str, Any] = {"aot_inductor.output_path": path}
+        if api.name == PACKAGE_OPTION_API:
+            options["aot_inductor.package"] = True
+        with torch.no_grad():  # as torch._export.aot_compile compiles
+            made = inductor.aot_compile(program.module(), tuple(args), dict(kwargs), options=options)
+    if not os.path.isfile(path) and isinstance(made, str) and os.path.isfile(made):
+        shutil.move(made, path)  # a build that names its output itself
+    if not os.path.isfile(path):
+        raise RuntimeError("the compile returned %r and left no %s" % (type(made).__name__, os.path.basename(path)))
+    return path
+
+
+def load(path: str, kind: str, device: str) -> Callable[..., Any]:
+    """The compiled program in the file ``path``, whose kind is its name in the saved-program folder
+    (``aoti.pt2`` or ``aoti.so``), loaded with this release's own loader. Raises NoLoader where there is none."""
+    import torch
+
+    if kind == AOTI_PACKAGE:
+        import torch._inductor as inductor
+
+        if hasattr(inductor, "aoti_load_package"):
+            return inductor.aoti_load_package(path)  # type: ignore[no-any-return]
+        load_package = _package_loader()
+        if load_package is None:
+            raise NoLoader("torch %s has %s packages" % (torch.__version__, NO_LOADER))
+        if "device" in inspect.signature(load_package).parameters:  # 2.5 takes the device
+            return load_package(path, device)  # type: ignore[no-any-return]
+        return load_package(path)  # type: ignore[no-any-return]
+    if kind == AOTI_LIBRARY:
+        aot_load = _library_loader()
+        if aot_load is None:
+            raise NoLoader("torch %s has %s libraries" % (torch.__version__, NO_LOADER))
+        return aot_load(path, device)  # type: ignore[no-any-return]
+    raise ValueError("%r is no AOTInductor file this loader knows (%s, %s)" % (kind, AOTI_PACKAGE, AOTI_LIBRARY))
+
+
+def spec_text(program: Any) -> str:
+    """The pytree spec of an ExportedProgram's ``(args, kwargs)`` as text (AOTInductor keeps the same text)."""
+    from torch.utils import _pytree
+
+    with warnings.catch_warnings():  # newer releases warn about the spec classes they serialize
+        warnings.simplefilter("ignore")
+        return str(_pytree.treespec_dumps(program.call_spec.in_spec))
+
+
+def spec_of(text: str) -> Any:
+    """The pytree spec that :func:`spec_text` wrote."""
+    from torch.utils import _pytree
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _pytree.treespec_loads(text)
+
+
+def compiler_identity(environ: Optional[Mapping[str, str]] = None) -> str:
+    """Which C++ compiler torch would run here, and its version: part of an aoti result's key (no torch import)."""
+    env = os.environ if environ is None else environ
+    name = env.get("CXX") or ("clang++" if sys.platform == "darwin" else "g++")
+    found = shutil.which(name, path=env.get("PATH"))
+    if found is None:
+        return "%s: absent" % name
+    try:
+        done = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=30)
+        version = (done.stdout or "").strip().splitlines()[:1]
+    except (OSError, subprocess.SubprocessError):
+        version = []
+    return "%s %s" % (os.path.realpath(found), version[0] if version else "unknown")

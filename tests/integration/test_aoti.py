@@ -1,0 +1,187 @@
+"""The aoti stage for real, on the installed torch: one AOTInductor compile, shared by every test here.
+
+A small case with a dynamic batch and an extra input runs four times in one mode against one result
+cache: without the stage, with it (the compile), with it again and without it again (both reused),
+and once more with the stage on a machine whose C++ compiler is missing. The compile's own process
+bounds (:mod:`matrix.worker.forked`) are checked on plain functions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, Iterator
+
+import pytest
+
+from matrix.contract import layout
+from matrix.contract.requests import KEY_VARIABLE
+from matrix.contract.schema import AOTI_KEYS
+from matrix.worker import aoti_job, forked, signing
+
+from conftest import ROOT, read_cells
+
+CASE = "tests/fixtures/basic/dynamic_batch.py"  # relative: the fresh load imports a case module inside the checkout
+KEY = "aoti-integration-" + "5" * 32
+
+
+def _run(tmp: Path, name: str, stages: str, *options: str, **env: str) -> Dict[str, Any]:
+    """Run the case in non-strict mode with ``stages``; returns its one cell record."""
+    out = tmp / name
+    scratch = tmp / (name + "-tmp")
+    scratch.mkdir()
+    environ = dict(
+        os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(scratch), TORCHINDUCTOR_CACHE_DIR=str(tmp / (name + "-inductor"))
+    )
+    environ.update({KEY_VARIABLE: KEY}, **env)
+    command = [sys.executable, "-m", "matrix", "run", "--cases", CASE, "--mode", "non-strict", "--stages", stages,
+               "--out", str(out), "--progress", "none", *options]  # fmt: skip
+    done = subprocess.run(command, cwd=ROOT, env=environ, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    cells = read_cells(out)
+    assert len(cells) == 1, cells
+    leftovers = [p.name for p in scratch.iterdir() if p.name.startswith("export-matrix-")]
+    assert leftovers == [], leftovers  # no program, package or socket left behind
+    return cells[0]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dict[str, Any]]:
+    tmp = tmp_path_factory.mktemp("aoti")
+    cache, saved = str(tmp / "cache"), tmp / "artifacts"
+    found: Dict[str, Any] = {"tmp": tmp, "saved": saved}
+    found["plain"] = _run(tmp, "plain", "check", "--cache", cache)
+    started = time.perf_counter()
+    found["aoti"] = _run(tmp, "aoti", "check,aoti", "--cache", cache, "--artifacts", str(saved))
+    found["aoti_wall_s"] = time.perf_counter() - started
+    found["aoti_again"] = _run(tmp, "aoti_again", "check,aoti", "--cache", cache, "--artifacts", str(saved))
+    found["plain_again"] = _run(tmp, "plain_again", "check", "--cache", cache)
+    found["no_compiler"] = _run(tmp, "no_compiler", "check,aoti", "--no-cache", CXX=str(tmp / "absent" / "g++"))
+    yield found
+
+
+def test_a_passing_cell_compiles_loads_and_matches_its_package(runs: Dict[str, Any]) -> None:
+    cell = runs["aoti"]
+    assert cell["status"] == "pass" and cell["check_status"] == "ok"
+    assert cell["aoti_status"] == "ok", (cell["aoti_error_type"], cell["aoti_error"], cell["stderr_tail"])
+    assert cell["aoti_error"] is None and cell["aoti_error_type"] is None
+    assert cell["aoti_api"] == "aoti_compile_and_package"  # the 2.6+ API, found by what torch has
+    assert cell["aoti_compile_s"] > 0 and cell["aoti_load_s"] > 0 and cell["aoti_run_s"] > 0
+    folders = list(runs["saved"].glob("*/non-strict/dynamic_batch"))
+    assert len(folders) == 1
+    folder = folders[0]
+    package = folder / layout.AOTI_PACKAGE
+    assert package.is_file() and package.stat().st_size == cell["aoti_package_bytes"] > 0
+    meta = json.loads((folder / layout.META).read_text())
+    assert meta["aoti"]["file"] == layout.AOTI_PACKAGE and meta["aoti"]["api"] == cell["aoti_api"]
+    assert meta["calls"] == 2  # the example input and the extra one, each run on the package
+    # Listed like the program and signed with it: the signature covers the package's sha256.
+    assert layout.verify(str(folder), meta) is None and layout.AOTI_PACKAGE in {f["name"] for f in meta["files"]}
+    assert signing.untrusted(str(folder), meta, KEY.encode()) is None
+    print("\naoti stage: compile %.1f s, fresh load %.1f s, run %.4f s, package %d bytes, whole run %.1f s" % (
+        cell["aoti_compile_s"], cell["aoti_load_s"], cell["aoti_run_s"], cell["aoti_package_bytes"],
+        runs["aoti_wall_s"]))  # fmt: skip
+
+
+def test_a_cell_run_without_the_stage_has_no_aoti_fields_and_compiles_nothing(runs: Dict[str, Any]) -> None:
+    for name in ("plain", "plain_again"):
+        cell = runs[name]
+        assert cell["status"] == "pass"
+        assert not [key for key in cell if key.startswith("aoti")], name
+    # Nothing reached AOTInductor's compiler: no library or package in the run's compile cache.
+    inductor = runs["tmp"] / "plain-inductor"
+    compiled = [p.name for p in inductor.rglob("*") if p.suffix in (".so", ".pt2", ".cpp")] if inductor.exists() else []
+    assert compiled == []
+
+
+def test_results_with_and_without_the_stage_are_kept_apart(runs: Dict[str, Any]) -> None:
+    plain, aoti, aoti_again, plain_again = (runs[n] for n in ("plain", "aoti", "aoti_again", "plain_again"))
+    assert plain["reused_from"] is None and aoti["reused_from"] is None  # a run with the stage never reuses one without
+    assert aoti_again["reused_from"] == aoti["run_id"]
+    assert {k: aoti_again[k] for k in AOTI_KEYS} == {k: aoti[k] for k in AOTI_KEYS}
+    assert plain_again["reused_from"] == plain["run_id"]  # nor one without it one with it
+    # The reused result compiled nothing: its package is the one kept, restored where the run keeps programs.
+    inductor = runs["tmp"] / "aoti_again-inductor"
+    assert not inductor.exists() or not [p for p in inductor.rglob("*") if p.suffix in (".so", ".pt2")]
+
+
+def test_without_a_compiler_the_stage_is_not_applicable_naming_it(runs: Dict[str, Any]) -> None:
+    cell = runs["no_compiler"]
+    assert cell["status"] == "pass"  # the export and its check do not depend on it
+    assert cell["aoti_status"] == "not-applicable", cell["aoti_error"]
+    assert cell["aoti_error_type"] == "torch._inductor.exc.InvalidCxxCompiler"
+    assert cell["aoti_error"].startswith("compile: needs a C++ compiler (g++")
+    assert str(runs["tmp"]) not in cell["aoti_error"]  # the record names the compiler, not this machine's paths
+    assert cell["aoti_compile_s"] is None and cell["aoti_package_bytes"] is None
+
+
+def test_the_kept_package_loads_again_in_this_process_and_refuses_another_key(
+    runs: Dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = next(runs["saved"].glob("*/non-strict/dynamic_batch"))
+    copy = tmp_path / folder.relative_to(runs["saved"])
+    shutil.copytree(folder, copy)
+    meta = json.loads((copy / layout.META).read_text())
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv(KEY_VARIABLE, KEY)
+    loaded = aoti_job.AotiLoadJob(folder=str(copy), meta=meta).run()
+    assert loaded["status"] == "pass" and loaded["checked_inputs"] == 2, loaded
+    monkeypatch.setenv(KEY_VARIABLE, "another-" + "7" * 32)
+    refused = aoti_job.AotiLoadJob(folder=str(copy), meta=meta).run()
+    assert refused["status"] == "untrusted" and "load_s" not in refused
+
+
+# --- the compile's own process ---------------------------------------------------------------------
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not ended (a zombie has ended)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[-1].split()[:1] != ["Z"]
+    except OSError:
+        return False
+
+
+def test_a_compile_past_its_limit_is_killed_with_what_it_started(tmp_path: Path) -> None:
+    noted = tmp_path / "helper.pid"
+
+    def hang() -> Dict[str, Any]:
+        helper = subprocess.Popen(["sleep", "60"])  # as the C++ compiler would be
+        noted.write_text(str(helper.pid))
+        time.sleep(60)
+        return {"status": "compiled"}
+
+    started = time.perf_counter()
+    result = forked.run(hang, 2.0)
+    assert result["status"] == "timeout" and "2 s limit" in result["error_message"]
+    assert time.perf_counter() - started < 10
+    helper = int(noted.read_text())
+    deadline = time.monotonic() + 5
+    while _running(helper) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(helper)
+
+
+def _out_of_memory() -> Dict[str, Any]:
+    raise MemoryError("cannot allocate")
+
+
+def _killed() -> Dict[str, Any]:
+    os.kill(os.getpid(), signal.SIGKILL)
+    return {}
+
+
+def test_a_compile_that_dies_is_a_crash_and_one_that_returns_is_its_result() -> None:
+    assert forked.run(lambda: {"status": "compiled", "compile_s": 1.5}, 30) == {"status": "compiled", "compile_s": 1.5}
+    died = forked.run(_killed, 30)
+    assert (died["status"], died["error_type"]) == ("crash", "signal.SIGKILL")
+    assert died["error_message"] == "its process was killed by SIGKILL"
+    raised = forked.run(_out_of_memory, 30)
+    assert raised["status"] == "crash" and raised["error_type"] == "MemoryError"
