@@ -24,6 +24,7 @@ from .contract.errors import UserError
 from .contract.options import (
     DEFAULT_AOTI_TIMEOUT_S,
     DEFAULT_TIMEOUT_S,
+    FAIL_ON,
     add_jobs,
     add_mode,
     add_timeout,
@@ -37,6 +38,7 @@ from .contract.requests import KNOWN_STAGES, STAGES
 from .contract.schema import MODES, STAGE_OK, STATUSES, NoCell, Status
 from .envs import environments, releases
 from .probe import Probed, case_request, probe_case, validate_case
+from .records.channel import is_candidate
 
 CURRENT = "current"
 ERROR_WIDTH = 90
@@ -90,6 +92,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--reinstall", action="store_true", help="rebuild the environments even if they exist")
     add_jobs(parser, "releases checked at once (default: the usable cores, as memory allows)")
+    parser.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        default="never",
+        help="exit 1 when a candidate (a nightly or release candidate among --torch) regresses against the newest"
+        " release checked (regression), when any cell fails (failing), or never (default): for CI",
+    )
     parser.add_argument("--verbose", "-v", action="store_true", help="show the worker's output")  # fmt: skip
 
 
@@ -351,6 +360,7 @@ class CheckOptions:
     with_requirements: Tuple[str, ...] = ()
     stages: Tuple[str, ...] = STAGES  # "check,aoti" is read as run reads it
     aoti_timeout: float = DEFAULT_AOTI_TIMEOUT_S
+    fail_on: str = "never"  # candidate.FAIL_ON
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "torch", tuple(self.torch))
@@ -415,7 +425,48 @@ def main(options: CheckOptions) -> int:
     verdict = passing_summary(rows)
     if verdict and options.format == "text":
         print(verdict)
+    if options.fail_on == "never" and not any(is_candidate(row.torch, row.variant) for row in rows):
+        return 0
+    from .records import candidate  # pandas: only where a candidate is judged
+
+    table = cell_table(rows, case)
+    judged = candidate.judge(table)
+    for one_verdict in judged:
+        print(candidate_summary(one_verdict), file=sys.stderr if options.format == "json" else sys.stdout)
+    why = candidate.should_fail(options.fail_on, candidate.failing(table), judged)
+    if why is not None:
+        print("--fail-on %s: %s" % (options.fail_on, why), file=sys.stderr)
+        return 1
     return 0
+
+
+def cell_table(rows: Sequence[Row], case: str) -> Any:
+    """The table's rows as cells (``tables.cells``' columns that a candidate verdict reads), a DataFrame."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        [
+            {
+                "release": row.torch, "variant": row.variant, "python": row.python, "with_set": "", "case": case,
+                "mode": row.mode, "status": str(row.status.value), "graph_hash": row.graph_hash,
+                "error_type": None, "error_message": row.error,
+            }
+            for row in rows
+        ],
+        columns=["release", "variant", "python", "with_set", "case", "mode", "status", "graph_hash",
+                 "error_type", "error_message"],
+    )  # fmt: skip
+
+
+def candidate_summary(v: Any) -> str:
+    """One line per candidate (a ``candidate.Verdict``): ``candidate 2.16.0.dev20260115+cpu vs 2.15.0+cpu: regresses
+    (strict: pass → fail)``."""
+    head = "candidate %s vs %s: " % (v.candidate, v.reference)
+    if not v.compared:
+        return head + "nothing to compare"
+    if not v.broken:
+        return head + "no regression"
+    return head + "regresses (%s)" % "; ".join("%s: %s" % (m["mode"], m.get("detail")) for m in v.broken)
 
 
 def passing_summary(rows: Sequence[Row]) -> Optional[str]:

@@ -73,6 +73,9 @@ DIAGNOSIS_SHARE = 0.6
 # runs the stage may take this much on top of --timeout; the compile itself stops at this limit.
 DEFAULT_AOTI_TIMEOUT_S = 300.0
 MODE_CHOICES = ("strict", "non-strict", "both")
+# What ``--fail-on`` takes (``check``, ``report``): exit 1 when a candidate (a nightly, a release candidate)
+# regresses against the newest release, when any cell fails, or never.
+FAIL_ON = ("regression", "failing", "never")
 
 
 def add_timeout(parser: argparse.ArgumentParser, item: str) -> None:

@@ -25,7 +25,7 @@ from matrix.contract.schema import APPLICABLE
 from matrix.records import artifacts as loads_table
 from matrix.records import baseline as since
 from matrix.records import builds as compared_builds
-from matrix.records import completeness, repro, store, tables, transitions
+from matrix.records import candidate, completeness, repro, store, tables, transitions
 from matrix.records import epochs as saved_epochs
 from matrix.records import scope as covered
 from matrix.records import verdicts as judged
@@ -79,6 +79,8 @@ class Model:
     incomplete: Tuple[completeness.IncompleteBuild, ...] = ()
     # Each build of another variant compared with PyPI's build of its release.
     builds: Tuple[compared_builds.BuildComparison, ...] = ()
+    # Each candidate build (a nightly, a release candidate) against the newest release.
+    candidates: Tuple[candidate.Verdict, ...] = ()
 
     @property
     def epochs(self) -> Tuple[saved_epochs.Epoch, ...]:
@@ -109,6 +111,13 @@ def build(
     judged_cells = completeness.complete(cells)
     compared = transitions.pairs(judged_cells, release_lists(loaded, cells))
     moves = transitions.collect(compared)
+    # The verdicts judge releases: a candidate (a nightly, a release candidate) has a verdict of its own.
+    released = _released(judged_cells)
+    released_moves = (
+        moves[[not candidate.is_candidate(r, v) for r, v in zip(moves["after"], moves["variant"])]]
+        if not moves.empty
+        else moves
+    )
     steps = tuple(transitions.steps(compared, moves))
     comparison = since.compare(cells, moves, base[0], base[1]) if base is not None else None
     labels = tables.environment_labels(cells) if not cells.empty else pd.Series(dtype=object)
@@ -116,8 +125,8 @@ def build(
     disagreements = tables.mode_disagreements(cells)
     loads = loads_table.table(loaded.loads)
     verdicts = judged.judge(
-        judged_cells,
-        moves,
+        released,
+        released_moves,
         loaded.environments,
         loads,
         compared=[(step.before, step.after) for step in steps],
@@ -152,7 +161,15 @@ def build(
         scope=covered.of(cells, loaded.env_errors),
         incomplete=lacking,
         builds=compared_builds.compare(cells),
+        candidates=candidate.judge(judged_cells, loads),
     )
+
+
+def _released(cells: pd.DataFrame) -> pd.DataFrame:
+    """The cells of released builds: no candidate's."""
+    if cells.empty:
+        return cells
+    return cells[[not candidate.is_candidate(r, v) for r, v in zip(cells["release"], cells["variant"])]]
 
 
 def release_lists(loaded: store.Store, cells: pd.DataFrame) -> Dict[str, List[str]]:

@@ -29,9 +29,9 @@ import pandas as pd
 
 from matrix import parallel
 from matrix.contract.errors import UserError
-from matrix.contract.options import from_namespace
+from matrix.contract.options import FAIL_ON, from_namespace
 from matrix.records import baseline as since
-from matrix.records import model, published, repro, store, tables, transitions
+from matrix.records import candidate, model, published, repro, store, tables, transitions
 from matrix.records.completeness import IncompleteBuild
 from matrix.report import artifacts as report_artifacts
 from matrix.report import case_page as report_case
@@ -66,6 +66,8 @@ class Report:
     fixes: int  # transitions of every kind in transitions.FIXES
     warnings: Tuple[str, ...]
     wrong_results: int = 0  # of the regressions, exports that failed and now give wrong numbers
+    failing: int = 0  # cells that fail (mismatch, fail, crash, timeout)
+    candidates: Tuple[candidate.Verdict, ...] = ()  # each nightly or release candidate against the newest release
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -78,6 +80,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--title", help="the report's title (default: %r)" % DEFAULT_TITLE)
     parser.add_argument("--no-charts", action="store_true", help="skip the matplotlib charts")
+    parser.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        default="never",
+        help="after writing, exit 1 when a candidate (a nightly or release candidate) regresses against the newest"
+        " release (regression), when any cell fails (failing), or never (default): for CI",
+    )
     parser.add_argument(
         "--case-root",
         action="append",
@@ -97,6 +106,7 @@ class ReportOptions:
     title: Optional[str] = None
     no_charts: bool = False
     case_root: Tuple[str, ...] = ()
+    fail_on: str = "never"  # FAIL_ON
 
     @classmethod
     def from_args(cls, namespace: argparse.Namespace) -> ReportOptions:
@@ -124,6 +134,10 @@ def main(options: ReportOptions) -> int:
         more = len(report.warnings) - SHOWN_WARNINGS
         print("warning: … and %d more (listed in %s)" % (more, report.index), file=sys.stderr)
     print("wrote %s: %s" % (report.index, counts(report)))
+    why = candidate.should_fail(options.fail_on, report.failing, report.candidates)
+    if why is not None:
+        print("--fail-on %s: %s" % (options.fail_on, why), file=sys.stderr)
+        return 1
     return 0
 
 
@@ -264,6 +278,8 @@ def _build(
         fixes=int(moves["kind"].isin(transitions.FIXES).sum()) if not moves.empty else 0,
         warnings=loaded.warnings,
         wrong_results=int((moves["kind"] == "wrong-result").sum()) if not moves.empty else 0,
+        failing=candidate.failing(cells),
+        candidates=judged.candidates,
     )
 
 

@@ -10,6 +10,7 @@ import pandas as pd
 
 from matrix.records.baseline import BaselineComparison
 from matrix.records.builds import BuildComparison
+from matrix.records.candidate import Verdict
 from matrix.records.completeness import IncompleteBuild
 from matrix.records.model import Model, PassRate
 from matrix.records.scope import Scope
@@ -114,6 +115,10 @@ class Findings:
     @property
     def builds(self) -> Tuple[BuildComparison, ...]:  # each build of another variant against PyPI's of its release
         return self.model.builds
+
+    @property
+    def candidates(self) -> Tuple[Verdict, ...]:  # each nightly or release candidate against the newest release
+        return self.model.candidates
 
     @property
     def verdicts(self) -> Verdicts:  # records.verdicts.judge: what the front page opens with

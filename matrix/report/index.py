@@ -22,7 +22,7 @@ from matrix.records.model import PassRate, environment_key
 from matrix.records.transitions import Step
 from matrix.report import artifacts as report_artifacts
 from matrix.report import baseline as report_baseline
-from matrix.report import builds_page, glossary, pages, real_models, transition_page
+from matrix.report import builds_page, candidate_page, glossary, pages, real_models, transition_page
 from matrix.report import markdown as md
 from matrix.report import verdicts as report_verdicts
 from matrix.report.findings import Findings
@@ -44,7 +44,12 @@ def render(f: Findings) -> str:
     sections = [
         "# %s\n" % md.text(f.title),
         "What the words mean (cell, build, release, regression, op drift, epoch, …): [glossary](%s).\n" % glossary.PAGE,
-        report_verdicts.render(f.verdicts, builds_page.incomplete_line(f.incomplete), builds_page.line(f.builds)),
+        report_verdicts.render(
+            f.verdicts,
+            builds_page.incomplete_line(f.incomplete),
+            builds_page.line(f.builds),
+            [candidate_page.line(v) for v in f.candidates],
+        ),
         _header(f),
         pages.charts(f, "overview"),  # below the verdicts: the whole status grid at a glance
         _summary(f),
@@ -432,6 +437,8 @@ def _more(f: Findings) -> str:
         links.append("- [Flaky cells](%s) (%d)." % (pages.FLAKY, len(f.flaky)))
     if f.warnings:
         links.append("- [Record warnings](%s) (%d)." % (pages.WARNINGS, len(f.warnings)))
+    if f.candidates:
+        links.append("- [Candidates against the newest release](%s): every cell." % candidate_page.PAGE)
     if f.builds:
         links.append(
             "- [Builds of one release compared](%s): another variant's build against PyPI's." % builds_page.PAGE

@@ -44,14 +44,16 @@ def known_releases() -> List[str]:
     return [release.version for release in release_list.default_matrix().releases]
 
 
-def render(v: Verdicts, incomplete: str = "", builds: str = "") -> str:
+def render(v: Verdicts, incomplete: str = "", builds: str = "", candidates: Sequence[str] = ()) -> str:
     """The opening section: one line per answer, then the cells documented to work per release.
 
     ``incomplete`` and ``builds`` are the lines on incomplete builds and on builds of one release compared
-    (:mod:`matrix.report.builds_page`), "" for none.
+    (:mod:`matrix.report.builds_page`), "" for none; ``candidates`` the lines on nightlies and release
+    candidates (:mod:`matrix.report.candidate_page`), first: what a release manager reads before a release.
     """
     lines = [
         "## Verdicts\n",
+        *candidates,
         _open_regressions(v),
         _in_newest(v),
         incomplete,

@@ -252,3 +252,22 @@ def test_the_versions_under_the_table_name_each_package_once() -> None:
     (row,) = check.rows_for(probed, ["strict"], "2.5.1", ["transformers", "transformers==5.23.0"])
     assert row.packages == "transformers 5.23.0"  # the case's bare name and a --with pin of the same library
     assert check.package_lines([row]) == ["with torch 2.5.1: transformers 5.23.0"]
+
+
+def test_a_nightly_among_the_releases_checked_is_judged_against_the_newest_release():
+    from matrix.records import candidate
+
+    rows = [
+        check.Row("2.15.0+cpu", "cpu", "3.11", "strict", "pass", graph_hash="aaaa"),
+        check.Row("2.16.0.dev20260115+cpu", "nightly-cpu", "3.11", "strict", "fail", error="RuntimeError: new"),
+        check.Row("2.16.0.dev20260115+cpu", "nightly-cpu", "3.11", "non-strict", "env-error"),
+    ]
+    table = check.cell_table(rows, "m")
+    (found,) = candidate.judge(table)
+    assert (
+        check.candidate_summary(found)
+        == "candidate 2.16.0.dev20260115+cpu vs 2.15.0+cpu: regresses (strict: pass → fail)"
+    )
+    assert candidate.should_fail("regression", candidate.failing(table), (found,)) is not None
+    # No cell of a release to compare with: nothing judged, whatever the candidate did.
+    assert candidate.judge(check.cell_table(rows[1:], "m")) == ()

@@ -822,3 +822,34 @@ def test_the_aoti_stage_reaches_the_tables_and_the_case_page(tmp_path: Path):
     page = (out / "cases" / "x.md").read_text(encoding="utf-8")
     assert "✅ pass · AOTInductor ok (compiled in 22.1 s)" in page
     assert "AOTInductor" not in (out / "cases" / "y.md").read_text(encoding="utf-8")
+
+
+def test_a_candidate_is_judged_first_on_the_front_page_and_fails_the_report_on_request(tmp_path: Path):
+    rows = [
+        report_cell("2.15.0", "x", variant="pypi"),
+        report_cell("2.15.0", "y", "fail", variant="pypi", error_type="RuntimeError", error_message="old"),
+        report_cell(
+            "2.16.0.dev20260115", "x", "fail", variant="nightly", error_type="RuntimeError", error_message="new"
+        ),
+        report_cell("2.16.0.dev20260115", "y", variant="nightly"),
+    ]
+    records = write_by_release(tmp_path / "records", rows)
+    out = tmp_path / "report"
+    report.build_report([str(records)], str(out), charts=False)
+    index = (out / "index.md").read_text(encoding="utf-8")
+    verdicts = index.split("## Verdicts\n\n", 1)[1].splitlines()
+    assert verdicts[0].startswith(
+        "- **Candidate 2.16.0.dev20260115 (nightly) vs 2.15.0 (pypi)**: **regresses**: 1 cell broken (x strict);"
+        " 1 cell fixed"
+    )
+    # The release verdicts judge the newest release, not the nightly.
+    assert "**Still broken on 2.15.0**" in index
+    page = (out / "candidates.md").read_text(encoding="utf-8")
+    assert "### Broken (1)" in page and "| [x](cases/x.md) | strict | regression | pass → fail | new |" in page
+    assert cli.main(["report", str(records), "--out", str(out), "--no-charts", "--fail-on", "regression"]) == 1
+    assert cli.main(["report", str(records), "--out", str(out), "--no-charts"]) == 0
+    site = (out / "site" / "index.html").read_text(encoding="utf-8")
+    assert (
+        "<li><strong>Candidate</strong> <a href=" in site
+        and "<strong>regresses</strong>: 1 cell(s) broken (x strict)" in site
+    )

@@ -122,6 +122,7 @@ def render(f: Findings, pages: Mapping[str, str], downloads: Sequence[str]) -> s
                 f.builds,
                 # Each build by the label of its first environment: the grid's release filter takes labels.
                 dict(reversed(list(zip(f.cells["release"].astype(str), f.labels.astype(str))))),
+                f.candidates,
             ),
         ),
         ("newest", "Newest release", changes.newest(f.steps, newest, pages)),

@@ -12,6 +12,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from matrix.contract.schema import MODES, STAGES
 from matrix.records.builds import BuildComparison
+from matrix.records.candidate import Verdict
 from matrix.records.completeness import MARK, IncompleteBuild
 from matrix.records.model import PassRate, newest_pass_rate
 from matrix.records.verdicts import OpenRegression, Verdicts
@@ -48,12 +49,14 @@ def render(
     incomplete: Sequence[IncompleteBuild] = (),
     builds: Sequence[BuildComparison] = (),
     labels: Optional[Mapping[str, str]] = None,
+    candidates: Sequence[Verdict] = (),
 ) -> str:
     """The verdicts section: one line per answer, then the pass rates (:mod:`matrix.records.model`'s) per release
     and mode. ``changes``: the link to the newest release's regressions in the table of changes, where there is one;
     ``incomplete`` and ``builds``: the builds that lack a dependency set, and the builds of one release compared;
-    ``labels``: each build's environment label, which the grid's release filter takes."""
-    lines: List[str] = []
+    ``labels``: each build's environment label, which the grid's release filter takes; ``candidates``: each
+    nightly or release candidate against the newest release, first."""
+    lines: List[str] = [_candidate(c, labels or {}) for c in candidates]
     newest, passed, total = newest_pass_rate(rates)
     if newest:
         lines.append(
@@ -68,6 +71,24 @@ def render(
     parts.append(rates_table(rates, v))
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def _candidate(v: Verdict, labels: Mapping[str, str]) -> str:
+    """A candidate against the newest release: whether it regresses, and the cells it breaks."""
+    link = '<a href="%s">%s</a>' % (grid_link(release=labels.get(v.candidate, v.candidate)), text(v.candidate))
+    head = "<li><strong>Candidate</strong> %s (%s) vs %s (%s): " % (
+        link, text(v.variant), text(v.reference), text(v.reference_variant),
+    )  # fmt: skip
+    if not v.regresses:
+        said = "no regression against the release"
+    else:
+        cases = list(dict.fromkeys("%s %s" % (m["case"], m["mode"]) for m in v.broken))
+        said = "<strong>regresses</strong>: %d cell(s) broken (%s)" % (len(v.broken), text(", ".join(cases[:5])))
+        if v.unloadable:
+            said += ", %d saved program(s) no longer load" % len(v.unloadable)
+    return head + "%s; %d fixed, %d graph or op changes, of %d cells compared.</li>" % (
+        said, len(v.fixed), len(v.changed), v.compared,
+    )  # fmt: skip
 
 
 def _incomplete(found: Sequence[IncompleteBuild]) -> str:
