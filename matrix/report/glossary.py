@@ -30,6 +30,8 @@ _MATRIX = (
      " transitions compare consecutive releases of one series, never two variants"),
     ("build comparison", "another variant's build of a release (2.13.0+cpu) against PyPI's build of it"
      " (2.13.0+cu130), cell by cell: a difference there is the build's, not the release's"),
+    ("candidate", "a build from a pre-release channel (a nightly, a release candidate): judged on its own against"
+     " the newest release of its family, first on the page, never in the release verdicts"),
     ("incomplete build", "a build whose torch installed but some dependency set of its cases could not be had:"
      " marked (incomplete) wherever named, and left out of every transition and verdict"),
     ("environment", "a build installed under one Python, with the packages its cases need and any `--with` set"),
