@@ -2,11 +2,13 @@
 
 The `run` sessions come from matrix/envs/releases.toml: one per (torch release, wheel variant).
 By default they are a handful spread over the releases; EXPORT_MATRIX_TORCH widens or
-changes the list (`all` for the full matrix, or words such as `2.4 2.5.1+cpu latest`):
+changes the list (`all` for the full matrix, or words such as `2.4 2.5.1+cpu latest`), and
+names channels: `nightly` (its newest build), `nightly:2026-01-15`, `rc`, `nightly+cu130`:
 
     nox -s run                                   # the quick selection
     nox -s "run(torch='2.4.1', variant='pypi')"  # one environment
     EXPORT_MATRIX_TORCH=all nox -t cpu           # every CPU build of the full matrix
+    EXPORT_MATRIX_TORCH="latest nightly" nox -s run   # the newest release beside today's nightly
     nox -s run -- --select 'cond_*' --mode strict
     nox -l --json -s run                         # the session list, e.g. as a CI job matrix
 
@@ -71,23 +73,30 @@ def _builds() -> List[releases.Build]:
     chosen = _chosen()
     try:
         return releases.default_matrix().select(chosen)
-    except releases.ReleaseError as exc:
-        sys.exit("noxfile.py: %s=%s: %s" % (SELECTION_VARIABLE, " ".join(chosen), exc))
+    except releases.ReleaseError as exc:  # bad input: one line and the usage status, before nox lists anything
+        print("noxfile.py: %s=%s: %s" % (SELECTION_VARIABLE, " ".join(chosen), exc), file=sys.stderr)
+        sys.exit(exc.exit_code)
 
 
 def _params() -> List[nox.param]:
-    """One parameter set per build, tagged with its variant family, `latest` and `quick`."""
+    """One parameter set per build, tagged with its variant family, `latest`, `quick` and its channel.
+
+    A channel's build is named by its word (``torch='nightly'``, ``variant='nightly-cpu'``): which
+    build that is, its index says when the session installs it.
+    """
     builds = _builds()
     newest: Dict[str, Any] = {}  # family -> the key of its newest release
     for build in builds:
         family = build.variant.family
-        if family not in newest or build.release.key > newest[family]:
+        if build.variant.channel is None and (family not in newest or build.release.key > newest[family]):
             newest[family] = build.release.key
     quick = releases.default_matrix().select(["quick"])
     params: List[nox.param] = []
     for build in builds:
         tags = [build.variant.family]
-        if build.release.key == newest[build.variant.family]:
+        if build.variant.channel is not None:
+            tags.append(build.variant.channel)
+        elif build.release.key == newest[build.variant.family]:
             tags.append("latest")
         if build in quick:
             tags.append("quick")
@@ -208,9 +217,8 @@ def load(session: nox.Session, torch: str, variant: str) -> None:
 @nox.parametrize(["torch", "variant"], [nox.param(*param.args, id=param.id) for param in _params()])
 def remove(session: nox.Session, torch: str, variant: str) -> None:
     """Remove this build's environments and what of uv's cache no remaining environment uses."""
-    matrix = releases.default_matrix()
-    try:
-        removal.remove(releases.Build(matrix.release(torch), matrix.variant(variant)), log=session.log)
+    try:  # a channel's word removes every build of it installed here (each nightly's environment)
+        removal.remove(releases.default_matrix().build(torch, variant), log=session.log)
     except removal.RemovalError as error:
         session.error(str(error))
 
@@ -223,9 +231,11 @@ def _saved_sets(saved: Path) -> List[str]:
 
 
 def _environment(session: nox.Session, torch: str, variant: str, out: str) -> environments.Environment:
-    """The build's environment, installed or reused; a build that cannot be installed skips the session."""
-    matrix = releases.default_matrix()
-    build = releases.Build(matrix.release(torch), matrix.variant(variant))
+    """The build's environment, installed or reused; a build that cannot be installed skips the session.
+
+    A channel's word becomes the build its index offers now: the environment's spec says which.
+    """
+    build = releases.default_matrix().build(torch, variant)
     spec = environments.Spec(build, environments.default_python(build.release))
     environment = environments.prepare_or_record(spec, Path(out), log=session.log)
     if environment is None:
@@ -257,7 +267,9 @@ def _report(session: nox.Session, args: List[str], out: str) -> None:
 
 # The options of `export-matrix report`, and whether each takes a value: one `nox -s run load report -- ...`
 # passes run's options (--select, --mode, ...) to the run and load sessions only.
-REPORT_OPTIONS = {"--baseline": True, "--title": True, "--no-charts": False, "--case-root": True, "--out": True}
+REPORT_OPTIONS = {
+    "--baseline": True, "--title": True, "--no-charts": False, "--case-root": True, "--out": True, "--fail-on": True,
+}  # fmt: skip
 
 
 def _report_words(posargs: List[str]) -> List[str]:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
+from packaging.version import InvalidVersion, Version
+
 from ..contract import dependencies
 from ..contract.errors import UserError
 from .releases import Build
@@ -90,12 +92,19 @@ def constraints(
 
 def _matching_build(name: str, companion: Companion, build: Build) -> List[str]:
     """``[name==0.N.P+tag]``: the compiled companion's build for ``build``, where its variant has an index of
-    its own (a local tag); ``[]`` for PyPI's builds, which pair themselves, or a version it cannot place."""
-    torch = build.torch_version.split("+", 1)[0].split(".")
-    tag = build.variant.local_tag
-    if not tag or companion.offset is None or len(torch) < 3:
+    its own (a local tag); ``[]`` for PyPI's builds, which pair themselves, or a version it cannot place.
+
+    A nightly's companion is the same night's (``2.16.0.dev20260115`` pairs with ``0.31.0.dev20260115``).
+    """
+    try:
+        torch = Version(build.torch_version)
+    except InvalidVersion:  # a channel's word not pinned yet
         return []
-    return ["%s==0.%d.%s+%s" % (name, int(torch[1]) + companion.offset, torch[2], tag)]
+    tag = build.variant.local_tag
+    if not tag or companion.offset is None or len(torch.release) < 3:
+        return []
+    night = ".dev%d" % torch.dev if torch.dev is not None else ""
+    return ["%s==0.%d.%d%s+%s" % (name, torch.release[1] + companion.offset, torch.release[2], night, tag)]
 
 
 def compiled_builds(build: Build, table: Optional[Dict[str, Companion]] = None) -> Tuple[str, ...]:

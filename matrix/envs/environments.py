@@ -5,7 +5,10 @@ of this project: the worker runs there from a copy on PYTHONPATH (``worker_copy`
 ``install`` does the installing.
 A marker file in the environment says what it holds, so a re-run installs nothing. An
 environment that cannot be installed becomes an ``env-error`` record in the output
-folder instead of stopping the matrix.
+folder instead of stopping the matrix. A channel's build (``nightly``) is pinned first to
+the build its index offers now (``channels``): its environment is named by that version and
+its channel's variant, and holds the wheel the index offers (a candidate rebuilt under its
+version is installed again).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
 
@@ -28,7 +31,7 @@ from .. import __version__
 from ..contract import dependencies, records
 from ..contract.requests import LoadRequest, RunRequest
 from ..contract.schema import SCHEMA_VERSION, first_line
-from . import companion_table
+from . import channels, companion_table, releases
 from .install import (
     OUTPUT_TAIL,
     BuildUnavailable,
@@ -304,11 +307,16 @@ def of_build(build: Build, envs: Optional[Path] = None) -> List[Path]:
     """The environment folders of ``build`` in ``envs``: its own and its dependency sets', for any Python.
 
     Matched by the whole folder name (``Spec.name``), so another release's or variant's
-    environment, the worker's copies and anything else in the folder never match.
+    environment, the worker's copies and anything else in the folder never match. A channel's
+    word matches every build of the channel's variant it installed (``nightly``), or of its day.
     """
     envs = env_dir() if envs is None else envs
-    prefix = records.env_file_name(build.torch_version, build.variant.name, "")[: -len(".jsonl")]
-    name = re.compile(re.escape(prefix) + r"\d+\.\d+(?:_deps-[0-9a-f]{8})?")  # dependencies.set_suffix
+    prefix = re.escape(records.env_file_name(build.torch_version, build.variant.name, "")[: -len(".jsonl")])
+    if build.pending:
+        day = "" if build.date is None else r"\.dev" + build.date.strftime("%Y%m%d")
+        version = r"[^_]*%s\+%s" % (day, re.escape(build.variant.local_tag or ""))
+        prefix = re.escape("torch-") + version + re.escape("_%s_py" % build.variant.name)
+    name = re.compile(prefix + r"\d+\.\d+(?:_deps-[0-9a-f]{8})?")  # dependencies.set_suffix
     try:
         entries = sorted(envs.iterdir())
     except OSError:  # no environments folder yet
@@ -346,6 +354,42 @@ def installed_torch(python: Path) -> str:
     return done.stdout.strip() if done.returncode == 0 else ""
 
 
+def pinned(spec: Spec, envs: Path, log: Log = log_to_stderr) -> Tuple[Spec, Optional[str]]:
+    """A channel's spec as the build its index offers now, and that wheel; a spec that is a build, as it is.
+
+    A dated nightly is what it was: an environment that holds it needs no index (which prunes it).
+    Raises ``ChannelUnavailable`` naming the word and the index.
+    """
+    build = spec.build
+    if not build.pending:
+        if not (spec.dependency_set and build.variant.channel):
+            return spec, None
+        return spec, _wheel(_read_marker(envs / spec.base.name))  # a set holds its base's wheel
+    matrix = releases.default_matrix()
+    if build.date is not None:
+        for path in of_build(build, envs):
+            marker = _read_marker(path)
+            if marker.get("python") != spec.python or marker.get("dependency_set"):
+                continue
+            try:
+                kept = replace(spec, build=matrix.pinned(build, str(marker.get("torch"))))
+            except releases.ReleaseError:
+                continue
+            if is_ready(kept.base, envs):
+                return kept, _wheel(marker)
+    offer = channels.offered(build, spec.python)
+    log(
+        "%s: the %s channel's index %s offers torch %s for Python %s"
+        % (build.label, build.variant.channel, build.variant.index(), offer.version, spec.python)
+    )
+    return replace(spec, build=matrix.pinned(build, offer.version)), offer.wheel
+
+
+def _wheel(marker: Mapping[str, object]) -> Optional[str]:
+    found = marker.get("torch_wheel")
+    return found if isinstance(found, str) else None
+
+
 def prepare(
     spec: Spec,
     envs: Optional[Path] = None,
@@ -354,17 +398,33 @@ def prepare(
     force: bool = False,
     log: Log = log_to_stderr,
 ) -> Environment:
-    """The environment for ``spec``: reused when its marker matches, else (re)installed. Raises InstallError."""
+    """The environment for ``spec``: reused when its marker matches, else (re)installed. Raises InstallError.
+
+    A channel's word (``nightly``) is pinned first: the environment's spec is the build it named.
+    """
     envs = env_dir() if envs is None else envs
+    spec, wheel = pinned(spec, envs, log)
+    return _prepare(spec, envs, tool, sources, force, log, wheel)
+
+
+def _prepare(
+    spec: Spec,
+    envs: Path,
+    tool: Optional[Installer],
+    sources: Optional[Sources],
+    force: bool,
+    log: Log,
+    wheel: Optional[str],
+) -> Environment:
     path = envs / spec.name
     worker = worker_copy(envs)
     marker = {} if force else _read_marker(path)
-    if _torch_ready(path, spec, marker):
+    if _torch_ready(path, spec, marker) and (wheel is None or marker.get("torch_wheel") == wheel):
         return Environment(spec, path, worker, reused=True)
     base: Optional[Environment] = None
     if spec.dependency_set:
         # A set's environment takes torch from the same cache; its record lists what the set added to the base.
-        base = prepare(spec.base, envs, tool, sources, force=False, log=log)
+        base = _prepare(spec.base, envs, tool, sources, False, log, wheel)
 
     started = time.perf_counter()
     build = spec.build
@@ -402,7 +462,13 @@ def prepare(
         shutil.rmtree(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tool.create(path, interpreter or spec.python)
-    tool.install(python_in(path), spec.requirements, sources, spec.constraints)
+    try:
+        tool.install(python_in(path), spec.requirements, sources, spec.constraints)
+    except InstallError as error:
+        if build.variant.channel is None:
+            raise
+        where = "the %s channel's index %s" % (build.variant.channel, build.variant.index())
+        raise type(error)("torch %s from %s: %s" % (build.torch_version, where, error), error.output) from error
     found = installed_torch(python_in(path))
     if found != build.torch_version:
         raise WrongTorch("asked for torch %s but the environment has %s" % (build.torch_version, found or "none"))
@@ -417,6 +483,8 @@ def prepare(
         "installed_at": _now(),
         "seconds": round(seconds, 2),
     }
+    if build.variant.channel is not None:  # which index, and which of its wheels of that version
+        record.update(channel=build.variant.channel, index=build.variant.index(), torch_wheel=wheel)
     if base is not None:
         record["dependency_set"] = spec.dependency_set
         record["added"] = added_packages(base.python, python_in(path))

@@ -9,13 +9,14 @@ says whether there was no matching wheel or something else went wrong.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 from . import pipconfig
 from .releases import Build
@@ -46,17 +47,31 @@ class WrongTorch(InstallError):
 
 @dataclass(frozen=True)
 class Sources:
-    """Package sources for one build: pip's configuration plus the variant's torch index."""
+    """Package sources for one build: pip's configuration plus the variant's torch index, or its channel's.
+
+    A channel's index is uv's first, and uv's first-index strategy (asked for, whatever
+    ``UV_INDEX_STRATEGY`` says) takes a package from the first index that has it and from no
+    other: torch comes from the channel alone, never a same-numbered release from another index
+    (dependency confusion in reverse), and what the channel does not mirror comes from the
+    others. pip's local wheel folders are left out for a channel's build: they hold releases,
+    and uv prefers their wheel to any index's of the same version. pip itself has no order of
+    indexes: only uv pins a channel's torch to its index.
+    """
 
     pip: pipconfig.PipConfig = field(default_factory=pipconfig.PipConfig)
     torch_index: Optional[str] = None  # an index holding the variant's builds, searched with the others
     default_index: Optional[str] = None  # replaces the default index (an override of PyPI's address)
+    channel: Optional[Tuple[str, str]] = None  # (name, url) of the channel's index torch must come from
 
     @classmethod
     def for_build(cls, build: Build, environ: Optional[Mapping[str, str]] = None) -> Sources:
         environ = os.environ if environ is None else environ
         pip = pipconfig.current(environ)
         variant = build.variant
+        if variant.channel is not None:
+            # No local wheel folders; and a configuration without indexes still gets the channel's.
+            pip = dataclasses.replace(pip, find_links=(), no_index=False)
+            return cls(pip, channel=(variant.name, variant.index(environ)))
         if variant.local_tag is None:
             return cls(pip, None, variant.index(environ) if variant.overridden(environ) else None)
         return cls(pip, variant.index(environ), None)
@@ -64,23 +79,27 @@ class Sources:
     def uv_args(self, environ: Optional[Mapping[str, str]] = None) -> List[str]:
         environ = os.environ if environ is None else environ
         args: List[str] = []
-        if "UV_INDEX_STRATEGY" not in environ:
+        if self.channel:
+            # A candidate is rebuilt under its version: uv asks the index again for torch's files.
+            args += ["--index-strategy", "first-index", "--index", "%s=%s" % self.channel, "--refresh-package", "torch"]
+        elif "UV_INDEX_STRATEGY" not in environ:
             # pip picks the best match across all indexes; uv by default stops at the first index
             # that has the package, so an extra index holding some torch versions would hide the rest.
             args += ["--index-strategy", "unsafe-best-match"]
         if self.torch_index:
-            args += ["--extra-index-url", self.torch_index]
+            args += ["--index", self.torch_index]
         pip_args = self.pip.uv_args()
         if self.default_index:
-            args += ["--index-url", self.default_index]
-            pip_args = _without_option(pip_args, "--index-url")
+            args += ["--default-index", self.default_index]
+            pip_args = _without_option(pip_args, "--default-index")
         return args + pip_args
 
     def pip_args(self) -> List[str]:
         # pip reads its own configuration; only what this project adds goes on the command line.
         args: List[str] = []
-        if self.torch_index:
-            args += ["--extra-index-url", self.torch_index]
+        for index in (self.torch_index, self.channel[1] if self.channel else None):
+            if index:
+                args += ["--extra-index-url", index]
         if self.default_index:
             args += ["--index-url", self.default_index]
         return args
@@ -165,10 +184,12 @@ class UvInstaller:
         # without a round trip to any index, and without failing when an index is unreachable.
         command = [self.uv, "pip", "install", *sources.uv_args(), *args]
         env = sources.pip.uv_env()
-        done = run_captured(command[:3] + ["--offline"] + command[3:], env)
-        if done.returncode == 0:
-            return _output(done)
-        offline = _output(done)
+        offline = ""
+        if sources.channel is None:  # a channel's index was just asked which build it names: no cache stands in
+            done = run_captured(command[:3] + ["--offline"] + command[3:], env)
+            if done.returncode == 0:
+                return _output(done)
+            offline = _output(done)
         done = run_captured(command, env, self.echo)
         if done.returncode != 0:
             raise classify(_output(done), "uv pip install " + (shown or " ".join(args[2:])), offline)

@@ -39,12 +39,12 @@ class PipConfig:
     files: Tuple[str, ...] = ()  # the configuration files that were read, for messages
 
     def uv_args(self) -> List[str]:
-        """uv flags with the same meaning (uv's ``--index-url`` is its default index, like pip's)."""
+        """uv flags with the same meaning: pip's index is uv's default index, its extra indexes uv's indexes."""
         args: List[str] = []
         if self.index_url:
-            args += ["--index-url", self.index_url]
+            args += ["--default-index", self.index_url]
         for url in self.extra_index_urls:
-            args += ["--extra-index-url", url]
+            args += ["--index", url]
         for location in self.find_links:
             args += ["--find-links", location]
         if self.no_index:

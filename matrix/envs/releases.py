@@ -1,24 +1,29 @@
-"""The torch release matrix as data: releases, wheel variants and named selections.
+"""The torch release matrix as data: releases, wheel variants, channels and named selections.
 
 The facts live in ``releases.toml`` next to this module. This module only reads them
 into frozen dataclasses and answers questions about them ("the latest 2.4 patch",
-"the releases between 2.5.1 and 2.9.1", "the quick selection"). It imports only the
-standard library, so the noxfile can build its session list from it wherever nox runs.
+"the releases between 2.5.1 and 2.9.1", "the quick selection", "the nightly channel's cpu
+index"). It imports only the standard library and ``packaging``, so the noxfile can build
+its session list from it wherever nox runs: a channel's word (``nightly``) stays a word
+until an environment is installed, when ``channels`` asks the index which build it names.
 """
 
 from __future__ import annotations
 
+import datetime
 import functools
 import os
 import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from packaging.version import InvalidVersion, Version
 
 from matrix.contract.errors import UserError
+
+from . import uvconfig
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -27,6 +32,8 @@ else:  # pragma: no cover - exercised only on Python < 3.11
 
 DATA = Path(__file__).with_name("releases.toml")
 DEFAULT_VARIANT = "pypi"
+SELECTIONS = ("quick", "all", "latest")  # the words that are neither a release nor a channel
+INDEX_VARIABLE = "EXPORT_MATRIX_INDEX_URL_"  # + a channel variant's name (NIGHTLY_CPU): its index
 
 
 class ReleaseError(UserError):
@@ -95,6 +102,7 @@ class Variant:
     cuda: bool = False
     since: str = "2.1"
     until: Optional[str] = None
+    channel: Optional[str] = None  # the channel whose index this is (``nightly-cpu``: nightly); None for releases
 
     def builds(self, release: Release) -> bool:
         """Whether this variant has builds of the release's minor series."""
@@ -102,13 +110,22 @@ class Variant:
         return minor >= _minor_key(self.since) and (self.until is None or minor <= _minor_key(self.until))
 
     def index(self, environ: Optional[Mapping[str, str]] = None) -> str:
-        """The index to install from: the override variable when set, else the official one."""
+        """The index to install from: the override variable, else uv's index of this name, else the official one.
+
+        uv's named indexes (``UV_INDEX="nightly-cpu=URL"``, ``[[index]]`` in uv.toml) count for the
+        variants of an index of their own; PyPI's stays the default index, whatever uv names.
+        """
         environ = os.environ if environ is None else environ
-        return environ.get(self.env) or self.index_url
+        return environ.get(self.env) or self._uv_index(environ) or self.index_url
 
     def overridden(self, environ: Optional[Mapping[str, str]] = None) -> bool:
         environ = os.environ if environ is None else environ
-        return bool(environ.get(self.env))
+        return bool(environ.get(self.env) or self._uv_index(environ))
+
+    def _uv_index(self, environ: Mapping[str, str]) -> Optional[str]:
+        if self.local_tag is None:
+            return None
+        return uvconfig.named_indexes(environ).get(self.name)
 
     @property
     def family(self) -> str:
@@ -119,8 +136,47 @@ class Variant:
 
 
 @dataclass(frozen=True)
+class Channel:
+    """Builds before they are releases (nightlies, release candidates): one index per variant.
+
+    Its variants are its own (``nightly-cpu``, ``test-cu130``): a candidate carries the final version
+    number, so 2.7.1 from the test index and 2.7.1 from PyPI differ only by variant in records,
+    environments, the result cache and reports.
+    """
+
+    name: str
+    variants: Tuple[Variant, ...]  # the default first
+    aliases: Tuple[str, ...] = ()
+    dated: bool = False  # whether ``name:YYYY-MM-DD`` picks the build of a day (nightlies)
+
+    @property
+    def words(self) -> Tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+    def variant(self, name: Optional[str] = None) -> Variant:
+        """The channel's variant of a release variant (``cpu``) or its own name (``nightly-cpu``); None: the first."""
+        if name is None:
+            return self.variants[0]
+        for variant in self.variants:
+            if name in (variant.name, variant.name[len(self.name) + 1 :]):
+                return variant
+        known = ", ".join(v.name[len(self.name) + 1 :] for v in self.variants)
+        raise ReleaseError("the %s channel has no %s index; it has: %s" % (self.name, name, known))
+
+
+def channel_word(channel: str, date: Optional[datetime.date] = None) -> str:
+    """``nightly``, or ``nightly:2026-01-15`` for a day's build: the version a channel's build has until installed."""
+    return channel if date is None else "%s:%s" % (channel, date.isoformat())
+
+
+@dataclass(frozen=True)
 class Build:
-    """A release in one variant: what one torch environment holds."""
+    """A release in one variant: what one torch environment holds.
+
+    A channel's build (``nightly+cpu``) is *pending* until an environment is installed: its release
+    is the channel's word with the newest series' facts, and ``pinned`` makes it the build the
+    channel's index offers (``2.16.0.dev20260115+cpu``).
+    """
 
     release: Release
     variant: Variant
@@ -135,6 +191,32 @@ class Build:
     def label(self) -> str:
         return self.torch_version
 
+    @property
+    def pending(self) -> bool:
+        """Whether this is a channel's word (``nightly``), not yet a version its index offers."""
+        channel = self.variant.channel
+        return channel is not None and self.release.version.split(":", 1)[0] == channel
+
+    @property
+    def date(self) -> Optional[datetime.date]:
+        """The day of a dated nightly (``nightly:2026-01-15``), None for any other build."""
+        if not self.pending or ":" not in self.release.version:
+            return None
+        return datetime.date.fromisoformat(self.release.version.split(":", 1)[1])
+
+    def pinned(self, version: str, facts: Optional[Release] = None) -> Build:
+        """The channel's build of ``version`` (``2.16.0.dev20260115+cpu``), with ``facts`` or the word's pins.
+
+        The local tag must be the variant's: the environment is named, and checked, by it.
+        """
+        public, _, tag = version.partition("+")
+        if (tag or None) != self.variant.local_tag:
+            raise ReleaseError(
+                "%s is not a build of the %s variant (+%s)" % (version, self.variant.name, self.variant.local_tag)
+            )
+        model = facts or self.release
+        return Build(Release(public, minor_of(public), model.pythons, model.numpy_pin, model.extra_pins), self.variant)
+
 
 @dataclass(frozen=True)
 class Matrix:
@@ -144,16 +226,32 @@ class Matrix:
     variants: Tuple[Variant, ...]
     selections: Tuple[Tuple[str, Tuple[str, ...]], ...] = field(default=())
     source: str = str(DATA)
+    channels: Tuple[Channel, ...] = ()
 
     # --- lookups -----------------------------------------------------------------------------
 
     def variant(self, name: str) -> Variant:
-        for variant in self.variants:
+        """A release variant (``cpu``) or a channel's (``nightly-cpu``)."""
+        for variant in (*self.variants, *(v for c in self.channels for v in c.variants)):
             if variant.name == name:
                 return variant
         raise ReleaseError(
             "unknown variant %r; known: %s (see %s)" % (name, ", ".join(v.name for v in self.variants), self.source)
         )
+
+    def channel(self, word: str) -> Optional[Channel]:
+        """The channel a word names (``nightly``, ``rc``), None for any other word."""
+        for channel in self.channels:
+            if word in channel.words:
+                return channel
+        return None
+
+    def known_words(self) -> str:
+        """What a selection word can be, for messages."""
+        found = list(SELECTIONS)
+        for channel in self.channels:
+            found += [channel.name + (", %s:YYYY-MM-DD" % channel.name if channel.dated else ""), *channel.aliases]
+        return "%s, a minor series (2.4), a release (2.4.1) or a build (2.4.1+cpu, nightly+cu130)" % ", ".join(found)
 
     def variant_for_tag(self, tag: str) -> Variant:
         for variant in self.variants:
@@ -201,12 +299,33 @@ class Matrix:
     # --- resolving what users write ------------------------------------------------------------
 
     def resolve(self, spec: str, variant: Optional[str] = None) -> Build:
-        """A build from ``2.4`` (its latest patch), ``2.4.1``, ``2.4.1+cpu`` or ``latest``.
+        """A build from ``2.4`` (its latest patch), ``2.4.1``, ``2.4.1+cpu``, ``latest`` or a channel's word.
 
-        ``variant`` applies when the spec carries no local tag (default: PyPI's build).
+        ``variant`` applies when the spec carries no local tag (default: PyPI's build, and a
+        channel's first index). A version with a channel's variant (``2.16.0.dev20260115+cpu``,
+        ``nightly-cpu``) is that channel's build of it, as records name it.
         """
         spec = spec.strip()
         text, _, tag = spec.partition("+")
+        head, colon, date = text.partition(":")
+        channel = self.channel(head)
+        if channel is not None:
+            if tag and variant is not None and channel.variant(tag) != channel.variant(variant):
+                raise ReleaseError("%s is a +%s build but --variant %s was asked for" % (spec, tag, variant))
+            return self._channel_build(spec, channel, date if colon else None, tag or variant)
+        if colon:
+            raise ReleaseError("unknown channel %r in %s; known words: %s" % (head, spec, self.known_words()))
+        named = self.variant(variant) if variant is not None else None
+        if named is not None and named.channel is not None:
+            if tag and tag != named.local_tag:
+                raise ReleaseError("%s is a +%s build but --variant %s was asked for" % (spec, tag, variant))
+            if not re.fullmatch(r"\d+\.\d+\.\d+.*", text):
+                raise ReleaseError(
+                    "%s: %s is the %s channel's variant; name its builds by the channel's word (%s+%s) or a version"
+                    % (spec, named.name, named.channel, named.channel, named.local_tag)
+                )
+            version_key(text)
+            return Build(self.release_like(text), named)
         if tag:
             chosen = self.variant_for_tag(tag)
             if variant is not None and variant != chosen.name:
@@ -225,6 +344,8 @@ class Matrix:
                 raise ReleaseError("unknown torch minor series %s; known: %s" % (text, known))
             release = patches[-1]
         else:
+            if not re.match(r"\d", text):
+                raise ReleaseError("unknown torch selection word %r; known words: %s" % (spec, self.known_words()))
             version_key(text)
             release = self.release(text)
         build = Build(release, chosen)
@@ -235,8 +356,51 @@ class Matrix:
             )
         return build
 
+    def _channel_build(self, spec: str, channel: Channel, date: Optional[str], variant: Optional[str]) -> Build:
+        """The pending build of a channel's word: ``nightly``, ``nightly:2026-01-15+cu130``, ``rc``."""
+        day: Optional[datetime.date] = None
+        if date is not None:
+            if not channel.dated:
+                raise ReleaseError(
+                    "%s: the %s channel has no dated builds; write %s" % (spec, channel.name, channel.name)
+                )
+            try:
+                day = datetime.date.fromisoformat(date)
+            except ValueError:
+                raise ReleaseError("%s: a dated %s is %s:YYYY-MM-DD" % (spec, channel.name, channel.name))
+        if variant == DEFAULT_VARIANT:
+            raise ReleaseError(
+                "%s: the %s channel has no PyPI build; name one of its indexes (%s+cpu)"
+                % (spec, channel.name, channel.name)
+            )
+        newest = self.releases[-1]  # a channel's builds are the next release's: its series' facts until known
+        word = channel_word(channel.name, day)
+        release = Release(word, newest.minor, newest.pythons, newest.numpy_pin, newest.extra_pins)
+        try:
+            return Build(release, channel.variant(variant))
+        except ReleaseError as exc:
+            raise ReleaseError("%s: %s" % (spec, exc))
+
+    def build(self, version: str, variant: str) -> Build:
+        """The build a session names (``torch``, ``variant``): a release's, or a channel's by its word or version."""
+        named = self.variant(variant)
+        if named.channel is not None:
+            head = version.split(":", 1)[0]
+            if head == named.channel:
+                return self.resolve(version, named.name)
+            return self.resolve("%s+%s" % (version, named.local_tag), named.name)
+        return Build(self.release(version), named)
+
+    def pinned(self, build: Build, version: str) -> Build:
+        """A channel's build of ``version``, with its release's facts where it is one (a candidate), else the word's."""
+        try:
+            facts: Optional[Release] = self.release(version.split("+", 1)[0])
+        except ReleaseError:
+            facts = None
+        return build.pinned(version, facts)
+
     def select(self, words: Iterable[str], variant: Optional[str] = None) -> List[Build]:
-        """Builds for selection words: ``quick``, ``all``, ``latest``, minors, versions, ``version+tag``."""
+        """Builds for selection words: ``quick``, ``all``, ``latest``, minors, versions, ``version+tag``, channels."""
         builds: List[Build] = []
         for word in words:
             for spec in self._expand(word):
@@ -254,6 +418,8 @@ class Matrix:
 
     def between(self, good: str, bad: str, variant: Variant, python: Optional[str] = None) -> List[Release]:
         """Every release from ``good`` to ``bad`` (both included) that the variant builds for the Python."""
+        if variant.channel is not None:
+            raise ReleaseError("%s is the %s channel's variant, not one of releases" % (variant.name, variant.channel))
         low, high = version_key(good), version_key(bad)
         if low >= high:
             raise ReleaseError("--good %s must be older than --bad %s" % (good, bad))
@@ -345,6 +511,7 @@ def parse(data: Mapping[str, Any], source: str = "releases.toml") -> Matrix:
             for name, entries in sorted(selections.items())
         ),
         source=source,
+        channels=_channels(data.get("channels") or {}, variants, source),
     )
     for name in ("quick", "matrix"):
         for spec in matrix.selection(name):
@@ -353,6 +520,50 @@ def parse(data: Mapping[str, Any], source: str = "releases.toml") -> Matrix:
             except ReleaseError as exc:
                 raise ReleaseError("%s: selection %s, entry %r: %s" % (source, name, spec, exc))
     return matrix
+
+
+def _channels(data: Mapping[str, Any], variants: Sequence[Variant], source: str) -> Tuple[Channel, ...]:
+    """The ``[channels.NAME]`` tables: each index's variant named ``NAME-VARIANT``, the first one the default."""
+    by_name = {v.name: v for v in variants}
+    found: List[Channel] = []
+    taken = set(SELECTIONS)
+    for name, table in data.items():
+        where = "%s: [channels.%s]" % (source, name)
+        if not isinstance(table, dict):
+            raise ReleaseError("%s must be a table" % where)
+        unknown = sorted(set(table) - {"indexes", "aliases", "dated"})
+        if unknown:
+            raise ReleaseError("%s: unknown keys %s" % (where, unknown))
+        aliases = _strings(table.get("aliases", []), where + ": `aliases`")
+        for word in (name, *aliases):
+            if not re.fullmatch(r"[a-z][a-z0-9_]*", word) or word in taken:
+                raise ReleaseError("%s: %r cannot be a channel's word (taken, or not a lowercase name)" % (where, word))
+            taken.add(word)
+        indexes = table.get("indexes")
+        if not isinstance(indexes, dict) or not indexes:
+            raise ReleaseError("%s: `indexes` must map variants to index URLs" % where)
+        own: List[Variant] = []
+        for base_name in indexes:
+            base = by_name.get(base_name)
+            if base is None or base.local_tag is None:
+                known = ", ".join(v.name for v in variants if v.local_tag)
+                raise ReleaseError(
+                    "%s: %r is not a variant with an index of its own; known: %s" % (where, base_name, known)
+                )
+            variant_name = "%s-%s" % (name, base_name)
+            own.append(
+                Variant(
+                    name=variant_name,
+                    index_url=_text(indexes, base_name, where + ": `indexes`"),
+                    env=INDEX_VARIABLE + variant_name.upper().replace("-", "_"),
+                    local_tag=base.local_tag,
+                    cuda=base.cuda,
+                    since=base.since,
+                    channel=name,
+                )
+            )
+        found.append(Channel(name, tuple(own), aliases, bool(table.get("dated", False))))
+    return tuple(found)
 
 
 def load(path: Optional[Path] = None) -> Matrix:

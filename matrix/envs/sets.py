@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -138,8 +138,10 @@ def prepare(
     """A set's environment; None, with the answer recorded in ``out``, where it cannot be had."""
     if not spec.dependency_set:
         return environments.prepare_or_record(spec, out, envs, tool, force=force, log=log)
-    if environments.prepare_or_record(spec.base, out, envs, tool, log=log) is None:
+    base = environments.prepare_or_record(spec.base, out, envs, tool, log=log)
+    if base is None:
         return None  # torch itself cannot be had: the release's env-error says so
+    spec = replace(spec, build=base.spec.build)  # a channel's word, as the base pinned it: asked once
     try:
         return environments.prepare(spec, envs, tool, force=force, log=log)
     except BuildUnavailable as error:

@@ -19,8 +19,8 @@ def test_variant_index_goes_before_pip_config_and_can_be_overridden() -> None:
     assert official.torch_index == "https://download.pytorch.org/whl/cpu"
     assert official.uv_args({}) == [
         "--index-strategy", "unsafe-best-match",
-        "--extra-index-url", "https://download.pytorch.org/whl/cpu",
-        "--index-url", "https://mirror.example/simple",
+        "--index", "https://download.pytorch.org/whl/cpu",
+        "--default-index", "https://mirror.example/simple",
     ]  # fmt: skip
     mirrored = Sources.for_build(build, {"PIP_CONFIG_FILE": os.devnull, "EXPORT_MATRIX_INDEX_URL_CPU": "file:///m"})
     assert mirrored.torch_index == "file:///m"
@@ -32,11 +32,11 @@ def test_variant_index_goes_before_pip_config_and_can_be_overridden() -> None:
 def test_pypi_override_replaces_the_default_index_only() -> None:
     build = MATRIX.resolve("2.5.1")
     environ = {"PIP_CONFIG_FILE": os.devnull, "PIP_INDEX_URL": "https://mirror.example/simple"}
-    assert Sources.for_build(build, environ).uv_args({})[2:] == ["--index-url", "https://mirror.example/simple"]
+    assert Sources.for_build(build, environ).uv_args({})[2:] == ["--default-index", "https://mirror.example/simple"]
     environ["EXPORT_MATRIX_PYPI_INDEX_URL"] = "https://other.example/simple"
     sources = Sources.for_build(build, environ)
     assert sources.torch_index is None
-    assert sources.uv_args({})[2:] == ["--index-url", "https://other.example/simple"]
+    assert sources.uv_args({})[2:] == ["--default-index", "https://other.example/simple"]
 
 
 def test_installer_messages_are_classified() -> None:

@@ -35,9 +35,9 @@ def test_user_file_is_read_and_multi_value_options_split(tmp_path: Path, home: P
     config = load({"PIP_CONFIG_FILE": str(tmp_path / "absent.conf")}, home, tmp_path)
     assert config.find_links == ("/srv/wheels",)
     assert config.extra_index_urls == ("file:///a/simple", "file:///b/simple")
+    # uv's current flags: pip's extra indexes are uv's indexes (--extra-index-url is deprecated).
     assert config.uv_args() == [
-        "--extra-index-url", "file:///a/simple", "--extra-index-url", "file:///b/simple",
-        "--find-links", "/srv/wheels",
+        "--index", "file:///a/simple", "--index", "file:///b/simple", "--find-links", "/srv/wheels",
     ]  # fmt: skip
 
 
@@ -52,7 +52,7 @@ def test_install_section_overrides_global_and_variables_override_files(tmp_path:
     assert config.timeout == "5"
     config = load({"PIP_CONFIG_FILE": str(conf), "PIP_INDEX_URL": "https://env.example/simple"}, home, tmp_path)
     assert config.index_url == "https://env.example/simple"
-    assert config.uv_args() == ["--index-url", "https://env.example/simple"]
+    assert config.uv_args() == ["--default-index", "https://env.example/simple"]  # pip's index: uv's default
 
 
 def test_config_file_variable_hides_user_file_and_overrides_site_file(tmp_path: Path, home: Path) -> None:
