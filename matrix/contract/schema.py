@@ -27,7 +27,9 @@ IDENTITY_DEFAULTS = {"run": 0, "with_set": ""}
 # What identifies one environment (a torch build for one Python).
 ENV_KEY = ("torch_version", "variant", "python")
 
-RECORD_KINDS = ("environment", "cell", "env-error", "load")
+RECORD_KINDS = ("environment", "cell", "env-error", "load", "aoti-load")
+# The kinds that record loading something a run kept on another release: a saved program, an AOTInductor package.
+LOAD_KINDS = ("load", "aoti-load")
 
 # Every cell record carries these keys (None where they do not apply).
 CELL_KEYS = (
@@ -275,6 +277,47 @@ AOTI_STATUSES = (
     STAGE_OK, STAGE_MISMATCH, STAGE_ERROR, STAGE_SKIPPED, Status.NOT_APPLICABLE.value, Status.CRASH.value,
     Status.TIMEOUT.value, LoadStatus.UNTRUSTED.value,
 )  # fmt: skip
+
+
+# --- a kept AOTInductor package loaded on a release (``export-matrix load``) -------------------
+
+# ``load`` loads the package a cell's aoti stage kept beside its program too, in a process of its own,
+# and records it as a record of its own kind: every reader of ``load`` records (the saved-program
+# table, its epochs, loads.parquet) stays about exported programs alone, and a reader that does not
+# know this kind skips it. The package was compiled on the release that saved its program:
+# ``saved_*`` name it, as on a program's load, so that the two grids line up. Statuses are the
+# load vocabulary (LoadStatus): not-applicable where the loading release has no loader for the file
+# (none before 2.3; ``aoti.so`` libraries need ``torch._export.aot_load``, ``aoti.pt2`` packages
+# ``aoti_load_package`` or 2.5's ``load_package``) or the machine no C++ compiler its loader needs.
+# The identity is a load's (LOAD_IDENTITY): one package per kept program.
+AOTI_LOAD_KIND = "aoti-load"
+# ``package`` is the file loaded (``aoti.pt2`` or ``aoti.so``), ``package_bytes`` its size;
+# ``aoti_api`` the API that compiled it, as its meta.json says; ``aoti_loader`` what loaded it here
+# (None where nothing could); ``load_s`` and ``run_s`` loading the package and running it on the
+# program's kept inputs.
+AOTI_LOAD_KEYS = (
+    "schema_version", "kind", "run_id",
+    "saved_torch_version", "saved_variant", "saved_python",
+    "torch_version", "variant", "python", "device",
+    "case", "mode", "artifact", "dependency_set", "with_set",
+    "package", "package_bytes", "aoti_api", "aoti_loader",
+    "status", "error_type", "error_message", "error_traceback",
+    "checked_inputs", "case_module",
+    "load_s", "run_s", "total_s", "peak_rss_mb", "exit_code", "stderr_tail", "finished_at",
+    # The run that measured a result this record reuses (matrix/worker/reuse.py); None where it ran now.
+    "reused_from",
+)  # fmt: skip
+# What each load status says of a package (LoadStatus.meaning says it of a program).
+AOTI_LOAD_MEANING = {
+    "pass": "loaded, ran on the program's saved inputs and reproduced the saved outputs",
+    "mismatch": "loaded and ran, but gave other numbers than the compiling release's eager run",
+    "run-error": "loaded, but running the compiled package raised",
+    "load-error": "the release's AOTInductor loader raised, or the package's folder is incomplete or changed",
+    "crash": "the load's process died (signal, os._exit, out of memory)",
+    "timeout": "the load ran past its time limit and was killed",
+    "not-applicable": "the loading release has no loader for this kind of package, or the machine no C++ compiler",
+    "untrusted": "not loaded: its folder's signature is missing or does not match the signing key (see load --trust)",
+}
 
 
 def load_rank(status: Any) -> Optional[int]:

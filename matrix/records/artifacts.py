@@ -71,26 +71,28 @@ REGRESSION_COLUMNS = [
 ]  # fmt: skip
 
 
-def table(loads: pd.DataFrame) -> pd.DataFrame:
+def table(loads: pd.DataFrame, keys: Sequence[str] = LOAD_KEYS) -> pd.DataFrame:
     """One row per (saved-on, loaded-on, case, mode, with_set), the latest record winning; report order.
 
-    Records whose identity is not text, or whose mode or status is unknown, are left out.
+    Records whose identity is not text, or whose mode or status is unknown, are left out. ``keys``: the
+    record keys kept, LOAD_KEYS for programs (``schema.AOTI_LOAD_KEYS`` for packages, :mod:`.aoti_loads`).
     """
+    columns = ["saved", "loaded", *keys]
     if loads.empty:
-        return pd.DataFrame({column: pd.Series(dtype=object) for column in COLUMNS})
-    frame = loads.reindex(columns=list(LOAD_KEYS)).astype(object)
+        return pd.DataFrame({column: pd.Series(dtype=object) for column in columns})
+    frame = loads.reindex(columns=list(keys)).astype(object)
     # A record from before --with sets had folders of their own has no with_set: it had none.
     frame["with_set"] = [v if isinstance(v, str) else "" for v in frame["with_set"]]
     text = frame[list(LOAD_REQUIRED)].apply(lambda column: column.map(lambda v: isinstance(v, str))).all(axis=1)
     frame = frame[text & frame["mode"].isin(MODES) & frame["status"].isin(LOAD_STATUSES)]
     if frame.empty:
-        return pd.DataFrame({column: pd.Series(dtype=object) for column in COLUMNS})
+        return pd.DataFrame({column: pd.Series(dtype=object) for column in columns})
     rows = frame.to_dict("records")
     rows.sort(key=recency)
     latest: Dict[Tuple[Any, ...], Dict[str, Any]] = {}
     for row in rows:
         latest[load_identity(row)] = row
-    result = pd.DataFrame(list(latest.values()), columns=list(LOAD_KEYS), dtype=object)
+    result = pd.DataFrame(list(latest.values()), columns=list(keys), dtype=object)
     result.insert(0, "loaded", labels(result, LOADED_ENV))
     result.insert(0, "saved", labels(result, SAVED_ENV))
     return _sorted(result)
@@ -205,6 +207,11 @@ class Failure:
     status: str
     error_type: str = ""
     message: str = ""
+
+    @property
+    def text(self) -> str:
+        """The failure in a few words: ``load-error: RuntimeError: Serialized version … does not match …``."""
+        return ": ".join(part for part in (self.status, self.error_type, self.message) if part)
 
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> Failure:

@@ -42,6 +42,7 @@ from matrix.contract.schema import (
     ENV_KEY,
     IDENTITY,
     IDENTITY_DEFAULTS,
+    LOAD_KINDS,
     LOAD_REQUIRED,
     RECORD_KINDS,
     SAVED_ENV_KEY,
@@ -128,18 +129,20 @@ def identity_problem(record: Record) -> Optional[str]:
     kind = record.get("kind")
     if kind not in RECORD_KINDS:
         return "of unknown kind %r" % (kind,)
-    needed = CELL_REQUIRED if kind == "cell" else LOAD_REQUIRED if kind == "load" else ENV_KEY
+    needed = CELL_REQUIRED if kind == "cell" else LOAD_REQUIRED if kind in LOAD_KINDS else ENV_KEY
     missing = [key for key in needed if record.get(key) is None]
     if missing:
         return "without %s" % ", ".join(missing)
-    unsafe = [key for key in (ENV_KEY + SAVED_ENV_KEY if kind == "load" else ENV_KEY) if not is_safe_name(record[key])]
+    unsafe = [
+        key for key in (ENV_KEY + SAVED_ENV_KEY if kind in LOAD_KINDS else ENV_KEY) if not is_safe_name(record[key])
+    ]
     if unsafe:
         return "whose %s %s not a safe file-name part (letters, digits and . _ + -, no leading dot): %s" % (
             " and ".join(unsafe),
             "is" if len(unsafe) == 1 else "are",
             ", ".join("%r" % (record[key],) for key in unsafe),
         )
-    if kind in ("cell", "load"):
+    if kind in ("cell", *LOAD_KINDS):
         odd = [key for key in ("case", "mode") if not isinstance(record[key], str)]
         if odd:
             return "whose %s %s not text" % (" and ".join(odd), "is" if len(odd) == 1 else "are")
@@ -147,7 +150,7 @@ def identity_problem(record: Record) -> Optional[str]:
             return "whose run %r is not a number" % (record.get("run"),)
         if not isinstance(record.get("with_set") or "", str):
             return "whose with_set %r is not text" % (record.get("with_set"),)
-    if kind != "load" and not isinstance(record.get("dependency_set") or "", str):
+    if kind not in LOAD_KINDS and not isinstance(record.get("dependency_set") or "", str):
         return "whose dependency_set %r is not text" % (record.get("dependency_set"),)
     return None
 
@@ -199,8 +202,9 @@ def merge(shards: Iterable[Shard]) -> Merged:
                 cells.setdefault(cell_identity(record), []).append((record, shard.path))
             elif kind == "environment":
                 environments[canonical(record)] = record
-            elif kind == "load":
-                key = load_identity(record)
+            elif kind in LOAD_KINDS:
+                # A program's load and its package's load of the same pair are two records, both kept.
+                key = (kind, *load_identity(record))
                 if key not in loads or _precedence(record) > _precedence(loads[key]):
                     loads[key] = record
             else:
@@ -256,7 +260,7 @@ def _env_key(record: Record) -> Identity:
 def _file_name(record: Record) -> str:
     """The worker's name for the record's file: its environment, and its dependency set's suffix (loads have none)."""
     name = records_mod.env_file_name(str(record["torch_version"]), str(record["variant"]), str(record["python"]))
-    suffix = dependencies.set_suffix(record.get("dependency_set") or "") if record["kind"] != "load" else ""
+    suffix = dependencies.set_suffix(record.get("dependency_set") or "") if record["kind"] not in LOAD_KINDS else ""
     return name[: -len(".jsonl")] + suffix + ".jsonl"
 
 

@@ -7,7 +7,7 @@ manifest) and no record file is read as the records those tables came from:
 - each cell becomes one record per run: its ``statuses`` (``pass×3 fail×1``) give the runs and
   their statuses, the runs that agree with the cell's status carry its measures and each its
   own export time (``export_s_runs``), so that the rebuilt cell table is the published one;
-- ``environments``, ``env_errors`` and ``loads`` become their records again;
+- ``environments``, ``env_errors``, ``loads`` and ``aoti_loads`` become their records again;
 - the bulky texts (graph, traceback, stderr tail, draft_export's problems) come from
   ``texts.parquet`` where the report wrote one; a report published without it is rebuilt
   without them, and the rebuild says so in a warning.
@@ -27,11 +27,16 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pandas as pd
 
-from matrix.contract.schema import SCHEMA_VERSION
+from matrix.contract.schema import LOAD_KINDS, SCHEMA_VERSION
 
 CELLS = "cells.parquet"
 TEXTS = "texts.parquet"
-TABLES = {"environment": "environments.parquet", "env-error": "env_errors.parquet", "load": "loads.parquet"}
+TABLES = {
+    "environment": "environments.parquet",
+    "env-error": "env_errors.parquet",
+    "load": "loads.parquet",
+    "aoti-load": "aoti_loads.parquet",  # the compiled packages' loads, where the aoti stage ran
+}
 # What the report writes beside its tables: a folder with both is a published report.
 MANIFEST = ".export-matrix-report.json"
 # The cell table's columns a report computes from the records: not record fields.
@@ -125,7 +130,7 @@ def _texts(folder: str) -> Optional[Dict[Tuple[str, ...], Dict[str, Any]]]:
 def _records(frame: pd.DataFrame, kind: str) -> List[Dict[str, Any]]:
     rows = []
     for row in frame.to_dict("records"):
-        record = {k: _plain(v) for k, v in row.items() if k not in LOAD_COMPUTED or kind != "load"}
+        record = {k: _plain(v) for k, v in row.items() if k not in LOAD_COMPUTED or kind not in LOAD_KINDS}
         for key in ("capabilities", "added_packages") if kind == "environment" else ():
             if isinstance(record.get(key), str):
                 record[key] = json.loads(record[key])  # a mapping, kept as JSON text in the table

@@ -1,4 +1,4 @@
-"""Record folders loaded into pandas: one table of cells, one of environments, one of env-errors, one of loads.
+"""Record folders loaded into pandas: tables of cells, environments, env-errors, loads and package loads.
 
 Reading goes through :mod:`matrix.contract.records`, so a truncated last line becomes a
 warning and an unknown schema version is refused. When the same cell (release, variant,
@@ -30,6 +30,8 @@ from matrix.contract import records
 from matrix.contract.errors import UserError
 from matrix.contract.schema import (
     AOTI_KEYS,
+    AOTI_LOAD_KEYS,
+    AOTI_LOAD_KIND,
     CELL_KEYS,
     ENV_ERROR_KEYS,
     IDENTITY,
@@ -78,6 +80,9 @@ class Store:
     files: Tuple[str, ...]  # the record files read
     # Every load record (``export-matrix load``), columns LOAD_KEYS; records.artifacts picks the latest.
     loads: pd.DataFrame = field(default_factory=lambda: _load_records([]))
+    # Every load of a kept AOTInductor package (``export-matrix load``, kind ``aoti-load``), columns
+    # AOTI_LOAD_KEYS; records.aoti_loads picks the latest.
+    aoti_loads: pd.DataFrame = field(default_factory=lambda: _aoti_load_records([]))
 
 
 def release_key(version: str) -> Tuple[int, Any, str]:
@@ -165,6 +170,7 @@ class _FileRecords:
     env_errors: List[Dict[str, Any]]
     warnings: List[str]
     loads: List[Dict[str, Any]] = field(default_factory=list)
+    aoti_loads: List[Dict[str, Any]] = field(default_factory=list)
 
 
 def _loads(line: bytes) -> Any:
@@ -219,6 +225,7 @@ def _parsed(path: str, rows: List[Dict[str, Any]], warnings: List[str], lines: L
     environments: List[Dict[str, Any]] = []
     env_errors: List[Dict[str, Any]] = []
     loads: List[Dict[str, Any]] = []
+    aoti_loads: List[Dict[str, Any]] = []
     unknown: Dict[str, int] = {}
     for row in rows:
         kind = row.get("kind")
@@ -230,6 +237,8 @@ def _parsed(path: str, rows: List[Dict[str, Any]], warnings: List[str], lines: L
             env_errors.append(row)
         elif kind == "load":
             loads.append(row)
+        elif kind == AOTI_LOAD_KIND:
+            aoti_loads.append(row)
         else:
             unknown[str(kind)] = unknown.get(str(kind), 0) + 1
     for kind, count in sorted(unknown.items()):
@@ -240,10 +249,10 @@ def _parsed(path: str, rows: List[Dict[str, Any]], warnings: List[str], lines: L
                 row[key] = default  # a record written before the key existed
     if cells and not _identities_are_text(cells):
         cells = _text_identities(path, rows, lines, warnings)
-    for row in itertools.chain(cells, env_errors, loads):
+    for row in itertools.chain(cells, env_errors, loads, aoti_loads):
         _cut_paths(row)
     frame = pd.DataFrame(_columns(cells, RECORD_KEYS, {}), dtype=object) if cells else None
-    return _FileRecords(path, frame, environments, env_errors, warnings, loads)
+    return _FileRecords(path, frame, environments, env_errors, warnings, loads, aoti_loads)
 
 
 # A cell's identity fields other than ``run`` (which is read as a number): they are grouped,
@@ -327,6 +336,7 @@ def load(folders: Sequence[str], workers: Optional[int] = None) -> Store:
     environments: List[Dict[str, Any]] = []
     env_errors: List[Dict[str, Any]] = []
     loads: List[Dict[str, Any]] = []
+    aoti_loads: List[Dict[str, Any]] = []
     order = 0
     with _collector_paused(), parallel.pool(workers_for(files, workers)) as side:
         for content in side.map(_read_file_cached, files):
@@ -334,6 +344,7 @@ def load(folders: Sequence[str], workers: Optional[int] = None) -> Store:
             environments.extend(content.environments)
             env_errors.extend(content.env_errors)
             loads.extend(content.loads)
+            aoti_loads.extend(content.aoti_loads)
             if content.cells is not None:
                 part = content.cells
                 part["_order"] = range(order, order + len(part))
@@ -350,6 +361,7 @@ def load(folders: Sequence[str], workers: Optional[int] = None) -> Store:
         superseded=superseded,
         files=tuple(files),
         loads=_load_records(loads),
+        aoti_loads=_aoti_load_records(aoti_loads),
     )
 
 
@@ -406,6 +418,11 @@ def _environments(rows: List[Dict[str, Any]]) -> pd.DataFrame:
 def _load_records(rows: List[Dict[str, Any]]) -> pd.DataFrame:
     """The load records as read, one row each, columns LOAD_KEYS (missing keys as None)."""
     return pd.DataFrame({key: [row.get(key) for row in rows] for key in LOAD_KEYS}, dtype=object)
+
+
+def _aoti_load_records(rows: List[Dict[str, Any]]) -> pd.DataFrame:
+    """The package load records as read, one row each, columns AOTI_LOAD_KEYS (missing keys as None)."""
+    return pd.DataFrame({key: [row.get(key) for row in rows] for key in AOTI_LOAD_KEYS}, dtype=object)
 
 
 # Free text a record may carry from the machine it ran on (messages, tracebacks, output).

@@ -4,7 +4,10 @@ Written only when the records hold load records (``export-matrix load``). The pa
 intro, a table of where the programs of each saving build load and match, a heatmap per mode
 (share of artifacts that load and match, saving × loading release), the load regressions (one
 per saving × loading release pair, then each program they affect), and per case a saving ×
-loading grid of statuses with the errors behind them. Every file goes through
+loading grid of statuses with the errors behind them. Where the records hold loads of compiled packages
+(``aoti-load``), the page ends with their section (:mod:`matrix.report.aoti_loads`: their epochs, shares
+and each case's compiled × loaded grid), with heatmaps of their own and ``aoti_loads.parquet`` beside
+``loads.parquet``. Every file goes through
 :mod:`matrix.report.files`, and the charts are drawn as the other charts are, so rebuilding
 from the same records changes nothing.
 """
@@ -12,14 +15,17 @@ from the same records changes nothing.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import pandas as pd
 
 from matrix.contract.schema import LOAD_STATUSES, MODES, NO_RECORD, LoadStatus, first_line
 from matrix.records import artifacts as loads_table
 from matrix.records import tables, transitions
+from matrix.records.aoti_loads import PackageLoads
+from matrix.report import aoti_loads as package_page
 from matrix.report import charts as charting
 from matrix.report import files
 from matrix.report import markdown as md
@@ -44,28 +50,55 @@ class Written:
     regressions: int = 0  # load regressions: (saving environment, loading release) pairs, records.artifacts.regressions
     affected: int = 0  # the programs they affect, each counted once per load regression
     load_regressions: Tuple[Dict[str, Any], ...] = ()  # records.artifacts.regressions' rows
+    aoti: Optional[PackageLoads] = None  # the compiled packages' loads, where the records hold any
 
 
-def write(out: str, table: pd.DataFrame, charts: bool = True) -> Written:
-    """Write the page (and its charts and table) for the load table ``table`` (``Model.loads``, built once from
-    ``Store.loads`` by :func:`matrix.records.artifacts.table`).
+def write(out: str, table: pd.DataFrame, charts: bool = True, packages: Optional[PackageLoads] = None) -> Written:
+    """Write the page (and its charts and tables) for the load table ``table`` (``Model.loads``, built once from
+    ``Store.loads`` by :func:`matrix.records.artifacts.table`) and the package loads ``packages``
+    (:func:`matrix.records.aoti_loads.judge` of ``Store.aoti_loads``).
 
     Returns the paths written, relative to ``out`` (none when there is no usable load record),
     the summary and the charts.
     """
-    if table.empty:
+    held = packages if packages is not None and not packages.empty else None
+    if table.empty and held is None:
         return Written(set())
-    grid = loads_table.heatmap(table)
-    drawn = heatmap_charts(grid, table, out) if charts else []
-    regressions = loads_table.regressions(table)
-    programs = loads_table.program_regressions(table)
-    text = render(table, grid, regressions, drawn, programs)
+    written: Set[str] = set()
+    drawn: List[charting.Chart] = []
+    rows: Tuple[Dict[str, Any], ...] = ()
+    text = ""
+    if not table.empty:
+        grid = loads_table.heatmap(table)
+        drawn = heatmap_charts(grid, table, out) if charts else []
+        regressions = loads_table.regressions(table)
+        programs = loads_table.program_regressions(table)
+        text = render(table, grid, regressions, drawn, programs)
+        _store(table, out, TABLE)
+        written.add(TABLE)
+        rows = tuple(regressions.to_dict("records"))
+    if held is not None:
+        shares = held.shares
+        mine = (
+            heatmap_charts(shares, held.table, out, package_page.chart_title, "aoti-loads", "compiled on")
+            if charts
+            else []
+        )
+        drawn += mine
+        text = (text or "# Saved programs loaded on other releases\n") + "\n" + package_page.section(held, mine)
+        _store(held.table, out, package_page.TABLE)
+        written.add(package_page.TABLE)
     files.write_text(out, PAGE, text)
+    written |= {PAGE} | {path for chart in drawn for path in chart.files}
+    return Written(written, tuple(drawn), len(rows), int(sum(r["programs"] for r in rows)), rows, held)
+
+
+def _store(table: pd.DataFrame, out: str, name: str) -> None:
+    """A load table as Parquet, without the bulky texts (those are on the case pages)."""
     stored = tables.storable(table.drop(columns=[c for c in _BULKY if c in table.columns]))
-    stored.to_parquet(files.target(out, TABLE), index=False, compression="zstd")
-    written = {PAGE, TABLE} | {path for chart in drawn for path in chart.files}
-    rows = tuple(regressions.to_dict("records"))
-    return Written(written, tuple(drawn), len(rows), int(sum(r["programs"] for r in rows)), rows)
+    path = files.target(out, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    stored.to_parquet(path, index=False, compression="zstd")
 
 
 REACH_HEADERS = ["saved on", "programs", "all load and match on", "some load and match on", "none loads and matches on"]
@@ -142,7 +175,7 @@ def _builds(table: pd.DataFrame, version: str, variant: str) -> str:
 
 def failure(found: loads_table.Failure) -> str:
     """A failing load in a few words: ``load-error: RuntimeError: Serialized version … does not match …``."""
-    return ": ".join(part for part in (found.status, found.error_type, found.message) if part)
+    return found.text
 
 
 def _cause(found: Optional[loads_table.Failure], limit: int) -> str:
@@ -362,22 +395,32 @@ def _chart_title(mode: str) -> str:
     return "Saved programs that load and match: %s" % mode
 
 
-def heatmap_charts(grid: pd.DataFrame, table: pd.DataFrame, out: str) -> List[charting.Chart]:
-    """One heatmap per mode: saving × loading release, coloured by the share that passes."""
+def heatmap_charts(
+    grid: pd.DataFrame,
+    table: pd.DataFrame,
+    out: str,
+    title: Callable[[str], str] = _chart_title,
+    name: str = "artifacts",
+    rows: str = "saved on",
+) -> List[charting.Chart]:
+    """One heatmap per mode: saving (``rows``) × loading release, coloured by the share that passes; the chart of
+    a mode is ``title(mode)``, its file ``charts/<name>-<mode>``."""
     if grid.empty:
         return []
     charting.prepare()
     saved_order, loaded_order = loads_table.orders(table)
     drawn = []
     for mode in [m for m in MODES if m in set(grid["mode"])]:
-        figure = _heatmap(grid[grid["mode"] == mode], saved_order, loaded_order, _chart_title(mode))
-        written = charting.save(figure, out, "artifacts-%s" % mode)
-        drawn.append(charting.Chart(written[0], _chart_title(mode), tuple(written)))
+        figure = _heatmap(grid[grid["mode"] == mode], saved_order, loaded_order, title(mode), rows)
+        written = charting.save(figure, out, "%s-%s" % (name, mode))
+        drawn.append(charting.Chart(written[0], title(mode), tuple(written)))
     return drawn
 
 
 @charting.with_settings
-def _heatmap(grid: pd.DataFrame, saved_order: List[str], loaded_order: List[str], title: str) -> Any:
+def _heatmap(
+    grid: pd.DataFrame, saved_order: List[str], loaded_order: List[str], title: str, rows: str = "saved on"
+) -> Any:
     from matplotlib import colormaps
 
     saved = [label for label in saved_order if label in set(grid["saved"])]
@@ -400,7 +443,7 @@ def _heatmap(grid: pd.DataFrame, saved_order: List[str], loaded_order: List[str]
     ax.set_xticks(range(len(loaded)), [charting.label(v) for v in loaded], rotation=60, ha="right", fontsize=8)
     ax.set_yticks(range(len(saved)), [charting.label(v) for v in saved], fontsize=8)
     ax.set_xlabel("loaded on")
-    ax.set_ylabel("saved on")
+    ax.set_ylabel(rows)
     ax.set_title(title)
     figure.colorbar(image, ax=ax, label="share that passes", fraction=0.05)
     return figure

@@ -30,9 +30,10 @@ import pandas as pd
 from matrix import parallel
 from matrix.contract.errors import UserError
 from matrix.contract.options import FAIL_ON, from_namespace
+from matrix.records import aoti_loads, candidate, model, published, repro, store, tables, transitions
 from matrix.records import baseline as since
-from matrix.records import candidate, model, published, repro, store, tables, transitions
 from matrix.records.completeness import IncompleteBuild
+from matrix.report import aoti_loads as report_aoti
 from matrix.report import artifacts as report_artifacts
 from matrix.report import case_page as report_case
 from matrix.report import files, transition_page
@@ -206,6 +207,7 @@ def _build(
         if notify is not None:
             notify(line)
     cells, labels, moves = judged.cells, judged.labels, judged.moves
+    packages = aoti_loads.judge(loaded.aoti_loads)  # the compiled packages' loads, judged once for every page
     os.makedirs(out, exist_ok=True)
     listed = files.previous(out)
     written: Set[str] = set()
@@ -247,7 +249,9 @@ def _build(
                 every = front_charts.summary_charts(findings.summary, findings.steps, cells, out, only=fresh)
                 drawn.update({name: every[name] for name in fresh})
         written |= _write_tables(out, findings)
-        pages = _write_case_pages(out, cells, labels, moves, roots, judged.loads, judged.load_orders, judged.repros)
+        pages = _write_case_pages(
+            out, cells, labels, moves, roots, judged.loads, judged.load_orders, judged.repros, packages
+        )
         written |= pages
         written |= report_repro.write(out, judged.repros, roots)
         if redraw_grid:
@@ -258,8 +262,8 @@ def _build(
             groups = {name: (keys[name], drawn[name]) for name in inputs}
             written.add(chart_keys.write_keys(out, groups))
     written |= _write_pages(out, findings)
-    if not loaded.loads.empty:
-        saved = report_artifacts.write(out, judged.loads, charts=charts)
+    if not loaded.loads.empty or not packages.empty:
+        saved = report_artifacts.write(out, judged.loads, charts=charts, packages=packages)
         written |= saved.files
         if saved.files:
             findings = dataclasses.replace(findings, artifacts=saved)
@@ -305,11 +309,13 @@ def _write_case_pages(
     table: pd.DataFrame,
     orders: Tuple[List[str], List[str]],
     failures: Sequence[repro.Failure] = (),
+    packages: Optional[aoti_loads.PackageLoads] = None,
 ) -> Set[str]:
     """One page per case, with its saved programs' loads when there are any; returns their paths relative to ``out``.
 
     ``table`` is the load table (``Model.loads``) and ``orders`` its saving and loading orders (``Model.load_orders``);
-    ``failures`` the distinct failures (``Model.repros``), whose repros a case's page shows.
+    ``failures`` the distinct failures (``Model.repros``), whose repros a case's page shows; ``packages`` the loads
+    of compiled packages, whose grid follows the saved programs'.
     """
     failures_by_case: Dict[str, List[repro.Failure]] = {}
     for failure in failures:
@@ -330,6 +336,9 @@ def _write_case_pages(
         text = report_case.render(case, by_case[case], moves_by_case.get(case, []), roots, reproduce)
         if case in loads_by_case:
             text += "\n" + report_artifacts.case_section(loads_by_case[case], saved_order, loaded_order)
+        compiled = packages.of_case(case) if packages is not None else pd.DataFrame()
+        if packages is not None and not compiled.empty:
+            text += "\n" + report_aoti.case_section(compiled, packages.orders)
         files.write_text(out, page, text)
         pages.add(page)
     return pages

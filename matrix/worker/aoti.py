@@ -170,28 +170,58 @@ def compile_program(api: Api, program: Any, args: Sequence[Any], kwargs: Mapping
     return path
 
 
-def load(path: str, kind: str, device: str) -> Callable[..., Any]:
-    """The compiled program in the file ``path``, whose kind is its name in the saved-program folder
-    (``aoti.pt2`` or ``aoti.so``), loaded with this release's own loader. Raises NoLoader where there is none."""
+# The loaders, by what a package load's record (``aoti_loader``) calls them.
+PACKAGE_LOADER = "aoti_load_package"  # 2.6 on
+PACKAGE_OPTION_LOADER = "load_package"  # 2.5's torch._inductor.package.load_package
+LIBRARY_LOADER = "aot_load"  # torch._export.aot_load, from 2.3
+
+
+def loader_for(kind: str) -> Tuple[Optional[str], Optional[str]]:
+    """The loader this release has for a file of ``kind`` (``aoti.pt2`` or ``aoti.so``), or None and what it lacks.
+
+    Found by what torch has, as :func:`load` finds it; nothing is loaded.
+    """
     import torch
 
     if kind == AOTI_PACKAGE:
+        try:
+            import torch._inductor as inductor
+        except Exception as exc:
+            why = "%s: %s" % (type(exc).__name__, exc)
+            return None, "torch %s cannot import torch._inductor (%s)" % (torch.__version__, why)
+        if hasattr(inductor, "aoti_load_package"):
+            return PACKAGE_LOADER, None
+        if _package_loader() is not None:
+            return PACKAGE_OPTION_LOADER, None
+        return None, "torch %s has %s packages" % (torch.__version__, NO_LOADER)
+    if kind == AOTI_LIBRARY:
+        if _library_loader() is not None:
+            return LIBRARY_LOADER, None
+        return None, "torch %s has %s libraries" % (torch.__version__, NO_LOADER)
+    return None, "%r is no AOTInductor file this loader knows (%s, %s)" % (kind, AOTI_PACKAGE, AOTI_LIBRARY)
+
+
+def load(path: str, kind: str, device: str) -> Callable[..., Any]:
+    """The compiled program in the file ``path``, whose kind is its name in the saved-program folder
+    (``aoti.pt2`` or ``aoti.so``), loaded with this release's own loader. Raises NoLoader where there is none."""
+    found, missing = loader_for(kind)
+    if found == PACKAGE_LOADER:
         import torch._inductor as inductor
 
-        if hasattr(inductor, "aoti_load_package"):
-            return inductor.aoti_load_package(path)  # type: ignore[no-any-return]
+        return inductor.aoti_load_package(path)  # type: ignore[no-any-return]
+    if found == PACKAGE_OPTION_LOADER:
         load_package = _package_loader()
-        if load_package is None:
-            raise NoLoader("torch %s has %s packages" % (torch.__version__, NO_LOADER))
+        assert load_package is not None
         if "device" in inspect.signature(load_package).parameters:  # 2.5 takes the device
             return load_package(path, device)  # type: ignore[no-any-return]
         return load_package(path)  # type: ignore[no-any-return]
-    if kind == AOTI_LIBRARY:
+    if found == LIBRARY_LOADER:
         aot_load = _library_loader()
-        if aot_load is None:
-            raise NoLoader("torch %s has %s libraries" % (torch.__version__, NO_LOADER))
+        assert aot_load is not None
         return aot_load(path, device)  # type: ignore[no-any-return]
-    raise ValueError("%r is no AOTInductor file this loader knows (%s, %s)" % (kind, AOTI_PACKAGE, AOTI_LIBRARY))
+    if kind not in (AOTI_PACKAGE, AOTI_LIBRARY):
+        raise ValueError(missing)
+    raise NoLoader(missing)
 
 
 def spec_text(program: Any) -> str:

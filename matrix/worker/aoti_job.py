@@ -86,6 +86,11 @@ def _load_and_run(folder: str, meta: Dict[str, Any], trust: bool, private: str, 
     if problem is not None:
         fields.update(incomplete(problem))
         return
+    loader, missing = aoti.loader_for(name)
+    if loader is None:
+        fields.update(status=LoadStatus.NOT_APPLICABLE.value, error_message=missing)
+        return
+    fields["aoti_loader"] = loader
     fields["case_module"] = import_case(meta)  # registers what the program names (custom ops), as a user would
     start = time.perf_counter()
     try:
@@ -94,7 +99,13 @@ def _load_and_run(folder: str, meta: Dict[str, Any], trust: bool, private: str, 
         fields.update(status=LoadStatus.NOT_APPLICABLE.value, error_message=str(exc))
         return
     except Exception as exc:
-        fields.update(describe_error(exc), status=LoadStatus.LOAD_ERROR.value)
+        lacking = aoti.no_compiler(exc)  # a loader that compiles (2.5) or checks the device (2.10 on) with g++
+        if lacking is not None:
+            fields.update(
+                status=LoadStatus.NOT_APPLICABLE.value, error_type=aoti.NO_COMPILER_TYPE, error_message=lacking
+            )
+        else:
+            fields.update(describe_error(exc), status=LoadStatus.LOAD_ERROR.value)
         return
     finally:
         fields["load_s"] = round(time.perf_counter() - start, 6)
@@ -155,10 +166,20 @@ _OUTCOMES = {
 }
 
 
+# The result key that carries a kept package's fresh load to the runner; never a record field.
+FRESH_PACKAGE_LOAD = "fresh_package_load"
+
+
 def merge_aoti_load(cell: Dict[str, Any], load: Dict[str, Any], follow: Dict[str, Any]) -> None:
-    """Fold the fresh load of a cell's package into its ``aoti_*`` fields; the cell's own status stays."""
+    """Fold the fresh load of a cell's package into its ``aoti_*`` fields; the cell's own status stays.
+
+    The load itself goes with the result (``FRESH_PACKAGE_LOAD``): where the run keeps the package in
+    --artifacts, ``load`` on this build reuses it (``runner.CellBatch.finished``).
+    """
     if follow.get("discard"):
         shutil.rmtree(follow["folder"], ignore_errors=True)
+    else:
+        cell[FRESH_PACKAGE_LOAD] = load
     status = load.get("status")
     outcome = _OUTCOMES.get(status, STAGE_ERROR) if isinstance(status, str) else STAGE_ERROR
     error: Optional[str] = None

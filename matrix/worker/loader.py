@@ -13,13 +13,23 @@ with this machine's key (:mod:`.signing`) is recorded as ``untrusted`` by the pa
 never reaches a loading process, unless ``--trust`` is given for the folders of this command.
 An untrusted record does not count as done: a later ``load --trust`` tries it.
 
+An artifact whose cell ran the aoti stage holds its AOTInductor package too (``aoti.pt2``, or
+``aoti.so`` from 2.3 and 2.4): it is loaded as well, in a process of its own (:mod:`.aoti_job`),
+under the same rules: refused by the parent when its folder is untrusted, never read before
+every file meta.json lists is whole, a crash or a hang of its process the ``crash`` or ``timeout``
+of that load alone. A release without a loader for the file is ``not-applicable``, naming what it
+lacks, and no process is started.
+
 The batch engine (:mod:`.batch`) runs the loads as it runs ``run``'s cells, each a load job
 (:mod:`.load_job`; why a load failed is worked out in :mod:`.forensics`). One record per
 artifact goes to ``DIR/load_torch-<version>_<variant>_py<X.Y>.jsonl`` (kind ``load``, keys
-``schema.LOAD_KEYS``, statuses ``schema.LoadStatus``). Artifacts already recorded there (same
-saving release, case, mode and set of packages beside torch) are skipped unless ``--force``; the
-run journal locks the file and records an artifact that killed the command as a crash rather
-than loading it again.
+``schema.LOAD_KEYS``, statuses ``schema.LoadStatus``), and one per package (kind ``aoti-load``,
+keys ``schema.AOTI_LOAD_KEYS``, the same statuses). Artifacts and packages already recorded there
+(same saving release, case, mode and set of packages beside torch) are skipped unless ``--force``;
+the run journal locks the file and records an artifact that killed the command as a crash rather
+than loading it again. Results are kept in the result cache (:mod:`.reuse`): a program's load by its
+artifact's content and the loading build, a package's by those, the package's sha256 and the C++
+compiler (loaders compile, or check the device, with it).
 """
 
 from __future__ import annotations
@@ -38,8 +48,16 @@ from ..contract.options import (
     from_namespace,
 )
 from ..contract.requests import LoadRequest, add_load_arguments
-from ..contract.schema import LOAD_KEYS, LOAD_STATUSES, SCHEMA_VERSION, LoadStatus, now
-from . import artifacts, batch, first_use, reuse, signing
+from ..contract.schema import (
+    AOTI_LOAD_KEYS,
+    AOTI_LOAD_KIND,
+    LOAD_KEYS,
+    LOAD_STATUSES,
+    SCHEMA_VERSION,
+    LoadStatus,
+)
+from . import aoti, artifacts, batch, first_use, reuse, signing
+from .aoti_job import AotiLoadJob
 from .environment import installed_torch_version, variant_of
 from .journal import Key as JournalKey
 from .load_job import LoadJob, incomplete
@@ -87,15 +105,35 @@ def journal_key(key: Key, dependency_set: str = "") -> JournalKey:
     return (json.dumps(list(key[:4]) + ([dependency_set] if dependency_set else [])), key[4], 0)
 
 
+def package_key(key: Key, dependency_set: str = "") -> JournalKey:
+    """The key of the load of an artifact's AOTInductor package: never a program's (six parts, not four or five)."""
+    return (json.dumps(list(key[:4]) + [dependency_set, AOTI_LOAD_KIND]), key[4], 0)
+
+
+def package_of(artifact: Artifact) -> Optional[Dict[str, Any]]:
+    """What an artifact's meta.json says of the AOTInductor package kept with its program (its ``aoti`` key),
+    or None where its cell kept none."""
+    described = (artifact.meta or {}).get("aoti")
+    return described if isinstance(described, dict) else None
+
+
+def _listed(meta: Dict[str, Any], name: Any) -> Dict[str, Any]:
+    """The entry of the file ``name`` in meta.json's list (its size and sha256), or {}."""
+    entries = [e for e in meta.get("files") or [] if isinstance(e, dict) and e.get("name") == name]
+    return entries[0] if entries else {}
+
+
 # --- in the parent ---------------------------------------------------------------------------
 
 
 class LoadBatch(batch.Batch):
-    """The artifacts of one load: every saved program selected, loaded in the installed torch."""
+    """The artifacts of one load: every saved program selected, and every package kept with one, loaded in the
+    installed torch."""
 
     noun, verb, doing = "artifact", "load", "loading"
     statuses = LOAD_STATUSES
-    record_keys = LOAD_KEYS
+    # A program's load and a package's: each record keeps its own kind's keys (see finished).
+    record_keys = tuple(dict.fromkeys(LOAD_KEYS + AOTI_LOAD_KEYS))
     # What the parent knows better than the child: the identity of the load.
     parent_keys = frozenset(("schema_version", "kind", "run_id", "torch_version", "variant", "python", "case", "mode"))
 
@@ -110,30 +148,46 @@ class LoadBatch(batch.Batch):
     ) -> None:
         """``signing_key`` verifies each artifact's signature, unless ``trust``; None: there is no key."""
         self.artifacts = {journal_key(artifact.key, artifact.dependency_set): artifact for artifact in found}
+        self.packages = {
+            package_key(artifact.key, artifact.dependency_set): artifact
+            for artifact in found
+            if package_of(artifact) is not None
+        }
         self.env: Dict[str, Any] = {"torch_version": version, "variant": variant, "python": python}
         self.can_load = False
+        # Per package file (layout.AOTI_FILES): the loader this release has for it, or None and what it lacks.
+        self.loaders: Dict[str, Tuple[Optional[str], Optional[str]]] = {}
+        self.compiler = ""  # the C++ compiler a package's loader may run: part of a package load's key
         self.signing_key = signing_key
         self.trust = trust
 
     def wanted(self) -> List[JournalKey]:
-        return list(self.artifacts)
+        # Each program, then its package where it has one.
+        found: List[JournalKey] = []
+        for key, artifact in self.artifacts.items():
+            found.append(key)
+            if package_of(artifact) is not None:
+                found.append(package_key(artifact.key, artifact.dependency_set))
+        return found
 
     def done(self, path: str) -> Tuple[Set[JournalKey], List[str]]:
-        """The artifacts already recorded in a load record file, for resuming."""
+        """The artifacts and packages already recorded in a load record file, for resuming."""
         if not os.path.exists(path):
             return set(), []
         found, warnings = records.read(path)
         keys: Set[JournalKey] = set()
         for record in found:
+            kind = record.get("kind")
             # An untrusted one was never tried: a later `load --trust` (or with the right key) tries it.
-            if record.get("kind") != "load" or record.get("status") == LoadStatus.UNTRUSTED.value:
+            if kind not in ("load", AOTI_LOAD_KIND) or record.get("status") == LoadStatus.UNTRUSTED.value:
                 continue
             key = tuple(record.get(k) for k in ("saved_torch_version", "saved_variant", "saved_python", "case", "mode"))
             saved_set = record.get("dependency_set") or ""
             if all(isinstance(part, str) for part in (*key, saved_set)):
-                keys.add(journal_key(key, saved_set))  # type: ignore[arg-type]
+                keyed = journal_key if kind == "load" else package_key
+                keys.add(keyed(key, saved_set))  # type: ignore[arg-type]
             else:
-                warnings.append("%s: skipped a load record without a usable saving release, case and mode" % path)
+                warnings.append("%s: skipped a %s record without a usable saving release, case and mode" % (path, kind))
         return keys, warnings
 
     def set_up(self, settings: batch.Settings, run_id: str) -> Optional[Dict[str, Any]]:
@@ -144,6 +198,10 @@ class LoadBatch(batch.Batch):
         except Exception:
             self.can_load = False
         self.env.update(run_id=run_id, serializer_version=artifacts.serializer_version())
+        if self.packages:
+            # Found once, here: importing torch._inductor before forking spares each package's process that import.
+            self.loaders = {name: aoti.loader_for(name) for name in layout.AOTI_FILES}
+            self.compiler = aoti.compiler_identity()
         if self.can_load:
             self.preimport(settings)
         return None
@@ -154,7 +212,7 @@ class LoadBatch(batch.Batch):
         return sorted({r for key in sets for r in dependencies.key_requirements(key)})
 
     def items(self, keys: Sequence[JournalKey]) -> List[batch.Item]:
-        return [self._item(key) for key in keys]
+        return [self._package_item(key) if key in self.packages else self._item(key) for key in keys]
 
     def _item(self, key: JournalKey) -> batch.Item:
         artifact, env = self.artifacts[key], self.env
@@ -173,14 +231,9 @@ class LoadBatch(batch.Batch):
             record.update(incomplete(artifact.problem))
             return batch.Item(key, artifact.relative, record)
         assert artifact.meta is not None  # an artifact without a usable meta.json has a problem
-        distrust = None if self.trust else untrusted(artifact.folder, artifact.meta, self.signing_key)
+        distrust = self._distrust(artifact)
         if distrust is not None:
-            # Decided here, in the parent: no process is started for it, nothing of it is unpickled or imported.
-            record.update(
-                status=LoadStatus.UNTRUSTED.value,
-                error_type="UntrustedArtifact",
-                error_message="untrusted artifact: %s; pass --trust to load folders you made or trust" % distrust,
-            )
+            record.update(distrust)
             return batch.Item(key, artifact.relative, record)
         if not self.can_load:
             record.update(
@@ -191,35 +244,113 @@ class LoadBatch(batch.Batch):
         job = LoadJob(folder=os.path.abspath(artifact.folder), meta=artifact.meta)
         return batch.Item(key, artifact.relative, record, job)
 
+    def _distrust(self, artifact: Artifact) -> Optional[Dict[str, Any]]:
+        """The fields of an untrusted artifact's load, or None where it may be loaded.
+
+        Decided here, in the parent: no process is started for it, nothing of it is unpickled or imported.
+        """
+        assert artifact.meta is not None
+        distrust = None if self.trust else untrusted(artifact.folder, artifact.meta, self.signing_key)
+        if distrust is None:
+            return None
+        return {
+            "status": LoadStatus.UNTRUSTED.value,
+            "error_type": "UntrustedArtifact",
+            "error_message": "untrusted artifact: %s; pass --trust to load folders you made or trust" % distrust,
+        }
+
+    def package_record(self, artifact: Artifact) -> Dict[str, Any]:
+        """The record of the load of an artifact's package, as far as the parent knows it before loading."""
+        env, meta = self.env, artifact.meta or {}
+        described = package_of(artifact) or {}
+        name = described.get("file")
+        size = _listed(meta, name).get("size")
+        record: Dict[str, Any] = {key: None for key in AOTI_LOAD_KEYS}
+        record.update(
+            schema_version=SCHEMA_VERSION, kind=AOTI_LOAD_KIND, run_id=env.get("run_id"),
+            saved_torch_version=artifact.saved_torch_version, saved_variant=artifact.saved_variant,
+            saved_python=artifact.saved_python, torch_version=env["torch_version"], variant=env["variant"],
+            python=env["python"], device=described.get("device") or meta.get("device"), case=artifact.case,
+            mode=artifact.mode, artifact=artifact.relative, dependency_set=saved_with(artifact),
+            with_set=artifact.with_set, package=name if isinstance(name, str) else None,
+            package_bytes=size if isinstance(size, int) else None,
+            aoti_api=described.get("api") if isinstance(described.get("api"), str) else None,
+        )  # fmt: skip
+        return record
+
+    def _package_item(self, key: JournalKey) -> batch.Item:
+        artifact = self.packages[key]
+        record = self.package_record(artifact)
+        name = record["package"]
+        label = "%s/%s" % (artifact.relative, name or "aoti")
+        assert artifact.meta is not None  # only an artifact with a usable meta.json describes a package
+        distrust = self._distrust(artifact)
+        if distrust is not None:
+            record.update(distrust)
+            return batch.Item(key, label, record)
+        if name not in layout.AOTI_FILES:
+            record.update(incomplete("%s describes no AOTInductor package" % layout.META))
+            return batch.Item(key, label, record)
+        loader, missing = self.loaders.get(name, (None, "no loader was looked for"))
+        if loader is None:
+            record.update(status=LoadStatus.NOT_APPLICABLE.value, error_message=missing)
+            return batch.Item(key, label, record)
+        job = AotiLoadJob(folder=os.path.abspath(artifact.folder), meta=artifact.meta, trust=self.trust)
+        return batch.Item(key, label, record, job)
+
     def cache_key(self, item: batch.Item) -> Optional[str]:
-        artifact = self.artifacts[item.key]
+        if item.key in self.packages:
+            return self.package_cache_key(self.packages[item.key])
+        return self._cache_key(self.artifacts[item.key])
+
+    def _cache_key(self, artifact: Artifact, **more: Any) -> Optional[str]:
         meta = reuse.file_hash(os.path.join(artifact.folder, layout.META))  # it lists each file's sha256
         if meta is None:
             return None
-        return reuse.digest(
-            {
-                "kind": "load", "format": reuse.FORMAT, "worker": reuse.worker_fingerprint(),
-                "build": reuse.build_fields(), "variant": self.env["variant"], "saved": list(artifact.key),
-                "dependency_set": artifact.dependency_set, "with_set": artifact.with_set, "meta_sha256": meta,
-            }
-        )  # fmt: skip
+        fields = {
+            "kind": "load", "format": reuse.FORMAT, "worker": reuse.worker_fingerprint(),
+            "build": reuse.build_fields(), "variant": self.env["variant"], "saved": list(artifact.key),
+            "dependency_set": artifact.dependency_set, "with_set": artifact.with_set, "meta_sha256": meta,
+        }  # fmt: skip
+        fields.update(more)
+        return reuse.digest(fields)
+
+    def package_cache_key(self, artifact: Artifact) -> Optional[str]:
+        """The key of a package's load: its program's, the package's own sha256, and the C++ compiler here."""
+        name = (package_of(artifact) or {}).get("file")
+        sha256 = _listed(artifact.meta or {}, name).get("sha256")
+        if not isinstance(sha256, str):
+            return None
+        return self._cache_key(artifact, kind=AOTI_LOAD_KIND, package=name, package_sha256=sha256,
+                               compiler=self.compiler)  # fmt: skip
 
     def reusable(self, item: batch.Item, entry: Dict[str, Any], cache: reuse.ResultCache) -> bool:
-        """The files must still be what meta.json lists: a damaged program is loaded, and found damaged."""
-        artifact = self.artifacts[item.key]
+        """The files must still be what meta.json lists: a damaged program or package is loaded, and found damaged."""
+        artifact = self.packages[item.key] if item.key in self.packages else self.artifacts[item.key]
         return artifact.meta is not None and layout.verify(artifact.folder, artifact.meta) is None
 
+    def finished(self, item: batch.Item, result: Dict[str, Any]) -> None:
+        own_keys(item.record)
+
     def died(self, item: batch.Item) -> None:
+        what = "package" if item.key in self.packages else "artifact"
         item.record.update(
             status=LoadStatus.CRASH.value,
             error_type="matrix.worker.loader.LoaderDied",
-            error_message="the load command died while this artifact loaded (killed by it or from"
-            " outside); recorded as a crash and not loaded again without --force",
+            error_message="the load command died while this %s loaded (killed by it or from"
+            " outside); recorded as a crash and not loaded again without --force" % what,
         )
 
     def warm_up(self) -> None:
         if self.can_load:
             first_use.load()  # imports only: loads are forked from a process that never exported
+
+
+def own_keys(record: Dict[str, Any]) -> None:
+    """Drop from a load record what its kind does not carry (a result may hold keys of the other kind)."""
+    keys = set(AOTI_LOAD_KEYS if record.get("kind") == AOTI_LOAD_KIND else LOAD_KEYS)
+    for key in [k for k in record if k not in keys]:
+        del record[key]
 
 
 def execute(options: LoadOptions) -> Dict[str, int]:
@@ -242,33 +373,9 @@ def execute(options: LoadOptions) -> Dict[str, int]:
     python = artifacts.python_version()
     name = file_name(version, variant, python)[: -len(".jsonl")] + dependencies.set_suffix(options.dependency_set or "")
     settings = options.settings(os.path.join(options.out, name + ".jsonl"))
+    # Packages count as artifacts in the plan's line; each one's progress line names its file (…/aoti.pt2).
     loads = LoadBatch(found, version, variant, python, key, options.trust)
     return batch.execute(loads, settings, version, variant)
-
-
-def keep_fresh_load(folder: str, result: Dict[str, Any], env: Dict[str, Any], cache: reuse.ResultCache) -> bool:
-    """Keep a run's fresh load of a program it saved in --artifacts as this build's ``load`` of that program.
-
-    The fresh load is ``load``'s own job, in a process that never exported, on the build that saved
-    the program: ``load`` on that build would run it again to the same result. Kept under the key
-    ``load`` computes (:meth:`LoadBatch.cache_key`), it is reused there like any kept load, after
-    the same checks (signature, files unchanged). ``env``: the run's environment record.
-    """
-    artifact = layout.artifact_at(folder)
-    if artifact is None or artifact.problem is not None or reuse.machine_dependent(result):
-        return False
-    loads = LoadBatch([artifact], env["torch_version"], env["variant"], env["python"], trust=True)
-    loads.env.update(run_id=env["run_id"], serializer_version=artifacts.serializer_version())
-    loads.can_load = True
-    item = loads.items(loads.wanted())[0]
-    key = loads.cache_key(item) if item.job is not None else None
-    if key is None or result.get("status") not in LOAD_STATUSES:
-        return False
-    record = item.record
-    batch.fill(loads, record, result)
-    record["finished_at"] = now()
-    cache.put(key, record)
-    return True
 
 
 def saved_with(artifact: Artifact) -> str:
@@ -281,8 +388,8 @@ def main(options: LoadOptions) -> int:
     sys.stderr.write(batch.summary(counts, LOAD_STATUSES, "nothing to load") + "\n")
     if counts.get(LoadStatus.UNTRUSTED.value):
         sys.stderr.write(
-            "warning: %d saved program(s) not loaded: not signed with this machine's signing key (their records"
-            " say why); `load --trust` loads folders you made or trust, %s gives the key that signed them\n"
-            % (counts[LoadStatus.UNTRUSTED.value], signing.KEY_VARIABLE)
+            "warning: %d saved program(s) or package(s) not loaded: not signed with this machine's signing key"
+            " (their records say why); `load --trust` loads folders you made or trust, %s gives the key that"
+            " signed them\n" % (counts[LoadStatus.UNTRUSTED.value], signing.KEY_VARIABLE)
         )
     return 0

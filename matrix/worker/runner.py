@@ -22,6 +22,7 @@ from ..contract.options import DIAGNOSIS_SHARE, from_namespace
 from ..contract.requests import AOTI, RunRequest, add_run_arguments
 from ..contract.schema import AOTI_KEYS, ARTIFACT_SAVED, CELL_KEYS, STATUSES, Status, cell_id
 from . import batch, exportdb, reuse
+from .aoti_job import FRESH_PACKAGE_LOAD
 from .case import missing_for
 from .cell_job import FRESH_LOAD, CellJob
 from .environment import environment_record, installed_torch_version, variant_of
@@ -256,18 +257,25 @@ class CellBatch(batch.Batch):
         return {"meta_sha256": meta_sha256}
 
     def finished(self, item: batch.Item, result: Dict[str, Any]) -> None:
-        """A cell that kept its program in --artifacts loaded it fresh: ``load`` on this build reuses that load."""
+        """A cell that kept its program (and package) in --artifacts loaded it fresh: ``load`` on this build
+        reuses that load."""
         load = result.pop(FRESH_LOAD, None)
+        package_load = result.pop(FRESH_PACKAGE_LOAD, None)
         cache = self.settings.cache if self.settings is not None else None
         job = item.job
-        if not isinstance(load, dict) or not cache or not isinstance(job, CellJob) or job.artifacts is None:
+        if not cache or not isinstance(job, CellJob) or job.artifacts is None:
             return
-        if item.record.get("artifact") == ARTIFACT_SAVED:
-            from .loader import LoadBatch, keep_fresh_load
+        if item.record.get("artifact") != ARTIFACT_SAVED:
+            return
+        from .fresh_loads import keep_fresh_load, keep_fresh_package_load
+        from .loader import LoadBatch
 
-            if self._load_cache is None:
-                self._load_cache = reuse.ResultCache(cache, LoadBatch.noun)  # where `load` looks
+        if self._load_cache is None:
+            self._load_cache = reuse.ResultCache(cache, LoadBatch.noun)  # where `load` looks
+        if isinstance(load, dict):
             keep_fresh_load(self._program_folder(item), load, self.env, self._load_cache)
+        if isinstance(package_load, dict):
+            keep_fresh_package_load(self._program_folder(item), package_load, self.env, self._load_cache, self.compiler)
 
     def _program_folder(self, item: batch.Item) -> str:
         job = _job(item)

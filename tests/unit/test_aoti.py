@@ -232,6 +232,7 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> List[str]:
         raise RuntimeError("stop after the loader was reached")
 
     monkeypatch.setattr(aoti, "load", load)
+    monkeypatch.setattr(aoti, "loader_for", lambda kind: (aoti.PACKAGE_LOADER, None))
     monkeypatch.setenv(KEY_VARIABLE, KEY)
     return loaded
 
@@ -289,3 +290,26 @@ def test_every_file_meta_json_lists_must_be_whole(tmp_path: Path) -> None:
     assert layout.verify(str(folder), meta) == "aoti.pt2 has 1 bytes, meta.json says 8"
     meta["files"].append({"name": "../elsewhere", "size": 1, "sha256": "0"})
     assert "not a file in its folder" in (layout.verify_file(str(folder), meta, "../elsewhere") or "")
+
+
+def test_a_loader_that_finds_no_compiler_is_not_applicable_naming_it(
+    tmp_path: Path, loads: List[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def load(path: str, kind: str, device: str) -> Any:
+        loads.append(path)
+        raise RuntimeError("InvalidCxxCompiler: No working C++ compiler found in cpp.cxx: (None, 'g++')")
+
+    monkeypatch.setattr(aoti, "load", load)
+    result = _job(_folder(tmp_path)).run()
+    assert result["status"] == LoadStatus.NOT_APPLICABLE.value and result["error_type"] == aoti.NO_COMPILER_TYPE
+    assert result["error_message"].startswith("needs a C++ compiler") and result["aoti_loader"] == "aoti_load_package"
+
+
+def test_a_release_without_a_loader_for_the_file_is_not_applicable_before_loading(
+    tmp_path: Path, loads: List[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(aoti, "loader_for", lambda kind: (None, "torch 2.2.2 has no Python loader for AOTInductor"))
+    result = _job(_folder(tmp_path)).run()
+    assert result["status"] == LoadStatus.NOT_APPLICABLE.value
+    assert "2.2.2 has no Python loader" in result["error_message"]
+    assert loads == [] and "load_s" not in result

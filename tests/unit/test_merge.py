@@ -399,3 +399,18 @@ def test_a_working_base_environment_does_not_clear_a_sets_env_error(shards: List
     assert run_merge(str(path), *map(str, shards), "--out", str(tmp_path / "o")) == 0
     kept = [r for r in read_all(tmp_path / "o") if r["kind"] == "env-error"]
     assert [(r["dependency_set"], r["error_message"]) for r in kept] == [("timm", "connection reset")]
+
+
+def test_a_programs_load_and_its_packages_load_are_both_kept(tmp_path: Path) -> None:
+    shards = []
+    for name, status in (("a", "load-error"), ("b", "pass")):
+        path = tmp_path / name / "load_torch-2.9.1_pypi_py3.11.jsonl"
+        path.parent.mkdir(parents=True)
+        finished = "2025-01-0%dT00:00:00+00:00" % (1 if name == "a" else 2)
+        package = dict(load_record(status, finished), kind="aoti-load")
+        path.write_text(json.dumps(load_record("pass", finished)) + "\n" + json.dumps(package) + "\n")
+        shards.append(merge.read_shard(str(path)))
+    merged = merge.merge(shards)
+    assert not merged.flagged
+    kept = merged.files["load_torch-2.9.1_pypi_py3.11.jsonl"]
+    assert sorted((r["kind"], r["status"]) for r in kept) == [("aoti-load", "pass"), ("load", "pass")]

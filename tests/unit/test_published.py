@@ -22,6 +22,8 @@ def flaky_and_loaded() -> List[Dict[str, Any]]:
         report_cell("2.6.0", "wobbly", "fail", run=1, error_type="RuntimeError", error_traceback="Traceback: boom"),
         report_cell("2.6.0", "wobbly", run=2),
         make_load("2.4.1", "2.6.0", case="steady"),
+        # The compiled package of the same program, loaded too (the aoti stage, then `load`).
+        dict(make_load("2.4.1", "2.6.0", case="steady"), kind="aoti-load", package="aoti.so"),
     ]
 
 
@@ -42,6 +44,7 @@ def test_a_report_rebuilt_from_its_tables_is_byte_identical(tmp_path: Path):
     cells = pd.read_parquet(second / "cells.parquet").set_index("case")
     assert cells.loc["wobbly", "statuses"] == "pass×2 fail×1" and cells.loc["wobbly", "flaky"]
     assert not pd.read_parquet(second / "loads.parquet").empty
+    assert len(pd.read_parquet(second / "aoti_loads.parquet")) == 1
 
 
 def test_timed_runs_survive_the_round_trip(tmp_path: Path):

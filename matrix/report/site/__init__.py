@@ -77,6 +77,10 @@ def write(
     rows = _by_case(shown_cells.assign(environment=f.labels.to_numpy()))
     moves = _by_case(f.moves)
     saved = _by_case(f.loads)
+    # The compiled packages' loads, where the records hold any (the aoti stage, then `load`).
+    packages = f.artifacts.aoti if f.artifacts is not None else None
+    package_rows = _by_case(packages.table) if packages is not None else {}
+    package_orders = packages.orders if packages is not None else ((), ())
     failures: Dict[str, List[Failure]] = {}
     for failure in f.model.repros:
         failures.setdefault(failure.case, []).append(failure)
@@ -85,8 +89,9 @@ def write(
             written.add(posixpath.join(FOLDER, script))
     for name, target in pages.items():
         text = case.render(
-            name, rows[name], moves.get(name, []), saved.get(name, []), f.load_orders, roots, failures.get(name, [])
-        )
+            name, rows[name], moves.get(name, []), saved.get(name, []), f.load_orders, roots, failures.get(name, []),
+            package_rows.get(name, []), package_orders,
+        )  # fmt: skip
         written |= _write(out, target, text)
     _remove_stale(out, listed, written)
     return written

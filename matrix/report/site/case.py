@@ -15,6 +15,7 @@ from urllib.parse import quote
 from matrix.contract.schema import MODES, STAGE_ERROR, STAGES, LoadStatus, Status, first_line
 from matrix.records import artifacts as loads_table
 from matrix.records import packages, repro, store
+from matrix.records.aoti_loads import PROMISED_FROM
 from matrix.records.repro import Failure
 from matrix.report import case_page
 from matrix.report import markdown as md
@@ -59,11 +60,15 @@ def render(
     orders: Tuple[List[str], List[str]],
     roots: Optional[Sequence[str]] = None,
     failures: Sequence[Failure] = (),
+    package_loads: Sequence[Row] = (),
+    package_orders: Tuple[Sequence[str], Sequence[str]] = ((), ()),
 ) -> str:
     """The page of one case: ``rows`` its cells in report order with an ``environment`` label, ``moves`` its
     transitions, ``loads`` its rows of the load table, ``orders`` the saving and loading releases in order,
     ``roots`` the folders its source may be shown from (by default :func:`case_page.default_roots`),
-    ``failures`` its distinct failures (``Model.repros``), each shown with its repro."""
+    ``failures`` its distinct failures (``Model.repros``), each shown with its repro, ``package_loads`` its rows of
+    the compiled packages' table (``Written.aoti``) and ``package_orders`` that table's compiling and loading
+    releases in order."""
     roots = case_page.default_roots() if roots is None else roots
     first = rows[-1]
     facts = [
@@ -107,6 +112,7 @@ def render(
         )
         body += [load_grid(loads, mode, orders) for mode in MODES if any(r["mode"] == mode for r in loads)]
         body.append("<details open><summary>What the glyphs mean</summary>%s</details>" % legend.loads())
+    body += package_section(package_loads, package_orders)
     body += [
         "<h2>Source</h2>",
         source_block(first.get("case_file"), roots),
@@ -275,13 +281,31 @@ def _errors(rows: List[Row]) -> List[str]:
     return parts
 
 
-def load_grid(loads: List[Row], mode: str, orders: Tuple[List[str], List[str]]) -> str:
-    """The case's saved × loaded statuses in one mode: saving releases down, loading releases across."""
+def package_section(package_loads: Sequence[Row], orders: Tuple[Sequence[str], Sequence[str]]) -> List[str]:
+    """The case's compiled × loaded grids of AOTInductor packages, under its saved × loaded ones; none without."""
+    if not package_loads:
+        return []
+    rows = list(package_loads)
+    return [
+        '<h2 id="compiled-loaded">Compiled × loaded</h2>',
+        "<p>The AOTInductor package compiled from the exported program (run with --stages …,aoti). Rows: the release"
+        " that compiled it; columns: the release that loaded it, in a process of its own, and ran it on the saved"
+        " inputs; the failures are listed under each grid. Upstream promises that packages load on newer releases"
+        " from %s on, not on older ones.</p>" % text(PROMISED_FROM),
+        *[load_grid(rows, mode, orders, "compiled") for mode in MODES if any(r["mode"] == mode for r in rows)],
+    ]
+
+
+def load_grid(loads: List[Row], mode: str, orders: Tuple[Sequence[str], Sequence[str]], made: str = "saved") -> str:
+    """The case's saved × loaded statuses in one mode: saving releases down, loading releases across.
+
+    ``made``: what the rows' release did (``saved`` the program, ``compiled`` the package).
+    """
     mine = [r for r in loads if r["mode"] == mode]
-    saved = loads_table.program_rows(mine, orders[0])
+    saved = loads_table.program_rows(mine, list(orders[0]))
     loaded = [s for s in orders[1] if any(r["loaded"] == s for r in mine)]
     found = {(loads_table.program_label(r), r["loaded"]): r for r in mine}
-    head = "<th>saved on ↓ loaded on →</th>" + "".join("<th>%s</th>" % breakable(s) for s in loaded)
+    head = "<th>%s on ↓ loaded on →</th>" % made + "".join("<th>%s</th>" % breakable(s) for s in loaded)
     lines = []
     errors: Dict[str, List[str]] = {}  # each failure, and the (saved → loaded) pairs it shows on
     for source in saved:
@@ -293,7 +317,7 @@ def load_grid(loads: List[Row], mode: str, orders: Tuple[List[str], List[str]]) 
                 continue
             css, glyph = load_status(str(row["status"]))
             note = ": ".join(p for p in (present(row.get("error_type")), first_line(row.get("error_message"))) if p)
-            title = "saved on %s, loaded on %s: %s" % (source, target, row["status"])
+            title = "%s on %s, loaded on %s: %s" % (made, source, target, row["status"])
             title += " — " + clip(note, NOTE_LIMIT) if note else ""
             cells.append('<td class="%s" title="%s">%s</td>' % (css, text(title), glyph))
             if row["status"] not in QUIET_LOADS:

@@ -1,17 +1,20 @@
 """The site's saved programs: the epochs across which programs load, the load regressions, the saved × loaded
-heatmaps.
+heatmaps; and the compiled packages' epochs and what they say of upstream's promise.
 
 Nothing is judged here: the epochs are the verdicts' (:mod:`matrix.records.epochs`, as the Markdown's
 :func:`matrix.report.verdicts.epochs_section` renders them) and the load regressions and heatmaps what the
-saved-programs page wrote (``Findings.artifacts``, :mod:`matrix.report.artifacts`). Every pair of a case is on
-its page's saved × loaded grid.
+saved-programs page wrote (``Findings.artifacts``, :mod:`matrix.report.artifacts`); the packages' epochs and
+promise are :mod:`matrix.records.aoti_loads`', as that page holds them (``Written.aoti``). Every pair of a case is
+on its page's saved × loaded grid, and its compiled × loaded grid.
 """
 
 from __future__ import annotations
 
 from typing import List, Mapping, Optional, Sequence
 
+from matrix.records.aoti_loads import PROMISED_FROM, PackageLoads
 from matrix.records.epochs import Epoch
+from matrix.report import aoti_loads as report_aoti
 from matrix.report import artifacts as report_artifacts
 from matrix.report.findings import Findings
 from matrix.report.site.markup import clip, table, text
@@ -22,6 +25,11 @@ EPOCH_RULE = (
     "An epoch is a range of releases where a program saved on any of them loads and matches on that release and"
     " every newer one of the range (for each pair, at least half of the programs; the cases that fail are the"
     " exceptions). Older releases do not always read newer programs."
+)
+PACKAGE_RULE = (
+    "The same rule for the packages AOTInductor compiled from those programs (run with --stages …,aoti): a range of"
+    " releases where a package compiled on any of them loads and matches on that release and every newer one of"
+    " the range. Upstream promises that from %s on, not that older releases load newer packages." % PROMISED_FROM
 )
 
 
@@ -52,7 +60,8 @@ def _cut(e: Epoch) -> str:
     return text("%s → %s: %s" % (e.cut_from, e.first, clip(report_artifacts.failure(e.cut), CAUSE_LIMIT)))
 
 
-def epochs_table(epochs: Sequence[Epoch], pages: Mapping[str, str]) -> str:
+def epochs_table(epochs: Sequence[Epoch], pages: Mapping[str, str], noun: str = "program", css: str = "epochs") -> str:
+    """The epochs as a table; ``noun`` what was loaded (``program``, ``package``)."""
     rows = [
         [
             text(span(e)),
@@ -64,8 +73,15 @@ def epochs_table(epochs: Sequence[Epoch], pages: Mapping[str, str]) -> str:
         ]
         for e in epochs
     ]
-    headers = ["epoch", "programs loaded", "loads that match", "older read newer", "exceptions", "older programs fail"]
-    return table(headers, rows, "epochs")
+    headers = [
+        "epoch",
+        noun + "s loaded",
+        "loads that match",
+        "older read newer",
+        "exceptions",
+        "older %ss fail" % noun,
+    ]
+    return table(headers, rows, css)
 
 
 def _regressions(written: Optional[report_artifacts.Written]) -> str:
@@ -121,5 +137,21 @@ def section(f: Findings, pages: Mapping[str, str], charts: str = "") -> str:
         "<p>Every saved × loaded pair of a case, with its error, is on the case's page (<em>Saved × loaded</em>);"
         ' the glyphs are in the <a href="#legend-loads">legend</a>.</p>'
     )
+    parts.append(packages(f.artifacts.aoti if f.artifacts is not None else None, pages))
     parts.append("</section>")
     return "\n".join(p for p in parts if p)
+
+
+def packages(found: Optional[PackageLoads], pages: Mapping[str, str]) -> str:
+    """The compiled packages' part of the section: their epochs and upstream's promise; "" without package loads."""
+    if found is None or found.empty:
+        return ""
+    parts = ['<h3 id="aoti-epochs">Compiled packages (AOTInductor)</h3>', "<p>%s</p>" % text(PACKAGE_RULE)]
+    if found.epochs:
+        parts.append(epochs_table(found.epochs, pages, "package", "epochs aoti"))
+    parts.append("<p>%s</p>" % text(report_aoti.promise_words(found.promise)))
+    parts.append(
+        "<p>Every compiled × loaded pair of a case, with its error, is on the case's page (<em>Compiled ×"
+        " loaded</em>), under its saved programs.</p>"
+    )
+    return "\n".join(parts)

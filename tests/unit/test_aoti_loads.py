@@ -1,0 +1,289 @@
+"""Compiled packages loaded across releases, from hand-written ``aoti-load`` records of six releases: the table, its
+epochs and upstream's promise; artifacts.md's section, the case pages' grids (Markdown and site)."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import pandas as pd
+from markdown_it import MarkdownIt
+
+from matrix.contract import records, schema
+from matrix.contract.schema import AOTI_LOAD_KEYS, AOTI_LOAD_KIND
+from matrix.records import aoti_loads, store
+from matrix.records import artifacts as loads_table
+from matrix.report import aoti_loads as package_page
+from matrix.report import artifacts as page
+from matrix.report import build as report
+from matrix.report import files as report_files
+from matrix.report.site import case as site_case
+
+from conftest import make_cell
+from conftest import make_load as program_load
+
+RELEASES = ("2.1.2", "2.3.1", "2.5.1", "2.6.0", "2.8.0", "2.10.0")
+# (case, mode) of each package compiled on every release that has a compiler API here.
+PACKAGES = (("mlp", "strict"), ("mlp", "non-strict"), ("cond", "strict"))
+COMPILED = ("2.3.1", "2.5.1", "2.6.0", "2.8.0", "2.10.0")
+NO_SYMBOL = "RuntimeError: undefined symbol: aoti_torch_new_tensor_handle"
+
+
+def package_load(compiled: str, loaded: str, case: str = "mlp", status: str = "pass", mode: str = "strict",
+                 **extra: Any) -> Dict[str, Any]:  # fmt: skip
+    """A hand-written ``aoti-load`` record: the package compiled on ``compiled`` loaded on ``loaded``."""
+    record: Dict[str, Any] = {key: None for key in AOTI_LOAD_KEYS}
+    record.update(
+        schema_version=schema.SCHEMA_VERSION, kind=AOTI_LOAD_KIND, saved_torch_version=compiled, saved_variant="cpu",
+        saved_python="3.11", torch_version=loaded, variant="cpu", python="3.11", case=case, mode=mode,
+        status=status, finished_at="2025-01-01T00:00:00+00:00",
+        package="aoti.so" if compiled < "2.5" else "aoti.pt2",
+    )  # fmt: skip
+    record.update(extra)
+    return record
+
+
+def _version(release: str) -> tuple:
+    return tuple(int(part) for part in release.split("."))
+
+
+def outcome(compiled: str, loaded: str, case: str, mode: str) -> Dict[str, Any]:
+    """What each load gives, as upstream describes it: no loader before 2.3, no package loader before 2.5, each
+    API's files read by its own releases, backward compatibility from 2.6 on; one package mismatches on 2.10."""
+    made, used = _version(compiled), _version(loaded)
+    if used < (2, 3) or (used < (2, 5) and made >= (2, 5)):
+        return {"status": "not-applicable", "error_message": "torch %s has no Python loader for AOTInductor" % loaded}
+    if made < (2, 5):
+        return {"status": "pass"} if used < (2, 6) else {"status": "load-error", "error_type": "RuntimeError",
+                                                         "error_message": "Error in dlopen: aoti.so"}  # fmt: skip
+    if made < (2, 6):
+        if used == made:
+            return {"status": "pass"}
+        return {"status": "load-error", "error_type": "RuntimeError", "error_message": "outdated pt2 file"}
+    if used < made:
+        return {"status": "load-error", "error_type": "RuntimeError", "error_message": NO_SYMBOL.split(": ", 1)[1]}
+    if (compiled, loaded, case, mode) == ("2.6.0", "2.10.0", "cond", "strict"):
+        return {"status": "mismatch", "error_type": "AssertionError", "error_message": "output 0 differs"}
+    return {"status": "pass"}
+
+
+def package_loads() -> List[Dict[str, Any]]:
+    return [
+        package_load(compiled, loaded, case, mode=mode, **outcome(compiled, loaded, case, mode))
+        for compiled in COMPILED
+        for loaded in RELEASES
+        for case, mode in PACKAGES
+    ]
+
+
+def frame(rows: List[Dict[str, Any]]) -> pd.DataFrame:
+    return pd.DataFrame({key: [r.get(key) for r in rows] for key in AOTI_LOAD_KEYS}, dtype=object)
+
+
+def judged() -> aoti_loads.PackageLoads:
+    return aoti_loads.judge(frame(package_loads()))
+
+
+class _Rows(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: List[List[str]] = []
+        self._cell: Optional[List[str]] = None
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.rows[-1].append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def html_rows(html: str) -> List[List[str]]:
+    parser = _Rows()
+    parser.feed(html)
+    return parser.rows
+
+
+def table_rows(text: str) -> List[List[str]]:
+    return html_rows(MarkdownIt("commonmark").enable("table").render(text))
+
+
+# --- the judgement -----------------------------------------------------------------------------------
+
+
+def test_the_package_table_has_one_row_per_pair_case_and_mode_with_the_latest_record() -> None:
+    rows = package_loads()
+    rows.append(package_load("2.8.0", "2.10.0", status="crash", finished_at="2024-01-01T00:00:00+00:00"))
+    found = aoti_loads.table(frame(rows))
+    assert len(found) == len(COMPILED) * len(RELEASES) * len(PACKAGES)
+    assert list(found.columns) == ["saved", "loaded", *AOTI_LOAD_KEYS]
+    older = found[(found["saved"] == "2.8.0") & (found["loaded"] == "2.10.0") & (found["case"] == "mlp")]
+    assert set(older["status"]) == {"pass"}  # the record that finished last wins
+
+
+def test_epochs_follow_the_programs_rule_and_name_where_packages_stop_loading() -> None:
+    p = judged()
+    assert p.orders == (list(COMPILED), list(RELEASES))
+    spans = [(e.first, e.last) for e in p.epochs]
+    # 2.1.2 compiles nothing and loads nothing (no loader): it puts no condition on its range; a 2.3 library
+    # loads on 2.5.1, nothing compiled before 2.6 loads on 2.6.0, and from 2.6 on newer releases load older packages.
+    assert spans == [("2.1.2", "2.5.1"), ("2.6.0", "2.10.0")]
+    old, new = p.epochs
+    assert (old.programs, old.tried, old.passed, old.backward) == (6, 9, 9, "untried")
+    assert (new.programs, new.tried, new.passed, new.backward) == (9, 18, 17, "none")  # older never read newer
+    assert new.cut_from == "2.5.1" and new.cut is not None and new.cut.message == "outdated pt2 file"
+    assert [(x.case, x.mode, x.pairs) for x in new.exceptions] == [("cond", "strict", (("2.6.0", "2.10.0"),))]
+
+
+def test_the_promise_is_checked_on_every_pair_it_covers_and_forward_loads_are_counted_apart() -> None:
+    promise = judged().promise
+    assert promise.pairs == 3 and promise.kept == 2  # 2.6.0 → 2.8.0, 2.6.0 → 2.10.0, 2.8.0 → 2.10.0
+    (broken,) = promise.broken
+    assert (broken.compiled, broken.loaded, broken.failed, broken.tried) == ("2.6.0", "2.10.0", 1, 3)
+    assert broken.failure is not None and broken.failure.text == "mismatch: AssertionError: output 0 differs"
+    # Loaded on an older release than compiled it: 2.5.1, 2.6.0 and 2.8.0 tried newer packages, and none loaded.
+    assert (promise.forward, promise.forward_passed) == (6, 0)
+    assert aoti_loads.promise(aoti_loads.table(frame([]))) == aoti_loads.Promise(0, (), 0, 0)
+
+
+def test_the_store_reads_package_loads_apart_from_program_loads(tmp_path: Path) -> None:
+    folder = tmp_path / "records"
+    folder.mkdir()
+    with records.Writer(str(folder / "load_torch-2.10.0_cpu_py3.11.jsonl")) as writer:
+        writer.write(program_load("2.6.0", "2.10.0"))
+        writer.write(package_load("2.6.0", "2.10.0", status="load-error", error_message="in /home/me/x/aoti.pt2"))
+    (folder / "cells.jsonl").write_text(json.dumps(make_cell("2.10.0", "mlp")) + "\n")
+    loaded = store.load([str(folder)])
+    assert not loaded.warnings
+    assert list(loaded.loads["kind"]) == ["load"] and list(loaded.aoti_loads["kind"]) == [AOTI_LOAD_KIND]
+    assert list(loaded.aoti_loads.columns) == list(AOTI_LOAD_KEYS)
+    assert loaded.aoti_loads["error_message"].iloc[0] == "in aoti.pt2"  # no path of the machine that loaded it
+    # The saved-program table is what it was: a package's load is never a program's.
+    assert list(loads_table.table(loaded.loads)["status"]) == ["pass"]
+
+
+# --- artifacts.md --------------------------------------------------------------------------------------
+
+
+def test_the_saved_programs_page_ends_with_the_packages_epochs_promise_shares_and_grids(tmp_path: Path) -> None:
+    programs = loads_table.table(
+        pd.DataFrame({k: [r.get(k) for r in [program_load("2.6.0", "2.8.0")]] for k in schema.LOAD_KEYS}, dtype=object)
+    )
+    written = page.write(str(tmp_path), programs, packages=judged())
+    assert {"artifacts.md", "loads.parquet", package_page.TABLE, "charts/aoti-loads-strict.png",
+            "charts/aoti-loads-non-strict.png"} <= written.files  # fmt: skip
+    assert written.aoti is not None and written.aoti.epochs == judged().epochs
+    text = (tmp_path / "artifacts.md").read_text(encoding="utf-8")
+    assert text.index("# Saved programs loaded on other releases") < text.index("## " + package_page.TITLE)
+    section = text[text.index("## " + package_page.TITLE) :]
+    assert "15 packages compiled on 5 builds, loaded on 6 builds." in section
+    assert "![Compiled packages that load and match: strict](charts/aoti-loads-strict.png)" in section
+    rows = table_rows(section)
+    assert rows[0] == ["epoch", "packages loaded", "loads that match", "older read newer", "exceptions",
+                       "older packages fail"]  # fmt: skip
+    assert rows[1] == ["2.1.2–2.5.1", "6", "9 of 9", "–", "none", "–"]
+    assert rows[2] == ["2.6.0–2.10.0", "9", "17 of 18", "no", "1 case: cond (strict)",
+                       "2.5.1 → 2.6.0: load-error: RuntimeError: outdated pt2 file"]  # fmt: skip
+    assert (
+        "Broken on 1 of the 3 pairs it covers (packages that did not load and match): 2.6.0 → 2.10.0: 1 of 3"
+        " (mismatch: AssertionError: output 0 differs)." in section
+    )
+    assert "Loaded on an older release (not promised): every package loaded and matched on 0 of 6 pairs." in section
+    # The strict shares: two packages per square, not tried where the release has no loader for the file.
+    strict = rows[3:]
+    assert strict[0] == [package_page.CORNER, *RELEASES]
+    assert strict[1] == ["2.3.1", "➖", "2/2", "2/2", "0/2", "0/2", "0/2"]
+    assert strict[3] == ["2.6.0", "➖", "➖", "0/2", "2/2", "2/2", "1/2"]
+    # Each case's grid per mode, with the failures it shows.
+    assert ["strict: compiled on ↓ / loaded on →", *RELEASES] in rows
+    assert ["2.6.0", "➖", "➖", "🚫", "✅", "✅", "⚠️"] in rows  # cond, strict
+    assert "[cond](cases/cond.md)" in section
+    html = MarkdownIt("commonmark").render(section)
+    assert "<li>mismatch: AssertionError: output 0 differs — 2.6.0 → 2.10.0</li>" in html
+    assert "no loader for this kind of package" in section  # the legend says what a status means for a package
+    stored = pd.read_parquet(tmp_path / package_page.TABLE)
+    assert len(stored) == 90 and set(stored["kind"]) == {AOTI_LOAD_KIND} and "error_traceback" not in stored.columns
+
+
+def test_packages_alone_make_the_page_and_a_second_write_is_byte_identical(tmp_path: Path) -> None:
+    empty = loads_table.table(pd.DataFrame({k: [] for k in schema.LOAD_KEYS}, dtype=object))
+    one = page.write(str(tmp_path / "one"), empty, charts=False, packages=judged())
+    two = page.write(str(tmp_path / "two"), empty, charts=False, packages=judged())
+    assert one.files == two.files == {"artifacts.md", package_page.TABLE}
+    for name in one.files:
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+    assert page.write(str(tmp_path / "none"), empty, packages=aoti_loads.judge(frame([]))).files == set()
+
+
+# --- the report and the case pages ------------------------------------------------------------------
+
+
+def _records(folder: Path, with_packages: bool = True) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    cells = [make_cell(release, case, mode=mode) for release in RELEASES for case, mode in PACKAGES]
+    (folder / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cells), encoding="utf-8")
+    programs = [program_load(s, l, case, mode=mode) for s in COMPILED for l in RELEASES for case, mode in PACKAGES]  # noqa: E741
+    with records.Writer(str(folder / "load.jsonl")) as writer:
+        for row in programs + (package_loads() if with_packages else []):
+            writer.write(row)
+    return folder
+
+
+def test_the_report_writes_the_package_table_and_each_case_page_shows_its_grid_under_its_programs(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "report"
+    report.build_report([str(_records(tmp_path / "records"))], str(out), charts=False)
+    listed = json.loads((out / report_files.MANIFEST).read_text(encoding="utf-8"))["files"]
+    assert {"artifacts.md", "loads.parquet", package_page.TABLE} <= set(listed)
+    case = (out / "cases" / "cond.md").read_text(encoding="utf-8")
+    assert case.index("## Saved programs across releases") < case.index("## " + package_page.TITLE)
+    grid = table_rows(case[case.index("## " + package_page.TITLE) :])
+    assert grid[0] == ["strict: compiled on ↓ / loaded on →", *RELEASES]
+    assert grid[1:] == [
+        ["2.3.1", "➖", "✅", "✅", "🚫", "🚫", "🚫"],
+        ["2.5.1", "➖", "➖", "✅", "🚫", "🚫", "🚫"],
+        ["2.6.0", "➖", "➖", "🚫", "✅", "✅", "⚠️"],
+        ["2.8.0", "➖", "➖", "🚫", "🚫", "✅", "✅"],
+        ["2.10.0", "➖", "➖", "🚫", "🚫", "🚫", "✅"],
+    ]
+    # The site's front page: the packages' epochs beside the programs'.
+    front = (out / "site" / "index.html").read_text(encoding="utf-8")
+    assert '<h3 id="aoti-epochs">Compiled packages (AOTInductor)</h3>' in front
+    epochs = html_rows(front[front.index('id="aoti-epochs"') :])
+    assert epochs[0][:2] == ["epoch", "packages loaded"] and epochs[2][:3] == ["2.6.0–2.10.0", "9", "17 of 18"]
+    assert "Broken on 1 of the 3 pairs it covers" in front
+
+    # Records without package loads: no section, and the table an earlier build wrote goes.
+    report.build_report([str(_records(tmp_path / "plain", with_packages=False))], str(out), charts=False)
+    assert not (out / package_page.TABLE).exists()
+    assert package_page.TITLE not in (out / "artifacts.md").read_text(encoding="utf-8")
+    assert package_page.TITLE not in (out / "cases" / "cond.md").read_text(encoding="utf-8")
+    assert 'id="aoti-epochs"' not in (out / "site" / "index.html").read_text(encoding="utf-8")
+
+
+def test_the_site_case_page_draws_the_package_grid_under_the_saved_program_grid() -> None:
+    packages = judged()
+    rows = packages.of_case("cond").to_dict("records")
+    cell = dict(make_cell("2.10.0", "cond"), release="2.10.0", environment="2.10.0")
+    saved = [dict(program_load("2.6.0", "2.10.0", "cond"), saved="2.6.0", loaded="2.10.0", with_set="")]
+    html = site_case.render("cond", [cell], [], saved, (["2.6.0"], ["2.10.0"]), roots=(),
+                            package_loads=rows, package_orders=packages.orders)  # fmt: skip
+    assert html.index("<h2>Saved × loaded</h2>") < html.index('<h2 id="compiled-loaded">Compiled × loaded</h2>')
+    grid = html_rows(html[html.index('id="compiled-loaded"') :])
+    assert grid[0] == ["compiled on ↓ loaded on →", *RELEASES]
+    assert grid[3] == ["2.6.0", "–", "–", "⊘", "✓", "✓", "≠"]  # every glyph under its release's header
+    assert 'title="compiled on 2.6.0, loaded on 2.10.0: mismatch — AssertionError: output 0 differs"' in html
+    assert "<li>mismatch — AssertionError: output 0 differs: 2.6.0 → 2.10.0</li>" in html
+    without = site_case.render("cond", [cell], [], saved, (["2.6.0"], ["2.10.0"]), roots=())
+    assert "Compiled × loaded" not in without
