@@ -1,0 +1,107 @@
+# Reproduces, without torch-export-matrix, the failure of the cell
+#   torch-2.5.1+cu124/strict/models/group_instance_norm
+#
+# Recorded on torch 2.5.1+cu124 (variant pypi), Python 3.11:
+#   decompose failed: torch._export.verifier.SpecViolationError: Number of output nodes 5 is different Than the number of outputs specified by the graph signature:
+# This script reproduces the decompose step: ExportedProgram.run_decompositions().
+# It runs: eager, then export, then decompose; strict=True.
+#
+# Install, in a fresh environment of Python 3.11:
+#   pip install torch==2.5.1 numpy setuptools
+# then run this file with that Python. Where the failure reproduces, it raises (the traceback ends
+# with the error); where it does not, it prints 'did not reproduce'.
+#
+# The same cell with torch-export-matrix, from its checkout:
+#   export-matrix check cases/models/group_instance_norm.py --torch 2.5.1 --variant pypi --mode strict --python 3.11
+#
+# Below: the case, cases/models/group_instance_norm.py, as it was where this script was written,
+# then what torch-export-matrix does with a case (matrix/worker/cell.py), in plain torch.
+
+# --------------------------------------------------------------------------------------------------
+# The case: cases/models/group_instance_norm.py
+# --------------------------------------------------------------------------------------------------
+
+"""Group norm and instance norm (with running stats, eval) over a small feature map."""
+
+import torch
+
+torch.manual_seed(0)
+
+
+class Norms(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gn = torch.nn.GroupNorm(2, 4)
+        self.inorm = torch.nn.InstanceNorm2d(4, affine=True, track_running_stats=True)
+
+    def forward(self, x):
+        return self.inorm(self.gn(x))
+
+
+model = Norms().eval()
+example_args = (torch.randn(2, 4, 5, 5),)
+tags = {"torch.model"}
+
+# --------------------------------------------------------------------------------------------------
+# What torch-export-matrix does with the case, in plain torch.
+# --------------------------------------------------------------------------------------------------
+import copy
+import inspect
+
+import torch
+import torch.export
+
+STRICT = True  # the cell's mode: strict
+
+
+def _clone(value):
+    """A deep copy, so that what one step does to its inputs never reaches the next one."""
+    try:
+        return copy.deepcopy(value)
+    except Exception:
+        return value
+
+
+def inputs():
+    """The case's example inputs, keyword inputs, dynamic shapes and further inputs, as the cell reads them."""
+    args = example_args
+    kwargs = {}
+    shapes = None
+    extra = []
+    return args, kwargs, shapes, extra
+
+
+def export(args, kwargs, shapes):
+    """torch.export.export as the cell calls it; before torch 2.2, export has no `strict` and is strict only."""
+    options = {}
+    if kwargs:
+        options["kwargs"] = _clone(kwargs)
+    if shapes is not None:
+        options["dynamic_shapes"] = shapes
+    if "strict" in inspect.signature(torch.export.export).parameters:
+        options["strict"] = STRICT
+    print("torch %s: torch.export.export(..., strict=%s)" % (torch.__version__, STRICT), flush=True)
+    return torch.export.export(model, _clone(args), **options)
+
+
+def decompose(ep):
+    """ExportedProgram.run_decompositions(), to the core ATen operator set."""
+    print("torch %s: ep.run_decompositions()" % torch.__version__, flush=True)
+    return ep.run_decompositions()
+
+
+def main():
+    """The steps that reproduce the recorded failure, in the order the cell ran them."""
+    args, kwargs, shapes, extra = inputs()
+    # Eager first, on copies of the model and of each input, as the cell runs the case before exporting.
+    print("torch %s: the eager run" % torch.__version__, flush=True)
+    eager = _clone(model)
+    calls = [(_clone(a), _clone(kwargs)) for a in [args, *extra]]
+    expected = [eager(*a, **k) for a, k in calls]
+    ep = export(args, kwargs, shapes)
+    decompose(ep)
+    print("did not reproduce: every step ran without the recorded failure on torch %s" % torch.__version__)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+# Reproduces, without torch-export-matrix, the failure of the cell
+#   torch-2.9.1+cu128/strict/real_models/tv_raft_small
+#
+# Recorded on torch 2.9.1+cu128 (variant pypi), Python 3.11:
+#   fail at export: AssertionError: Mutating module attribute corr_pyramid during export.
+# This script reproduces the export step: torch.export.export.
+# It runs: eager, then export; strict=True.
+#
+# Install, in a fresh environment of Python 3.11:
+#   pip install torch==2.9.1 numpy setuptools torchvision==0.24.1
+#   (with those, the cell's environment had: pillow==13.0.0)
+# then run this file with that Python. Where the failure reproduces, it raises (the traceback ends
+# with the error); where it does not, it prints 'did not reproduce'.
+#
+# The same cell with torch-export-matrix, from its checkout:
+#   export-matrix check cases/real_models/tv_raft_small.py --torch 2.9.1 --variant pypi --mode strict --python 3.11
+#
+# Below: the case, cases/real_models/tv_raft_small.py, as it was where this script was written, then
+# what torch-export-matrix does with a case (matrix/worker/cell.py), in plain torch.
+
+# --------------------------------------------------------------------------------------------------
+# The case: cases/real_models/tv_raft_small.py
+# --------------------------------------------------------------------------------------------------
+
+# (its PEP 723 block of dependencies is the install line at the top)
+"""RAFT-small optical flow from torchvision (random weights): two 128x128 frames, four refinements, dynamic batch."""
+
+import torch
+import torchvision
+
+torch.manual_seed(0)
+
+
+def dynamic_shapes():
+    from torch.export import Dim
+
+    batch = Dim("batch", min=1, max=16)
+    # The frames share their batch; num_flow_updates is a Python int, fixed at export.
+    return {"image1": {0: batch}, "image2": {0: batch}, "num_flow_updates": None}
+
+
+model = torchvision.models.optical_flow.raft_small(weights=None).eval()
+# 128x128 is the smallest size RAFT takes: features are 1/8 of the image and the 4-level
+# correlation pyramid needs feature maps of at least 16x16.
+example_args = (torch.randn(2, 3, 128, 128), torch.randn(2, 3, 128, 128))
+# Fewer refinement steps than the default 12 keep the run short; the output is the list of flows.
+example_kwargs = {"num_flow_updates": 4}
+extra_args = [(torch.randn(3, 3, 128, 128), torch.randn(3, 3, 128, 128))]
+tags = {"torch.model", "torch.dynamic-shape"}
+requires = ["dim", "export.dynamic_shapes"]
+
+# --------------------------------------------------------------------------------------------------
+# What torch-export-matrix does with the case, in plain torch.
+# --------------------------------------------------------------------------------------------------
+import copy
+import inspect
+
+import torch
+import torch.export
+
+STRICT = True  # the cell's mode: strict
+
+
+def _clone(value):
+    """A deep copy, so that what one step does to its inputs never reaches the next one."""
+    try:
+        return copy.deepcopy(value)
+    except Exception:
+        return value
+
+
+def inputs():
+    """The case's example inputs, keyword inputs, dynamic shapes and further inputs, as the cell reads them."""
+    args = example_args
+    kwargs = example_kwargs
+    shapes = dynamic_shapes()
+    extra = list(extra_args)
+    return args, kwargs, shapes, extra
+
+
+def export(args, kwargs, shapes):
+    """torch.export.export as the cell calls it; before torch 2.2, export has no `strict` and is strict only."""
+    options = {}
+    if kwargs:
+        options["kwargs"] = _clone(kwargs)
+    if shapes is not None:
+        options["dynamic_shapes"] = shapes
+    if "strict" in inspect.signature(torch.export.export).parameters:
+        options["strict"] = STRICT
+    print("torch %s: torch.export.export(..., strict=%s)" % (torch.__version__, STRICT), flush=True)
+    return torch.export.export(model, _clone(args), **options)
+
+
+def main():
+    """The steps that reproduce the recorded failure, in the order the cell ran them."""
+    args, kwargs, shapes, extra = inputs()
+    # Eager first, on copies of the model and of each input, as the cell runs the case before exporting.
+    print("torch %s: the eager run" % torch.__version__, flush=True)
+    eager = _clone(model)
+    calls = [(_clone(a), _clone(kwargs)) for a in [args, *extra]]
+    expected = [eager(*a, **k) for a, k in calls]
+    ep = export(args, kwargs, shapes)
+    print("did not reproduce: every step ran without the recorded failure on torch %s" % torch.__version__)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+# Reproduces, without torch-export-matrix, the failure of the cell
+#   torch-2.5.1+cu124/non-strict/real_models/tv_vit_b_16
+#
+# Recorded on torch 2.5.1+cu124 (variant pypi), Python 3.11:
+#   decompose failed: ValueError: Cannot view a tensor with shape torch.Size([5, s0, 12, 64]) and strides (768, 3840, 64, 1) as a tensor with shape (5*s0, 768)!
+# This script reproduces the decompose step: ExportedProgram.run_decompositions().
+# It runs: eager, then export, then decompose; strict=False.
+#
+# Install, in a fresh environment of Python 3.11:
+#   pip install torch==2.5.1 numpy setuptools torchvision==0.20.1
+#   (with those, the cell's environment had: pillow==13.0.0)
+# then run this file with that Python. Where the failure reproduces, it raises (the traceback ends
+# with the error); where it does not, it prints 'did not reproduce'.
+#
+# The same cell with torch-export-matrix, from its checkout:
+#   export-matrix check cases/real_models/tv_vit_b_16.py --torch 2.5.1 --variant pypi --mode non-strict --python 3.11
+#
+# Below: the case, cases/real_models/tv_vit_b_16.py, as it was where this script was written, then
+# what torch-export-matrix does with a case (matrix/worker/cell.py), in plain torch.
+
+# --------------------------------------------------------------------------------------------------
+# The case: cases/real_models/tv_vit_b_16.py
+# --------------------------------------------------------------------------------------------------
+
+# (its PEP 723 block of dependencies is the install line at the top)
+"""ViT-B/16 from torchvision (random weights) on 32x32 images (four patches) with a dynamic batch."""
+
+import torch
+import torchvision
+
+torch.manual_seed(0)
+
+
+def dynamic_shapes():
+    from torch.export import Dim
+
+    return ({0: Dim("batch", min=1, max=64)},)
+
+
+# The full ViT-B/16 encoder (12 layers, width 768); image_size=32 keeps the sequence at 4 patches
+# plus the class token. vit_b_16 accepts image_size only without pretrained weights.
+model = torchvision.models.vit_b_16(weights=None, image_size=32).eval()
+example_args = (torch.randn(2, 3, 32, 32),)
+extra_args = [(torch.randn(3, 3, 32, 32),)]
+tags = {"torch.model", "torch.dynamic-shape"}
+requires = ["dim", "export.dynamic_shapes"]
+expected = "supported"
+
+# --------------------------------------------------------------------------------------------------
+# What torch-export-matrix does with the case, in plain torch.
+# --------------------------------------------------------------------------------------------------
+import copy
+import inspect
+
+import torch
+import torch.export
+
+STRICT = False  # the cell's mode: non-strict
+
+
+def _clone(value):
+    """A deep copy, so that what one step does to its inputs never reaches the next one."""
+    try:
+        return copy.deepcopy(value)
+    except Exception:
+        return value
+
+
+def inputs():
+    """The case's example inputs, keyword inputs, dynamic shapes and further inputs, as the cell reads them."""
+    args = example_args
+    kwargs = {}
+    shapes = dynamic_shapes()
+    extra = list(extra_args)
+    return args, kwargs, shapes, extra
+
+
+def export(args, kwargs, shapes):
+    """torch.export.export as the cell calls it; before torch 2.2, export has no `strict` and is strict only."""
+    options = {}
+    if kwargs:
+        options["kwargs"] = _clone(kwargs)
+    if shapes is not None:
+        options["dynamic_shapes"] = shapes
+    if "strict" in inspect.signature(torch.export.export).parameters:
+        options["strict"] = STRICT
+    print("torch %s: torch.export.export(..., strict=%s)" % (torch.__version__, STRICT), flush=True)
+    return torch.export.export(model, _clone(args), **options)
+
+
+def decompose(ep):
+    """ExportedProgram.run_decompositions(), to the core ATen operator set."""
+    print("torch %s: ep.run_decompositions()" % torch.__version__, flush=True)
+    return ep.run_decompositions()
+
+
+def main():
+    """The steps that reproduce the recorded failure, in the order the cell ran them."""
+    args, kwargs, shapes, extra = inputs()
+    # Eager first, on copies of the model and of each input, as the cell runs the case before exporting.
+    print("torch %s: the eager run" % torch.__version__, flush=True)
+    eager = _clone(model)
+    calls = [(_clone(a), _clone(kwargs)) for a in [args, *extra]]
+    expected = [eager(*a, **k) for a, k in calls]
+    ep = export(args, kwargs, shapes)
+    decompose(ep)
+    print("did not reproduce: every step ran without the recorded failure on torch %s" % torch.__version__)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+# Reproduces, without torch-export-matrix, the failure of the cell
+#   torch-2.7.1+cu126/non-strict/tutorial/dim_dynamic_specialized
+#
+# Recorded on torch 2.7.1+cu126 (variant pypi), Python 3.11:
+#   fail at export: torch._dynamo.exc.UserError: Constraints violated (L['args'][0][0].size()[1])! For more information, run with TORCH_LOGS="+dynamic".
+# This script reproduces the export step: torch.export.export.
+# It runs: eager, then export; strict=False.
+#
+# Install, in a fresh environment of Python 3.11:
+#   pip install torch==2.7.1 numpy
+# then run this file with that Python. Where the failure reproduces, it raises (the traceback ends
+# with the error); where it does not, it prints 'did not reproduce'.
+#
+# The same cell with torch-export-matrix, from its checkout:
+#   export-matrix check cases/tutorial/dim_dynamic_specialized.py --torch 2.7.1 --variant pypi --mode non-strict --python 3.11
+#
+# Below: the case, cases/tutorial/dim_dynamic_specialized.py, as it was where this script was
+# written, then what torch-export-matrix does with a case (matrix/worker/cell.py), in plain torch.
+
+# --------------------------------------------------------------------------------------------------
+# The case: cases/tutorial/dim_dynamic_specialized.py
+# --------------------------------------------------------------------------------------------------
+
+"""`Dim.DYNAMIC` on a dimension the model forces to a constant (a linear layer's input width) is an error."""
+
+import torch
+
+torch.manual_seed(0)
+
+
+class WidthFixedByLinear(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(5, 3)
+
+    def forward(self, w, x):
+        return self.fc(w), x * 2
+
+
+def dynamic_shapes():
+    from torch.export import Dim
+
+    return {"w": (Dim.AUTO, Dim.DYNAMIC), "x": (Dim.AUTO,)}
+
+
+model = WidthFixedByLinear()
+example_args = (torch.randn(6, 5), torch.randn(4))
+tags = {"torch.dynamic-shape"}
+requires = ["dim.auto", "dim.dynamic"]
+expected = "fails"
+
+# --------------------------------------------------------------------------------------------------
+# What torch-export-matrix does with the case, in plain torch.
+# --------------------------------------------------------------------------------------------------
+import copy
+import inspect
+
+import torch
+import torch.export
+
+STRICT = False  # the cell's mode: non-strict
+
+
+def _clone(value):
+    """A deep copy, so that what one step does to its inputs never reaches the next one."""
+    try:
+        return copy.deepcopy(value)
+    except Exception:
+        return value
+
+
+def inputs():
+    """The case's example inputs, keyword inputs, dynamic shapes and further inputs, as the cell reads them."""
+    args = example_args
+    kwargs = {}
+    shapes = dynamic_shapes()
+    extra = []
+    return args, kwargs, shapes, extra
+
+
+def export(args, kwargs, shapes):
+    """torch.export.export as the cell calls it; before torch 2.2, export has no `strict` and is strict only."""
+    options = {}
+    if kwargs:
+        options["kwargs"] = _clone(kwargs)
+    if shapes is not None:
+        options["dynamic_shapes"] = shapes
+    if "strict" in inspect.signature(torch.export.export).parameters:
+        options["strict"] = STRICT
+    print("torch %s: torch.export.export(..., strict=%s)" % (torch.__version__, STRICT), flush=True)
+    return torch.export.export(model, _clone(args), **options)
+
+
+def main():
+    """The steps that reproduce the recorded failure, in the order the cell ran them."""
+    args, kwargs, shapes, extra = inputs()
+    # Eager first, on copies of the model and of each input, as the cell runs the case before exporting.
+    print("torch %s: the eager run" % torch.__version__, flush=True)
+    eager = _clone(model)
+    calls = [(_clone(a), _clone(kwargs)) for a in [args, *extra]]
+    expected = [eager(*a, **k) for a, k in calls]
+    ep = export(args, kwargs, shapes)
+    print("did not reproduce: every step ran without the recorded failure on torch %s" % torch.__version__)
+
+
+if __name__ == "__main__":
+    main()
