@@ -1,9 +1,10 @@
-"""``export-matrix check``: run one case file against several torch releases and print a table.
+"""``export-matrix check``: run case files against several torch releases and print a table per case.
 
 Each release gets its environment (installed once, then reused), the worker runs the
 case there in the chosen modes, and the records become one row per release and mode:
 status, the error's first line, the graph hash and the export time; with ``--stages ...,aoti``,
-the AOTInductor stage's outcome and its compile and load times too.
+the AOTInductor stage's outcome and its compile and load times too. A folder stands for the
+case files under it; with several cases, each gets its table and ``--fail-on`` judges them all.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from .contract import dependencies, resources
-from .contract.case import CaseInfo
+from .contract.case import CaseError, CaseInfo, discover
 from .contract.errors import UserError
 from .contract.options import (
     DEFAULT_AOTI_TIMEOUT_S,
@@ -49,7 +50,13 @@ class CheckError(UserError):
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("case", metavar="CASE_FILE", help="a case module (see cases/ for the format)")
+    parser.add_argument(
+        "cases",
+        nargs="+",
+        metavar="PATH",
+        help="case modules (see cases/ for the format), or folders of them: every *.py under a folder but those"
+        " whose name, or a folder's on the way, starts with _ or .",
+    )
     parser.add_argument(
         "--torch",
         nargs="+",
@@ -346,7 +353,7 @@ def check_target(
 class CheckOptions:
     """The options of ``export-matrix check``."""
 
-    case: str
+    cases: Tuple[str, ...] = ()  # case files and folders
     torch: Tuple[str, ...] = ("quick",)
     variant: Optional[str] = None
     mode: str = "both"
@@ -361,8 +368,13 @@ class CheckOptions:
     stages: Tuple[str, ...] = STAGES  # "check,aoti" is read as run reads it
     aoti_timeout: float = DEFAULT_AOTI_TIMEOUT_S
     fail_on: str = "never"  # candidate.FAIL_ON
+    case: str = ""  # one case file, as callers from before several paths name it: the same as cases=(case,)
 
     def __post_init__(self) -> None:
+        paths = tuple(self.cases) + ((self.case,) if self.case else ())
+        if not paths:
+            raise CheckError("name a case file or a folder of case files")
+        object.__setattr__(self, "cases", paths)
         object.__setattr__(self, "torch", tuple(self.torch))
         words = self.stages.split(",") if isinstance(self.stages, str) else list(self.stages)
         object.__setattr__(self, "stages", tuple(w.strip() for w in words if w.strip()))
@@ -387,57 +399,147 @@ OPTIONS = CheckOptions
 MB_PER_RELEASE = 1500
 
 
+def case_files(paths: Sequence[str]) -> List[CaseInfo]:
+    """The cases that ``paths`` name, each validated before anything is installed: a file is one case, a folder
+    the case files under it as ``run --cases`` finds them, in name order; a case named twice counts once."""
+    found: Dict[str, CaseInfo] = {}
+    for path in paths:
+        if Path(path).is_dir():
+            try:
+                files = [info.path for info in discover([path])]
+            except CaseError as exc:
+                raise CheckError(str(exc))
+            if not files:
+                raise CheckError("%s: a folder with no case file (*.py not starting with _ or .)" % path)
+        else:
+            files = [path]
+        for file in files:
+            info = validate_case(file)
+            other = found.get(info.name)
+            if other is None:
+                found[info.name] = info
+            elif Path(other.path).resolve() != Path(info.path).resolve():
+                # A cell is named after its case's file: two files of one name would share their cells.
+                raise CheckError(
+                    "%s and %s: two case files named %s; check them in separate commands"
+                    % (other.path, info.path, info.name)
+                )
+    return list(found.values())
+
+
 def main(options: CheckOptions) -> int:
-    info = validate_case(options.case)
-    case = info.name
-    needed = dependencies.set_key((*info.dependencies, *options.with_requirements))
-    chosen = [replace(t, dependency_set=needed) for t in targets(options.torch, options.variant, options.python)]
-    modes = modes_of(options.mode)
-    workers = min(len(chosen), resources.jobs(options.jobs or None, MB_PER_RELEASE))
+    cases = case_files(options.cases)
+    chosen = targets(options.torch, options.variant, options.python)
+    several = len(cases) > 1
+    checked: List[Tuple[CaseInfo, List[Row]]] = []
+    judged: Tuple[Any, ...] = ()  # candidate.Verdict, of the last case
+    prepared: Set[Target] = set()  # installed in this command already: --reinstall rebuilds each once
     with tempfile.TemporaryDirectory(prefix="export-matrix-check-") as scratch:
         out = Path(options.out) if options.out else Path(scratch)
-        print(
-            "checking %s in %s on %d release(s), %d at a time" % (case, "/".join(modes), len(chosen), workers),
-            file=sys.stderr,
-            flush=True,
-        )
-
-        # Releases side by side share the cores: each worker runs its cells on its share of them.
-        cells_at_once = max(1, resources.usable_cores() // workers)
-
-        def one(target: Target) -> List[Row]:
-            return check_target(
-                target, info, modes, out, options.timeout, options.reinstall, options.verbose,
-                cells_at_once, options.with_requirements, stages=options.stages, aoti_timeout=options.aoti_timeout,
-            )  # fmt: skip
-
-        found: Dict[str, List[Row]] = {}
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            running = {pool.submit(one, target): target for target in chosen}
-            for done in as_completed(running):
-                target = running[done]
-                found[target.label] = done.result()
-                for row in found[target.label]:  # as they arrive; the table below is in release order
-                    after = "  aoti %s" % row.aoti["aoti_status"] if row.aoti.get("aoti_status") else ""
-                    print("  %-14s %-10s %s%s" % (row.torch, row.mode, row.status, after), file=sys.stderr, flush=True)
-    rows = [row for target in chosen for row in found[target.label]]
-    print(format_rows(rows, options.format))
-    verdict = passing_summary(rows)
-    if verdict and options.format == "text":
-        print(verdict)
-    if options.fail_on == "never" and not any(is_candidate(row.torch, row.variant) for row in rows):
+        for info in cases:
+            rows = check_case(info, chosen, options, out, prepared)
+            checked.append((info, rows))
+            if options.format != "json":
+                if several:
+                    print(("\n" if len(checked) > 1 else "") + heading(info, options.format))
+                print(format_rows(rows, options.format))
+                verdict = passing_summary(rows)
+                if verdict and options.format == "text":
+                    print(verdict)
+            judged = judge(checked[-1:], options.fail_on)
+            for one_verdict in judged:
+                print(candidate_summary(one_verdict), file=sys.stderr if options.format == "json" else sys.stdout)
+    if several:
+        judged = judge(checked, options.fail_on)
+    if options.format == "json":
+        print(format_rows(checked[0][1], "json") if not several else json_by_case(checked))
+    elif several:
+        print("\n" + cases_summary(checked))
+        for one_verdict in judged:
+            print(candidate_summary(one_verdict, by_case=True))
+    if options.fail_on == "never":
         return 0
     from .records import candidate  # pandas: only where a candidate is judged
 
-    table = cell_table(rows, case)
-    judged = candidate.judge(table)
-    for one_verdict in judged:
-        print(candidate_summary(one_verdict), file=sys.stderr if options.format == "json" else sys.stdout)
-    why = candidate.should_fail(options.fail_on, candidate.failing(table), judged)
+    why = candidate.should_fail(options.fail_on, candidate.failing(cell_tables(checked)), judged)
     if why is not None:
         print("--fail-on %s: %s" % (options.fail_on, why), file=sys.stderr)
         return 1
     return 0
+
+
+def judge(checked: Sequence[Tuple[CaseInfo, Sequence[Row]]], fail_on: str) -> Tuple[Any, ...]:
+    """Each candidate among the rows (a nightly, a release candidate) against the newest release checked:
+    ``candidate.Verdict``s; none judged where there is no candidate and ``--fail-on`` is never."""
+    if fail_on == "never" and not any(is_candidate(r.torch, r.variant) for _, rows in checked for r in rows):
+        return ()
+    from .records import candidate  # pandas: only where a candidate is judged
+
+    return candidate.judge(cell_tables(checked))
+
+
+def check_case(
+    info: CaseInfo, chosen: Sequence[Target], options: CheckOptions, out: Path, prepared: Set[Target]
+) -> List[Row]:
+    """One case on every target, releases side by side: its rows in the order of the targets."""
+    needed = dependencies.set_key((*info.dependencies, *options.with_requirements))
+    mine = [replace(t, dependency_set=needed) for t in chosen]
+    modes = modes_of(options.mode)
+    workers = min(len(mine), resources.jobs(options.jobs or None, MB_PER_RELEASE))
+    print(
+        "checking %s in %s on %d release(s), %d at a time" % (info.name, "/".join(modes), len(mine), workers),
+        file=sys.stderr,
+        flush=True,
+    )
+    # Releases side by side share the cores: each worker runs its cells on its share of them.
+    cells_at_once = max(1, resources.usable_cores() // workers)
+    reinstall = {target: options.reinstall and target not in prepared for target in mine}
+    prepared.update(mine)
+
+    def one(target: Target) -> List[Row]:
+        return check_target(
+            target, info, modes, out, options.timeout, reinstall[target], options.verbose,
+            cells_at_once, options.with_requirements, stages=options.stages, aoti_timeout=options.aoti_timeout,
+        )  # fmt: skip
+
+    found: Dict[str, List[Row]] = {}
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        running = {pool.submit(one, target): target for target in mine}
+        for done in as_completed(running):
+            target = running[done]
+            found[target.label] = done.result()
+            for row in found[target.label]:  # as they arrive; the table is in release order
+                after = "  aoti %s" % row.aoti["aoti_status"] if row.aoti.get("aoti_status") else ""
+                print("  %-14s %-10s %s%s" % (row.torch, row.mode, row.status, after), file=sys.stderr, flush=True)
+    return [row for target in mine for row in found[target.label]]
+
+
+def heading(info: CaseInfo, fmt: str) -> str:
+    """The line above a case's table when several are checked."""
+    if fmt == "markdown":
+        return "### %s\n\n`%s`\n" % (info.name, info.path)
+    return "== %s (%s)" % (info.name, info.path)
+
+
+def json_by_case(checked: Sequence[Tuple[CaseInfo, Sequence[Row]]]) -> str:
+    """The rows of several cases as one JSON object: each case's name, its rows."""
+    return json.dumps({info.name: [asdict(r) for r in rows] for info, rows in checked}, indent=1, sort_keys=True)
+
+
+def cases_summary(checked: Sequence[Tuple[CaseInfo, Sequence[Row]]]) -> str:
+    """After several tables: how many cases pass on every release checked, and which do not."""
+    short = [info.name for info, rows in checked if passing_summary(rows) is not None]
+    text = "%d cases: %d pass on every release checked" % (len(checked), len(checked) - len(short))
+    if short:
+        text += "; %d do%s not: %s" % (len(short), "es" if len(short) == 1 else "", ", ".join(short))
+    return text
+
+
+def cell_tables(checked: Sequence[Tuple[CaseInfo, Sequence[Row]]]) -> Any:
+    """The rows of every case checked as one cell table (a DataFrame)."""
+    import pandas as pd
+
+    return pd.concat([cell_table(rows, info.name) for info, rows in checked], ignore_index=True)
 
 
 def cell_table(rows: Sequence[Row], case: str) -> Any:
@@ -458,15 +560,16 @@ def cell_table(rows: Sequence[Row], case: str) -> Any:
     )  # fmt: skip
 
 
-def candidate_summary(v: Any) -> str:
+def candidate_summary(v: Any, by_case: bool = False) -> str:
     """One line per candidate (a ``candidate.Verdict``): ``candidate 2.16.0.dev20260115+cpu vs 2.15.0+cpu: regresses
-    (strict: pass → fail)``."""
+    (strict: pass → fail)``; ``by_case``: each cell named by its case too (``my_model strict: pass → fail``)."""
     head = "candidate %s vs %s: " % (v.candidate, v.reference)
     if not v.compared:
         return head + "nothing to compare"
     if not v.broken:
         return head + "no regression"
-    return head + "regresses (%s)" % "; ".join("%s: %s" % (m["mode"], m.get("detail")) for m in v.broken)
+    cells = ["%s %s" % (m.get("case"), m["mode"]) if by_case else m["mode"] for m in v.broken]
+    return head + "regresses (%s)" % "; ".join("%s: %s" % (c, m.get("detail")) for c, m in zip(cells, v.broken))
 
 
 def passing_summary(rows: Sequence[Row]) -> Optional[str]:

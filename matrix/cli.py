@@ -20,7 +20,7 @@ COMMANDS = {
     "run": ("matrix.worker.runner", "run the cases in this interpreter's torch and append records to --out"),
     "cases": ("matrix.worker.catalogue", "list the cases with their tags, requirements and expectations"),
     "load": ("matrix.worker.loader", "load programs saved by `run --artifacts` on any release, run and compare them"),
-    "check": ("matrix.check", "run one case file against several torch releases and print a table"),
+    "check": ("matrix.check", "run case files (or folders of them) against several torch releases and print a table"),
     "bisect": ("matrix.bisect", "find the first release where a case's status or graph changes"),
     "repro": ("matrix.repro", "write a standalone script that reproduces a recorded cell's failure without this tool"),
     "report": ("matrix.report.build", "build the Markdown report, tables and charts from record folders"),

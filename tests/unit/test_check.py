@@ -271,3 +271,102 @@ def test_a_nightly_among_the_releases_checked_is_judged_against_the_newest_relea
     assert candidate.should_fail("regression", candidate.failing(table), (found,)) is not None
     # No cell of a release to compare with: nothing judged, whatever the candidate did.
     assert candidate.judge(check.cell_table(rows[1:], "m")) == ()
+
+
+# --- several cases: files and folders ---------------------------------------------------------------
+
+USER_MODELS = Path(__file__).resolve().parent.parent / "data" / "user_models"
+NIGHTLY = ("2.16.0.dev20260115+cpu", "nightly-cpu")
+
+
+def test_a_folder_stands_for_its_case_files_and_leaves_helpers_out() -> None:
+    found = check.case_files([str(USER_MODELS)])
+    assert [info.name for info in found] == ["positive_sum", "pooled_conv", "tiny_mlp"]  # not _blocks, a helper
+    assert found[2].dependencies == ("numpy",)  # its PEP 723 block
+    # A file named again, on its own or through its folder, is one case.
+    again = check.case_files([str(USER_MODELS / "models" / "tiny_mlp.py"), str(USER_MODELS / "models")])
+    assert [info.name for info in again] == ["tiny_mlp", "pooled_conv"]
+
+
+def test_paths_that_name_no_case_or_one_name_twice_are_refused_before_anything_runs(tmp_path: Path) -> None:
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "m.py").write_text((USER_MODELS / "models" / "pooled_conv.py").read_text())
+    with pytest.raises(CheckError, match="two case files named m; check them in separate commands"):
+        check.case_files([str(tmp_path / "a"), str(tmp_path / "b")])
+    (tmp_path / "empty" / "_private").mkdir(parents=True)
+    (tmp_path / "empty" / "_private" / "m.py").write_text("")
+    with pytest.raises(CheckError, match="empty: a folder with no case file"):
+        check.case_files([str(tmp_path / "empty")])
+    (tmp_path / "a" / "helper.py").write_text("x = 1\n")  # no docstring, no model: not a case
+    with pytest.raises(probe.CaseFileError, match="helper.py: the module needs a docstring"):
+        check.case_files([str(tmp_path / "a")])
+    with pytest.raises(CheckError, match="name a case file"):
+        check.CheckOptions()
+
+
+def fake_checks(monkeypatch: pytest.MonkeyPatch, broken: Dict[str, str]) -> List[Any]:
+    """Two targets, 2.15.0 and a nightly; a case fails where ``broken`` names its build ("all" or "nightly")."""
+    chosen = [check.Target(releases.default_matrix().resolve(label), "3.11") for label in ("2.14.0", "2.15.0")]
+    monkeypatch.setattr(check, "targets", lambda words, variant, python: chosen)
+    calls: List[Any] = []
+
+    def fake(target, info, modes, out, timeout, reinstall, verbose, jobs, added, **stages):
+        calls.append((info.name, target.label, target.dependency_set, reinstall))
+        torch, variant = ("2.15.0", "pypi") if target.label == "2.14.0" else NIGHTLY
+        fails = broken.get(info.name) == "all" or (broken.get(info.name) == "nightly" and variant == NIGHTLY[1])
+        return [Row(torch, variant, "3.11", mode, "fail" if fails else "pass") for mode in modes]
+
+    monkeypatch.setattr(check, "check_target", fake)
+    return calls
+
+
+@pytest.mark.parametrize(
+    "broken, fail_on, code",
+    [
+        ({}, "regression", 0),
+        ({"positive_sum": "all"}, "regression", 0),  # fails on the release too: not the candidate's doing
+        ({"positive_sum": "all"}, "failing", 1),
+        ({"positive_sum": "all"}, "never", 0),
+        ({"tiny_mlp": "nightly"}, "regression", 1),
+    ],
+)
+def test_several_cases_get_a_table_each_and_one_verdict(
+    monkeypatch: pytest.MonkeyPatch, capsys, broken: Dict[str, str], fail_on: str, code: int
+) -> None:
+    fake_checks(monkeypatch, broken)
+    options = check.CheckOptions(cases=(str(USER_MODELS),), format="markdown", fail_on=fail_on, jobs=1)
+    assert check.main(options) == code
+    out = capsys.readouterr().out
+    assert [line for line in out.splitlines() if line.startswith("### ")] == [
+        "### positive_sum", "### pooled_conv", "### tiny_mlp"
+    ]  # fmt: skip
+    assert out.count("| torch ") == 3
+    failing = sorted(broken)
+    summary = "3 cases: %d pass on every release checked" % (3 - len(failing))
+    assert summary + ("; 1 does not: %s" % failing[0] if failing else "") in out
+    if broken.get("tiny_mlp") == "nightly":
+        (line,) = [line for line in out.splitlines() if line.startswith("candidate ") and "tiny_mlp" in line]
+        assert line.startswith("candidate %s vs 2.15.0: regresses (" % NIGHTLY[0])
+        assert "tiny_mlp strict: pass → fail" in line and "tiny_mlp non-strict: pass → fail" in line
+
+
+def test_one_case_prints_its_table_alone(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    fake_checks(monkeypatch, {})
+    assert check.main(check.CheckOptions(case=str(USER_MODELS / "models" / "pooled_conv.py"), jobs=1)) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("torch ") and "==" not in out and "cases:" not in out
+    options = check.CheckOptions(cases=(str(USER_MODELS / "models"),), format="json", jobs=1)
+    assert check.main(options) == 0
+    by_case = json.loads(capsys.readouterr().out)
+    assert sorted(by_case) == ["pooled_conv", "tiny_mlp"] and all(len(rows) == 4 for rows in by_case.values())
+
+
+def test_reinstall_rebuilds_each_environment_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = fake_checks(monkeypatch, {})
+    assert check.main(check.CheckOptions(cases=(str(USER_MODELS),), reinstall=True, jobs=1)) == 0
+    assert [name for name, *_ in calls[::2]] == ["positive_sum", "pooled_conv", "tiny_mlp"]
+    rebuilt = sorted({(name, label) for name, label, _, reinstall in calls if reinstall})
+    # positive_sum and pooled_conv share the releases' own environments; tiny_mlp's PEP 723 block has its own.
+    assert rebuilt == [(name, label) for name in ("positive_sum", "tiny_mlp") for label in ("2.14.0", "2.15.0")]
+    assert {s for name, _, s, _ in calls if name == "tiny_mlp"} == {"numpy"}
