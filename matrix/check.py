@@ -561,9 +561,10 @@ def cell_table(rows: Sequence[Row], case: str) -> Any:
 
 
 def candidate_summary(v: Any, by_case: bool = False) -> str:
-    """One line per candidate (a ``candidate.Verdict``): ``candidate 2.16.0.dev20260115+cpu vs 2.15.0+cpu: regresses
-    (strict: pass → fail)``; ``by_case``: each cell named by its case too (``my_model strict: pass → fail``)."""
-    head = "candidate %s vs %s: " % (v.candidate, v.reference)
+    """One line per candidate (a ``candidate.Verdict``): ``candidate 2.16.0.dev20260115+cpu (nightly-cpu) vs
+    2.15.0+cpu (cpu): regresses (strict: pass → fail)``, each build with its variant, as a candidate may carry the
+    release's own version; ``by_case``: each cell named by its case too (``my_model strict: pass → fail``)."""
+    head = "candidate %s (%s) vs %s (%s): " % (v.candidate, v.variant, v.reference, v.reference_variant)
     if not v.compared:
         return head + "nothing to compare"
     if not v.broken:
@@ -579,8 +580,13 @@ def passing_summary(rows: Sequence[Row]) -> Optional[str]:
     usual selections); a release passes when every mode asked passes there.
     """
     statuses: Dict[str, List[Shown]] = {}
+    variants: Dict[str, set] = {}
     for row in rows:
-        statuses.setdefault(row.torch, []).append(row.status)
+        variants.setdefault(row.torch, set()).add(row.variant)
+    for row in rows:
+        # Two builds of one version (a release and its candidate) are named apart by their variants.
+        label = row.torch if len(variants[row.torch]) == 1 else "%s (%s)" % (row.torch, row.variant)
+        statuses.setdefault(label, []).append(row.status)
     labels = list(statuses)
     passing = [label for label in labels if all(status == Status.PASS for status in statuses[label])]
     if len(passing) == len(labels):

@@ -266,7 +266,7 @@ def test_a_nightly_among_the_releases_checked_is_judged_against_the_newest_relea
     (found,) = candidate.judge(table)
     assert (
         check.candidate_summary(found)
-        == "candidate 2.16.0.dev20260115+cpu vs 2.15.0+cpu: regresses (strict: pass → fail)"
+        == "candidate 2.16.0.dev20260115+cpu (nightly-cpu) vs 2.15.0+cpu (cpu): regresses (strict: pass → fail)"
     )
     assert candidate.should_fail("regression", candidate.failing(table), (found,)) is not None
     # No cell of a release to compare with: nothing judged, whatever the candidate did.
@@ -347,7 +347,7 @@ def test_several_cases_get_a_table_each_and_one_verdict(
     assert summary + ("; 1 does not: %s" % failing[0] if failing else "") in out
     if broken.get("tiny_mlp") == "nightly":
         (line,) = [line for line in out.splitlines() if line.startswith("candidate ") and "tiny_mlp" in line]
-        assert line.startswith("candidate %s vs 2.15.0: regresses (" % NIGHTLY[0])
+        assert line.startswith("candidate %s (%s) vs 2.15.0 (" % NIGHTLY[:2]) and ": regresses (" in line
         assert "tiny_mlp strict: pass → fail" in line and "tiny_mlp non-strict: pass → fail" in line
 
 
@@ -370,3 +370,13 @@ def test_reinstall_rebuilds_each_environment_once(monkeypatch: pytest.MonkeyPatc
     # positive_sum and pooled_conv share the releases' own environments; tiny_mlp's PEP 723 block has its own.
     assert rebuilt == [(name, label) for name in ("positive_sum", "tiny_mlp") for label in ("2.14.0", "2.15.0")]
     assert {s for name, _, s, _ in calls if name == "tiny_mlp"} == {"numpy"}
+
+
+def test_two_builds_of_one_version_are_named_apart_in_the_summary():
+    rows = [
+        Row("2.13.0+cpu", "cpu", "3.11", "strict", "pass"),
+        Row("2.13.0+cpu", "test-cpu", "3.11", "strict", "fail", error="RuntimeError: boom"),
+    ]
+    assert check.passing_summary(rows) == (
+        "passes on 2.13.0+cpu (cpu); fails on the newest release checked (2.13.0+cpu (test-cpu))"
+    )
