@@ -149,26 +149,27 @@ def _worker_command(
 @nox.parametrize(["torch", "variant"], _params())
 def run(session: nox.Session, torch: str, variant: str) -> None:
     """Install a torch build (or reuse it) and run the cases in it; options after -- go to export-matrix run."""
-    out = _out_dir(session.posargs)
+    posargs = _without_report_words(list(session.posargs))
+    out = _out_dir(posargs)
     environment = _environment(session, torch, variant, out)
     # What the session passes unless the options after -- say otherwise: programs kept for the load sessions.
     defaults: Dict[str, Any] = {"out": out, "variant": variant, "artifacts": str(Path(out) / ARTIFACTS)}
     try:  # the device the options after -- name, if any: CUDA is probed only where they name none
-        named = RunRequest.from_argv(session.posargs, out=out, device=None).device
+        named = RunRequest.from_argv(posargs, out=out, device=None).device
     except RequestError:
         named = None
     if named is None and environments.cuda_available(environment):
         defaults["device"] = "cuda"
     defaults["with_requirements"] = _with()  # the options' --with add to these
-    if _chosen() == ["quick"] and not _names_cases(session.posargs):
+    if _chosen() == ["quick"] and not _names_cases(posargs):
         defaults["select"] = QUICK_CASES
     try:
-        request: Optional[RunRequest] = RunRequest.from_argv(session.posargs, **defaults)
+        request: Optional[RunRequest] = RunRequest.from_argv(posargs, **defaults)
     except RequestError:
         request = None
     plan = None if request is None else sets.plan(request, environment.spec.build.torch_version)
     if plan is None or not plan.sets:  # the worker reads the options itself, and says what is wrong
-        command = _worker_command(environment, RunRequest, session.posargs, **defaults)
+        command = _worker_command(environment, RunRequest, posargs, **defaults)
         _run_logged(session, command, environment.worker_env(), logs.log_path(Path(out), environment.spec.name))
         return
     # Cases that import more than torch run in an environment per dependency set (their PEP 723 block).
@@ -177,7 +178,7 @@ def run(session: nox.Session, torch: str, variant: str) -> None:
         here = environment if not key else sets.prepare(spec, Path(out), infos, plan.modes, log=session.log)
         if here is None:
             continue
-        command = _worker_command(here, RunRequest, session.posargs, **defaults, dependency_set=key)
+        command = _worker_command(here, RunRequest, posargs, **defaults, dependency_set=key)
         _run_logged(session, command, here.worker_env(), logs.log_path(Path(out), spec.name))
 
 
@@ -190,13 +191,14 @@ def _names_cases(posargs: List[str]) -> bool:
 @nox.parametrize(["torch", "variant"], _params())
 def load(session: nox.Session, torch: str, variant: str) -> None:
     """Load every program the run sessions saved (on any release) into this torch build, and compare outputs."""
-    out = _out_dir(session.posargs)
+    posargs = _without_report_words(list(session.posargs))
+    out = _out_dir(posargs)
     saved = Path(out) / ARTIFACTS
     if not saved.is_dir():
         session.skip("no saved programs in %s yet: run `nox -s run` first" % saved)
     environment = _environment(session, torch, variant, out)
     # One `nox -s run load -- ...` passes the rest (--mode, --tag, ...) to the run sessions only.
-    given = load_words(session.posargs)
+    given = load_words(posargs)
     # Programs saved beside other packages (a case's PEP 723 block, --with) load where those are.
     for key in _saved_sets(saved):
         spec = dataclasses.replace(environment.spec, dependency_set=key)
@@ -315,6 +317,23 @@ def publish(session: nox.Session) -> None:
     if "--out" in session.posargs:
         session.error("publish always writes %s; use `nox -s report -- ... --out DIR` for others" % PUBLISHED_REPORT)
     _report(session, list(session.posargs), PUBLISHED_REPORT)
+
+
+def _without_report_words(posargs: List[str]) -> List[str]:
+    """The words after -- without the report's own options (and their values): one `nox -s run load report --
+    --fail-on regression` gives those to the report session alone."""
+    kept: List[str] = []
+    dropping = False
+    for word in posargs:
+        option = word.split("=", 1)[0]
+        if word.startswith("--") and option in REPORT_OPTIONS and option != "--out":
+            dropping = REPORT_OPTIONS[option] and "=" not in word
+            continue
+        if dropping:
+            dropping = False
+            continue
+        kept.append(word)
+    return kept
 
 
 def _takes_value(words: List[str], at: int) -> bool:
