@@ -30,7 +30,7 @@ import pandas as pd
 from matrix import parallel
 from matrix.contract.errors import UserError
 from matrix.contract.options import FAIL_ON, from_namespace
-from matrix.records import aoti_loads, candidate, model, published, repro, store, tables, transitions
+from matrix.records import aoti_loads, candidate, completeness, model, published, repro, store, tables, transitions
 from matrix.records import baseline as since
 from matrix.records.completeness import IncompleteBuild
 from matrix.report import aoti_loads as report_aoti
@@ -224,7 +224,8 @@ def _build(
     drawn: Dict[str, List[Any]] = {}
     if draw:
         known = chart_keys.previous_keys(out)
-        heat = cells[heatmaps.HEATMAP_COLUMNS]
+        # The incomplete builds' mark goes into the heatmaps' labels too (tables.environment_labels).
+        heat = cells[[c for c in (*heatmaps.HEATMAP_COLUMNS, completeness.COLUMN) if c in cells.columns]]
         inputs = {
             "grid": (heat, labels),
             "overview": (heat, labels),
