@@ -27,9 +27,11 @@ IDENTITY_DEFAULTS = {"run": 0, "with_set": ""}
 # What identifies one environment (a torch build for one Python).
 ENV_KEY = ("torch_version", "variant", "python")
 
-RECORD_KINDS = ("environment", "cell", "env-error", "load", "aoti-load")
+# A load of a kept AOTInductor package (AOTI_LOAD_KEYS), beside the loads of saved programs.
+AOTI_LOAD_KIND = "aoti-load"
+RECORD_KINDS = ("environment", "cell", "env-error", "load", AOTI_LOAD_KIND)
 # The kinds that record loading something a run kept on another release: a saved program, an AOTInductor package.
-LOAD_KINDS = ("load", "aoti-load")
+LOAD_KINDS = ("load", AOTI_LOAD_KIND)
 
 # Every cell record carries these keys (None where they do not apply).
 CELL_KEYS = (
@@ -289,8 +291,7 @@ AOTI_STATUSES = (
 # load vocabulary (LoadStatus): not-applicable where the loading release has no loader for the file
 # (none before 2.3; ``aoti.so`` libraries need ``torch._export.aot_load``, ``aoti.pt2`` packages
 # ``aoti_load_package`` or 2.5's ``load_package``) or the machine no C++ compiler its loader needs.
-# The identity is a load's (LOAD_IDENTITY): one package per kept program.
-AOTI_LOAD_KIND = "aoti-load"
+# The identity is a load's (LOAD_IDENTITY): one package per kept program (AOTI_LOAD_KIND's records).
 # ``package`` is the file loaded (``aoti.pt2`` or ``aoti.so``), ``package_bytes`` its size;
 # ``aoti_api`` the API that compiled it, as its meta.json says; ``aoti_loader`` what loaded it here
 # (None where nothing could); ``load_s`` and ``run_s`` loading the package and running it on the

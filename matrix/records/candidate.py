@@ -33,6 +33,7 @@ from matrix.contract.schema import LoadStatus
 from matrix.records import store, transitions
 from matrix.records.artifacts import tried
 from matrix.records.channel import REFERENCE_VARIANT, family, is_candidate
+from matrix.records.columns import FAILING
 
 CHANGES = ("graph-change", "op-drift")
 
@@ -103,7 +104,7 @@ def failing(cells: pd.DataFrame) -> int:
     """The cells that fail (mismatch, fail, crash, timeout): what ``--fail-on failing`` counts."""
     if cells.empty:
         return 0
-    return int(cells["status"].isin(("mismatch", "fail", "crash", "timeout")).sum())
+    return int(cells["status"].isin(FAILING).sum())
 
 
 def should_fail(policy: str, failing_cells: int, verdicts: Sequence[Verdict]) -> Optional[str]:

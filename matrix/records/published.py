@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pandas as pd
 
-from matrix.contract.schema import LOAD_KINDS, SCHEMA_VERSION
+from matrix.contract.schema import AOTI_LOAD_KIND, LOAD_KINDS, SCHEMA_VERSION
 
 CELLS = "cells.parquet"
 TEXTS = "texts.parquet"
@@ -35,7 +35,7 @@ TABLES = {
     "environment": "environments.parquet",
     "env-error": "env_errors.parquet",
     "load": "loads.parquet",
-    "aoti-load": "aoti_loads.parquet",  # the compiled packages' loads, where the aoti stage ran
+    AOTI_LOAD_KIND: "aoti_loads.parquet",  # the compiled packages' loads, where the aoti stage ran
 }
 # What the report writes beside its tables: a folder with both is a published report.
 MANIFEST = ".export-matrix-report.json"

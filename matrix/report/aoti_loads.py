@@ -8,7 +8,7 @@ the records say of upstream's promise); this module words it in Markdown: the se
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, List, Sequence
 
 import pandas as pd
 
@@ -18,11 +18,12 @@ from matrix.records.aoti_loads import PROMISED_FROM, PackageLoads, Promise
 from matrix.records.epochs import Epoch
 from matrix.report import charts as charting
 from matrix.report import markdown as md
+from matrix.report import shares
 
 TABLE = "aoti_loads.parquet"
 TITLE = "Compiled packages (AOTInductor) across releases"
 CORNER = "compiled on ↓ / loaded on →"
-SYMBOLS = {status.value: status.symbol for status in LoadStatus}
+SYMBOLS = shares.SYMBOLS
 # Pairs (compiled → loaded) named per error before the rest are counted; the longest error quoted.
 SHOWN_PAIRS = 8
 SHOWN_EXCEPTIONS = 3
@@ -70,13 +71,13 @@ def section(packages: PackageLoads, drawn: Sequence[charting.Chart] = ()) -> str
         ),
     ]
     charts = {chart.title: chart for chart in drawn}
-    shares = packages.shares
-    for mode in [m for m in MODES if m in set(shares["mode"])]:
+    by_mode = packages.shares
+    for mode in [m for m in MODES if m in set(by_mode["mode"])]:
         parts.append("#### %s\n" % md.text(mode))
         chart = charts.get(chart_title(mode))
         if chart is not None:
             parts.append("![%s](%s)\n" % (md.text(chart.title), chart.path))
-        parts.append(share_table(shares[shares["mode"] == mode], packages.orders))
+        parts.append(shares.table(by_mode[by_mode["mode"] == mode], *packages.orders, CORNER))
     parts.append("### Each case's packages\n")
     parts.append("Compiled on ↓, loaded on →, per mode; each case's page shows its grid under its saved programs'.\n")
     for case, rows in found.groupby("case", sort=True):
@@ -194,27 +195,6 @@ def promise_words(p: Promise) -> str:
             md.plural(p.forward, "pair"),
         )
     return said
-
-
-def share_table(shares: pd.DataFrame, orders: Sequence[Sequence[str]]) -> str:
-    """One mode's shares: compiled × loaded, passed of those tried, the glyph of why where none was tried."""
-    cells = {(row["saved"], row["loaded"]): row for row in shares.to_dict("records")}
-    loaded = [label for label in orders[1] if label in set(shares["loaded"])]
-    rows = [
-        [md.text(compiled)] + [_share(cells.get((compiled, label))) for label in loaded]
-        for compiled in orders[0]
-        if compiled in set(shares["saved"])
-    ]
-    return md.table([CORNER] + [md.text(label) for label in loaded], rows, ["l"] + ["c"] * len(loaded))
-
-
-def _share(row: Optional[Dict[str, Any]]) -> str:
-    if row is None:
-        return NO_RECORD
-    if not row["total"]:
-        untried = LoadStatus.UNTRUSTED if row.get("untrusted") else LoadStatus.NOT_APPLICABLE
-        return SYMBOLS[untried.value]
-    return "%d/%d" % (row["passed"], row["total"])
 
 
 def legend() -> str:

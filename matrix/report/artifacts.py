@@ -27,7 +27,7 @@ from matrix.records import tables, transitions
 from matrix.records.aoti_loads import PackageLoads
 from matrix.report import aoti_loads as package_page
 from matrix.report import charts as charting
-from matrix.report import files
+from matrix.report import files, shares
 from matrix.report import markdown as md
 
 PAGE = "artifacts.md"
@@ -38,7 +38,7 @@ SHOWN_REGRESSIONS = 200
 SHOWN_PAIRS = 8
 # Bulky texts left out of the Parquet table.
 _BULKY = ("error_traceback", "stderr_tail")
-SYMBOLS = {status.value: status.symbol for status in LoadStatus}
+SYMBOLS = shares.SYMBOLS
 
 
 @dataclass(frozen=True)
@@ -234,7 +234,7 @@ def render(
         chart = charts_by_mode.get(_chart_title(mode))
         if chart is not None:
             parts.append("![%s](%s)\n" % (md.text(chart.title), chart.path))
-        parts.append(_share_table(grid[grid["mode"] == mode], saved_order, loaded_order))
+        parts.append(shares.table(grid[grid["mode"] == mode], saved_order, loaded_order, "saved on ↓ / loaded on →"))
     parts.append("## Load regressions\n")
     parts.append(
         "A load regression: a loading release that does worse with the artifacts saved on one release than"
@@ -263,32 +263,6 @@ def legend() -> str:
 
 def _count(number: int, noun: str) -> str:
     return "%d %s%s" % (number, noun, "" if number == 1 else "s")
-
-
-def _share_table(grid: pd.DataFrame, saved_order: List[str], loaded_order: List[str]) -> str:
-    cells = {(row["saved"], row["loaded"]): row for row in grid.to_dict("records")}
-    loaded = [label for label in loaded_order if label in set(grid["loaded"])]
-    rows = []
-    for saved in saved_order:
-        if saved not in set(grid["saved"]):
-            continue
-        line = [md.text(saved)]
-        for label in loaded:
-            row = cells.get((saved, label))
-            line.append(_share_cell(row))
-        rows.append(line)
-    return md.table(["saved on ↓ / loaded on →"] + [md.text(label) for label in loaded], rows,
-                    ["l"] + ["c"] * len(loaded))  # fmt: skip
-
-
-def _share_cell(row: Optional[Dict[str, Any]]) -> str:
-    if row is None:
-        return NO_RECORD
-    if not row["total"]:
-        # Nothing tried: untrusted where any load was, else the release has no torch.export.load.
-        untried = LoadStatus.UNTRUSTED if row.get("untrusted") else LoadStatus.NOT_APPLICABLE
-        return SYMBOLS[untried.value]
-    return "%d/%d" % (row["passed"], row["total"])
 
 
 def breaks(regressions: pd.DataFrame) -> str:

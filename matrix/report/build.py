@@ -203,8 +203,8 @@ def _build(
         known_releases=report_verdicts.known_releases(),
     )
     findings = report_index.Findings(title=title or DEFAULT_TITLE, model=judged)
-    for line in incomplete_notes(judged.incomplete):
-        if notify is not None:
+    if notify is not None:
+        for line in incomplete_notes(judged.incomplete):
             notify(line)
     cells, labels, moves = judged.cells, judged.labels, judged.moves
     packages = aoti_loads.judge(loaded.aoti_loads)  # the compiled packages' loads, judged once for every page

@@ -9,7 +9,8 @@ the version of each library the model names that this release resolved.
 
 from __future__ import annotations
 
-from typing import Dict, List, Set, Tuple
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import pandas as pd
 
@@ -30,19 +31,47 @@ def models(f: Findings) -> pd.DataFrame:
     return cells[cells["case"].map(lambda case: isinstance(case, str) and case.startswith(PREFIX))]
 
 
-def section(f: Findings) -> str:
-    """The section in Markdown; "" when the records hold no real model."""
+@dataclass(frozen=True)
+class Pack:
+    """The section's table, laid out once for the Markdown page and the site."""
+
+    cells: pd.DataFrame  # models(f)
+    envs: List[str]  # environment labels, in report order: the columns
+    modes: List[str]
+    by_cell: Dict[Tuple[str, str], List[Dict[str, Any]]]  # (model, environment) -> its cells, one per mode
+    failed: Set[Tuple[str, str]]  # not_installed(f, cells)
+
+    @property
+    def names(self) -> List[str]:
+        """The models, sorted: the rows."""
+        return sorted({case for case, _ in self.by_cell})
+
+
+def pack(f: Findings) -> Optional[Pack]:
+    """The pack's table, or None when the records hold no real model."""
     cells = models(f)
     if cells.empty:
-        return ""
-    envs = list(dict.fromkeys(store.sort_cells(cells, release="release")["_env"]))
-    modes = [m for m in MODES if m in set(cells["mode"])]
-    by_cell: Dict[Tuple[str, str], List[dict]] = {}
+        return None
+    by_cell: Dict[Tuple[str, str], List[Dict[str, Any]]] = {}
     for row in cells.to_dict("records"):
         by_cell.setdefault((str(row["case"]), str(row["_env"])), []).append(row)
-    failed = not_installed(f, cells)
+    return Pack(
+        cells=cells,
+        envs=list(dict.fromkeys(store.sort_cells(cells, release="release")["_env"])),
+        modes=[m for m in MODES if m in set(cells["mode"])],
+        by_cell=by_cell,
+        failed=not_installed(f, cells),
+    )
+
+
+def section(f: Findings) -> str:
+    """The section in Markdown; "" when the records hold no real model."""
+    laid = pack(f)
+    if laid is None:
+        return ""
+    cells, envs, modes, by_cell, failed = laid.cells, laid.envs, laid.modes, laid.by_cell, laid.failed
     rows = []
-    for case in sorted({case for case, _ in by_cell}):
+    for case in laid.names:
         rows.append(
             [md.case_link(case)] + [_cell(by_cell.get((case, env), []), modes, (case, env) in failed) for env in envs]
         )

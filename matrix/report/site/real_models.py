@@ -12,8 +12,8 @@ from typing import Any, Dict, List, Mapping, Sequence, Set, Tuple
 
 import pandas as pd
 
-from matrix.contract.schema import MODES, NO_RECORD, NoCell
-from matrix.records import packages, store
+from matrix.contract.schema import NO_RECORD, NoCell
+from matrix.records import packages
 from matrix.report import markdown as md
 from matrix.report import real_models as pack
 from matrix.report.findings import Findings
@@ -55,16 +55,11 @@ def _share(cells: pd.DataFrame, modes: Sequence[str], failed: Set[Tuple[str, str
 
 def section(f: Findings, pages: Mapping[str, str]) -> str:
     """The section; "" when the records hold no real model."""
-    cells = pack.models(f)
-    if cells.empty:
+    laid = pack.pack(f)
+    if laid is None:
         return ""
-    envs = list(dict.fromkeys(store.sort_cells(cells, release="release")["_env"]))
-    modes = [m for m in MODES if m in set(cells["mode"])]
-    by_cell: Dict[Tuple[str, str], List[Row]] = {}
-    for row in cells.to_dict("records"):
-        by_cell.setdefault((str(row["case"]), str(row["_env"])), []).append(row)
-    failed = pack.not_installed(f, cells)
-    models = sorted({case for case, _ in by_cell})
+    cells, envs, modes, by_cell, failed = laid.cells, laid.envs, laid.modes, laid.by_cell, laid.failed
+    models = laid.names
     lines = []
     for case in models:
         mine = [row for env in envs for row in by_cell.get((case, env), [])]

@@ -1,0 +1,40 @@
+"""The saved × loaded share table, in Markdown: for saved programs (``artifacts.md``) and compiled packages alike.
+
+One row per saving (or compiling) build, one column per loading build; each square the loads that
+passed of those the loading build tried (a row of :func:`matrix.records.artifacts.heatmap`), or the
+glyph of why none was tried.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Sequence
+
+import pandas as pd
+
+from matrix.contract.schema import NO_RECORD, LoadStatus
+from matrix.report import markdown as md
+
+# Each load status's glyph, for programs and packages.
+SYMBOLS = {status.value: status.symbol for status in LoadStatus}
+
+
+def table(shares: pd.DataFrame, saved_order: Sequence[str], loaded_order: Sequence[str], corner: str) -> str:
+    """One mode's squares, rows and columns in the orders given; ``corner`` names the two axes."""
+    cells = {(row["saved"], row["loaded"]): row for row in shares.to_dict("records")}
+    loaded = [label for label in loaded_order if label in set(shares["loaded"])]
+    rows = [
+        [md.text(saved)] + [square(cells.get((saved, label))) for label in loaded]
+        for saved in saved_order
+        if saved in set(shares["saved"])
+    ]
+    return md.table([corner] + [md.text(label) for label in loaded], rows, ["l"] + ["c"] * len(loaded))
+
+
+def square(row: Optional[Dict[str, Any]]) -> str:
+    """``3/4``; where nothing was tried, untrusted where any load was, else not-applicable (no loader)."""
+    if row is None:
+        return NO_RECORD
+    if not row["total"]:
+        untried = LoadStatus.UNTRUSTED if row.get("untrusted") else LoadStatus.NOT_APPLICABLE
+        return SYMBOLS[untried.value]
+    return "%d/%d" % (row["passed"], row["total"])
