@@ -58,8 +58,8 @@ def compare(cells: pd.DataFrame) -> Tuple[BuildComparison, ...]:
 
     ``cells`` is the cell table (``tables.cells``), with completeness's column where the model marked it.
     """
-    if cells.empty:
-        return ()
+    if cells.empty or cells["variant"].nunique() < 2:
+        return ()  # one variant: no build of a release to compare with another
     newest = cells.assign(_python=store.rank(cells["python"].astype(object))).sort_values("_python", kind="stable")
     one_cell = ["variant", "release", "with_set", "case", "mode"]
     newest = newest.drop_duplicates([k for k in one_cell if k in newest.columns], keep="last").drop(columns="_python")

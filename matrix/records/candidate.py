@@ -65,6 +65,9 @@ def judge(cells: pd.DataFrame, loads: Optional[pd.DataFrame] = None) -> Tuple[Ve
     graph fields) against its reference, in version order; ``loads`` the load table, where there is one."""
     if cells.empty:
         return ()
+    pairs = cells[["release", "variant"]].drop_duplicates().itertuples(index=False, name=None)
+    if not any(is_candidate(release, variant) for release, variant in pairs):
+        return ()  # a matrix of releases: nothing to judge, and nothing to lay out for it
     newest = cells.assign(_python=store.rank(cells["python"].astype(object))).sort_values("_python", kind="stable")
     keys = [k for k in ("variant", "release", "with_set", "case", "mode") if k in newest.columns]
     newest = newest.drop_duplicates(keys, keep="last").drop(columns="_python")

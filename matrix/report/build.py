@@ -271,7 +271,9 @@ def _build(
     index = os.path.join(out, "index.md")
     files.write_text(out, "index.md", report_index.render(findings))
     written.add("index.md")
-    written |= report_site.write(out, findings, [p for p in written if p.endswith(".parquet")], roots)
+    # The site offers the tables a reader downloads; texts.parquet is there for rebuilding the report, not reading.
+    tables_offered = [p for p in written if p.endswith(".parquet") and p != published.TEXTS]
+    written |= report_site.write(out, findings, tables_offered, roots)
     files.remove_stale(out, listed, written)
     files.write_manifest(out, written)
     return Report(

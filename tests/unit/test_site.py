@@ -238,7 +238,9 @@ def test_the_report_writes_the_site_its_pages_and_each_table_inside_its_folder(b
     assert re.findall(r'<(?:script|link|img)[^>]*(?:src|href)="([^"]*)"', index) == ["site.css", "badge.svg", "site.js"]
     # Each table of the report, as Parquet and as gzipped CSV, inside the site's folder: it is published alone.
     tables = built / "site" / "tables"
-    for parquet in built.glob("*.parquet"):
+    # Every table a reader downloads; texts.parquet (for rebuilding the report) stays beside index.md only.
+    assert (built / "texts.parquet").is_file() and not (tables / "texts.parquet").exists()
+    for parquet in (p for p in built.glob("*.parquet") if p.name != "texts.parquet"):
         csv = tables / (parquet.stem + ".csv.gz")
         assert csv.is_file(), csv
         assert len(pd.read_csv(csv)) == len(pd.read_parquet(parquet))
