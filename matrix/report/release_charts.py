@@ -51,8 +51,9 @@ def pass_rate(summary: pd.DataFrame, out: str) -> List[Chart]:
 def pass_rate_figure(summary: pd.DataFrame) -> Optional[Any]:
     """The pass-rate chart's figure, or None when no pass rate is known.
 
-    One unbroken line per mode through every environment in release order; the marker names
-    the variant, so a change of build shows on the line (and as a dotted rule) instead of cutting it.
+    One line per mode and variant family through its environments in release order (a build of
+    another variant between two PyPI releases is a point of its own, never a bump on PyPI's line);
+    the marker names the variant, and a change of build shows as a dotted rule.
     Environments that ran with a ``--with`` set, whose cases and packages differ, get a line of their own.
     """
     from matplotlib.lines import Line2D
@@ -93,11 +94,16 @@ def pass_rate_figure(summary: pd.DataFrame) -> Optional[Any]:
         ys = line["_rate"].tolist()
         colour = MODE_COLORS.get(str(mode), OKABE_ITO[(index + 2) % len(OKABE_ITO)])
         style = MODE_STYLE.get(str(mode), ":") if plain else ":"
-        handles += ax.plot(xs, ys, style, color=colour, linewidth=1.6, label=label(name))
+        drawn: List[Any] = []
         for variant in variants:
             own = [(x, y) for x, y, env in zip(xs, ys, line["_env"]) if variant_of[env] == variant]
             if own:
+                # One line per variant family, as transitions follow them: another variant's build sits
+                # between two PyPI releases as a point of its own, not as a bump on PyPI's line.
+                named = label(name) if not drawn else "_" + label(name)  # one legend entry per series
+                drawn += ax.plot(*zip(*own), style, color=colour, linewidth=1.6, label=named)
                 ax.scatter(*zip(*own), marker=marker[variant], color=colour, s=28, zorder=3)
+        handles += drawn[:1]
         for x, y, env in zip(xs, ys, line["_env"]):
             others = [rates[(str(s), str(env))] for s, _, _ in series if s != name and (str(s), str(env)) in rates]
             # Each value sits on the side away from the other lines' points at that release.
