@@ -11,6 +11,7 @@ names channels: `nightly` (its newest build), `nightly:2026-01-15`, `rc`, `night
     EXPORT_MATRIX_TORCH="latest nightly" nox -s run   # the newest release beside today's nightly
     nox -s run -- --select 'cond_*' --mode strict
     nox -l --json -s run                         # the session list, e.g. as a CI job matrix
+    EXPORT_MATRIX_TORCH=aoti nox -s run load report   # the AOTInductor selection: cases, releases, cross compiles
 
 Cases whose PEP 723 block names packages run in an environment per dependency set beside the
 release's own; EXPORT_MATRIX_WITH="transformers==4.57.1" adds requirements to every case.
@@ -33,7 +34,7 @@ import nox
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))  # the sessions are thin wrappers around the project's own modules
 
-from matrix.contract.requests import LoadRequest, RequestError, RunRequest, load_words  # noqa: E402
+from matrix.contract.requests import AOTI, STAGES, LoadRequest, RequestError, RunRequest, load_words  # noqa: E402
 from matrix.envs import environments, install, logs, pipconfig, releases, removal, sets  # noqa: E402
 
 Request = Union[RunRequest, LoadRequest]
@@ -63,10 +64,29 @@ QUICK_CASES = (
     "exportdb/*", "models/*", "tutorial/*", "strict_nonstrict/*",
     "real_models/tv_resnet18", "real_models/hf_gpt2", "real_models/timm_resnet10t",
 )  # fmt: skip
+# What the aoti selection runs (EXPORT_MATRIX_TORCH=aoti, its releases in matrix/envs/releases.toml): small cases
+# of control flow, dynamic shapes, a custom op and mutation, and real models, with the aoti stage; its load
+# sessions compile each program saved on an older release (`load --aoti`). A compile takes 7-36 s on 2 cores.
+AOTI_CASES = (
+    "tutorial/cond_data_dependent", "exportdb/cond_predicate", "models/dynamic_batch_mlp",
+    "tutorial/custom_op_fake_kernel", "models/buffer_counter_mutation", "exportdb/user_input_mutation",
+    "real_models/tv_resnet18", "real_models/hf_bert", "real_models/hf_llama", "real_models/timm_vit_tiny",
+)  # fmt: skip
+# The release selections with cases of their own (any other runs every case), and what else each asks of the
+# run and load sessions.
+SELECTION_CASES = {"quick": QUICK_CASES, "aoti": AOTI_CASES}
+SELECTION_RUN: Dict[str, Dict[str, Any]] = {"aoti": {"stages": STAGES + (AOTI,)}}
+SELECTION_LOAD: Dict[str, Dict[str, Any]] = {"aoti": {"aoti": True}}
 
 
 def _chosen() -> List[str]:
     return releases.words(os.environ.get(SELECTION_VARIABLE)) or ["quick"]
+
+
+def _named() -> Optional[str]:
+    """The named selection chosen alone (``quick``, ``aoti``), whose cases and options the sessions use; else None."""
+    chosen = _chosen()
+    return chosen[0] if len(chosen) == 1 and chosen[0] in SELECTION_CASES else None
 
 
 def _builds() -> List[releases.Build]:
@@ -161,8 +181,10 @@ def run(session: nox.Session, torch: str, variant: str) -> None:
     if named is None and environments.cuda_available(environment):
         defaults["device"] = "cuda"
     defaults["with_requirements"] = _with()  # the options' --with add to these
-    if _chosen() == ["quick"] and not _names_cases(posargs):
-        defaults["select"] = QUICK_CASES
+    selection = _named()
+    if selection is not None and not _names_cases(posargs):
+        defaults["select"] = SELECTION_CASES[selection]
+    defaults.update(SELECTION_RUN.get(selection or "", {}))  # the options after -- win (--stages ...)
     try:
         request: Optional[RunRequest] = RunRequest.from_argv(posargs, **defaults)
     except RequestError:
@@ -209,7 +231,8 @@ def load(session: nox.Session, torch: str, variant: str) -> None:
             except environments.InstallError as error:
                 session.log("%s: not loaded here, its packages cannot be installed: %s" % (spec.name, error))
                 continue
-        defaults = {"artifacts": [str(saved)], "out": out, "variant": variant, "dependency_set": key}
+        defaults: Dict[str, Any] = {"artifacts": [str(saved)], "out": out, "variant": variant, "dependency_set": key}
+        defaults.update(SELECTION_LOAD.get(_named() or "", {}))  # the aoti selection compiles older programs here
         command = _worker_command(here, LoadRequest, given, **defaults)
         _run_logged(session, command, here.worker_env(), logs.log_path(Path(out), "load_" + spec.name))
 

@@ -1,6 +1,7 @@
 """What the matrix costs, in one run: fresh loads, check against its floor, a second run, the pack's diagnoses.
 
-    python benchmarks/cost.py [--select GLOB ...] [--rounds 2] [--case cases/models/einsum_bilinear.py]
+    python benchmarks/cost.py [--select GLOB ...] [--source cases|exportdb] [--rounds 2]
+                              [--case cases/models/einsum_bilinear.py]
                               [--pack-records reports/latest/cells.parquet] [--jobs N]
 
 Figures, all on the installed torch, measured in this one run:
@@ -8,6 +9,8 @@ Figures, all on the installed torch, measured in this one run:
                    pack) with every stage, and the same run without the ``serialize`` stage (no program
                    saved, so none loaded again in a fresh process); result cache off. Rounds interleave
                    the two, so that a slow moment of a shared machine falls on both. Target: <= 1.15.
+                   ``--source exportdb`` runs cases nobody here wrote instead: the ExportDB examples
+                   bundled with the installed torch (``--select`` then defaults to all of them).
   check            `export-matrix check CASE --torch current` against its floor: this interpreter
                    started, torch imported, the case loaded and exported in both modes (nothing else).
                    Target: <= 1.5.
@@ -15,7 +18,9 @@ Figures, all on the installed torch, measured in this one run:
                    with that cache: every result reused.
   pack diagnoses   read from records (not run here: the pack needs its libraries' environments): the
                    time the pack's failing cells spend outside their recorded stages (their draft_export
-                   diagnosis, mostly), as a share of the pack's time. Target: <= 10%.
+                   diagnosis, mostly), as a share of the pack's time, over all the records and per
+                   release (a diagnosis is reused on a later release that fails the same way, so the
+                   share falls with each release run). Target: <= 10%.
 Each timed figure is the median of --rounds rounds; the ratios are of the medians.
 """
 
@@ -30,7 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 # The least any tool can do to check a case (import torch, load the case, export it in both modes):
 # benchmarks/check.py's, so that both scripts time the same floor.
@@ -71,12 +76,12 @@ def cell_records(folder: Path) -> List[Dict[str, object]]:
     return found
 
 
-def fresh_loads(select: Sequence[str], jobs: int, rounds: int, scratch: Path) -> Dict[str, List[float]]:
+def fresh_loads(select: Sequence[str], source: str, jobs: int, rounds: int, scratch: Path) -> Dict[str, List[float]]:
     figures: Dict[str, List[float]] = {"every stage": [], "without serialize": []}
     for number in range(rounds):
         for name, stages in (("without serialize", NO_SERIALIZE), ("every stage", EVERY_STAGE)):
             out = scratch / ("stages-%d-%s" % (number, name.replace(" ", "-")))
-            command = matrix("run", "--select", *select, "--out", str(out), "--stages", stages)
+            command = matrix("run", "--source", source, "--select", *select, "--out", str(out), "--stages", stages)
             figures[name].append(timed([*command, "--progress", "none", "--jobs", str(jobs)]))
     return figures
 
@@ -90,19 +95,20 @@ def check_floor(case: str, rounds: int) -> Dict[str, List[float]]:
     return figures
 
 
-def second_run(select: Sequence[str], jobs: int, scratch: Path) -> Tuple[Dict[str, float], int, int]:
+def second_run(select: Sequence[str], source: str, jobs: int, scratch: Path) -> Tuple[Dict[str, float], int, int]:
     cache = str(scratch / "result-cache")
     figures: Dict[str, float] = {}
     for name in ("first run", "second run"):
         out = scratch / name.replace(" ", "-")
-        command = matrix("run", "--select", *select, "--out", str(out), "--artifacts", str(out / "artifacts"))
+        command = matrix("run", "--source", source, "--select", *select, "--out", str(out))
+        command += ["--artifacts", str(out / "artifacts")]
         figures[name] = timed([*command, "--progress", "none", "--jobs", str(jobs)], cache=cache)
     second = cell_records(scratch / "second-run")
     return figures, sum(1 for r in second if r.get("reused_from")), len(second)
 
 
-def pack_share(sources: Sequence[str]) -> Optional[Tuple[float, float, float, int]]:
-    """(outside stages in failing pack cells, pack total, share, pack cells) from records or a cells table."""
+def pack_cells(sources: Sequence[str]) -> Any:
+    """The pack's timed cells in record folders or cells tables, or None where there are none."""
     import pandas as pd
 
     frames = []
@@ -118,6 +124,13 @@ def pack_share(sources: Sequence[str]) -> Optional[Tuple[float, float, float, in
     pack = cells[cells["case"].astype(str).str.startswith(PACK) & cells["total_s"].notna()]
     if pack.empty:
         return None
+    if "release" not in pack.columns:  # records name the build by torch_version, tables by release
+        pack = pack.assign(release=pack["torch_version"] if "torch_version" in pack.columns else "unnamed")
+    return pack
+
+
+def pack_share(pack: Any) -> Tuple[float, float, float, int]:
+    """(outside stages in failing pack cells, pack total, share, pack cells) of ``pack`` (see pack_cells)."""
     stages = [c for c in STAGE_SECONDS if c in pack.columns]
     outside = (pack["total_s"] - pack[stages].fillna(0.0).sum(axis=1)).clip(lower=0.0)
     failing = pack["status"].isin(FAILING)
@@ -127,7 +140,13 @@ def pack_share(sources: Sequence[str]) -> Optional[Tuple[float, float, float, in
 
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--select", nargs="+", default=DEFAULT_SELECT, metavar="GLOB", help="cases run")
+    parser.add_argument("--select", nargs="+", metavar="GLOB", help="cases run (default: the case set, or all)")
+    parser.add_argument(
+        "--source",
+        choices=("cases", "exportdb"),
+        default="cases",
+        help="our case files, or the ExportDB examples bundled with the installed torch (cases nobody here wrote)",
+    )
     parser.add_argument("--case", default="cases/models/einsum_bilinear.py", help="the case `check` checks")
     parser.add_argument("--rounds", type=int, default=2, help="rounds of each timed figure (default 2)")
     parser.add_argument("--jobs", type=int, default=0, help="cells at once (default: as the runner chooses)")
@@ -140,14 +159,16 @@ def main(argv: Optional[List[str]] = None) -> int:
         " report's); none to leave it out",
     )
     args = parser.parse_args(argv)
+    select = args.select or (DEFAULT_SELECT if args.source == "cases" else ["*"])
     with tempfile.TemporaryDirectory(prefix="bench-cost-") as folder:
         scratch = Path(folder)
-        stages = fresh_loads(args.select, args.jobs, args.rounds, scratch)
+        stages = fresh_loads(select, args.source, args.jobs, args.rounds, scratch)
         check = check_floor(args.case, args.rounds)
-        runs, reused, cells = second_run(args.select, args.jobs, scratch)
+        runs, reused, cells = second_run(select, args.source, args.jobs, scratch)
     median = {name: statistics.median(values) for name, values in {**stages, **check}.items()}
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print("selection: %s; %d rounds; load average %.1f at the end" % (" ".join(args.select), args.rounds, load))
+    print("selection: %s (%s); %d rounds; load average %.1f at the end"
+          % (" ".join(select), args.source, args.rounds, load))  # fmt: skip
     for name, values in {**stages, **check}.items():
         print("  %-18s %7.1f s   (%s)" % (name, median[name], ", ".join("%.1f" % v for v in values)))
     for name, seconds in runs.items():
@@ -158,14 +179,17 @@ def main(argv: Optional[List[str]] = None) -> int:
           % (median["check current"] / median["floor"]))  # fmt: skip
     print("second run / first run                          %.2f   (%d of %d cells reused)"
           % (runs["second run"] / runs["first run"], reused, cells))  # fmt: skip
-    share = pack_share(args.pack_records)
-    if share is None:
+    pack = pack_cells(args.pack_records)
+    if pack is None:
         print("pack diagnoses: no pack cells in %s" % (" ".join(args.pack_records) or "no records"))
-    else:
-        spent, total, ratio, count = share
-        print("pack diagnoses: failing cells outside their stages %.0f s of the pack's %.0f s (%d cells, from %s)"
-              % (spent, total, count, " ".join(args.pack_records)))  # fmt: skip
-        print("  share                                         %.1f%%  target <= 10%%" % (100 * ratio))
+        return 0
+    spent, total, ratio, count = pack_share(pack)
+    print("pack diagnoses: failing cells outside their stages %.0f s of the pack's %.0f s (%d cells, from %s)"
+          % (spent, total, count, " ".join(args.pack_records)))  # fmt: skip
+    print("  share                                         %.1f%%  target <= 10%%" % (100 * ratio))
+    for release, cells_of in pack.groupby("release", sort=False):
+        spent, total, ratio, count = pack_share(cells_of)
+        print("    %-16s %5.0f s of %5.0f s  %5.1f%%  (%d cells)" % (release, spent, total, 100 * ratio, count))
     return 0
 
 

@@ -29,7 +29,7 @@ from .contract.options import (
     requirements,
 )
 from .envs import environments, releases
-from .probe import case_request, probe_case, validate_case
+from .probe import cases_request, probe_case, validate_case
 
 V = TypeVar("V", bound=Hashable)
 
@@ -286,8 +286,8 @@ def describe(value: Any, cell: Optional[Dict[str, Any]]) -> str:
 def probe_cell(spec: environments.Spec, options: BisectOptions, info: CaseInfo, out: Path) -> Dict[str, Any]:
     """The case's winning cell in the chosen mode on one release; Skip where there is none to compare."""
     folder = out / spec.name
-    request = case_request(
-        info.path, [options.mode], folder, options.timeout, options.verbose, added=options.with_requirements
+    request = cases_request(
+        (info.path,), [options.mode], folder, options.timeout, options.verbose, added=options.with_requirements
     )
     probed = probe_case(spec, info, request, verbose=options.verbose)
     if probed.env_error is not None:

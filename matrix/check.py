@@ -1,10 +1,11 @@
 """``export-matrix check``: run case files against several torch releases and print a table per case.
 
-Each release gets its environment (installed once, then reused), the worker runs the
-case there in the chosen modes, and the records become one row per release and mode:
-status, the error's first line, the graph hash and the export time; with ``--stages ...,aoti``,
-the AOTInductor stage's outcome and its compile and load times too. A folder stands for the
-case files under it; with several cases, each gets its table and ``--fail-on`` judges them all.
+Each release gets its environment (installed once, then reused), one worker runs every case
+there in the chosen modes (one per dependency set where cases name packages), and the records
+become one row per release and mode: status, the error's first line, the graph hash and the
+export time; with ``--stages ...,aoti``, the AOTInductor stage's outcome and its compile and load
+times too. A folder stands for the case files under it; with several cases, each gets its table
+and ``--fail-on`` judges them all.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from .contract import dependencies, resources
 from .contract.case import CaseError, CaseInfo, discover
@@ -37,8 +38,8 @@ from .contract.options import (
 )
 from .contract.requests import KNOWN_STAGES, STAGES
 from .contract.schema import MODES, STAGE_OK, STATUSES, NoCell, Status
-from .envs import environments, releases
-from .probe import Probed, case_request, probe_case, validate_case
+from .envs import environments, releases, sets
+from .probe import Probed, cases_request, probe_cases, validate_case
 from .records.channel import is_candidate
 
 CURRENT = "current"
@@ -329,7 +330,7 @@ def diagnosis_lines(rows: Sequence[Row]) -> List[str]:
 
 def check_target(
     target: Target,
-    info: CaseInfo,
+    infos: Sequence[CaseInfo],
     modes: Sequence[str],
     out: Path,
     timeout: float,
@@ -339,14 +340,20 @@ def check_target(
     added: Sequence[str] = (),
     stages: Sequence[str] = STAGES,
     aoti_timeout: float = DEFAULT_AOTI_TIMEOUT_S,
-) -> List[Row]:
-    """Install (or reuse) the target's environment, run the case there, and read back the rows."""
+) -> Dict[str, List[Row]]:
+    """Install (or reuse) the target's environment, run the cases there in one worker, and read back each
+    case's rows, by its name. The cases share the target's dependency set (``sets.group``)."""
     spec = None if target.build is None else target.spec
     folder = out / (CURRENT if spec is None else spec.name)
-    request = case_request(info.path, modes, folder, timeout, verbose, jobs, added)
+    request = cases_request([info.path for info in infos], modes, folder, timeout, verbose, jobs, added)
     request = replace(request, stages=tuple(stages), aoti_timeout=aoti_timeout)
-    probed = probe_case(spec, info, request, reinstall, verbose)
-    return rows_for(probed, modes, target.label, dependencies.key_requirements(target.dependency_set))
+    probed = probe_cases(spec, infos, request, reinstall, verbose)
+    return {info.name: rows_for(probed[info.name], modes, target.label, _named(info, added)) for info in infos}
+
+
+def _named(info: CaseInfo, added: Sequence[str]) -> Tuple[str, ...]:
+    """What a case names beside torch: its PEP 723 dependencies and every ``--with``."""
+    return dependencies.key_requirements(dependencies.set_key((*info.dependencies, *added)))
 
 
 @dataclass(frozen=True)
@@ -395,7 +402,7 @@ class CheckOptions:
 OPTIONS = CheckOptions
 
 
-# What one release's worker may take while it runs one case: torch and a small export.
+# What one release's worker may take while it runs the cases: torch and small exports.
 MB_PER_RELEASE = 1500
 
 
@@ -431,24 +438,20 @@ def main(options: CheckOptions) -> int:
     cases = case_files(options.cases)
     chosen = targets(options.torch, options.variant, options.python)
     several = len(cases) > 1
-    checked: List[Tuple[CaseInfo, List[Row]]] = []
     judged: Tuple[Any, ...] = ()  # candidate.Verdict, of the last case
-    prepared: Set[Target] = set()  # installed in this command already: --reinstall rebuilds each once
     with tempfile.TemporaryDirectory(prefix="export-matrix-check-") as scratch:
-        out = Path(options.out) if options.out else Path(scratch)
-        for info in cases:
-            rows = check_case(info, chosen, options, out, prepared)
-            checked.append((info, rows))
-            if options.format != "json":
-                if several:
-                    print(("\n" if len(checked) > 1 else "") + heading(info, options.format))
-                print(format_rows(rows, options.format))
-                verdict = passing_summary(rows)
-                if verdict and options.format == "text":
-                    print(verdict)
-            judged = judge(checked[-1:], options.fail_on)
-            for one_verdict in judged:
-                print(candidate_summary(one_verdict), file=sys.stderr if options.format == "json" else sys.stdout)
+        checked = check_cases(cases, chosen, options, Path(options.out) if options.out else Path(scratch))
+    for number, (info, rows) in enumerate(checked):
+        if options.format != "json":
+            if several:
+                print(("\n" if number else "") + heading(info, options.format))
+            print(format_rows(rows, options.format))
+            verdict = passing_summary(rows)
+            if verdict and options.format == "text":
+                print(verdict)
+        judged = judge([(info, rows)], options.fail_on)
+        for one_verdict in judged:
+            print(candidate_summary(one_verdict), file=sys.stderr if options.format == "json" else sys.stdout)
     if several:
         judged = judge(checked, options.fail_on)
     if options.format == "json":
@@ -478,40 +481,57 @@ def judge(checked: Sequence[Tuple[CaseInfo, Sequence[Row]]], fail_on: str) -> Tu
     return candidate.judge(cell_tables(checked))
 
 
-def check_case(
-    info: CaseInfo, chosen: Sequence[Target], options: CheckOptions, out: Path, prepared: Set[Target]
-) -> List[Row]:
-    """One case on every target, releases side by side: its rows in the order of the targets."""
-    needed = dependencies.set_key((*info.dependencies, *options.with_requirements))
-    mine = [replace(t, dependency_set=needed) for t in chosen]
+def groups(target: Target, cases: Sequence[CaseInfo], added: Sequence[str]) -> List[Tuple[Target, List[CaseInfo]]]:
+    """The workers one target needs: one per dependency set of the cases (torch alone first), each with the
+    set's environment; the running interpreter (``current``) runs every case in one."""
+    if target.build is None:
+        return [(target, list(cases))]
+    return [(replace(target, dependency_set=key), infos) for key, infos in sets.group(cases, added).items()]
+
+
+def check_cases(
+    cases: Sequence[CaseInfo], chosen: Sequence[Target], options: CheckOptions, out: Path
+) -> List[Tuple[CaseInfo, List[Row]]]:
+    """Every case on every target, releases side by side, one worker per release (and dependency set) running
+    all of its cases: each case with its rows in the order of the targets."""
     modes = modes_of(options.mode)
-    workers = min(len(mine), resources.jobs(options.jobs or None, MB_PER_RELEASE))
+    workers = min(len(chosen), resources.jobs(options.jobs or None, MB_PER_RELEASE))
+    named = cases[0].name if len(cases) == 1 else "%d cases (%s)" % (len(cases), ", ".join(i.name for i in cases))
     print(
-        "checking %s in %s on %d release(s), %d at a time" % (info.name, "/".join(modes), len(mine), workers),
+        "checking %s in %s on %d release(s), %d at a time" % (named, "/".join(modes), len(chosen), workers),
         file=sys.stderr,
         flush=True,
     )
     # Releases side by side share the cores: each worker runs its cells on its share of them.
     cells_at_once = max(1, resources.usable_cores() // workers)
-    reinstall = {target: options.reinstall and target not in prepared for target in mine}
-    prepared.update(mine)
 
-    def one(target: Target) -> List[Row]:
-        return check_target(
-            target, info, modes, out, options.timeout, reinstall[target], options.verbose,
-            cells_at_once, options.with_requirements, stages=options.stages, aoti_timeout=options.aoti_timeout,
-        )  # fmt: skip
+    def one(target: Target) -> Dict[str, List[Row]]:
+        found: Dict[str, List[Row]] = {}
+        # The sets of one release one after the other: their environments share the release's base.
+        for mine, infos in groups(target, cases, options.with_requirements):
+            rows = check_target(
+                mine, infos, modes, out, options.timeout, options.reinstall, options.verbose, cells_at_once,
+                options.with_requirements, stages=options.stages, aoti_timeout=options.aoti_timeout,
+            )  # fmt: skip
+            found.update(rows)
+        return found
 
-    found: Dict[str, List[Row]] = {}
+    by_target: Dict[Target, Dict[str, List[Row]]] = {}
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        running = {pool.submit(one, target): target for target in mine}
+        running = {pool.submit(one, target): target for target in chosen}
         for done in as_completed(running):
-            target = running[done]
-            found[target.label] = done.result()
-            for row in found[target.label]:  # as they arrive; the table is in release order
-                after = "  aoti %s" % row.aoti["aoti_status"] if row.aoti.get("aoti_status") else ""
-                print("  %-14s %-10s %s%s" % (row.torch, row.mode, row.status, after), file=sys.stderr, flush=True)
-    return [row for target in mine for row in found[target.label]]
+            arrived = by_target[running[done]] = done.result()
+            for info in cases:  # as they arrive; the tables are in release order
+                for row in arrived[info.name]:
+                    progress(row, info.name if len(cases) > 1 else None)
+    return [(info, [row for target in chosen for row in by_target[target][info.name]]) for info in cases]
+
+
+def progress(row: Row, case: Optional[str]) -> None:
+    """One line on stderr as a row arrives: its release, its case where there are several, its mode and status."""
+    after = "  aoti %s" % row.aoti["aoti_status"] if row.aoti.get("aoti_status") else ""
+    named = "%-20s " % case if case else ""
+    print("  %-14s %s%-10s %s%s" % (row.torch, named, row.mode, row.status, after), file=sys.stderr, flush=True)
 
 
 def heading(info: CaseInfo, fmt: str) -> str:

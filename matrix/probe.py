@@ -1,8 +1,8 @@
-"""Run one case file in one torch environment and read back its records: what check and bisect share.
+"""Run case files in one torch environment and read back their records: what check and bisect share.
 
-The flow is ``probe_case``: prepare the environment, run the worker on the case, read the
-folder's records, and pick each mode's cell with ``schema.recency``, the one rule for
-which of several records wins.
+The flow is ``probe_cases``: prepare the environment, run the worker once on every case, read
+the folder's records, and pick each case's cell in each mode with ``schema.recency``, the one
+rule for which of several records wins. ``probe_case`` is that flow for one case.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ def validate_case(path: str) -> CaseInfo:
     return info
 
 
-def case_request(
-    case: str,
+def cases_request(
+    cases: Sequence[str],
     modes: Sequence[str],
     out: Path,
     timeout: float,
@@ -48,15 +48,16 @@ def case_request(
     jobs: int = 0,
     added: Sequence[str] = (),
 ) -> RunRequest:
-    """The worker's ``run`` of one case file in ``modes``, every cell run again, its records to ``out``.
+    """The worker's ``run`` of case files in ``modes``, every cell run again, their records to ``out``.
 
-    ``jobs``: cells at once in the worker (0: its default), so that releases checked side by side
-    share the cores. ``added``: ``--with`` requirements. The environment's variant and dependency
-    set are ``probe_case``'s to fill in.
+    Each file is a root of its own, as ``run --cases FILE...`` reads it: a case is named by its file's
+    stem and imports the modules beside it. ``jobs``: cells at once in the worker (0: its default), so
+    that releases checked side by side share the cores. ``added``: ``--with`` requirements. The
+    environment's variant and dependency set are ``probe_cases``' to fill in.
     """
     return RunRequest(
         out=str(out),
-        cases=(case,),
+        cases=tuple(cases),
         mode=modes[0] if len(modes) == 1 else "both",
         force=True,
         timeout=timeout,
@@ -72,10 +73,11 @@ def run_case(command: List[str], env: Mapping[str, str], request: RunRequest, ve
     ``command`` runs the worker (``python -m matrix.worker``) and ``env`` is its environment (its
     PYTHONPATH names the worker's copy).
     """
+    cells = len(request.modes) * max(1, len(request.cases or ()))
     try:
         done = subprocess.run(
             command + request.command(), capture_output=not verbose, text=True, env=dict(env),
-            timeout=request.cell_timeout * len(request.modes) + 600,
+            timeout=request.cell_timeout * cells + 600,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
         return "the worker did not finish in time"
@@ -133,30 +135,50 @@ def probe_case(
     reinstall: bool = False,
     verbose: bool = False,
 ) -> Probed:
-    """Install (or reuse) ``spec``'s environment, or take this interpreter's torch for None, and run the case there.
+    """``probe_cases`` for one case: what it left in the environment."""
+    return probe_cases(spec, [info], request, reinstall, verbose)[info.name]
 
-    ``request`` (``case_request``) runs the case; its ``out`` is the folder the records go to. The
+
+def probe_cases(
+    spec: Optional[environments.Spec],
+    infos: Sequence[CaseInfo],
+    request: RunRequest,
+    reinstall: bool = False,
+    verbose: bool = False,
+) -> Dict[str, Probed]:
+    """Install (or reuse) ``spec``'s environment, or take this interpreter's torch for None, and run the cases
+    there in one worker: what each case left, by its name.
+
+    ``request`` (``cases_request``) runs the cases; its ``out`` is the folder the records go to. The
     spec's variant is recorded as given (PyPI's builds of older releases report a local tag,
     ``2.1.2+cu121``, that the worker would otherwise take for the variant), and its
-    ``dependency_set`` is the case's PEP 723 dependencies and ``--with``: a set the resolver
-    refuses on this release leaves not-applicable cells, other install failures an env-error.
-    Where the environment does not install, only its env-error counts: cells an earlier run left
-    in the folder are not this release's answer now.
+    ``dependency_set`` is the cases' PEP 723 dependencies and ``--with`` (one set for all of them):
+    a set the resolver refuses on this release leaves not-applicable cells, other install failures
+    an env-error. Where the environment does not install, only its env-error counts: cells an
+    earlier run left in the folder are not this release's answer now.
     """
     folder, modes = Path(request.out), request.modes
     if spec is None:
         command, env = environments.current_worker()
     else:
-        environment = sets.prepare(spec, folder, [info], modes, force=reinstall)
+        environment = sets.prepare(spec, folder, infos, modes, force=reinstall)
         if environment is None:
-            found = read_folder(folder)
-            refused = winners([r for r in found if r.get("reason") == "dependencies-unavailable"], info.name, modes)
-            if refused:
-                return Probed(cells=refused, environment=None)
-            return Probed(env_error=latest(r for r in found if r.get("kind") == "env-error"))
+            return {info.name: _not_installed(read_folder(folder), info, modes) for info in infos}
         command, env = environment.worker_command(), environment.worker_env()
         request = replace(request, variant=spec.build.variant.name, dependency_set=spec.dependency_set)
     problem = run_case(command, env, request, verbose)
     found = read_folder(folder)
     environment_record = latest(r for r in found if r.get("kind") == "environment")
-    return Probed(cells=winners(found, info.name, modes), problem=problem, environment=environment_record)
+    return {
+        info.name: Probed(cells=winners(found, info.name, modes), problem=problem, environment=environment_record)
+        for info in infos
+    }
+
+
+def _not_installed(found: List[Record], info: CaseInfo, modes: Sequence[str]) -> Probed:
+    """A case whose environment was not had: its not-applicable cells where the resolver refused its set, else
+    the env-error."""
+    refused = winners([r for r in found if r.get("reason") == "dependencies-unavailable"], info.name, modes)
+    if refused:
+        return Probed(cells=refused, environment=None)
+    return Probed(env_error=latest(r for r in found if r.get("kind") == "env-error"))

@@ -1,8 +1,11 @@
 """``export-matrix repro CELL_ID``: write the standalone script that reproduces a recorded cell's failure.
 
 The cell is looked up in record folders (``results/`` by default), its runs summarised as the
-report summarises them; the script (:mod:`matrix.records.repro_script`) inlines its case, read
-from the file its record names inside the case folders, and needs only torch to run.
+report summarises them; a cell id that several builds recorded (a release and its candidate from
+a channel's index share a version) is narrowed with ``--variant``, as other environments are with
+``--python`` and ``--with`` (:mod:`matrix.records.repro_lookup`). The script
+(:mod:`matrix.records.repro_script`) inlines its case, read from the file its record names inside
+the case folders, and needs only torch to run.
 """
 
 from __future__ import annotations
@@ -13,8 +16,8 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from .contract import dependencies
-from .contract.options import add_with, from_namespace, requirements
-from .records import repro, store
+from .contract.options import add_variant, add_with, from_namespace, requirements, safe_name
+from .records import repro, repro_lookup, store
 from .report import case_page
 from .report import repro as report_repro
 
@@ -36,6 +39,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--python", default=None, metavar="X.Y", help="the cell's Python, where several environments recorded it"
     )
+    add_variant(
+        parser,
+        "the build's variant, where several builds recorded the cell: a release (cpu) and the candidate of the"
+        " same number from a channel's index (test-cpu), say",
+    )
     add_with(parser)
     parser.add_argument(
         "--case-root",
@@ -55,9 +63,11 @@ class ReproOptions:
     python: Optional[str] = None
     with_requirements: Tuple[str, ...] = ()
     case_root: Tuple[str, ...] = ()
+    variant: Optional[str] = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "results", tuple(self.results))
+        safe_name("--variant", self.variant)
         object.__setattr__(self, "with_requirements", requirements("--with", self.with_requirements))
         object.__setattr__(self, "case_root", tuple(self.case_root or ()))
 
@@ -72,8 +82,8 @@ OPTIONS = ReproOptions
 def main(options: ReproOptions) -> int:
     where = ", ".join(options.results)
     loaded = store.load(list(options.results))
-    with_set = dependencies.set_key(options.with_requirements)
-    cell = repro.find(loaded.cells, options.cell, where, options.python, with_set)
+    narrowing = repro_lookup.Narrowing(options.python, dependencies.set_key(options.with_requirements), options.variant)
+    cell = repro_lookup.find(loaded.cells, options.cell, where, narrowing, loaded.environments)
     roots = case_page.default_roots() + options.case_root
     text = report_repro.script_for(cell, roots)
     if text is None:

@@ -156,10 +156,20 @@ def done_keys(path: str) -> Tuple[set, List[str]]:
     return keys, warnings
 
 
+# What a file or folder name keeps as it is: letters, digits and ``._+-`` (options.safe_name's set).
+_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]")
+
+
+def name_part(text: str) -> str:
+    """``text`` as part of a file or folder name: ``/`` as ``_``, any other character but letters, digits and
+    ``._+-`` as ``-``. A dated channel word names its build until installed (``nightly:2026-01-15``), and a
+    colon is no part of a file name on Windows nor of an artifact's; a name that was safe stays as it was."""
+    return _NAME_UNSAFE.sub("-", text.replace("/", "_"))
+
+
 def env_file_name(torch_version: str, variant: str, python: str) -> str:
-    """The record file of one environment: ``torch-2.4.1+cpu_cpu_py3.11.jsonl``."""
-    safe = torch_version.replace("/", "_")
-    return "torch-%s_%s_py%s.jsonl" % (safe, variant, python)
+    """The record file of one environment: ``torch-2.4.1+cpu_cpu_py3.11.jsonl``, its parts made safe (``name_part``)."""
+    return "torch-%s_%s_py%s.jsonl" % (name_part(torch_version), name_part(variant), name_part(python))
 
 
 def empty_cell(**values: Any) -> Dict[str, Any]:

@@ -198,6 +198,22 @@ def add_load_arguments(parser: argparse.ArgumentParser) -> None:
         " it; '' for torch alone), in an environment that has them; the record file is named after the set."
         " The nox load sessions run one load per set. Default: every program",
     )
+    parser.add_argument(
+        "--aoti",
+        action="store_true",
+        help="also compile each program saved on an older release with this release's AOTInductor (a C++ compiler,"
+        " g++, is needed), in a process of its own, then load the package in a process that never compiled, run"
+        " it on the saved inputs and compare: exported on an older release, compiled on this one. Opt-in: a compile"
+        " takes seconds to minutes. Programs saved on this release are the aoti stage of `run`, never compiled here",
+    )
+    parser.add_argument(
+        "--aoti-timeout",
+        type=float,
+        default=DEFAULT_AOTI_TIMEOUT_S,
+        metavar="S",
+        help="with --aoti: seconds one compile may take, on top of --timeout (default %g): a compile past it is"
+        " killed and recorded as that program's timeout" % DEFAULT_AOTI_TIMEOUT_S,
+    )
     add_variant(parser, "wheel variant to record (default: from torch's version tag)")
     add_batch(parser, "artifact", "load artifacts already recorded in --out again")
     add_cache(parser, "load")
@@ -400,6 +416,8 @@ class LoadRequest(_Request):
     dependency_set: Optional[str] = None  # "" is torch alone; None: every program
     cache: Optional[str] = None
     no_cache: bool = False
+    aoti: bool = False  # also compile the programs saved on older releases with this one's AOTInductor
+    aoti_timeout: float = DEFAULT_AOTI_TIMEOUT_S
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "artifacts", tuple(self.artifacts))
@@ -415,6 +433,7 @@ class LoadRequest(_Request):
         if not self.artifacts:
             raise UserError("ARTIFACT_DIR: give at least one folder written by `run --artifacts`")
         positive_seconds("--timeout", self.timeout)
+        positive_seconds("--aoti-timeout", self.aoti_timeout)
         memory_mb("--max-memory", self.max_memory)
         safe_name("--variant", self.variant)
         batch_choices(self.isolation, self.progress, "auto")
@@ -430,10 +449,13 @@ def batch_choices(isolation: Optional[str], progress: str, warm_up: str) -> None
         raise UserError("--progress %s: choose %s" % (progress, ", ".join(PROGRESS)))
 
 
-# The options of `run` that `load` reads too, and load's own flag: one `nox -s run load -- ...` passes
-# the rest (--mode, --tag, ...) to the run sessions only. --trust is load's alone: the run and load sessions
-# of one machine share the signing key, so need it not.
-SHARED_WITH_LOAD = ("select", "timeout", "max_memory", "out", "progress", "force", "trust", "cache", "no_cache")
+# The options of `run` that `load` reads too, and load's own flags: one `nox -s run load -- ...` passes
+# the rest (--mode, --tag, ...) to the run sessions only. --trust and --aoti are load's alone (`nox -s load --
+# --aoti`): the run and load sessions of one machine share the signing key, and --stages chooses run's aoti stage.
+SHARED_WITH_LOAD = (
+    "select", "timeout", "max_memory", "out", "progress", "force", "trust", "cache", "no_cache", "aoti",
+    "aoti_timeout",
+)  # fmt: skip
 
 
 def load_words(argv: Sequence[str]) -> List[str]:

@@ -29,9 +29,12 @@ ENV_KEY = ("torch_version", "variant", "python")
 
 # A load of a kept AOTInductor package (AOTI_LOAD_KEYS), beside the loads of saved programs.
 AOTI_LOAD_KIND = "aoti-load"
-RECORD_KINDS = ("environment", "cell", "env-error", "load", AOTI_LOAD_KIND)
-# The kinds that record loading something a run kept on another release: a saved program, an AOTInductor package.
-LOAD_KINDS = ("load", AOTI_LOAD_KIND)
+# A program saved on an older release, compiled with AOTInductor on the loading one (AOTI_COMPILE_KEYS).
+AOTI_COMPILE_KIND = "aoti-compile"
+RECORD_KINDS = ("environment", "cell", "env-error", "load", AOTI_LOAD_KIND, AOTI_COMPILE_KIND)
+# The kinds that record a release taking something a run kept on another release: a saved program loaded, an
+# AOTInductor package loaded, a saved program compiled. Each has a load's identity (LOAD_IDENTITY).
+LOAD_KINDS = ("load", AOTI_LOAD_KIND, AOTI_COMPILE_KIND)
 
 # Every cell record carries these keys (None where they do not apply).
 CELL_KEYS = (
@@ -319,6 +322,55 @@ AOTI_LOAD_MEANING = {
     "not-applicable": "the loading release has no loader for this kind of package, or the machine no C++ compiler",
     "untrusted": "not loaded: its folder's signature is missing or does not match the signing key (see load --trust)",
 }
+
+
+# --- a program saved on an older release, compiled on this one (``export-matrix load --aoti``) ----------
+
+# "Exported on X, compiled on Y": ``load --aoti`` on release Y takes each program saved on an older release X,
+# loads it with ``torch.export.load``, compiles it with Y's AOTInductor API in a process of its own, loads the
+# package in a fresh process that never compiled, runs it on the program's saved inputs and compares with the
+# saved outputs. One record per (program, compiling release), of its own kind: ``saved_*`` name the release
+# that exported and saved the program, ``torch_version``, ``variant`` and ``python`` the one that compiled and
+# loaded the package (the identity is a load's, LOAD_IDENTITY). ``status`` is the aoti stage's outcome
+# (AOTI_STATUSES): ``skipped`` where the program does not load on the compiling release (nothing to compile:
+# that is its load's failure, not the compile's), ``not-applicable`` where the release has no AOTInductor API
+# or the machine no C++ compiler, ``untrusted`` where the program's folder is not signed with this machine's
+# key. ``failed_step`` says where one that was tried stopped: AOTI_COMPILE_STEPS, or None where it matched or
+# the step is unknown (the whole process died). ``aoti_api`` compiled it, ``aoti_loader`` loaded the package;
+# ``compile_s``, ``load_s`` and ``run_s`` time the compile, the package's load and the run on the kept inputs;
+# ``package_bytes`` is the package's size. The package itself is not kept.
+AOTI_COMPILE_KEYS = (
+    "schema_version", "kind", "run_id",
+    "saved_torch_version", "saved_variant", "saved_python",
+    "torch_version", "variant", "python", "device",
+    "case", "mode", "artifact", "dependency_set", "with_set",
+    "status", "failed_step", "error_type", "error_message", "error_traceback",
+    "aoti_api", "aoti_loader", "package_bytes", "checked_inputs", "case_module",
+    "compile_s", "load_s", "run_s", "total_s", "peak_rss_mb", "exit_code", "stderr_tail", "finished_at",
+    # The run that measured a result this record reuses (matrix/worker/reuse.py); None where it ran now.
+    "reused_from",
+)  # fmt: skip
+# Where a compile that was tried stopped: the compile, the package's load, or its run and comparison.
+AOTI_COMPILE_STEPS = ("compile", "load", "run")
+# What each outcome says of a program compiled on a newer release.
+AOTI_COMPILE_MEANING = {
+    STAGE_OK: "compiled, loaded in a fresh process, ran on the saved inputs and reproduced the saved outputs",
+    STAGE_MISMATCH: "compiled and loaded, but gave other numbers than the saving release's eager run",
+    STAGE_ERROR: "the compile, the package's load or its run raised (the record's failed_step says which)",
+    STAGE_SKIPPED: "not compiled: the program does not load on the compiling release",
+    Status.NOT_APPLICABLE.value: "the compiling release has no AOTInductor API, or the machine no C++ compiler",
+    Status.CRASH.value: "a process of the compile or of the package's load died (signal, os._exit, out of memory)",
+    Status.TIMEOUT.value: "the compile ran past --aoti-timeout, or the load past --timeout, and was killed",
+    LoadStatus.UNTRUSTED.value: "not compiled: its folder's signature is missing or does not match the signing key",
+}
+# Each outcome's glyph in the Markdown pages, beside the load statuses' (the same glyph for the same idea).
+AOTI_SYMBOL = {
+    STAGE_OK: _SYMBOL["pass"], STAGE_MISMATCH: _SYMBOL["mismatch"], STAGE_ERROR: _SYMBOL["fail"],
+    STAGE_SKIPPED: "⏭️", Status.NOT_APPLICABLE.value: _SYMBOL["not-applicable"], Status.CRASH.value: _SYMBOL["crash"],
+    Status.TIMEOUT.value: _SYMBOL["timeout"], LoadStatus.UNTRUSTED.value: _LOAD_SYMBOL["untrusted"],
+}  # fmt: skip
+# The outcomes that tried the program (it loaded, and a compile was started): the others say nothing of AOTInductor.
+AOTI_TRIED = (STAGE_OK, STAGE_MISMATCH, STAGE_ERROR, Status.CRASH.value, Status.TIMEOUT.value)
 
 
 def load_rank(status: Any) -> Optional[int]:

@@ -139,14 +139,14 @@ def probe(
 
 def _exports(name: str, info: Any, build: Build, scratch: Path, timeout: float, version: str) -> bool:
     """Whether the case loads and runs eagerly in a mode with this version of the library beside ``build``'s torch."""
-    from ..probe import case_request, probe_case
+    from ..probe import cases_request, probe_case
     from . import environments
 
     # The version joins the case's own needs, as --with would: the worker runs the case in that set.
     candidate = "%s==%s" % (name, version)
     python = environments.default_python(build.release)
     spec = environments.Spec(build, python, dependencies.set_key((*info.dependencies, candidate)))
-    request = case_request(info.path, ("strict", "non-strict"), scratch / spec.name, timeout, added=(candidate,))
+    request = cases_request((info.path,), ("strict", "non-strict"), scratch / spec.name, timeout, added=(candidate,))
     probed = probe_case(spec, info, request)
     statuses = {mode: (probed.cell(mode) or {}).get("status") for mode in ("strict", "non-strict")}
     print("torch %s + %s %s: %s" % (build.torch_version, name, version, statuses), file=sys.stderr)

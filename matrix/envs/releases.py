@@ -2,7 +2,7 @@
 
 The facts live in ``releases.toml`` next to this module. This module only reads them
 into frozen dataclasses and answers questions about them ("the latest 2.4 patch",
-"the releases between 2.5.1 and 2.9.1", "the quick selection", "the nightly channel's cpu
+"the releases between 2.5.1 and 2.9.1", "the quick selection", "the aoti selection", "the nightly channel's cpu
 index"). It imports only the standard library and ``packaging``, so the noxfile can build
 its session list from it wherever nox runs: a channel's word (``nightly``) stays a word
 until an environment is installed, when ``channels`` asks the index which build it names.
@@ -32,7 +32,9 @@ else:  # pragma: no cover - exercised only on Python < 3.11
 
 DATA = Path(__file__).with_name("releases.toml")
 DEFAULT_VARIANT = "pypi"
-SELECTIONS = ("quick", "all", "latest")  # the words that are neither a release nor a channel
+# The words that are neither a release nor a channel; `quick` and `aoti` are lists in releases.toml.
+SELECTIONS = ("quick", "aoti", "all", "latest")
+NAMED = ("quick", "aoti")
 INDEX_VARIABLE = "EXPORT_MATRIX_INDEX_URL_"  # + a channel variant's name (NIGHTLY_CPU): its index
 
 
@@ -400,7 +402,8 @@ class Matrix:
         return build.pinned(version, facts)
 
     def select(self, words: Iterable[str], variant: Optional[str] = None) -> List[Build]:
-        """Builds for selection words: ``quick``, ``all``, ``latest``, minors, versions, ``version+tag``, channels."""
+        """Builds for selection words: ``quick``, ``aoti``, ``all``, ``latest``, minors, versions, ``version+tag``,
+        channels."""
         builds: List[Build] = []
         for word in words:
             for spec in self._expand(word):
@@ -410,8 +413,8 @@ class Matrix:
         return builds
 
     def _expand(self, word: str) -> List[str]:
-        if word == "quick":
-            return list(self.selection("quick"))
+        if word in NAMED:
+            return list(self.selection(word))
         if word == "all":
             return [r.version for r in self.latest_patches()] + list(self.selection("matrix"))
         return [word]
@@ -513,7 +516,8 @@ def parse(data: Mapping[str, Any], source: str = "releases.toml") -> Matrix:
         source=source,
         channels=_channels(data.get("channels") or {}, variants, source),
     )
-    for name in ("quick", "matrix"):
+    optional = tuple(name for name in NAMED if name != "quick" and name in dict(matrix.selections))
+    for name in ("quick", "matrix", *optional):
         for spec in matrix.selection(name):
             try:
                 matrix.resolve(spec)

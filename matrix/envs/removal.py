@@ -7,18 +7,27 @@ of the packages that no remaining environment has installed; of the others, the 
 wheels that no environment links any more (the removed release's torch, say) are pruned
 (``cache_archives``). So the disk comes back with other releases still installed, and those
 reinstall from the cache as before.
+
+``python -m matrix.envs.removal --keep WORD...`` is the other way round: it removes every
+environment but those of the builds a selection names (a channel's word keeps its newest build),
+so that a cache of environments kept between CI runs does not gather a nightly a day.
 """
 
 from __future__ import annotations
 
+import argparse
+import re
 import shutil
+import sys
 from dataclasses import dataclass
 from email.parser import HeaderParser
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ..contract import dependencies
-from . import cache_archives, environments
+from ..contract.errors import UserError, report_errors
+from ..contract.options import add_variant
+from . import cache_archives, environments, releases
 from .install import Installer, InstallError, UvInstaller, installer, run_captured
 from .releases import Build
 
@@ -27,8 +36,14 @@ Clean = Callable[[List[str], Log], None]
 Prune = Callable[[List[str], Path, Log], cache_archives.Pruned]
 
 
-class RemovalError(Exception):
+class RemovalError(UserError):
     """An environment or a cache entry that could not be removed; the message says which and why."""
+
+
+# An environment's folder (``environments.Spec.name``): ``torch-VERSION_VARIANT_pyX.Y``, a set's ``_deps-`` suffix.
+ENVIRONMENT = re.compile(r"torch-(?P<version>[^_]+)_[^_]+_py\d+\.\d+(?:_deps-[0-9a-f]{8})?")
+# What the selection words of ``--keep`` may hold beside builds: check's word for the running interpreter.
+NOT_A_BUILD = ("current",)
 
 
 @dataclass(frozen=True)
@@ -177,6 +192,11 @@ def remove(
         absent = (build.torch_version, build.variant.name, envs)
         log("no environment of torch %s (%s) in %s: nothing to remove" % absent)
         return Removal((), 0, (), ())
+    return remove_paths(paths, envs, clean, prune, log)
+
+
+def remove_paths(paths: List[Path], envs: Path, clean: Clean, prune: Prune, log: Log) -> Removal:
+    """Remove these environment folders of ``envs``, then what of uv's cache only they used (see ``remove``)."""
     removed = [installed(path) for path in paths]
     others = [p for p in sorted(envs.iterdir()) if p not in paths and not p.name.startswith(".") and p.is_dir()]
     remaining = [installed(path) for path in others]
@@ -205,3 +225,89 @@ def remove(
         pruned = cache_archives.Pruned(skipped="the removed environments' files were not hard links into it")
     log_pruned(pruned, log)
     return Removal(names, found.size, tuple(cleaned), tuple(kept), pruned.dists, pruned.freed)
+
+
+# --- keeping only a selection's environments ---------------------------------------------------------
+
+
+def environment_folders(envs: Path) -> List[Path]:
+    """The environments in ``envs``, by their folders' names: the worker's copies and anything else stay out."""
+    try:
+        entries = sorted(envs.iterdir())
+    except OSError:  # no environments folder yet
+        return []
+    return [p for p in entries if ENVIRONMENT.fullmatch(p.name) and p.is_dir() and not p.is_symlink()]
+
+
+def used(builds: Iterable[Build], envs: Path) -> List[Path]:
+    """The environments of ``builds`` in ``envs``: each build's own and its dependency sets', for any Python; of a
+    channel's word (``nightly``), those of its newest build installed, which the word named last."""
+    found: List[Path] = []
+    for build in builds:
+        paths = environments.of_build(build, envs)
+        if build.pending and paths:
+            newest = max({_version(p) for p in paths}, key=releases.version_key)
+            paths = [p for p in paths if _version(p) == newest]
+        found += [p for p in paths if p not in found]
+    return found
+
+
+def _version(path: Path) -> str:
+    matched = ENVIRONMENT.fullmatch(path.name)
+    return matched.group("version") if matched else path.name
+
+
+def keep_only(
+    builds: Sequence[Build],
+    envs: Optional[Path] = None,
+    clean: Clean = uv_cache_clean,
+    prune: Prune = uv_cache_prune,
+    log: Log = environments.log_to_stderr,
+) -> Removal:
+    """Remove every environment in ``envs`` but those ``builds`` use (``used``), then what of uv's cache only
+    the removed ones used."""
+    envs = environments.env_dir() if envs is None else envs
+    kept = used(builds, envs)
+    paths = [p for p in environment_folders(envs) if p not in kept]
+    if not paths:
+        log("%d environment(s) in %s, each of the selection: nothing to remove" % (len(kept), envs))
+        return Removal((), 0, (), ())
+    log("keeping %s" % (", ".join(p.name for p in kept) or "no environment"))
+    return remove_paths(paths, envs, clean, prune, log)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m matrix.envs.removal",
+        description="remove every torch environment (EXPORT_MATRIX_ENV_DIR) but those of the builds named,"
+        " and what of uv's cache only the removed ones used",
+    )
+    parser.add_argument(
+        "--keep",
+        nargs="+",
+        required=True,
+        metavar="RELEASE",
+        help="the builds to keep, as check --torch names them: 2.6, 2.6.0, 2.6.0+cpu, latest, quick, all, nightly"
+        " (its newest build here), nightly:2026-01-15, rc; current is no build and keeps nothing",
+    )
+    add_variant(parser, "wheel variant of the words given without a +tag, as check --variant (default pypi)")
+    parser.add_argument("--dry-run", action="store_true", help="name the environments that would go, remove nothing")
+    options = parser.parse_args(argv)
+
+    def body() -> int:
+        words = [word for word in options.keep if word not in NOT_A_BUILD]
+        builds = releases.default_matrix().select(words, options.variant)
+        if not options.dry_run:
+            keep_only(builds)
+            return 0
+        envs = environments.env_dir()
+        kept = used(builds, envs)
+        for path in environment_folders(envs):
+            print("%s %s" % ("keep  " if path in kept else "remove", path.name))
+        return 0
+
+    return report_errors(parser.prog, body)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

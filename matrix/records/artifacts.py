@@ -71,11 +71,14 @@ REGRESSION_COLUMNS = [
 ]  # fmt: skip
 
 
-def table(loads: pd.DataFrame, keys: Sequence[str] = LOAD_KEYS) -> pd.DataFrame:
+def table(
+    loads: pd.DataFrame, keys: Sequence[str] = LOAD_KEYS, statuses: Sequence[str] = LOAD_STATUSES
+) -> pd.DataFrame:
     """One row per (saved-on, loaded-on, case, mode, with_set), the latest record winning; report order.
 
     Records whose identity is not text, or whose mode or status is unknown, are left out. ``keys``: the
-    record keys kept, LOAD_KEYS for programs (``schema.AOTI_LOAD_KEYS`` for packages, :mod:`.aoti_loads`).
+    record keys kept, LOAD_KEYS for programs (``schema.AOTI_LOAD_KEYS`` for packages, :mod:`.aoti_loads`);
+    ``statuses`` those a record may hold (``schema.AOTI_STATUSES`` for compiles, :mod:`.aoti_compiles`).
     """
     columns = ["saved", "loaded", *keys]
     if loads.empty:
@@ -84,7 +87,7 @@ def table(loads: pd.DataFrame, keys: Sequence[str] = LOAD_KEYS) -> pd.DataFrame:
     # A record from before --with sets had folders of their own has no with_set: it had none.
     frame["with_set"] = [v if isinstance(v, str) else "" for v in frame["with_set"]]
     text = frame[list(LOAD_REQUIRED)].apply(lambda column: column.map(lambda v: isinstance(v, str))).all(axis=1)
-    frame = frame[text & frame["mode"].isin(MODES) & frame["status"].isin(LOAD_STATUSES)]
+    frame = frame[text & frame["mode"].isin(MODES) & frame["status"].isin(list(statuses))]
     if frame.empty:
         return pd.DataFrame({column: pd.Series(dtype=object) for column in columns})
     rows = frame.to_dict("records")

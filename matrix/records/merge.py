@@ -134,7 +134,9 @@ def identity_problem(record: Record) -> Optional[str]:
     if missing:
         return "without %s" % ", ".join(missing)
     unsafe = [
-        key for key in (ENV_KEY + SAVED_ENV_KEY if kind in LOAD_KINDS else ENV_KEY) if not is_safe_name(record[key])
+        key
+        for key in (ENV_KEY + SAVED_ENV_KEY if kind in LOAD_KINDS else ENV_KEY)
+        if not is_safe_name(_named_part(kind, key, record[key]))
     ]
     if unsafe:
         return "whose %s %s not a safe file-name part (letters, digits and . _ + -, no leading dot): %s" % (
@@ -153,6 +155,15 @@ def identity_problem(record: Record) -> Optional[str]:
     if kind not in LOAD_KINDS and not isinstance(record.get("dependency_set") or "", str):
         return "whose dependency_set %r is not text" % (record.get("dependency_set"),)
     return None
+
+
+def _named_part(kind: Any, key: str, value: Any) -> Any:
+    """What of ``value`` must be a safe name part: all of it, but for the colon of a dated channel word
+    (``nightly:2026-01-15``) that names a build which could not be installed, which its file name writes
+    as ``-`` (``records.name_part``)."""
+    if kind == "env-error" and key == "torch_version" and isinstance(value, str):
+        return value.replace(":", "-")
+    return value
 
 
 def read_shard(path: str) -> Shard:

@@ -7,7 +7,7 @@ manifest) and no record file is read as the records those tables came from:
 - each cell becomes one record per run: its ``statuses`` (``pass×3 fail×1``) give the runs and
   their statuses, the runs that agree with the cell's status carry its measures and each its
   own export time (``export_s_runs``), so that the rebuilt cell table is the published one;
-- ``environments``, ``env_errors``, ``loads`` and ``aoti_loads`` become their records again;
+- ``environments``, ``env_errors``, ``loads``, ``aoti_loads`` and ``aoti_compiles`` become their records again;
 - the bulky texts (graph, traceback, stderr tail, draft_export's problems) come from
   ``texts.parquet`` where the report wrote one; a report published without it is rebuilt
   without them, and the rebuild says so in a warning.
@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pandas as pd
 
-from matrix.contract.schema import AOTI_LOAD_KIND, LOAD_KINDS, SCHEMA_VERSION
+from matrix.contract.schema import AOTI_COMPILE_KIND, AOTI_LOAD_KIND, LOAD_KINDS, SCHEMA_VERSION
 
 CELLS = "cells.parquet"
 TEXTS = "texts.parquet"
@@ -36,6 +36,7 @@ TABLES = {
     "env-error": "env_errors.parquet",
     "load": "loads.parquet",
     AOTI_LOAD_KIND: "aoti_loads.parquet",  # the compiled packages' loads, where the aoti stage ran
+    AOTI_COMPILE_KIND: "aoti_compiles.parquet",  # programs compiled on a newer release, where load --aoti ran
 }
 # What the report writes beside its tables: a folder with both is a published report.
 MANIFEST = ".export-matrix-report.json"

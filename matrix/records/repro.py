@@ -3,8 +3,10 @@
 A cell is *failing* when its status is neither pass nor not-applicable, or when a stage run on
 its exported program (decomposition, save/load) failed. For each, :func:`check_command` is the
 ``export-matrix check`` that runs it again, :func:`install` the ``pip install`` of its exact
-torch build and of the versions its environment resolved, and :func:`plan` the steps a
-standalone script runs to reproduce it (:mod:`matrix.records.repro_script` writes that script).
+torch build (a channel's build from its channel's index alone) and of the versions its
+environment resolved, and :func:`plan` the steps a standalone script runs to reproduce it
+(:mod:`matrix.records.repro_script` writes that script; :mod:`matrix.records.repro_lookup`
+finds the cell a cell id names).
 
 A report shows a repro per *distinct failure* of a case (:func:`failures`): cells of one mode
 and ``--with`` set that end the same way (status, error class and first line, failing stages)
@@ -22,10 +24,11 @@ import pandas as pd
 
 from matrix.contract import dependencies
 from matrix.contract.case import EXPORTDB_SOURCE
-from matrix.contract.errors import FAILED, UserError
+from matrix.contract.errors import UserError
 from matrix.contract.schema import MODES, STAGE_ERROR, STAGE_MISMATCH, Status, cell_id, first_line
 from matrix.envs import releases
-from matrix.records import packages, tables, transitions
+from matrix.records import packages, transitions
+from matrix.records.channel import channel_of
 from matrix.records.columns import EXPORTED
 
 # The steps a repro script runs, in the order a cell runs them.
@@ -70,6 +73,7 @@ class Cell:
     serialize_error: Optional[str] = None  # set where saving or loading the exported program failed
     dependency_set: str = ""  # the case's PEP 723 requirements and every --with
     added_packages: Tuple[Tuple[str, str], ...] = ()  # (distribution, version) the set added to torch
+    git_version: Optional[str] = None  # torch.version.git_version of the build, where its environment record says
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Cell:
@@ -230,14 +234,26 @@ class Install:
         Tuple[str, str], ...
     ] = ()  # what else the dependency set pulled in, as the cell's environment had it
     note: Optional[str] = None  # where the variant is unknown to this matrix
+    channel: Optional[str] = None  # the channel whose index alone torch comes from (nightly, test)
 
     @property
     def command(self) -> str:
+        """One line to paste: for a channel's build, torch from its index alone, then the rest from PyPI."""
+        if self.channel and self.index_url:
+            # A candidate carries its release's number: with PyPI or another index beside the channel's,
+            # pip could take the release's build of that number. PyTorch's indexes hold torch's dependencies.
+            first = ["pip", "install", self.requirements[0], "--index-url", self.index_url]
+            rest = ["pip", "install", *self.requirements[1:]] if len(self.requirements) > 1 else []
+            return " && ".join(_words(words) for words in (first, rest) if words)
         words = ["pip", "install", *self.requirements]
         if self.index_url:
             # An extra index, not the only one: the case's own packages come from PyPI.
             words += ["--extra-index-url", self.index_url]
-        return " ".join(shlex.quote(word) for word in words)
+        return _words(words)
+
+
+def _words(words: Sequence[str]) -> str:
+    return " ".join(shlex.quote(word) for word in words)
 
 
 def install(cell: Cell, declared: Sequence[str] = (), matrix: Optional[releases.Matrix] = None) -> Install:
@@ -246,10 +262,10 @@ def install(cell: Cell, declared: Sequence[str] = (), matrix: Optional[releases.
     environment resolved; ``declared`` (the case's PEP 723 requirements) stands in for a set the records lack."""
     matrix = matrix or releases.default_matrix()
     release = matrix.release_like(cell.release)
-    index_url, note = None, None
+    index_url, note, channel = None, None, None
     try:
         variant = matrix.variant(cell.variant)
-        index_url = variant.index_url if variant.local_tag else None
+        index_url, channel = (variant.index_url if variant.local_tag else None), variant.channel
     except releases.ReleaseError:
         note = "variant %s is not in releases.toml: install its build of torch %s from its index" % (
             cell.variant,
@@ -261,7 +277,7 @@ def install(cell: Cell, declared: Sequence[str] = (), matrix: Optional[releases.
     names = {dependencies.name_of(r) for r in named}
     rest = tuple((name, version) for name, version in sorted(versions.items()) if name not in names)
     wanted = ("torch==" + torch_version(cell, matrix), *release.requirements, *pinned)
-    return Install(tuple(dict.fromkeys(wanted)), index_url, rest, note)
+    return Install(tuple(dict.fromkeys(wanted)), index_url, rest, note, channel)
 
 
 def _pinned(requirement: str, versions: Dict[str, str]) -> str:
@@ -272,8 +288,11 @@ def _pinned(requirement: str, versions: Dict[str, str]) -> str:
 
 
 def file_name(cell: Cell) -> str:
-    """The script's file name, unique among a case's cells: ``torch-2.13.0+cpu_py3.11_strict.py``."""
-    name = "torch-%s_py%s_%s" % (cell.release, cell.python, cell.mode)
+    """The script's file name, unique among a case's cells: ``torch-2.13.0+cpu_py3.11_strict.py``; a channel's
+    build names its variant too (``torch-2.7.1+cpu_test-cpu_py3.11_strict.py``), as a candidate carries the
+    number of the release it precedes."""
+    channel = "_" + cell.variant if channel_of(cell.variant) else ""
+    name = "torch-%s%s_py%s_%s" % (cell.release, channel, cell.python, cell.mode)
     name += dependencies.set_suffix(cell.with_set)
     return "".join(c if c.isalnum() or c in "._+-" else "_" for c in name) + ".py"
 
@@ -338,63 +357,3 @@ def _signature(cell: Cell) -> Tuple[str, ...]:
 
 def _mode_index(mode: str) -> int:
     return MODES.index(mode) if mode in MODES else len(MODES)
-
-
-# --- finding a cell in records -------------------------------------------------------------------
-
-
-def find(raw: pd.DataFrame, wanted: str, where: str, python: Optional[str] = None, with_set: str = "") -> Cell:
-    """The cell ``wanted`` (a cell id) among ``raw`` cell records (``Store.cells``), its runs summarised as the
-    report summarises them; ReproError naming the cell and ``where`` (the folders) when it is not there,
-    when several environments recorded it (narrowed by ``python`` and ``with_set``), or when it did not fail."""
-    if raw.empty:
-        raise ReproError("%s: no cell records there" % where)
-    ids = [cell_id(str(t), str(m), str(c)) for t, m, c in zip(raw["torch_version"], raw["mode"], raw["case"])]
-    mine = raw[[i == wanted for i in ids]]
-    if mine.empty:
-        raise ReproError("no cell %s in %s%s" % (wanted, where, _nearby(raw, ids, wanted)))
-    if python is not None:
-        mine = mine[mine["python"] == python]
-    if with_set:
-        mine = mine[mine["with_set"].fillna("") == with_set]
-    rows = tables.cells(mine).to_dict("records") if not mine.empty else []
-    if not rows:
-        raise ReproError("%s is in %s, but not with %s" % (wanted, where, _asked(python, with_set)))
-    if len(rows) > 1:
-        shown = "; ".join("--python %s%s" % (r["python"], _with_options(r.get("with_set"))) for r in rows)
-        raise ReproError("%s was recorded in several environments in %s: pick one with %s" % (wanted, where, shown))
-    cell = Cell.from_row(rows[0])
-    if not cell.failing:
-        raise ReproError(
-            "%s %s in %s, every stage included: nothing to reproduce" % (wanted, _ended(cell), where), FAILED
-        )
-    if not cell.reproducible:
-        raise ReproError(
-            "%s ran an ExportDB example bundled with torch (--source exportdb), which has no case file to inline;"
-            " its case of the same name under cases/exportdb/ has one" % wanted
-        )
-    return cell
-
-
-def _ended(cell: Cell) -> str:
-    return "passed" if cell.status == Status.PASS.value else "is %s" % cell.status
-
-
-def _asked(python: Optional[str], with_set: str) -> str:
-    parts = (["--python %s" % python] if python else []) + ([_with_options(with_set).strip()] if with_set else [])
-    return " ".join(parts)
-
-
-def _with_options(with_set: Any) -> str:
-    return "".join(" --with %s" % shlex.quote(r) for r in packages.requirements(with_set))
-
-
-def _nearby(raw: pd.DataFrame, ids: List[str], wanted: str) -> str:
-    """The cells of the same case and mode there are, to say what was meant (or that the case is not there)."""
-    parts = wanted.split("/", 2)
-    if len(parts) < 3:
-        return "; a cell id reads torch-RELEASE/MODE/CASE, e.g. torch-2.13.0+cpu/strict/exportdb/cond_predicate"
-    same = sorted({i for i, case in zip(ids, raw["case"]) if case == parts[2] and i.split("/", 2)[1] == parts[1]})
-    if not same:
-        return "; its records have no case %s in %s mode" % (parts[2], parts[1])
-    return "; cells of that case and mode there: %s" % ", ".join(same[:8]) + (" …" if len(same) > 8 else "")

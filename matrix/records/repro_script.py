@@ -97,8 +97,14 @@ def _header(cell: Cell, case: CaseSource, steps: Sequence[str]) -> str:
         "Reproduces, without torch-export-matrix, the failure of the cell",
         "  " + cell.cell_id,
         "",
-        "Recorded on torch %s (variant %s), Python %s%s:"
-        % (cell.release, cell.variant, cell.python, " with --with %s" % cell.with_set if cell.with_set else ""),
+        "Recorded on torch %s (variant %s%s), Python %s%s:"
+        % (
+            cell.release,
+            cell.variant,
+            ", git %s" % cell.git_version if cell.git_version else "",
+            cell.python,
+            " with --with %s" % cell.with_set if cell.with_set else "",
+        ),
         *("  " + line for line in repro.recorded(cell)),
         "This script reproduces %s." % repro.reproduces(cell),
         "It runs: %s; strict=%s." % (", then ".join(steps), cell.mode == "strict"),

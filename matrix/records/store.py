@@ -1,4 +1,4 @@
-"""Record folders loaded into pandas: tables of cells, environments, env-errors, loads and package loads.
+"""Record folders loaded into pandas: tables of cells, environments, env-errors, loads, package loads and compiles.
 
 Reading goes through :mod:`matrix.contract.records`, so a truncated last line becomes a
 warning and an unknown schema version is refused. When the same cell (release, variant,
@@ -29,6 +29,8 @@ from matrix import parallel
 from matrix.contract import records
 from matrix.contract.errors import UserError
 from matrix.contract.schema import (
+    AOTI_COMPILE_KEYS,
+    AOTI_COMPILE_KIND,
     AOTI_KEYS,
     AOTI_LOAD_KEYS,
     AOTI_LOAD_KIND,
@@ -83,6 +85,9 @@ class Store:
     # Every load of a kept AOTInductor package (``export-matrix load``, kind ``aoti-load``), columns
     # AOTI_LOAD_KEYS; records.aoti_loads picks the latest.
     aoti_loads: pd.DataFrame = field(default_factory=lambda: _aoti_load_records([]))
+    # Every compile of a program saved on an older release (``export-matrix load --aoti``, kind ``aoti-compile``),
+    # columns AOTI_COMPILE_KEYS; records.aoti_compiles picks the latest.
+    aoti_compiles: pd.DataFrame = field(default_factory=lambda: _aoti_compile_records([]))
 
 
 def release_key(version: str) -> Tuple[int, Any, str]:
@@ -171,6 +176,7 @@ class _FileRecords:
     warnings: List[str]
     loads: List[Dict[str, Any]] = field(default_factory=list)
     aoti_loads: List[Dict[str, Any]] = field(default_factory=list)
+    aoti_compiles: List[Dict[str, Any]] = field(default_factory=list)
 
 
 def _loads(line: bytes) -> Any:
@@ -226,6 +232,7 @@ def _parsed(path: str, rows: List[Dict[str, Any]], warnings: List[str], lines: L
     env_errors: List[Dict[str, Any]] = []
     loads: List[Dict[str, Any]] = []
     aoti_loads: List[Dict[str, Any]] = []
+    aoti_compiles: List[Dict[str, Any]] = []
     unknown: Dict[str, int] = {}
     for row in rows:
         kind = row.get("kind")
@@ -239,6 +246,8 @@ def _parsed(path: str, rows: List[Dict[str, Any]], warnings: List[str], lines: L
             loads.append(row)
         elif kind == AOTI_LOAD_KIND:
             aoti_loads.append(row)
+        elif kind == AOTI_COMPILE_KIND:
+            aoti_compiles.append(row)
         else:
             unknown[str(kind)] = unknown.get(str(kind), 0) + 1
     for kind, count in sorted(unknown.items()):
@@ -249,10 +258,10 @@ def _parsed(path: str, rows: List[Dict[str, Any]], warnings: List[str], lines: L
                 row[key] = default  # a record written before the key existed
     if cells and not _identities_are_text(cells):
         cells = _text_identities(path, rows, lines, warnings)
-    for row in itertools.chain(cells, env_errors, loads, aoti_loads):
+    for row in itertools.chain(cells, env_errors, loads, aoti_loads, aoti_compiles):
         _cut_paths(row)
     frame = pd.DataFrame(_columns(cells, RECORD_KEYS, {}), dtype=object) if cells else None
-    return _FileRecords(path, frame, environments, env_errors, warnings, loads, aoti_loads)
+    return _FileRecords(path, frame, environments, env_errors, warnings, loads, aoti_loads, aoti_compiles)
 
 
 # A cell's identity fields other than ``run`` (which is read as a number): they are grouped,
@@ -337,6 +346,7 @@ def load(folders: Sequence[str], workers: Optional[int] = None) -> Store:
     env_errors: List[Dict[str, Any]] = []
     loads: List[Dict[str, Any]] = []
     aoti_loads: List[Dict[str, Any]] = []
+    aoti_compiles: List[Dict[str, Any]] = []
     order = 0
     with _collector_paused(), parallel.pool(workers_for(files, workers)) as side:
         for content in side.map(_read_file_cached, files):
@@ -345,6 +355,7 @@ def load(folders: Sequence[str], workers: Optional[int] = None) -> Store:
             env_errors.extend(content.env_errors)
             loads.extend(content.loads)
             aoti_loads.extend(content.aoti_loads)
+            aoti_compiles.extend(content.aoti_compiles)
             if content.cells is not None:
                 part = content.cells
                 part["_order"] = range(order, order + len(part))
@@ -362,6 +373,7 @@ def load(folders: Sequence[str], workers: Optional[int] = None) -> Store:
         files=tuple(files),
         loads=_load_records(loads),
         aoti_loads=_aoti_load_records(aoti_loads),
+        aoti_compiles=_aoti_compile_records(aoti_compiles),
     )
 
 
@@ -423,6 +435,11 @@ def _load_records(rows: List[Dict[str, Any]]) -> pd.DataFrame:
 def _aoti_load_records(rows: List[Dict[str, Any]]) -> pd.DataFrame:
     """The package load records as read, one row each, columns AOTI_LOAD_KEYS (missing keys as None)."""
     return pd.DataFrame({key: [row.get(key) for row in rows] for key in AOTI_LOAD_KEYS}, dtype=object)
+
+
+def _aoti_compile_records(rows: List[Dict[str, Any]]) -> pd.DataFrame:
+    """The records of programs compiled on a newer release as read, one row each, columns AOTI_COMPILE_KEYS."""
+    return pd.DataFrame({key: [row.get(key) for row in rows] for key in AOTI_COMPILE_KEYS}, dtype=object)
 
 
 # Free text a record may carry from the machine it ran on (messages, tracebacks, output).

@@ -1,24 +1,28 @@
-"""The compiled packages' part of the saved-programs page, and of a case's page: compiled-on × loaded-on.
+"""The compiled packages' part of the saved-programs page, and of a case's page: compiled-on × loaded-on, and
+exported-on × compiled-on.
 
 What is shown is judged in :mod:`matrix.records.aoti_loads` (the table, its shares, epochs and what
-the records say of upstream's promise); this module words it in Markdown: the section of
-``artifacts.md`` (:func:`section`) and the grid a case's page shows under its saved-program grid
-(:func:`case_section`). :mod:`matrix.report.artifacts` writes both, with the heatmaps and the table.
+the records say of upstream's promise) and :mod:`matrix.records.aoti_compiles` (programs saved on one release
+and compiled on a newer one, ``load --aoti``); this module words it in Markdown: the section of
+``artifacts.md`` (:func:`section`) and the grids a case's page shows under its saved-program grid
+(:func:`case_section`). :mod:`matrix.report.artifacts` writes both, with the heatmaps and the tables.
 """
 
 from __future__ import annotations
 
-from typing import Any, List, Sequence
+from typing import Optional, Sequence
 
 import pandas as pd
 
-from matrix.contract.schema import AOTI_LOAD_MEANING, LOAD_STATUSES, MODES, NO_RECORD, LoadStatus
+from matrix.contract.schema import AOTI_LOAD_MEANING, LOAD_STATUSES, LoadStatus
 from matrix.records import artifacts as loads_table
+from matrix.records.aoti_compiles import Compiles
 from matrix.records.aoti_loads import PROMISED_FROM, PackageLoads, Promise
 from matrix.records.epochs import Epoch
+from matrix.report import aoti_compiles as compile_page
+from matrix.report import case_grids, shares
 from matrix.report import charts as charting
 from matrix.report import markdown as md
-from matrix.report import shares
 
 TABLE = "aoti_loads.parquet"
 TITLE = "Compiled packages (AOTInductor) across releases"
@@ -43,11 +47,22 @@ def chart_title(mode: str) -> str:
     return "Compiled packages that load and match: %s" % mode
 
 
-def section(packages: PackageLoads, drawn: Sequence[charting.Chart] = ()) -> str:
-    """The section of ``artifacts.md``: counts, the epochs, the promise, the shares per mode and each case's grids."""
+def section(
+    packages: Optional[PackageLoads], drawn: Sequence[charting.Chart] = (), compiles: Optional[Compiles] = None
+) -> str:
+    """The section of ``artifacts.md``: the packages' counts, epochs, promise, shares per mode and each case's grids,
+    then the programs compiled on a newer release (``compiles``), where there are any."""
+    parts = ["## %s\n" % TITLE]
+    if packages is not None and not packages.empty:
+        parts.append(_packages(packages, drawn))
+    if compiles is not None and not compiles.empty:
+        parts.append(compile_page.section(compiles, drawn))
+    return "\n".join(parts)
+
+
+def _packages(packages: PackageLoads, drawn: Sequence[charting.Chart]) -> str:
     found = packages.table
     parts = [
-        "## %s\n" % TITLE,
         INTRO
         + " %s compiled on %s, loaded on %s.\n"
         % (
@@ -70,14 +85,9 @@ def section(packages: PackageLoads, drawn: Sequence[charting.Chart] = ()) -> str
             LoadStatus.UNTRUSTED.value,
         ),
     ]
-    charts = {chart.title: chart for chart in drawn}
-    by_mode = packages.shares
-    for mode in [m for m in MODES if m in set(by_mode["mode"])]:
-        parts.append("#### %s\n" % md.text(mode))
-        chart = charts.get(chart_title(mode))
-        if chart is not None:
-            parts.append("![%s](%s)\n" % (md.text(chart.title), chart.path))
-        parts.append(shares.table(by_mode[by_mode["mode"] == mode], *packages.orders, CORNER))
+    parts += shares.per_mode(
+        packages.shares, drawn, chart_title, lambda rows: shares.table(rows, *packages.orders, CORNER)
+    )
     parts.append("### Each case's packages\n")
     parts.append("Compiled on ↓, loaded on →, per mode; each case's page shows its grid under its saved programs'.\n")
     for case, rows in found.groupby("case", sort=True):
@@ -88,37 +98,26 @@ def section(packages: PackageLoads, drawn: Sequence[charting.Chart] = ()) -> str
     return "\n".join(parts)
 
 
-def case_section(rows: pd.DataFrame, orders: Sequence[Sequence[str]]) -> str:
-    """A case's part of the package table on its page: a compiled × loaded grid per mode, and its failures."""
-    return "## %s\n\n%s" % (TITLE, grids(rows, orders))
+def case_section(
+    rows: pd.DataFrame,
+    orders: Sequence[Sequence[str]],
+    compiled: Optional[pd.DataFrame] = None,
+    compile_orders: Sequence[Sequence[str]] = ((), ()),
+) -> str:
+    """A case's part of the package table on its page: a compiled × loaded grid per mode, and its failures; then
+    its programs compiled on a newer release (``compiled``, rows of the compiles' table), where there are any."""
+    parts = ["## %s\n" % TITLE]
+    if not rows.empty:
+        parts.append(grids(rows, orders))
+    if compiled is not None and not compiled.empty:
+        parts.append("### %s\n" % compile_page.TITLE)
+        parts.append(compile_page.grids(compiled, compile_orders))
+    return "\n".join(parts)
 
 
 def grids(rows: pd.DataFrame, orders: Sequence[Sequence[str]]) -> str:
-    """One grid per mode of a case's rows, each with the failures it shows."""
-    parts = []
-    for mode in [m for m in MODES if m in set(rows["mode"])]:
-        mine = rows[rows["mode"] == mode]
-        records = mine.to_dict("records")
-        status_of = {(loads_table.program_label(r), r["loaded"]): r["status"] for r in records}
-        loaded = [label for label in orders[1] if label in set(mine["loaded"])]
-        grid = [
-            [md.text(compiled)] + [_symbol(status_of.get((compiled, label))) for label in loaded]
-            for compiled in loads_table.program_rows(records, list(orders[0]))
-        ]
-        header = "%s: %s" % (mode, CORNER)
-        parts.append(md.table([md.text(header)] + [md.text(label) for label in loaded], grid,
-                              ["l"] + ["c"] * len(loaded)))  # fmt: skip
-        failures = loads_table.errors(mine)
-        if failures:
-            lines = []
-            for found, pairs in failures:
-                named = ", ".join("%s → %s" % pair for pair in pairs[:SHOWN_PAIRS])
-                if len(pairs) > SHOWN_PAIRS:
-                    named += " … (+%d)" % (len(pairs) - SHOWN_PAIRS)
-                lines.append("- %s — %s" % (md.text(found.text, limit=300), md.text(named)))
-            summary = "%s: %s" % (mode, md.plural(sum(len(p) for _, p in failures), "failing package load"))
-            parts.append(md.details(summary, "\n".join(lines)))
-    return "\n".join(parts)
+    """One compiled × loaded grid per mode of a case's package loads, each with the failures it shows."""
+    return case_grids.per_mode(rows, orders, CORNER, SYMBOLS, loads_table.errors, "failing package load", SHOWN_PAIRS)
 
 
 def epochs_table(found: Sequence[Epoch]) -> str:
@@ -199,10 +198,6 @@ def promise_words(p: Promise) -> str:
 
 def legend() -> str:
     """The load statuses as they read for a package: symbol, name and meaning."""
-    rows: List[List[str]] = [[SYMBOLS[s], md.text(s), md.text(AOTI_LOAD_MEANING[s])] for s in LOAD_STATUSES]
-    rows.append([NO_RECORD, "no record", "this release did not load this package"])
-    return md.table(["", "status", "meaning"], rows)
-
-
-def _symbol(value: Any) -> str:
-    return SYMBOLS.get(value, "?") if isinstance(value, str) else NO_RECORD
+    return case_grids.legend(
+        SYMBOLS, AOTI_LOAD_MEANING, LOAD_STATUSES, "status", "this release did not load this package"
+    )

@@ -7,7 +7,8 @@ per saving × loading release pair, then each program they affect), and per case
 loading grid of statuses with the errors behind them. Where the records hold loads of compiled packages
 (``aoti-load``), the page ends with their section (:mod:`matrix.report.aoti_loads`: their epochs, shares
 and each case's compiled × loaded grid), with heatmaps of their own and ``aoti_loads.parquet`` beside
-``loads.parquet``. Every file goes through
+``loads.parquet``; where they hold programs compiled on a newer release (``aoti-compile``, ``load --aoti``), their
+exported × compiled shares and failures close it, with ``aoti_compiles.parquet``. Every file goes through
 :mod:`matrix.report.files`, and the charts are drawn as the other charts are, so rebuilding
 from the same records changes nothing.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+import textwrap
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -24,7 +26,9 @@ import pandas as pd
 from matrix.contract.schema import LOAD_STATUSES, MODES, NO_RECORD, LoadStatus, first_line
 from matrix.records import artifacts as loads_table
 from matrix.records import tables, transitions
+from matrix.records.aoti_compiles import Compiles
 from matrix.records.aoti_loads import PackageLoads
+from matrix.report import aoti_compiles as compile_page
 from matrix.report import aoti_loads as package_page
 from matrix.report import charts as charting
 from matrix.report import files, shares
@@ -51,18 +55,27 @@ class Written:
     affected: int = 0  # the programs they affect, each counted once per load regression
     load_regressions: Tuple[Dict[str, Any], ...] = ()  # records.artifacts.regressions' rows
     aoti: Optional[PackageLoads] = None  # the compiled packages' loads, where the records hold any
+    compiles: Optional[Compiles] = None  # the programs compiled on a newer release, where the records hold any
 
 
-def write(out: str, table: pd.DataFrame, charts: bool = True, packages: Optional[PackageLoads] = None) -> Written:
+def write(
+    out: str,
+    table: pd.DataFrame,
+    charts: bool = True,
+    packages: Optional[PackageLoads] = None,
+    compiles: Optional[Compiles] = None,
+) -> Written:
     """Write the page (and its charts and tables) for the load table ``table`` (``Model.loads``, built once from
-    ``Store.loads`` by :func:`matrix.records.artifacts.table`) and the package loads ``packages``
-    (:func:`matrix.records.aoti_loads.judge` of ``Store.aoti_loads``).
+    ``Store.loads`` by :func:`matrix.records.artifacts.table`), the package loads ``packages``
+    (:func:`matrix.records.aoti_loads.judge` of ``Store.aoti_loads``) and the compiles ``compiles``
+    (:func:`matrix.records.aoti_compiles.judge` of ``Store.aoti_compiles``).
 
     Returns the paths written, relative to ``out`` (none when there is no usable load record),
     the summary and the charts.
     """
     held = packages if packages is not None and not packages.empty else None
-    if table.empty and held is None:
+    compiled = compiles if compiles is not None and not compiles.empty else None
+    if table.empty and held is None and compiled is None:
         return Written(set())
     written: Set[str] = set()
     drawn: List[charting.Chart] = []
@@ -77,20 +90,26 @@ def write(out: str, table: pd.DataFrame, charts: bool = True, packages: Optional
         _store(table, out, TABLE)
         written.add(TABLE)
         rows = tuple(regressions.to_dict("records"))
+    mine: List[charting.Chart] = []
     if held is not None:
-        shares = held.shares
-        mine = (
-            heatmap_charts(shares, held.table, out, package_page.chart_title, "aoti-loads", "compiled on")
-            if charts
-            else []
-        )
-        drawn += mine
-        text = (text or "# Saved programs loaded on other releases\n") + "\n" + package_page.section(held, mine)
+        if charts:
+            mine += heatmap_charts(held.shares, held.table, out, package_page.chart_title, "aoti-loads", "compiled on")
         _store(held.table, out, package_page.TABLE)
         written.add(package_page.TABLE)
+    if compiled is not None:
+        if charts:
+            mine += heatmap_charts(compiled.shares, compiled.table, out, compile_page.chart_title,
+                                   "aoti-compiles", "exported on", "compiled on")  # fmt: skip
+        _store(compiled.table, out, compile_page.TABLE)
+        written.add(compile_page.TABLE)
+    if held is not None or compiled is not None:
+        drawn += mine
+        text = (
+            (text or "# Saved programs loaded on other releases\n") + "\n" + package_page.section(held, mine, compiled)
+        )
     files.write_text(out, PAGE, text)
     written |= {PAGE} | {path for chart in drawn for path in chart.files}
-    return Written(written, tuple(drawn), len(rows), int(sum(r["programs"] for r in rows)), rows, held)
+    return Written(written, tuple(drawn), len(rows), int(sum(r["programs"] for r in rows)), rows, held, compiled)
 
 
 def _store(table: pd.DataFrame, out: str, name: str) -> None:
@@ -376,24 +395,34 @@ def heatmap_charts(
     title: Callable[[str], str] = _chart_title,
     name: str = "artifacts",
     rows: str = "saved on",
+    columns: str = "loaded on",
 ) -> List[charting.Chart]:
-    """One heatmap per mode: saving (``rows``) × loading release, coloured by the share that passes; the chart of
-    a mode is ``title(mode)``, its file ``charts/<name>-<mode>``."""
+    """One heatmap per mode: saving (``rows``) × loading release (``columns``), coloured by the share that passes;
+    the chart of a mode is ``title(mode)``, its file ``charts/<name>-<mode>``."""
     if grid.empty:
         return []
     charting.prepare()
     saved_order, loaded_order = loads_table.orders(table)
     drawn = []
     for mode in [m for m in MODES if m in set(grid["mode"])]:
-        figure = _heatmap(grid[grid["mode"] == mode], saved_order, loaded_order, title(mode), rows)
+        figure = _heatmap(grid[grid["mode"] == mode], saved_order, loaded_order, title(mode), rows, columns)
         written = charting.save(figure, out, "%s-%s" % (name, mode))
         drawn.append(charting.Chart(written[0], title(mode), tuple(written)))
     return drawn
 
 
+# About how many characters of the default title font one inch of figure holds.
+TITLE_CHARS_PER_INCH = 10
+
+
 @charting.with_settings
 def _heatmap(
-    grid: pd.DataFrame, saved_order: List[str], loaded_order: List[str], title: str, rows: str = "saved on"
+    grid: pd.DataFrame,
+    saved_order: List[str],
+    loaded_order: List[str],
+    title: str,
+    rows: str = "saved on",
+    columns: str = "loaded on",
 ) -> Any:
     from matplotlib import colormaps
 
@@ -416,9 +445,10 @@ def _heatmap(
                 ax.text(x, y, "%d/%d" % (row["passed"], row["total"]), ha="center", va="center", fontsize=7, color=ink)
     ax.set_xticks(range(len(loaded)), [charting.label(v) for v in loaded], rotation=60, ha="right", fontsize=8)
     ax.set_yticks(range(len(saved)), [charting.label(v) for v in saved], fontsize=8)
-    ax.set_xlabel("loaded on")
+    ax.set_xlabel(columns)
     ax.set_ylabel(rows)
-    ax.set_title(title)
+    # A title wider than the plot is cut at the figure's edge: wrapped to the plot's width instead.
+    ax.set_title(textwrap.fill(title, width=max(30, int((width - 1.6) * TITLE_CHARS_PER_INCH))))
     figure.colorbar(image, ax=ax, label="share that passes", fraction=0.05)
     return figure
 

@@ -30,7 +30,18 @@ import pandas as pd
 from matrix import parallel
 from matrix.contract.errors import UserError
 from matrix.contract.options import FAIL_ON, from_namespace
-from matrix.records import aoti_loads, candidate, completeness, model, published, repro, store, tables, transitions
+from matrix.records import (
+    aoti_compiles,
+    aoti_loads,
+    candidate,
+    completeness,
+    model,
+    published,
+    repro,
+    store,
+    tables,
+    transitions,
+)
 from matrix.records import baseline as since
 from matrix.records.completeness import IncompleteBuild
 from matrix.report import aoti_loads as report_aoti
@@ -208,6 +219,7 @@ def _build(
             notify(line)
     cells, labels, moves = judged.cells, judged.labels, judged.moves
     packages = aoti_loads.judge(loaded.aoti_loads)  # the compiled packages' loads, judged once for every page
+    compiles = aoti_compiles.judge(loaded.aoti_compiles)  # programs compiled on a newer release (load --aoti)
     os.makedirs(out, exist_ok=True)
     listed = files.previous(out)
     written: Set[str] = set()
@@ -251,7 +263,7 @@ def _build(
                 drawn.update({name: every[name] for name in fresh})
         written |= _write_tables(out, findings)
         pages = _write_case_pages(
-            out, cells, labels, moves, roots, judged.loads, judged.load_orders, judged.repros, packages
+            out, cells, labels, moves, roots, judged.loads, judged.load_orders, judged.repros, packages, compiles
         )
         written |= pages
         written |= report_repro.write(out, judged.repros, roots)
@@ -263,8 +275,8 @@ def _build(
             groups = {name: (keys[name], drawn[name]) for name in inputs}
             written.add(chart_keys.write_keys(out, groups))
     written |= _write_pages(out, findings)
-    if not loaded.loads.empty or not packages.empty:
-        saved = report_artifacts.write(out, judged.loads, charts=charts, packages=packages)
+    if not loaded.loads.empty or not packages.empty or not compiles.empty:
+        saved = report_artifacts.write(out, judged.loads, charts=charts, packages=packages, compiles=compiles)
         written |= saved.files
         if saved.files:
             findings = dataclasses.replace(findings, artifacts=saved)
@@ -313,12 +325,14 @@ def _write_case_pages(
     orders: Tuple[List[str], List[str]],
     failures: Sequence[repro.Failure] = (),
     packages: Optional[aoti_loads.PackageLoads] = None,
+    compiles: Optional[aoti_compiles.Compiles] = None,
 ) -> Set[str]:
     """One page per case, with its saved programs' loads when there are any; returns their paths relative to ``out``.
 
     ``table`` is the load table (``Model.loads``) and ``orders`` its saving and loading orders (``Model.load_orders``);
     ``failures`` the distinct failures (``Model.repros``), whose repros a case's page shows; ``packages`` the loads
-    of compiled packages, whose grid follows the saved programs'.
+    of compiled packages, whose grid follows the saved programs', then ``compiles``' (programs compiled on a newer
+    release).
     """
     failures_by_case: Dict[str, List[repro.Failure]] = {}
     for failure in failures:
@@ -340,8 +354,11 @@ def _write_case_pages(
         if case in loads_by_case:
             text += "\n" + report_artifacts.case_section(loads_by_case[case], saved_order, loaded_order)
         compiled = packages.of_case(case) if packages is not None else pd.DataFrame()
-        if packages is not None and not compiled.empty:
-            text += "\n" + report_aoti.case_section(compiled, packages.orders)
+        crossed = compiles.of_case(case) if compiles is not None else pd.DataFrame()
+        if not compiled.empty or not crossed.empty:
+            orders = packages.orders if packages is not None else ([], [])
+            crossed_orders = compiles.orders if compiles is not None else ([], [])
+            text += "\n" + report_aoti.case_section(compiled, orders, crossed, crossed_orders)
         files.write_text(out, page, text)
         pages.add(page)
     return pages

@@ -2,16 +2,18 @@
 
 One row per saving (or compiling) build, one column per loading build; each square the loads that
 passed of those the loading build tried (a row of :func:`matrix.records.artifacts.heatmap`), or the
-glyph of why none was tried.
+glyph of why none was tried. :func:`per_mode` lays out such tables one mode after another, each under its
+heatmap, for the compiles' squares as well.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import pandas as pd
 
-from matrix.contract.schema import NO_RECORD, LoadStatus
+from matrix.contract.schema import MODES, NO_RECORD, LoadStatus
+from matrix.report import charts as charting
 from matrix.report import markdown as md
 
 # Each load status's glyph, for programs and packages.
@@ -38,3 +40,22 @@ def square(row: Optional[Dict[str, Any]]) -> str:
         untried = LoadStatus.UNTRUSTED if row.get("untrusted") else LoadStatus.NOT_APPLICABLE
         return SYMBOLS[untried.value]
     return "%d/%d" % (row["passed"], row["total"])
+
+
+def per_mode(
+    by_mode: pd.DataFrame,
+    drawn: Sequence[charting.Chart],
+    chart_title: Callable[[str], str],
+    squares: Callable[[pd.DataFrame], str],
+) -> List[str]:
+    """Each mode's part of a page: its heading, its heatmap where one was drawn (the chart ``chart_title(mode)``)
+    and ``squares`` of its rows of ``by_mode`` (a share table, one row per pair and mode)."""
+    charts = {chart.title: chart for chart in drawn}
+    parts = []
+    for mode in [m for m in MODES if m in set(by_mode["mode"])]:
+        parts.append("#### %s\n" % md.text(mode))
+        chart = charts.get(chart_title(mode))
+        if chart is not None:
+            parts.append("![%s](%s)\n" % (md.text(chart.title), chart.path))
+        parts.append(squares(by_mode[by_mode["mode"] == mode]))
+    return parts

@@ -154,7 +154,7 @@ def aoti_load(folder: str, discard: bool) -> Dict[str, Any]:
 
 
 # A load's status as the aoti stage's outcome (schema.AOTI_STATUSES).
-_OUTCOMES = {
+OUTCOMES = {
     LoadStatus.PASS.value: STAGE_OK,
     LoadStatus.MISMATCH.value: STAGE_MISMATCH,
     LoadStatus.RUN_ERROR.value: STAGE_ERROR,
@@ -181,7 +181,7 @@ def merge_aoti_load(cell: Dict[str, Any], load: Dict[str, Any], follow: Dict[str
     else:
         cell[FRESH_PACKAGE_LOAD] = load
     status = load.get("status")
-    outcome = _OUTCOMES.get(status, STAGE_ERROR) if isinstance(status, str) else STAGE_ERROR
+    outcome = OUTCOMES.get(status, STAGE_ERROR) if isinstance(status, str) else STAGE_ERROR
     error: Optional[str] = None
     if outcome != STAGE_OK:
         step = "run" if status in (LoadStatus.MISMATCH.value, LoadStatus.RUN_ERROR.value) else "load"

@@ -37,7 +37,7 @@ from ..contract.requests import WARM_UP_FROM, batch_choices
 from ..contract.schema import Status, now
 from .jobs import merge, work
 from .journal import Journal, Key, culprits, interrupted
-from .messages import FOLLOW_UP, Message, Result, message
+from .messages import FOLLOW_UP, TIME_LIMIT, Message, Result, message
 from .progress import Progress, say
 from .reuse import ResultCache, machine_dependent, reused
 
@@ -139,6 +139,7 @@ class Item:
     label: str  # what progress shows: a cell id, an artifact's path
     record: Dict[str, Any]
     job: Optional[Any] = None
+    extra_s: float = 0.0  # what its job may take beyond the batch's --timeout (a compile's own limit)
 
 
 class Batch:
@@ -194,6 +195,10 @@ class Batch:
     def finished(self, item: Item, result: Result) -> None:
         """After an item ran and its record is complete: what else its result gives (see RunBatch's)."""
 
+    def tally(self, record: Dict[str, Any]) -> str:
+        """What a recorded item counts as in the command's summary: its status (a batch of two kinds may say which)."""
+        return str(record["status"])
+
     def preimport(self, settings: Settings) -> None:
         """Import the items' libraries once in this process, so that each forked item does not.
 
@@ -242,7 +247,7 @@ class FollowUps:
         self.fresh = fresh or isolation
 
     def run(self, job: Message, timeout: float) -> Result:
-        result = self.isolation.run(job, timeout)
+        result = self.isolation.run(job, job.get(TIME_LIMIT) or timeout)
         follow = result.pop(FOLLOW_UP, None) if isinstance(result, dict) else None
         if not follow:
             return result
@@ -376,7 +381,8 @@ def _batch(
         def keep(item: Item) -> None:
             record = item.record
             writer.write(record)
-            counts[record["status"]] = counts.get(record["status"], 0) + 1
+            tally = batch.tally(record)
+            counts[tally] = counts.get(tally, 0) + 1
             key = keys.get(item.key)
             if cache is not None and key and not record.get("reused_from") and not machine_dependent(record):
                 cache.put(key, record, batch.cache_extra(item, record, cache))
@@ -458,7 +464,10 @@ def _isolated(
             journal.start(item.key, run_id, now(), alone=lanes == 1)
             progress.start(item.label)
             started[item.key] = time.perf_counter()
-            yield item, message(item.job)
+            sent = message(item.job)
+            if item.extra_s:
+                sent[TIME_LIMIT] = settings.timeout + item.extra_s
+            yield item, sent
 
     try:
         for item, result in runner.run(hand_out(), settings.timeout):

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Dict, Optional, Tuple
 from ..contract.case import CaseInfo
 from ..contract.options import DEFAULT_AOTI_TIMEOUT_S, DEFAULT_DIAGNOSIS_BUDGET_S
 from ..contract.schema import ARTIFACT_SAVED, STAGE_ERROR, STAGE_MISMATCH, STAGE_OK, LoadStatus
+from . import exportdb
 from .load_job import LoadJob
 from .messages import FOLLOW_UP, message
 from .sources import loader_for
@@ -89,7 +90,7 @@ class CellJob:
             "case": self.info.name, "source": self.info.source, "mode": self.mode, "device": self.device,
             "dependency_set": self.dependency_set,
         }  # fmt: skip
-        return Kept(self.cache, self.info.path, cell, self.origin)
+        return Kept(self.cache, exportdb.source_file(self.info), cell, self.origin)
 
 
 def fresh_load(folder: str, discard: bool) -> Dict[str, Any]:

@@ -13,16 +13,30 @@ the same way reuses it (``diagnosis_reused_from`` names the release and run that
 of spending its budget again. A skip is never kept: it says how much time the cell had. A
 diagnosis that ran out of its budget is kept under a key that adds the budget and the machine:
 the same failure on another release of the same machine is not diagnosed again only to run out
-of time again (it names the one that did), while another machine or budget tries again.
+of time again (it names the one that did), while another machine or budget tries again. How long
+draft_export takes depends on the model far more than on the error (it traces the whole model,
+with real tensors beside the fake ones), so a case and mode whose diagnosis ran out of the budget
+here is not diagnosed again on a later release that fails with another error either: that cell's
+diagnosis is ``skipped``, naming the release and run that ran out of time (a larger
+``--diagnosis-budget`` tries again).
+
+A diagnosis that runs out of its budget still lists the problems draft_export had met by then
+(the first data-dependent error is usually met early, near where the export itself failed),
+after a ``budget`` entry that says the list may be incomplete. draft_export writes a trace file
+for each call; it goes to a folder of the diagnosis's own, removed afterwards, not to the
+temporary folder where such files would pile up.
 Standard library and torch only, Python 3.8 syntax.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import signal
+import tempfile
 import threading
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from ..contract.schema import DIAGNOSIS_DONE, STAGE_ERROR, STAGE_SKIPPED, Status, first_line
 from . import reuse
@@ -73,6 +87,26 @@ class Kept:
     def __init__(self, root: str, case_path: str, cell: Mapping[str, Any], origin: str) -> None:
         self.cache = reuse.ResultCache(root, KIND)
         self.case_path, self.cell, self.origin = case_path, dict(cell), origin
+
+    def case_key(self, budget_s: float) -> Optional[str]:
+        """The key under which a diagnosis of this case and mode that ran out of ``budget_s`` on this machine is
+        noted, whatever the error; None where the case's source cannot be read."""
+        case_hash = reuse.case_fingerprint(self.case_path)
+        if case_hash is None:
+            return None
+        fields = dict(self.cell, kind=KIND, format=reuse.FORMAT, worker=reuse.worker_fingerprint())
+        fields.update(case_hash=case_hash, budget_s=round(budget_s, 3), machine=_machine(), out_of_time="any error")
+        return reuse.digest(fields)
+
+    def noted(self, key: str) -> Optional[str]:
+        """The release and run (``<torch_version>/<run_id>``) whose diagnosis noted under ``key`` ran out of time."""
+        entry = self.cache.get(key)
+        origin = (entry or {}).get("record", {}).get("reused_from")
+        return origin if isinstance(origin, str) else None
+
+    def note(self, key: str) -> None:
+        """Note that a diagnosis of this case and mode ran out of its budget here (see case_key)."""
+        self.cache.put(key, {"diagnosis_status": Status.TIMEOUT.value, "reused_from": self.origin})
 
     def key(self, record: Mapping[str, Any], budget_s: Optional[float] = None) -> Optional[str]:
         """The key of the failure ``record`` describes; None where the case's source cannot be read.
@@ -136,10 +170,17 @@ def diagnose_failure(
     hit = kept.get(over, out_of_time=True) if over is not None else None
     if hit is not None:
         return hit
+    slow = kept.case_key(budget_s)  # this case and mode ran out of this budget here, with another error
+    origin = kept.noted(slow) if slow is not None else None
+    if origin is not None:
+        why = "not tried: a diagnosis of this case and mode ran out of %.0f s on %s" % (budget_s, origin)
+        return {"diagnosis_status": STAGE_SKIPPED, "diagnosis": [{"kind": "budget", "message": why}]}
     fields = diagnose(case, mode, found, budget_s)
     if fields.get("diagnosis_status") == Status.TIMEOUT.value:
         if over is not None:
             kept.put(over, record, fields, out_of_time=True)
+        if slow is not None:
+            kept.note(slow)
     elif where is not None:
         kept.put(where, record, fields)
     return fields
@@ -158,7 +199,13 @@ class _OutOfTime(Exception):
     pass
 
 
+# Set when the budget's alarm went off: torch may catch the exception it raises and raise its own
+# (dynamo wraps it in "Dynamo failed to run FX node with fake tensors"), which is still out of time.
+_rang: List[bool] = []
+
+
 def _on_alarm(signum: int, frame: Any) -> None:
+    _rang.append(True)
     raise _OutOfTime()
 
 
@@ -169,23 +216,137 @@ def diagnose(case: Any, mode: str, found: Dict[str, bool], budget_s: float) -> D
     if budget_s <= 0:
         return {"diagnosis_status": STAGE_SKIPPED, "diagnosis": [{"kind": "budget", "message": "no time left"}]}
     timed = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGALRM, _on_alarm) if timed else None
-    if timed:
-        signal.setitimer(signal.ITIMER_REAL, budget_s)
-    try:
-        report = _draft_report(case, mode, found)
-    except _OutOfTime:
-        over = [{"kind": "budget", "message": "over %.0f s" % budget_s}]
-        return {"diagnosis_status": Status.TIMEOUT.value, "diagnosis": over}
-    except Exception as exc:  # draft_export itself gave up: say how, briefly
-        text = first_line("%s: %s" % (type(exc).__name__, exc), limit=None)
-        return {"diagnosis_status": STAGE_ERROR, "diagnosis": [{"kind": "draft-export-error", "message": _short(text)}]}
-    finally:
+    met: List[Any] = []  # draft_export's record of what it met, as it goes
+    del _rang[:]
+    with _trace_folder(), _keeping_records(met):
+        previous = signal.signal(signal.SIGALRM, _on_alarm) if timed else None
         if timed:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
+            signal.setitimer(signal.ITIMER_REAL, budget_s)
+        try:
+            report = _draft_report(case, mode, found)
+        except Exception as exc:
+            if isinstance(exc, _OutOfTime) or _rang:
+                return out_of_time(budget_s, problems_met(met))
+            # draft_export itself gave up: say how, briefly
+            text = first_line("%s: %s" % (type(exc).__name__, exc), limit=None)
+            problem = {"kind": "draft-export-error", "message": _short(text)}
+            return {"diagnosis_status": STAGE_ERROR, "diagnosis": [problem]}
+        finally:
+            if timed:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
     problems = problems_of(report)
     return {"diagnosis_status": DIAGNOSIS_DONE, "diagnosis": problems}
+
+
+def out_of_time(budget_s: float, met: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """The fields of a diagnosis stopped by its budget, with the problems ``met`` before then."""
+    if met:
+        why = "over %.0f s; the problems met before then follow (there may be more)" % budget_s
+    else:
+        why = "over %.0f s, before any problem was met" % budget_s
+    return {"diagnosis_status": Status.TIMEOUT.value, "diagnosis": [{"kind": "budget", "message": why}] + met}
+
+
+# draft_export's trace records that are problems, by the kind its report gives them.
+_PROBLEM_RECORDS = {
+    "propagate_real_tensors_provenance": "data-dependent-error",
+    "missing_fake_kernel": "missing-fake-kernel",
+    "mismatched_fake_kernel": "mismatched-fake-kernel",
+}
+
+
+@contextlib.contextmanager
+def _trace_folder() -> Iterator[None]:
+    """draft_export's trace file in a folder of this diagnosis's own (TORCH_DTRACE), removed afterwards."""
+    variable = "TORCH_DTRACE"
+    folder = tempfile.mkdtemp(prefix="export-matrix-draft-")
+    before = os.environ.get(variable)
+    os.environ[variable] = folder
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(variable, None)
+        else:
+            os.environ[variable] = before
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _keeping_records(met: List[Any]) -> Iterator[None]:
+    """While inside, each record draft_export starts of the problems it meets is appended to ``met``.
+
+    draft_export keeps them in its trace handler (``CaptureStructuredTrace.log_record``) and drops
+    them when it leaves; this keeps a reference to each, so that a diagnosis stopped by its budget
+    can still say what was met. Where the release has no such handler, nothing is kept.
+    """
+    try:
+        from torch.export import _draft_export as module
+
+        handler = module.CaptureStructuredTrace
+    except Exception:
+        yield
+        return
+
+    class Keeping(handler):  # type: ignore[misc, valid-type]
+        def __enter__(self) -> Any:
+            entered = super().__enter__()
+            met.append(self.log_record)
+            return entered
+
+    module.CaptureStructuredTrace = Keeping  # type: ignore[misc]
+    try:
+        yield
+    finally:
+        module.CaptureStructuredTrace = handler  # type: ignore[misc]
+
+
+def problems_met(met: List[Any]) -> List[Dict[str, Any]]:
+    """The problems in draft_export's records ``met`` (see _keeping_records), as problems_of lists a report's."""
+    failures, names = [], {}
+    for record in met:
+        for name, contents in list(getattr(record, "logs", None) or []):
+            if name == "str" and isinstance(contents, (tuple, list)) and len(contents) == 2:
+                names[contents[1]] = contents[0]
+            elif name in _PROBLEM_RECORDS and isinstance(contents, dict):
+                failures.append(
+                    _Met(_PROBLEM_RECORDS[name], dict(contents, occurrences=_count(record, name, contents)))
+                )
+    return _merged(failures, names)
+
+
+class _Met:
+    """A problem read from draft_export's records: shaped as its report's failures, for problems_of."""
+
+    def __init__(self, kind: str, data: Dict[str, Any]) -> None:
+        self.failure_type, self.data = kind, data
+
+    def print(self, names: Any) -> str:
+        return str(self.data.get("expr") or self.data.get("op") or "no detail")
+
+
+def _count(record: Any, name: str, contents: Dict[str, Any]) -> Optional[int]:
+    try:
+        return int(record.get_log_count((name, contents)))
+    except Exception:
+        return None
+
+
+def _merged(failures: List[Any], names: Any) -> List[Dict[str, Any]]:
+    merged: Dict[Tuple[Any, ...], Dict[str, Any]] = {}
+    for failure in failures:
+        kind = _kind(getattr(failure, "failure_type", None))
+        data = getattr(failure, "data", None) or {}
+        message = _message(failure, data, names)
+        frame = _user_frame(data, names)
+        entry = merged.setdefault(
+            (kind, message, frame), {"kind": kind, "message": message, "frame": frame, "count": 0}
+        )
+        occurrences = data.get("occurrences") if isinstance(data, dict) else None
+        entry["count"] += occurrences if isinstance(occurrences, int) and occurrences > 0 else 1
+    ordered = sorted(merged.values(), key=lambda e: (e["kind"], -e["count"], e["message"]))
+    return ordered[:MAX_PROBLEMS]
 
 
 def _draft_report(case: Any, mode: str, found: Dict[str, bool]) -> Any:
@@ -209,21 +370,12 @@ def problems_of(report: Any) -> List[Dict[str, Any]]:
     if report is None:
         return []
     names = getattr(report, "str_to_filename", None) or {}
-    merged: Dict[tuple, Dict[str, Any]] = {}
-    for failure in list(getattr(report, "failures", []) or []):
-        kind = _kind(getattr(failure, "failure_type", None))
-        data = getattr(failure, "data", None) or {}
-        message = _message(failure, data, names)
-        frame = _user_frame(data, names)
-        key = (kind, message, frame)
-        entry = merged.setdefault(key, {"kind": kind, "message": message, "frame": frame, "count": 0})
-        occurrences = data.get("occurrences") if isinstance(data, dict) else None
-        entry["count"] += occurrences if isinstance(occurrences, int) and occurrences > 0 else 1
-    ordered = sorted(merged.values(), key=lambda e: (e["kind"], -e["count"], e["message"]))
-    return ordered[:MAX_PROBLEMS]
+    return _merged(list(getattr(report, "failures", []) or []), names)
 
 
 def _kind(failure_type: Any) -> str:
+    if isinstance(failure_type, str):
+        return failure_type
     name = getattr(failure_type, "name", None) or str(failure_type or "unknown")
     return name.lower().replace("_", "-")
 

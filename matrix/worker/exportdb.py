@@ -117,6 +117,17 @@ def _path(name: str, example: Any) -> str:
     return os.path.relpath(os.path.abspath(filename), site).replace(os.sep, "/")
 
 
+def source_file(info: CaseInfo) -> str:
+    """The file whose source decides a case's result: a bundled example's own file in the installed torch
+    (its ``path`` is relative to site-packages), any other case's ``path`` as it is."""
+    if info.source != SOURCE or os.path.isabs(info.path):
+        return info.path
+    import torch
+
+    site = os.path.dirname(os.path.dirname(os.path.abspath(torch.__file__)))
+    return os.path.join(site, *info.path.split("/"))
+
+
 def load(info: CaseInfo) -> Case:
     """Build the Case of one bundled example. Raises CaseError when it is missing or unreadable."""
     name = info.name[len(PREFIX) :] if info.name.startswith(PREFIX) else info.name

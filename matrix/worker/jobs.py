@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, ClassVar, Dict, Protocol, Type, runtime_checkable
 
+from .aoti_compile_job import AotiCompileJob, merge_aoti_compile
 from .aoti_job import AotiLoadJob, merge_aoti_load
 from .cell_job import CellJob, merge_fresh_load
 from .load_job import LoadJob
@@ -47,11 +48,13 @@ KINDS: Dict[str, Type[Job]] = {
     "cell": CellJob,
     "load": LoadJob,
     "aoti-load": AotiLoadJob,
+    "aoti-compile": AotiCompileJob,
 }
 # The merges a follow-up may name: name -> how its result folds into the first job's.
 MERGES: Dict[str, Merge] = {
     "fresh-load": merge_fresh_load,
     "aoti-load": merge_aoti_load,
+    "aoti-compile": merge_aoti_compile,
 }
 
 

@@ -20,6 +20,12 @@ every file meta.json lists is whole, a crash or a hang of its process the ``cras
 of that load alone. A release without a loader for the file is ``not-applicable``, naming what it
 lacks, and no process is started.
 
+With ``--aoti``, each program saved on an older release (:mod:`.aoti_compiles`) is also compiled here with
+AOTInductor, in a process of its own with the compile's own limit (``--aoti-timeout``), and its package loaded
+in a fresh process (:mod:`.aoti_compile_job`): one record per program of kind ``aoti-compile`` (keys
+``schema.AOTI_COMPILE_KEYS``, outcomes ``schema.AOTI_STATUSES``), refused by the parent like a load where the
+folder is untrusted, reused from the result cache by the program's content, this build and the C++ compiler.
+
 The batch engine (:mod:`.batch`) runs the loads as it runs ``run``'s cells, each a load job
 (:mod:`.load_job`; why a load failed is worked out in :mod:`.forensics`). One record per
 artifact goes to ``DIR/load_torch-<version>_<variant>_py<X.Y>.jsonl`` (kind ``load``, keys
@@ -44,19 +50,20 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from ..contract import dependencies, layout, records
 from ..contract.errors import UserError
 from ..contract.layout import Artifact, Key
-from ..contract.options import (
-    from_namespace,
-)
+from ..contract.options import DEFAULT_AOTI_TIMEOUT_S, from_namespace
 from ..contract.requests import LoadRequest, add_load_arguments
 from ..contract.schema import (
+    AOTI_COMPILE_KEYS,
+    AOTI_COMPILE_KIND,
     AOTI_LOAD_KEYS,
     AOTI_LOAD_KIND,
+    AOTI_STATUSES,
     LOAD_KEYS,
     LOAD_STATUSES,
     SCHEMA_VERSION,
     LoadStatus,
 )
-from . import aoti, artifacts, batch, first_use, reuse, signing
+from . import aoti, aoti_compiles, artifacts, batch, first_use, reuse, signing
 from .aoti_job import AotiLoadJob
 from .environment import installed_torch_version, variant_of
 from .journal import Key as JournalKey
@@ -110,6 +117,10 @@ def package_key(key: Key, dependency_set: str = "") -> JournalKey:
     return (json.dumps(list(key[:4]) + [dependency_set, AOTI_LOAD_KIND]), key[4], 0)
 
 
+# Each kind a load record file holds, and the key of its item (for resuming).
+_KEYED = {"load": journal_key, AOTI_LOAD_KIND: package_key, AOTI_COMPILE_KIND: aoti_compiles.compile_key}
+
+
 def package_of(artifact: Artifact) -> Optional[Dict[str, Any]]:
     """What an artifact's meta.json says of the AOTInductor package kept with its program (its ``aoti`` key),
     or None where its cell kept none."""
@@ -131,9 +142,10 @@ class LoadBatch(batch.Batch):
     installed torch."""
 
     noun, verb, doing = "artifact", "load", "loading"
-    statuses = LOAD_STATUSES
-    # A program's load and a package's: each record keeps its own kind's keys (see finished).
-    record_keys = tuple(dict.fromkeys(LOAD_KEYS + AOTI_LOAD_KEYS))
+    # A load's statuses, and a compile's outcomes (--aoti).
+    statuses = tuple(dict.fromkeys(LOAD_STATUSES + AOTI_STATUSES))
+    # A program's load, a package's, a program's compile: each record keeps its own kind's keys (see finished).
+    record_keys = tuple(dict.fromkeys(LOAD_KEYS + AOTI_LOAD_KEYS + AOTI_COMPILE_KEYS))
     # What the parent knows better than the child: the identity of the load.
     parent_keys = frozenset(("schema_version", "kind", "run_id", "torch_version", "variant", "python", "case", "mode"))
 
@@ -145,14 +157,24 @@ class LoadBatch(batch.Batch):
         python: str,
         signing_key: Optional[bytes] = None,
         trust: bool = False,
+        compile_older: bool = False,
+        aoti_timeout: float = DEFAULT_AOTI_TIMEOUT_S,
     ) -> None:
-        """``signing_key`` verifies each artifact's signature, unless ``trust``; None: there is no key."""
+        """``signing_key`` verifies each artifact's signature, unless ``trust``; None: there is no key.
+        ``compile_older`` (``--aoti``): compile the programs saved on older releases, each within ``aoti_timeout``."""
         self.artifacts = {journal_key(artifact.key, artifact.dependency_set): artifact for artifact in found}
         self.packages = {
             package_key(artifact.key, artifact.dependency_set): artifact
             for artifact in found
             if package_of(artifact) is not None
         }
+        self.compiles = {
+            aoti_compiles.compile_key(artifact.key, artifact.dependency_set): artifact
+            for artifact in (aoti_compiles.to_compile(found, version) if compile_older else [])
+        }
+        self.follow_ups = bool(self.compiles)  # each compiled package is loaded in a fresh process
+        self.aoti_timeout = aoti_timeout
+        self.compile_api: Tuple[Optional[aoti.Api], Optional[str]] = (None, "no AOTInductor API was looked for")
         self.env: Dict[str, Any] = {"torch_version": version, "variant": variant, "python": python}
         self.can_load = False
         # Per package file (layout.AOTI_FILES): the loader this release has for it, or None and what it lacks.
@@ -168,7 +190,7 @@ class LoadBatch(batch.Batch):
             found.append(key)
             if package_of(artifact) is not None:
                 found.append(package_key(artifact.key, artifact.dependency_set))
-        return found
+        return found + list(self.compiles)  # the compiles last: each takes seconds to minutes
 
     def done(self, path: str) -> Tuple[Set[JournalKey], List[str]]:
         """The artifacts and packages already recorded in a load record file, for resuming."""
@@ -179,13 +201,12 @@ class LoadBatch(batch.Batch):
         for record in found:
             kind = record.get("kind")
             # An untrusted one was never tried: a later `load --trust` (or with the right key) tries it.
-            if kind not in ("load", AOTI_LOAD_KIND) or record.get("status") == LoadStatus.UNTRUSTED.value:
+            if kind not in _KEYED or record.get("status") == LoadStatus.UNTRUSTED.value:
                 continue
             key = tuple(record.get(k) for k in ("saved_torch_version", "saved_variant", "saved_python", "case", "mode"))
             saved_set = record.get("dependency_set") or ""
             if all(isinstance(part, str) for part in (*key, saved_set)):
-                keyed = journal_key if kind == "load" else package_key
-                keys.add(keyed(key, saved_set))  # type: ignore[arg-type]
+                keys.add(_KEYED[kind](key, saved_set))  # type: ignore[arg-type, index]
             else:
                 warnings.append("%s: skipped a %s record without a usable saving release, case and mode" % (path, kind))
         return keys, warnings
@@ -198,10 +219,14 @@ class LoadBatch(batch.Batch):
         except Exception:
             self.can_load = False
         self.env.update(run_id=run_id, serializer_version=artifacts.serializer_version())
-        if self.packages:
+        if self.packages or self.compiles:
             # Found once, here: importing torch._inductor before forking spares each package's process that import.
             self.loaders = {name: aoti.loader_for(name) for name in layout.AOTI_FILES}
             self.compiler = aoti.compiler_identity()
+        if self.compiles:
+            api, missing = aoti.find_api()
+            problem = aoti.compiler_problem() if api is not None else None
+            self.compile_api = (api, missing) if problem is None else (None, problem)
         if self.can_load:
             self.preimport(settings)
         return None
@@ -212,7 +237,14 @@ class LoadBatch(batch.Batch):
         return sorted({r for key in sets for r in dependencies.key_requirements(key)})
 
     def items(self, keys: Sequence[JournalKey]) -> List[batch.Item]:
-        return [self._package_item(key) if key in self.packages else self._item(key) for key in keys]
+        return [
+            self._compile_item(key)
+            if key in self.compiles
+            else self._package_item(key)
+            if key in self.packages
+            else self._item(key)
+            for key in keys
+        ]
 
     def _item(self, key: JournalKey) -> batch.Item:
         artifact, env = self.artifacts[key], self.env
@@ -298,7 +330,16 @@ class LoadBatch(batch.Batch):
         job = AotiLoadJob(folder=os.path.abspath(artifact.folder), meta=artifact.meta, trust=self.trust)
         return batch.Item(key, label, record, job)
 
+    def _compile_item(self, key: JournalKey) -> batch.Item:
+        artifact = self.compiles[key]
+        distrust = self._distrust(artifact) if artifact.problem is None else None
+        lacking = "torch %s has no torch.export.load" % self.env["torch_version"]
+        api = self.compile_api if self.can_load else (None, lacking)
+        return aoti_compiles.item(key, artifact, self.env, distrust, api, self.aoti_timeout)
+
     def cache_key(self, item: batch.Item) -> Optional[str]:
+        if item.key in self.compiles:
+            return self.compile_cache_key(self.compiles[item.key])
         if item.key in self.packages:
             return self.package_cache_key(self.packages[item.key])
         return self._cache_key(self.artifacts[item.key])
@@ -324,21 +365,32 @@ class LoadBatch(batch.Batch):
         return self._cache_key(artifact, kind=AOTI_LOAD_KIND, package=name, package_sha256=sha256,
                                compiler=self.compiler)  # fmt: skip
 
+    def compile_cache_key(self, artifact: Artifact) -> Optional[str]:
+        """The key of a program's compile here: its load's (the program's content, this build, the worker) and the
+        C++ compiler that compiles it and checks the device when its package loads."""
+        return self._cache_key(artifact, kind=AOTI_COMPILE_KIND, compiler=self.compiler)
+
     def reusable(self, item: batch.Item, entry: Dict[str, Any], cache: reuse.ResultCache) -> bool:
         """The files must still be what meta.json lists: a damaged program or package is loaded, and found damaged."""
-        artifact = self.packages[item.key] if item.key in self.packages else self.artifacts[item.key]
+        artifact = self.compiles.get(item.key) or self.packages.get(item.key) or self.artifacts[item.key]
         return artifact.meta is not None and layout.verify(artifact.folder, artifact.meta) is None
 
     def finished(self, item: batch.Item, result: Dict[str, Any]) -> None:
         own_keys(item.record)
 
+    def tally(self, record: Dict[str, Any]) -> str:
+        """A compile counts apart from the loads (its outcomes share words with theirs): ``compiled ok``."""
+        return "compiled " + str(record["status"]) if record.get("kind") == AOTI_COMPILE_KIND else record["status"]
+
     def died(self, item: batch.Item) -> None:
-        what = "package" if item.key in self.packages else "artifact"
+        what, done = "package" if item.key in self.packages else "artifact", "loaded"
+        if item.key in self.compiles:
+            what, done = "program", "compiled"
         item.record.update(
             status=LoadStatus.CRASH.value,
             error_type="matrix.worker.loader.LoaderDied",
-            error_message="the load command died while this %s loaded (killed by it or from"
-            " outside); recorded as a crash and not loaded again without --force" % what,
+            error_message="the load command died while this %s %s (killed by it or from"
+            " outside); recorded as a crash and not %s again without --force" % (what, done, done),
         )
 
     def warm_up(self) -> None:
@@ -347,8 +399,9 @@ class LoadBatch(batch.Batch):
 
 
 def own_keys(record: Dict[str, Any]) -> None:
-    """Drop from a load record what its kind does not carry (a result may hold keys of the other kind)."""
-    keys = set(AOTI_LOAD_KEYS if record.get("kind") == AOTI_LOAD_KIND else LOAD_KEYS)
+    """Drop from a load record what its kind does not carry (a result may hold keys of another kind)."""
+    kinds = {AOTI_LOAD_KIND: AOTI_LOAD_KEYS, AOTI_COMPILE_KIND: AOTI_COMPILE_KEYS}
+    keys = set(kinds.get(str(record.get("kind")), LOAD_KEYS))
     for key in [k for k in record if k not in keys]:
         del record[key]
 
@@ -374,7 +427,7 @@ def execute(options: LoadOptions) -> Dict[str, int]:
     name = file_name(version, variant, python)[: -len(".jsonl")] + dependencies.set_suffix(options.dependency_set or "")
     settings = options.settings(os.path.join(options.out, name + ".jsonl"))
     # Packages count as artifacts in the plan's line; each one's progress line names its file (…/aoti.pt2).
-    loads = LoadBatch(found, version, variant, python, key, options.trust)
+    loads = LoadBatch(found, version, variant, python, key, options.trust, options.aoti, options.aoti_timeout)
     return batch.execute(loads, settings, version, variant)
 
 
@@ -383,13 +436,18 @@ def saved_with(artifact: Artifact) -> str:
     return artifact.dependency_set
 
 
+# The summary's words, in order: the loads' statuses, then the compiles' outcomes (LoadBatch.tally).
+TALLIES = LOAD_STATUSES + tuple("compiled " + outcome for outcome in AOTI_STATUSES)
+
+
 def main(options: LoadOptions) -> int:
     counts = execute(options)
-    sys.stderr.write(batch.summary(counts, LOAD_STATUSES, "nothing to load") + "\n")
-    if counts.get(LoadStatus.UNTRUSTED.value):
+    sys.stderr.write(batch.summary(counts, TALLIES, "nothing to load") + "\n")
+    untrusted = counts.get(LoadStatus.UNTRUSTED.value, 0)  # an untrusted program's compile is its load's twin
+    if untrusted:
         sys.stderr.write(
             "warning: %d saved program(s) or package(s) not loaded: not signed with this machine's signing key"
             " (their records say why); `load --trust` loads folders you made or trust, %s gives the key that"
-            " signed them\n" % (counts[LoadStatus.UNTRUSTED.value], signing.KEY_VARIABLE)
+            " signed them\n" % (untrusted, signing.KEY_VARIABLE)
         )
     return 0

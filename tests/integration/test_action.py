@@ -180,3 +180,27 @@ def test_the_candidate_jobs_issue_step_opens_one_issue_then_comments_on_it(tmp_p
     assert (
         "https://example.invalid/7" in body and body.count("candidate 2.16.0.dev20260115+cpu vs 2.15.0: regresses") == 2
     )
+
+
+def test_the_actions_cleanup_keeps_the_selections_environments_alone(tmp_path: Path) -> None:
+    from matrix.envs import releases
+    from matrix.envs.environments import Spec
+
+    matrix = releases.default_matrix()
+    nightly = matrix.resolve("nightly", "cpu")
+    python = "%d.%d" % sys.version_info[:2]
+    envs = tmp_path / "torch-export-matrix" / "envs"
+    latest, older, newer = (
+        Spec(matrix.resolve("latest", "cpu"), python),
+        Spec(matrix.pinned(nightly, "9.9.0.dev20260114+cpu"), python),
+        Spec(matrix.pinned(nightly, "9.9.0.dev20260115+cpu"), python),
+    )
+    gone = Spec(matrix.resolve(matrix.releases[0].version), python)  # a release the selection no longer names
+    for spec in (latest, older, newer, gone):
+        (envs / spec.name / "bin").mkdir(parents=True)
+    (envs / ".worker").mkdir()
+    found = step("Remove the environments the selection does not use")
+    done = run_step(found, step_env(found, {"torch": "latest nightly", "variant": "cpu"}, tmp_path), tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in envs.iterdir()) == sorted([".worker", latest.name, newer.name])
+    assert older.name in done.stderr and gone.name in done.stderr  # what it removed, in the job's log

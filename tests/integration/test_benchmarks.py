@@ -111,14 +111,19 @@ def test_reuse_benchmark_runs_twice_and_prints_what_the_second_run_reused(tmp_pa
 
 
 def test_cost_benchmark_prints_each_ratio_measured_in_one_run(tmp_path: Path):
-    # Two pack records: a failing cell with 7 s outside its stages, a passing one with 1 s outside.
+    # Pack records of two releases: on 2.10 a failing cell with 7 s outside its stages and a passing one with
+    # 1 s outside; on 2.15 the same failure with its diagnosis reused (1 s outside).
     pack = tmp_path / "pack"
     pack.mkdir()
     records = [
-        {"kind": "cell", "case": "real_models/a", "status": "fail", "total_s": 10.0, "export_s": 3.0},
-        {"kind": "cell", "case": "real_models/b", "status": "pass", "total_s": 10.0, "export_s": 5.0,
-         "decompose_s": 4.0},
-        {"kind": "cell", "case": "models/c", "status": "fail", "total_s": 100.0, "export_s": 1.0},
+        {"kind": "cell", "torch_version": "2.10.0", "case": "real_models/a", "status": "fail", "total_s": 10.0,
+         "export_s": 3.0},
+        {"kind": "cell", "torch_version": "2.10.0", "case": "real_models/b", "status": "pass", "total_s": 10.0,
+         "export_s": 5.0, "decompose_s": 4.0},
+        {"kind": "cell", "torch_version": "2.15.0", "case": "real_models/a", "status": "fail", "total_s": 4.0,
+         "export_s": 3.0},
+        {"kind": "cell", "torch_version": "2.15.0", "case": "models/c", "status": "fail", "total_s": 100.0,
+         "export_s": 1.0},
     ]  # fmt: skip
     (pack / "cells.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     command = [sys.executable, str(ROOT / "benchmarks" / "cost.py"), "--select", "exportdb/cond_*", "--jobs", "1"]
@@ -132,4 +137,6 @@ def test_cost_benchmark_prints_each_ratio_measured_in_one_run(tmp_path: Path):
         assert re.search(r"^[^\n]*%s +[\d.]+ " % re.escape(ratio), out, re.M), out
     reused = re.search(r"\((\d+) of (\d+) cells reused\)", out)
     assert reused and reused.group(1) == reused.group(2) != "0", out
-    assert "7 s of the pack's 20 s (2 cells" in out and re.search(r"share +35\.0%", out), out
+    assert "8 s of the pack's 24 s (3 cells" in out and re.search(r"share +33\.3%", out), out
+    assert re.search(r"^ +2\.10\.0 +7 s of +20 s +35\.0%  \(2 cells\)$", out, re.M), out
+    assert re.search(r"^ +2\.15\.0 +1 s of +4 s +25\.0%  \(1 cells\)$", out, re.M), out

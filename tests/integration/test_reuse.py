@@ -165,3 +165,15 @@ def test_two_runs_sharing_a_cache_at_once_leave_it_whole(tmp_path: Path) -> None
     cells = read_cells(tmp_path / "c")
     ran = [r for r in cells if r["status"] != "not-applicable"]
     assert ran and all(r["reused_from"] for r in ran), third.stderr
+
+
+def test_the_exportdb_examples_bundled_with_torch_are_reused_like_case_files(tmp_path: Path) -> None:
+    # Their path is relative to site-packages: the key hashes the example's file in the installed torch.
+    cache = str(tmp_path / "cache")
+    select = ("--source", "exportdb", "--select", "torch-exportdb/cond_*", "--progress", "none", "--cache", cache)
+    run_matrix("run", "--out", str(tmp_path / "first"), *select)
+    second = run_matrix("run", "--out", str(tmp_path / "second"), *select)
+    measured, reused = read_cells(tmp_path / "first"), read_cells(tmp_path / "second")
+    applicable = [r for r in reused if r["status"] != "not-applicable"]
+    assert applicable and all(r["reused_from"] == measured[0]["run_id"] for r in applicable), second.stderr
+    assert outcomes(reused, OUTCOME[:-1]) == outcomes(measured, OUTCOME[:-1])

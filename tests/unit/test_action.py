@@ -100,3 +100,17 @@ def test_the_readme_workflow_is_ten_lines_that_use_the_action_as_declared() -> N
     (step,) = [s for s in job["steps"] if s.get("uses", "").endswith("/torch-export-matrix@v1")]
     assert set(step["with"]) <= set(action()["inputs"]) and "cases" in step["with"]
     assert "nightly" in step["with"]["torch"].split()
+
+
+def test_environments_the_selection_does_not_use_are_removed_before_the_cache_is_saved() -> None:
+    found = steps()
+    names = [step.get("name") or step["uses"] for step in found]
+    removing = names.index("Remove the environments the selection does not use")
+    saving = [i for i, step in enumerate(found) if "envs" in str((step.get("with") or {}).get("path"))]
+    assert names.index("Check the cases") < removing < names.index("Name the installed environments") < saving[-1]
+    step, checked = found[removing], found[names.index("Check the cases")]
+    # The selection the check ran, in the folders it used: a command to run the same way on one's machine.
+    for name in ("TORCH", "VARIANT", "UV_CACHE_DIR", "EXPORT_MATRIX_ENV_DIR"):
+        assert step["env"][name] == checked["env"][name]
+    assert 'python -m matrix.envs.removal --keep $TORCH ${VARIANT:+--variant "$VARIANT"}' in step["run"]
+    assert step["if"] == "${{ !cancelled() && inputs.cache == 'true' }}"

@@ -13,8 +13,8 @@ from typing import Dict, List, Optional, Sequence
 
 import pytest
 
-from matrix.contract import records
-from matrix.envs import channels, companion_table, environments, install, pipconfig, releases, uvconfig
+from matrix.contract import options, records
+from matrix.envs import channels, companion_table, environments, install, logs, pipconfig, releases, uvconfig
 from matrix.envs.channels import ChannelUnavailable
 from matrix.envs.environments import Spec
 from matrix.envs.install import Sources
@@ -110,7 +110,7 @@ def test_a_session_names_its_build_by_the_word_and_gets_it_back() -> None:
 @pytest.mark.parametrize(
     "word, variant, message",
     [
-        ("nightlies", None, "unknown torch selection word 'nightlies'; known words: quick, all, latest, nightly,"),
+        ("nightlies", None, "unknown torch selection word 'nightlies'; known words: quick, aoti, all, latest, nightly"),
         ("nightly:2026-13-01", None, "nightly:2026-13-01: a dated nightly is nightly:YYYY-MM-DD"),
         ("nightly:yesterday", None, "a dated nightly is nightly:YYYY-MM-DD"),
         ("rc:2026-01-15", None, "the test channel has no dated builds"),
@@ -340,10 +340,26 @@ def test_a_channel_that_cannot_be_had_is_an_env_error_of_that_build_alone(tmp_pa
     tool, out = FailingInstaller(), tmp_path / "out"
     assert environments.prepare_or_record(gone, out, tmp_path / "envs", tool, log=lambda _: None) is None
     assert tool.calls == []  # nothing was installed: the index said no first
+    # The record keeps the word; its file's name holds no colon (Windows, artifact names).
+    assert [p.name for p in out.iterdir()] == [
+        "env-error_torch-nightly-2026-01-01+cpu_nightly-cpu_py%s.jsonl" % CURRENT
+    ]
     ((record,), _) = records.read(str(out / environments.env_error_file(gone)))
     assert (record["torch_version"], record["variant"]) == ("nightly:2026-01-01+cpu", "nightly-cpu")
     assert record["error_type"] == "matrix.envs.channels.ChannelUnavailable"
     assert "nightly channel's index %s" % index in record["error_message"] and "2026-01-01" in record["error_message"]
+
+
+def test_every_name_a_dated_word_gives_a_file_or_folder_is_safe_and_a_release_keeps_its_name() -> None:
+    word = Spec(MATRIX.resolve("nightly:2026-01-15"), "3.12", "transformers")
+    assert word.name == "torch-nightly-2026-01-15+cpu_nightly-cpu_py3.12" + word.name[len(word.base.name) :]
+    assert word.name.startswith(word.base.name + "_deps-")
+    assert environments.env_error_file(word.base) == "env-error_torch-nightly-2026-01-15+cpu_nightly-cpu_py3.12.jsonl"
+    assert logs.log_path(Path("out"), word.name).name == word.name + ".log"  # the nox sessions' logs
+    assert all(options.is_safe_name(name) for name in (word.name, environments.env_error_file(word)))
+    # Names that were safe stay as they were: environments, records and caches made before are found again.
+    assert Spec(MATRIX.resolve("2.7.1+cpu"), "3.12").name == "torch-2.7.1+cpu_cpu_py3.12"
+    assert Spec(MATRIX.resolve("nightly"), "3.12").name == "torch-nightly+cpu_nightly-cpu_py3.12"
 
 
 def test_the_environments_of_a_channel_word_are_every_build_of_it_installed(tmp_path: Path) -> None:

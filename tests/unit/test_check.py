@@ -89,7 +89,7 @@ def test_check_shows_the_record_that_schema_recency_says_wins_not_the_last_one_r
 
     monkeypatch.setattr(probe, "run_case", fake_run)
     info = probe.validate_case(str(FIXTURES / "basic" / "add_one.py"))
-    rows = check.check_target(check.Target(None), info, ["strict", "non-strict"], tmp_path, 1.0)
+    rows = check.check_target(check.Target(None), [info], ["strict", "non-strict"], tmp_path, 1.0)[info.name]
     assert [(r.mode, r.status) for r in rows] == [(mode, expected[mode]["status"]) for mode in ("strict", "non-strict")]
 
 
@@ -162,10 +162,10 @@ def test_parallel_check_prints_the_table_of_a_serial_one(monkeypatch: pytest.Mon
         ),
     )
 
-    def fake(target, info, modes, out, timeout, reinstall, verbose, jobs, added, **stages):
+    def fake(target, infos, modes, out, timeout, reinstall, verbose, jobs, added, **stages):
         time.sleep(0.05 * (len(labels) - labels.index(target.label)))  # the oldest finishes last
         status = "pass" if target.label != "2.1.2" else "fail"
-        return [Row(target.label, "pypi", "3.11", mode, status) for mode in modes]
+        return {info.name: [Row(target.label, "pypi", "3.11", mode, status) for mode in modes] for info in infos}
 
     monkeypatch.setattr(check, "check_target", fake)
     tables = []
@@ -223,7 +223,9 @@ def test_every_status_check_prints_is_a_schema_value(monkeypatch: pytest.MonkeyP
     assert len(outcomes) == len(Status) + 2
     chosen = [check.Target(releases.default_matrix().resolve(label), "3.11") for label in labels]
     monkeypatch.setattr(check, "targets", lambda words, variant, python: chosen)
-    monkeypatch.setattr(check, "probe_case", lambda spec, *rest: outcomes[spec.build.torch_version])
+    monkeypatch.setattr(
+        check, "probe_cases", lambda spec, infos, *rest: {i.name: outcomes[spec.build.torch_version] for i in infos}
+    )
     known = set(schema.STATUSES) | {value.value for value in NoCell}
     for fmt in ("text", "json"):
         assert check.main(check.CheckOptions(case=str(FIXTURES / "basic" / "add_one.py"), format=fmt, jobs=1)) == 0
@@ -311,11 +313,14 @@ def fake_checks(monkeypatch: pytest.MonkeyPatch, broken: Dict[str, str]) -> List
     monkeypatch.setattr(check, "targets", lambda words, variant, python: chosen)
     calls: List[Any] = []
 
-    def fake(target, info, modes, out, timeout, reinstall, verbose, jobs, added, **stages):
-        calls.append((info.name, target.label, target.dependency_set, reinstall))
+    def fake(target, infos, modes, out, timeout, reinstall, verbose, jobs, added, **stages):
+        calls.append((tuple(info.name for info in infos), target.label, target.dependency_set, reinstall))
         torch, variant = ("2.15.0", "pypi") if target.label == "2.14.0" else NIGHTLY
-        fails = broken.get(info.name) == "all" or (broken.get(info.name) == "nightly" and variant == NIGHTLY[1])
-        return [Row(torch, variant, "3.11", mode, "fail" if fails else "pass") for mode in modes]
+        rows = {}
+        for info in infos:
+            fails = broken.get(info.name) == "all" or (broken.get(info.name) == "nightly" and variant == NIGHTLY[1])
+            rows[info.name] = [Row(torch, variant, "3.11", mode, "fail" if fails else "pass") for mode in modes]
+        return rows
 
     monkeypatch.setattr(check, "check_target", fake)
     return calls
@@ -362,14 +367,27 @@ def test_one_case_prints_its_table_alone(monkeypatch: pytest.MonkeyPatch, capsys
     assert sorted(by_case) == ["pooled_conv", "tiny_mlp"] and all(len(rows) == 4 for rows in by_case.values())
 
 
-def test_reinstall_rebuilds_each_environment_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_worker_per_release_and_dependency_set_runs_all_its_cases(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = fake_checks(monkeypatch, {})
     assert check.main(check.CheckOptions(cases=(str(USER_MODELS),), reinstall=True, jobs=1)) == 0
-    assert [name for name, *_ in calls[::2]] == ["positive_sum", "pooled_conv", "tiny_mlp"]
-    rebuilt = sorted({(name, label) for name, label, _, reinstall in calls if reinstall})
     # positive_sum and pooled_conv share the releases' own environments; tiny_mlp's PEP 723 block has its own.
-    assert rebuilt == [(name, label) for name in ("positive_sum", "tiny_mlp") for label in ("2.14.0", "2.15.0")]
-    assert {s for name, _, s, _ in calls if name == "tiny_mlp"} == {"numpy"}
+    # Each environment is asked for once, so --reinstall rebuilds each once.
+    assert calls == [
+        (("positive_sum", "pooled_conv"), label, dependency_set, True) if not dependency_set else
+        (("tiny_mlp",), label, dependency_set, True)
+        for label in ("2.14.0", "2.15.0")
+        for dependency_set in ("", "numpy")
+    ]  # fmt: skip
+
+
+def test_the_running_interpreter_runs_every_case_in_one_worker(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    calls = fake_checks(monkeypatch, {})
+    monkeypatch.setattr(check, "targets", lambda words, variant, python: [check.Target(None)])
+    assert check.main(check.CheckOptions(cases=(str(USER_MODELS),), torch=("current",), jobs=1)) == 0
+    assert calls == [(("positive_sum", "pooled_conv", "tiny_mlp"), "current", "", False)]
+    progress = [line.split() for line in capsys.readouterr().err.splitlines() if line.startswith("  ")]
+    # Each row as it arrives, named by its case: several cases share the release's lines.
+    assert [words[1:3] for words in progress[:2]] == [["positive_sum", "strict"], ["positive_sum", "non-strict"]]
 
 
 def test_two_builds_of_one_version_are_named_apart_in_the_summary():

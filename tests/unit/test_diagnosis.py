@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import time
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
@@ -210,3 +211,47 @@ def test_a_diagnosis_out_of_time_is_not_tried_again_here_with_that_budget(
     assert [budget for _, budget in calls] == [15.0, 40.0, 15.0]
     kept = _kept(tmp_path, "x/y")
     assert kept.get(kept.key(FAILURE) or "") is None  # the budget-free key holds nothing for it
+
+
+def test_a_case_that_ran_out_of_time_is_skipped_on_a_later_release_that_fails_otherwise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    over = {"diagnosis_status": "timeout", "diagnosis": [{"kind": "budget", "message": "over 15 s"}]}
+    calls = diagnosing(monkeypatch, over)
+    found = {"draft_export": True}
+    diagnosis.diagnose_failure(None, "strict", found, 15.0, FAILURE, _kept(tmp_path, "2.12.1+cpu/run1"))
+    # The next release fails with another error: its diagnosis is skipped, naming the one that ran out of time.
+    later = dict(FAILURE, torch_version="2.13.0+cpu", run_id="run2", error_message="another error")
+    skipped = diagnosis.diagnose_failure(None, "strict", found, 15.0, later, _kept(tmp_path, "2.13.0+cpu/run2"))
+    assert skipped["diagnosis_status"] == "skipped" and len(calls) == 1, skipped
+    (why,) = skipped["diagnosis"]
+    assert why["kind"] == "budget" and why["message"].endswith("ran out of 15 s on 2.12.1+cpu/run1"), why
+    assert "diagnosis_reused_from" not in skipped  # nothing of the other error's diagnosis is reused
+    # A larger budget tries again; so does the other mode.
+    diagnosis.diagnose_failure(None, "strict", found, 60.0, later, _kept(tmp_path, "2.13.0+cpu/run3"))
+    kept = diagnosis.Kept(
+        str(tmp_path / "cache"), str(tmp_path / "cases" / "b.py"), dict(CELL, mode="non-strict"), "2.13.0+cpu/run4"
+    )
+    diagnosis.diagnose_failure(None, "non-strict", found, 15.0, later, kept)
+    assert [(mode, budget) for mode, budget in calls] == [("strict", 15.0), ("strict", 60.0), ("non-strict", 15.0)]
+
+
+def test_a_budget_that_runs_out_inside_torch_is_out_of_time_even_when_torch_wraps_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def wrapping(case: Any, mode: str, found: Dict[str, bool]) -> Any:
+        try:
+            time.sleep(5)
+        except Exception as exc:  # as dynamo does with what a traced call raises
+            raise RuntimeError("Dynamo failed to run FX node with fake tensors") from exc
+
+    monkeypatch.setattr(diagnosis, "_draft_report", wrapping)
+    fields = diagnosis.diagnose(None, "strict", {"draft_export": True}, 0.2)
+    assert fields["diagnosis_status"] == "timeout", fields
+    assert fields["diagnosis"] == [{"kind": "budget", "message": "over 0 s, before any problem was met"}]
+
+    def failing(case: Any, mode: str, found: Dict[str, bool]) -> Any:
+        raise RuntimeError("draft_export gave up")
+
+    monkeypatch.setattr(diagnosis, "_draft_report", failing)  # an error of its own, with time left, stays one
+    assert diagnosis.diagnose(None, "strict", {"draft_export": True}, 5.0)["diagnosis_status"] == "error"

@@ -218,6 +218,19 @@ def test_env_errors_are_kept_once_per_environment(tmp_path: Path) -> None:
     assert (tmp_path / "o" / records.env_file_name("2.1.2", "cpu", "3.11")).exists()
 
 
+def test_the_env_error_of_a_dated_channel_word_is_kept_under_a_safe_name(tmp_path: Path) -> None:
+    word = {"kind": "env-error", "schema_version": schema.SCHEMA_VERSION, "torch_version": "nightly:2026-01-15"}
+    word.update(variant="nightly-cpu", python="3.11", error_type="InstallError", error_message="not on the index")
+    shard = write_shard(tmp_path / "a.jsonl", [dict(word, finished_at="2026-01-20T00:00:00Z")])
+    assert run_merge(str(shard), "--out", str(tmp_path / "o")) == 0
+    (written,) = [p.name for p in (tmp_path / "o").glob("*.jsonl")]
+    assert written == "torch-nightly-2026-01-15_nightly-cpu_py3.11.jsonl"
+    assert [r["torch_version"] for r in read_all(tmp_path / "o")] == ["nightly:2026-01-15"]
+    # A cell's torch_version names an installed build: a colon there is still refused.
+    bad = cell("nightly:2026-01-15", "cpu", "x", "strict", "pass", "2026-01-20T00:00:00Z")
+    assert merge.identity_problem(bad) is not None
+
+
 def test_an_installed_environment_clears_an_earlier_env_error(shards: List[Path], tmp_path: Path) -> None:
     failed = write_shard(
         tmp_path / "failed-try.jsonl",

@@ -118,3 +118,49 @@ def test_the_quick_selection_runs_the_case_set_and_one_model_of_each_pack_librar
         else:
             monkeypatch.setenv(noxfile.SELECTION_VARIABLE, value)
         assert (noxfile._chosen() == ["quick"]) is quick
+
+
+def test_the_aoti_selection_runs_its_cases_with_the_stage_and_its_loads_compile_older_programs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    import noxfile
+    from matrix.contract.case import discover
+    from matrix.contract.requests import AOTI, LoadRequest, RunRequest
+    from matrix.envs import releases
+
+    infos = {info.name: info for info in discover([str(ROOT / "cases")])}
+    chosen = noxfile.SELECTION_CASES["aoti"]
+    assert len(chosen) >= 8 and set(chosen) <= set(infos)  # no sample lost to a rename
+    tags = set().union(*(infos[name].tags for name in chosen))
+    assert {"torch.cond", "torch.dynamic-shape", "torch.custom-op", "torch.mutation"} <= tags
+    pack = {name.split("/")[1].split("_")[0] for name in chosen if name.startswith("real_models/")}
+    assert pack == {"tv", "hf", "timm"}  # real models of each library, a ViT among them
+    assert any("vit" in name for name in chosen)
+    # Its releases: the newest patch of every series it names, from AOTInductor's first loader (2.3) on, none skipped
+    # between 2.6 and its newest.
+    matrix = releases.default_matrix()
+    builds = matrix.select(["aoti"])
+    minors = [build.release.minor for build in builds]
+    assert all(build.release == matrix.series(build.release.minor)[-1] for build in builds)
+    assert minors[0] == "2.3" and minors == sorted(minors, key=lambda m: tuple(map(int, m.split("."))))
+    newest = int(minors[-1].split(".")[1])
+    assert {"2.%d" % n for n in range(6, newest + 1)} <= set(minors) and newest >= 15
+    # The sessions: chosen alone, the selection gives the run sessions its cases and the aoti stage, and the
+    # load sessions --aoti; other words run every case with the default stages.
+    for value, named in (("aoti", "aoti"), ("quick", "quick"), (None, "quick"), ("aoti 2.1", None), ("all", None)):
+        if value is None:
+            monkeypatch.delenv(noxfile.SELECTION_VARIABLE, raising=False)
+        else:
+            monkeypatch.setenv(noxfile.SELECTION_VARIABLE, value)
+        assert noxfile._named() == named
+    run = RunRequest.from_argv([], out="o", select=chosen, **noxfile.SELECTION_RUN["aoti"])
+    assert AOTI in run.stages and set(noxfile.STAGES) <= set(run.stages)
+    assert "--stages" in run.argv()
+    given = RunRequest.from_argv(["--stages", "check"], out="o", **noxfile.SELECTION_RUN["aoti"])
+    assert given.stages == ("check",)  # the options after -- win
+    load = LoadRequest.from_argv([], artifacts=["a"], out="o", **noxfile.SELECTION_LOAD["aoti"])
+    assert load.aoti and "--aoti" in load.argv()
+    assert "quick" not in noxfile.SELECTION_RUN and "quick" not in noxfile.SELECTION_LOAD

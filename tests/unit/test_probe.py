@@ -1,15 +1,18 @@
-"""Running one case file in an environment: the case file is checked first, and records are picked by recency."""
+"""Running case files in an environment: each file is checked first, one worker runs them all, and records are
+picked by recency."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, List
 
 import pytest
 
 from matrix import probe
 from matrix.contract import schema
+from matrix.contract.requests import RunRequest
 from matrix.envs import environments, releases
 
 from conftest import FIXTURES, make_cell
@@ -51,6 +54,49 @@ def test_where_the_environment_does_not_install_only_its_env_error_counts(
 
     monkeypatch.setattr(environments, "prepare_or_record", fail)
     info = probe.validate_case(str(FIXTURES / "basic" / "add_one.py"))
-    probed = probe.probe_case(spec, info, probe.case_request(info.path, ["strict"], folder, 1.0))
+    probed = probe.probe_case(spec, info, probe.cases_request((info.path,), ["strict"], folder, 1.0))
     assert probed == probe.Probed(env_error=error)
     assert probed.cell("strict") is None
+
+
+def test_one_worker_runs_every_case_and_each_gets_its_own_cells(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    infos = [probe.validate_case(str(FIXTURES / "basic" / name)) for name in ("add_one.py", "data_branch.py")]
+    environment = {"schema_version": schema.SCHEMA_VERSION, "kind": "environment", "torch_version": "2.13.0+cpu"}
+    runs: List[RunRequest] = []
+
+    def worker(command: Any, env: Any, request: RunRequest, verbose: bool = False) -> None:
+        runs.append(request)
+        cells = [make_cell("2.13.0+cpu", "add_one", "pass"), make_cell("2.13.0+cpu", "data_branch", "fail")]
+        (Path(request.out) / "torch-2.13.0+cpu_cpu_py3.11.jsonl").write_text(
+            "".join(json.dumps(r) + "\n" for r in (environment, *cells))
+        )
+
+    monkeypatch.setattr(probe, "run_case", worker)
+    folder = tmp_path / "current"
+    folder.mkdir()
+    request = probe.cases_request([info.path for info in infos], ["strict"], folder, 1.0)
+    found = probe.probe_cases(None, infos, request)
+    assert [r.cases for r in runs] == [(infos[0].path, infos[1].path)]  # one worker, each file a root of its own
+    assert {name: probed.cell("strict")["status"] for name, probed in found.items()} == {
+        "add_one": "pass",
+        "data_branch": "fail",
+    }
+    assert all(probed.environment == environment for probed in found.values())
+    assert probe.probe_case(None, infos[1], request).cell("strict")["case"] == "data_branch"
+
+
+def test_a_workers_time_limit_grows_with_its_cases(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    limits: List[float] = []
+
+    def run(command: Any, **options: Any) -> subprocess.CompletedProcess:
+        limits.append(options["timeout"])
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(subprocess, "run", run)
+    for cases in (["a.py"], ["a.py", "b.py", "c.py"]):
+        assert (
+            probe.run_case(["python"], {}, probe.cases_request(cases, ["strict", "non-strict"], tmp_path, 10.0)) is None
+        )
+    assert limits == [2 * 10.0 + 600, 6 * 10.0 + 600]  # every cell may take its --timeout, and a margin

@@ -24,6 +24,8 @@ def flaky_and_loaded() -> List[Dict[str, Any]]:
         make_load("2.4.1", "2.6.0", case="steady"),
         # The compiled package of the same program, loaded too (the aoti stage, then `load`).
         dict(make_load("2.4.1", "2.6.0", case="steady"), kind="aoti-load", package="aoti.so"),
+        # The same program compiled on the loading release (`load --aoti`).
+        dict(make_load("2.4.1", "2.6.0", case="steady"), kind="aoti-compile", status="ok", compile_s=9.5),
     ]
 
 
@@ -45,6 +47,7 @@ def test_a_report_rebuilt_from_its_tables_is_byte_identical(tmp_path: Path):
     assert cells.loc["wobbly", "statuses"] == "pass×2 fail×1" and cells.loc["wobbly", "flaky"]
     assert not pd.read_parquet(second / "loads.parquet").empty
     assert len(pd.read_parquet(second / "aoti_loads.parquet")) == 1
+    assert pd.read_parquet(second / "aoti_compiles.parquet")["compile_s"].tolist() == [9.5]
 
 
 def test_timed_runs_survive_the_round_trip(tmp_path: Path):

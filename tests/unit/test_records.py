@@ -45,6 +45,19 @@ def test_empty_cell_rejects_unknown_keys():
 def test_cell_id_and_file_name():
     assert schema.cell_id("2.4.1+cpu", "strict", "cond_predicate") == "torch-2.4.1+cpu/strict/cond_predicate"
     assert records.env_file_name("2.4.1", "pypi", "3.11") == "torch-2.4.1_pypi_py3.11.jsonl"
+    assert records.env_file_name("2.16.0.dev20260115+cpu", "nightly-cpu", "3.12") == (
+        "torch-2.16.0.dev20260115+cpu_nightly-cpu_py3.12.jsonl"
+    )
+
+
+def test_a_name_part_keeps_safe_text_and_replaces_what_a_file_name_cannot_hold():
+    assert records.name_part("2.4.1+cu121") == "2.4.1+cu121"
+    assert records.name_part("nightly:2026-01-15+cpu") == "nightly-2026-01-15+cpu"
+    assert records.name_part("a/b") == "a_b"  # as record files named a slash before
+    assert records.name_part('x<>"\\|?* y') == "x--------y"
+    assert records.env_file_name("nightly:2026-01-15+cpu", "nightly-cpu", "3.12") == (
+        "torch-nightly-2026-01-15+cpu_nightly-cpu_py3.12.jsonl"
+    )
 
 
 def test_a_record_file_deleted_during_a_run_is_written_again(tmp_path, capsys):

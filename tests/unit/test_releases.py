@@ -187,7 +187,7 @@ def test_resolve_minor_version_tag_and_latest() -> None:
         ("2.4.1+rocm", None, r"unknown local version tag \+rocm"),
         ("2.9.1", "cu121", "cu121 has no build of torch 2.9.1"),
         ("2.4.1+cpu", "cu121", "is a cpu build"),
-        ("banana", None, "unknown torch selection word 'banana'; known words: quick, all, latest, nightly"),
+        ("banana", None, "unknown torch selection word 'banana'; known words: quick, aoti, all, latest, nightly"),
         ("2.4.1.banana", None, "not a torch version"),
         ("2.4", "nope", "unknown variant"),
     ],

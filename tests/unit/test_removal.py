@@ -219,3 +219,58 @@ def test_the_remove_sessions_are_the_run_sessions_builds_without_their_tags() ->
     assert any(p.tags for p in run)
     # `nox -t cpu` and `nox -t all` select the run and load sessions: never one that removes environments.
     assert all(not p.tags for p in remove) and not noxfile.remove.tags
+
+
+# --- keeping only a selection's environments ---------------------------------------------------------
+
+NIGHTLY = MATRIX.resolve("nightly", "cpu")  # the word: whichever build the index offered when it was installed
+
+
+@pytest.fixture
+def nightlies(envs: Path) -> Path:
+    """The fixture's environments, with the nightlies of two days (the newer one with a dependency set)."""
+    for day in ("20260114", "20260115"):
+        build = MATRIX.pinned(NIGHTLY, "9.9.0.dev%s+cpu" % day)
+        fake_env(envs, Spec(build, CURRENT), {"torch": build.torch_version, "sympy": "1.%s" % day})
+    fake_env(envs, Spec(MATRIX.pinned(NIGHTLY, "9.9.0.dev20260115+cpu"), CURRENT, "timm"), {"timm": "1.0.15"})
+    write(envs / "notes" / "README", "not an environment")
+    return envs
+
+
+def test_keeping_a_selection_removes_every_other_environment_and_older_nightlies(nightlies: Path) -> None:
+    cleaner, pruner = Cleaner(), Pruner()
+    lines: List[str] = []
+    done = removal.keep_only([NEW_CPU, NIGHTLY], clean=cleaner, prune=pruner, log=lines.append)
+    newest = MATRIX.pinned(NIGHTLY, "9.9.0.dev20260115+cpu")
+    kept = [Spec(NEW_CPU, CURRENT).name, Spec(newest, CURRENT).name, Spec(newest, CURRENT, "timm").name]
+    assert sorted(p.name for p in nightlies.iterdir()) == sorted([*kept, ".worker", "notes"])
+    assert set(done.removed) == {
+        Spec(spec_build, python, dependency_set).name
+        for spec_build, python, dependency_set in [
+            (NEW, CURRENT, ""), (NEW, CURRENT, "timm"), (NEW, "3.10", ""), (OLD, CURRENT, ""), (OLD, CURRENT, "timm"),
+            (MATRIX.pinned(NIGHTLY, "9.9.0.dev20260114+cpu"), CURRENT, ""),
+        ]
+    }  # fmt: skip
+    # What only the removed environments had leaves uv's cache; sympy, timm and torch stay: the kept ones have them.
+    assert cleaner.calls == [["huggingface-hub", "jinja2", "numpy", "triton"]]
+    assert lines[0] == "keeping %s" % ", ".join(sorted(kept))
+
+
+def test_a_selection_that_uses_every_environment_removes_nothing(envs: Path) -> None:
+    cleaner = Cleaner()
+    lines: List[str] = []
+    selection = MATRIX.select(["2.7.1", "2.5.1", "2.7.1+cpu"])
+    assert removal.keep_only(selection, clean=cleaner, prune=Pruner(), log=lines.append).removed == ()
+    assert cleaner.calls == [] and len(lines) == 1 and lines[0].endswith(": nothing to remove")
+    assert len(removal.environment_folders(envs)) == 6
+
+
+def test_the_command_takes_checks_words_and_names_what_would_go(nightlies: Path, capsys) -> None:
+    assert removal.main(["--keep", "current", "2.7.1", "nightly", "--variant", "cpu", "--dry-run"]) == 0
+    shown = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert [name for verdict, name in shown if verdict == "keep"] == sorted(
+        [Spec(NEW_CPU, CURRENT).name, *(p.name for p in removal.used([NIGHTLY], nightlies))]
+    )
+    assert len(shown) == len(removal.environment_folders(nightlies)) == 9  # nothing removed
+    assert removal.main(["--keep", "2.99"]) == 2
+    assert "unknown torch minor series 2.99" in capsys.readouterr().err

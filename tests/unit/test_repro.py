@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from matrix import cli
-from matrix.contract.errors import FAILED, USAGE
+from matrix.contract.errors import USAGE
 from matrix.envs import releases
 from matrix.records import repro, store
 from matrix.records.repro import Cell
@@ -30,6 +30,7 @@ MATRIX = releases.parse(
             "cpu": {"index_url": "https://download.pytorch.org/whl/cpu", "env": "CPU", "local_tag": "cpu"},
         },
         "selections": {"quick": ["2.13.0"], "matrix": []},
+        "channels": {"nightly": {"dated": True, "indexes": {"cpu": "https://download.pytorch.org/whl/nightly/cpu"}}},
     }
 )
 UNSUPPORTED = "torch._dynamo.exc.Unsupported"
@@ -160,6 +161,18 @@ def test_pypi_builds_need_no_index_and_a_release_brings_its_pins():
     assert wanted.command == "pip install torch==2.1.2 'numpy<2' 'setuptools<81'"
 
 
+def test_a_channels_build_installs_torch_from_its_channels_index_alone_then_the_rest():
+    nightly = Cell.from_row(failed(release="2.16.0.dev20260115+cpu", variant="nightly-cpu", dependency_set="timm"))
+    wanted = repro.install(nightly, matrix=MATRIX)
+    assert wanted.requirements == ("torch==2.16.0.dev20260115+cpu", "numpy", "timm")
+    # Nothing but the channel's index offers torch to pip: not PyPI, not an index of releases of that number.
+    assert wanted.command == (
+        "pip install torch==2.16.0.dev20260115+cpu --index-url https://download.pytorch.org/whl/nightly/cpu"
+        " && pip install numpy timm"
+    )
+    assert "--variant nightly-cpu" in str(repro.check_command(nightly, MATRIX))
+
+
 def test_without_resolved_versions_the_case_requirements_are_installed_as_written():
     cell = Cell.from_row(failed())
     assert repro.install(cell, ["timm>=1"], matrix=MATRIX).requirements == ("torch==2.13.0+cpu", "numpy", "timm>=1")
@@ -176,6 +189,9 @@ def test_script_names_are_distinct_per_python_mode_and_with_set():
     }
     assert len(names) == 12
     assert repro.file_name(Cell.from_row(failed())) == "torch-2.13.0+cpu_py3.11_strict.py"
+    # A candidate carries its release's number: its variant keeps the two scripts apart.
+    candidate = Cell.from_row(failed(release="2.7.1+cpu", variant="test-cpu"))
+    assert repro.file_name(candidate) == "torch-2.7.1+cpu_test-cpu_py3.11_strict.py"
 
 
 def test_one_failure_per_distinct_way_of_failing_reproduced_on_its_newest_release():
@@ -198,7 +214,7 @@ def test_one_failure_per_distinct_way_of_failing_reproduced_on_its_newest_releas
     assert repro.failures(cell_table([failed(status="pass")])) == ()
 
 
-# --- finding a cell ---------------------------------------------------------------------------------
+# --- the command ------------------------------------------------------------------------------------
 
 
 def records_in(folder: Path, *rows: Dict[str, Any]) -> pd.DataFrame:
@@ -206,41 +222,6 @@ def records_in(folder: Path, *rows: Dict[str, Any]) -> pd.DataFrame:
     (folder / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return store.load([str(folder)]).cells
 
-
-def test_find_returns_the_cell_its_runs_summarised(tmp_path: Path):
-    raw = records_in(tmp_path, failed(run=0), failed(run=1), failed(run=2, status="pass"), failed("2.5.1"))
-    cell = repro.find(raw, "torch-2.13.0+cpu/strict/models/m", "results")
-    assert cell.status == "fail" and cell.release == "2.13.0+cpu"
-
-
-def test_a_cell_that_is_not_there_is_named_with_its_folder_and_what_is_there(tmp_path: Path):
-    raw = records_in(tmp_path, failed("2.5.1"), failed("2.9.1"))
-    with pytest.raises(repro.ReproError) as missing:
-        repro.find(raw, "torch-2.13.0+cpu/strict/models/m", "results/latest")
-    said = str(missing.value)
-    assert "no cell torch-2.13.0+cpu/strict/models/m in results/latest" in said
-    assert "torch-2.5.1/strict/models/m, torch-2.9.1/strict/models/m" in said
-    with pytest.raises(repro.ReproError, match="no case other in strict mode"):
-        repro.find(raw, "torch-2.5.1/strict/other", "results/latest")
-
-
-def test_a_cell_of_several_environments_asks_which(tmp_path: Path):
-    raw = records_in(tmp_path, failed(python="3.10"), failed(python="3.11"), failed(with_set="a==1"))
-    with pytest.raises(repro.ReproError) as several:
-        repro.find(raw, "torch-2.13.0+cpu/strict/models/m", "results")
-    assert "--python 3.10; --python 3.11; --python 3.11 --with a==1" in str(several.value)
-    assert repro.find(raw, "torch-2.13.0+cpu/strict/models/m", "results", python="3.10").python == "3.10"
-    assert repro.find(raw, "torch-2.13.0+cpu/strict/models/m", "results", "3.11", "a==1").with_set == "a==1"
-
-
-def test_a_passing_cell_has_nothing_to_reproduce(tmp_path: Path):
-    raw = records_in(tmp_path, failed(status="pass"))
-    with pytest.raises(repro.ReproError) as passed:
-        repro.find(raw, "torch-2.13.0+cpu/strict/models/m", "results")
-    assert passed.value.exit_code == FAILED and "passed in results" in str(passed.value)
-
-
-# --- the command ------------------------------------------------------------------------------------
 
 CASE = '''"""A model whose export fails."""
 
@@ -264,6 +245,28 @@ def test_the_command_writes_the_script_of_a_cell(tmp_path: Path, monkeypatch: py
     )
     assert cli.main(["repro", "torch-2.13.0+cpu/strict/models/m", "--out", "script.py"]) == 0
     assert (tmp_path / "script.py").read_text(encoding="utf-8") == printed
+
+
+def test_the_command_asks_which_build_and_writes_the_one_its_variant_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+):
+    (tmp_path / "cases" / "models").mkdir(parents=True)
+    (tmp_path / "cases" / "models" / "m.py").write_text(CASE, encoding="utf-8")
+    # The release 2.7.1+cpu from the CPU index and the candidate of that number from the test index.
+    records_in(tmp_path / "results", failed("2.7.1+cpu", variant="cpu"), failed("2.7.1+cpu", variant="test-cpu"))
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["repro", "torch-2.7.1+cpu/strict/models/m"]) == USAGE
+    said = capsys.readouterr()
+    assert said.out == "" and len(said.err.strip().splitlines()) == 1 and "Traceback" not in said.err
+    assert "several builds in results" in said.err
+    assert "--variant cpu (a release, from " in said.err and "--variant test-cpu (the test channel's build" in said.err
+    assert cli.main(["repro", "torch-2.7.1+cpu/strict/models/m", "--variant", "test-cpu"]) == 0
+    script = capsys.readouterr().out
+    test_index = releases.default_matrix().variant("test-cpu").index_url
+    assert "#   pip install torch==2.7.1+cpu --index-url %s && pip install " % test_index in script
+    assert "--variant test-cpu --mode strict" in script
+    assert cli.main(["repro", "torch-2.7.1+cpu/strict/models/m", "--variant", "../x"]) == USAGE
+    assert "--variant '../x'" in capsys.readouterr().err
 
 
 def test_the_command_says_what_is_missing_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys):

@@ -12,7 +12,7 @@ judged again here:
 - ``glossary.html`` (:mod:`.glossary`): the report's terms and glyphs;
 - ``cases/NAME.html`` (:mod:`.case`), NAME as the case's Markdown page's: its history across releases, errors,
   graph diffs, packages beside torch, repros (each script copied beside the page, ``cases/NAME.repro/``),
-  saved × loaded grid;
+  saved × loaded grid, and where the records hold them compiled × loaded and exported × compiled grids;
 - ``badge.svg`` (:mod:`.badge`): the newest release's pass rate;
 - ``charts/``: a copy of each chart the pages show; ``tables/`` (:mod:`.downloads`): each Parquet table of the
   report and the same rows as gzipped CSV.
@@ -81,6 +81,10 @@ def write(
     packages = f.artifacts.aoti if f.artifacts is not None else None
     package_rows = _by_case(packages.table) if packages is not None else {}
     package_orders = packages.orders if packages is not None else ((), ())
+    # The programs compiled on a newer release, where the records hold any (`load --aoti`).
+    compiles = f.artifacts.compiles if f.artifacts is not None else None
+    compile_rows = _by_case(compiles.table) if compiles is not None else {}
+    compile_orders = compiles.orders if compiles is not None else ((), ())
     failures: Dict[str, List[Failure]] = {}
     for failure in f.model.repros:
         failures.setdefault(failure.case, []).append(failure)
@@ -90,7 +94,7 @@ def write(
     for name, target in pages.items():
         text = case.render(
             name, rows[name], moves.get(name, []), saved.get(name, []), f.load_orders, roots, failures.get(name, []),
-            package_rows.get(name, []), package_orders,
+            package_rows.get(name, []), package_orders, compile_rows.get(name, []), compile_orders,
         )  # fmt: skip
         written |= _write(out, target, text)
     _remove_stale(out, listed, written)

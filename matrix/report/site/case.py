@@ -9,12 +9,22 @@ torch are those the cell's environment resolved for the packages its dependency 
 from __future__ import annotations
 
 import posixpath
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from urllib.parse import quote
 
-from matrix.contract.schema import MODES, STAGE_ERROR, STAGES, LoadStatus, Status, first_line
+from matrix.contract.schema import (
+    AOTI_COMPILE_MEANING,
+    AOTI_TRIED,
+    MODES,
+    STAGE_ERROR,
+    STAGE_OK,
+    STAGES,
+    LoadStatus,
+    Status,
+    first_line,
+)
+from matrix.records import aoti_compiles, packages, repro, store
 from matrix.records import artifacts as loads_table
-from matrix.records import packages, repro, store
 from matrix.records.aoti_loads import PROMISED_FROM
 from matrix.records.repro import Failure
 from matrix.report import case_page
@@ -28,6 +38,7 @@ from matrix.report.site.markup import (
     NO_RECORD,
     breakable,
     clip,
+    compile_status,
     listed,
     load_status,
     page,
@@ -43,6 +54,8 @@ QUIET_LOADS = (LoadStatus.PASS.value, LoadStatus.NOT_APPLICABLE.value, LoadStatu
 SHOWN_PAIRS = 8
 
 Row = Dict[str, Any]
+# A record's square in a grid: its class, glyph and title, and the failure it lists under the grid (None: none).
+Square = Tuple[str, str, str, Optional[str]]
 # The columns of the cell table a page shows (with the ``environment`` label); the rest stay out of its rows.
 COLUMNS = [
     "release", "variant", "python", "case", "mode", "status", "tags", "requires", "source", "expected", "case_file",
@@ -62,13 +75,16 @@ def render(
     failures: Sequence[Failure] = (),
     package_loads: Sequence[Row] = (),
     package_orders: Tuple[Sequence[str], Sequence[str]] = ((), ()),
+    compiles: Sequence[Row] = (),
+    compile_orders: Tuple[Sequence[str], Sequence[str]] = ((), ()),
 ) -> str:
     """The page of one case: ``rows`` its cells in report order with an ``environment`` label, ``moves`` its
     transitions, ``loads`` its rows of the load table, ``orders`` the saving and loading releases in order,
     ``roots`` the folders its source may be shown from (by default :func:`case_page.default_roots`),
     ``failures`` its distinct failures (``Model.repros``), each shown with its repro, ``package_loads`` its rows of
     the compiled packages' table (``Written.aoti``) and ``package_orders`` that table's compiling and loading
-    releases in order."""
+    releases in order, ``compiles`` its rows of the table of programs compiled on a newer release
+    (``Written.compiles``) and ``compile_orders`` that table's exporting and compiling releases in order."""
     roots = case_page.default_roots() if roots is None else roots
     first = rows[-1]
     facts = [
@@ -113,6 +129,7 @@ def render(
         body += [load_grid(loads, mode, orders) for mode in MODES if any(r["mode"] == mode for r in loads)]
         body.append("<details open><summary>What the glyphs mean</summary>%s</details>" % legend.loads())
     body += package_section(package_loads, package_orders)
+    body += compile_section(compiles, compile_orders)
     body += [
         "<h2>Source</h2>",
         source_block(first.get("case_file"), roots),
@@ -296,32 +313,91 @@ def package_section(package_loads: Sequence[Row], orders: Tuple[Sequence[str], S
     ]
 
 
+def compile_section(compiles: Sequence[Row], orders: Tuple[Sequence[str], Sequence[str]]) -> List[str]:
+    """The case's exported × compiled grids (programs compiled on a newer release), beside its compiled × loaded
+    ones; none without."""
+    if not compiles:
+        return []
+    rows = list(compiles)
+    return [
+        '<h2 id="exported-compiled">Exported × compiled</h2>',
+        "<p>The exported program saved on one release, compiled with AOTInductor on a newer one (load --aoti), its"
+        " package loaded there in a process that never compiled and run on the saved inputs. Rows: the release that"
+        " exported it; columns: the release that compiled it; the failures, with the step where each stopped, are"
+        " listed under each grid. %s</p>"
+        % text("S: not compiled, %s." % AOTI_COMPILE_MEANING["skipped"].split(": ", 1)[-1]),
+        *[compile_grid(rows, mode, orders) for mode in MODES if any(r["mode"] == mode for r in rows)],
+    ]
+
+
+def compile_grid(rows: List[Row], mode: str, orders: Tuple[Sequence[str], Sequence[str]]) -> str:
+    """The case's exported × compiled outcomes in one mode, with the failures listed under it."""
+
+    def square(row: Row, source: str, target: str) -> Square:
+        css, glyph = compile_status(str(row["status"]))
+        said = clip(aoti_compiles.Failure.of(row).text if row["status"] != STAGE_OK else str(row["status"]), NOTE_LIMIT)
+        title = "exported on %s, compiled on %s: %s" % (source, target, said)
+        failed = row["status"] in AOTI_TRIED and row["status"] != STAGE_OK
+        return css, glyph, title, said if failed else None
+
+    mine = [r for r in rows if r["mode"] == mode]
+    return _grid(mine, mode, orders, "exported on ↓ compiled on →", square)
+
+
 def load_grid(loads: List[Row], mode: str, orders: Tuple[Sequence[str], Sequence[str]], made: str = "saved") -> str:
     """The case's saved × loaded statuses in one mode: saving releases down, loading releases across.
 
     ``made``: what the rows' release did (``saved`` the program, ``compiled`` the package).
     """
+
+    def square(row: Row, source: str, target: str) -> Square:
+        css, glyph = load_status(str(row["status"]))
+        note = ": ".join(p for p in (present(row.get("error_type")), first_line(row.get("error_message"))) if p)
+        title = "%s on %s, loaded on %s: %s" % (made, source, target, row["status"])
+        title += " — " + clip(note, NOTE_LIMIT) if note else ""
+        failure = "%s%s" % (row["status"], " — " + clip(note, NOTE_LIMIT) if note else "")
+        return css, glyph, title, failure if row["status"] not in QUIET_LOADS else None
+
     mine = [r for r in loads if r["mode"] == mode]
-    saved = loads_table.program_rows(mine, list(orders[0]))
-    loaded = [s for s in orders[1] if any(r["loaded"] == s for r in mine)]
+    notes = ""
+    untrusted = sum(1 for r in mine if r["status"] == LoadStatus.UNTRUSTED.value)
+    if untrusted:
+        glyph, meaning = load_status(LoadStatus.UNTRUSTED.value)[1], LoadStatus.UNTRUSTED.meaning
+        notes = "<li>%s: %d %s, no failure</li>" % (
+            text("%s untrusted, %s" % (glyph, meaning)),
+            untrusted,
+            "load" if untrusted == 1 else "loads",
+        )
+    return _grid(mine, mode, orders, "%s on ↓ loaded on →" % made, square, notes)
+
+
+def _grid(
+    mine: List[Row],
+    mode: str,
+    orders: Tuple[Sequence[str], Sequence[str]],
+    corner: str,
+    square: Callable[[Row, str, str], Square],
+    notes: str = "",
+) -> str:
+    """One mode's grid of a case's records ``mine``: a program per row (in ``orders[0]``), a release per column (in
+    ``orders[1]``), a record's square ``square(record, its row, its column)``; under the grid each failure with the
+    pairs it shows on, then ``notes`` (list items)."""
+    programs = loads_table.program_rows(mine, list(orders[0]))
+    columns = [s for s in orders[1] if any(r["loaded"] == s for r in mine)]
     found = {(loads_table.program_label(r), r["loaded"]): r for r in mine}
-    head = "<th>%s on ↓ loaded on →</th>" % made + "".join("<th>%s</th>" % breakable(s) for s in loaded)
+    head = "<th>%s</th>" % corner + "".join("<th>%s</th>" % breakable(s) for s in columns)
     lines = []
-    errors: Dict[str, List[str]] = {}  # each failure, and the (saved → loaded) pairs it shows on
-    for source in saved:
+    errors: Dict[str, List[str]] = {}  # each failure, and the (row → column) pairs it shows on
+    for source in programs:
         cells = []
-        for target in loaded:
+        for target in columns:
             row = found.get((source, target))
             if row is None:
                 cells.append('<td class="st">%s</td>' % NO_RECORD)
                 continue
-            css, glyph = load_status(str(row["status"]))
-            note = ": ".join(p for p in (present(row.get("error_type")), first_line(row.get("error_message"))) if p)
-            title = "%s on %s, loaded on %s: %s" % (made, source, target, row["status"])
-            title += " — " + clip(note, NOTE_LIMIT) if note else ""
+            css, glyph, title, failure = square(row, source, target)
             cells.append('<td class="%s" title="%s">%s</td>' % (css, text(title), glyph))
-            if row["status"] not in QUIET_LOADS:
-                failure = "%s%s" % (row["status"], " — " + clip(note, NOTE_LIMIT) if note else "")
+            if failure is not None:
                 errors.setdefault(failure, []).append("%s → %s" % (source, target))
         lines.append("<tr><th>%s</th>%s</tr>" % (text(source), "".join(cells)))
     said = "".join(
@@ -329,20 +405,8 @@ def load_grid(loads: List[Row], mode: str, orders: Tuple[Sequence[str], Sequence
         % (text(failure), text(", ".join(pairs[:SHOWN_PAIRS]) + (" …" if pairs[SHOWN_PAIRS:] else "")))
         for failure, pairs in sorted(errors.items(), key=lambda item: (-len(item[1]), item[0]))
     )
-    untrusted = sum(1 for r in mine if r["status"] == LoadStatus.UNTRUSTED.value)
-    if untrusted:
-        glyph, meaning = load_status(LoadStatus.UNTRUSTED.value)[1], LoadStatus.UNTRUSTED.meaning
-        said += "<li>%s: %d %s, no failure</li>" % (
-            text("%s untrusted, %s" % (glyph, meaning)),
-            untrusted,
-            "load" if untrusted == 1 else "loads",
-        )
+    said += notes
     return (
         '<div class="loads-wrap"><table class="loads"><caption>%s</caption><thead><tr>%s</tr></thead>'
         "<tbody>%s</tbody></table></div>%s"
-    ) % (
-        text(mode),
-        head,
-        "".join(lines),
-        '<ul class="load-errors">%s</ul>' % said if said else "",
-    )
+    ) % (text(mode), head, "".join(lines), '<ul class="load-errors">%s</ul>' % said if said else "")

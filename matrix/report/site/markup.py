@@ -16,7 +16,16 @@ from urllib.parse import quote
 
 import numpy as np
 
-from matrix.contract.schema import LOAD_STATUSES, STATUSES, LoadStatus, Status
+from matrix.contract.schema import (
+    LOAD_STATUSES,
+    STAGE_ERROR,
+    STAGE_MISMATCH,
+    STAGE_OK,
+    STAGE_SKIPPED,
+    STATUSES,
+    LoadStatus,
+    Status,
+)
 from matrix.report import markdown as md
 
 # A glyph per status, beside its colour, so that no reader depends on telling colours apart;
@@ -39,6 +48,18 @@ LOAD_GLYPHS = {
     LoadStatus.TIMEOUT.value: "T",
     LoadStatus.NOT_APPLICABLE.value: "–",
     LoadStatus.UNTRUSTED.value: "U",
+}
+# A compile's outcome (schema.AOTI_STATUSES) drawn as the load status that says the same of a program: its colour,
+# and its glyph but for ``skipped`` (the program does not load on the compiling release: nothing was compiled).
+AOTI_AS_LOAD = {
+    STAGE_OK: LoadStatus.PASS.value,
+    STAGE_MISMATCH: LoadStatus.MISMATCH.value,
+    STAGE_ERROR: LoadStatus.RUN_ERROR.value,
+    STAGE_SKIPPED: LoadStatus.NOT_APPLICABLE.value,
+    Status.NOT_APPLICABLE.value: LoadStatus.NOT_APPLICABLE.value,
+    Status.CRASH.value: LoadStatus.CRASH.value,
+    Status.TIMEOUT.value: LoadStatus.TIMEOUT.value,
+    LoadStatus.UNTRUSTED.value: LoadStatus.UNTRUSTED.value,
 }
 NO_RECORD = "·"
 
@@ -121,6 +142,14 @@ def load_status(value: str) -> Tuple[str, str]:
     if value not in LOAD_STATUSES:
         return "st", "?"
     return "st l%d" % LOAD_STATUSES.index(value), LOAD_GLYPHS.get(value, "?")
+
+
+def compile_status(value: str) -> Tuple[str, str]:
+    """The CSS classes and glyph of a compile's outcome (AOTI_STATUSES): those of the load status it reads as."""
+    if value not in AOTI_AS_LOAD:
+        return "st", "?"
+    css, glyph = load_status(AOTI_AS_LOAD[value])
+    return css, "S" if value == STAGE_SKIPPED else glyph
 
 
 def _contrast(colour: str) -> str:

@@ -1,0 +1,174 @@
+"""Programs exported on one release and compiled with AOTInductor on a newer one: the grid, its shares and failures.
+
+Pure functions over ``Store.aoti_compiles`` (one row per ``aoti-compile`` record, columns
+``schema.AOTI_COMPILE_KEYS``, written by ``export-matrix load --aoti``). A record names the release that
+exported and saved the program (``saved_*``) and the one that compiled it and loaded the package
+(``torch_version``, ...), as a load names its saving and loading releases: the table has the load table's
+shape (:func:`matrix.records.artifacts.table`, the latest record winning), ``saved`` labelling the exporting
+build and ``loaded`` the compiling one.
+
+Each pair (exported on, compiled on) of a mode is counted by how far its programs got: ``tried`` (the program
+loaded and a compile was started: ``schema.AOTI_TRIED``), then ``compiled``, ``loaded`` (the package, in a
+fresh process) and ``matched`` (ran on the saved inputs and reproduced the saved outputs). A program that did
+not load on the compiling release (``skipped``), a release without AOTInductor or a machine without a C++
+compiler (``not-applicable``) and an unsigned folder (``untrusted``) were not tried: counted apart, never as
+a failure. Where a tried compile stopped is its record's ``failed_step``; a process that died where no step
+says is counted as not compiled.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Tuple
+
+import pandas as pd
+
+from matrix.contract.schema import (
+    AOTI_COMPILE_KEYS,
+    AOTI_STATUSES,
+    AOTI_TRIED,
+    MODES,
+    STAGE_MISMATCH,
+    STAGE_OK,
+    STAGE_SKIPPED,
+    LoadStatus,
+    Status,
+)
+from matrix.records import artifacts
+
+SHARE_COLUMNS = [
+    "mode", "saved", "loaded", "tried", "compiled", "loads", "passed", "total", "skipped", "not_applicable",
+    "untrusted", "share",
+]  # fmt: skip
+# Per compiling build: what its compiles cost (records that ran now or were reused alike).
+COST_COLUMNS = ["loaded", "compiles", "compile_s_median", "compile_s_max", "load_s_median", "package_mb_median"]
+
+
+@dataclass(frozen=True)
+class Compiles:
+    """The compiles of programs saved on older releases, judged once for every page that shows them."""
+
+    table: pd.DataFrame  # one row per (exported-on, compiled-on, case, mode, with_set): "saved" and "loaded" label them
+    exported: Tuple[str, ...]  # exporting environments' labels, in version order
+    compiled: Tuple[str, ...]  # compiling environments' labels, in version order
+    shares: pd.DataFrame  # :func:`shares` of the table
+    cost: pd.DataFrame  # :func:`cost` of the table
+
+    @property
+    def empty(self) -> bool:
+        return self.table.empty
+
+    @property
+    def orders(self) -> Tuple[List[str], List[str]]:
+        """The exporting and the compiling labels, as :func:`matrix.records.artifacts.orders` gives a load table's."""
+        return list(self.exported), list(self.compiled)
+
+    def of_case(self, case: str) -> pd.DataFrame:
+        """The rows of one case."""
+        return self.table[self.table["case"] == case] if not self.table.empty else self.table
+
+
+def table(records: pd.DataFrame) -> pd.DataFrame:
+    """One row per (exported-on, compiled-on, case, mode, with_set) of ``Store.aoti_compiles``, the latest record
+    winning; columns ``saved`` (the exporting environment's label), ``loaded`` (the compiling one's) and
+    AOTI_COMPILE_KEYS."""
+    return artifacts.table(records, AOTI_COMPILE_KEYS, AOTI_STATUSES)
+
+
+def judge(records: pd.DataFrame) -> Compiles:
+    """The compiles of ``Store.aoti_compiles``: the table, its orders, shares and cost."""
+    found = table(records)
+    exported, compiled = artifacts.orders(found)
+    return Compiles(found, tuple(exported), tuple(compiled), shares(found), cost(found))
+
+
+def reached(row: Mapping[str, Any]) -> Tuple[bool, bool, bool, bool]:
+    """How far one compile got: (tried, compiled, loaded, matched); see the module docstring."""
+    status, step = row.get("status"), row.get("failed_step")
+    if status not in AOTI_TRIED:
+        return False, False, False, False
+    if status == STAGE_OK:
+        return True, True, True, True
+    return True, step in ("load", "run") or status == STAGE_MISMATCH, step == "run" or status == STAGE_MISMATCH, False
+
+
+def shares(found: pd.DataFrame) -> pd.DataFrame:
+    """Per mode, exported-on × compiled-on of a :func:`table`: the programs tried, compiled, whose package loaded
+    (``loads``) and that matched (``passed``, of ``total`` = tried), those not tried by why, and ``share`` =
+    passed / total (NaN where none was tried). Rows in mode, exported, compiled order."""
+    if found.empty:
+        return pd.DataFrame({column: pd.Series(dtype=object) for column in SHARE_COLUMNS})
+    exported, compiled = artifacts.orders(found)
+    counted: Dict[Tuple[str, str, str], List[int]] = {}
+    for row in found.to_dict("records"):
+        status = row["status"]
+        flags = (
+            *reached(row), status == STAGE_SKIPPED, status == Status.NOT_APPLICABLE.value,
+            status == LoadStatus.UNTRUSTED.value,
+        )  # fmt: skip
+        counts = counted.setdefault((row["mode"], row["saved"], row["loaded"]), [0] * len(flags))
+        for at, flag in enumerate(flags):
+            counts[at] += int(flag)
+    place = {m: i for i, m in enumerate(MODES)}
+    order = sorted(counted, key=lambda k: (place[k[0]], exported.index(k[1]), compiled.index(k[2])))
+    rows = []
+    for mode, saved, loaded in order:
+        tried, made, loads, matched, skipped, na, untrusted = counted[(mode, saved, loaded)]
+        share = matched / tried if tried else math.nan
+        rows.append([mode, saved, loaded, tried, made, loads, matched, tried, skipped, na, untrusted, share])
+    frame = pd.DataFrame(rows, columns=SHARE_COLUMNS)
+    frame["share"] = frame["share"].astype(float)
+    return frame
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A compile that was tried and did not match: where it stopped, the error class and its first line."""
+
+    outcome: str  # the status, with the step where one stopped: "compile error", "load crash", "mismatch"
+    error_type: str
+    message: str
+
+    @property
+    def text(self) -> str:
+        return ": ".join(part for part in (self.outcome, self.error_type, self.message) if part)
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> Failure:
+        status, step = str(row.get("status")), row.get("failed_step")
+        outcome = "%s %s" % (step, status) if isinstance(step, str) and status != STAGE_MISMATCH else status
+        base = artifacts.Failure.of(row)
+        return cls(outcome, base.error_type, base.message)
+
+
+def failures(found: pd.DataFrame) -> List[Tuple[Failure, List[Tuple[str, str, str, str]]]]:
+    """The failures of a :func:`table` (or part of one) grouped by :class:`Failure`, the most common first: each
+    with its (case, mode, exported-on, compiled-on). A compile not tried is no failure."""
+    groups: Dict[Failure, List[Tuple[str, str, str, str]]] = {}
+    for row in found.to_dict("records"):
+        if row["status"] in AOTI_TRIED and row["status"] != STAGE_OK:
+            groups.setdefault(Failure.of(row), []).append((row["case"], row["mode"], row["saved"], row["loaded"]))
+    return sorted(groups.items(), key=lambda item: -len(item[1]))
+
+
+def cost(found: pd.DataFrame) -> pd.DataFrame:
+    """Per compiling build of a :func:`table`, in version order: the compiles that finished (compiled or failed
+    with a time), the median and longest compile in seconds, the median load of a package and its median size."""
+    if found.empty:
+        return pd.DataFrame({column: pd.Series(dtype=object) for column in COST_COLUMNS})
+    _, compiled = artifacts.orders(found)
+    rows = []
+    for label in compiled:
+        mine = found[found["loaded"] == label]
+        seconds = pd.to_numeric(mine["compile_s"], errors="coerce").dropna()
+        loads = pd.to_numeric(mine["load_s"], errors="coerce").dropna()
+        sizes = pd.to_numeric(mine["package_bytes"], errors="coerce").dropna()
+        if seconds.empty:
+            continue
+        rows.append([
+            label, len(seconds), float(seconds.median()), float(seconds.max()),
+            float(loads.median()) if not loads.empty else math.nan,
+            float(sizes.median()) / 1e6 if not sizes.empty else math.nan,
+        ])  # fmt: skip
+    return pd.DataFrame(rows, columns=COST_COLUMNS)
