@@ -112,4 +112,4 @@ def test_nox_lists_a_run_session_per_channel_word_and_refuses_an_unknown_word_in
     bad = nox_list("2.6 nighty")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     (line,) = [line for line in bad.stderr.splitlines() if "nighty" in line]
-    assert "unknown torch selection word 'nighty'; known words: quick, all, latest, nightly" in line
+    assert "unknown torch selection word 'nighty'; known words: quick, aoti, all, latest, nightly" in line
