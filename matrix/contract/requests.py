@@ -27,6 +27,7 @@ from typing import Any, ClassVar, Dict, List, NoReturn, Optional, Sequence, Tupl
 from .case import EXPORTDB_SOURCE
 from .errors import UserError
 from .options import (
+    AOTI_FROM,
     DEFAULT_AOTI_TIMEOUT_S,
     DEFAULT_DIAGNOSIS_BUDGET_S,
     DEFAULT_TIMEOUT_S,
@@ -213,6 +214,14 @@ def add_load_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help="with --aoti: seconds one compile may take, on top of --timeout (default %g): a compile past it is"
         " killed and recorded as that program's timeout" % DEFAULT_AOTI_TIMEOUT_S,
+    )
+    parser.add_argument(
+        "--aoti-from",
+        choices=AOTI_FROM,
+        default=AOTI_FROM[0],
+        help="with --aoti: the older releases whose programs are compiled here. all (default): every one;"
+        " nearest-and-oldest: the newest release before this one and the oldest, among those found, so that"
+        " a matrix of N releases makes about 2N of these compiles rather than N^2/2",
     )
     add_variant(parser, "wheel variant to record (default: from torch's version tag)")
     add_batch(parser, "artifact", "load artifacts already recorded in --out again")
@@ -418,6 +427,7 @@ class LoadRequest(_Request):
     no_cache: bool = False
     aoti: bool = False  # also compile the programs saved on older releases with this one's AOTInductor
     aoti_timeout: float = DEFAULT_AOTI_TIMEOUT_S
+    aoti_from: str = AOTI_FROM[0]  # which older releases' programs --aoti compiles: all, or nearest-and-oldest
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "artifacts", tuple(self.artifacts))
@@ -434,6 +444,8 @@ class LoadRequest(_Request):
             raise UserError("ARTIFACT_DIR: give at least one folder written by `run --artifacts`")
         positive_seconds("--timeout", self.timeout)
         positive_seconds("--aoti-timeout", self.aoti_timeout)
+        if self.aoti_from not in AOTI_FROM:
+            raise UserError("--aoti-from %s: choose %s" % (self.aoti_from, ", ".join(AOTI_FROM)))
         memory_mb("--max-memory", self.max_memory)
         safe_name("--variant", self.variant)
         batch_choices(self.isolation, self.progress, "auto")
@@ -454,7 +466,7 @@ def batch_choices(isolation: Optional[str], progress: str, warm_up: str) -> None
 # --aoti`): the run and load sessions of one machine share the signing key, and --stages chooses run's aoti stage.
 SHARED_WITH_LOAD = (
     "select", "timeout", "max_memory", "out", "progress", "force", "trust", "cache", "no_cache", "aoti",
-    "aoti_timeout",
+    "aoti_timeout", "aoti_from",
 )  # fmt: skip
 
 

@@ -22,6 +22,7 @@ import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..contract.layout import Artifact, Key
+from ..contract.options import AOTI_FROM
 from ..contract.schema import AOTI_COMPILE_KEYS, AOTI_COMPILE_KIND, SCHEMA_VERSION, STAGE_SKIPPED, Status
 from . import aoti
 from .aoti_compile_job import AotiCompileJob
@@ -63,9 +64,18 @@ def older(saved: str, loading: str) -> bool:
     return before is not None and after is not None and before < after
 
 
-def to_compile(found: List[Artifact], version: str) -> List[Artifact]:
-    """The artifacts ``load --aoti`` compiles on the release ``version``: those saved on an older one, in order."""
-    return [artifact for artifact in found if older(artifact.saved_torch_version, version)]
+def to_compile(found: List[Artifact], version: str, sources: str = AOTI_FROM[0]) -> List[Artifact]:
+    """The artifacts ``load --aoti`` compiles on the release ``version``: those saved on an older one, in order.
+
+    ``sources`` (``--aoti-from``): ``all`` of them, or ``nearest-and-oldest``: those of the newest older release
+    found and of the oldest (every build of each: a release's builds are one release here).
+    """
+    chosen = [artifact for artifact in found if older(artifact.saved_torch_version, version)]
+    if sources == AOTI_FROM[0] or not chosen:
+        return chosen
+    orders = [release_order(artifact.saved_torch_version) for artifact in chosen]
+    ends = {min(orders), max(orders)}  # type: ignore[type-var]  # older() read every one
+    return [artifact for artifact, order in zip(chosen, orders) if order in ends]
 
 
 def compile_key(key: Key, dependency_set: str = "") -> JournalKey:

@@ -50,7 +50,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from ..contract import dependencies, layout, records
 from ..contract.errors import UserError
 from ..contract.layout import Artifact, Key
-from ..contract.options import DEFAULT_AOTI_TIMEOUT_S, from_namespace
+from ..contract.options import AOTI_FROM, DEFAULT_AOTI_TIMEOUT_S, from_namespace
 from ..contract.requests import LoadRequest, add_load_arguments
 from ..contract.schema import (
     AOTI_COMPILE_KEYS,
@@ -159,9 +159,11 @@ class LoadBatch(batch.Batch):
         trust: bool = False,
         compile_older: bool = False,
         aoti_timeout: float = DEFAULT_AOTI_TIMEOUT_S,
+        aoti_from: str = AOTI_FROM[0],
     ) -> None:
         """``signing_key`` verifies each artifact's signature, unless ``trust``; None: there is no key.
-        ``compile_older`` (``--aoti``): compile the programs saved on older releases, each within ``aoti_timeout``."""
+        ``compile_older`` (``--aoti``): compile the programs saved on older releases (those ``aoti_from`` picks,
+        ``--aoti-from``), each within ``aoti_timeout``."""
         self.artifacts = {journal_key(artifact.key, artifact.dependency_set): artifact for artifact in found}
         self.packages = {
             package_key(artifact.key, artifact.dependency_set): artifact
@@ -170,7 +172,7 @@ class LoadBatch(batch.Batch):
         }
         self.compiles = {
             aoti_compiles.compile_key(artifact.key, artifact.dependency_set): artifact
-            for artifact in (aoti_compiles.to_compile(found, version) if compile_older else [])
+            for artifact in (aoti_compiles.to_compile(found, version, aoti_from) if compile_older else [])
         }
         self.follow_ups = bool(self.compiles)  # each compiled package is loaded in a fresh process
         self.aoti_timeout = aoti_timeout
@@ -427,7 +429,9 @@ def execute(options: LoadOptions) -> Dict[str, int]:
     name = file_name(version, variant, python)[: -len(".jsonl")] + dependencies.set_suffix(options.dependency_set or "")
     settings = options.settings(os.path.join(options.out, name + ".jsonl"))
     # Packages count as artifacts in the plan's line; each one's progress line names its file (…/aoti.pt2).
-    loads = LoadBatch(found, version, variant, python, key, options.trust, options.aoti, options.aoti_timeout)
+    loads = LoadBatch(
+        found, version, variant, python, key, options.trust, options.aoti, options.aoti_timeout, options.aoti_from
+    )
     return batch.execute(loads, settings, version, variant)
 
 

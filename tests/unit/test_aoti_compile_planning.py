@@ -45,10 +45,10 @@ def _folder(root: Path, saved: str, case: str = "mlp", variant: str = "cpu", key
     return folder
 
 
-def _batch(root: Path, compile_older: bool = True, trust: bool = False) -> loader.LoadBatch:
+def _batch(root: Path, compile_older: bool = True, trust: bool = False, aoti_from: str = "all") -> loader.LoadBatch:
     """The load of everything under ``root`` on 2.13.0+cpu with --aoti, set up as ``set_up`` would (no torch)."""
     loads = loader.LoadBatch(layout.discover((str(root),)), HERE, "cpu", "3.11", KEY.encode(), trust,
-                             compile_older, aoti_timeout=45.0)  # fmt: skip
+                             compile_older, aoti_timeout=45.0, aoti_from=aoti_from)  # fmt: skip
     loads.env.update(run_id="run1", serializer_version=None)
     loads.can_load = True
     loads.compiler = "g++ 14"
@@ -91,6 +91,25 @@ def test_only_programs_saved_on_an_older_release_are_compiled_here_after_every_l
     without = _batch(tmp_path, compile_older=False)
     assert all(item.record["kind"] == "load" for item in without.items(without.wanted()))
     assert not without.follow_ups and loads.follow_ups  # the engine starts its fresh-process server for compiles
+
+
+def test_nearest_and_oldest_compiles_the_programs_of_the_newest_older_release_and_of_the_oldest(tmp_path: Path) -> None:
+    for saved, variant in (("2.6.0", "pypi"), ("2.9.1", "pypi"), ("2.12.1", "cpu"), ("2.12.1", "pypi"),
+                           ("2.11.0", "pypi"), (HERE, "cpu"), ("2.15.0", "pypi")):  # fmt: skip
+        _folder(tmp_path, saved, variant=variant)
+    chosen = {
+        "all": ["2.11.0", "2.12.1", "2.12.1", "2.6.0", "2.9.1"],
+        "nearest-and-oldest": ["2.12.1", "2.12.1", "2.6.0"],  # both builds of 2.12.1
+    }
+    for sources, expected in chosen.items():
+        loads = _batch(tmp_path, aoti_from=sources)
+        items = loads.items(loads.wanted())
+        assert [item.record["kind"] for item in items].count("load") == 7  # every program still loads here
+        assert sorted(item.record["saved_torch_version"] for item in _compiles(loads)) == expected, sources
+    only = tmp_path / "only"
+    _folder(only, "2.9.1")
+    loads = _batch(only, aoti_from="nearest-and-oldest")
+    assert [item.record["saved_torch_version"] for item in _compiles(loads)] == ["2.9.1"]  # nearest is oldest
 
 
 def test_a_compile_is_an_isolated_job_with_the_compiles_own_time_on_top_of_the_timeout(tmp_path: Path) -> None:
@@ -255,8 +274,13 @@ def test_the_packages_load_decides_the_outcome_and_the_step_then_its_folder_goes
 
 def test_the_option_reads_and_writes_and_the_load_sessions_take_it() -> None:
     request = LoadRequest.from_argv(["saved", "--out", "o", "--aoti", "--aoti-timeout", "90"])
-    assert request.aoti and request.aoti_timeout == 90.0
+    assert request.aoti and request.aoti_timeout == 90.0 and request.aoti_from == "all"
     assert LoadRequest.from_argv(request.argv()) == request
+    picked = LoadRequest.from_argv(["saved", "--out", "o", "--aoti", "--aoti-from", "nearest-and-oldest"])
+    assert picked.aoti_from == "nearest-and-oldest" and LoadRequest.from_argv(picked.argv()) == picked
+    assert load_words(["--aoti-from", "nearest-and-oldest", "--tag", "t"]) == ["--aoti-from", "nearest-and-oldest"]
+    with pytest.raises(Exception, match="--aoti-from"):
+        LoadRequest(artifacts=("saved",), out="o", aoti_from="newest").validate()
     assert "--aoti" not in LoadRequest(artifacts=("saved",), out="o").argv()
     assert load_words(["--mode", "strict", "--aoti", "--aoti-timeout", "90"]) == ["--aoti", "--aoti-timeout", "90"]
     with pytest.raises(Exception, match="--aoti-timeout"):

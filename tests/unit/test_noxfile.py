@@ -162,5 +162,5 @@ def test_the_aoti_selection_runs_its_cases_with_the_stage_and_its_loads_compile_
     given = RunRequest.from_argv(["--stages", "check"], out="o", **noxfile.SELECTION_RUN["aoti"])
     assert given.stages == ("check",)  # the options after -- win
     load = LoadRequest.from_argv([], artifacts=["a"], out="o", **noxfile.SELECTION_LOAD["aoti"])
-    assert load.aoti and "--aoti" in load.argv()
+    assert load.aoti and "--aoti" in load.argv() and load.aoti_from == "nearest-and-oldest"
     assert "quick" not in noxfile.SELECTION_RUN and "quick" not in noxfile.SELECTION_LOAD
