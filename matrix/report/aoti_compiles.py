@@ -69,7 +69,9 @@ def section(compiles: Compiles, drawn: Sequence[charting.Chart] = ()) -> str:
             md.plural(len(compiles.compiled), "build"),
         ),
         "Rows: the release that exported and saved the program; columns: the release that compiled it. Each square:"
-        " compiled / loaded / matched, of the programs tried; where none was tried, the glyph of why.\n",
+        " compiled / loaded / matched, of the programs tried; where none was tried, the glyph of why; %s where that"
+        " release compiled none of them (`load --aoti-from nearest-and-oldest`, as the `aoti` selection runs,"
+        " compiles the programs of the newest older release and of the oldest only).\n" % NO_RECORD,
     ]
     parts += shares.per_mode(compiles.shares, drawn, chart_title, lambda rows: compile_shares(rows, *compiles.orders))
     parts.append("#### What a compile costs\n")

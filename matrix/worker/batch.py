@@ -277,16 +277,21 @@ def _isolation(settings: Settings, fresh: Optional[str] = None) -> Any:
     return FollowUps(isolate.ForkIsolation(work, settings.memory_mb), Client(fresh))
 
 
-def backend(settings: Settings, lanes: int, fresh: Optional[str] = None) -> Any:
+def backend(settings: Settings, lanes: int, fresh: Sequence[str] = ()) -> Any:
     """The items' backend: ``run(pairs, timeout)`` yields ``(key, result)``; ``close()`` ends it.
 
-    ``fresh``: the address of a :class:`.pristine.Server` where follow-ups run (fork isolation).
+    ``fresh``: the addresses of a :class:`.pristine.Server` where follow-ups run (fork isolation): lane i uses
+    the i-th (modulo their number), so that a lane's fresh loads wait for no other lane's.
     """
+
+    def made(index: int) -> Any:
+        return _isolation(settings, fresh[index % len(fresh)] if fresh else None)
+
     if lanes > 1:
         from .lanes import Lanes
 
-        return Lanes(lambda: _isolation(settings, fresh), lanes)
-    return Serial(_isolation(settings, fresh))
+        return Lanes(made, lanes)
+    return Serial(made(0))
 
 
 def execute(batch: Batch, settings: Settings, torch_version: str, variant: str) -> Dict[str, int]:
@@ -353,9 +358,11 @@ def _run(
         # Forked now, with torch imported and nothing else done: before set-up (which may import
         # libraries and examples) and the warm-up (which exports).
         # It imports the items' libraries itself, as a user's process that loads their programs does.
-        server = Server(settings.memory_mb, batch.libraries() if preimporting() else [])
+        # One per lane that may run (fewer items may be left to run once results are reused).
+        lanes = settings.lanes(len(todo))
+        server = Server(settings.memory_mb, batch.libraries() if preimporting() else [], lanes)
     try:
-        return _batch(batch, settings, todo, dead, suspects, journal, server.address if server else None)
+        return _batch(batch, settings, todo, dead, suspects, journal, server.addresses if server else ())
     finally:
         if server is not None:
             server.stop()
@@ -368,7 +375,7 @@ def _batch(
     dead: Set[Key],
     suspects: Set[Key],
     journal: Journal,
-    fresh: Optional[str],
+    fresh: Sequence[str],
 ) -> Dict[str, int]:
     run_id = uuid.uuid4().hex[:12]
     first = batch.set_up(settings, run_id)
@@ -453,7 +460,7 @@ def _isolated(
     run_id: str,
     progress: Progress,
     keep: Callable[[Item], None],
-    fresh: Optional[str] = None,
+    fresh: Sequence[str] = (),
 ) -> None:
     """Run items in isolation, one at a time or in lanes; record each as it ends."""
     runner = backend(settings, lanes, fresh)

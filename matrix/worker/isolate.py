@@ -455,6 +455,11 @@ class _Isolation:
     def _ahead(self) -> None:
         """Prepare the next cell while this one runs (fork only)."""
 
+    def prepare(self) -> None:
+        """Prepare the first cell before it is asked for, as ``run`` prepares each next one (fork only)."""
+        if self.spare is None:
+            self._ahead()
+
     def _take_spare(self) -> Optional[_Cell]:
         cell, self.spare = self.spare, None
         if cell is not None and cell.wait(block=False) is not None:

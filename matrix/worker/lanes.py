@@ -65,15 +65,16 @@ def _lane_main(backend: Any, jobs_r: int, results_w: int) -> None:
 
 
 class Lanes:
-    """``count`` lanes, each with the backend ``make_backend()`` builds inside it."""
+    """``count`` lanes, each with the backend ``make_backend(index)`` builds inside it (index: 0 to count - 1;
+    a lane that replaces a dead one gets its index)."""
 
-    def __init__(self, make_backend: Callable[[], Any], count: int) -> None:
+    def __init__(self, make_backend: Callable[[int], Any], count: int) -> None:
         self._make_backend = make_backend
         self._lanes: List[_Lane] = []
-        for _ in range(count):
-            self._lanes.append(self._fork())
+        for index in range(count):
+            self._lanes.append(self._fork(index))
 
-    def _fork(self) -> _Lane:
+    def _fork(self, index: int) -> _Lane:
         jobs_r, jobs_w = os.pipe()
         results_r, results_w = os.pipe()
         sys.stdout.flush()
@@ -88,7 +89,7 @@ class Lanes:
                 os.close(results_r)
                 for lane in self._lanes:  # the other lanes' pipes are not this lane's to hold open
                     lane.close()
-                backend = self._make_backend()
+                backend = self._make_backend(index)
                 try:
                     _lane_main(backend, jobs_r, results_w)
                 finally:
@@ -159,7 +160,7 @@ class Lanes:
     def _replace(self, index: int) -> Tuple[_Lane, str]:
         """A new lane in place of a dead one, and how the dead one ended."""
         status = self._bury(self._lanes[index])
-        self._lanes[index] = self._fork()
+        self._lanes[index] = self._fork(index)
         return self._lanes[index], status
 
     def close(self) -> None:

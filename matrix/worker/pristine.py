@@ -4,9 +4,11 @@ Exporting can leave state in a process that loading then relies on: a higher-ord
 tracing, a registration made by a pass. A program that loads in the process that exported it
 may not load anywhere else, so a cell's save/load outcome is what a process that never exported
 sees. The runner's parent and its lanes have exported (the warm-up), so the engine forks a
-server before the warm-up, with torch imported and nothing exported; each job sent to it runs
-in a process forked from it (a handler per connection, running the job in the usual fork
-isolation: its timeout, memory limit and crash handling).
+server per lane before the warm-up, with torch imported and nothing exported. A server runs the
+jobs sent to it one at a time, each in the usual fork isolation (its timeout, memory limit and
+crash handling) with the next job's processes forked ahead while one runs: a fresh load waits
+for no fork. Every job's processes are forked from the server itself, which runs nothing but
+this loop, so no job sees another's state.
 
 Unix only (fork and Unix sockets); elsewhere the engine's spawn isolation starts a fresh
 interpreter per job, which is fresh already. Standard library only, Python 3.8 syntax.
@@ -21,7 +23,8 @@ import signal
 import socket
 import sys
 import tempfile
-from typing import Any, Dict, Optional, Sequence
+import time
+from typing import Any, Dict, List, Optional, Sequence
 
 from ..contract.schema import Status
 from . import first_use, framing
@@ -31,6 +34,8 @@ from .lanes import die_with_parent
 Result = Dict[str, Any]
 
 
+# Seconds a server may take to end its processes forked ahead when stopped, before it is killed.
+STOP_GRACE_S = 5.0
 # A Unix socket's path must fit in about 100 bytes (108 on Linux, 104 on macOS, with the final NUL).
 MAX_SOCKET_PATH = 100
 
@@ -46,19 +51,22 @@ def _private_folder() -> str:
 
 
 class Server:
-    """A process forked now (before any export in this process) that runs jobs sent to ``address``.
+    """Processes forked now (before any export in this process) that run jobs sent to ``addresses``: one per lane.
 
-    ``libraries``: requirements beside torch that the jobs' programs were saved with; the server
-    imports them once, as a user's process that loads such a program does, so that each job
-    does not pay their import again.
+    The first one imports what loads need (and ``libraries``: requirements beside torch that the jobs' programs
+    were saved with, as a user's process that loads such a program imports them), freezes its heap, then forks
+    the others from itself, so that the imports are paid once. Each serves one address, one job at a time.
     """
 
-    def __init__(self, memory_mb: Optional[int], libraries: Sequence[str] = ()) -> None:
+    def __init__(self, memory_mb: Optional[int], libraries: Sequence[str] = (), count: int = 1) -> None:
         self.folder = _private_folder()
-        self.address = os.path.join(self.folder, "socket")
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(self.address)
-        listener.listen(64)
+        self.addresses = [os.path.join(self.folder, str(index)) for index in range(max(1, count))]
+        listeners = []
+        for address in self.addresses:
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            listener.bind(address)
+            listener.listen(64)
+            listeners.append(listener)
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -74,67 +82,97 @@ class Server:
                 first_use.load()
                 gc.collect()
                 gc.freeze()  # once: each job's processes share these pages instead of copying them
-                _serve(listener, memory_mb)
+                _serve_all(listeners, memory_mb)
             except BaseException:
                 code = 70
             finally:
                 os._exit(code)
-        listener.close()
+        for listener in listeners:
+            listener.close()
         self.pid: Optional[int] = pid
 
+    @property
+    def address(self) -> str:
+        """The first server's address (where there is one lane)."""
+        return self.addresses[0]
+
     def stop(self) -> None:
+        """End the servers: each ends its processes forked ahead first; killed where they do not within seconds."""
         if self.pid is not None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-                os.waitpid(self.pid, 0)
-            except OSError:
-                pass
+            _end(self.pid)
             self.pid = None
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+def _end(pid: int) -> None:
+    """SIGTERM to a server, and SIGKILL where it has not ended within STOP_GRACE_S."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
+        while os.waitpid(pid, os.WNOHANG) == (0, 0):
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return
+            time.sleep(0.01)
+    except OSError:  # gone already
+        pass
+
+
+def _serve_all(listeners: List[socket.socket], memory_mb: Optional[int]) -> None:
+    """In the first server: fork one sibling per other listener, serve the first, and end the siblings with it."""
+    siblings = []
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        for at in range(1, len(listeners)):
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                code = 0
+                try:
+                    die_with_parent()
+                    for other in listeners[:at] + listeners[at + 1 :]:
+                        other.close()
+                    _serve(listeners[at], memory_mb)
+                except BaseException:
+                    code = 70
+                finally:
+                    os._exit(code)
+            siblings.append(pid)
+        for listener in listeners[1:]:
+            listener.close()
+        _serve(listeners[0], memory_mb)
+    finally:
+        for pid in siblings:
+            _end(pid)
+
+
 def _serve(listener: socket.socket, memory_mb: Optional[int]) -> None:
-    while True:
-        connection, _ = listener.accept()
-        _reap()
-        pid = os.fork()
-        if pid == 0:
-            code = 0
-            try:
-                die_with_parent()
-                listener.close()
-                _handle(connection, memory_mb)
-            except BaseException:
-                code = 70
-            finally:
-                os._exit(code)
-        connection.close()
-
-
-def _reap() -> None:
-    """Collect handlers that have ended."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-
-
-def _handle(connection: socket.socket, memory_mb: Optional[int]) -> None:
     from .isolate import ForkIsolation
 
-    request = framing.read(connection.fileno())
-    if request is None:
-        return
-    # One job per handler: no cell forked ahead, and the heap the server froze is not collected again.
-    isolation = ForkIsolation(work, memory_mb, ahead=False, freeze=False)
+    # The heap was frozen by the caller; the first job's processes are forked now, each next one's while one runs.
+    isolation = ForkIsolation(work, memory_mb, freeze=False)
+    signal.signal(signal.SIGTERM, _stop)
     try:
-        result = isolation.run(request["job"], request["timeout"])
-        framing.write(connection.fileno(), {"result": result})  # the engine goes on while this one cleans up
+        isolation.prepare()
+        while True:
+            connection, _ = listener.accept()
+            with connection:
+                request = framing.read(connection.fileno())
+                if request is None:
+                    continue
+                result = isolation.run(request["job"], request["timeout"])
+                try:
+                    framing.write(connection.fileno(), {"result": result})
+                except OSError:  # the lane that asked is gone
+                    pass
     finally:
-        isolation.close()
+        isolation.close()  # ends the processes forked ahead and reaps what remains
+
+
+def _stop(signum: int, frame: Any) -> None:
+    raise SystemExit(0)
 
 
 class Client:

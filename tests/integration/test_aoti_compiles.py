@@ -61,7 +61,7 @@ def compile_here(artifact: Artifact, scratch: Path, timeout_s: float) -> Dict[st
     server = Server(settings.memory_mb)  # before any compile here: where the package's load runs
     started = time.perf_counter()
     try:
-        runner = batch.backend(settings, 1, server.address)
+        runner = batch.backend(settings, 1, server.addresses)
         sent = dict(messages.message(item.job), **{messages.TIME_LIMIT: settings.timeout + item.extra_s})
         ((_, result),) = list(runner.run([(key, sent)], settings.timeout))
         runner.close()

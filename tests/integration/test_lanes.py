@@ -15,11 +15,15 @@ from conftest import FIXTURES, read_cells, run_matrix
 class Backend:
     """Runs a job in the lane itself: enough to test the lanes without torch."""
 
+    def __init__(self, index: int) -> None:
+        self.index = index  # the lane's: a lane's own fresh-load server
+
     def run(self, job: Dict[str, Any], timeout: float) -> Dict[str, Any]:
         if job.get("die"):
             os._exit(3)  # the lane itself dies, as no isolated cell should make it
         time.sleep(job.get("sleep", 0))
-        return {"status": "pass", "value": job["n"] * 2, "pid": os.getpid(), "big": "x" * job.get("big", 0)}
+        result = {"status": "pass", "value": job["n"] * 2, "pid": os.getpid(), "lane": self.index}
+        return dict(result, big="x" * job.get("big", 0))
 
     def close(self) -> None:
         pass
@@ -36,6 +40,7 @@ def test_every_job_runs_once_across_lanes_and_results_come_back_whole() -> None:
     assert all(results[n]["value"] == 2 * n for n in range(10))
     assert len(results[4]["big"]) == 300_000  # larger than a pipe's buffer
     assert len({r["pid"] for r in results.values()}) == 2 and os.getpid() not in {r["pid"] for r in results.values()}
+    assert {r["lane"] for r in results.values()} == {0, 1}  # each lane built its backend with its own index
 
 
 def test_a_lane_that_dies_costs_only_its_cell() -> None:
@@ -47,6 +52,7 @@ def test_a_lane_that_dies_costs_only_its_cell() -> None:
         lanes.close()
     assert results[2]["status"] == "crash" and "exit status 3" in results[2]["error_message"]
     assert [results[n]["value"] for n in (0, 1, 3, 4, 5)] == [0, 2, 6, 8, 10]
+    assert {results[n]["lane"] for n in (0, 1, 3, 4, 5)} <= {0, 1}  # the lane in place of the dead one has its index
 
 
 def test_parallel_cells_record_what_a_serial_run_records(tmp_path: Path) -> None:
