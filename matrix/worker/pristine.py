@@ -24,7 +24,7 @@ import socket
 import sys
 import tempfile
 import time
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ..contract.schema import Status
 from . import first_use, framing
@@ -67,29 +67,21 @@ class Server:
             listener.bind(address)
             listener.listen(64)
             listeners.append(listener)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            code = 0
-            try:
-                die_with_parent()
-                signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle
-                if libraries:
-                    from ..contract.dependencies import preimport
 
-                    preimport(libraries)
-                first_use.load()
-                gc.collect()
-                gc.freeze()  # once: each job's processes share these pages instead of copying them
-                _serve_all(listeners, memory_mb)
-            except BaseException:
-                code = 70
-            finally:
-                os._exit(code)
+        def first() -> None:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle
+            if libraries:
+                from ..contract.dependencies import preimport
+
+                preimport(libraries)
+            first_use.load()
+            gc.collect()
+            gc.freeze()  # once: each job's processes share these pages instead of copying them
+            _serve_all(listeners, memory_mb)
+
+        self.pid: Optional[int] = _fork(first)
         for listener in listeners:
             listener.close()
-        self.pid: Optional[int] = pid
 
     @property
     def address(self) -> str:
@@ -102,6 +94,23 @@ class Server:
             _end(self.pid)
             self.pid = None
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _fork(body: Callable[[], None]) -> int:
+    """A child that runs ``body`` and exits (70 where it raised), ended by the kernel with this process (Linux)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            die_with_parent()
+            body()
+        except BaseException:
+            code = 70
+        finally:
+            os._exit(code)
+    return pid
 
 
 def _end(pid: int) -> None:
@@ -125,21 +134,13 @@ def _serve_all(listeners: List[socket.socket], memory_mb: Optional[int]) -> None
     signal.signal(signal.SIGTERM, _stop)
     try:
         for at in range(1, len(listeners)):
-            sys.stdout.flush()
-            sys.stderr.flush()
-            pid = os.fork()
-            if pid == 0:
-                code = 0
-                try:
-                    die_with_parent()
-                    for other in listeners[:at] + listeners[at + 1 :]:
-                        other.close()
-                    _serve(listeners[at], memory_mb)
-                except BaseException:
-                    code = 70
-                finally:
-                    os._exit(code)
-            siblings.append(pid)
+
+            def sibling(at: int = at) -> None:
+                for other in listeners[:at] + listeners[at + 1 :]:
+                    other.close()
+                _serve(listeners[at], memory_mb)
+
+            siblings.append(_fork(sibling))
         for listener in listeners[1:]:
             listener.close()
         _serve(listeners[0], memory_mb)
