@@ -32,6 +32,11 @@ from matrix.report import markdown as md
 TABLE = "aoti_compiles.parquet"
 TITLE = "Exported on one release, compiled on a newer one"
 CORNER = "exported on ↓ / compiled on →"
+# What a square without a record means: the pair was not compiled, which `--aoti-from nearest-and-oldest` leaves.
+NOT_COMPILED = (
+    "where that release compiled none of them (`load --aoti-from nearest-and-oldest`, as the `aoti` selection runs,"
+    " compiles on each release the programs of the newest older release and of the oldest only)"
+)
 # Failures of the compiles listed before the rest are counted, and the programs named per failure.
 SHOWN_FAILURES = 20
 SHOWN_PROGRAMS = 6
@@ -69,9 +74,8 @@ def section(compiles: Compiles, drawn: Sequence[charting.Chart] = ()) -> str:
             md.plural(len(compiles.compiled), "build"),
         ),
         "Rows: the release that exported and saved the program; columns: the release that compiled it. Each square:"
-        " compiled / loaded / matched, of the programs tried; where none was tried, the glyph of why; %s where that"
-        " release compiled none of them (`load --aoti-from nearest-and-oldest`, as the `aoti` selection runs,"
-        " compiles the programs of the newest older release and of the oldest only).\n" % NO_RECORD,
+        " compiled / loaded / matched, of the programs tried; where none was tried, the glyph of why; %s %s.\n"
+        % (NO_RECORD, NOT_COMPILED),
     ]
     parts += shares.per_mode(compiles.shares, drawn, chart_title, lambda rows: compile_shares(rows, *compiles.orders))
     parts.append("#### What a compile costs\n")

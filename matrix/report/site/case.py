@@ -27,6 +27,7 @@ from matrix.records import aoti_compiles, packages, repro, store
 from matrix.records import artifacts as loads_table
 from matrix.records.aoti_loads import PROMISED_FROM
 from matrix.records.repro import Failure
+from matrix.report import aoti_compiles as aoti_compiles_report
 from matrix.report import case_page
 from matrix.report import markdown as md
 from matrix.report import repro as report_repro
@@ -325,7 +326,10 @@ def compile_section(compiles: Sequence[Row], orders: Tuple[Sequence[str], Sequen
         " package loaded there in a process that never compiled and run on the saved inputs. Rows: the release that"
         " exported it; columns: the release that compiled it; the failures, with the step where each stopped, are"
         " listed under each grid. %s</p>"
-        % text("S: not compiled, %s." % AOTI_COMPILE_MEANING["skipped"].split(": ", 1)[-1]),
+        % text(
+            "S: not compiled, %s; %s %s."
+            % (AOTI_COMPILE_MEANING["skipped"].split(": ", 1)[-1], NO_RECORD, aoti_compiles_report.NOT_COMPILED)
+        ),
         *[compile_grid(rows, mode, orders) for mode in MODES if any(r["mode"] == mode for r in rows)],
     ]
 
