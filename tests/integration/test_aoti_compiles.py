@@ -36,9 +36,10 @@ from conftest import ROOT
 
 CASE = "tests/fixtures/basic/dynamic_batch.py"  # relative: the job imports the case module inside the checkout
 KEY = "aoti-compiles-integration-" + "7" * 32
-# The batch's --timeout for these jobs: a package's load (1-2 s) fits in it, a compile (6-36 s seen) does not, so a
-# compile that finishes ran under the time limit its message carried (--timeout plus --aoti-timeout).
-BATCH_TIMEOUT_S = 4.0
+# The batch's --timeout for these jobs, where a package's load (1-2 s seen) fits with room on a busy machine. The
+# compile runs under the time limit its message carries (--timeout plus --aoti-timeout); that a message's own
+# limit is the one its job runs under, and its follow-up under the batch's, is test_aoti_compile_planning's to check.
+BATCH_TIMEOUT_S = 10.0
 
 
 def _leftovers(scratch: Path) -> List[str]:
@@ -127,8 +128,6 @@ def test_a_saved_program_compiles_in_a_process_of_its_own_and_its_package_loads_
     assert (record["case"], record["mode"], record["case_module"]) == ("dynamic_batch", "non-strict", "imported")
     assert record["checked_inputs"] == 2  # the example input and the extra one, through the dynamic batch
     assert record["package_bytes"] > 100_000 and record["load_s"] > 0 and record["run_s"] > 0
-    # The compile ran past the batch's --timeout: under its message's own limit, --timeout plus --aoti-timeout.
-    assert record["compile_s"] > BATCH_TIMEOUT_S
     assert compiled["ok_leftovers"] == []  # the package's folder went with its load
     print("\ncompile %.1f s, package %.2f MB, load %.2f s, run %.4f s, whole job %.1f s" % (
         record["compile_s"], record["package_bytes"] / 1e6, record["load_s"], record["run_s"],
