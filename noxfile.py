@@ -66,8 +66,9 @@ QUICK_CASES = (
 )  # fmt: skip
 # What the aoti selection runs (EXPORT_MATRIX_TORCH=aoti, its releases in matrix/envs/releases.toml): small cases
 # of control flow, dynamic shapes, a custom op and mutation, and real models, with the aoti stage; its load
-# sessions compile the programs saved on the newest older release and on the oldest (`load --aoti --aoti-from
-# nearest-and-oldest`: about 2 compiles per program and release, where every older release would make N/2).
+# sessions compile the programs saved on the newest older release and on the oldest of its serializer epoch
+# (`load --aoti --aoti-from nearest-and-oldest`: about 2 compiles per program and release, where every older
+# release would make N/2).
 # A compile takes 7-36 s on 2 cores.
 AOTI_CASES = (
     "tutorial/cond_data_dependent", "exportdb/cond_predicate", "models/dynamic_batch_mlp",

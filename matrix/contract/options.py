@@ -73,7 +73,8 @@ DIAGNOSIS_SHARE = 0.6
 # runs the stage may take this much on top of --timeout; the compile itself stops at this limit.
 DEFAULT_AOTI_TIMEOUT_S = 300.0
 # Which older releases' programs ``load --aoti`` compiles on the loading one: every one (N releases make about
-# N^2/2 compiles), or the newest before it and the oldest (about 2N: one step of an upgrade, and the widest).
+# N^2/2 compiles), or the newest before it and the oldest of its serializer epoch (about 2N: one step of an
+# upgrade, and the widest).
 AOTI_FROM = ("all", "nearest-and-oldest")
 MODE_CHOICES = ("strict", "non-strict", "both")
 # What ``--fail-on`` takes (``check``, ``report``): exit 1 when a candidate (a nightly, a release candidate)

@@ -220,8 +220,9 @@ def add_load_arguments(parser: argparse.ArgumentParser) -> None:
         choices=AOTI_FROM,
         default=AOTI_FROM[0],
         help="with --aoti: the older releases whose programs are compiled here. all (default): every one;"
-        " nearest-and-oldest: the newest release before this one and the oldest, among those found, so that"
-        " a matrix of N releases makes about 2N of these compiles rather than N^2/2",
+        " nearest-and-oldest: the newest release before this one and the oldest saved with the same major"
+        " serializer schema version, among those found, so that a matrix of N releases makes about 2N of these"
+        " compiles rather than N^2/2",
     )
     add_variant(parser, "wheel variant to record (default: from torch's version tag)")
     add_batch(parser, "artifact", "load artifacts already recorded in --out again")

@@ -35,7 +35,8 @@ CORNER = "exported on ↓ / compiled on →"
 # What a square without a record means: the pair was not compiled, which `--aoti-from nearest-and-oldest` leaves.
 NOT_COMPILED = (
     "where that release compiled none of them (`load --aoti-from nearest-and-oldest`, as the `aoti` selection runs,"
-    " compiles on each release the programs of the newest older release and of the oldest only)"
+    " compiles on each release the programs of the newest older release and of the oldest of its serializer"
+    " epoch only)"
 )
 # Failures of the compiles listed before the rest are counted, and the programs named per failure.
 SHOWN_FAILURES = 20

@@ -38,6 +38,8 @@ _NO_DEV = float("inf")
 NEEDS_COMPILER = "needs a C++ compiler"
 
 Order = Tuple[Tuple[int, ...], Tuple[int, int], float]
+# Where a version older() read sorts (never: to_compile keeps only those it reads); typed as one.
+_OLDEST: Order = ((), (-1, 0), 0.0)
 
 
 def release_order(version: str) -> Optional[Order]:
@@ -68,14 +70,30 @@ def to_compile(found: List[Artifact], version: str, sources: str = AOTI_FROM[0])
     """The artifacts ``load --aoti`` compiles on the release ``version``: those saved on an older one, in order.
 
     ``sources`` (``--aoti-from``): ``all`` of them, or ``nearest-and-oldest``: those of the newest older release
-    found and of the oldest (every build of each: a release's builds are one release here).
+    found and of the oldest in its epoch (every build of each: a release's builds are one release here). The
+    epoch is the serializer's major schema version the programs were saved with: a release loads no program
+    saved with another one (5 on 2.3–2.4, 7 on 2.5, 8 from 2.6), so an older epoch's oldest would be tried in
+    vain where the epoch's own oldest has programs this release can load. A program whose meta names no schema
+    version is in every epoch.
     """
     chosen = [artifact for artifact in found if older(artifact.saved_torch_version, version)]
     if sources == AOTI_FROM[0] or not chosen:
         return chosen
-    orders = [release_order(artifact.saved_torch_version) for artifact in chosen]
-    ends = {min(orders), max(orders)}  # type: ignore[type-var]  # older() read every one
-    return [artifact for artifact, order in zip(chosen, orders) if order in ends]
+    orders: List[Order] = [release_order(artifact.saved_torch_version) or _OLDEST for artifact in chosen]
+    nearest = max(orders)
+    epochs = {schema_major(artifact) for artifact, order in zip(chosen, orders) if order == nearest} - {None}
+    oldest = min(
+        order
+        for artifact, order in zip(chosen, orders)
+        if not epochs or schema_major(artifact) in epochs or schema_major(artifact) is None
+    )
+    return [artifact for artifact, order in zip(chosen, orders) if order in (nearest, oldest)]
+
+
+def schema_major(artifact: Artifact) -> Optional[str]:
+    """The serializer's major schema version a program was saved with (``8`` of ``8.20``), as its meta says."""
+    version = (artifact.meta or {}).get("serializer_version")
+    return str(version).split(".", 1)[0] if version else None
 
 
 def compile_key(key: Key, dependency_set: str = "") -> JournalKey:

@@ -11,7 +11,7 @@ import hashlib
 import itertools
 import json
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
@@ -28,8 +28,10 @@ HERE = "2.13.0+cpu"
 API = aoti.Api(aoti.PACKAGE_API, layout.AOTI_PACKAGE)
 
 
-def _folder(root: Path, saved: str, case: str = "mlp", variant: str = "cpu", key: str = KEY) -> Path:
-    """An artifact folder as a cell of ``saved`` keeps it (no package)."""
+def _folder(
+    root: Path, saved: str, case: str = "mlp", variant: str = "cpu", key: str = KEY, schema: Optional[str] = None
+) -> Path:
+    """An artifact folder as a cell of ``saved`` keeps it (no package); ``schema``: its serializer_version."""
     folder = root / ("%s_%s_py3.11" % (saved, variant)) / "strict" / case
     folder.mkdir(parents=True)
     files = {"program.pt2": b"program", "inputs.pt": b"inputs", "outputs.pt": b"outputs"}
@@ -40,6 +42,8 @@ def _folder(root: Path, saved: str, case: str = "mlp", variant: str = "cpu", key
         "python": "3.11", "device": "cpu", "source": "cases", "case_file": "cases/%s.py" % case,
         "files": [{"name": n, "size": len(d), "sha256": hashlib.sha256(d).hexdigest()} for n, d in files.items()],
     }  # fmt: skip
+    if schema is not None:
+        meta["serializer_version"] = schema
     (folder / "meta.json").write_text(json.dumps(meta))
     signing.sign(str(folder / "meta.json"), key.encode())
     return folder
@@ -110,6 +114,29 @@ def test_nearest_and_oldest_compiles_the_programs_of_the_newest_older_release_an
     _folder(only, "2.9.1")
     loads = _batch(only, aoti_from="nearest-and-oldest")
     assert [item.record["saved_torch_version"] for item in _compiles(loads)] == ["2.9.1"]  # nearest is oldest
+
+
+def test_the_oldest_is_the_oldest_release_of_the_nearest_ones_serializer_epoch(tmp_path: Path) -> None:
+    """Programs saved with another major schema version do not load here: the oldest is the epoch's own oldest."""
+    saved = (("2.3.1", "5.1"), ("2.4.1", "5.3"), ("2.5.1", "7.3"), ("2.6.0", "8.2"), ("2.9.1", "8.14"))
+    for version, schema in saved:
+        _folder(tmp_path, version, variant="pypi", schema=schema)
+    loads = _batch(tmp_path, aoti_from="nearest-and-oldest")
+    assert sorted(item.record["saved_torch_version"] for item in _compiles(loads)) == ["2.6.0", "2.9.1"]
+    everything = _batch(tmp_path)  # `all` tries every older program, whatever its epoch
+    assert len(_compiles(everything)) == len(saved)
+    # The first release of a new epoch: its nearest older release is of the one before, whose oldest is tried.
+    before = tmp_path / "before"
+    for version, schema in saved[:3]:
+        _folder(before, version, variant="pypi", schema=schema)
+    loads = _batch(before, aoti_from="nearest-and-oldest")
+    assert [item.record["saved_torch_version"] for item in _compiles(loads)] == ["2.5.1"]
+    # A program whose meta names no schema version is in every epoch.
+    unknown = tmp_path / "unknown"
+    _folder(unknown, "2.1.2")
+    _folder(unknown, "2.9.1", variant="pypi", schema="8.14")
+    loads = _batch(unknown, aoti_from="nearest-and-oldest")
+    assert sorted(item.record["saved_torch_version"] for item in _compiles(loads)) == ["2.1.2", "2.9.1"]
 
 
 def test_a_compile_is_an_isolated_job_with_the_compiles_own_time_on_top_of_the_timeout(tmp_path: Path) -> None:
