@@ -10,7 +10,8 @@ The API moved between releases, so it is found by what the installed torch has, 
 - 2.3 and 2.4 compile a bare shared library and load it with ``torch._export.aot_load(path, device)``.
   The library is compiled with ``torch._inductor.aot_compile(ep.module(), ...)``, which is what
   ``torch._export.aot_compile`` calls once it has exported the model again: the program compiled is
-  the one the cell exported, in its mode, not a second export;
+  the one the cell exported, in its mode, not a second export (2.3's takes the example inputs flat, as
+  its ``torch._export.aot_compile`` passes them; 2.4's takes args and kwargs);
 - 2.1 and 2.2 compile a library but have no Python loader: the stage is not applicable there.
 
 Compiling needs a C++ compiler: torch runs the one ``$CXX`` names, else ``g++``
@@ -161,8 +162,14 @@ def compile_program(api: Api, program: Any, args: Sequence[Any], kwargs: Mapping
         options: Dict[str, Any] = {"aot_inductor.output_path": path}
         if api.name == PACKAGE_OPTION_API:
             options["aot_inductor.package"] = True
+        aot_compile: Callable[..., Any] = inductor.aot_compile  # declared as the installed release has it
         with torch.no_grad():  # as torch._export.aot_compile compiles
-            made = inductor.aot_compile(program.module(), tuple(args), dict(kwargs), options=options)
+            if "kwargs" in inspect.signature(aot_compile).parameters:
+                made = aot_compile(program.module(), tuple(args), dict(kwargs), options=options)
+            else:  # 2.3 takes the inputs flat, as its torch._export.aot_compile flattens them
+                from torch.utils import _pytree as pytree
+
+                made = aot_compile(program.module(), pytree.arg_tree_leaves(*args, **kwargs), options=options)
     if not os.path.isfile(path) and isinstance(made, str) and os.path.isfile(made):
         shutil.move(made, path)  # a build that names its output itself
     if not os.path.isfile(path):

@@ -40,6 +40,7 @@ from .journal import Journal, Key, culprits, interrupted
 from .messages import FOLLOW_UP, TIME_LIMIT, Message, Result, message
 from .progress import Progress, say
 from .reuse import ResultCache, machine_dependent, reused
+from .scratch import run_folder
 
 # 0: each forked item imports its case's libraries itself (benchmarks/dependency_sets.py compares both).
 PREIMPORT_VARIABLE = "EXPORT_MATRIX_PREIMPORT"
@@ -331,7 +332,8 @@ def execute(batch: Batch, settings: Settings, torch_version: str, variant: str) 
         )
         if not todo:
             return {}
-        return _run(batch, settings, todo, dead, set(suspects), journal)
+        with run_folder():  # the temporary files of every process of the run, removed with it
+            return _run(batch, settings, todo, dead, set(suspects), journal)
 
 
 def _set_up_parent(settings: Settings) -> None:

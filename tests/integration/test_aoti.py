@@ -16,14 +16,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, Iterator
+from typing import Any, Dict, Iterator, List
 
 import pytest
+import torch
 
 from matrix.contract import layout
 from matrix.contract.requests import KEY_VARIABLE
 from matrix.contract.schema import AOTI_KEYS
-from matrix.worker import aoti_job, forked, signing
+from matrix.worker import aoti, aoti_job, forked, signing
 
 from conftest import ROOT, read_cells
 
@@ -185,3 +186,51 @@ def test_a_compile_that_dies_is_a_crash_and_one_that_returns_is_its_result() -> 
     assert died["error_message"] == "its process was killed by SIGKILL"
     raised = forked.run(_out_of_memory, 30)
     assert raised["status"] == "crash" and raised["error_type"] == "MemoryError"
+
+
+# --- the compile API of releases before 2.6 ---------------------------------------------------------
+
+
+class _WithKeyword(torch.nn.Module):
+    def forward(self, x: Any, *, scale: Any) -> Any:
+        return x * scale
+
+
+def _fake_compile(calls: List[Any]) -> Dict[str, Any]:
+    """torch._inductor.aot_compile as 2.3 and as 2.4–2.5 declare it, each recording how it was called."""
+
+    def made(options: Dict[str, Any]) -> str:
+        Path(options["aot_inductor.output_path"]).write_bytes(b"library")
+        return options["aot_inductor.output_path"]
+
+    def flat(gm: Any, example_inputs: List[Any], options: Any = None) -> str:  # 2.3
+        calls.append(("flat", example_inputs))
+        return made(options)
+
+    def split(gm: Any, args: Any, kwargs: Any = None, *, options: Any = None) -> str:  # 2.4, 2.5
+        calls.append(("split", args, kwargs))
+        return made(options)
+
+    return {"2.3": flat, "2.4": split}
+
+
+def test_the_library_api_passes_the_inputs_as_each_release_takes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """2.3's aot_compile takes the example inputs flat (as its torch._export.aot_compile flattens them); 2.4 and
+    2.5 take args and kwargs apart. The program compiled is the cell's own, whatever the release."""
+    import torch._inductor
+
+    x, scale = torch.ones(2), torch.full((2,), 3.0)
+    program = torch.export.export(_WithKeyword(), (x,), {"scale": scale})
+    api = aoti.Api(aoti.LIBRARY_API, layout.AOTI_LIBRARY)
+    calls: List[Any] = []
+    for release, fake in _fake_compile(calls).items():
+        monkeypatch.setattr(torch._inductor, "aot_compile", fake)
+        path = str(tmp_path / release / layout.AOTI_LIBRARY)
+        Path(path).parent.mkdir()
+        assert aoti.compile_program(api, program, (x,), {"scale": scale}, path) == path
+        assert Path(path).read_bytes() == b"library"
+    (kind, flat), (other, args, kwargs) = calls
+    assert kind == "flat" and [id(t) for t in flat] == [id(x), id(scale)]
+    assert other == "split" and args == (x,) and list(kwargs) == ["scale"] and kwargs["scale"] is scale

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix.worker import journal
+from matrix.worker import journal, scratch
 
 from conftest import FIXTURES, ROOT, read_cells, run_matrix
 
@@ -35,13 +35,24 @@ def test_a_second_writer_of_the_same_records_is_refused(tmp_path: Path) -> None:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="the hostile case finds its runner through /proc")
 @pytest.mark.parametrize("jobs, deaths", [(1, 1), (2, 2)])
 def test_cases_that_kill_their_parent_or_the_runner_are_recorded_and_the_matrix_completes(
-    tmp_path: Path, jobs: int, deaths: int
+    tmp_path: Path, jobs: int, deaths: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Alone in flight, the culprit is known at once; side by side, the suspects run again alone first."""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))
     args = ("run", "--cases", str(FIXTURES / "killer"), "--mode", "strict", "--out", str(tmp_path))
     args += ("--progress", "none", "-j", str(jobs))
-    codes = [run_matrix(*args, check=False).returncode for _ in range(deaths + 1)]
+    codes, left = [], []
+    for _ in range(deaths + 1):
+        codes.append(run_matrix(*args, check=False).returncode)
+        left.append(sorted(path.name for path in temporary.iterdir()))
     assert codes == [-9] * deaths + [0]  # each death is the runner itself, killed by c_kills_the_runner
+    # A killed runner leaves its temporary folder (one, with every file its processes made); the next run
+    # removes it, and its own when it ends.
+    assert [len(names) for names in left] == [1] * deaths + [0], left
+    assert all(names[0].startswith(scratch.PREFIX) for names in left[:deaths])
+    assert len(set(names[0] for names in left[:deaths])) == deaths
     recorded = read_cells(tmp_path)
     cells = {c["case"]: c for c in recorded}
     assert len(recorded) == 4  # each cell once

@@ -58,7 +58,10 @@ def test_environment_record(tmp_path):
     assert path.name == "torch-%s_%s_py%s.jsonl" % (env["torch_version"], env["variant"], env["python"])
 
 
-def test_faults_are_contained_and_classified(tmp_path):
+def test_faults_are_contained_and_classified(tmp_path, monkeypatch):
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))
     run_matrix(
         "run", "--cases", str(FIXTURES / "faults"), str(FIXTURES / "basic" / "add_one.py"),
         "--out", str(tmp_path), "--timeout", "8", "--max-memory", "1024", "--progress", "none", "-j", "1",
@@ -80,6 +83,8 @@ def test_faults_are_contained_and_classified(tmp_path):
         assert cells[("state_b_clean", mode)]["status"] == "pass", cells[("state_b_clean", mode)]["error_message"]
         assert cells[("add_one", mode)]["status"] == "pass"
     assert len(cells) == 2 * 9
+    # What the killed, crashed and hung cells left in their temporary folder went with the run's.
+    assert list(temporary.iterdir()) == []
 
 
 def test_missing_capability_is_not_applicable(tmp_path):
@@ -110,8 +115,11 @@ def test_select_and_tag_filter_cells(tmp_path):
     assert got == expected
 
 
-def test_resume_after_sigkill_records_every_cell_once(tmp_path):
+def test_resume_after_sigkill_records_every_cell_once(tmp_path, monkeypatch):
     cases = [str(FIXTURES / "basic"), str(FIXTURES / "faults" / "hang.py")]
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     command = [sys.executable, "-m", "matrix", "run", "--cases", *cases, "--out", str(tmp_path), "--timeout", "3"]
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -132,6 +140,7 @@ def test_resume_after_sigkill_records_every_cell_once(tmp_path):
     keys = [(c["case"], c["mode"]) for c in cells]
     assert len(keys) == len(set(keys)) == 12
     assert {c["case"] for c in before} <= {c["case"] for c in cells}
+    assert list(temporary.iterdir()) == []  # the killed run's temporary folder went with the resumed run
 
 
 def read_cells_safe(folder: Path):
