@@ -6,7 +6,8 @@ The API moved between releases, so it is found by what the installed torch has, 
   and ``torch._inductor.aoti_load_package(path)`` loads it;
 - 2.5 packages with ``torch._inductor.aot_compile(..., options={"aot_inductor.package": True,
   "aot_inductor.output_path": ...})``; its package holds the sources, which
-  ``torch._inductor.package.load_package`` compiles as it loads;
+  ``torch._inductor.package.load_package`` compiles as it loads. It archives every file in the folder
+  of the output path, so the output path is a folder of its own, archived as 2.5 archives it;
 - 2.3 and 2.4 compile a bare shared library and load it with ``torch._export.aot_load(path, device)``.
   The library is compiled with ``torch._inductor.aot_compile(ep.module(), ...)``, which is what
   ``torch._export.aot_compile`` calls once it has exported the model again: the program compiled is
@@ -30,6 +31,7 @@ import shutil
 import subprocess
 import sys
 import warnings
+import zipfile
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 from ..contract.layout import AOTI_LIBRARY, AOTI_PACKAGE
@@ -161,7 +163,11 @@ def compile_program(api: Api, program: Any, args: Sequence[Any], kwargs: Mapping
     else:
         options: Dict[str, Any] = {"aot_inductor.output_path": path}
         if api.name == PACKAGE_OPTION_API:
-            options["aot_inductor.package"] = True
+            # 2.5 writes its sources to the folder of the output path and archives everything in that folder, the
+            # archive too where it is there: they go to a folder of their own, archived below as 2.5 archives it.
+            built = os.path.join(os.path.dirname(path), "package")
+            os.mkdir(built)
+            options = {"aot_inductor.output_path": built, "aot_inductor.package": True}
         aot_compile: Callable[..., Any] = inductor.aot_compile  # declared as the installed release has it
         with torch.no_grad():  # as torch._export.aot_compile compiles
             if "kwargs" in inspect.signature(aot_compile).parameters:
@@ -170,11 +176,54 @@ def compile_program(api: Api, program: Any, args: Sequence[Any], kwargs: Mapping
                 from torch.utils import _pytree as pytree
 
                 made = aot_compile(program.module(), pytree.arg_tree_leaves(*args, **kwargs), options=options)
+        if api.name == PACKAGE_OPTION_API:
+            archive(built, path)
     if not os.path.isfile(path) and isinstance(made, str) and os.path.isfile(made):
         shutil.move(made, path)  # a build that names its output itself
     if not os.path.isfile(path):
         raise RuntimeError("the compile returned %r and left no %s" % (type(made).__name__, os.path.basename(path)))
     return path
+
+
+def archive(folder: str, path: str) -> None:
+    """Archive what 2.5's packaging compile left in ``folder`` into the PT2 file ``path`` for 2.5's
+    ``load_package`` to build and load: its own writer, each file under its AOTInductor folder, as its
+    ``package_aoti`` writes a ``.pt2``, and the files of subfolders too (the constants' object file is in
+    one, which ``package_aoti`` fails on; ``load_package`` finds it by its suffix)."""
+    writer, inside = package_writer()
+    with writer(path) as archived:
+        for root, folders, names in os.walk(folder):
+            folders.sort()
+            for name in sorted(names):
+                source = os.path.join(root, name)
+                archived.write_file(inside + os.path.relpath(source, folder).replace(os.sep, "/"), source)
+
+
+def unpack(path: str) -> str:
+    """The folder beside ``path`` that holds the files :func:`archive` put in the package ``path``, as 2.5's
+    packaging compile left them; a name that would leave that folder is refused."""
+    inside = package_writer()[1]
+    folder = os.path.splitext(path)[0] + "-unpacked"
+    with zipfile.ZipFile(path) as archived:
+        for name in archived.namelist():
+            if not name.startswith(inside) or name.endswith("/"):
+                continue
+            parts = name[len(inside) :].split("/")
+            if any(part in ("", ".", "..") for part in parts):
+                raise ValueError("%s: the package names a file outside its folder: %r" % (path, name))
+            target = os.path.join(folder, *parts)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with archived.open(name) as source, open(target, "wb") as copy:
+                shutil.copyfileobj(source, copy)
+    return folder
+
+
+def package_writer() -> Tuple[Any, str]:
+    """2.5's PT2 archive writer and the folder in the archive that holds AOTInductor's files."""
+    from torch._inductor.package.package import PT2ArchiveWriter  # type: ignore[attr-defined]  # 2.5 only
+    from torch._inductor.package.pt2_archive_constants import AOTINDUCTOR_DIR  # type: ignore[import-not-found]
+
+    return PT2ArchiveWriter, AOTINDUCTOR_DIR
 
 
 # The loaders, by what a package load's record (``aoti_loader``) calls them.
@@ -220,7 +269,8 @@ def load(path: str, kind: str, device: str) -> Callable[..., Any]:
         load_package = _package_loader()
         assert load_package is not None
         if "device" in inspect.signature(load_package).parameters:  # 2.5 takes the device
-            return load_package(path, device)  # type: ignore[no-any-return]
+            # and builds the package as it loads: from a folder (from a .pt2 it links into a folder it never makes)
+            return load_package(unpack(path), device)  # type: ignore[no-any-return]
         return load_package(path)  # type: ignore[no-any-return]
     if found == LIBRARY_LOADER:
         aot_load = _library_loader()

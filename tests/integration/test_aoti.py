@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 from typing import Any, Dict, Iterator, List
 
@@ -234,3 +235,75 @@ def test_the_library_api_passes_the_inputs_as_each_release_takes_them(
     (kind, flat), (other, args, kwargs) = calls
     assert kind == "flat" and [id(t) for t in flat] == [id(x), id(scale)]
     assert other == "split" and args == (x,) and list(kwargs) == ["scale"] and kwargs["scale"] is scale
+
+
+class _Writer:
+    """A PT2 archive writer with 2.5's interface (the installed torch has it no more), on zipfile."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __enter__(self) -> _Writer:
+        self.zip = zipfile.ZipFile(self.path, "w")
+        self.zip.writestr("archive_format", "pt2")
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.zip.close()
+
+    def write_file(self, name: str, path: str) -> None:
+        self.zip.write(path, name)
+
+
+def test_2_5s_package_is_built_in_a_folder_of_its_own_and_archived_as_2_5_archives_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """2.5 archives every file in the folder of its output path: were the archive there, it would archive itself."""
+    import torch._inductor
+
+    calls: List[Any] = []
+
+    def packaging(gm: Any, args: Any, kwargs: Any = None, *, options: Any = None) -> str:  # 2.5's, packaging
+        calls.append(options)
+        folder = Path(options["aot_inductor.output_path"])
+        assert options["aot_inductor.package"] is True and folder.is_dir() and not any(folder.iterdir())
+        for name in ("model.cpp", "model.o", "model_compile_flags.json"):
+            (folder / name).write_text(name)
+        (folder / "constants").mkdir()
+        (folder / "constants" / "weights.o").write_text("weights")  # where 2.5 puts the constants' object file
+        return str(folder)
+
+    monkeypatch.setattr(torch._inductor, "aot_compile", packaging)
+    monkeypatch.setattr(aoti, "package_writer", lambda: (_Writer, "data/aotinductor/"))
+    x = torch.ones(2)
+    program = torch.export.export(_WithKeyword(), (x,), {"scale": x})
+    path = tmp_path / "private" / layout.AOTI_PACKAGE
+    path.parent.mkdir()
+    api = aoti.Api(aoti.PACKAGE_OPTION_API, layout.AOTI_PACKAGE)
+    assert aoti.compile_program(api, program, (x,), {"scale": x}, str(path)) == str(path)
+    (options,) = calls
+    assert Path(options["aot_inductor.output_path"]).parent == path.parent  # beside the archive, not holding it
+    with zipfile.ZipFile(path) as archived:
+        names = archived.namelist()
+    built = ("model.cpp", "model.o", "model_compile_flags.json", "constants/weights.o")
+    assert names == ["archive_format"] + ["data/aotinductor/" + name for name in built]  # not the archive itself
+    # 2.5 loads it from a folder, as its compile left it (from a .pt2 it links into a folder it never makes).
+    loaded: List[Any] = []
+
+    def load_package(where: str, device: str) -> Any:  # 2.5's
+        loaded.append((where, device))
+        return len
+
+    monkeypatch.setattr(aoti, "loader_for", lambda kind: (aoti.PACKAGE_OPTION_LOADER, None))
+    monkeypatch.setattr(aoti, "_package_loader", lambda: load_package)
+    assert aoti.load(str(path), layout.AOTI_PACKAGE, "cpu") is len
+    ((folder, device),) = loaded
+    found = sorted(str(p.relative_to(folder)) for p in Path(folder).rglob("*") if p.is_file())
+    assert device == "cpu" and found == sorted(built) and (Path(folder) / "model.cpp").read_text() == "model.cpp"
+    # A package that names a file outside its folder is refused before anything is written there.
+    hostile = tmp_path / "hostile.pt2"
+    with zipfile.ZipFile(hostile, "w") as archived:
+        archived.writestr("data/aotinductor/../../escaped", "x")
+    with pytest.raises(ValueError, match="outside its folder"):
+        aoti.unpack(str(hostile))
+    assert not (tmp_path / "escaped").exists()
