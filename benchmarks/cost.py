@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -51,14 +52,24 @@ PACK = "real_models/"
 FAILING = ("fail", "mismatch", "crash", "timeout")
 
 
-def timed(command: Sequence[str], cache: Optional[str] = None) -> float:
-    """Seconds ``command`` took, run from the project's root; the result cache is off unless ``cache``."""
+# CPU seconds (user and system, the command and every process it waited for) of each command timed, by command.
+CPU: Dict[str, List[float]] = {}
+
+
+def timed(command: Sequence[str], cache: Optional[str] = None, name: str = "") -> float:
+    """Seconds ``command`` took, run from the project's root; the result cache is off unless ``cache``. Its CPU
+    seconds go to ``CPU[name]`` where ``name`` is given."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), EXPORT_MATRIX_RESULT_CACHE=cache or "off")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(list(command), cwd=ROOT, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         sys.exit("%s failed (%d):\n%s" % (" ".join(command), done.returncode, done.stderr[-3000:]))
+    if name:
+        used = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        CPU.setdefault(name, []).append(used)
     return seconds
 
 
@@ -82,7 +93,7 @@ def fresh_loads(select: Sequence[str], source: str, jobs: int, rounds: int, scra
         for name, stages in (("without serialize", NO_SERIALIZE), ("every stage", EVERY_STAGE)):
             out = scratch / ("stages-%d-%s" % (number, name.replace(" ", "-")))
             command = matrix("run", "--source", source, "--select", *select, "--out", str(out), "--stages", stages)
-            figures[name].append(timed([*command, "--progress", "none", "--jobs", str(jobs)]))
+            figures[name].append(timed([*command, "--progress", "none", "--jobs", str(jobs)], name=name))
     return figures
 
 
@@ -170,11 +181,18 @@ def main(argv: Optional[List[str]] = None) -> int:
     print("selection: %s (%s); %d rounds; load average %.1f at the end"
           % (" ".join(select), args.source, args.rounds, load))  # fmt: skip
     for name, values in {**stages, **check}.items():
-        print("  %-18s %7.1f s   (%s)" % (name, median[name], ", ".join("%.1f" % v for v in values)))
+        cpu = " CPU %.1f s" % statistics.median(CPU[name]) if name in CPU else ""
+        print("  %-18s %7.1f s   (%s)%s" % (name, median[name], ", ".join("%.1f" % v for v in values), cpu))
     for name, seconds in runs.items():
         print("  %-18s %7.1f s" % (name, seconds))
     print("fresh loads: every stage / without serialize   %.2f   target <= 1.15"
           % (median["every stage"] / median["without serialize"]))  # fmt: skip
+    every, without = statistics.median(CPU["every stage"]), statistics.median(CPU["without serialize"])
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    busy = without / (median["without serialize"] * cores)
+    print("  in CPU seconds                                %.2f   (without serialize the run keeps the %d cores %.0f%%"
+          " busy: what fresh loads cost in CPU, no overlap hides where that is near 100%%)"
+          % (every / without, cores, 100 * busy))  # fmt: skip
     print("check current / its floor                       %.2f   target <= 1.5"
           % (median["check current"] / median["floor"]))  # fmt: skip
     print("second run / first run                          %.2f   (%d of %d cells reused)"

@@ -133,6 +133,9 @@ def test_cost_benchmark_prints_each_ratio_measured_in_one_run(tmp_path: Path):
     out = proc.stdout
     for name in ("every stage", "without serialize", "check current", "floor", "first run", "second run"):
         assert re.search(r"^  %s +[\d.]+ s" % name, out, re.M), out
+    for name in ("every stage", "without serialize"):  # with the CPU seconds the run took
+        assert re.search(r"^  %s +[\d.]+ s +\([\d., ]+\) CPU [\d.]+ s$" % name, out, re.M), out
+    assert re.search(r"^  in CPU seconds +[\d.]+ +\(without serialize the run keeps the \d+ cores \d+% busy", out, re.M)
     for ratio in ("every stage / without serialize", "check current / its floor", "second run / first run"):
         assert re.search(r"^[^\n]*%s +[\d.]+ " % re.escape(ratio), out, re.M), out
     reused = re.search(r"\((\d+) of (\d+) cells reused\)", out)
