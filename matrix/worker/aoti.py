@@ -215,6 +215,8 @@ def unpack(path: str) -> str:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             with archived.open(name) as source, open(target, "wb") as copy:
                 shutil.copyfileobj(source, copy)
+    if not os.path.isdir(folder):  # a package of another release's layout (2.6 on: under a folder per model)
+        raise RuntimeError("the package holds no file under %s, where 2.5 keeps a package's files" % inside)
     return folder
 
 

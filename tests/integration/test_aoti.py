@@ -300,6 +300,12 @@ def test_2_5s_package_is_built_in_a_folder_of_its_own_and_archived_as_2_5_archiv
     ((folder, device),) = loaded
     found = sorted(str(p.relative_to(folder)) for p in Path(folder).rglob("*") if p.is_file())
     assert device == "cpu" and found == sorted(built) and (Path(folder) / "model.cpp").read_text() == "model.cpp"
+    # A package of another layout (2.6 on keeps a folder per model) has nothing 2.5 could build.
+    other = tmp_path / "other.pt2"
+    with zipfile.ZipFile(other, "w") as archived:
+        archived.writestr("package/data/aotinductor/model/model.cpp", "x")
+    with pytest.raises(RuntimeError, match="no file under data/aotinductor/, where 2.5 keeps"):
+        aoti.unpack(str(other))
     # A package that names a file outside its folder is refused before anything is written there.
     hostile = tmp_path / "hostile.pt2"
     with zipfile.ZipFile(hostile, "w") as archived:
