@@ -162,12 +162,12 @@ def compile_program(api: Api, program: Any, args: Sequence[Any], kwargs: Mapping
             made = compile_and_package(program, package_path=path)
     else:
         options: Dict[str, Any] = {"aot_inductor.output_path": path}
+        built = os.path.join(os.path.dirname(path), "package")
         if api.name == PACKAGE_OPTION_API:
             # 2.5 writes its sources to the folder of the output path and archives everything in that folder, the
             # archive too where it is there: they go to a folder of their own, archived below as 2.5 archives it.
-            built = os.path.join(os.path.dirname(path), "package")
             os.mkdir(built)
-            options = {"aot_inductor.output_path": built, "aot_inductor.package": True}
+            options.update({"aot_inductor.output_path": built, "aot_inductor.package": True})
         aot_compile: Callable[..., Any] = inductor.aot_compile  # declared as the installed release has it
         with torch.no_grad():  # as torch._export.aot_compile compiles
             if "kwargs" in inspect.signature(aot_compile).parameters:

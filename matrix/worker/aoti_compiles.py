@@ -79,15 +79,11 @@ def to_compile(found: List[Artifact], version: str, sources: str = AOTI_FROM[0])
     chosen = [artifact for artifact in found if older(artifact.saved_torch_version, version)]
     if sources == AOTI_FROM[0] or not chosen:
         return chosen
-    orders: List[Order] = [release_order(artifact.saved_torch_version) or _OLDEST for artifact in chosen]
-    nearest = max(orders)
-    epochs = {schema_major(artifact) for artifact, order in zip(chosen, orders) if order == nearest} - {None}
-    oldest = min(
-        order
-        for artifact, order in zip(chosen, orders)
-        if not epochs or schema_major(artifact) in epochs or schema_major(artifact) is None
-    )
-    return [artifact for artifact, order in zip(chosen, orders) if order in (nearest, oldest)]
+    placed = [(release_order(artifact.saved_torch_version) or _OLDEST, schema_major(artifact)) for artifact in chosen]
+    nearest = max(order for order, _ in placed)
+    epochs = {major for order, major in placed if order == nearest and major is not None}
+    oldest = min(order for order, major in placed if not epochs or major is None or major in epochs)
+    return [artifact for artifact, (order, _) in zip(chosen, placed) if order in (nearest, oldest)]
 
 
 def schema_major(artifact: Artifact) -> Optional[str]:
