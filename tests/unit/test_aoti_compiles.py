@@ -218,6 +218,8 @@ def test_the_report_writes_the_table_each_case_page_its_grid_and_rebuilds_from_t
     assert rows[0] == ["exported on ↓ compiled on →", *COMPILED]
     assert rows[1:4] == [["2.6.0", "✓", "✓", "S"], ["2.8.0", "·", "✗", "✓"], ["2.10.0", "·", "·", "≠"]]
     assert "<li>load error: RuntimeError: %s: 2.8.0 → 2.10.0</li>" % UNDEFINED in site
+    # What a square without a compile means names the option as code, not as Markdown between backticks.
+    assert "<code>load --aoti-from nearest-and-oldest</code>" in site and "`load --aoti-from" not in site
     assert "aoti_compiles.parquet" in (out / "site" / "index.html").read_text(encoding="utf-8")  # a download
     # The published tables stand for the records: the report rebuilt from them is the same.
     report.build_report([str(out)], str(again), charts=False)

@@ -40,6 +40,7 @@ from matrix.report.site.markup import (
     breakable,
     clip,
     compile_status,
+    inline,
     listed,
     load_status,
     page,
@@ -326,7 +327,7 @@ def compile_section(compiles: Sequence[Row], orders: Tuple[Sequence[str], Sequen
         " package loaded there in a process that never compiled and run on the saved inputs. Rows: the release that"
         " exported it; columns: the release that compiled it; the failures, with the step where each stopped, are"
         " listed under each grid. %s</p>"
-        % text(
+        % inline(
             "S: not compiled, %s; %s %s."
             % (AOTI_COMPILE_MEANING["skipped"].split(": ", 1)[-1], NO_RECORD, aoti_compiles_report.NOT_COMPILED)
         ),
