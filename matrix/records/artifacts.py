@@ -48,7 +48,7 @@ from matrix.contract.schema import (
     load_rank,
     recency,
 )
-from matrix.records import store
+from matrix.records import alike, store
 
 SAVED_ENV = ["saved_torch_version", "saved_variant", "saved_python"]
 LOADED_ENV = ["torch_version", "variant", "python"]
@@ -449,9 +449,13 @@ def _regression(before: Dict[str, Any], after: Dict[str, Any]) -> Dict[str, Any]
 
 def errors(loads: pd.DataFrame) -> List[Tuple[Failure, List[Tuple[str, str]]]]:
     """The failures of a :func:`table` (or part of one) grouped by :class:`Failure`: each with its
-    (saved, loaded) pairs, groups in order of first appearance. A load not tried is no failure."""
-    groups: Dict[Failure, List[Tuple[str, str]]] = {}
+    (saved, loaded) pairs, groups in order of first appearance. A load not tried is no failure.
+
+    Failures of one status and error class whose messages differ only in their numbers (the schema
+    versions of each pair, mostly) are one group, its message merged as :func:`.alike.merged` does."""
     failing = loads["status"].map(tried).astype(bool) & (loads["status"] != LoadStatus.PASS.value)
+    items = []
     for row in loads[failing].to_dict("records"):
-        groups.setdefault(Failure.of(row), []).append((str(row["saved"]), str(row["loaded"])))
-    return list(groups.items())
+        found = Failure.of(row)
+        items.append(((found.status, found.error_type), found.message, (str(row["saved"]), str(row["loaded"]))))
+    return [(Failure(kind[0], kind[1], message), pairs) for kind, message, pairs in alike.group(items)]

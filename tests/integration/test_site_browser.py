@@ -13,6 +13,7 @@ and says so: it is never skipped.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any, Dict, Iterator, List
@@ -63,6 +64,10 @@ BUILDS = ["2.%d.%d+cu1%d" % (minor, patch, cuda) for minor in (9, 10, 11, 12) fo
 BUILDS += ["2.%d.%d+cu1%d" % (minor, patch, cuda) for minor in (9, 10, 11, 12) for patch, cuda in ((0, 29), (1, 28))]
 
 
+# What each failing load of the wide grid says: one failure whose numbers differ from pair to pair.
+SCHEMA_MISMATCH = "Serialized version ['8', '%d'] does not match our current schema version (8, %d)."
+
+
 def wide_records(folder: Path) -> Path:
     """One case on every build of BUILDS, each build's program loaded on every build: a 16 × 16 grid; and a real
     model on every build."""
@@ -98,6 +103,7 @@ def wide_records(folder: Path) -> Path:
                 saved_variant=saved.split("+")[1], saved_python="3.11", torch_version=loaded, variant=variant,
                 python="3.11", case="wide", mode="strict", status="load-error" if newer else "pass",
                 error_type="RuntimeError" if newer else None, finished_at="2025-01-01T00:00:00+00:00",
+                error_message=SCHEMA_MISMATCH % (BUILDS.index(saved), number) if newer else None,
             )  # fmt: skip
             rows.append(load)
         path = folder / records.env_file_name(loaded, variant, "3.11")
@@ -415,6 +421,18 @@ def test_the_saved_loaded_grid_is_a_grid_with_readable_headers(wide_site: Path, 
     # Each build's whole label shows (wrapped before its "+" at most), and no header cuts its text.
     heads = grid["heads"]
     assert [" ".join(h["text"].split()).replace(" +", "+") for h in heads[1:]] == sorted(BUILDS, key=release_key)
+    # Under the grid, its failures: the one failure its pairs share, whatever their schema versions, in one item
+    # that starts below the grid and fits the window.
+    listed = browser.execute_script(
+        "return [...document.querySelectorAll('ul.load-errors li')].map(li => {"
+        " const r = li.getBoundingClientRect(), t = document.querySelector('table.loads').getBoundingClientRect();"
+        " return {text: li.textContent, below: r.top >= t.bottom, right: r.right, room: window.innerWidth}; })"
+    )
+    assert len(listed) == 1, [item["text"] for item in listed]
+    [item] = listed
+    said = "load-error — RuntimeError: Serialized version ['8', '…'] does not match our current schema version (8, …)."
+    assert item["text"].startswith(said) and re.search(r" … \(\+\d+\)$", item["text"]), item["text"]
+    assert item["below"] and item["right"] <= item["room"]
 
 
 def assert_grid(grid: Dict[str, Any], columns: int) -> None:

@@ -358,6 +358,25 @@ def test_errors_group_failures_by_what_they_say() -> None:
     ]
 
 
+def test_errors_that_differ_only_in_numbers_are_one_group_of_one_class() -> None:
+    def said(saved: str, loaded: str) -> str:
+        return "Serialized version ['%s'] does not match our current schema version (%s)." % (saved, loaded)
+
+    rows = table(
+        make_load("2.4.0", "2.6.0", status="load-error", error_type="RuntimeError", error_message=said("5", "8, 2")),
+        make_load("2.5.1", "2.6.0", status="load-error", error_type="RuntimeError", error_message=said("7", "8, 2")),
+        make_load("2.5.1", "2.7.0", status="load-error", error_type="RuntimeError", error_message=said("7", "8, 7")),
+        make_load("2.4.0", "2.7.0", status="load-error", error_type="ValueError", error_message=said("5", "8, 7")),
+    )
+    assert artifacts.errors(rows) == [
+        (
+            artifacts.Failure("load-error", "RuntimeError", said("…", "8, …")),
+            [("2.4.0", "2.6.0"), ("2.5.1", "2.6.0"), ("2.5.1", "2.7.0")],
+        ),
+        (artifacts.Failure("load-error", "ValueError", said("5", "8, 7")), [("2.4.0", "2.7.0")]),
+    ]
+
+
 def test_load_statuses_are_one_vocabulary() -> None:
     assert schema.LOAD_STATUSES == (
         "pass", "mismatch", "run-error", "load-error", "crash", "timeout", "not-applicable", "untrusted"

@@ -368,3 +368,32 @@ def test_an_untrusted_load_on_a_case_page_is_not_listed_as_a_failure() -> None:
         ": 1 load, no failure"
     )
     assert len(listed) == 2 and "UntrustedArtifact" not in html.split("<ul")[1]
+
+
+def test_failures_that_differ_only_in_numbers_are_one_line_under_a_grid() -> None:
+    from matrix.records import artifacts as loads_table
+    from matrix.report.site import case
+
+    def mismatch(saved: str, loaded: object) -> str:
+        return "Serialized version ['%s', '1'] does not match our current schema version (%s, 2)." % (saved, loaded)
+
+    releases = ["2.%d.0" % minor for minor in range(3, 15)]
+    rows = [load("2.3.0", "2.3.0", "steady")]
+    rows += [
+        load("2.3.0", loaded, "steady", "load-error", error_type="RuntimeError", error_message=mismatch("5", minor))
+        for minor, loaded in enumerate(releases[1:], start=4)
+    ]
+    rows.append(load("2.4.0", "2.3.0", "steady", "load-error", error_type="KeyError", error_message="no 'version' 7"))
+    frame = pd.DataFrame({key: [r.get(key) for r in rows] for key in schema.LOAD_KEYS}, dtype=object)
+    table = loads_table.table(frame)
+    html = case.load_grid(table.to_dict("records"), "strict", loads_table.orders(table))
+    listed = re.findall(r"<li>(.*?)</li>", html)
+    merged = "load-error — RuntimeError: Serialized version [&#x27;5&#x27;, &#x27;1&#x27;] does not match our"
+    merged += " current schema version (…, 2).: "
+    assert len(listed) == 2 and listed[0].startswith(merged), listed
+    # The first eight pairs named, and how many more; the other failure keeps its own line and number.
+    assert listed[0].endswith("2.3.0 → 2.11.0 … (+3)")
+    assert listed[1] == "load-error — KeyError: no &#x27;version&#x27; 7: 2.4.0 → 2.3.0"
+    # Each square keeps its own message in its title.
+    title = "saved on 2.3.0, loaded on 2.9.0: load-error — RuntimeError: %s" % mismatch("5", "9")
+    assert 'title="%s"' % title.replace("'", "&#x27;") in html

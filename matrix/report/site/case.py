@@ -23,7 +23,7 @@ from matrix.contract.schema import (
     Status,
     first_line,
 )
-from matrix.records import aoti_compiles, packages, repro, store
+from matrix.records import alike, aoti_compiles, packages, repro, store
 from matrix.records import artifacts as loads_table
 from matrix.records.aoti_loads import PROMISED_FROM
 from matrix.records.repro import Failure
@@ -340,8 +340,8 @@ def compile_grid(rows: List[Row], mode: str, orders: Tuple[Sequence[str], Sequen
 
     def square(row: Row, source: str, target: str) -> Square:
         css, glyph = compile_status(str(row["status"]))
-        said = clip(aoti_compiles.Failure.of(row).text if row["status"] != STAGE_OK else str(row["status"]), NOTE_LIMIT)
-        title = "exported on %s, compiled on %s: %s" % (source, target, said)
+        said = aoti_compiles.Failure.of(row).text if row["status"] != STAGE_OK else str(row["status"])
+        title = "exported on %s, compiled on %s: %s" % (source, target, clip(said, NOTE_LIMIT))
         failed = row["status"] in AOTI_TRIED and row["status"] != STAGE_OK
         return css, glyph, title, said if failed else None
 
@@ -360,7 +360,7 @@ def load_grid(loads: List[Row], mode: str, orders: Tuple[Sequence[str], Sequence
         note = ": ".join(p for p in (present(row.get("error_type")), first_line(row.get("error_message"))) if p)
         title = "%s on %s, loaded on %s: %s" % (made, source, target, row["status"])
         title += " — " + clip(note, NOTE_LIMIT) if note else ""
-        failure = "%s%s" % (row["status"], " — " + clip(note, NOTE_LIMIT) if note else "")
+        failure = "%s%s" % (row["status"], " — " + note if note else "")
         return css, glyph, title, failure if row["status"] not in QUIET_LOADS else None
 
     mine = [r for r in loads if r["mode"] == mode]
@@ -386,13 +386,14 @@ def _grid(
 ) -> str:
     """One mode's grid of a case's records ``mine``: a program per row (in ``orders[0]``), a release per column (in
     ``orders[1]``), a record's square ``square(record, its row, its column)``; under the grid each failure with the
-    pairs it shows on, then ``notes`` (list items)."""
+    pairs it shows on (failures that differ only in their numbers as one: :mod:`matrix.records.alike`), then
+    ``notes`` (list items)."""
     programs = loads_table.program_rows(mine, list(orders[0]))
     columns = [s for s in orders[1] if any(r["loaded"] == s for r in mine)]
     found = {(loads_table.program_label(r), r["loaded"]): r for r in mine}
     head = "<th>%s</th>" % corner + "".join("<th>%s</th>" % breakable(s) for s in columns)
     lines = []
-    errors: Dict[str, List[str]] = {}  # each failure, and the (row → column) pairs it shows on
+    failures: List[Tuple[str, str, str]] = []  # ("", each failing square's failure, its "row → column")
     for source in programs:
         cells = []
         for target in columns:
@@ -403,15 +404,20 @@ def _grid(
             css, glyph, title, failure = square(row, source, target)
             cells.append('<td class="%s" title="%s">%s</td>' % (css, text(title), glyph))
             if failure is not None:
-                errors.setdefault(failure, []).append("%s → %s" % (source, target))
+                failures.append(("", failure, "%s → %s" % (source, target)))
         lines.append("<tr><th>%s</th>%s</tr>" % (text(source), "".join(cells)))
+    errors = sorted(((failure, pairs) for _, failure, pairs in alike.group(failures)), key=lambda e: (-len(e[1]), e[0]))
     said = "".join(
-        "<li>%s: %s</li>"
-        % (text(failure), text(", ".join(pairs[:SHOWN_PAIRS]) + (" …" if pairs[SHOWN_PAIRS:] else "")))
-        for failure, pairs in sorted(errors.items(), key=lambda item: (-len(item[1]), item[0]))
+        "<li>%s: %s</li>" % (text(clip(failure, NOTE_LIMIT)), text(", ".join(pairs[:SHOWN_PAIRS]) + more(pairs)))
+        for failure, pairs in errors
     )
     said += notes
     return (
         '<div class="loads-wrap"><table class="loads"><caption>%s</caption><thead><tr>%s</tr></thead>'
         "<tbody>%s</tbody></table></div>%s"
     ) % (text(mode), head, "".join(lines), '<ul class="load-errors">%s</ul>' % said if said else "")
+
+
+def more(pairs: Sequence[str]) -> str:
+    """What follows the pairs a failure's line names: how many more there are (`` … (+3)``), as on Markdown pages."""
+    return " … (+%d)" % (len(pairs) - SHOWN_PAIRS) if pairs[SHOWN_PAIRS:] else ""
