@@ -35,7 +35,7 @@ from matrix.contract.schema import (
     LoadStatus,
     Status,
 )
-from matrix.records import artifacts
+from matrix.records import alike, artifacts
 
 SHARE_COLUMNS = [
     "mode", "saved", "loaded", "tried", "compiled", "loads", "passed", "total", "skipped", "not_applicable",
@@ -144,12 +144,17 @@ class Failure:
 
 def failures(found: pd.DataFrame) -> List[Tuple[Failure, List[Tuple[str, str, str, str]]]]:
     """The failures of a :func:`table` (or part of one) grouped by :class:`Failure`, the most common first: each
-    with its (case, mode, exported-on, compiled-on). A compile not tried is no failure."""
-    groups: Dict[Failure, List[Tuple[str, str, str, str]]] = {}
+    with its (case, mode, exported-on, compiled-on). A compile not tried is no failure. Failures of one outcome and
+    error class whose messages differ only in their numbers (a line of generated C++, say) are one group, its
+    message merged as :func:`.alike.merged` does."""
+    items = []
     for row in found.to_dict("records"):
         if row["status"] in AOTI_TRIED and row["status"] != STAGE_OK:
-            groups.setdefault(Failure.of(row), []).append((row["case"], row["mode"], row["saved"], row["loaded"]))
-    return sorted(groups.items(), key=lambda item: -len(item[1]))
+            failure = Failure.of(row)
+            where = (row["case"], row["mode"], row["saved"], row["loaded"])
+            items.append(((failure.outcome, failure.error_type), failure.message, where))
+    groups = [(Failure(kind[0], kind[1], message), wheres) for kind, message, wheres in alike.group(items)]
+    return sorted(groups, key=lambda item: -len(item[1]))
 
 
 def cost(found: pd.DataFrame) -> pd.DataFrame:

@@ -126,6 +126,29 @@ def test_failures_say_where_each_compile_stopped_and_not_tried_is_no_failure() -
     assert cost.loc["2.12.0", "compiles"] == 8  # the skipped program never compiled: no time
 
 
+def test_compile_failures_that_differ_only_in_numbers_are_one_the_most_common_first() -> None:
+    def failed(exported: str, compiled: str, message: str, error_type: str = "RuntimeError") -> Dict[str, Any]:
+        return compile_record(exported, compiled, status="error", failed_step="run", error_type=error_type,
+                              error_message=message)  # fmt: skip
+
+    rows = [
+        failed("2.6.0", "2.8.0", "oops"),
+        failed("2.6.0", "2.10.0", "API call failed at model_container_runner.cpp, line 144"),
+        failed("2.6.0", "2.12.0", "API call failed at model_container_runner.cpp, line 150"),
+        failed("2.8.0", "2.12.0", "API call failed at model_container_runner.cpp, line 150", "ValueError"),
+    ]
+    found = [
+        (failure.text, [where[2:] for where in wheres])
+        for failure, wheres in aoti_compiles.failures(aoti_compiles.table(frame(rows)))
+    ]
+    assert found == [
+        ("run error: RuntimeError: API call failed at model_container_runner.cpp, line …",
+         [("2.6.0", "2.10.0"), ("2.6.0", "2.12.0")]),
+        ("run error: RuntimeError: oops", [("2.6.0", "2.8.0")]),
+        ("run error: ValueError: API call failed at model_container_runner.cpp, line 150", [("2.8.0", "2.12.0")]),
+    ]  # fmt: skip
+
+
 def test_the_store_reads_compiles_apart_and_cuts_machine_paths(tmp_path: Path) -> None:
     folder = tmp_path / "records"
     folder.mkdir()
