@@ -83,11 +83,6 @@ class Server:
         for listener in listeners:
             listener.close()
 
-    @property
-    def address(self) -> str:
-        """The first server's address (where there is one lane)."""
-        return self.addresses[0]
-
     def stop(self) -> None:
         """End the servers: each ends its processes forked ahead first; killed where they do not within seconds."""
         if self.pid is not None:

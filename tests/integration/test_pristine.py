@@ -73,7 +73,7 @@ def probe_kind(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_each_lane_has_a_server_of_its_own_and_every_job_a_fresh_process(probe_kind: None) -> None:
     server = Server(None, count=2)
     try:
-        assert len(server.addresses) == 2 and server.address == server.addresses[0]
+        assert len(server.addresses) == 2 and len(set(server.addresses)) == 2
         results: Dict[int, List[Dict[str, Any]]] = {0: [], 1: []}
 
         def lane(index: int) -> None:
@@ -102,7 +102,7 @@ def test_each_lane_has_a_server_of_its_own_and_every_job_a_fresh_process(probe_k
 def test_a_job_past_its_limit_is_ended_alone_and_the_next_job_runs(probe_kind: None) -> None:
     server = Server(None)
     try:
-        client = Client(server.address)
+        client = Client(server.addresses[0])
         late = client.run(message(Probe(sleep_s=30)), 1.0)
         assert late["status"] == "timeout", late
         after = client.run(message(Probe()), 30)
