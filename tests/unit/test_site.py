@@ -394,6 +394,17 @@ def test_failures_that_differ_only_in_numbers_are_one_line_under_a_grid() -> Non
     # The first eight pairs named, and how many more; the other failure keeps its own line and number.
     assert listed[0].endswith("2.3.0 → 2.11.0 … (+3)")
     assert listed[1] == "load-error — KeyError: no &#x27;version&#x27; 7: 2.4.0 → 2.3.0"
+    # Failures of two shapes that read alike where a line is cut are one line, their pairs in the grid's order.
+    long = "KeyError: " + "no item named version " * 10
+    rows = [
+        load("2.3.0", "2.4.0", "steady", "load-error", error_type="KeyError", error_message=long + "[loader 1]"),
+        load("2.3.0", "2.5.0", "steady", "load-error", error_type="KeyError", error_message=long + "[loader (5, 1)]"),
+        load("2.4.0", "2.5.0", "steady", "load-error", error_type="KeyError", error_message=long + "[loader 2]"),
+    ]
+    frame = pd.DataFrame({key: [r.get(key) for r in rows] for key in schema.LOAD_KEYS}, dtype=object)
+    table = loads_table.table(frame)
+    cut = re.findall(r"<li>(.*?)</li>", case.load_grid(table.to_dict("records"), "strict", loads_table.orders(table)))
+    assert len(cut) == 1 and cut[0].endswith("…: 2.3.0 → 2.4.0, 2.3.0 → 2.5.0, 2.4.0 → 2.5.0"), cut
     # Each square keeps its own message in its title.
     title = "saved on 2.3.0, loaded on 2.9.0: load-error — RuntimeError: %s" % mismatch("5", "9")
     assert 'title="%s"' % title.replace("'", "&#x27;") in html

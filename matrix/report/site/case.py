@@ -393,7 +393,7 @@ def _grid(
     found = {(loads_table.program_label(r), r["loaded"]): r for r in mine}
     head = "<th>%s</th>" % corner + "".join("<th>%s</th>" % breakable(s) for s in columns)
     lines = []
-    failures: List[Tuple[str, str, str]] = []  # ("", each failing square's failure, its "row → column")
+    failures: List[Tuple[str, str, Tuple[int, str]]] = []  # ("", a failing square's failure, (its place, "row → col"))
     for source in programs:
         cells = []
         for target in columns:
@@ -404,12 +404,16 @@ def _grid(
             css, glyph, title, failure = square(row, source, target)
             cells.append('<td class="%s" title="%s">%s</td>' % (css, text(title), glyph))
             if failure is not None:
-                failures.append(("", failure, "%s → %s" % (source, target)))
+                failures.append(("", failure, (len(failures), "%s → %s" % (source, target))))
         lines.append("<tr><th>%s</th>%s</tr>" % (text(source), "".join(cells)))
-    errors = sorted(((failure, pairs) for _, failure, pairs in alike.group(failures)), key=lambda e: (-len(e[1]), e[0]))
+    # Each line as a reader sees it (cut to NOTE_LIMIT: groups that read alike there are one line), and its pairs.
+    shown: Dict[str, List[Tuple[int, str]]] = {}
+    for _, failure, places in alike.group(failures):
+        shown.setdefault(clip(failure, NOTE_LIMIT), []).extend(places)
+    listed = sorted(((f, sorted(p)) for f, p in shown.items()), key=lambda item: (-len(item[1]), item[0]))
     said = "".join(
-        "<li>%s: %s</li>" % (text(clip(failure, NOTE_LIMIT)), text(", ".join(pairs[:SHOWN_PAIRS]) + more(pairs)))
-        for failure, pairs in errors
+        "<li>%s: %s</li>" % (text(failure), text(", ".join(p for _, p in pairs[:SHOWN_PAIRS]) + more(pairs)))
+        for failure, pairs in listed
     )
     said += notes
     return (
@@ -418,6 +422,6 @@ def _grid(
     ) % (text(mode), head, "".join(lines), '<ul class="load-errors">%s</ul>' % said if said else "")
 
 
-def more(pairs: Sequence[str]) -> str:
+def more(pairs: Sequence[Any]) -> str:
     """What follows the pairs a failure's line names: how many more there are (`` … (+3)``), as on Markdown pages."""
     return " … (+%d)" % (len(pairs) - SHOWN_PAIRS) if pairs[SHOWN_PAIRS:] else ""
