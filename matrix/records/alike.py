@@ -55,3 +55,12 @@ def group(items: Iterable[Tuple[K, str, T]]) -> List[Tuple[K, str, List[T]]]:
         messages.append(message)
         abouts.append(about)
     return [(kind, merged(messages), abouts) for (kind, _), (messages, abouts) in groups.items()]
+
+
+def joined(lines: Iterable[Tuple[str, Sequence[T]]]) -> List[Tuple[str, List[T]]]:
+    """Lines as a page shows them (each group's text, cut to the page's length) that read the same made one: their
+    items together, in order of first appearance. Two groups of other shapes can read alike once cut."""
+    found: Dict[str, List[T]] = {}
+    for text, items in lines:
+        found.setdefault(text, []).extend(items)
+    return list(found.items())

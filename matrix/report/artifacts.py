@@ -24,8 +24,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 import pandas as pd
 
 from matrix.contract.schema import LOAD_STATUSES, MODES, NO_RECORD, LoadStatus, first_line
+from matrix.records import alike, tables, transitions
 from matrix.records import artifacts as loads_table
-from matrix.records import tables, transitions
 from matrix.records.aoti_compiles import Compiles
 from matrix.records.aoti_loads import PackageLoads
 from matrix.report import aoti_compiles as compile_page
@@ -370,11 +370,11 @@ def case_section(rows: pd.DataFrame, saved_order: List[str], loaded_order: List[
         failures = loads_table.errors(mine)
         if failures:
             lines = []
-            for found, pairs in failures:
+            for said, pairs in alike.joined((md.text(failure(found), limit=300), pairs) for found, pairs in failures):
                 named = ", ".join("%s → %s" % pair for pair in pairs[:SHOWN_PAIRS])
                 if len(pairs) > SHOWN_PAIRS:
                     named += " … (+%d)" % (len(pairs) - SHOWN_PAIRS)
-                lines.append("- %s — %s" % (md.text(failure(found), limit=300), md.text(named)))
+                lines.append("- %s — %s" % (said, md.text(named)))
             parts.append(md.details("%s: %d failing loads" % (mode, sum(len(p) for _, p in failures)),
                                     "\n".join(lines)))  # fmt: skip
     return "\n".join(parts)

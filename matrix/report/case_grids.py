@@ -14,6 +14,7 @@ from typing import Any, Callable, Mapping, Optional, Protocol, Sequence, Tuple
 import pandas as pd
 
 from matrix.contract.schema import MODES, NO_RECORD
+from matrix.records import alike
 from matrix.records import artifacts as loads_table
 from matrix.report import markdown as md
 
@@ -59,10 +60,8 @@ def per_mode(
                               ["l"] + ["c"] * len(columns)))  # fmt: skip
         groups = failures(mine)
         if groups:
-            lines = [
-                "- %s — %s" % (md.text(failure.text, limit=300), md.text(named(pairs, shown)))
-                for failure, pairs in groups
-            ]
+            said = alike.joined((md.text(failure.text, limit=300), pairs) for failure, pairs in groups)
+            lines = ["- %s — %s" % (text, md.text(named(pairs, shown))) for text, pairs in said]
             summary = "%s: %s" % (mode, md.plural(sum(len(pairs) for _, pairs in groups), failing))
             parts.append(md.details(summary, "\n".join(lines)))
     return "\n".join(parts)

@@ -33,3 +33,9 @@ def test_groups_are_by_kind_and_shape_in_order_of_first_appearance() -> None:
         ("load-error", "got 2 outputs", ["c"]),
     ]
     assert alike.group([]) == []
+
+
+def test_lines_that_read_the_same_once_cut_are_joined_in_order_of_first_appearance() -> None:
+    lines = [("a long fail…", [1, 2]), ("other", [3]), ("a long fail…", [4])]
+    assert alike.joined(lines) == [("a long fail…", [1, 2, 4]), ("other", [3])]
+    assert alike.joined([]) == []

@@ -142,6 +142,22 @@ def test_a_case_saved_under_two_with_sets_has_a_grid_row_per_set_on_both_its_pag
     assert 'title="saved on 2.5.1 [packaging], loaded on 2.6.0: pass"' in html
 
 
+def test_failures_that_read_alike_once_cut_are_one_line_on_a_case_page() -> None:
+    long = "no item named version " * 15  # past the 300 characters a line shows
+    rows = [
+        load("2.5.1", "2.5.1"),
+        load("2.5.1", "2.6.0", status="load-error", error_type="KeyError", error_message=long + "[loader 1]"),
+        load("2.5.1", "2.7.0", status="load-error", error_type="KeyError", error_message=long + "[loader (5, 1)]"),
+        load("2.6.0", "2.7.0", status="load-error", error_type="KeyError", error_message=long + "[loader 2]"),
+    ]
+    table = loads_table.table(frame(rows))
+    section = MarkdownIt("commonmark").render(page.case_section(table, *loads_table.orders(table)))
+    listed = [line for line in section.splitlines() if line.startswith("<li>")]
+    assert len(listed) == 1, listed
+    # The two shapes' pairs together: 2.5.1 → 2.6.0 and 2.6.0 → 2.7.0 ("loader …"), then 2.5.1 → 2.7.0.
+    assert listed[0].endswith("— 2.5.1 → 2.6.0, 2.6.0 → 2.7.0, 2.5.1 → 2.7.0</li>"), listed
+
+
 def test_record_text_stays_inert(tmp_path: Path) -> None:
     rows = loads() + [load("2.5.1", "2.8.0", status="run-error", error_type="Bad|Type", error_message=HOSTILE)]
     page.write(str(tmp_path), loads_table.table(frame(rows)), charts=False)

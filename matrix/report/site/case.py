@@ -407,10 +407,8 @@ def _grid(
                 failures.append(("", failure, (len(failures), "%s → %s" % (source, target))))
         lines.append("<tr><th>%s</th>%s</tr>" % (text(source), "".join(cells)))
     # Each line as a reader sees it (cut to NOTE_LIMIT: groups that read alike there are one line), and its pairs.
-    shown: Dict[str, List[Tuple[int, str]]] = {}
-    for _, failure, places in alike.group(failures):
-        shown.setdefault(clip(failure, NOTE_LIMIT), []).extend(places)
-    listed = sorted(((f, sorted(p)) for f, p in shown.items()), key=lambda item: (-len(item[1]), item[0]))
+    shown = alike.joined((clip(failure, NOTE_LIMIT), places) for _, failure, places in alike.group(failures))
+    listed = sorted(((f, sorted(p)) for f, p in shown), key=lambda item: (-len(item[1]), item[0]))
     said = "".join(
         "<li>%s: %s</li>" % (text(failure), text(", ".join(p for _, p in pairs[:SHOWN_PAIRS]) + more(pairs)))
         for failure, pairs in listed
