@@ -30,8 +30,8 @@ from matrix.records.aoti_compiles import Compiles
 from matrix.records.aoti_loads import PackageLoads
 from matrix.report import aoti_compiles as compile_page
 from matrix.report import aoti_loads as package_page
+from matrix.report import case_grids, files, shares
 from matrix.report import charts as charting
-from matrix.report import files, shares
 from matrix.report import markdown as md
 
 PAGE = "artifacts.md"
@@ -371,10 +371,7 @@ def case_section(rows: pd.DataFrame, saved_order: List[str], loaded_order: List[
         if failures:
             lines = []
             for said, pairs in alike.joined((md.text(failure(found), limit=300), pairs) for found, pairs in failures):
-                named = ", ".join("%s → %s" % pair for pair in pairs[:SHOWN_PAIRS])
-                if len(pairs) > SHOWN_PAIRS:
-                    named += " … (+%d)" % (len(pairs) - SHOWN_PAIRS)
-                lines.append("- %s — %s" % (said, md.text(named)))
+                lines.append("- %s — %s" % (said, md.text(case_grids.named(pairs, SHOWN_PAIRS))))
             parts.append(md.details("%s: %d failing loads" % (mode, sum(len(p) for _, p in failures)),
                                     "\n".join(lines)))  # fmt: skip
     return "\n".join(parts)

@@ -28,7 +28,7 @@ from matrix.records import artifacts as loads_table
 from matrix.records.aoti_loads import PROMISED_FROM
 from matrix.records.repro import Failure
 from matrix.report import aoti_compiles as aoti_compiles_report
-from matrix.report import case_page
+from matrix.report import case_grids, case_page
 from matrix.report import markdown as md
 from matrix.report import repro as report_repro
 from matrix.report.real_models import PREFIX as REAL_MODELS
@@ -393,7 +393,7 @@ def _grid(
     found = {(loads_table.program_label(r), r["loaded"]): r for r in mine}
     head = "<th>%s</th>" % corner + "".join("<th>%s</th>" % breakable(s) for s in columns)
     lines = []
-    failures: List[Tuple[str, str, Tuple[int, str]]] = []  # ("", a failing square's failure, (its place, "row → col"))
+    failures: List[Tuple[str, str, Tuple[int, Tuple[str, str]]]] = []  # ("", a square's failure, (place, (row, col)))
     for source in programs:
         cells = []
         for target in columns:
@@ -404,13 +404,13 @@ def _grid(
             css, glyph, title, failure = square(row, source, target)
             cells.append('<td class="%s" title="%s">%s</td>' % (css, text(title), glyph))
             if failure is not None:
-                failures.append(("", failure, (len(failures), "%s → %s" % (source, target))))
+                failures.append(("", failure, (len(failures), (source, target))))
         lines.append("<tr><th>%s</th>%s</tr>" % (text(source), "".join(cells)))
     # Each line as a reader sees it (cut to NOTE_LIMIT: groups that read alike there are one line), and its pairs.
     shown = alike.joined((clip(failure, NOTE_LIMIT), places) for _, failure, places in alike.group(failures))
     listed = sorted(((f, sorted(p)) for f, p in shown), key=lambda item: (-len(item[1]), item[0]))
     said = "".join(
-        "<li>%s: %s</li>" % (text(failure), text(", ".join(p for _, p in pairs[:SHOWN_PAIRS]) + more(pairs)))
+        "<li>%s: %s</li>" % (text(failure), text(case_grids.named([pair for _, pair in pairs], SHOWN_PAIRS)))
         for failure, pairs in listed
     )
     said += notes
@@ -418,8 +418,3 @@ def _grid(
         '<div class="loads-wrap"><table class="loads"><caption>%s</caption><thead><tr>%s</tr></thead>'
         "<tbody>%s</tbody></table></div>%s"
     ) % (text(mode), head, "".join(lines), '<ul class="load-errors">%s</ul>' % said if said else "")
-
-
-def more(pairs: Sequence[Any]) -> str:
-    """What follows the pairs a failure's line names: how many more there are (`` … (+3)``), as on Markdown pages."""
-    return " … (+%d)" % (len(pairs) - SHOWN_PAIRS) if pairs[SHOWN_PAIRS:] else ""
