@@ -19,6 +19,9 @@ COMMANDS = {
 
 
 def main() -> int:
+    from . import gpu
+
+    gpu.prepare()  # before torch is imported: this process forks cells, so it asks NVML, never CUDA
     argv = sys.argv[1:]
     if not argv or argv[0] not in COMMANDS:
         sys.stderr.write("usage: python -m matrix.worker {%s} ...\n" % ",".join(COMMANDS))

@@ -410,10 +410,15 @@ def _to_device(case: Case, device: str) -> Case:
 def warm_up(found: Dict[str, bool]) -> Optional[str]:
     """Pay the first-use costs in the parent, so forked cells time their case, not the process.
 
-    The first export in a process imports dynamo and fills caches that every later export
-    reuses; a forked child inherits them. The warm-up covers the common paths: a module
-    with parameters, a dynamic dimension, torch.cond, both modes, running the exported
-    program, decomposition and serialization.
+    The first export in a process fills caches that every later export reuses; a forked child
+    inherits them. The warm-up covers the common paths: a module with parameters, a dynamic
+    dimension, running the exported program, decomposition and serialization.
+
+    Non-strict only, and only where ``strict=False`` can be asked for: a strict export runs
+    TorchDynamo, which initialises CUDA on a CUDA build with a GPU, and no cell forked from
+    this process could then use CUDA (see :mod:`.gpu`). For the same reason no ``torch.cond``:
+    outside a strict export, some releases compile its branches with TorchDynamo. Strict cells
+    still find TorchDynamo imported (``set_up`` imports it); what its first use fills, each pays.
     """
     import torch
 
@@ -423,10 +428,7 @@ def warm_up(found: Dict[str, bool]) -> Optional[str]:
             self.linear = torch.nn.Linear(4, 4)
 
         def forward(self, x: Any) -> Any:
-            y = torch.relu(self.linear(x)) + x.shape[0]
-            if found.get("cond"):
-                y = torch.cond(y.sum() > 0, lambda t: t.sin(), lambda t: t.cos(), (y,))
-            return y
+            return torch.relu(self.linear(x)) + x.shape[0]
 
     try:
         x = torch.ones(3, 4)
@@ -435,8 +437,9 @@ def warm_up(found: Dict[str, bool]) -> Optional[str]:
         dynamic = None
         if found.get("dim") and found.get("export.dynamic_shapes"):
             dynamic = ({0: torch.export.Dim("warm_batch", min=2, max=64)},)
-        for strict in (True, False) if found.get("export.strict") else (None,):
-            kwargs: Dict[str, Any] = {} if strict is None else {"strict": strict}
+        # Where the keyword is missing (or defaults to True) an export without it would be strict.
+        for strict in (False,) if found.get("export.strict") else ():
+            kwargs: Dict[str, Any] = {"strict": strict}
             if dynamic is not None:
                 kwargs["dynamic_shapes"] = dynamic
             ep = torch.export.export(model, (x,), **kwargs)

@@ -40,7 +40,7 @@ FORMAT = 1
 # Record fields that say how one run went, not what the result is: a reused record gets them anew.
 RUN_FIELDS = ("run_id", "env_id", "finished_at", "reused_from")
 # Outcomes that say more about the machine than about torch.
-MACHINE_OUTCOMES = frozenset({Status.TIMEOUT.value, Status.CRASH.value})
+MACHINE_OUTCOMES = frozenset({Status.TIMEOUT.value, Status.CRASH.value, Status.HARNESS_ERROR.value})
 
 
 def default_root(environ: Optional[Mapping[str, str]] = None) -> str:

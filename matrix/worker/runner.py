@@ -21,7 +21,7 @@ from ..contract.errors import UserError
 from ..contract.options import DIAGNOSIS_SHARE, from_namespace
 from ..contract.requests import AOTI, RunRequest, add_run_arguments
 from ..contract.schema import AOTI_KEYS, ARTIFACT_SAVED, CELL_KEYS, STATUSES, Status, cell_id
-from . import batch, exportdb, reuse
+from . import batch, exportdb, gpu, reuse
 from .aoti_job import FRESH_PACKAGE_LOAD
 from .case import missing_for
 from .cell_job import FRESH_LOAD, CellJob
@@ -101,6 +101,7 @@ class CellBatch(batch.Batch):
         self._load_cache: Optional[reuse.ResultCache] = None  # where a kept program's fresh load is kept
         self.settings: Optional[batch.Settings] = None  # set_up's: the result cache where diagnoses are kept
         self.compiler = ""  # with the aoti stage: the C++ compiler its results were made with, for their key
+        self.gpu: Dict[str, Any] = {}  # with --device cuda: the GPU, as NVML names it (gpu.facts)
 
     @property
     def follow_ups(self) -> bool:  # type: ignore[override]
@@ -125,8 +126,7 @@ class CellBatch(batch.Batch):
 
         options = self.options
         self.settings = settings
-        if options.device == "cuda" and not torch.cuda.is_available():
-            raise UserError("--device cuda: CUDA is not available in this torch (%s)" % torch.__version__)
+        self.gpu = gpu.checked(torch, options.device)
         found, cached = cached_detect()
         if not cached:
             say("detected the capabilities of this torch (kept for the next run)")
@@ -171,6 +171,7 @@ class CellBatch(batch.Batch):
             source=info.source, case=info.name, case_file=info.path, mode=mode, run=run, tags=list(info.tags),
             requires=list(info.requires), expected=info.expected, dependency_set=needs(info, options),
             with_set=dependencies.set_key(options.with_requirements), exportdb_claim=exportdb.claim(info),
+            gpu=gpu.label(self.gpu),
         )  # fmt: skip
         if AOTI in options.stages:
             record.update({name: None for name in AOTI_KEYS})  # every cell of such a run carries them
@@ -225,6 +226,8 @@ class CellBatch(batch.Batch):
             "keeps_program": job.artifacts is not None,
             "dependency_set": job.dependency_set, "with_set": job.with_set,
         }  # fmt: skip
+        if job.device != "cpu":  # a result from one GPU (model, compute capability, driver) never stands for another
+            fields["gpu"] = gpu.identity(self.gpu)
         if AOTI in job.stages:  # the stages tell a cell with the stage from one without; the compiler decides it too
             fields["aoti_compiler"] = self.compiler
         return reuse.digest(fields)
@@ -319,7 +322,7 @@ class CellBatch(batch.Batch):
     def warm_up(self) -> None:
         from .cell import warm_up
 
-        say("warming up (one export in each mode, so that forked cells time their case, not first use)...")
+        say("warming up (one non-strict export, so that forked cells time their case, not first use)...")
         problem = warm_up(self.found)
         if problem:
             say("warning: the warm-up export failed (%s); timings of the first cells include warm-up" % problem)
