@@ -112,7 +112,7 @@ class CellBatch(batch.Batch):
         return list(self.cells)
 
     def done(self, path: str) -> Tuple[Set[Key], List[str]]:
-        return records.done_keys(path)
+        return records.done_keys(path, self.options.device)
 
     def set_up(self, settings: batch.Settings, run_id: str) -> Optional[Dict[str, Any]]:
         import torch

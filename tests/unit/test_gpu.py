@@ -128,3 +128,28 @@ def test_a_harness_error_is_no_evidence_in_tables_or_transitions() -> None:
     broken = transitions.find(pd.DataFrame([passing("2.3.0"), cell("2.4.0", "fail")]))
     assert list(broken["kind"]) == ["regression"]  # the same pair with torch's own failure is one
     assert tables.applicable("harness-error") is False
+
+
+@pytest.mark.parametrize(
+    "source, device, message, status",
+    [
+        ("exportdb", "cuda", "Expected all tensors to be on the same device, but found at least two devices", "n/a"),
+        ("cases", "cuda", "Expected all tensors to be on the same device, but found at least two devices", "err"),
+        ("exportdb", "cpu", "Expected all tensors to be on the same device, but found at least two devices", "err"),
+        ("exportdb", "cuda", "shape mismatch", "err"),
+    ],
+)
+def test_only_torchs_bundled_examples_that_build_cpu_tensors_are_not_applicable_on_a_gpu(
+    source: str, device: str, message: str, status: str
+) -> None:
+    from types import SimpleNamespace
+
+    from matrix.worker.cell import _cpu_only
+
+    record: Dict[str, Any] = {"status": "case-error", "error_message": message, "failed_stage": "eager"}
+    _cpu_only(record, SimpleNamespace(source=source), device)  # type: ignore[arg-type]
+    if status == "n/a":
+        assert record["status"] == "not-applicable" and record["missing"] == ["device:cuda"]
+        assert record["error_message"].startswith("torch's bundled example builds CPU tensors in forward")
+    else:
+        assert record["status"] == "case-error" and record["error_message"] == message
