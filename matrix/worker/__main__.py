@@ -15,6 +15,7 @@ COMMANDS = {
     "run": ("matrix.worker.runner", "run cases in the installed torch and append records to --out"),
     "cases": ("matrix.worker.catalogue", "list the cases with their tags, requirements and expectations"),
     "load": ("matrix.worker.loader", "load programs saved by `run --artifacts` on any release, run and compare them"),
+    "gpu-check": ("matrix.worker.gpu_check", "run the case set on the CPU, the CPU with the GPU hidden, and CUDA"),
 }
 
 

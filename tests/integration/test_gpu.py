@@ -79,3 +79,12 @@ def test_a_root_that_holds_cuda_forks_no_job_and_says_so_once(tmp_path: Path) ->
     cells = read_cells(tmp_path / "out")
     assert len(cells) == 4 and {c["status"] for c in cells} == {"pass"}, [(c["cell_id"], c["status"]) for c in cells]
     assert {c["serialize_fresh_status"] for c in cells} == {"ok"}
+
+
+def test_the_gpu_check_and_device_cuda_refuse_in_one_line_where_no_gpu_is_visible(tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), CUDA_VISIBLE_DEVICES="")
+    for args in (["gpu-check", "--out", str(tmp_path / "g")], ["run", "--device", "cuda", "--out", str(tmp_path)]):
+        proc = subprocess.run([sys.executable, "-m", "matrix", *args], env=env, capture_output=True, text=True)
+        assert proc.returncode == 2, proc.stderr
+        errors = [line for line in proc.stderr.splitlines() if "error" in line]
+        assert len(errors) == 1 and "CUDA" in errors[0] and "Traceback" not in proc.stderr, proc.stderr

@@ -38,7 +38,7 @@ def synopses() -> Dict[str, str]:
     found: Dict[str, str] = {}
     current = None
     for line in block.splitlines():
-        match = re.match(r"export-matrix (\w+) ", line)
+        match = re.match(r"export-matrix ([\w-]+) ", line)
         if match:
             current = match.group(1)
             found[current] = line
