@@ -433,18 +433,19 @@ def _to_device(case: Case, device: str) -> Case:
     )
 
 
-def warm_up(found: Dict[str, bool]) -> Optional[str]:
+def warm_up(found: Dict[str, bool], cuda_possible: bool = False) -> Optional[str]:
     """Pay the first-use costs in the parent, so forked cells time their case, not the process.
 
-    The first export in a process fills caches that every later export reuses; a forked child
-    inherits them. The warm-up covers the common paths: a module with parameters, a dynamic
-    dimension, running the exported program, decomposition and serialization.
+    The first export in a process imports dynamo and fills caches that every later export
+    reuses; a forked child inherits them. The warm-up covers the common paths: a module
+    with parameters, a dynamic dimension, torch.cond, both modes, running the exported
+    program, decomposition and serialization.
 
-    Non-strict only, and only where ``strict=False`` can be asked for: a strict export runs
-    TorchDynamo, which initialises CUDA on a CUDA build with a GPU, and no cell forked from
-    this process could then use CUDA (see :mod:`.gpu`). For the same reason no ``torch.cond``:
-    outside a strict export, some releases compile its branches with TorchDynamo. Strict cells
-    still find TorchDynamo imported (``set_up`` imports it); what its first use fills, each pays.
+    ``cuda_possible``: this torch was built for CUDA and a GPU is visible. A strict export then
+    stays out of this process, as does torch.cond (outside a strict export, some releases compile
+    its branches with TorchDynamo): TorchDynamo initialises CUDA there, and no cell forked from
+    this process could use CUDA (see :mod:`.gpu`). What they would have warmed, each strict cell
+    pays in its own export time on such a machine.
     """
     import torch
 
@@ -454,8 +455,14 @@ def warm_up(found: Dict[str, bool]) -> Optional[str]:
             self.linear = torch.nn.Linear(4, 4)
 
         def forward(self, x: Any) -> Any:
-            return torch.relu(self.linear(x)) + x.shape[0]
+            y = torch.relu(self.linear(x)) + x.shape[0]
+            if found.get("cond") and not cuda_possible:
+                y = torch.cond(y.sum() > 0, lambda t: t.sin(), lambda t: t.cos(), (y,))
+            return y
 
+    modes: Tuple[Optional[bool], ...] = (True, False) if found.get("export.strict") else (None,)
+    if cuda_possible:  # without the keyword (or where it defaults to True) an export is strict
+        modes = (False,) if found.get("export.strict") else ()
     try:
         x = torch.ones(3, 4)
         model = Warm()
@@ -463,9 +470,8 @@ def warm_up(found: Dict[str, bool]) -> Optional[str]:
         dynamic = None
         if found.get("dim") and found.get("export.dynamic_shapes"):
             dynamic = ({0: torch.export.Dim("warm_batch", min=2, max=64)},)
-        # Where the keyword is missing (or defaults to True) an export without it would be strict.
-        for strict in (False,) if found.get("export.strict") else ():
-            kwargs: Dict[str, Any] = {"strict": strict}
+        for strict in modes:
+            kwargs: Dict[str, Any] = {} if strict is None else {"strict": strict}
             if dynamic is not None:
                 kwargs["dynamic_shapes"] = dynamic
             ep = torch.export.export(model, (x,), **kwargs)

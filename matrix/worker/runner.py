@@ -320,10 +320,20 @@ class CellBatch(batch.Batch):
         )
 
     def warm_up(self) -> None:
+        import torch
+
         from .cell import warm_up
 
-        say("warming up (one non-strict export, so that forked cells time their case, not first use)...")
-        problem = warm_up(self.found)
+        cuda_possible = gpu.available(torch, self.gpu or None)
+        say(
+            "warming up (%s, so that forked cells time their case, not first use)..."
+            % (
+                "one non-strict export: a strict one would initialise CUDA"
+                if cuda_possible
+                else "one export in each mode"
+            )
+        )
+        problem = warm_up(self.found, cuda_possible)
         if problem:
             say("warning: the warm-up export failed (%s); timings of the first cells include warm-up" % problem)
 

@@ -21,14 +21,16 @@ from tests.conftest import FIXTURES, ROOT, read_cells
 WATCH = FIXTURES / "cuda_watch" / "watch.py"
 
 
-def watched_run(tmp_path: Path, *extra: str, initialised: bool = False) -> subprocess.CompletedProcess:
+def watched_run(tmp_path: Path, *extra: str, machine: str = "--gpu") -> subprocess.CompletedProcess:
+    """A run under the watch on a machine with a GPU (``--gpu``), one whose root holds CUDA already
+    (``--initialised``), or this machine as it is (``-``)."""
     cases = tmp_path / "cases"
     cases.mkdir()
     for name in ("add_one.py", "dynamic_batch.py"):
         shutil.copy(FIXTURES / "basic" / name, cases / name)
     log = tmp_path / "log"
     log.mkdir()
-    command = [sys.executable, str(WATCH), str(log), "--initialised" if initialised else "-", "--"]
+    command = [sys.executable, str(WATCH), str(log), machine, "--"]
     command += ["run", "--cases", str(cases), "--out", str(tmp_path / "out"), "--progress", "lines"]
     command += ["--warm-up", "always", "--stages", "check,decompose,serialize", "--no-cache", *extra]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -65,10 +67,19 @@ def test_no_process_that_forks_makes_a_call_that_initialises_cuda(tmp_path: Path
     cells = read_cells(tmp_path / "out")
     assert len(cells) == 4 and {c["status"] for c in cells} == {"pass"}, [(c["cell_id"], c["status"]) for c in cells]
     assert {c["serialize_fresh_status"] for c in cells} == {"ok"}
+    assert {c["gpu"] for c in cells} == {None}  # on the CPU: no GPU named
+
+
+def test_without_cuda_in_torch_or_a_gpu_the_warm_up_exports_in_each_mode_as_before(tmp_path: Path) -> None:
+    watched_run(tmp_path, "--jobs", "1", machine="-")
+    logs = events(tmp_path)
+    root = next(pid for pid, lines in logs.items() if lines and lines[0] == "root")
+    # A strict export cannot initialise CUDA in a torch without it: the root keeps the warm-up that times cells fairly.
+    assert "cuda strict export" in logs[root]
 
 
 def test_a_root_that_holds_cuda_forks_no_job_and_says_so_once(tmp_path: Path) -> None:
-    proc = watched_run(tmp_path, "--jobs", "1", initialised=True)
+    proc = watched_run(tmp_path, "--jobs", "1", machine="--initialised")
     assert proc.stderr.count("no process forked from it can use CUDA") == 1, proc.stderr[-3000:]
     logs = events(tmp_path)
     root = next(pid for pid, lines in logs.items() if lines and lines[0] == "cuda sitecustomize")
