@@ -22,6 +22,7 @@ Python 3.8 syntax.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import sys
 from typing import Any, Dict, List, Optional
@@ -54,7 +55,14 @@ def _loaded(name: str) -> Optional[Any]:
 
 
 def initialised() -> Optional[str]:
-    """Why this process may not fork a process that uses CUDA, or None: its CUDA state, read without changing it."""
+    """Why this process may not fork a process that uses CUDA, or None: its CUDA state, read without changing it.
+
+    Only where this process sees a GPU: elsewhere no child could use CUDA, and a fork is safe whatever
+    torch's state says. (On some releases, 2.1.2 among them, torch's device count marks every later
+    fork as "bad" where NVML is missing and it asks the CUDA runtime, even on a machine without a GPU.)
+    """
+    if not _gpu_visible():
+        return None
     torch = sys.modules.get("torch")
     cuda = getattr(torch, "cuda", None) if torch is not None else None
     if cuda is not None:
@@ -75,6 +83,12 @@ def initialised() -> Optional[str]:
         except (AttributeError, OSError):
             pass
     return None
+
+
+@functools.lru_cache(maxsize=None)
+def _gpu_visible() -> bool:
+    """Whether NVML sees a GPU that this process may use: asked once per process (a GPU does not come and go)."""
+    return int(facts().get("gpu_count") or 0) > 0
 
 
 class _Memory(ctypes.Structure):

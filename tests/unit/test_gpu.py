@@ -153,3 +153,13 @@ def test_only_torchs_bundled_examples_that_build_cpu_tensors_are_not_applicable_
         assert record["error_message"].startswith("torch's bundled example builds CPU tensors in forward")
     else:
         assert record["status"] == "case-error" and record["error_message"] == message
+
+
+def test_torchs_bad_fork_mark_matters_only_where_a_gpu_is_visible(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "_is_in_bad_fork", lambda: True)  # as a fork of a process that counted devices
+    monkeypatch.setattr(gpu, "_gpu_visible", lambda: False)
+    assert gpu.initialised() is None  # no child could use CUDA: forking is safe
+    monkeypatch.setattr(gpu, "_gpu_visible", lambda: True)
+    assert gpu.initialised() == "this process was forked from one that had initialised CUDA"
