@@ -14,7 +14,9 @@ import sys
 from pathlib import Path
 from typing import Dict, List
 
-from conftest import ROOT, read_cells
+from matrix.worker import reads
+
+from conftest import ROOT, read_cells, run_matrix
 
 # Raised by a model whose forward was broken by an edit: its export fails.
 BROKEN = "raise RuntimeError('broken by an edit')"
@@ -93,6 +95,57 @@ def cells(folder: Path) -> Dict[str, Dict]:
     return {r["case"]: r for r in read_cells(folder)}
 
 
+# Run in a process of its own: an audit hook, once added, stays for the life of its process.
+RECORD = """
+import importlib, json, os, sys
+from matrix.worker import reads
+sys.path.insert(0, sys.argv[1])
+if sys.argv[3] == "allowed":
+    reads.allow()
+recording = reads.start()
+importlib.import_module("helper")
+import json.decoder  # the standard library: never recorded
+with open(os.path.join(sys.argv[1], "data.txt")) as f:
+    f.read()
+with open(os.path.join(sys.argv[1], "written.txt"), "w") as f:
+    f.write("out")
+with open(os.path.join(sys.argv[1], "written.txt")) as f:  # read back what it wrote: an output, not an input
+    f.read()
+with open(os.path.join(sys.argv[2], "scratch.txt"), "w") as f:
+    f.write("x")
+with open(os.path.join(sys.argv[2], "scratch.txt")) as f:
+    f.read()
+print(json.dumps(None if recording is None else recording.finish(os.path.join(sys.argv[1], "case.py"))))
+"""
+
+
+def record(tmp_path: Path, allowed: bool = True) -> object:
+    cases, scratch = tmp_path / "cases", tmp_path / "scratch"
+    cases.mkdir()
+    scratch.mkdir()
+    (cases / "helper.py").write_text("VALUE = 1\n")
+    (cases / "data.txt").write_text("42\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(scratch))  # the run's own folder in a real run
+    done = subprocess.run(
+        [sys.executable, "-c", RECORD, str(cases), str(scratch), "allowed" if allowed else "inline"],
+        env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_a_cell_process_records_the_modules_and_files_it_read_and_nothing_it_wrote_or_the_stdlib(
+    tmp_path: Path,
+) -> None:
+    manifest = record(tmp_path)
+    assert reads.valid(manifest)
+    assert [path for path, _ in manifest] == ["data.txt", "helper.py"]  # relative to the case's folder
+    assert dict(manifest)["data.txt"] == reads.sha256(str(tmp_path / "cases" / "data.txt"))
+
+
+def test_a_process_that_may_not_record_records_nothing(tmp_path: Path) -> None:
+    assert record(tmp_path, allowed=False) is None
+
+
 def test_an_edit_to_anything_a_cell_read_runs_it_again_and_nothing_else(tmp_path: Path) -> None:
     paths = layout(tmp_path)
     folder = paths["cases"]
@@ -129,6 +182,9 @@ def test_an_edit_to_anything_a_cell_read_runs_it_again_and_nothing_else(tmp_path
     assert "the case's source changed" in said  # the sibling's own edit
     explained = [line for line in said.splitlines() if line.startswith("cache: ")]
     assert len(explained) == len(edited) + 1 and not any("g_env" in x or "y_plain" in x for x in explained), said
+
+    shown = run_matrix("cache", "stats", "--cache", str(tmp_path / "cache")).stdout
+    assert "hit rate: 11% (2 hits, 16 misses)" in shown and "entries: cell 10" in shown, shown
 
     # A variable that steers torch joins the key: the cell runs again and follows it.
     steered = run(tmp_path, "three", [folder / "g_env.py"], "--explain-cache", steer=True)
