@@ -93,11 +93,12 @@ class Recording:
         cell ran, or cannot be hashed now): such a result is not kept."""
         global _opened
         opened, _opened = _opened or set(), None
+        skip = _excluded(exclude)
         for module in list(sys.modules.values()):
             path = getattr(module, "__file__", None)
-            if isinstance(path, str):
+            # Most of them are torch's or the standard library's: dropped here, before any path is worked out.
+            if isinstance(path, str) and not path.startswith(skip) and not _installed_path(path):
                 opened.add(os.path.abspath(path))
-        skip = _excluded(exclude)
         folder = os.path.dirname(os.path.abspath(case_file))
         manifest: Manifest = []
         for path in sorted(opened - _written):
@@ -148,12 +149,16 @@ def _excluded(extra: Sequence[Optional[str]]) -> Tuple[str, ...]:
     return tuple(sorted({os.path.join(os.path.realpath(p), "") for p in found if p} | {p + "/" for p in SYSTEM}))
 
 
+def _installed_path(path: str) -> bool:
+    return any(os.sep + name + os.sep in path for name in INSTALLED)
+
+
 def _skipped(path: str, excluded: Tuple[str, ...]) -> bool:
-    parts = path.split(os.sep)
-    if "__pycache__" in parts or path.endswith((".pyc", ".pyo")) or any(name in parts for name in INSTALLED):
+    if os.sep + "__pycache__" + os.sep in path or path.endswith((".pyc", ".pyo")) or _installed_path(path):
         return True
-    real = os.path.realpath(path)
-    return any(path.startswith(folder) or real.startswith(folder) for folder in excluded)
+    if path.startswith(excluded):
+        return True
+    return os.path.realpath(path).startswith(excluded)  # a folder reached through a link
 
 
 def shown(path: str, folder: str) -> str:

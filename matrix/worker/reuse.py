@@ -62,7 +62,9 @@ SPEED_ONLY = frozenset({
     "TORCHINDUCTOR_AUTOGRAD_CACHE", "TORCHINDUCTOR_WORKER_START", "TORCHINDUCTOR_WORKER_SUPPRESS_LOGGING",
 })  # fmt: skip
 # Variables the runner sets in its own processes (matrix/worker/batch.py, scratch.py): never the user's choice.
-SET_BY_THE_RUNNER = frozenset({"OMP_NUM_THREADS", "PYTORCH_NVML_BASED_CUDA_CHECK", "TMPDIR", "TORCHINDUCTOR_CACHE_DIR"})
+SET_BY_THE_RUNNER = frozenset(
+    {"OMP_NUM_THREADS", "PYTORCH_NVML_BASED_CUDA_CHECK", "TMPDIR", "TORCHINDUCTOR_CACHE_DIR", "TORCH_DTRACE"}
+)
 # The environment as this process started, before the runner set anything in it.
 _STARTED: Dict[str, str] = dict(os.environ)
 
