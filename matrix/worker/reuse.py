@@ -2,13 +2,16 @@
 
 A result is kept under a key: a hash of everything that determines it (for a cell: the case's
 source and the local modules it imports, the torch build, every installed package, the worker's
-own source, the mode, the stages and the options that change an outcome; for a load: the saved
-program's content and the same for the loading build). When a later run meets the same key, the
+own source, the mode, the stages, the options that change an outcome and the environment variables
+that steer torch (``KEY_VARIABLES``, ``KEY_PREFIXES``); for a load: the saved program's content and the
+same for the loading build). A cell's entry also keeps the manifest of every other file its process
+read (:mod:`.reads`), and stands only while each still hashes the same. When a later run meets the same key, the
 record is written again from the kept one, with ``reused_from`` naming the run that measured it.
 Outcomes that depend on the machine (a timeout, a crash, a diagnosis that ran out of time) are
 never kept: they run again.
 
-The cache is a folder of small JSON files, ``<root>/<kind>/<2 hex>/<key>.json``, one a result.
+The cache is a folder of small JSON files, ``<root>/<kind>/<2 hex>/<key>.json``, one a result (beside
+them ``index/``, each cell's latest key, for ``run --explain-cache``, and ``stats/``, each run's hits and misses).
 A folder suits it better than a database: each entry is written to a temporary file and renamed
 into place, so two runs sharing a cache never see half an entry and need no lock; a CI job can
 restore and save it as it is; pruning it is deleting old files. An entry that cannot be read, is

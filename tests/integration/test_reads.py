@@ -219,3 +219,8 @@ def test_a_bad_entry_or_a_killed_cell_costs_the_reuse_and_nothing_else(tmp_path:
     assert again["a_plain"]["status"] == again["b_plain"]["status"] == "pass"
     assert second.stderr.count("warning:") <= 1, second.stderr
     assert "is gone or unreadable" in second.stderr
+    # Without isolation nothing is recorded (earlier cells' imports would hide a later cell's reads): nothing kept.
+    inline = tmp_path / "inline-cache"
+    run(tmp_path, "inline", [folder / "a_plain.py"], "--isolation", "inline", "--cache", str(inline))
+    assert cells(tmp_path / "inline")["a_plain"]["status"] == "pass"
+    assert not list(inline.glob("cell/*/*.json"))
