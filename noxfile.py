@@ -240,6 +240,13 @@ def load(session: nox.Session, torch: str, variant: str) -> None:
         _run_logged(session, command, here.worker_env(), logs.log_path(Path(out), "load_" + spec.name))
 
 
+@nox.session(python=False, default=False)
+def gpu(session: nox.Session) -> None:
+    """On a GPU machine, offline: the case set with this interpreter's CUDA torch on the CPU, the CPU with the
+    GPU hidden, and CUDA; prints whether the CPU runs agree and what differs on CUDA (records in gpu-check/)."""
+    session.run("python", "-m", "matrix", "gpu-check", *session.posargs, external=True)
+
+
 # No tags: `nox -t cpu` or `nox -t all` runs the run and load sessions of those builds, never this one.
 @nox.session(python=False, default=False)
 @nox.parametrize(["torch", "variant"], [nox.param(*param.args, id=param.id) for param in _params()])

@@ -91,6 +91,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help="seconds the aoti stage may take per cell, on top of --timeout (default %g)" % DEFAULT_AOTI_TIMEOUT_S,
     )
+    parser.add_argument(
+        "--device",
+        choices=("cpu", "cuda"),
+        default="cpu",
+        help="where the cases run, as `run --device` (default cpu); cuda needs a CUDA build and a GPU",
+    )
     parser.add_argument("--out", default=None, metavar="DIR", help="keep the records here (default: discard them)")
     parser.add_argument(
         "--format",
@@ -340,13 +346,14 @@ def check_target(
     added: Sequence[str] = (),
     stages: Sequence[str] = STAGES,
     aoti_timeout: float = DEFAULT_AOTI_TIMEOUT_S,
+    device: str = "cpu",
 ) -> Dict[str, List[Row]]:
     """Install (or reuse) the target's environment, run the cases there in one worker, and read back each
     case's rows, by its name. The cases share the target's dependency set (``sets.group``)."""
     spec = None if target.build is None else target.spec
     folder = out / (CURRENT if spec is None else spec.name)
     request = cases_request([info.path for info in infos], modes, folder, timeout, verbose, jobs, added)
-    request = replace(request, stages=tuple(stages), aoti_timeout=aoti_timeout)
+    request = replace(request, stages=tuple(stages), aoti_timeout=aoti_timeout, device=device)
     probed = probe_cases(spec, infos, request, reinstall, verbose)
     return {info.name: rows_for(probed[info.name], modes, target.label, _named(info, added)) for info in infos}
 
@@ -374,6 +381,7 @@ class CheckOptions:
     with_requirements: Tuple[str, ...] = ()
     stages: Tuple[str, ...] = STAGES  # "check,aoti" is read as run reads it
     aoti_timeout: float = DEFAULT_AOTI_TIMEOUT_S
+    device: str = "cpu"
     fail_on: str = "never"  # candidate.FAIL_ON
     case: str = ""  # one case file, as callers from before several paths name it: the same as cases=(case,)
 
@@ -512,6 +520,7 @@ def check_cases(
             rows = check_target(
                 mine, infos, modes, out, options.timeout, options.reinstall, options.verbose, cells_at_once,
                 options.with_requirements, stages=options.stages, aoti_timeout=options.aoti_timeout,
+                device=options.device,
             )  # fmt: skip
             found.update(rows)
         return found

@@ -20,6 +20,10 @@ COMMANDS = {
     "run": ("matrix.worker.runner", "run the cases in this interpreter's torch and append records to --out"),
     "cases": ("matrix.worker.catalogue", "list the cases with their tags, requirements and expectations"),
     "load": ("matrix.worker.loader", "load programs saved by `run --artifacts` on any release, run and compare them"),
+    "gpu-check": (
+        "matrix.worker.gpu_check",
+        "on a GPU machine: the case set on the CPU, with the GPU hidden, and on CUDA",
+    ),
     "check": ("matrix.check", "run case files (or folders of them) against several torch releases and print a table"),
     "bisect": ("matrix.bisect", "find the first release where a case's status or graph changes"),
     "repro": ("matrix.repro", "write a standalone script that reproduces a recorded cell's failure without this tool"),

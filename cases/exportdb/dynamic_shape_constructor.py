@@ -7,7 +7,7 @@ torch.manual_seed(0)
 
 class SizedFromInput(torch.nn.Module):
     def forward(self, x):
-        return torch.ones(x.shape[0] + 1, 2) * x.sum()
+        return torch.ones(x.shape[0] + 1, 2, device=x.device) * x.sum()
 
 
 model = SizedFromInput()

@@ -8,7 +8,7 @@ torch.manual_seed(0)
 class RankBranch(torch.nn.Module):
     def forward(self, x):
         if x.dim() == 3:
-            return x + torch.full((1, 1, 1), 0.5)
+            return x + torch.full((1, 1, 1), 0.5, device=x.device)
         return x
 
 

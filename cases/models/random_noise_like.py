@@ -7,7 +7,7 @@ torch.manual_seed(0)
 
 class AddNoise(torch.nn.Module):
     def forward(self, x):
-        return x + 0.1 * torch.randn_like(x) + 0.01 * torch.rand(x.shape[1])
+        return x + 0.1 * torch.randn_like(x) + 0.01 * torch.rand(x.shape[1], device=x.device)
 
 
 model = AddNoise()

@@ -139,14 +139,15 @@ def iter_files(folder: str) -> Iterator[str]:
                 yield os.path.join(root, name)
 
 
-def done_keys(path: str) -> Tuple[set, List[str]]:
-    """The (case, mode, run) keys already recorded in a file, for resuming; malformed cells are warned about."""
+def done_keys(path: str, device: str = "cpu") -> Tuple[set, List[str]]:
+    """The (case, mode, run) keys already recorded in a file on ``device``, for resuming; malformed cells are warned
+    about. A cell run on another device is not this one (a record without a device ran on the CPU)."""
     if not os.path.exists(path):
         return set(), []
     records, warnings = read(path)
     keys = set()
     for record in records:
-        if record.get("kind") != "cell":
+        if record.get("kind") != "cell" or (record.get("device") or "cpu") != device:
             continue
         case, mode, run = record.get("case"), record.get("mode"), record.get("run") or 0
         if not isinstance(case, str) or not isinstance(mode, str) or not isinstance(run, int):

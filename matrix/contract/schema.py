@@ -66,6 +66,8 @@ CELL_KEYS = (
     "peak_rss_mb", "exit_code", "stderr_tail", "finished_at",
     # The run that measured a result this record reuses (matrix/worker/reuse.py); None where it ran now.
     "reused_from",
+    # With --device cuda: the GPU the cell ran on ("NVIDIA H200, compute 9.0, driver 570.86"); None on the CPU.
+    "gpu",
 )  # fmt: skip
 
 # The keys of an env-error record (an environment that could not be installed) that tables read.
@@ -85,6 +87,9 @@ class Status(str, enum.Enum):
     TIMEOUT = "timeout"
     NOT_APPLICABLE = "not-applicable"
     CASE_ERROR = "case-error"
+    # The runner's own fault, not torch.export's (a fork that cannot use CUDA, a CUDA context that cannot be
+    # made): no evidence about torch, like an environment that did not install (contract/faults.py).
+    HARNESS_ERROR = "harness-error"
 
     @property
     def rank(self) -> Optional[int]:
@@ -121,6 +126,7 @@ _SYMBOL = {
     "timeout": "⏱️",
     "not-applicable": "➖",
     "case-error": "🚧",
+    "harness-error": "🛠️",
 }
 # Okabe and Ito's colour-blind-safe palette, and a grey: pass, mismatch and fail stay apart
 # in every common kind of colour blindness.
@@ -132,6 +138,7 @@ _COLOUR = {
     "timeout": "#CC79A7",
     "not-applicable": "#BBBBBB",
     "case-error": "#0072B2",
+    "harness-error": "#56B4E9",
 }
 _MEANING = {
     "pass": "exported, and the exported program reproduces eager",
@@ -141,12 +148,13 @@ _MEANING = {
     "timeout": "the cell ran past its time limit and was killed",
     "not-applicable": "the release lacks a capability the case or mode needs; never a failure",
     "case-error": "the case cannot load, or its eager run fails, on this release",
+    "harness-error": "the runner's own fault (a fork that cannot use CUDA, a driver error): no evidence about torch",
 }
 
 STATUSES = tuple(status.value for status in Status)  # in display order
 APPLICABLE = tuple(status.value for status in Status if status.applicable)
 # Breaks ties between equally common statuses of one cell's runs: the worse one wins.
-WORST_FIRST = ("crash", "timeout", "fail", "mismatch", "case-error", "not-applicable", "pass")
+WORST_FIRST = ("crash", "timeout", "fail", "mismatch", "case-error", "harness-error", "not-applicable", "pass")
 # The symbol of a grid position that has no record.
 NO_RECORD = "·"
 
@@ -223,6 +231,7 @@ class LoadStatus(str, enum.Enum):
     TIMEOUT = "timeout"
     NOT_APPLICABLE = "not-applicable"
     UNTRUSTED = "untrusted"
+    HARNESS_ERROR = "harness-error"  # the runner's own fault, as for a cell
 
     @property
     def rank(self) -> Optional[int]:
@@ -257,6 +266,7 @@ _LOAD_MEANING = {
     "timeout": "the load ran past its time limit and was killed",
     "not-applicable": "the loading release has no torch.export.load",
     "untrusted": "not loaded: its signature is missing or does not match the signing key (see load --trust)",
+    "harness-error": _MEANING["harness-error"],
 }
 LOAD_STATUSES = tuple(status.value for status in LoadStatus)  # in display order
 
@@ -321,6 +331,7 @@ AOTI_LOAD_MEANING = {
     "timeout": "the load ran past its time limit and was killed",
     "not-applicable": "the loading release has no loader for this kind of package, or the machine no C++ compiler",
     "untrusted": "not loaded: its folder's signature is missing or does not match the signing key (see load --trust)",
+    "harness-error": _MEANING["harness-error"],
 }
 
 

@@ -15,10 +15,14 @@ COMMANDS = {
     "run": ("matrix.worker.runner", "run cases in the installed torch and append records to --out"),
     "cases": ("matrix.worker.catalogue", "list the cases with their tags, requirements and expectations"),
     "load": ("matrix.worker.loader", "load programs saved by `run --artifacts` on any release, run and compare them"),
+    "gpu-check": ("matrix.worker.gpu_check", "run the case set on the CPU, the CPU with the GPU hidden, and CUDA"),
 }
 
 
 def main() -> int:
+    from . import gpu
+
+    gpu.prepare()  # before torch is imported: this process forks cells, so it asks NVML, never CUDA
     argv = sys.argv[1:]
     if not argv or argv[0] not in COMMANDS:
         sys.stderr.write("usage: python -m matrix.worker {%s} ...\n" % ",".join(COMMANDS))

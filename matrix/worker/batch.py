@@ -33,8 +33,10 @@ import uuid
 from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from ..contract import records, resources
+from ..contract.faults import harness_fault
 from ..contract.requests import WARM_UP_FROM, batch_choices
 from ..contract.schema import Status, now
+from . import gpu
 from .jobs import merge, work
 from .journal import Journal, Key, culprits, interrupted
 from .messages import FOLLOW_UP, TIME_LIMIT, Message, Result, message
@@ -120,7 +122,10 @@ class Settings:
         """Items run at once: as asked, else the usable cores, as many as memory holds at --max-memory each."""
         if self.isolation_name == "inline" or items < 1:
             return 1  # no isolation: nothing to run side by side
-        return min(items, resources.jobs(self.jobs or None, self.max_memory or DEFAULT_ITEM_MB))
+        lanes = resources.jobs(self.jobs or None, self.max_memory or DEFAULT_ITEM_MB)
+        if self.device != "cpu" and not self.jobs:  # and as many as the GPU's free memory holds
+            lanes = min(lanes, gpu.lanes(gpu.facts(), lanes))
+        return min(items, lanes)
 
     def warms_up(self, items: int) -> bool:
         """Whether a warm-up in the parent pays for itself: only over enough forked (or inline) items."""
@@ -346,6 +351,23 @@ def execute(batch: Batch, settings: Settings, torch_version: str, variant: str) 
             return _run(batch, settings, todo, dead, set(suspects), journal)
 
 
+def fork_safe(settings: Settings) -> Settings:
+    """``settings``, or spawn isolation where this process holds a CUDA context: no job is forked from it then.
+
+    The runner itself never initialises CUDA before forking (:mod:`.gpu`); a library or a user's
+    ``sitecustomize`` may. A job forked from such a process would fail at its first CUDA call for
+    the runner's fault, so the run goes on in fresh interpreters, and says so once.
+    """
+    reason = gpu.initialised() if settings.forks else None
+    if not reason:
+        return settings
+    gpu.say_once(
+        "warning: %s, so no process forked from it can use CUDA: the rest of this run starts each job in"
+        " a fresh interpreter (as --isolation spawn does, slower)" % reason
+    )
+    return dataclasses.replace(settings, isolation="spawn")
+
+
 def _set_up_parent(settings: Settings) -> None:
     if settings.forks and settings.device == "cpu":
         # A forked child deadlocks in OpenMP once the parent has used its thread pool.
@@ -363,6 +385,7 @@ def _run(
     batch: Batch, settings: Settings, todo: List[Key], dead: Set[Key], suspects: Set[Key], journal: Journal
 ) -> Dict[str, int]:
     _set_up_parent(settings)
+    settings = fork_safe(settings)
     server = None
     if batch.follow_ups and settings.forks:
         from .pristine import Server
@@ -431,11 +454,12 @@ def _batch(
                     _finish(batch, item, None, time.perf_counter(), progress)
                     keep(item)
             runnable = [item for item in live if item.job is not None]
+            if runnable and settings.warms_up(len(runnable)):
+                batch.warm_up()
+            settings = fork_safe(settings)  # set-up imported the items' libraries: one may have touched CUDA
             alone = [item for item in runnable if item.key in suspects]
             rest = [item for item in runnable if item.key not in suspects]
             lanes = settings.lanes(len(rest))
-            if runnable and settings.warms_up(len(runnable)):
-                batch.warm_up()
             if alone:
                 say(
                     "%s %d %ss again, one at a time: the runner died while they ran side by side"
@@ -519,6 +543,11 @@ def _finish(batch: Batch, item: Item, result: Optional[Result], started: float, 
     record["finished_at"] = now()
     if record.get("status") not in batch.statuses:
         record.update(status=Status.CRASH.value, error_message="the %s reported no status" % batch.noun)
+    fault = harness_fault(record) if record.get("status") != Status.PASS.value else None
+    if fault and Status.HARNESS_ERROR.value in batch.statuses:  # the runner's fault: no evidence about torch
+        record["status"] = Status.HARNESS_ERROR.value
+        if "reason" in record:
+            record["reason"] = fault
     progress.finish(item.label, record["status"], record["total_s"])
 
 

@@ -7,6 +7,7 @@ process-level failures (a segfault, ``os._exit``, a hang) are left to the isolat
 from __future__ import annotations
 
 import copy
+import dataclasses
 import io
 import time
 import traceback
@@ -218,6 +219,7 @@ def _stages(
         expected_extra = [eager_model(*args, **kwargs) for args, kwargs in calls[1:]]
     except Exception as exc:
         record.update(describe_error(exc), status=CASE_ERROR, failed_stage="eager")
+        _cpu_only(record, info, device)
         return record
 
     # 3. export
@@ -383,6 +385,27 @@ def _load(record: Dict[str, Any], case: Case, buffer: io.BytesIO, expected: Any)
         record["serialize_s"] = round(saved_s + (record.get("serialize_s") or 0.0), 6)
 
 
+# What torch says when one operation meets tensors on two devices.
+_DEVICE_MISMATCH = ("Expected all tensors to be on the same device", "found at least two devices")
+
+
+def _cpu_only(record: Dict[str, Any], info: CaseInfo, device: str) -> None:
+    """A bundled ExportDB example whose eager run on ``device`` meets a CPU tensor it builds itself: not-applicable.
+
+    torch's examples cannot be changed, and some build CPU tensors in ``forward``; off the CPU that says
+    nothing about torch.export. Our own cases take their device from their inputs: there it stays a case-error.
+    """
+    message = record.get("error_message") or ""
+    if device == "cpu" or info.source != "exportdb" or not any(text in message for text in _DEVICE_MISMATCH):
+        return
+    record.update(
+        status=Status.NOT_APPLICABLE.value,
+        missing=["device:%s" % device],
+        error_message="torch's bundled example builds CPU tensors in forward, so it cannot run on %s: %s"
+        % (device, first_line(message)),
+    )
+
+
 def _to_device(case: Case, device: str) -> Case:
     import torch
 
@@ -395,6 +418,9 @@ def _to_device(case: Case, device: str) -> Case:
             return [move(v) for v in value]
         if isinstance(value, dict):
             return {k: move(v) for k, v in value.items()}
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):  # a dataclass input (a pytree node)
+            fields = {f.name: move(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
+            return dataclasses.replace(value, **fields)
         return value
 
     return Case(
@@ -407,13 +433,19 @@ def _to_device(case: Case, device: str) -> Case:
     )
 
 
-def warm_up(found: Dict[str, bool]) -> Optional[str]:
+def warm_up(found: Dict[str, bool], cuda_possible: bool = False) -> Optional[str]:
     """Pay the first-use costs in the parent, so forked cells time their case, not the process.
 
     The first export in a process imports dynamo and fills caches that every later export
     reuses; a forked child inherits them. The warm-up covers the common paths: a module
     with parameters, a dynamic dimension, torch.cond, both modes, running the exported
     program, decomposition and serialization.
+
+    ``cuda_possible``: this torch was built for CUDA and a GPU is visible. A strict export then
+    stays out of this process, as does torch.cond (outside a strict export, some releases compile
+    its branches with TorchDynamo): TorchDynamo initialises CUDA there, and no cell forked from
+    this process could use CUDA (see :mod:`.gpu`). What they would have warmed, each strict cell
+    pays in its own export time on such a machine.
     """
     import torch
 
@@ -424,10 +456,13 @@ def warm_up(found: Dict[str, bool]) -> Optional[str]:
 
         def forward(self, x: Any) -> Any:
             y = torch.relu(self.linear(x)) + x.shape[0]
-            if found.get("cond"):
+            if found.get("cond") and not cuda_possible:
                 y = torch.cond(y.sum() > 0, lambda t: t.sin(), lambda t: t.cos(), (y,))
             return y
 
+    modes: Tuple[Optional[bool], ...] = (True, False) if found.get("export.strict") else (None,)
+    if cuda_possible:  # without the keyword (or where it defaults to True) an export is strict
+        modes = (False,) if found.get("export.strict") else ()
     try:
         x = torch.ones(3, 4)
         model = Warm()
@@ -435,7 +470,7 @@ def warm_up(found: Dict[str, bool]) -> Optional[str]:
         dynamic = None
         if found.get("dim") and found.get("export.dynamic_shapes"):
             dynamic = ({0: torch.export.Dim("warm_batch", min=2, max=64)},)
-        for strict in (True, False) if found.get("export.strict") else (None,):
+        for strict in modes:
             kwargs: Dict[str, Any] = {} if strict is None else {"strict": strict}
             if dynamic is not None:
                 kwargs["dynamic_shapes"] = dynamic

@@ -30,7 +30,9 @@ def _cell(job_r: int, result_w: int) -> int:
 
 
 def main(argv: List[str]) -> int:
-    from . import isolate
+    from . import gpu, isolate
+
+    gpu.prepare()  # a cell may fork (its AOTInductor compile): torch's checks ask NVML, not CUDA
 
     job_r, result_w, notes_w, control_r = (int(arg) for arg in argv)
     return isolate.keep(lambda: _cell(job_r, result_w), control_r, notes_w, (job_r, result_w))

@@ -82,10 +82,12 @@ def environment_record(
     torch: Any, found: Dict[str, bool], device: str, source: str, run_id: str, variant: str
 ) -> Dict[str, Any]:
     """The record that opens a run: torch build, Python, machine, capabilities."""
+    from . import gpu
     from .capabilities import strict_default
 
     version = str(torch.__version__)
     python = "%d.%d" % sys.version_info[:2]
+    seen = gpu.facts()  # through NVML: torch.cuda.is_available() would initialise CUDA in a process that forks
     return {
         "schema_version": SCHEMA_VERSION,
         "kind": "environment",
@@ -100,7 +102,8 @@ def environment_record(
         "machine": platform.machine(),
         "cpu": cpu_name(),
         "cuda_version": getattr(getattr(torch, "version", None), "cuda", None),
-        "cuda_available": bool(torch.cuda.is_available()),
+        "cuda_available": gpu.available(torch, seen),
+        **({key: seen[key] for key in gpu.FIELDS if key in seen} if gpu.available(torch, seen) else {}),
         "device": device,
         "runner_version": RUNNER_VERSION,
         "capabilities": found,

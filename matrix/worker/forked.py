@@ -7,7 +7,8 @@ compiler with it) is killed and the result says ``timeout``; a process that dies
 memory limit the cell's process passes down) says ``crash``. The child inherits the exported
 program, so nothing is serialized to hand it over; its result comes back as JSON through a pipe.
 
-Where there is no fork, the function runs in this process, bounded by the cell's own limits.
+Where there is no fork, or this process holds a CUDA context that a child could not use (a cell on
+``--device cuda``), the function runs in this process, bounded by the cell's own limits.
 
 Standard library only, Python 3.8 syntax.
 """
@@ -22,7 +23,7 @@ import time
 from typing import Any, Callable, Dict, Optional
 
 from ..contract.schema import Status
-from . import framing
+from . import framing, gpu
 
 Result = Dict[str, Any]
 CRASH, TIMEOUT = Status.CRASH.value, Status.TIMEOUT.value
@@ -30,7 +31,8 @@ CRASH, TIMEOUT = Status.CRASH.value, Status.TIMEOUT.value
 
 def run(work: Callable[[], Result], timeout: float) -> Result:
     """``work()``'s result, from a forked child; or ``{"status": "timeout"|"crash", "error_type", "error_message"}``."""
-    if not hasattr(os, "fork"):
+    if not hasattr(os, "fork") or gpu.initialised():
+        # A process that holds a CUDA context (a cell on --device cuda) cannot hand it to a child: run here.
         return _guarded(work)
     read_fd, write_fd = os.pipe()
     for stream in (sys.stdout, sys.stderr):

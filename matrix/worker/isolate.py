@@ -39,7 +39,7 @@ from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..contract.records import without_paths
 from ..contract.schema import Status
-from . import framing, reads
+from . import framing, gpu, reads
 from .cell import OUT_OF_MEMORY
 from .fingerprint import normalize_text
 
@@ -560,13 +560,39 @@ class ForkIsolation(_Isolation):
         self.work = work
         self.memory_mb = memory_mb
         self.ahead = ahead
+        # Where this process holds a CUDA context after all (a case's import, a user's sitecustomize), no
+        # child forked from it could use CUDA: its cells then run in fresh interpreters.
+        self.fallback: Optional[SpawnIsolation] = None
         if freeze:
             # Frozen objects are skipped by the collector, so children do not copy their pages.
             gc.collect()
             gc.freeze()
 
+    def run(self, job: Job, timeout: float) -> Result:
+        if self.fallback is None and gpu.initialised():
+            self._poisoned()
+        if self.fallback is not None:
+            return self.fallback.run(job, timeout)
+        return super().run(job, timeout)
+
+    def _poisoned(self) -> None:
+        """Fork no more: a child of this process would fail at its first CUDA call, for the runner's fault."""
+        gpu.say_once(
+            "warning: %s, so no process forked from it can use CUDA: its jobs start in fresh interpreters"
+            " (as --isolation spawn does, slower)" % gpu.initialised()
+        )
+        if self.spare is not None:
+            self._end(self.spare)
+            self.spare = None
+        self.fallback = SpawnIsolation(self.memory_mb)
+
+    def close(self) -> None:
+        super().close()
+        if self.fallback is not None:
+            self.fallback.close()
+
     def _ahead(self) -> None:
-        if not self.ahead:
+        if not self.ahead or gpu.initialised():
             return
         try:
             self.spare = self._start()

@@ -35,6 +35,8 @@ from typing import Any, Dict, List, Mapping, Optional, Set
 
 from ..contract.case import imported_modules
 from ..contract.schema import Status
+from .gpu import NVML_CHECK
+from .scratch import SET_INSIDE
 
 # The variable that moves the cache (a folder) or turns it off (``off``); ``--cache`` and ``--no-cache`` win.
 VARIABLE = "EXPORT_MATRIX_RESULT_CACHE"
@@ -47,7 +49,7 @@ RUN_FIELDS = ("run_id", "env_id", "finished_at", "reused_from")
 # Beside the kinds' folders: each item's latest key (for --explain-cache), and each run's hits and misses.
 INDEX, STATS = "index", "stats"
 # Outcomes that say more about the machine than about torch.
-MACHINE_OUTCOMES = frozenset({Status.TIMEOUT.value, Status.CRASH.value})
+MACHINE_OUTCOMES = frozenset({Status.TIMEOUT.value, Status.CRASH.value, Status.HARNESS_ERROR.value})
 
 
 # Environment variables that change what torch does, and so join a cell's key: these names, and every name
@@ -65,9 +67,7 @@ SPEED_ONLY = frozenset({
     "TORCHINDUCTOR_AUTOGRAD_CACHE", "TORCHINDUCTOR_WORKER_START", "TORCHINDUCTOR_WORKER_SUPPRESS_LOGGING",
 })  # fmt: skip
 # Variables the runner sets in its own processes (matrix/worker/batch.py, scratch.py): never the user's choice.
-SET_BY_THE_RUNNER = frozenset(
-    {"OMP_NUM_THREADS", "PYTORCH_NVML_BASED_CUDA_CHECK", "TMPDIR", "TORCHINDUCTOR_CACHE_DIR", "TORCH_DTRACE"}
-)
+SET_BY_THE_RUNNER = frozenset({"OMP_NUM_THREADS", "TMPDIR", "TORCH_DTRACE", NVML_CHECK, *SET_INSIDE})
 # The environment as this process started, before the runner set anything in it.
 _STARTED: Dict[str, str] = dict(os.environ)
 

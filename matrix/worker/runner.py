@@ -21,7 +21,7 @@ from ..contract.errors import UserError
 from ..contract.options import DIAGNOSIS_SHARE, from_namespace
 from ..contract.requests import AOTI, RunRequest, add_run_arguments
 from ..contract.schema import AOTI_KEYS, ARTIFACT_SAVED, CELL_KEYS, STATUSES, Status, cell_id
-from . import batch, exportdb, reads, reuse
+from . import batch, exportdb, gpu, reads, reuse
 from .aoti_job import FRESH_PACKAGE_LOAD
 from .case import missing_for
 from .cell_job import FRESH_LOAD, CellJob
@@ -106,6 +106,7 @@ class CellBatch(batch.Batch):
         self.identities: Dict[Key, Dict[str, Any]] = {}
         self.manifests: Dict[Key, Optional[reads.Manifest]] = {}
         self.why: Dict[Key, List[str]] = {}
+        self.gpu: Dict[str, Any] = {}  # with --device cuda: the GPU, as NVML names it (gpu.facts)
 
     @property
     def follow_ups(self) -> bool:  # type: ignore[override]
@@ -116,7 +117,7 @@ class CellBatch(batch.Batch):
         return list(self.cells)
 
     def done(self, path: str) -> Tuple[Set[Key], List[str]]:
-        return records.done_keys(path)
+        return records.done_keys(path, self.options.device)
 
     def set_up(self, settings: batch.Settings, run_id: str) -> Optional[Dict[str, Any]]:
         import torch
@@ -130,8 +131,7 @@ class CellBatch(batch.Batch):
 
         options = self.options
         self.settings = settings
-        if options.device == "cuda" and not torch.cuda.is_available():
-            raise UserError("--device cuda: CUDA is not available in this torch (%s)" % torch.__version__)
+        self.gpu = gpu.checked(torch, options.device)
         found, cached = cached_detect()
         if not cached:
             say("detected the capabilities of this torch (kept for the next run)")
@@ -176,6 +176,7 @@ class CellBatch(batch.Batch):
             source=info.source, case=info.name, case_file=info.path, mode=mode, run=run, tags=list(info.tags),
             requires=list(info.requires), expected=info.expected, dependency_set=needs(info, options),
             with_set=dependencies.set_key(options.with_requirements), exportdb_claim=exportdb.claim(info),
+            gpu=gpu.label(self.gpu),
         )  # fmt: skip
         if AOTI in options.stages:
             record.update({name: None for name in AOTI_KEYS})  # every cell of such a run carries them
@@ -231,6 +232,8 @@ class CellBatch(batch.Batch):
             "dependency_set": job.dependency_set, "with_set": job.with_set,
             "environment": reuse.environment_fields(),  # the variables that steer torch, as the run started
         }  # fmt: skip
+        if job.device != "cpu":  # a result from one GPU (model, compute capability, driver) never stands for another
+            fields["gpu"] = gpu.identity(self.gpu)
         if AOTI in job.stages:  # the stages tell a cell with the stage from one without; the compiler decides it too
             fields["aoti_compiler"] = self.compiler
         self.identities[item.key] = fields
@@ -366,10 +369,20 @@ class CellBatch(batch.Batch):
         )
 
     def warm_up(self) -> None:
+        import torch
+
         from .cell import warm_up
 
-        say("warming up (one export in each mode, so that forked cells time their case, not first use)...")
-        problem = warm_up(self.found)
+        cuda_possible = gpu.available(torch, self.gpu or None)
+        say(
+            "warming up (%s, so that forked cells time their case, not first use)..."
+            % (
+                "one non-strict export: a strict one would initialise CUDA"
+                if cuda_possible
+                else "one export in each mode"
+            )
+        )
+        problem = warm_up(self.found, cuda_possible)
         if problem:
             say("warning: the warm-up export failed (%s); timings of the first cells include warm-up" % problem)
 

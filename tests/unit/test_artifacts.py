@@ -379,11 +379,12 @@ def test_errors_that_differ_only_in_numbers_are_one_group_of_one_class() -> None
 
 def test_load_statuses_are_one_vocabulary() -> None:
     assert schema.LOAD_STATUSES == (
-        "pass", "mismatch", "run-error", "load-error", "crash", "timeout", "not-applicable", "untrusted"
+        "pass", "mismatch", "run-error", "load-error", "crash", "timeout", "not-applicable", "untrusted",
+        "harness-error",
     )  # fmt: skip
     for status in schema.LoadStatus:
         assert status.symbol and status.colour.startswith("#") and status.meaning
-        # Not compared: the loading release could not try, or was not let try.
-        assert (status.rank is None) == (status.value in ("not-applicable", "untrusted"))
+        # Not compared: the loading release could not try, was not let try, or the runner failed it.
+        assert (status.rank is None) == (status.value in ("not-applicable", "untrusted", "harness-error"))
         assert schema.load_rank(status.value) == status.rank
     assert set(schema.LOAD_IDENTITY) <= set(schema.LOAD_KEYS)

@@ -212,3 +212,29 @@ def test_read_info_of_a_single_file(tmp_path: Path):
     info = read_info(path, "one")
     assert info.tags == ("torch.cond",) and info.expected == "fails" and info.skip_check == "random"
     assert info.description == "Adds one."
+
+
+# What torch says when an operation meets a tensor on another device than its inputs'.
+_OTHER_DEVICE = ("is not on the expected device", "Expected all tensors to be on the same device")
+
+
+def test_every_case_takes_its_device_from_its_inputs():
+    """Moved to the meta device (as ``--device cuda`` moves a case to the GPU), no case meets a CPU tensor it built.
+
+    A case that builds a tensor on the CPU inside ``forward`` cannot run on a GPU, and its CUDA column
+    would say so as a case-error rather than tell anything about torch.export. Other errors on meta
+    (``.item()``, data-dependent shapes) are meta's own limits, not the case's.
+    """
+    from matrix.worker.cell import _to_device
+
+    pinned = {}
+    for info in INFOS:
+        if info.problem or info.dependencies or capabilities.missing(info.requires, FOUND):
+            continue
+        case = _to_device(load(info), "meta")
+        try:
+            case.model(*case.example_args, **case.example_kwargs)
+        except Exception as exc:
+            if any(text in str(exc) for text in _OTHER_DEVICE):
+                pinned[info.name] = str(exc).splitlines()[0]
+    assert pinned == {}

@@ -216,7 +216,7 @@ def status_column(table: str, rows: int) -> List[str]:
 
 def test_every_status_check_prints_is_a_schema_value(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     # One release per cell status, one whose environment does not install, one whose worker fails.
-    labels = ["2.1.2", "2.2.2", "2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1"]
+    labels = ["2.1.2", "2.2.2", "2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1", "2.10.0"]
     outcomes = {label: Probed(cells={m: cell(m, s.value) for m in schema.MODES}) for label, s in zip(labels, Status)}
     outcomes[labels[-2]] = Probed(env_error=env_error("no wheels"))
     outcomes[labels[-1]] = Probed(problem="the worker did not finish in time")

@@ -1,4 +1,5 @@
-"""The command line as a user meets it: the top-level help, a help text for every option, the README's reference."""
+"""The command line as a user meets it: the top-level help, a help text for every option, the guide's reference
+(docs/guide.md, where the README's moved)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from matrix.contract.options import DEFAULT_TIMEOUT_S
 
 from conftest import ROOT
 
-README = ROOT / "README.md"
+GUIDE = ROOT / "docs" / "guide.md"
 
 
 def parser_of(command: str) -> argparse.ArgumentParser:
@@ -31,13 +32,13 @@ def options_of(command: str) -> List[argparse.Action]:
 
 
 def synopses() -> Dict[str, str]:
-    """The README's synopsis of each command: its `export-matrix COMMAND` line and the indented lines after it."""
-    text = README.read_text()
+    """The guide's synopsis of each command: its `export-matrix COMMAND` line and the indented lines after it."""
+    text = GUIDE.read_text()
     block = text.split("## Commands\n", 1)[1].split("```\n", 2)[1]
     found: Dict[str, str] = {}
     current = None
     for line in block.splitlines():
-        match = re.match(r"export-matrix (\w+) ", line)
+        match = re.match(r"export-matrix ([\w-]+) ", line)
         if match:
             current = match.group(1)
             found[current] = line
@@ -63,25 +64,25 @@ def test_every_option_has_a_help_text(command: str) -> None:
 
 
 @pytest.mark.parametrize("command", sorted(cli.COMMANDS))
-def test_the_readme_synopsis_lists_exactly_the_options_of_each_command(command: str) -> None:
+def test_the_guide_synopsis_lists_exactly_the_options_of_each_command(command: str) -> None:
     synopsis = synopses().get(command)
-    assert synopsis, "README.md's command reference has no line for export-matrix %s" % command
+    assert synopsis, "docs/guide.md's command reference has no line for export-matrix %s" % command
     tokens = [t.strip("[]()|") for t in synopsis.split()]
     actions = options_of(command)
     for action in actions:
         if not action.option_strings:
             continue
         name = max(action.option_strings, key=len)
-        assert name in tokens, "README.md: export-matrix %s lacks %s" % (command, name)
+        assert name in tokens, "docs/guide.md: export-matrix %s lacks %s" % (command, name)
         if action.choices:
             shown = tokens[tokens.index(name) + 1]
-            assert shown == "|".join(action.choices), "README.md: export-matrix %s %s %s" % (command, name, shown)
+            assert shown == "|".join(action.choices), "docs/guide.md: export-matrix %s %s %s" % (command, name, shown)
     known = {s for a in actions for s in a.option_strings}
     stale = [t for t in tokens if t.startswith("--") and t not in known]
-    assert not stale, "README.md: export-matrix %s has no options %s" % (command, stale)
+    assert not stale, "docs/guide.md: export-matrix %s has no options %s" % (command, stale)
 
 
-def test_the_readme_table_of_run_options_is_its_help_word_for_word() -> None:
+def test_the_guide_table_of_run_options_is_its_help_word_for_word() -> None:
     parser = parser_of("run")
     formatter = parser._get_formatter()
     expected = [
@@ -89,9 +90,9 @@ def test_the_readme_table_of_run_options_is_its_help_word_for_word() -> None:
         for a in parser._actions
         if not isinstance(a, argparse._HelpAction)
     ]
-    text = README.read_text().split("## Commands\n", 1)[1]
+    text = GUIDE.read_text().split("## Commands\n", 1)[1]
     table = text.split("| option | meaning |\n| --- | --- |\n", 1)[1].split("\n\n", 1)[0].splitlines()
-    assert table == expected, "README.md's table of run options should read:\n" + "\n".join(expected)
+    assert table == expected, "docs/guide.md's table of run options should read:\n" + "\n".join(expected)
 
 
 @pytest.mark.parametrize("command", sorted(cli.COMMANDS))

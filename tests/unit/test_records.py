@@ -90,3 +90,13 @@ def test_record_text_keeps_no_absolute_path():
         " see trace_x1.log, https://pytorch.org/docs/stable/x.html and cases/a/b.py; x / 2"
     )
     assert records.without_paths(None) is None and records.without_paths(3) == 3
+
+
+def test_a_cell_run_on_another_device_is_not_done_on_this_one(tmp_path):
+    path = tmp_path / "r.jsonl"
+    with records.Writer(str(path)) as writer:
+        writer.write(records.empty_cell(case="a", mode="strict", run=0, device="cpu"))
+        writer.write(records.empty_cell(case="b", mode="strict", run=0))  # written before records named a device
+        writer.write(records.empty_cell(case="c", mode="strict", run=0, device="cuda"))
+    assert records.done_keys(str(path))[0] == {("a", "strict", 0), ("b", "strict", 0)}
+    assert records.done_keys(str(path), "cuda")[0] == {("c", "strict", 0)}

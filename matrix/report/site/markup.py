@@ -38,6 +38,7 @@ GLYPHS = {
     Status.TIMEOUT.value: "T",
     Status.NOT_APPLICABLE.value: "–",
     Status.CASE_ERROR.value: "?",
+    Status.HARNESS_ERROR.value: "H",
 }
 LOAD_GLYPHS = {
     LoadStatus.PASS.value: "✓",
@@ -48,6 +49,7 @@ LOAD_GLYPHS = {
     LoadStatus.TIMEOUT.value: "T",
     LoadStatus.NOT_APPLICABLE.value: "–",
     LoadStatus.UNTRUSTED.value: "U",
+    LoadStatus.HARNESS_ERROR.value: "H",
 }
 # A compile's outcome (schema.AOTI_STATUSES) drawn as the load status that says the same of a program: its colour,
 # and its glyph but for ``skipped`` (the program does not load on the compiling release: nothing was compiled).
