@@ -29,6 +29,7 @@ COMMANDS = {
     "repro": ("matrix.repro", "write a standalone script that reproduces a recorded cell's failure without this tool"),
     "report": ("matrix.report.build", "build the Markdown report, tables and charts from record folders"),
     "merge": ("matrix.records.merge", "merge record shards from several machines into one folder"),
+    "cache": ("matrix.worker.cache", "show the result cache's size, entries and hit rate, or prune it by age or size"),
 }
 
 EPILOG = """\

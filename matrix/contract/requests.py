@@ -135,6 +135,12 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     add_batch(parser, "cell", "re-run cells already recorded in --out (and cells a dead run left)")
     add_cache(parser, "cell")
     parser.add_argument(
+        "--explain-cache",
+        action="store_true",
+        help="for each cell that runs again although the result cache was on, say why: what changed since the"
+        " cell's latest kept result (a file it read, a variable that steers torch, the torch build), or no entry",
+    )
+    parser.add_argument(
         "--warm-up",
         choices=WARM_UPS,
         default="auto",
@@ -343,6 +349,7 @@ class RunRequest(_Request):
     dependency_set: Optional[str] = None  # "" is torch alone; None: every case
     cache: Optional[str] = None  # the result cache's folder; None: EXPORT_MATRIX_RESULT_CACHE or the default
     no_cache: bool = False
+    explain_cache: bool = False
     diagnosis_budget: float = DEFAULT_DIAGNOSIS_BUDGET_S
     aoti_timeout: float = DEFAULT_AOTI_TIMEOUT_S
 

@@ -100,6 +100,7 @@ class Settings:
     warm_up: str = "auto"
     device: str = "cpu"
     cache: Optional[str] = None  # the result cache's folder (matrix/worker/reuse.py); None: off
+    explain_cache: bool = False  # say why each item with a key ran again instead of being reused
 
     def __post_init__(self) -> None:
         batch_choices(self.isolation, self.progress, self.warm_up)
@@ -194,9 +195,18 @@ class Batch:
         """Whether a kept result (``entry["record"]``, ``entry["extra"]``) stands for this item here and now."""
         return True
 
-    def cache_extra(self, item: Item, record: Dict[str, Any], cache: ResultCache) -> Dict[str, Any]:
-        """What to keep beside a result for ``reusable`` to check later."""
+    def cache_extra(self, item: Item, record: Dict[str, Any], cache: ResultCache) -> Optional[Dict[str, Any]]:
+        """What to keep beside a result for ``reusable`` to check later; None: the result may not be kept."""
         return {}
+
+    def cache_index(self, item: Item) -> str:
+        """A name of the item that does not change with its key (the same cell, whatever changed): under it the
+        cache notes its latest key, for :meth:`explain`; "" for none."""
+        return ""
+
+    def explain(self, item: Item, cache: ResultCache) -> List[str]:
+        """Why an item with a key was not reused (after ``cache_key`` and ``reusable``): what changed."""
+        return []
 
     def finished(self, item: Item, result: Result) -> None:
         """After an item ran and its record is complete: what else its result gives (see RunBatch's)."""
@@ -417,7 +427,9 @@ def _batch(
             counts[tally] = counts.get(tally, 0) + 1
             key = keys.get(item.key)
             if cache is not None and key and not record.get("reused_from") and not machine_dependent(record):
-                cache.put(key, record, batch.cache_extra(item, record, cache))
+                extra = batch.cache_extra(item, record, cache)
+                if extra is not None:
+                    cache.put(key, record, extra, batch.cache_index(item))
 
         if first is not None:
             writer.write(first)
@@ -429,9 +441,10 @@ def _batch(
                 keep(item)
         live = [item for item in items if item.key not in dead]
         if cache is not None:
-            live = [_reuse(batch, item, cache, keys) for item in live]
+            live = [_reuse(batch, item, cache, keys, settings.explain_cache) for item in live]
             if cache.hits:
                 say("%d %ss reused from %s (--no-cache runs them)" % (cache.hits, batch.noun, settings.cache))
+            cache.note_run(run_id)
         if not live:
             return counts
         progress = Progress(len(live), settings.progress)
@@ -462,7 +475,7 @@ def _batch(
     return counts
 
 
-def _reuse(batch: Batch, item: Item, cache: ResultCache, keys: Dict[Key, str]) -> Item:
+def _reuse(batch: Batch, item: Item, cache: ResultCache, keys: Dict[Key, str], explain: bool = False) -> Item:
     """The item itself, or, where the cache holds its result and the batch accepts it, the item complete."""
     if item.job is None:
         return item
@@ -472,8 +485,13 @@ def _reuse(batch: Batch, item: Item, cache: ResultCache, keys: Dict[Key, str]) -
     keys[item.key] = key
     entry = cache.get(key)
     if entry is None or not batch.reusable(item, entry, cache):
+        cache.misses += 1
+        if explain:
+            why = batch.explain(item, cache) or ["no entry"]
+            sys.stderr.write("cache: %s runs again: %s\n" % (item.label, "; ".join(why)))
         return item
     cache.hits += 1
+    cache.touch(key)
     return Item(item.key, item.label, reused(entry, item.record))
 
 

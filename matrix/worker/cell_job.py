@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Dict, Optional, Tuple
 from ..contract.case import CaseInfo
 from ..contract.options import DEFAULT_AOTI_TIMEOUT_S, DEFAULT_DIAGNOSIS_BUDGET_S
 from ..contract.schema import ARTIFACT_SAVED, STAGE_ERROR, STAGE_MISMATCH, STAGE_OK, LoadStatus
-from . import exportdb
+from . import exportdb, reads
 from .load_job import LoadJob
 from .messages import FOLLOW_UP, message
 from .sources import loader_for
@@ -60,10 +60,14 @@ class CellJob:
         root = self.artifacts or self.scratch
         target = Target(root, self.variant, self.device, self.dependency_set, self.with_set) if root else None
         loader = loader_for(self.info.source)
+        recording = reads.start()  # None without isolation, where nothing recorded could be trusted
         record = run_cell(
             self.info, self.mode, self.found, loader, self.device, self.stages, target, self.diagnose_s,
             self.diagnosis_budget_s, self.kept(), self.aoti_timeout_s,
         )  # fmt: skip
+        if recording is not None:  # before the follow-ups: they run in processes of their own
+            case_file = exportdb.source_file(self.info)
+            record[reads.READS] = recording.finish(case_file, (self.artifacts, self.scratch, self.cache))
         folder = record.pop(KEPT, None)
         packaged = record.pop(PACKAGED, None)
         if not self.artifacts and record.get("artifact") == ARTIFACT_SAVED:

@@ -21,8 +21,10 @@ def _cell(job_r: int, result_w: int) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     isolate.limit_memory(job.get("memory_mb"))
 
+    from . import reads
     from .jobs import work
 
+    reads.allow()  # this process runs this one job and ends: what its cell reads may be recorded
     isolate.report(result_w, isolate.run_job(work, job))
     return 0
 

@@ -39,7 +39,7 @@ from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..contract.records import without_paths
 from ..contract.schema import Status
-from . import framing, gpu
+from . import framing, gpu, reads
 from .cell import OUT_OF_MEMORY
 from .fingerprint import normalize_text
 
@@ -643,6 +643,7 @@ class ForkIsolation(_Isolation):
         _close(null)
         _close(log)
         limit_memory(self.memory_mb)
+        reads.allow()  # this process runs this one job and ends: what its cell reads may be recorded
         report(result_w, run_job(self.work, job))
         return 0
 

@@ -352,7 +352,8 @@ class LoadBatch(batch.Batch):
             return None
         fields = {
             "kind": "load", "format": reuse.FORMAT, "worker": reuse.worker_fingerprint(),
-            "build": reuse.build_fields(), "variant": self.env["variant"], "saved": list(artifact.key),
+            "build": reuse.build_fields(), "environment": reuse.environment_fields(), "variant": self.env["variant"],
+            "saved": list(artifact.key),
             "dependency_set": artifact.dependency_set, "with_set": artifact.with_set, "meta_sha256": meta,
         }  # fmt: skip
         fields.update(more)

@@ -2,13 +2,16 @@
 
 A result is kept under a key: a hash of everything that determines it (for a cell: the case's
 source and the local modules it imports, the torch build, every installed package, the worker's
-own source, the mode, the stages and the options that change an outcome; for a load: the saved
-program's content and the same for the loading build). When a later run meets the same key, the
+own source, the mode, the stages, the options that change an outcome and the environment variables
+that steer torch (``KEY_VARIABLES``, ``KEY_PREFIXES``); for a load: the saved program's content and the
+same for the loading build). A cell's entry also keeps the manifest of every other file its process
+read (:mod:`.reads`), and stands only while each still hashes the same. When a later run meets the same key, the
 record is written again from the kept one, with ``reused_from`` naming the run that measured it.
 Outcomes that depend on the machine (a timeout, a crash, a diagnosis that ran out of time) are
 never kept: they run again.
 
-The cache is a folder of small JSON files, ``<root>/<kind>/<2 hex>/<key>.json``, one a result.
+The cache is a folder of small JSON files, ``<root>/<kind>/<2 hex>/<key>.json``, one a result (beside
+them ``index/``, each cell's latest key, for ``run --explain-cache``, and ``stats/``, each run's hits and misses).
 A folder suits it better than a database: each entry is written to a temporary file and renamed
 into place, so two runs sharing a cache never see half an entry and need no lock; a CI job can
 restore and save it as it is; pruning it is deleting old files. An entry that cannot be read, is
@@ -27,20 +30,58 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from typing import Any, Dict, List, Mapping, Optional, Set
 
 from ..contract.case import imported_modules
 from ..contract.schema import Status
+from .gpu import NVML_CHECK
+from .scratch import SET_INSIDE
 
 # The variable that moves the cache (a folder) or turns it off (``off``); ``--cache`` and ``--no-cache`` win.
 VARIABLE = "EXPORT_MATRIX_RESULT_CACHE"
 OFF = "off"
 # Bumped when what an entry holds, or what a key covers, changes: older entries are then never found.
-FORMAT = 1
+# 2: a cell's entry holds the manifest of what it read (matrix/worker/reads.py); its key names the environment.
+FORMAT = 2
 # Record fields that say how one run went, not what the result is: a reused record gets them anew.
 RUN_FIELDS = ("run_id", "env_id", "finished_at", "reused_from")
+# Beside the kinds' folders: each item's latest key (for --explain-cache), and each run's hits and misses.
+INDEX, STATS = "index", "stats"
 # Outcomes that say more about the machine than about torch.
 MACHINE_OUTCOMES = frozenset({Status.TIMEOUT.value, Status.CRASH.value, Status.HARNESS_ERROR.value})
+
+
+# Environment variables that change what torch does, and so join a cell's key: these names, and every name
+# with one of these prefixes. Inductor's, dynamo's and export's switches (TORCHINDUCTOR_*, TORCHDYNAMO_*,
+# TORCH_*, PYTORCH_*) change graphs, decompositions, checks and error messages; CUDA_VISIBLE_DEVICES and
+# CUBLAS_WORKSPACE_CONFIG change what runs where and how it rounds.
+KEY_VARIABLES = ("CUDA_VISIBLE_DEVICES", "CUBLAS_WORKSPACE_CONFIG")
+KEY_PREFIXES = ("TORCH_", "TORCHDYNAMO_", "TORCHINDUCTOR_", "PYTORCH_")
+# ... except these, which change only speed, logging or where caches and downloads go (what a cell reads
+# from there is in its manifest): a result measured with or without them is the same result. Variables with
+# none of the prefixes (OMP_NUM_THREADS, MKL_NUM_THREADS) stay out too.
+SPEED_ONLY = frozenset({
+    "TORCH_LOGS", "TORCH_LOGS_OUT", "TORCH_LOGS_FORMAT", "TORCH_TRACE", "TORCH_HOME",
+    "TORCHINDUCTOR_CACHE_DIR", "TORCHINDUCTOR_COMPILE_THREADS", "TORCHINDUCTOR_FX_GRAPH_CACHE",
+    "TORCHINDUCTOR_AUTOGRAD_CACHE", "TORCHINDUCTOR_WORKER_START", "TORCHINDUCTOR_WORKER_SUPPRESS_LOGGING",
+})  # fmt: skip
+# Variables the runner sets in its own processes (matrix/worker/batch.py, scratch.py): never the user's choice.
+SET_BY_THE_RUNNER = frozenset({"OMP_NUM_THREADS", "TMPDIR", "TORCH_DTRACE", NVML_CHECK, *SET_INSIDE})
+# The environment as this process started, before the runner set anything in it.
+_STARTED: Dict[str, str] = dict(os.environ)
+
+
+def environment_fields(environ: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
+    """The variables of ``environ`` (default: this process's as it started) that join a cell's key."""
+    env = _STARTED if environ is None else environ
+    return {
+        name: value
+        for name, value in sorted(env.items())
+        if (name in KEY_VARIABLES or name.startswith(KEY_PREFIXES))
+        and name not in SPEED_ONLY
+        and name not in SET_BY_THE_RUNNER
+    }
 
 
 def default_root(environ: Optional[Mapping[str, str]] = None) -> str:
@@ -150,6 +191,34 @@ def build_fields() -> Dict[str, Any]:
     }
 
 
+# The fields of a cell's key that describe the torch build, for what --explain-cache says.
+BUILD_FIELDS = ("torch", "git_version", "cuda", "python", "implementation", "machine")
+
+
+def differences(before: Mapping[str, Any], now: Mapping[str, Any]) -> List[str]:
+    """What differs between two cells' key fields, in words: "torch build differs", "TORCHDYNAMO_X set", ..."""
+    found: List[str] = []
+    old_build, new_build = before.get("build") or {}, now.get("build") or {}
+    if any(old_build.get(name) != new_build.get(name) for name in BUILD_FIELDS):
+        found.append("torch build differs")
+    elif old_build.get("packages") != new_build.get("packages"):
+        found.append("installed packages differ")
+    old_env, new_env = before.get("environment") or {}, now.get("environment") or {}
+    for name in sorted(set(old_env) | set(new_env)):
+        if name not in old_env:
+            found.append("%s set" % name)
+        elif name not in new_env:
+            found.append("%s unset" % name)
+        elif old_env[name] != new_env[name]:
+            found.append("%s changed" % name)
+    words = {"case_hash": "the case's source changed", "worker": "the worker's code changed"}
+    for name in sorted(set(before) | set(now)):
+        if name in ("build", "environment") or before.get(name) == now.get(name):
+            continue
+        found.append(words.get(name, "%s differs" % name))
+    return found
+
+
 def machine_dependent(record: Mapping[str, Any]) -> bool:
     """Whether a record's outcome may come from the machine rather than torch: such results run again."""
     if record.get("status") in MACHINE_OUTCOMES or record.get("reason"):
@@ -163,16 +232,23 @@ class ResultCache:
     """The results of one kind (``cell``, ``load``) kept under ``root``; see the module's docstring."""
 
     def __init__(self, root: str, kind: str) -> None:
+        self.root = root
+        self.kind = kind
         self.folder = os.path.join(root, kind)
         self.programs = ProgramStore(root)
         self.writable = True
         self.warned: Set[str] = set()
         self.hits = 0
+        self.misses = 0  # items with a key that ran again
+        self.hashes: Dict[str, Optional[str]] = {}  # files of manifests hashed in this run: cells share packages
+
+    def _index_path(self, index: str) -> str:
+        return os.path.join(self.root, INDEX, self.kind, index[:2], index + ".json")
 
     def _path(self, key: str) -> str:
         return os.path.join(self.folder, key[:2], key + ".json")
 
-    def _warn(self, what: str, message: str) -> None:
+    def warn(self, what: str, message: str) -> None:
         if what not in self.warned:
             self.warned.add(what)
             sys.stderr.write("warning: result cache %s: %s\n" % (self.folder, message))
@@ -187,7 +263,7 @@ class ResultCache:
             return None
         except (OSError, ValueError) as exc:
             name = os.path.basename(path)
-            self._warn("damaged", "ignoring an entry that cannot be read (%s: %s); it runs again" % (name, exc))
+            self.warn("damaged", "ignoring an entry that cannot be read (%s: %s); it runs again" % (name, exc))
             return None
         valid = (
             isinstance(entry, dict)
@@ -198,35 +274,72 @@ class ResultCache:
         )
         if not valid:
             name = os.path.basename(path)
-            self._warn("foreign", "ignoring an entry of another format or key (%s); it runs again" % name)
+            self.warn("foreign", "ignoring an entry of another format or key (%s); it runs again" % name)
             return None
         return entry
 
-    def put(self, key: str, record: Mapping[str, Any], extra: Optional[Mapping[str, Any]] = None) -> None:
-        """Keep a result; a folder that cannot be written turns keeping off for the rest of the run."""
+    def touch(self, key: str) -> None:
+        """Note that an entry was used now: ``cache prune --older-than`` removes what no run used for long."""
+        try:
+            os.utime(self._path(key))
+        except OSError:
+            pass
+
+    def latest(self, index: str) -> Optional[Dict[str, Any]]:
+        """The entry last kept for the item ``index`` names (the same cell, whatever its key), or None."""
+        try:
+            with open(self._index_path(index), "rb") as f:
+                key = json.loads(f.read().decode("utf-8")).get("key")
+        except (OSError, ValueError, AttributeError):
+            return None
+        return self.get(key) if isinstance(key, str) and len(key) == 64 else None
+
+    def note_run(self, run_id: str) -> None:
+        """Keep this run's hits and misses, for ``cache stats``; one small file a run, so runs need no lock."""
+        if not (self.hits or self.misses) or not self.writable:
+            return
+        fields = {"kind": self.kind, "hits": self.hits, "misses": self.misses, "at": time.time()}
+        try:
+            _write_json(os.path.join(self.root, STATS, "%s-%s.json" % (self.kind, run_id)), fields)
+        except (OSError, ValueError) as exc:
+            self.writable = False
+            self.warn("write", "cannot keep results here (%s); the run goes on without keeping them" % exc)
+
+    def put(
+        self, key: str, record: Mapping[str, Any], extra: Optional[Mapping[str, Any]] = None, index: str = ""
+    ) -> None:
+        """Keep a result (and, under ``index``, that it is the item's latest); a folder that cannot be written
+        turns keeping off for the rest of the run."""
         if not self.writable:
             return
         kept = {k: v for k, v in record.items() if k not in RUN_FIELDS}
         kept["reused_from"] = record.get("reused_from") or record.get("run_id")
         entry = {"format": FORMAT, "key": key, "record": kept, "extra": dict(extra or {})}
-        path = self._path(key)
-        temp = None
         try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            fd, temp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=os.path.dirname(path))
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(entry, f, sort_keys=True, default=str)
-            os.replace(temp, path)  # whole or not at all: a reader never sees half an entry
-            temp = None
+            _write_json(self._path(key), entry)
+            if index:
+                _write_json(self._index_path(index), {"key": key})
         except (OSError, TypeError, ValueError) as exc:
             self.writable = False
-            self._warn("write", "cannot keep results here (%s); the run goes on without keeping them" % exc)
-        finally:
-            if temp is not None:
-                try:
-                    os.unlink(temp)
-                except OSError:
-                    pass
+            self.warn("write", "cannot keep results here (%s); the run goes on without keeping them" % exc)
+
+
+def _write_json(path: str, value: Any) -> None:
+    """Write ``value`` to ``path`` whole or not at all: a reader never sees half a file."""
+    temp = None
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=os.path.dirname(path))
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(value, f, sort_keys=True, default=str)
+        os.replace(temp, path)
+        temp = None
+    finally:
+        if temp is not None:
+            try:
+                os.unlink(temp)
+            except OSError:
+                pass
 
 
 class ProgramStore:

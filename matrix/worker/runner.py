@@ -21,7 +21,7 @@ from ..contract.errors import UserError
 from ..contract.options import DIAGNOSIS_SHARE, from_namespace
 from ..contract.requests import AOTI, RunRequest, add_run_arguments
 from ..contract.schema import AOTI_KEYS, ARTIFACT_SAVED, CELL_KEYS, STATUSES, Status, cell_id
-from . import batch, exportdb, gpu, reuse
+from . import batch, exportdb, gpu, reads, reuse
 from .aoti_job import FRESH_PACKAGE_LOAD
 from .case import missing_for
 from .cell_job import FRESH_LOAD, CellJob
@@ -58,7 +58,7 @@ class RunOptions(RunRequest):
         return batch.Settings(
             out=path, timeout=self.cell_timeout, max_memory=self.max_memory, isolation=self.isolation, jobs=self.jobs,
             force=self.force, progress=self.progress, warm_up=self.warm_up, device=self.device,
-            cache=reuse.root(self.cache, self.no_cache),
+            cache=reuse.root(self.cache, self.no_cache), explain_cache=self.explain_cache,
         )  # fmt: skip
 
 
@@ -101,6 +101,11 @@ class CellBatch(batch.Batch):
         self._load_cache: Optional[reuse.ResultCache] = None  # where a kept program's fresh load is kept
         self.settings: Optional[batch.Settings] = None  # set_up's: the result cache where diagnoses are kept
         self.compiler = ""  # with the aoti stage: the C++ compiler its results were made with, for their key
+        # The result cache's view of each cell: the fields of its key, what its process read (reads.Manifest;
+        # None where that cannot be trusted) and why a kept result did not stand.
+        self.identities: Dict[Key, Dict[str, Any]] = {}
+        self.manifests: Dict[Key, Optional[reads.Manifest]] = {}
+        self.why: Dict[Key, List[str]] = {}
         self.gpu: Dict[str, Any] = {}  # with --device cuda: the GPU, as NVML names it (gpu.facts)
 
     @property
@@ -225,16 +230,52 @@ class CellBatch(batch.Batch):
             "diagnosis_budget_s": job.diagnosis_budget_s if job.diagnose_s else None,
             "keeps_program": job.artifacts is not None,
             "dependency_set": job.dependency_set, "with_set": job.with_set,
+            "environment": reuse.environment_fields(),  # the variables that steer torch, as the run started
         }  # fmt: skip
         if job.device != "cpu":  # a result from one GPU (model, compute capability, driver) never stands for another
             fields["gpu"] = gpu.identity(self.gpu)
         if AOTI in job.stages:  # the stages tell a cell with the stage from one without; the compiler decides it too
             fields["aoti_compiler"] = self.compiler
+        self.identities[item.key] = fields
         return reuse.digest(fields)
 
-    def reusable(self, item: batch.Item, entry: Dict[str, Any], cache: reuse.ResultCache) -> bool:
-        """A kept result that saved a program stands where that very program is in --artifacts, or can be put there."""
+    def cache_index(self, item: batch.Item) -> str:
         job = _job(item)
+        cell = (job.info.source, job.info.name, job.mode, item.key[2], job.device, job.variant, job.with_set)
+        return reuse.digest({"kind": "cell", "cell": cell, "dependency_set": job.dependency_set})
+
+    def explain(self, item: batch.Item, cache: reuse.ResultCache) -> List[str]:
+        """What changed since this cell's latest kept result: its files, the key's fields, or "no entry"."""
+        if item.key in self.why:
+            return self.why[item.key]
+        last = cache.latest(self.cache_index(item))
+        if last is None:
+            return ["no entry"]
+        identity = last["extra"].get("identity")
+        now = self.identities.get(item.key, {})
+        if not isinstance(identity, dict):
+            return ["the latest entry names no identity"]
+        found = reuse.differences(identity, now)
+        manifest = last["extra"].get("manifest")
+        if reads.valid(manifest):
+            found += reads.changed(manifest, exportdb.source_file(_job(item).info), cache.hashes)
+        return found or ["the entry does not stand here (its saved program cannot be put back)"]
+
+    def reusable(self, item: batch.Item, entry: Dict[str, Any], cache: reuse.ResultCache) -> bool:
+        """A kept result stands where every file its cell read is as it was, and, where it saved a program, where
+        that very program is in --artifacts, or can be put there."""
+        job = _job(item)
+        manifest = entry["extra"].get("manifest")
+        if not reads.valid(manifest):
+            cache.warn(
+                "manifest", "ignoring entries without a readable list of the files their cell read; they run again"
+            )
+            self.why[item.key] = ["the entry lists no files its cell read"]
+            return False
+        changed = reads.changed(manifest, exportdb.source_file(job.info), cache.hashes)
+        if changed:
+            self.why[item.key] = changed
+            return False
         if job.artifacts is None or entry["record"].get("artifact") != ARTIFACT_SAVED:
             return True
         folder, meta_sha256 = self._program_folder(item), entry["extra"].get("meta_sha256")
@@ -249,19 +290,27 @@ class CellBatch(batch.Batch):
             and layout.verify(folder, meta) is None
         )
 
-    def cache_extra(self, item: batch.Item, record: Dict[str, Any], cache: reuse.ResultCache) -> Dict[str, Any]:
+    def cache_extra(
+        self, item: batch.Item, record: Dict[str, Any], cache: reuse.ResultCache
+    ) -> Optional[Dict[str, Any]]:
         job = _job(item)
+        manifest = self.manifests.get(item.key)
+        if manifest is None:  # not recorded (inline), or not to be trusted: the next run measures it again
+            return None
+        extra: Dict[str, Any] = {"manifest": manifest, "identity": self.identities.get(item.key)}
         if job.artifacts is None or record.get("artifact") != ARTIFACT_SAVED:
-            return {}
+            return extra
         folder = self._program_folder(item)
         meta_sha256 = reuse.file_hash(os.path.join(folder, layout.META))
         if meta_sha256 is None or not cache.programs.keep(meta_sha256, folder):
-            return {}  # no program to put back: a later run makes it again
-        return {"meta_sha256": meta_sha256}
+            return extra  # no program to put back: a later run makes it again
+        return dict(extra, meta_sha256=meta_sha256)
 
     def finished(self, item: batch.Item, result: Dict[str, Any]) -> None:
-        """A cell that kept its program (and package) in --artifacts loaded it fresh: ``load`` on this build
-        reuses that load."""
+        """What the cell's process read is its kept result's manifest. A cell that kept its program (and package)
+        in --artifacts loaded it fresh: ``load`` on this build reuses that load."""
+        manifest = result.pop(reads.READS, None)
+        self.manifests[item.key] = manifest if reads.valid(manifest) else None
         load = result.pop(FRESH_LOAD, None)
         package_load = result.pop(FRESH_PACKAGE_LOAD, None)
         cache = self.settings.cache if self.settings is not None else None

@@ -204,3 +204,26 @@ def test_the_actions_cleanup_keeps_the_selections_environments_alone(tmp_path: P
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in envs.iterdir()) == sorted([".worker", latest.name, newer.name])
     assert older.name in done.stderr and gone.name in done.stderr  # what it removed, in the job's log
+
+
+def test_the_actions_result_cache_follows_an_edit_to_the_model_owners_package(tmp_path: Path) -> None:
+    # The network lives in the owner's package beside the case (`_net`, which case discovery skips), not in the
+    # case file: with the result cache kept between workflow runs, an edit that breaks export must be seen.
+    models = tmp_path / "models"
+    (models / "_net").mkdir(parents=True)
+    (models / "_net" / "__init__.py").write_text("")
+    layers = "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        %s\n"
+    (models / "_net" / "layers.py").write_text(layers % "return torch.relu(x).mean(dim=1)")
+    (models / "pooled.py").write_text(
+        '"""A model owner\'s case whose network is in their package."""\n\nimport torch\nfrom _net.layers import Net'
+        "\n\nmodel = Net()\nexample_args = (torch.randn(2, 3),)\n"
+    )
+    found = step("Check the cases")
+    runs = []
+    for name in ("first", "second"):
+        inputs = {"cases": str(models), "torch": "current", "fail-on": "failing", "report-dir": str(tmp_path / name)}
+        runs.append(run_step(found, step_env(found, inputs, tmp_path), tmp_path))
+        (models / "_net" / "layers.py").write_text(layers % "return x if x.sum() > 0 else -x")  # data-dependent
+    assert runs[0].returncode == 0, runs[0].stderr
+    assert runs[1].returncode == 1 and "--fail-on failing" in runs[1].stderr, runs[1].stderr
+    assert "| pass " not in (tmp_path / "second" / "check.md").read_text()

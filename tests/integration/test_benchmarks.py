@@ -94,6 +94,19 @@ def test_side_processes_benchmark_runs_a_round_and_prints_its_ratio(tmp_path: Pa
     assert median == pytest.approx(statistics.median(each), abs=0.0006)
 
 
+def test_reads_benchmark_runs_with_and_without_recording_and_only_recording_keeps_results(tmp_path: Path):
+    command = [sys.executable, str(ROOT / "benchmarks" / "reads.py"), "--select", "exportdb/cond_branch_*"]
+    proc = subprocess.run([*command, "--jobs", "1", "--rounds", "1"], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert re.search(r"^recording +[\d.]+ s \(median [\d.]+ s\)$", out, re.M), out
+    assert re.search(r"^off +[\d.]+ s \(median [\d.]+ s\)$", out, re.M), out
+    assert re.search(r"^cost of recording: [+-][\d.]+% of a first run$", out, re.M), out
+    again = re.search(r"^second run: [\d.]+ s \((\d+) of (\d+) cells reused\)$", out, re.M)
+    assert again and again.group(1) == again.group(2) != "0", out
+    assert "entries kept without recording: 0" in out
+
+
 def test_reuse_benchmark_runs_twice_and_prints_what_the_second_run_reused(tmp_path: Path):
     command = [sys.executable, str(ROOT / "benchmarks" / "reuse.py"), "--select", "exportdb/cond_*", "--jobs", "1"]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)

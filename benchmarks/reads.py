@@ -1,0 +1,90 @@
+"""Measure what recording a cell's reads costs: a first run of the selection with recording and without.
+
+    python benchmarks/reads.py [--select GLOB ...] [--jobs N] [--rounds N]
+
+Each cell's process records what it read (matrix/worker/reads.py: an audit hook on ``open`` while the
+cell runs, then the module files in ``sys.modules`` and a SHA-256 of each file kept) so that its result
+is reused only while those files are unchanged. ``EXPORT_MATRIX_RECORD_READS=0`` turns recording off
+(and with it keeping results); it exists for this benchmark alone.
+
+Figures, all on the installed torch, rounds alternating so that both see the same machine:
+  recording     `export-matrix run` of the selection into an empty result cache (the default)
+  off           the same with EXPORT_MATRIX_RECORD_READS=0, into another empty cache
+  cost          recording / off - 1, of the medians: the issue's goal is at most 3%
+  second run    the same run again with the cache the last recording round left: every cell reused,
+                each entry's files hashed again; and how many entries the rounds without recording kept (none)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SELECT = ["exportdb/*", "models/*", "tutorial/*", "strict_nonstrict/*"]
+VARIABLE = "EXPORT_MATRIX_RECORD_READS"  # matrix/worker/reads.py
+
+
+def timed(args: List[str], record: bool) -> float:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env[VARIABLE] = "1" if record else "0"
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "matrix", *args], cwd=ROOT, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        sys.exit("export-matrix %s failed:\n%s" % (" ".join(args), done.stderr[-3000:]))
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--select", nargs="+", default=DEFAULT_SELECT, metavar="GLOB")
+    parser.add_argument("--jobs", type=int, default=0)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    figures: Dict[str, List[float]] = {"recording": [], "off": []}
+    with tempfile.TemporaryDirectory(prefix="bench-reads-") as scratch:
+        base = Path(scratch)
+        common = ["--select", *args.select, "--dependency-set", "", "--progress", "none", "--jobs", str(args.jobs)]
+        cache = ""
+        for number in range(args.rounds):
+            for name in ("recording", "off") if number % 2 == 0 else ("off", "recording"):
+                folder = base / ("%s-%d" % (name, number))
+                cache = str(folder / "cache") if name == "recording" else cache
+                run = ["run", "--out", str(folder / "records"), "--cache", str(folder / "cache"), *common]
+                figures[name].append(timed(run, name == "recording"))
+        again = timed(["run", "--out", str(base / "again"), "--cache", cache, *common], True)
+        cells, reused = counted(base / "again")
+        unrecorded = len(list(base.glob("off-*/cache/cell/*/*.json")))  # without recording nothing is kept
+    recording, off = statistics.median(figures["recording"]), statistics.median(figures["off"])
+    print("selection: %s, %d rounds" % (" ".join(args.select), args.rounds))
+    for name, seconds in figures.items():
+        print("%-10s %s (median %.1f s)" % (name, " ".join("%.1f s" % s for s in seconds), statistics.median(seconds)))
+    print("cost of recording: %+.1f%% of a first run" % (100.0 * (recording / off - 1.0)))
+    print("second run: %.1f s (%d of %d cells reused)" % (again, reused, cells))
+    print("entries kept without recording: %d" % unrecorded)
+
+
+def counted(folder: Path) -> Tuple[int, int]:
+    """(cells that ran or were reused, of which reused) in a record folder; not-applicable ones are decided
+    without running."""
+    total = hit = 0
+    for path in folder.glob("*.jsonl"):
+        for line in path.read_text().splitlines():
+            record = json.loads(line) if line.strip() else {}
+            if record.get("kind") == "cell" and record.get("status") != "not-applicable":
+                total += 1
+                hit += bool(record.get("reused_from"))
+    return total, hit
+
+
+if __name__ == "__main__":
+    main()

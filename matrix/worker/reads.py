@@ -1,0 +1,203 @@
+"""What a cell read, recorded in the cell's own process while it runs: the manifest its kept result is checked by.
+
+A cell's result depends on more than its case file: the local package its model comes from, a
+module it imports by name (``importlib.import_module``), a package found on ``sys.path`` as an
+editable install is, a data file it opens or ``torch.load``s. As a build system keeps a depfile
+and ccache its manifest, the cell's process records, while the cell runs:
+
+- every file opened for reading, through an audit hook (``sys.addaudithook``: ``open`` events,
+  raised by ``open``, ``io.open``, ``os.open`` and so by ``torch.load``);
+- after the cell, every module file in ``sys.modules``.
+
+Of those, it keeps the files nothing else in the key covers: not torch's own (the build is in the
+key), not an installed distribution's (the package set is in the key), not the standard library's,
+not the worker's (its source is in the key), not ``/proc``, ``/dev`` or ``/sys``, not the run's
+temporary folder, the result cache or ``--artifacts``, not compiled ``.pyc`` files (their sources are
+kept) and not files the cell itself wrote. Editable installs and anything else on ``sys.path`` outside
+those folders are kept. Each file is kept with its sha256; a later lookup hashes them again
+(:func:`changed`) and reuses the result only if every one matches.
+
+An audit hook cannot be removed, so it is installed only in a cell's own process, forked or
+spawned for that cell alone (:func:`allow`, called by :mod:`.isolate`). Without isolation
+(``--isolation inline``) nothing is recorded, and a result without a manifest is never kept:
+modules an earlier cell imported into the same process would hide what a later cell reads.
+
+``EXPORT_MATRIX_RECORD_READS=0`` turns recording off (and with it keeping results): for
+``benchmarks/reads.py``, which measures what recording costs, alone.
+
+Standard library only, Python 3.8 syntax.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import site
+import sys
+import sysconfig
+import time
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+
+# The result key under which a cell's process sends its manifest to the batch parent; never a record field.
+READS = "reads"
+# "0": record nothing (so keep nothing); for benchmarks/reads.py alone.
+VARIABLE = "EXPORT_MATRIX_RECORD_READS"
+# Folder names that hold installed distributions, wherever they are.
+INSTALLED = ("site-packages", "dist-packages")
+# Folders of the machine, not of the case.
+SYSTEM = ("/proc", "/dev", "/sys")
+# A manifest: [[path, sha256], ...]; a path relative to the case's folder where the file is inside it.
+Manifest = List[List[str]]
+
+_allowed = False
+_installed = False
+_opened: Optional[Set[str]] = None  # while a cell records: absolute paths opened for reading
+_written: Set[str] = set()
+_WRITES = os.O_WRONLY | os.O_RDWR
+
+
+def allow() -> None:
+    """This process runs one cell and ends: its reads may be recorded (see the module's docstring)."""
+    global _allowed
+    _allowed = True
+
+
+def enabled() -> bool:
+    return os.environ.get(VARIABLE, "1") != "0"
+
+
+def _hook(event: str, args: Tuple[Any, ...]) -> None:
+    if event != "open" or _opened is None:
+        return
+    try:
+        path, flags = args[0], args[2]
+        if isinstance(path, int):  # a file descriptor: opened already, by path, where it was seen
+            return
+        path = os.path.abspath(os.fsdecode(os.fspath(path)))
+        if isinstance(flags, int) and flags & _WRITES:
+            _written.add(path)
+        else:
+            _opened.add(path)
+    except Exception:  # a hook that raises would fail the cell's open: record less, never break the cell
+        pass
+
+
+class Recording:
+    """The reads of one cell, from :func:`start` to :meth:`finish`."""
+
+    def __init__(self) -> None:
+        self.started_ns = time.time_ns()
+
+    def finish(self, case_file: str, exclude: Sequence[Optional[str]] = ()) -> Optional[Manifest]:
+        """The manifest of what the cell read, or None where it cannot be trusted (a file changed while the
+        cell ran, or cannot be hashed now): such a result is not kept."""
+        global _opened
+        opened, _opened = _opened or set(), None
+        skip = _excluded(exclude)
+        for module in list(sys.modules.values()):
+            path = getattr(module, "__file__", None)
+            # Most of them are torch's or the standard library's: dropped here, before any path is worked out.
+            if isinstance(path, str) and not path.startswith(skip) and not _installed_path(path):
+                opened.add(os.path.abspath(path))
+        folder = os.path.dirname(os.path.abspath(case_file))
+        manifest: Manifest = []
+        for path in sorted(opened - _written):
+            if _skipped(path, skip) or not os.path.isfile(path):
+                continue
+            try:
+                if os.stat(path).st_mtime_ns > self.started_ns:
+                    return None  # changed while the cell ran: which content it read is unknown
+            except OSError:
+                return None
+            digest = sha256(path)
+            if digest is None:
+                return None
+            manifest.append([shown(path, folder), digest])
+        return manifest
+
+
+def start() -> Optional[Recording]:
+    """Start recording this cell's reads; None where this process may not (inline) or recording is off."""
+    global _installed, _opened
+    if not _allowed or not enabled():
+        return None
+    if not _installed:
+        sys.addaudithook(_hook)
+        _installed = True
+    _opened = set()
+    _written.clear()
+    return Recording()
+
+
+def _excluded(extra: Sequence[Optional[str]]) -> Tuple[str, ...]:
+    """The folders whose files the key covers otherwise, or that are the run's own (see the module's docstring)."""
+    import tempfile
+
+    found: List[str] = list(SYSTEM)
+    paths = sysconfig.get_paths()
+    found += [paths.get(name, "") for name in ("stdlib", "platstdlib", "purelib", "platlib")]
+    try:
+        found += site.getsitepackages() + [site.getusersitepackages()]
+    except AttributeError:  # an old virtualenv's site module
+        pass
+    torch = sys.modules.get("torch")
+    if torch is not None and getattr(torch, "__file__", None):
+        found.append(os.path.dirname(str(torch.__file__)))
+    found.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the worker and the contract
+    found.append(tempfile.gettempdir())  # a run's own folder (matrix/worker/scratch.py) in a cell's process
+    found += [path for path in extra if path]
+    return tuple(sorted({os.path.join(os.path.realpath(p), "") for p in found if p} | {p + "/" for p in SYSTEM}))
+
+
+def _installed_path(path: str) -> bool:
+    return any(os.sep + name + os.sep in path for name in INSTALLED)
+
+
+def _skipped(path: str, excluded: Tuple[str, ...]) -> bool:
+    if os.sep + "__pycache__" + os.sep in path or path.endswith((".pyc", ".pyo")) or _installed_path(path):
+        return True
+    if path.startswith(excluded):
+        return True
+    return os.path.realpath(path).startswith(excluded)  # a folder reached through a link
+
+
+def shown(path: str, folder: str) -> str:
+    """A path as a manifest keeps it: relative to the case's folder where inside it (a moved checkout still
+    matches), else absolute."""
+    relative = os.path.relpath(path, folder)
+    return path if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative
+
+
+def sha256(path: str) -> Optional[str]:
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def valid(manifest: Any) -> bool:
+    """Whether ``manifest`` has the shape :meth:`Recording.finish` gives."""
+    return isinstance(manifest, list) and all(
+        isinstance(pair, list) and len(pair) == 2 and all(isinstance(part, str) for part in pair) for pair in manifest
+    )
+
+
+def changed(manifest: Manifest, case_file: str, hashes: Optional[Dict[str, Optional[str]]] = None) -> List[str]:
+    """What of a manifest differs now: ``"<path> changed"`` or ``"<path> is gone or unreadable"``; [] where none.
+
+    ``hashes``: the hashes taken already in this lookup, by absolute path (cells share their packages).
+    """
+    folder = os.path.dirname(os.path.abspath(case_file))
+    seen = {} if hashes is None else hashes
+    found = []
+    for path, digest in manifest:
+        full = os.path.normpath(os.path.join(folder, path))
+        if full not in seen:
+            seen[full] = sha256(full)
+        now = seen[full]
+        if now is None:
+            found.append("%s is gone or unreadable" % path)
+        elif now != digest:
+            found.append("%s changed" % path)
+    return found

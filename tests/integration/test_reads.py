@@ -1,0 +1,226 @@
+"""The result cache follows every file a cell read and the variables that steer torch: real runs, one edit between.
+
+Each case passes until one thing it depends on is edited so that its export fails; the second run with
+the same cache must run it again and record the failure, while cells that depend on nothing edited are
+reused. (Before the manifest of reads, every one of these cells reused its old ``pass``.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List
+
+from matrix.worker import reads
+
+from conftest import ROOT, read_cells, run_matrix
+
+# Raised by a model whose forward was broken by an edit: its export fails.
+BROKEN = "raise RuntimeError('broken by an edit')"
+# A variable of the documented prefixes (matrix/worker/reuse.py, KEY_PREFIXES); g_env's model follows it.
+STEER = "TORCHDYNAMO_MATRIX_TEST_BREAK"
+
+
+def model(body: str = "return x + 1", head: str = "") -> str:
+    """A case module's model: ``body`` is its forward."""
+    return head + "\nimport torch\n\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        %s\n" % body
+
+
+def case(imports: str, make: str = "Model()") -> str:
+    """A case file: ``imports`` (any code run first), then its model ``make`` and one input."""
+    doc = '"""A case whose model comes from elsewhere."""\n'
+    return doc + "import torch\n%s\n\nmodel = %s\nexample_args = (torch.ones(3),)\n" % (imports, make)
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def layout(tmp: Path) -> Dict[str, Path]:
+    """The cases, each reaching its model another way, and what each edit touches."""
+    cases, outside = tmp / "cases", tmp / "outside"
+    write(cases / "pkg" / "__init__.py", "")
+    write(cases / "pkg" / "blocks.py", model())
+    write(cases / "a_package.py", case("from pkg.blocks import Model"))
+    write(cases / "nested" / "__init__.py", "")
+    write(cases / "nested" / "outer.py", "from .inner.impl import Model  # noqa: F401\n")
+    write(cases / "nested" / "inner" / "__init__.py", "")
+    write(cases / "nested" / "inner" / "impl.py", model())
+    write(cases / "b_nested.py", case("from nested.outer import Model"))
+    write(cases / "helper_mod.py", model())
+    write(cases / "c_importlib.py", case("import importlib", 'importlib.import_module("helper_mod").Model()'))
+    write(outside / "extpkg" / "__init__.py", "")
+    write(outside / "extpkg" / "model.py", model())
+    write(cases / "d_editable.py", case("from extpkg.model import Model"))
+    write(cases / "scale.txt", "1\n")
+    opened = (
+        "import os\n\nwith open(os.path.join(os.path.dirname(__file__), 'scale.txt')) as f:\n    SCALE = f.read()\n"
+    )
+    write(cases / "e_open.py", case(opened, "torch.nn.Identity() if SCALE.strip() == '1' else None"))
+    weights = cases / "weights.pt"
+    loads = "import os\n\nOK = torch.load(os.path.join(os.path.dirname(__file__), 'weights.pt'))['ok']"
+    write(cases / "f_torch_load.py", case(loads, "torch.nn.Identity() if OK else None"))
+    steered = "import os\n\nSTEERED = os.environ.get('%s')" % STEER
+    write(cases / "g_env.py", case(steered, "None if STEERED else torch.nn.Identity()"))
+    write(cases / "y_plain.py", case("", "torch.nn.Identity()"))
+    write(cases / "z_sibling.py", case("", "torch.nn.Identity()"))
+    write(cases / "unrelated.txt", "nothing reads this\n")
+    subprocess.run(
+        [sys.executable, "-c", "import sys, torch; torch.save({'ok': True}, sys.argv[1])", str(weights)], check=True
+    )
+    return {"cases": cases, "outside": outside, "weights": weights}
+
+
+def run(tmp: Path, out: str, cases: List[Path], *extra: str, steer: bool = False) -> subprocess.CompletedProcess:
+    """``export-matrix run`` of ``cases`` with the shared cache, the folder ``outside`` on PYTHONPATH as an
+    editable install's folder is on sys.path; ``steer``: with a variable that steers torch set."""
+    environ = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp / "outside")]))
+    environ.pop(STEER, None)
+    if steer:
+        environ[STEER] = "1"
+    words = ["--cases", *map(str, cases), "--out", str(tmp / out), "--mode", "strict", "--stages", "check"]
+    words += ["--cache", str(tmp / "cache"), "--progress", "lines", *extra]
+    proc = subprocess.run(
+        [sys.executable, "-m", "matrix", "run", *words], cwd=ROOT, env=environ, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc
+
+
+def cells(folder: Path) -> Dict[str, Dict]:
+    return {r["case"]: r for r in read_cells(folder)}
+
+
+# Run in a process of its own: an audit hook, once added, stays for the life of its process.
+RECORD = """
+import importlib, json, os, sys
+from matrix.worker import reads
+sys.path.insert(0, sys.argv[1])
+if sys.argv[3] == "allowed":
+    reads.allow()
+recording = reads.start()
+importlib.import_module("helper")
+import json.decoder  # the standard library: never recorded
+with open(os.path.join(sys.argv[1], "data.txt")) as f:
+    f.read()
+with open(os.path.join(sys.argv[1], "written.txt"), "w") as f:
+    f.write("out")
+with open(os.path.join(sys.argv[1], "written.txt")) as f:  # read back what it wrote: an output, not an input
+    f.read()
+with open(os.path.join(sys.argv[2], "scratch.txt"), "w") as f:
+    f.write("x")
+with open(os.path.join(sys.argv[2], "scratch.txt")) as f:
+    f.read()
+print(json.dumps(None if recording is None else recording.finish(os.path.join(sys.argv[1], "case.py"))))
+"""
+
+
+def record(tmp_path: Path, allowed: bool = True) -> object:
+    cases, scratch = tmp_path / "cases", tmp_path / "scratch"
+    cases.mkdir()
+    scratch.mkdir()
+    (cases / "helper.py").write_text("VALUE = 1\n")
+    (cases / "data.txt").write_text("42\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(scratch))  # the run's own folder in a real run
+    done = subprocess.run(
+        [sys.executable, "-c", RECORD, str(cases), str(scratch), "allowed" if allowed else "inline"],
+        env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_a_cell_process_records_the_modules_and_files_it_read_and_nothing_it_wrote_or_the_stdlib(
+    tmp_path: Path,
+) -> None:
+    manifest = record(tmp_path)
+    assert reads.valid(manifest)
+    assert [path for path, _ in manifest] == ["data.txt", "helper.py"]  # relative to the case's folder
+    assert dict(manifest)["data.txt"] == reads.sha256(str(tmp_path / "cases" / "data.txt"))
+
+
+def test_a_process_that_may_not_record_records_nothing(tmp_path: Path) -> None:
+    assert record(tmp_path, allowed=False) is None
+
+
+def test_an_edit_to_anything_a_cell_read_runs_it_again_and_nothing_else(tmp_path: Path) -> None:
+    paths = layout(tmp_path)
+    folder = paths["cases"]
+    every = sorted(folder.glob("[a-z]_*.py"))
+    first = run(tmp_path, "one", every)
+    measured = cells(tmp_path / "one")
+    assert {name: r["status"] for name, r in measured.items()} == {p.stem: "pass" for p in every}, first.stderr
+
+    # One edit for each way a cell reaches a file; a sibling case and an unrelated file edited too.
+    write(folder / "pkg" / "blocks.py", model(BROKEN))
+    write(folder / "nested" / "inner" / "impl.py", model(BROKEN))
+    write(folder / "helper_mod.py", model(BROKEN))
+    write(paths["outside"] / "extpkg" / "model.py", model(BROKEN))
+    write(folder / "scale.txt", "2\n")
+    subprocess.run(
+        [sys.executable, "-c", "import sys, torch; torch.save({'ok': False}, sys.argv[1])", str(paths["weights"])],
+        check=True,
+    )
+    write(folder / "z_sibling.py", (folder / "z_sibling.py").read_text() + "# edited\n")
+    write(folder / "unrelated.txt", "still nothing reads this\n")
+    second = run(tmp_path, "two", every, "--explain-cache")
+    again = cells(tmp_path / "two")
+    edited = ["a_package", "b_nested", "c_importlib", "d_editable", "e_open", "f_torch_load"]
+    for name in edited:
+        assert again[name]["reused_from"] is None, (name, second.stderr)
+        assert again[name]["status"] != "pass", (name, again[name])
+    assert again["z_sibling"]["reused_from"] is None and again["z_sibling"]["status"] == "pass"
+    for name in ("g_env", "y_plain"):  # nothing they read changed
+        assert again[name]["reused_from"] == measured[name]["run_id"], second.stderr
+    said = second.stderr
+    for what in ("pkg/blocks.py changed", "nested/inner/impl.py changed", "helper_mod.py changed", "scale.txt changed"):
+        assert what in said, said
+    assert "weights.pt changed" in said and "extpkg/model.py changed" in said
+    assert "the case's source changed" in said  # the sibling's own edit
+    explained = [line for line in said.splitlines() if line.startswith("cache: ")]
+    assert len(explained) == len(edited) + 1 and not any("g_env" in x or "y_plain" in x for x in explained), said
+
+    shown = run_matrix("cache", "stats", "--cache", str(tmp_path / "cache")).stdout
+    assert "hit rate: 11% (2 hits, 16 misses)" in shown and "entries: cell 10" in shown, shown
+
+    # A variable that steers torch joins the key: the cell runs again and follows it.
+    steered = run(tmp_path, "three", [folder / "g_env.py"], "--explain-cache", steer=True)
+    third = cells(tmp_path / "three")
+    assert third["g_env"]["reused_from"] is None and third["g_env"]["status"] != "pass"
+    assert "%s set" % STEER in steered.stderr
+
+
+def test_a_bad_entry_or_a_killed_cell_costs_the_reuse_and_nothing_else(tmp_path: Path) -> None:
+    folder = tmp_path / "cases"
+    write(folder / "a_plain.py", case("", "torch.nn.Identity()"))
+    write(folder / "b_plain.py", case("", "torch.nn.Identity()"))
+    write(folder / "c_killed.py", case("import os\nimport signal\n\nos.kill(os.getpid(), signal.SIGKILL)"))
+    write(tmp_path / "outside" / "unused", "")
+    every = sorted(folder.glob("*.py"))
+    run(tmp_path, "one", every)
+    measured = cells(tmp_path / "one")
+    assert measured["c_killed"]["status"] == "crash"
+    entries = sorted((tmp_path / "cache" / "cell").glob("*/*.json"))
+    assert len(entries) == 2  # the killed cell left no entry (no manifest, no result)
+    kept = {json.loads(p.read_text())["record"]["case"]: p for p in entries}
+    # a_plain's manifest names a file that cannot be read; b_plain's entry is of an older format.
+    entry = json.loads(kept["a_plain"].read_text())
+    entry["extra"]["manifest"].append([str(tmp_path / "outside"), "0" * 64])
+    kept["a_plain"].write_text(json.dumps(entry))
+    entry = json.loads(kept["b_plain"].read_text())
+    kept["b_plain"].write_text(json.dumps(dict(entry, format=1)))
+    second = run(tmp_path, "two", every, "--explain-cache")
+    again = cells(tmp_path / "two")
+    assert sorted(again) == ["a_plain", "b_plain", "c_killed"]  # no record lost
+    assert all(r["reused_from"] is None for r in again.values())
+    assert again["a_plain"]["status"] == again["b_plain"]["status"] == "pass"
+    assert second.stderr.count("warning:") <= 1, second.stderr
+    assert "is gone or unreadable" in second.stderr
+    # Without isolation nothing is recorded (earlier cells' imports would hide a later cell's reads): nothing kept.
+    inline = tmp_path / "inline-cache"
+    run(tmp_path, "inline", [folder / "a_plain.py"], "--isolation", "inline", "--cache", str(inline))
+    assert cells(tmp_path / "inline")["a_plain"]["status"] == "pass"
+    assert not list(inline.glob("cell/*/*.json"))
