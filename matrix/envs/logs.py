@@ -30,6 +30,7 @@ RUNNER_LINE = re.compile(
     r"|\w+ \d+ \w+s(?: again)?, (?:\d+|one) at a time"  # "running 264 cells, 2 at a time", "loading ..."
     r"|warming up"
     r"|\d+ \w+s reused from "  # results kept by an earlier run (matrix/worker/reuse.py)
+    r"|cache: \S+ runs again: "  # run --explain-cache: why a kept result was not reused
     r"|imported \S+.* once, before forking"  # a case's libraries, imported in the parent
     r"|crash \(the runner died"  # a cell or artifact an earlier, killed run was in
     r"|nothing under .* was saved with "  # a load of one dependency set, which no program was saved with
