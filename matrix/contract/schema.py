@@ -13,6 +13,8 @@ import json
 import math
 from typing import Any, Dict, Mapping, Optional, Tuple
 
+from . import stages
+
 SCHEMA_VERSION = 1
 
 MODES = ("strict", "non-strict")
@@ -173,10 +175,10 @@ class NoCell(str, enum.Enum):
         return self.value
 
 
-# The stages run on an exported program, as (name, what a report calls it). A cell records
-# each one's outcome in ``<name>_status`` (STAGE_OK, STAGE_ERROR or "skipped") and
-# ``<name>_error``; the status of the cell itself says nothing about them.
-STAGES = (("serialize", "save/load"), ("decompose", "decomposition"))
+# The stages run on an exported program that the report shows in columns of their own, as (name, what a report
+# calls it), from their declarations (contract/stages.py). A cell records each one's outcome in ``<name>_status``
+# (STAGE_OK, STAGE_ERROR or "skipped") and ``<name>_error``; the status of the cell itself says nothing about them.
+STAGES = tuple((stage.name, str(stage.label)) for stage in stages.REPORTED)
 STAGE_OK = "ok"
 STAGE_ERROR = "error"
 STAGE_SKIPPED = "skipped"
@@ -273,17 +275,9 @@ LOAD_STATUSES = tuple(status.value for status in LoadStatus)  # in display order
 
 # --- the opt-in AOTInductor stage (``run --stages ...,aoti``) ---------------------------------
 
-# A cell record of a run that selected the aoti stage carries these keys too (None where they do not
-# apply); a run without it writes none of them. ``aoti_status`` is the stage's outcome (AOTI_STATUSES);
-# ``aoti_error_type`` and ``aoti_error`` the qualified class and first line of what failed, the line
-# starting with the step (``compile:``, ``load:``, ``run:``); ``aoti_api`` the release's API that compiled
-# and loads it; ``aoti_compile_s`` the compile, in a process forked from the cell; ``aoti_load_s`` and
-# ``aoti_run_s`` loading the package and running it on the kept inputs, in a process that never compiled;
-# ``aoti_package_bytes`` the size of the package (a ``.pt2``, or a bare ``.so`` before packages existed).
-AOTI_KEYS = (
-    "aoti_status", "aoti_error_type", "aoti_error", "aoti_api",
-    "aoti_compile_s", "aoti_load_s", "aoti_run_s", "aoti_package_bytes",
-)  # fmt: skip
+# A cell record of a run that selected the aoti stage carries these keys too (None where they do not apply); a run
+# without it writes none of them: declared with the stage (contract/stages.py).
+AOTI_KEYS = stages.AOTI.keys
 # The aoti stage's outcomes: the stage vocabulary (ok: compiled, loaded, ran and matched eager), and
 # not-applicable (the release has no Python loader for AOTInductor, or the machine no C++ compiler:
 # never a failure), crash or timeout (of the compile or of the load's process alone: the cell's status
