@@ -3,8 +3,9 @@
 A stage has a name (the word of ``--stages``), what ``--stages``' help says of it, whether it runs by default
 or only where ``--stages`` names it, the name of its outcome's column in the report (where it has one of its
 own), the record fields only a run that selected it writes (beside ``schema.CELL_KEYS``), and the option that
-bounds what it may take. ``run --stages``, ``check --stages``, the record's columns and the report's stage
-columns read :data:`DECLARED`.
+bounds what it may take. A stage in a module of its own is also registered in ``matrix.worker.stages``, whose
+``RUNS`` the cell calls on a passing cell. ``run --stages``, ``check --stages``, the record's columns and the
+report's stage columns read :data:`DECLARED`.
 
 Standard library only, and Python 3.8 syntax: the worker imports this module inside every torch environment.
 """
