@@ -201,18 +201,21 @@ ARTIFACT_STATUSES = (ARTIFACT_SAVED, ARTIFACT_NOT_SAVED)
 # Every load record carries these keys (None where they do not apply): the release that saved
 # the program (``saved_*``), the one that loaded it (``torch_version``, ``variant``, ``python``),
 # and the serialized-program schema version of each, where torch exposes one.
-LOAD_KEYS = (
+# Every record of something made on one release and used on another (contract/products.py) starts with
+# USE_HEAD and ends with USE_TAIL: ``reused_from`` is the run that measured a result this record reuses
+# (matrix/worker/reuse.py), None where it ran now.
+USE_HEAD = (
     "schema_version", "kind", "run_id",
     "saved_torch_version", "saved_variant", "saved_python",
     "torch_version", "variant", "python", "device",
     "case", "mode", "artifact", "dependency_set", "with_set",
+)  # fmt: skip
+USE_TAIL = ("run_s", "total_s", "peak_rss_mb", "exit_code", "stderr_tail", "finished_at", "reused_from")
+LOAD_KEYS = USE_HEAD + (
     "status", "error_type", "error_message", "error_traceback",
     "saved_serializer_version", "serializer_version", "format_version",
-    "check_status", "check_detail", "checked_inputs", "case_module",
-    "load_s", "run_s", "total_s", "peak_rss_mb", "exit_code", "stderr_tail", "finished_at",
-    # The run that measured a result this record reuses (matrix/worker/reuse.py); None where it ran now.
-    "reused_from",
-)  # fmt: skip
+    "check_status", "check_detail", "checked_inputs", "case_module", "load_s",
+) + USE_TAIL  # fmt: skip
 # What identifies one load: the saving environment, the loading one, the case, the mode, and the
 # ``--with`` set the program was saved with (``with_set``, as in a cell's identity: the same case
 # saved under two sets is two programs). Every load record has the first ones (LOAD_REQUIRED); one
@@ -303,18 +306,10 @@ AOTI_STATUSES = (
 # ``aoti_api`` the API that compiled it, as its meta.json says; ``aoti_loader`` what loaded it here
 # (None where nothing could); ``load_s`` and ``run_s`` loading the package and running it on the
 # program's kept inputs.
-AOTI_LOAD_KEYS = (
-    "schema_version", "kind", "run_id",
-    "saved_torch_version", "saved_variant", "saved_python",
-    "torch_version", "variant", "python", "device",
-    "case", "mode", "artifact", "dependency_set", "with_set",
+AOTI_LOAD_KEYS = USE_HEAD + (
     "package", "package_bytes", "aoti_api", "aoti_loader",
-    "status", "error_type", "error_message", "error_traceback",
-    "checked_inputs", "case_module",
-    "load_s", "run_s", "total_s", "peak_rss_mb", "exit_code", "stderr_tail", "finished_at",
-    # The run that measured a result this record reuses (matrix/worker/reuse.py); None where it ran now.
-    "reused_from",
-)  # fmt: skip
+    "status", "error_type", "error_message", "error_traceback", "checked_inputs", "case_module", "load_s",
+) + USE_TAIL  # fmt: skip
 # What each load status says of a package (LoadStatus.meaning says it of a program).
 AOTI_LOAD_MEANING = {
     "pass": "loaded, ran on the program's saved inputs and reproduced the saved outputs",
@@ -344,17 +339,10 @@ AOTI_LOAD_MEANING = {
 # the step is unknown (the whole process died). ``aoti_api`` compiled it, ``aoti_loader`` loaded the package;
 # ``compile_s``, ``load_s`` and ``run_s`` time the compile, the package's load and the run on the kept inputs;
 # ``package_bytes`` is the package's size. The package itself is not kept.
-AOTI_COMPILE_KEYS = (
-    "schema_version", "kind", "run_id",
-    "saved_torch_version", "saved_variant", "saved_python",
-    "torch_version", "variant", "python", "device",
-    "case", "mode", "artifact", "dependency_set", "with_set",
+AOTI_COMPILE_KEYS = USE_HEAD + (
     "status", "failed_step", "error_type", "error_message", "error_traceback",
-    "aoti_api", "aoti_loader", "package_bytes", "checked_inputs", "case_module",
-    "compile_s", "load_s", "run_s", "total_s", "peak_rss_mb", "exit_code", "stderr_tail", "finished_at",
-    # The run that measured a result this record reuses (matrix/worker/reuse.py); None where it ran now.
-    "reused_from",
-)  # fmt: skip
+    "aoti_api", "aoti_loader", "package_bytes", "checked_inputs", "case_module", "compile_s", "load_s",
+) + USE_TAIL  # fmt: skip
 # Where a compile that was tried stopped: the compile, the package's load, or its run and comparison.
 AOTI_COMPILE_STEPS = ("compile", "load", "run")
 # What each outcome says of a program compiled on a newer release.
