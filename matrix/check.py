@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from .contract import dependencies, resources
+from .contract import dependencies, resources, stages
 from .contract.case import CaseError, CaseInfo, discover
 from .contract.errors import UserError
 from .contract.options import (
@@ -36,7 +36,7 @@ from .contract.options import (
     positive_seconds,
     requirements,
 )
-from .contract.requests import KNOWN_STAGES, STAGES
+from .contract.requests import STAGES
 from .contract.schema import MODES, STAGE_OK, STATUSES, NoCell, Status
 from .envs import environments, releases, sets
 from .probe import Probed, cases_request, probe_cases, validate_case
@@ -391,11 +391,10 @@ class CheckOptions:
             raise CheckError("name a case file or a folder of case files")
         object.__setattr__(self, "cases", paths)
         object.__setattr__(self, "torch", tuple(self.torch))
-        words = self.stages.split(",") if isinstance(self.stages, str) else list(self.stages)
-        object.__setattr__(self, "stages", tuple(w.strip() for w in words if w.strip()))
-        unknown = sorted(set(self.stages) - set(KNOWN_STAGES))
-        if unknown:
-            raise CheckError("--stages: unknown stage(s) %s; known: %s" % (", ".join(unknown), ", ".join(KNOWN_STAGES)))
+        object.__setattr__(self, "stages", stages.parse(self.stages))
+        wrong = stages.unknown(self.stages)  # as run reads --stages
+        if wrong:
+            raise CheckError(wrong)
         object.__setattr__(self, "aoti_timeout", positive_seconds("--aoti-timeout", self.aoti_timeout))
         object.__setattr__(self, "with_requirements", requirements("--with", self.with_requirements))
         if self.jobs < 0:

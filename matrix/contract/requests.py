@@ -24,6 +24,7 @@ import argparse
 import dataclasses
 from typing import Any, ClassVar, Dict, List, NoReturn, Optional, Sequence, Tuple, Type, TypeVar
 
+from . import stages
 from .case import EXPORTDB_SOURCE
 from .errors import UserError
 from .options import (
@@ -49,11 +50,9 @@ from .options import (
 from .schema import MODES
 
 # The words of the options, defined here and read by the worker (runner, sources, batch, signing).
-# STAGES is the default of --stages; OPT_IN_STAGES run only where --stages names them.
-STAGES = ("check", "decompose", "serialize", "diagnose")
-AOTI = "aoti"  # compile the program with AOTInductor, load the package in a fresh process, compare
-OPT_IN_STAGES = (AOTI,)
-KNOWN_STAGES = STAGES + OPT_IN_STAGES
+# STAGES is the default of --stages; OPT_IN_STAGES run only where --stages names them (contract/stages.py).
+STAGES, OPT_IN_STAGES, KNOWN_STAGES = stages.DEFAULT, stages.OPT_IN, stages.KNOWN
+AOTI = stages.AOTI.name  # compile the program with AOTInductor, load the package in a fresh process, compare
 SOURCES = ("cases", EXPORTDB_SOURCE)
 WARM_UPS = ("auto", "always", "never")
 # From this many items on, a warm-up in the parent costs less than each forked item paying
@@ -102,11 +101,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--stages",
         default=",".join(STAGES),
-        help="stages after export, comma-separated: check (run and compare with eager), decompose,"
-        " serialize (save, then load in a process that never exported), diagnose (draft_export on a failed export),"
-        " aoti (opt-in: compile a passing cell's program with AOTInductor, which needs a C++ compiler (g++), keep"
-        " the package with its saved program, load it in a process that never compiled, run and compare with"
-        " eager); default: %s" % ",".join(STAGES),
+        help="stages after export, comma-separated: %s; default: %s" % (stages.HELP, ",".join(STAGES)),
     )
     parser.add_argument(
         "--aoti-timeout",
@@ -358,8 +353,7 @@ class RunRequest(_Request):
             object.__setattr__(self, name, _strings(getattr(self, name)))
         object.__setattr__(self, "hide_capability", tuple(self.hide_capability or ()))
         object.__setattr__(self, "with_requirements", tuple(self.with_requirements or ()))
-        stages = self.stages.split(",") if isinstance(self.stages, str) else list(self.stages)
-        object.__setattr__(self, "stages", tuple(s.strip() for s in stages if s.strip()))
+        object.__setattr__(self, "stages", stages.parse(self.stages))
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
@@ -387,9 +381,9 @@ class RunRequest(_Request):
     def validate(self) -> None:
         """The checks ``RunOptions`` makes before torch is imported, with its messages: a UserError, or None."""
         requirements("--with", self.with_requirements)
-        unknown = sorted(set(self.stages) - set(KNOWN_STAGES))
-        if unknown:
-            raise UserError("--stages: unknown stage(s) %s; known: %s" % (", ".join(unknown), ", ".join(KNOWN_STAGES)))
+        wrong = stages.unknown(self.stages)
+        if wrong:
+            raise UserError(wrong)
         positive_seconds("--timeout", self.timeout)
         positive_seconds("--diagnosis-budget", self.diagnosis_budget)
         positive_seconds("--aoti-timeout", self.aoti_timeout)

@@ -13,6 +13,8 @@ import json
 import math
 from typing import Any, Dict, Mapping, Optional, Tuple
 
+from . import stages
+
 SCHEMA_VERSION = 1
 
 MODES = ("strict", "non-strict")
@@ -173,10 +175,10 @@ class NoCell(str, enum.Enum):
         return self.value
 
 
-# The stages run on an exported program, as (name, what a report calls it). A cell records
-# each one's outcome in ``<name>_status`` (STAGE_OK, STAGE_ERROR or "skipped") and
-# ``<name>_error``; the status of the cell itself says nothing about them.
-STAGES = (("serialize", "save/load"), ("decompose", "decomposition"))
+# The stages run on an exported program that the report shows in columns of their own, as (name, what a report
+# calls it), from their declarations (contract/stages.py). A cell records each one's outcome in ``<name>_status``
+# (STAGE_OK, STAGE_ERROR or "skipped") and ``<name>_error``; the status of the cell itself says nothing about them.
+STAGES = tuple((stage.name, str(stage.label)) for stage in stages.REPORTED)
 STAGE_OK = "ok"
 STAGE_ERROR = "error"
 STAGE_SKIPPED = "skipped"
@@ -199,18 +201,21 @@ ARTIFACT_STATUSES = (ARTIFACT_SAVED, ARTIFACT_NOT_SAVED)
 # Every load record carries these keys (None where they do not apply): the release that saved
 # the program (``saved_*``), the one that loaded it (``torch_version``, ``variant``, ``python``),
 # and the serialized-program schema version of each, where torch exposes one.
-LOAD_KEYS = (
+# Every record of something made on one release and used on another (contract/products.py) starts with
+# USE_HEAD and ends with USE_TAIL: ``reused_from`` is the run that measured a result this record reuses
+# (matrix/worker/reuse.py), None where it ran now.
+USE_HEAD = (
     "schema_version", "kind", "run_id",
     "saved_torch_version", "saved_variant", "saved_python",
     "torch_version", "variant", "python", "device",
     "case", "mode", "artifact", "dependency_set", "with_set",
+)  # fmt: skip
+USE_TAIL = ("run_s", "total_s", "peak_rss_mb", "exit_code", "stderr_tail", "finished_at", "reused_from")
+LOAD_KEYS = USE_HEAD + (
     "status", "error_type", "error_message", "error_traceback",
     "saved_serializer_version", "serializer_version", "format_version",
-    "check_status", "check_detail", "checked_inputs", "case_module",
-    "load_s", "run_s", "total_s", "peak_rss_mb", "exit_code", "stderr_tail", "finished_at",
-    # The run that measured a result this record reuses (matrix/worker/reuse.py); None where it ran now.
-    "reused_from",
-)  # fmt: skip
+    "check_status", "check_detail", "checked_inputs", "case_module", "load_s",
+) + USE_TAIL  # fmt: skip
 # What identifies one load: the saving environment, the loading one, the case, the mode, and the
 # ``--with`` set the program was saved with (``with_set``, as in a cell's identity: the same case
 # saved under two sets is two programs). Every load record has the first ones (LOAD_REQUIRED); one
@@ -273,17 +278,9 @@ LOAD_STATUSES = tuple(status.value for status in LoadStatus)  # in display order
 
 # --- the opt-in AOTInductor stage (``run --stages ...,aoti``) ---------------------------------
 
-# A cell record of a run that selected the aoti stage carries these keys too (None where they do not
-# apply); a run without it writes none of them. ``aoti_status`` is the stage's outcome (AOTI_STATUSES);
-# ``aoti_error_type`` and ``aoti_error`` the qualified class and first line of what failed, the line
-# starting with the step (``compile:``, ``load:``, ``run:``); ``aoti_api`` the release's API that compiled
-# and loads it; ``aoti_compile_s`` the compile, in a process forked from the cell; ``aoti_load_s`` and
-# ``aoti_run_s`` loading the package and running it on the kept inputs, in a process that never compiled;
-# ``aoti_package_bytes`` the size of the package (a ``.pt2``, or a bare ``.so`` before packages existed).
-AOTI_KEYS = (
-    "aoti_status", "aoti_error_type", "aoti_error", "aoti_api",
-    "aoti_compile_s", "aoti_load_s", "aoti_run_s", "aoti_package_bytes",
-)  # fmt: skip
+# A cell record of a run that selected the aoti stage carries these keys too (None where they do not apply); a run
+# without it writes none of them: declared with the stage (contract/stages.py).
+AOTI_KEYS = stages.AOTI.keys
 # The aoti stage's outcomes: the stage vocabulary (ok: compiled, loaded, ran and matched eager), and
 # not-applicable (the release has no Python loader for AOTInductor, or the machine no C++ compiler:
 # never a failure), crash or timeout (of the compile or of the load's process alone: the cell's status
@@ -309,18 +306,10 @@ AOTI_STATUSES = (
 # ``aoti_api`` the API that compiled it, as its meta.json says; ``aoti_loader`` what loaded it here
 # (None where nothing could); ``load_s`` and ``run_s`` loading the package and running it on the
 # program's kept inputs.
-AOTI_LOAD_KEYS = (
-    "schema_version", "kind", "run_id",
-    "saved_torch_version", "saved_variant", "saved_python",
-    "torch_version", "variant", "python", "device",
-    "case", "mode", "artifact", "dependency_set", "with_set",
+AOTI_LOAD_KEYS = USE_HEAD + (
     "package", "package_bytes", "aoti_api", "aoti_loader",
-    "status", "error_type", "error_message", "error_traceback",
-    "checked_inputs", "case_module",
-    "load_s", "run_s", "total_s", "peak_rss_mb", "exit_code", "stderr_tail", "finished_at",
-    # The run that measured a result this record reuses (matrix/worker/reuse.py); None where it ran now.
-    "reused_from",
-)  # fmt: skip
+    "status", "error_type", "error_message", "error_traceback", "checked_inputs", "case_module", "load_s",
+) + USE_TAIL  # fmt: skip
 # What each load status says of a package (LoadStatus.meaning says it of a program).
 AOTI_LOAD_MEANING = {
     "pass": "loaded, ran on the program's saved inputs and reproduced the saved outputs",
@@ -350,17 +339,10 @@ AOTI_LOAD_MEANING = {
 # the step is unknown (the whole process died). ``aoti_api`` compiled it, ``aoti_loader`` loaded the package;
 # ``compile_s``, ``load_s`` and ``run_s`` time the compile, the package's load and the run on the kept inputs;
 # ``package_bytes`` is the package's size. The package itself is not kept.
-AOTI_COMPILE_KEYS = (
-    "schema_version", "kind", "run_id",
-    "saved_torch_version", "saved_variant", "saved_python",
-    "torch_version", "variant", "python", "device",
-    "case", "mode", "artifact", "dependency_set", "with_set",
+AOTI_COMPILE_KEYS = USE_HEAD + (
     "status", "failed_step", "error_type", "error_message", "error_traceback",
-    "aoti_api", "aoti_loader", "package_bytes", "checked_inputs", "case_module",
-    "compile_s", "load_s", "run_s", "total_s", "peak_rss_mb", "exit_code", "stderr_tail", "finished_at",
-    # The run that measured a result this record reuses (matrix/worker/reuse.py); None where it ran now.
-    "reused_from",
-)  # fmt: skip
+    "aoti_api", "aoti_loader", "package_bytes", "checked_inputs", "case_module", "compile_s", "load_s",
+) + USE_TAIL  # fmt: skip
 # Where a compile that was tried stopped: the compile, the package's load, or its run and comparison.
 AOTI_COMPILE_STEPS = ("compile", "load", "run")
 # What each outcome says of a program compiled on a newer release.

@@ -24,9 +24,8 @@ from typing import Any, Dict, List, Mapping, Tuple
 
 import pandas as pd
 
+from matrix.contract.products import COMPILE
 from matrix.contract.schema import (
-    AOTI_COMPILE_KEYS,
-    AOTI_STATUSES,
     AOTI_TRIED,
     MODES,
     STAGE_MISMATCH,
@@ -46,40 +45,22 @@ COST_COLUMNS = ["loaded", "compiles", "compile_s_median", "compile_s_max", "load
 
 
 @dataclass(frozen=True)
-class Compiles:
-    """The compiles of programs saved on older releases, judged once for every page that shows them."""
+class Compiles(artifacts.Uses):
+    """The compiles of programs saved on older releases: made is exported-on, used compiled-on."""
 
-    table: pd.DataFrame  # one row per (exported-on, compiled-on, case, mode, with_set): "saved" and "loaded" label them
-    exported: Tuple[str, ...]  # exporting environments' labels, in version order
-    compiled: Tuple[str, ...]  # compiling environments' labels, in version order
-    shares: pd.DataFrame  # :func:`shares` of the table
     cost: pd.DataFrame  # :func:`cost` of the table
-
-    @property
-    def empty(self) -> bool:
-        return self.table.empty
-
-    @property
-    def orders(self) -> Tuple[List[str], List[str]]:
-        """The exporting and the compiling labels, as :func:`matrix.records.artifacts.orders` gives a load table's."""
-        return list(self.exported), list(self.compiled)
-
-    def of_case(self, case: str) -> pd.DataFrame:
-        """The rows of one case."""
-        return self.table[self.table["case"] == case] if not self.table.empty else self.table
 
 
 def table(records: pd.DataFrame) -> pd.DataFrame:
     """One row per (exported-on, compiled-on, case, mode, with_set) of ``Store.aoti_compiles``, the latest record
     winning; columns ``saved`` (the exporting environment's label), ``loaded`` (the compiling one's) and
     AOTI_COMPILE_KEYS."""
-    return artifacts.table(records, AOTI_COMPILE_KEYS, AOTI_STATUSES)
+    return artifacts.product_table(records, COMPILE)[0]
 
 
 def judge(records: pd.DataFrame) -> Compiles:
     """The compiles of ``Store.aoti_compiles``: the table, its orders, shares and cost."""
-    found = table(records)
-    exported, compiled = artifacts.orders(found)
+    found, exported, compiled = artifacts.product_table(records, COMPILE)
     return Compiles(found, tuple(exported), tuple(compiled), shares(found), cost(found))
 
 

@@ -24,12 +24,13 @@ from typing import Any, List, Optional, Tuple
 
 import pandas as pd
 
-from matrix.contract.schema import AOTI_LOAD_KEYS, LoadStatus
+from matrix.contract.products import PACKAGE
+from matrix.contract.schema import LoadStatus
 from matrix.envs import releases
 from matrix.records import artifacts, epochs
 
 # The first release whose packages upstream promises to load on newer releases.
-PROMISED_FROM = "2.6"
+PROMISED_FROM = str(PACKAGE.promised_from)
 
 
 @dataclass(frozen=True)
@@ -61,48 +62,24 @@ class Promise:
 
 
 @dataclass(frozen=True)
-class PackageLoads:
-    """The package loads of a set of records, judged once for every page that shows them."""
+class PackageLoads(artifacts.Uses):
+    """The package loads of a set of records: made is compiled-on, used loaded-on; shares is artifacts.heatmap."""
 
-    table: pd.DataFrame  # one row per (compiled-on, loaded-on, case, mode, with_set): "saved" labels compiled-on
-    compiled: Tuple[str, ...]  # compiling environments' labels, in version order
-    loaded: Tuple[str, ...]  # loading environments' labels, in version order
-    shares: pd.DataFrame  # artifacts.heatmap of the table: per mode, compiled × loaded, passed of those tried
     epochs: Tuple[epochs.Epoch, ...]
     promise: Promise
-
-    @property
-    def empty(self) -> bool:
-        return self.table.empty
-
-    @property
-    def orders(self) -> Tuple[List[str], List[str]]:
-        """The compiling and the loading labels, as :func:`matrix.records.artifacts.orders` gives a load table's."""
-        return list(self.compiled), list(self.loaded)
-
-    def of_case(self, case: str) -> pd.DataFrame:
-        """The rows of one case."""
-        return self.table[self.table["case"] == case] if not self.table.empty else self.table
 
 
 def table(records: pd.DataFrame) -> pd.DataFrame:
     """One row per (compiled-on, loaded-on, case, mode, with_set) of ``Store.aoti_loads``, the latest record
     winning; columns ``saved`` (the compiling environment's label), ``loaded`` and AOTI_LOAD_KEYS."""
-    return artifacts.table(records, AOTI_LOAD_KEYS)
+    return artifacts.product_table(records, PACKAGE)[0]
 
 
 def judge(records: pd.DataFrame) -> PackageLoads:
     """The package loads of ``Store.aoti_loads``: the table, its orders, shares and epochs."""
-    found = table(records)
-    compiled, loaded = artifacts.orders(found)
-    return PackageLoads(
-        table=found,
-        compiled=tuple(compiled),
-        loaded=tuple(loaded),
-        shares=artifacts.heatmap(found),
-        epochs=tuple(epochs.epochs(found)),
-        promise=promise(found),
-    )
+    found, compiled, loaded = artifacts.product_table(records, PACKAGE)
+    shares = artifacts.heatmap(found)
+    return PackageLoads(found, tuple(compiled), tuple(loaded), shares, tuple(epochs.epochs(found)), promise(found))
 
 
 def _release(value: Any) -> Optional[Any]:

@@ -37,6 +37,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import pandas as pd
 
+from matrix.contract.products import Product
 from matrix.contract.schema import (
     LOAD_KEYS,
     LOAD_REQUIRED,
@@ -99,6 +100,35 @@ def table(
     result.insert(0, "loaded", labels(result, LOADED_ENV))
     result.insert(0, "saved", labels(result, SAVED_ENV))
     return _sorted(result)
+
+
+@dataclass(frozen=True)
+class Uses:
+    """A product's uses (contract/products.py) in a set of records, judged once for every page that shows them."""
+
+    table: pd.DataFrame  # :func:`table`: one row per (made-on, used-on, case, mode, with_set), "saved" and "loaded"
+    made: Tuple[str, ...]  # the making environments' labels, in version order
+    used: Tuple[str, ...]  # the using environments' labels, in version order
+    shares: pd.DataFrame  # per mode, made × used: of those tried, how many passed
+
+    @property
+    def empty(self) -> bool:
+        return self.table.empty
+
+    @property
+    def orders(self) -> Tuple[List[str], List[str]]:
+        """The making and the using labels, as :func:`orders` gives them."""
+        return list(self.made), list(self.used)
+
+    def of_case(self, case: str) -> pd.DataFrame:
+        """The rows of one case."""
+        return self.table[self.table["case"] == case] if not self.table.empty else self.table
+
+
+def product_table(records: pd.DataFrame, product: Product) -> Tuple[pd.DataFrame, List[str], List[str]]:
+    """A product's :func:`table` of its records (``Store.products[product.name]``) and its :func:`orders`."""
+    found = table(records, product.keys, product.statuses)
+    return (found, *orders(found))
 
 
 def labels(frame: pd.DataFrame, env: Sequence[str]) -> pd.Series:

@@ -7,8 +7,10 @@ flaky cells, stage failures and failure signatures, each case's distinct failure
 (:mod:`.repro`), the load table (saved × loaded) with its orders, the verdicts (which hold the
 saved-program epochs), the baseline comparison, the matrix's scope (releases, builds, cases,
 modes and cells, counted apart: :mod:`.scope`), the builds that lack a dependency set
-(:mod:`.completeness`: marked wherever named, left out of transitions and verdicts) and each
-build of another variant compared with PyPI's build of its release (:mod:`.builds`).
+(:mod:`.completeness`: marked wherever named, left out of transitions and verdicts), each
+build of another variant compared with PyPI's build of its release (:mod:`.builds`), and the
+AOTInductor products: the kept packages' loads (:mod:`.aoti_loads`) and the programs compiled on
+a newer release (:mod:`.aoti_compiles`).
 
 Pass rate = pass / applicable cells (not-applicable and case-error left out), per environment
 and mode (:class:`PassRate`); the newest release's is :func:`newest_pass_rate`.
@@ -16,16 +18,16 @@ and mode (:class:`PassRate`); the newest release's is :func:`newest_pass_rate`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import pandas as pd
 
 from matrix.contract.schema import APPLICABLE
+from matrix.records import aoti_compiles, aoti_loads, candidate, completeness, repro, store, tables, transitions
 from matrix.records import artifacts as loads_table
 from matrix.records import baseline as since
 from matrix.records import builds as compared_builds
-from matrix.records import candidate, completeness, repro, store, tables, transitions
 from matrix.records import epochs as saved_epochs
 from matrix.records import scope as covered
 from matrix.records import verdicts as judged
@@ -81,6 +83,10 @@ class Model:
     builds: Tuple[compared_builds.BuildComparison, ...] = ()
     # Each candidate build (a nightly, a release candidate) against the newest release.
     candidates: Tuple[candidate.Verdict, ...] = ()
+    # The kept AOTInductor packages' loads (aoti_loads.judge), and the programs compiled on a newer release
+    # (aoti_compiles.judge); empty where the records hold none.
+    packages: aoti_loads.PackageLoads = field(default_factory=lambda: aoti_loads.judge(pd.DataFrame()))
+    compiles: aoti_compiles.Compiles = field(default_factory=lambda: aoti_compiles.judge(pd.DataFrame()))
 
     @property
     def epochs(self) -> Tuple[saved_epochs.Epoch, ...]:
@@ -162,6 +168,8 @@ def build(
         incomplete=lacking,
         builds=compared_builds.compare(cells),
         candidates=candidate.judge(judged_cells, loads),
+        packages=aoti_loads.judge(loaded.aoti_loads),
+        compiles=aoti_compiles.judge(loaded.aoti_compiles),
     )
 
 

@@ -27,16 +27,15 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pandas as pd
 
-from matrix.contract.schema import AOTI_COMPILE_KIND, AOTI_LOAD_KIND, LOAD_KINDS, SCHEMA_VERSION
+from matrix.contract.products import PRODUCTS
+from matrix.contract.schema import LOAD_KINDS, SCHEMA_VERSION
 
 CELLS = "cells.parquet"
 TEXTS = "texts.parquet"
 TABLES = {
     "environment": "environments.parquet",
     "env-error": "env_errors.parquet",
-    "load": "loads.parquet",
-    AOTI_LOAD_KIND: "aoti_loads.parquet",  # the compiled packages' loads, where the aoti stage ran
-    AOTI_COMPILE_KIND: "aoti_compiles.parquet",  # programs compiled on a newer release, where load --aoti ran
+    **{product.kind: product.table for product in PRODUCTS},  # each where its records hold any
 }
 # What the report writes beside its tables: a folder with both is a published report.
 MANIFEST = ".export-matrix-report.json"

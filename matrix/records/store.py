@@ -20,25 +20,21 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import orjson
 import pandas as pd
 
 from matrix import parallel
+from matrix.contract import products as declared
 from matrix.contract import records
 from matrix.contract.errors import UserError
 from matrix.contract.schema import (
-    AOTI_COMPILE_KEYS,
-    AOTI_COMPILE_KIND,
     AOTI_KEYS,
-    AOTI_LOAD_KEYS,
-    AOTI_LOAD_KIND,
     CELL_KEYS,
     ENV_ERROR_KEYS,
     IDENTITY,
     IDENTITY_DEFAULTS,
-    LOAD_KEYS,
     MODES,
     STATUSES,
     recency,
@@ -80,14 +76,24 @@ class Store:
     warnings: Tuple[str, ...]  # skipped lines and records, in reading order
     superseded: int  # cell records replaced by a later record of the same cell
     files: Tuple[str, ...]  # the record files read
-    # Every load record (``export-matrix load``), columns LOAD_KEYS; records.artifacts picks the latest.
-    loads: pd.DataFrame = field(default_factory=lambda: _load_records([]))
-    # Every load of a kept AOTInductor package (``export-matrix load``, kind ``aoti-load``), columns
-    # AOTI_LOAD_KEYS; records.aoti_loads picks the latest.
-    aoti_loads: pd.DataFrame = field(default_factory=lambda: _aoti_load_records([]))
-    # Every compile of a program saved on an older release (``export-matrix load --aoti``, kind ``aoti-compile``),
-    # columns AOTI_COMPILE_KEYS; records.aoti_compiles picks the latest.
-    aoti_compiles: pd.DataFrame = field(default_factory=lambda: _aoti_compile_records([]))
+    # Per product (contract/products.py), by its name: every record of its kind as read, columns its keys;
+    # records.artifacts.table picks the latest.
+    products: Mapping[str, pd.DataFrame] = field(default_factory=lambda: _product_records({}))
+
+    @property
+    def loads(self) -> pd.DataFrame:
+        """The saved programs' loads (``export-matrix load``)."""
+        return self.products[declared.PROGRAM.name]
+
+    @property
+    def aoti_loads(self) -> pd.DataFrame:
+        """The kept AOTInductor packages' loads (``export-matrix load``, kind ``aoti-load``)."""
+        return self.products[declared.PACKAGE.name]
+
+    @property
+    def aoti_compiles(self) -> pd.DataFrame:
+        """The programs saved on an older release compiled here (``export-matrix load --aoti``)."""
+        return self.products[declared.COMPILE.name]
 
 
 def release_key(version: str) -> Tuple[int, Any, str]:
@@ -174,9 +180,7 @@ class _FileRecords:
     environments: List[Dict[str, Any]]
     env_errors: List[Dict[str, Any]]
     warnings: List[str]
-    loads: List[Dict[str, Any]] = field(default_factory=list)
-    aoti_loads: List[Dict[str, Any]] = field(default_factory=list)
-    aoti_compiles: List[Dict[str, Any]] = field(default_factory=list)
+    products: Dict[str, List[Dict[str, Any]]] = field(default_factory=dict)  # product name -> its records
 
 
 def _loads(line: bytes) -> Any:
@@ -192,9 +196,8 @@ def _parser_code() -> bytes:
     """The sources a file's parse depends on: a change to any of them parses every file again."""
     import matrix.contract.schema
 
-    return b"".join(
-        Path(str(module.__file__)).read_bytes() for module in (matrix.contract.schema, records, sys.modules[__name__])
-    )
+    modules = (matrix.contract.schema, declared, records, sys.modules[__name__])
+    return b"".join(Path(str(module.__file__)).read_bytes() for module in modules)
 
 
 _CODE = _parser_code()
@@ -230,24 +233,15 @@ def _parsed(path: str, rows: List[Dict[str, Any]], warnings: List[str], lines: L
     cells: List[Dict[str, Any]] = []
     environments: List[Dict[str, Any]] = []
     env_errors: List[Dict[str, Any]] = []
-    loads: List[Dict[str, Any]] = []
-    aoti_loads: List[Dict[str, Any]] = []
-    aoti_compiles: List[Dict[str, Any]] = []
+    made: Dict[str, List[Dict[str, Any]]] = {product.name: [] for product in declared.PRODUCTS}
+    by_kind = {"cell": cells, "environment": environments, "env-error": env_errors}
+    by_kind.update({product.kind: made[product.name] for product in declared.PRODUCTS})
     unknown: Dict[str, int] = {}
     for row in rows:
         kind = row.get("kind")
-        if kind == "cell":
-            cells.append(row)
-        elif kind == "environment":
-            environments.append(row)
-        elif kind == "env-error":
-            env_errors.append(row)
-        elif kind == "load":
-            loads.append(row)
-        elif kind == AOTI_LOAD_KIND:
-            aoti_loads.append(row)
-        elif kind == AOTI_COMPILE_KIND:
-            aoti_compiles.append(row)
+        found = by_kind.get(kind) if isinstance(kind, str) else None
+        if found is not None:
+            found.append(row)
         else:
             unknown[str(kind)] = unknown.get(str(kind), 0) + 1
     for kind, count in sorted(unknown.items()):
@@ -258,10 +252,10 @@ def _parsed(path: str, rows: List[Dict[str, Any]], warnings: List[str], lines: L
                 row[key] = default  # a record written before the key existed
     if cells and not _identities_are_text(cells):
         cells = _text_identities(path, rows, lines, warnings)
-    for row in itertools.chain(cells, env_errors, loads, aoti_loads, aoti_compiles):
+    for row in itertools.chain(cells, env_errors, *made.values()):
         _cut_paths(row)
     frame = pd.DataFrame(_columns(cells, RECORD_KEYS, {}), dtype=object) if cells else None
-    return _FileRecords(path, frame, environments, env_errors, warnings, loads, aoti_loads, aoti_compiles)
+    return _FileRecords(path, frame, environments, env_errors, warnings, made)
 
 
 # A cell's identity fields other than ``run`` (which is read as a number): they are grouped,
@@ -344,18 +338,15 @@ def load(folders: Sequence[str], workers: Optional[int] = None) -> Store:
     cell_parts: List[pd.DataFrame] = []
     environments: List[Dict[str, Any]] = []
     env_errors: List[Dict[str, Any]] = []
-    loads: List[Dict[str, Any]] = []
-    aoti_loads: List[Dict[str, Any]] = []
-    aoti_compiles: List[Dict[str, Any]] = []
+    made: Dict[str, List[Dict[str, Any]]] = {product.name: [] for product in declared.PRODUCTS}
     order = 0
     with _collector_paused(), parallel.pool(workers_for(files, workers)) as side:
         for content in side.map(_read_file_cached, files):
             warnings.extend(content.warnings)
             environments.extend(content.environments)
             env_errors.extend(content.env_errors)
-            loads.extend(content.loads)
-            aoti_loads.extend(content.aoti_loads)
-            aoti_compiles.extend(content.aoti_compiles)
+            for name, rows in content.products.items():
+                made[name].extend(rows)
             if content.cells is not None:
                 part = content.cells
                 part["_order"] = range(order, order + len(part))
@@ -371,9 +362,7 @@ def load(folders: Sequence[str], workers: Optional[int] = None) -> Store:
         warnings=tuple(warnings),
         superseded=superseded,
         files=tuple(files),
-        loads=_load_records(loads),
-        aoti_loads=_aoti_load_records(aoti_loads),
-        aoti_compiles=_aoti_compile_records(aoti_compiles),
+        products=_product_records(made),
     )
 
 
@@ -427,19 +416,14 @@ def _environments(rows: List[Dict[str, Any]]) -> pd.DataFrame:
     return sort_cells(frame, extra=["started_at"]) if rows else frame
 
 
-def _load_records(rows: List[Dict[str, Any]]) -> pd.DataFrame:
-    """The load records as read, one row each, columns LOAD_KEYS (missing keys as None)."""
-    return pd.DataFrame({key: [row.get(key) for row in rows] for key in LOAD_KEYS}, dtype=object)
-
-
-def _aoti_load_records(rows: List[Dict[str, Any]]) -> pd.DataFrame:
-    """The package load records as read, one row each, columns AOTI_LOAD_KEYS (missing keys as None)."""
-    return pd.DataFrame({key: [row.get(key) for row in rows] for key in AOTI_LOAD_KEYS}, dtype=object)
-
-
-def _aoti_compile_records(rows: List[Dict[str, Any]]) -> pd.DataFrame:
-    """The records of programs compiled on a newer release as read, one row each, columns AOTI_COMPILE_KEYS."""
-    return pd.DataFrame({key: [row.get(key) for row in rows] for key in AOTI_COMPILE_KEYS}, dtype=object)
+def _product_records(made: Mapping[str, List[Dict[str, Any]]]) -> Dict[str, pd.DataFrame]:
+    """Per product, its records as read, one row each, columns its keys (missing keys as None)."""
+    return {
+        product.name: pd.DataFrame(
+            {key: [row.get(key) for row in made.get(product.name, [])] for key in product.keys}, dtype=object
+        )
+        for product in declared.PRODUCTS
+    }
 
 
 # Free text a record may carry from the machine it ran on (messages, tracebacks, output).

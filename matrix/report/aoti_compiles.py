@@ -71,8 +71,8 @@ def section(compiles: Compiles, drawn: Sequence[charting.Chart] = ()) -> str:
         + " %s (a program and a release that compiled it, or did not) of programs exported on %s, compiled on %s.\n"
         % (
             md.plural(len(found), "record"),
-            md.plural(len(compiles.exported), "build"),
-            md.plural(len(compiles.compiled), "build"),
+            md.plural(len(compiles.made), "build"),
+            md.plural(len(compiles.used), "build"),
         ),
         "Rows: the release that exported and saved the program; columns: the release that compiled it. Each square:"
         " compiled / loaded / matched, of the programs tried; where none was tried, the glyph of why; %s %s.\n"
@@ -90,14 +90,7 @@ def section(compiles: Compiles, drawn: Sequence[charting.Chart] = ()) -> str:
 
 def compile_shares(found: pd.DataFrame, exported: Sequence[str], compiled: Sequence[str]) -> str:
     """One mode's squares of :func:`matrix.records.aoti_compiles.shares`: exported down, compiled across."""
-    cells = {(row["saved"], row["loaded"]): row for row in found.to_dict("records")}
-    columns = [label for label in compiled if label in set(found["loaded"])]
-    rows = [
-        [md.text(saved)] + [compile_square(cells.get((saved, label))) for label in columns]
-        for saved in exported
-        if saved in set(found["saved"])
-    ]
-    return md.table([CORNER] + [md.text(label) for label in columns], rows, ["l"] + ["c"] * len(columns))
+    return shares.table(found, exported, compiled, CORNER, compile_square)
 
 
 def compile_square(row: Optional[Dict[str, Any]]) -> str:

@@ -14,7 +14,7 @@ from typing import Optional, Sequence
 
 import pandas as pd
 
-from matrix.contract.schema import AOTI_LOAD_MEANING, LOAD_STATUSES, LoadStatus
+from matrix.contract.schema import AOTI_LOAD_MEANING, LOAD_STATUSES
 from matrix.records import artifacts as loads_table
 from matrix.records.aoti_compiles import Compiles
 from matrix.records.aoti_loads import PROMISED_FROM, PackageLoads, Promise
@@ -67,8 +67,8 @@ def _packages(packages: PackageLoads, drawn: Sequence[charting.Chart]) -> str:
         + " %s compiled on %s, loaded on %s.\n"
         % (
             md.plural(len(found.drop_duplicates(["saved", "case", "mode", "with_set"])), "package"),
-            md.plural(len(packages.compiled), "build"),
-            md.plural(len(packages.loaded), "build"),
+            md.plural(len(packages.made), "build"),
+            md.plural(len(packages.used), "build"),
         ),
         "### Epochs of packages\n",
         epochs_table(packages.epochs),
@@ -76,14 +76,8 @@ def _packages(packages: PackageLoads, drawn: Sequence[charting.Chart]) -> str:
         promise_text(packages.promise) + "\n",
         "### Share of packages that load and match\n",
         "Rows: the release that compiled the package; columns: the release that loaded it. Each square: packages"
-        " that passed of those the loading release tried; a load not tried (%s %s: no loader for the file or no"
-        " C++ compiler; %s %s) is no failure and is left out.\n"
-        % (
-            SYMBOLS[LoadStatus.NOT_APPLICABLE.value],
-            LoadStatus.NOT_APPLICABLE.value,
-            SYMBOLS[LoadStatus.UNTRUSTED.value],
-            LoadStatus.UNTRUSTED.value,
-        ),
+        " that passed of those the loading release tried; a load not tried (%s: no loader for the file or no"
+        " C++ compiler; %s) is no failure and is left out.\n" % (shares.NOT_APPLICABLE, shares.UNTRUSTED),
     ]
     parts += shares.per_mode(
         packages.shares, drawn, chart_title, lambda rows: shares.table(rows, *packages.orders, CORNER)

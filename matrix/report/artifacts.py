@@ -54,8 +54,6 @@ class Written:
     regressions: int = 0  # load regressions: (saving environment, loading release) pairs, records.artifacts.regressions
     affected: int = 0  # the programs they affect, each counted once per load regression
     load_regressions: Tuple[Dict[str, Any], ...] = ()  # records.artifacts.regressions' rows
-    aoti: Optional[PackageLoads] = None  # the compiled packages' loads, where the records hold any
-    compiles: Optional[Compiles] = None  # the programs compiled on a newer release, where the records hold any
 
 
 def write(
@@ -109,7 +107,7 @@ def write(
         )
     files.write_text(out, PAGE, text)
     written |= {PAGE} | {path for chart in drawn for path in chart.files}
-    return Written(written, tuple(drawn), len(rows), int(sum(r["programs"] for r in rows)), rows, held, compiled)
+    return Written(written, tuple(drawn), len(rows), int(sum(r["programs"] for r in rows)), rows)
 
 
 def _store(table: pd.DataFrame, out: str, name: str) -> None:
@@ -238,14 +236,8 @@ def render(
         reach_table(table),
         "## Share that loads and matches\n",
         "Rows: the release that saved the program; columns: the release that loaded it. Each square:"
-        " artifacts that passed of those the loading release tried; a load not tried (%s %s, %s %s) is no"
-        " failure and is left out.\n"
-        % (
-            SYMBOLS[LoadStatus.NOT_APPLICABLE.value],
-            LoadStatus.NOT_APPLICABLE.value,
-            SYMBOLS[LoadStatus.UNTRUSTED.value],
-            LoadStatus.UNTRUSTED.value,
-        ),
+        " artifacts that passed of those the loading release tried; a load not tried (%s, %s) is no"
+        " failure and is left out.\n" % (shares.NOT_APPLICABLE, shares.UNTRUSTED),
     ]
     charts_by_mode = {chart.title: chart for chart in drawn}
     for mode in [m for m in MODES if m in set(grid["mode"])]:

@@ -218,8 +218,7 @@ def _build(
         for line in incomplete_notes(judged.incomplete):
             notify(line)
     cells, labels, moves = judged.cells, judged.labels, judged.moves
-    packages = aoti_loads.judge(loaded.aoti_loads)  # the compiled packages' loads, judged once for every page
-    compiles = aoti_compiles.judge(loaded.aoti_compiles)  # programs compiled on a newer release (load --aoti)
+    packages, compiles = judged.packages, judged.compiles  # the AOTInductor products, judged in the model
     os.makedirs(out, exist_ok=True)
     listed = files.previous(out)
     written: Set[str] = set()

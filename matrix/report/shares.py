@@ -18,14 +18,26 @@ from matrix.report import markdown as md
 
 # Each load status's glyph, for programs and packages.
 SYMBOLS = {status.value: status.symbol for status in LoadStatus}
+# The glyph and word of each load status that did not try: "➖ not-applicable", "🔒 untrusted".
+NOT_APPLICABLE, UNTRUSTED = (
+    "%s %s" % (SYMBOLS[s.value], s.value) for s in (LoadStatus.NOT_APPLICABLE, LoadStatus.UNTRUSTED)
+)
 
 
-def table(shares: pd.DataFrame, saved_order: Sequence[str], loaded_order: Sequence[str], corner: str) -> str:
-    """One mode's squares, rows and columns in the orders given; ``corner`` names the two axes."""
+def table(
+    shares: pd.DataFrame,
+    saved_order: Sequence[str],
+    loaded_order: Sequence[str],
+    corner: str,
+    draw: Optional[Callable[[Optional[Dict[str, Any]]], str]] = None,
+) -> str:
+    """One mode's squares, rows and columns in the orders given; ``corner`` names the two axes; ``draw`` writes a
+    square (:func:`square` by default)."""
+    draw = draw or square
     cells = {(row["saved"], row["loaded"]): row for row in shares.to_dict("records")}
     loaded = [label for label in loaded_order if label in set(shares["loaded"])]
     rows = [
-        [md.text(saved)] + [square(cells.get((saved, label))) for label in loaded]
+        [md.text(saved)] + [draw(cells.get((saved, label))) for label in loaded]
         for saved in saved_order
         if saved in set(shares["saved"])
     ]

@@ -24,14 +24,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-import tempfile
 from typing import Any, ClassVar, Dict, List, Optional
 
 from ..contract import layout
 from ..contract.records import without_paths
 from ..contract.schema import STAGE_ERROR, STAGE_OK, STAGE_SKIPPED, LoadStatus, Status, first_line
 from . import aoti, artifacts
-from .aoti_job import OUTCOMES, AotiLoadJob
+from .aoti_job import OUTCOMES, AotiLoadJob, in_private
 from .aoti_stage import compile_in_child
 from .forensics import load_error
 from .load_job import import_case
@@ -57,19 +56,9 @@ class AotiCompileJob:
         return cls(**fields)
 
     def run(self) -> Dict[str, Any]:
-        from .cell import out_of_memory
-
-        fields: Dict[str, Any] = {}
-        private = tempfile.mkdtemp(prefix="export-matrix-aoti-compile-")
-        handed = False
-        try:
-            handed = _compile(self.folder, self.meta, self.timeout_s, private, fields)
-        except MemoryError as exc:
-            fields.update(out_of_memory(exc))
-        finally:
-            if not handed:  # a package handed to its load is removed by the merge, after that load
-                shutil.rmtree(private, ignore_errors=True)
-        return fields
+        # A package handed to its load is removed by the merge, after that load.
+        return in_private("export-matrix-aoti-compile-", lambda private, fields: _compile(
+            self.folder, self.meta, self.timeout_s, private, fields))  # fmt: skip
 
 
 def _compile(folder: str, meta: Dict[str, Any], timeout_s: float, private: str, fields: Dict[str, Any]) -> bool:

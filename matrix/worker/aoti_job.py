@@ -22,41 +22,44 @@ import os
 import shutil
 import tempfile
 import time
-from typing import Any, ClassVar, Dict, Optional
+from typing import Any, Callable, ClassVar, Dict, Optional
 
 from ..contract import layout
 from ..contract.records import without_paths
 from ..contract.schema import STAGE_ERROR, STAGE_MISMATCH, STAGE_OK, LoadStatus, Status, first_line
 from . import aoti, artifacts, compare, signing
-from .load_job import import_case, incomplete
+from .load_job import LoadJob, import_case, incomplete, run_calls
 
 
 @dataclasses.dataclass(frozen=True)
-class AotiLoadJob:
+class AotiLoadJob(LoadJob):
     """Everything an isolated process needs to load one kept package, run it and compare."""
 
     KIND: ClassVar[str] = "aoti-load"
 
-    folder: str
-    meta: Dict[str, Any]
     trust: bool = False  # load without checking the folder's signature (``load --trust``)
 
-    @classmethod
-    def from_fields(cls, fields: Dict[str, Any]) -> AotiLoadJob:
-        return cls(**fields)
-
     def run(self) -> Dict[str, Any]:
-        from .cell import out_of_memory
+        return in_private("export-matrix-aoti-load-", lambda private, fields: _load_and_run(
+            self.folder, self.meta, self.trust, private, fields))  # fmt: skip
 
-        fields: Dict[str, Any] = {}
-        private = tempfile.mkdtemp(prefix="export-matrix-aoti-load-")
-        try:
-            _load_and_run(self.folder, self.meta, self.trust, private, fields)
-        except MemoryError as exc:
-            fields.update(out_of_memory(exc))
-        finally:
+
+def in_private(prefix: str, work: Callable[[str, Dict[str, Any]], Optional[bool]]) -> Dict[str, Any]:
+    """The fields ``work(private, fields)`` finds in a folder of its own, removed after it unless it returns True
+    (what it made there is handed on); a process out of memory says so."""
+    from .cell import out_of_memory
+
+    fields: Dict[str, Any] = {}
+    private = tempfile.mkdtemp(prefix=prefix)
+    handed = False
+    try:
+        handed = bool(work(private, fields))
+    except MemoryError as exc:
+        fields.update(out_of_memory(exc))
+    finally:
+        if not handed:
             shutil.rmtree(private, ignore_errors=True)
-        return fields
+    return fields
 
 
 def _load_and_run(folder: str, meta: Dict[str, Any], trust: bool, private: str, fields: Dict[str, Any]) -> None:
@@ -120,28 +123,15 @@ def _load_and_run(folder: str, meta: Dict[str, Any], trust: bool, private: str, 
     except Exception as exc:
         fields.update(describe_error(exc), status=LoadStatus.LOAD_ERROR.value)
         return
-    _run(compiled, inputs, outputs, not meta.get("skip_check"), fields)
-
-
-def _run(compiled: Any, inputs: Any, outputs: Any, check: bool, fields: Dict[str, Any]) -> None:
-    from .cell import describe_error
-
-    start = time.perf_counter()
-    try:
-        for number, ((args, kwargs), expected) in enumerate(zip(inputs, outputs)):
-            actual = compare.call(compiled, number, args, kwargs)
-            if check:
-                compare.outputs(number, list(expected), actual)
-        fields["checked_inputs"] = len(inputs)
-    except compare.Mismatch as exc:
-        fields.update(status=LoadStatus.MISMATCH.value, error_type="AssertionError", error_message=first_line(str(exc)))
-        return
-    except Exception as exc:
-        fields.update(describe_error(exc), status=LoadStatus.RUN_ERROR.value)
-        return
-    finally:
-        fields["run_s"] = round(time.perf_counter() - start, 6)
-    fields["status"] = LoadStatus.PASS.value
+    failure = run_calls(lambda: compiled, inputs, outputs, not meta.get("skip_check"), fields)
+    if isinstance(failure, compare.Mismatch):
+        fields.update(
+            status=LoadStatus.MISMATCH.value, error_type="AssertionError", error_message=first_line(str(failure))
+        )
+    elif failure is not None:
+        fields.update(describe_error(failure), status=LoadStatus.RUN_ERROR.value)
+    else:
+        fields["status"] = LoadStatus.PASS.value
 
 
 def aoti_load(folder: str, discard: bool) -> Dict[str, Any]:

@@ -19,6 +19,7 @@ from ..contract.options import DEFAULT_AOTI_TIMEOUT_S, DEFAULT_DIAGNOSIS_BUDGET_
 from ..contract.schema import STAGE_ERROR, STAGE_MISMATCH, STAGE_OK, STAGE_SKIPPED, Status, first_line
 from . import compare, fingerprint
 from .case import Case
+from .stages import RUNS as STAGE_RUNS
 
 PASS, MISMATCH, FAIL = Status.PASS.value, Status.MISMATCH.value, Status.FAIL.value
 CASE_ERROR, CRASH = Status.CASE_ERROR.value, Status.CRASH.value
@@ -258,6 +259,10 @@ def _stages(
     # 5. decompose to core ATen
     if "decompose" in stages:
         _decompose(record, ep, found)
+    # 5b. every other stage selected, as its worker module runs it (worker/stages.py)
+    for name in stages:
+        if name in STAGE_RUNS:
+            STAGE_RUNS[name](record, ep, case)
     # 6. save / load round trip
     if saved is not None:
         _load(record, case, saved, expected)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from typing import Any, ClassVar, Dict, Optional
+from typing import Any, Callable, ClassVar, Dict, Optional
 
 from ..contract import layout, records
 from ..contract.schema import STAGE_ERROR, STAGE_MISMATCH, STAGE_OK, STAGE_SKIPPED, LoadStatus, first_line
@@ -76,33 +76,45 @@ def _load_and_run(folder: str, meta: Dict[str, Any], fields: Dict[str, Any]) -> 
         blame_case_module(fields)
         return
     check = not meta.get("skip_check")
+    failure = run_calls(program.module, inputs, outputs, check, fields)
+    if isinstance(failure, compare.Mismatch):
+        fields.update(
+            status=LoadStatus.MISMATCH.value,
+            check_status=STAGE_MISMATCH,
+            check_detail=str(failure)[:2000],
+            error_type="AssertionError",
+            error_message=first_line(str(failure)),
+        )
+        return
+    if failure is not None:
+        fields.update(describe_error(failure), status=LoadStatus.RUN_ERROR.value, check_status=STAGE_ERROR)
+        blame_case_module(fields)
+        return
+    fields["status"] = LoadStatus.PASS.value
+    fields["check_status"] = STAGE_OK if check else STAGE_SKIPPED
+    if not check:
+        fields["check_detail"] = str(meta.get("skip_check"))
+
+
+def run_calls(
+    make: Callable[[], Any], inputs: Any, outputs: Any, check: bool, fields: Dict[str, Any]
+) -> Optional[Exception]:
+    """Run what ``make`` gives (a loaded program's module, a loaded package) on each saved call and, where ``check``,
+    compare with the saved outputs: ``run_s`` and ``checked_inputs`` go into ``fields``. Returns what failed: a
+    ``compare.Mismatch``, another error, or None where every call ran (and matched)."""
     start = time.perf_counter()
     try:
-        module = program.module()
+        module = make()
         for number, ((args, kwargs), expected) in enumerate(zip(inputs, outputs)):
             actual = compare.call(module, number, args, kwargs)
             if check:
                 compare.outputs(number, list(expected), actual)
         fields["checked_inputs"] = len(inputs)
-    except compare.Mismatch as exc:
-        fields.update(
-            status=LoadStatus.MISMATCH.value,
-            check_status=STAGE_MISMATCH,
-            check_detail=str(exc)[:2000],
-            error_type="AssertionError",
-            error_message=first_line(str(exc)),
-        )
-        return
     except Exception as exc:
-        fields.update(describe_error(exc), status=LoadStatus.RUN_ERROR.value, check_status=STAGE_ERROR)
-        blame_case_module(fields)
-        return
+        return exc
     finally:
         fields["run_s"] = round(time.perf_counter() - start, 6)
-    fields["status"] = LoadStatus.PASS.value
-    fields["check_status"] = STAGE_OK if check else STAGE_SKIPPED
-    if not check:
-        fields["check_detail"] = str(meta.get("skip_check"))
+    return None
 
 
 def incomplete(problem: str) -> Dict[str, Any]:

@@ -51,18 +51,9 @@ from ..contract import dependencies, layout, records
 from ..contract.errors import UserError
 from ..contract.layout import Artifact, Key
 from ..contract.options import AOTI_FROM, DEFAULT_AOTI_TIMEOUT_S, from_namespace
+from ..contract.products import COMPILE, PACKAGE, PRODUCTS, PROGRAM, TALLIES, Product, keys_of, tally
 from ..contract.requests import LoadRequest, add_load_arguments
-from ..contract.schema import (
-    AOTI_COMPILE_KEYS,
-    AOTI_COMPILE_KIND,
-    AOTI_LOAD_KEYS,
-    AOTI_LOAD_KIND,
-    AOTI_STATUSES,
-    LOAD_KEYS,
-    LOAD_STATUSES,
-    SCHEMA_VERSION,
-    LoadStatus,
-)
+from ..contract.schema import SCHEMA_VERSION, LoadStatus
 from . import aoti, aoti_compiles, artifacts, batch, first_use, reuse, signing
 from .aoti_job import AotiLoadJob
 from .environment import installed_torch_version, variant_of
@@ -114,11 +105,11 @@ def journal_key(key: Key, dependency_set: str = "") -> JournalKey:
 
 def package_key(key: Key, dependency_set: str = "") -> JournalKey:
     """The key of the load of an artifact's AOTInductor package: never a program's (six parts, not four or five)."""
-    return (json.dumps(list(key[:4]) + [dependency_set, AOTI_LOAD_KIND]), key[4], 0)
+    return (json.dumps(list(key[:4]) + [dependency_set, PACKAGE.kind]), key[4], 0)
 
 
-# Each kind a load record file holds, and the key of its item (for resuming).
-_KEYED = {"load": journal_key, AOTI_LOAD_KIND: package_key, AOTI_COMPILE_KIND: aoti_compiles.compile_key}
+# Each product a load record file holds, and the key of its item (for resuming).
+_KEYED = {PROGRAM.kind: journal_key, PACKAGE.kind: package_key, COMPILE.kind: aoti_compiles.compile_key}
 
 
 def package_of(artifact: Artifact) -> Optional[Dict[str, Any]]:
@@ -142,10 +133,10 @@ class LoadBatch(batch.Batch):
     installed torch."""
 
     noun, verb, doing = "artifact", "load", "loading"
-    # A load's statuses, and a compile's outcomes (--aoti).
-    statuses = tuple(dict.fromkeys(LOAD_STATUSES + AOTI_STATUSES))
+    # Each product's outcomes: a load's statuses, and a compile's (--aoti).
+    statuses = tuple(dict.fromkeys(status for product in PRODUCTS for status in product.statuses))
     # A program's load, a package's, a program's compile: each record keeps its own kind's keys (see finished).
-    record_keys = tuple(dict.fromkeys(LOAD_KEYS + AOTI_LOAD_KEYS + AOTI_COMPILE_KEYS))
+    record_keys = tuple(dict.fromkeys(key for product in PRODUCTS for key in product.keys))
     # What the parent knows better than the child: the identity of the load.
     parent_keys = frozenset(("schema_version", "kind", "run_id", "torch_version", "variant", "python", "case", "mode"))
 
@@ -238,22 +229,23 @@ class LoadBatch(batch.Batch):
         sets = {saved_with(artifact) for artifact in self.artifacts.values()}
         return sorted({r for key in sets for r in dependencies.key_requirements(key)})
 
+    def planned(self, key: JournalKey) -> Tuple[Product, Artifact]:
+        """What the item ``key`` uses (a program's compile, a package's load, or a program's load) and its artifact."""
+        for product, found in ((COMPILE, self.compiles), (PACKAGE, self.packages)):
+            if key in found:
+                return product, found[key]
+        return PROGRAM, self.artifacts[key]
+
     def items(self, keys: Sequence[JournalKey]) -> List[batch.Item]:
-        return [
-            self._compile_item(key)
-            if key in self.compiles
-            else self._package_item(key)
-            if key in self.packages
-            else self._item(key)
-            for key in keys
-        ]
+        make = {PROGRAM.kind: self._item, PACKAGE.kind: self._package_item, COMPILE.kind: self._compile_item}
+        return [make[self.planned(key)[0].kind](key) for key in keys]
 
     def _item(self, key: JournalKey) -> batch.Item:
         artifact, env = self.artifacts[key], self.env
-        record: Dict[str, Any] = {name: None for name in LOAD_KEYS}
+        record: Dict[str, Any] = {name: None for name in PROGRAM.keys}
         meta = artifact.meta or {}
         record.update(
-            schema_version=SCHEMA_VERSION, kind="load", run_id=env["run_id"],
+            schema_version=SCHEMA_VERSION, kind=PROGRAM.kind, run_id=env["run_id"],
             saved_torch_version=artifact.saved_torch_version, saved_variant=artifact.saved_variant,
             saved_python=artifact.saved_python, torch_version=env["torch_version"], variant=env["variant"],
             python=env["python"], device=meta.get("device"), case=artifact.case, mode=artifact.mode,
@@ -299,9 +291,9 @@ class LoadBatch(batch.Batch):
         described = package_of(artifact) or {}
         name = described.get("file")
         size = _listed(meta, name).get("size")
-        record: Dict[str, Any] = {key: None for key in AOTI_LOAD_KEYS}
+        record: Dict[str, Any] = {key: None for key in PACKAGE.keys}
         record.update(
-            schema_version=SCHEMA_VERSION, kind=AOTI_LOAD_KIND, run_id=env.get("run_id"),
+            schema_version=SCHEMA_VERSION, kind=PACKAGE.kind, run_id=env.get("run_id"),
             saved_torch_version=artifact.saved_torch_version, saved_variant=artifact.saved_variant,
             saved_python=artifact.saved_python, torch_version=env["torch_version"], variant=env["variant"],
             python=env["python"], device=described.get("device") or meta.get("device"), case=artifact.case,
@@ -340,11 +332,13 @@ class LoadBatch(batch.Batch):
         return aoti_compiles.item(key, artifact, self.env, distrust, api, self.aoti_timeout)
 
     def cache_key(self, item: batch.Item) -> Optional[str]:
-        if item.key in self.compiles:
-            return self.compile_cache_key(self.compiles[item.key])
-        if item.key in self.packages:
-            return self.package_cache_key(self.packages[item.key])
-        return self._cache_key(self.artifacts[item.key])
+        product, artifact = self.planned(item.key)
+        keyed = {
+            PROGRAM.kind: self._cache_key,
+            PACKAGE.kind: self.package_cache_key,
+            COMPILE.kind: self.compile_cache_key,
+        }
+        return keyed[product.kind](artifact)
 
     def _cache_key(self, artifact: Artifact, **more: Any) -> Optional[str]:
         meta = reuse.file_hash(os.path.join(artifact.folder, layout.META))  # it lists each file's sha256
@@ -365,17 +359,17 @@ class LoadBatch(batch.Batch):
         sha256 = _listed(artifact.meta or {}, name).get("sha256")
         if not isinstance(sha256, str):
             return None
-        return self._cache_key(artifact, kind=AOTI_LOAD_KIND, package=name, package_sha256=sha256,
+        return self._cache_key(artifact, kind=PACKAGE.kind, package=name, package_sha256=sha256,
                                compiler=self.compiler)  # fmt: skip
 
     def compile_cache_key(self, artifact: Artifact) -> Optional[str]:
         """The key of a program's compile here: its load's (the program's content, this build, the worker) and the
         C++ compiler that compiles it and checks the device when its package loads."""
-        return self._cache_key(artifact, kind=AOTI_COMPILE_KIND, compiler=self.compiler)
+        return self._cache_key(artifact, kind=COMPILE.kind, compiler=self.compiler)
 
     def reusable(self, item: batch.Item, entry: Dict[str, Any], cache: reuse.ResultCache) -> bool:
         """The files must still be what meta.json lists: a damaged program or package is loaded, and found damaged."""
-        artifact = self.compiles.get(item.key) or self.packages.get(item.key) or self.artifacts[item.key]
+        artifact = self.planned(item.key)[1]
         return artifact.meta is not None and layout.verify(artifact.folder, artifact.meta) is None
 
     def finished(self, item: batch.Item, result: Dict[str, Any]) -> None:
@@ -383,12 +377,11 @@ class LoadBatch(batch.Batch):
 
     def tally(self, record: Dict[str, Any]) -> str:
         """A compile counts apart from the loads (its outcomes share words with theirs): ``compiled ok``."""
-        return "compiled " + str(record["status"]) if record.get("kind") == AOTI_COMPILE_KIND else record["status"]
+        return tally(record)  # type: ignore[no-any-return]
 
     def died(self, item: batch.Item) -> None:
-        what, done = "package" if item.key in self.packages else "artifact", "loaded"
-        if item.key in self.compiles:
-            what, done = "program", "compiled"
+        product = self.planned(item.key)[0]
+        what, done = product.noun, product.used
         item.record.update(
             status=LoadStatus.CRASH.value,
             error_type="matrix.worker.loader.LoaderDied",
@@ -403,8 +396,7 @@ class LoadBatch(batch.Batch):
 
 def own_keys(record: Dict[str, Any]) -> None:
     """Drop from a load record what its kind does not carry (a result may hold keys of another kind)."""
-    kinds = {AOTI_LOAD_KIND: AOTI_LOAD_KEYS, AOTI_COMPILE_KIND: AOTI_COMPILE_KEYS}
-    keys = set(kinds.get(str(record.get("kind")), LOAD_KEYS))
+    keys = set(keys_of(record.get("kind")))
     for key in [k for k in record if k not in keys]:
         del record[key]
 
@@ -439,10 +431,6 @@ def execute(options: LoadOptions) -> Dict[str, int]:
 def saved_with(artifact: Artifact) -> str:
     """The set of packages beside torch that an artifact was saved with ("" for torch alone)."""
     return artifact.dependency_set
-
-
-# The summary's words, in order: the loads' statuses, then the compiles' outcomes (LoadBatch.tally).
-TALLIES = LOAD_STATUSES + tuple("compiled " + outcome for outcome in AOTI_STATUSES)
 
 
 def main(options: LoadOptions) -> int:

@@ -15,12 +15,12 @@ import sys
 import tempfile
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
-from ..contract import dependencies, layout, records
+from ..contract import dependencies, layout, records, stages
 from ..contract.case import CaseError, CaseInfo, cell_selected
 from ..contract.errors import UserError
 from ..contract.options import DIAGNOSIS_SHARE, from_namespace
 from ..contract.requests import AOTI, RunRequest, add_run_arguments
-from ..contract.schema import AOTI_KEYS, ARTIFACT_SAVED, CELL_KEYS, STATUSES, Status, cell_id
+from ..contract.schema import ARTIFACT_SAVED, CELL_KEYS, STATUSES, Status, cell_id
 from . import batch, exportdb, gpu, reads, reuse
 from .aoti_job import FRESH_PACKAGE_LOAD
 from .case import missing_for
@@ -88,7 +88,7 @@ class CellBatch(batch.Batch):
 
     noun, verb, doing = "cell", "run", "running"
     statuses = STATUSES
-    record_keys = CELL_KEYS + AOTI_KEYS  # the aoti ones only where the stage ran
+    record_keys = CELL_KEYS + stages.keys_of(stages.KNOWN)  # a stage's own only where it ran
 
     def __init__(self, options: RunOptions, cells: List[Tuple[CaseInfo, str, int]], version: str, variant: str):
         self.options, self.version, self.variant = options, version, variant
@@ -178,8 +178,7 @@ class CellBatch(batch.Batch):
             with_set=dependencies.set_key(options.with_requirements), exportdb_claim=exportdb.claim(info),
             gpu=gpu.label(self.gpu),
         )  # fmt: skip
-        if AOTI in options.stages:
-            record.update({name: None for name in AOTI_KEYS})  # every cell of such a run carries them
+        record.update({name: None for name in stages.keys_of(options.stages)})  # every cell of such a run has them
         label = record["cell_id"]
         if info.problem:
             record.update(

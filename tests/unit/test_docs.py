@@ -29,7 +29,7 @@ HELPERS = {
     "matrix.ci plan": ("matrix.ci", ["plan", "--help"]),
     "matrix.ci summary": ("matrix.ci", ["summary", "--help"]),
     "matrix.envs.removal": ("matrix.envs.removal", ["--help"]),
-    "matrix.envs.companions probe": ("matrix.envs.companions", ["probe", "--help"]),
+    "matrix.companion_probe probe": ("matrix.companion_probe", ["probe", "--help"]),
 }
 # nox's own options, written before a session's `--`.
 NOX_OPTIONS = {"--list", "--json", "--sessions", "--no-venv", "--noxfile", "--tags"}

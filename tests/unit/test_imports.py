@@ -4,6 +4,7 @@
 - the worker (matrix/worker) imports the contract, itself, the standard library and torch;
 - the host (everything else, and noxfile.py) imports the contract, never the worker, except the
   modules in HOST_WORKER_DOORS, and never torch;
+- the host's layers (contract, envs, records, report, the commands) import downwards only;
 - no import circle anywhere in matrix/.
 """
 
@@ -115,6 +116,28 @@ def test_at_most_two_host_modules_reach_the_worker() -> None:
         if side(module) == "host" and any(side(target) == "worker" for target, _ in imports(path))
     }
     assert reaching <= HOST_WORKER_DOORS and len(reaching) <= 2, sorted(reaching)
+
+
+# The host's layers, lowest first: a module imports from its own layer and those below, never from one above; the
+# commands (matrix.check, matrix.probe, matrix.companion_probe, ...) are the top layer. matrix.parallel, a process
+# pool, is a tool of every layer. The worker's side is checked above.
+LAYERS = ("matrix.contract", "matrix.envs", "matrix.records", "matrix.report")
+TOOLS = {"matrix", "matrix.parallel"}
+
+
+def layer(module: str) -> int:
+    return next((i for i, name in enumerate(LAYERS) if module == name or module.startswith(name + ".")), len(LAYERS))
+
+
+def test_no_host_module_imports_from_a_layer_above_its_own() -> None:
+    wrong = [
+        "%s:%d imports %s" % (MODULES[module].relative_to(ROOT), line, target)
+        for module in MODULES
+        if side(module) != "worker"
+        for target, line in imports(MODULES[module])
+        if target in MODULES and side(target) != "worker" and target not in TOOLS and layer(target) > layer(module)
+    ]
+    assert wrong == []
 
 
 def graph() -> Dict[str, Set[str]]:

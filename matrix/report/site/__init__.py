@@ -77,14 +77,10 @@ def write(
     rows = _by_case(shown_cells.assign(environment=f.labels.to_numpy()))
     moves = _by_case(f.moves)
     saved = _by_case(f.loads)
-    # The compiled packages' loads, where the records hold any (the aoti stage, then `load`).
-    packages = f.artifacts.aoti if f.artifacts is not None else None
-    package_rows = _by_case(packages.table) if packages is not None else {}
-    package_orders = packages.orders if packages is not None else ((), ())
-    # The programs compiled on a newer release, where the records hold any (`load --aoti`).
-    compiles = f.artifacts.compiles if f.artifacts is not None else None
-    compile_rows = _by_case(compiles.table) if compiles is not None else {}
-    compile_orders = compiles.orders if compiles is not None else ((), ())
+    # The compiled packages' loads (the aoti stage, then `load`) and the programs compiled on a newer release
+    # (`load --aoti`), as the model judged them.
+    packages, compiles = f.model.packages, f.model.compiles
+    package_rows, compile_rows = _by_case(packages.table), _by_case(compiles.table)
     failures: Dict[str, List[Failure]] = {}
     for failure in f.model.repros:
         failures.setdefault(failure.case, []).append(failure)
@@ -94,7 +90,7 @@ def write(
     for name, target in pages.items():
         text = case.render(
             name, rows[name], moves.get(name, []), saved.get(name, []), f.load_orders, roots, failures.get(name, []),
-            package_rows.get(name, []), package_orders, compile_rows.get(name, []), compile_orders,
+            package_rows.get(name, []), packages.orders, compile_rows.get(name, []), compiles.orders,
         )  # fmt: skip
         written |= _write(out, target, text)
     _remove_stale(out, listed, written)

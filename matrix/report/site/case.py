@@ -84,9 +84,9 @@ def render(
     transitions, ``loads`` its rows of the load table, ``orders`` the saving and loading releases in order,
     ``roots`` the folders its source may be shown from (by default :func:`case_page.default_roots`),
     ``failures`` its distinct failures (``Model.repros``), each shown with its repro, ``package_loads`` its rows of
-    the compiled packages' table (``Written.aoti``) and ``package_orders`` that table's compiling and loading
+    the compiled packages' table (``Model.packages``) and ``package_orders`` that table's compiling and loading
     releases in order, ``compiles`` its rows of the table of programs compiled on a newer release
-    (``Written.compiles``) and ``compile_orders`` that table's exporting and compiling releases in order."""
+    (``Model.compiles``) and ``compile_orders`` that table's exporting and compiling releases in order."""
     roots = case_page.default_roots() if roots is None else roots
     first = rows[-1]
     facts = [

@@ -4,7 +4,7 @@ heatmaps; and the compiled packages' epochs and what they say of upstream's prom
 Nothing is judged here: the epochs are the verdicts' (:mod:`matrix.records.epochs`, as the Markdown's
 :func:`matrix.report.verdicts.epochs_section` renders them) and the load regressions and heatmaps what the
 saved-programs page wrote (``Findings.artifacts``, :mod:`matrix.report.artifacts`); the packages' epochs and
-promise are :mod:`matrix.records.aoti_loads`', as that page holds them (``Written.aoti``). Every pair of a case is
+promise are :mod:`matrix.records.aoti_loads`', as the model holds them (``Model.packages``). Every pair of a case is
 on its page's saved × loaded grid, and its compiled × loaded grid.
 """
 
@@ -137,7 +137,7 @@ def section(f: Findings, pages: Mapping[str, str], charts: str = "") -> str:
         "<p>Every saved × loaded pair of a case, with its error, is on the case's page (<em>Saved × loaded</em>);"
         ' the glyphs are in the <a href="#legend-loads">legend</a>.</p>'
     )
-    parts.append(packages(f.artifacts.aoti if f.artifacts is not None else None, pages))
+    parts.append(packages(f.model.packages, pages))
     parts.append("</section>")
     return "\n".join(p for p in parts if p)
 

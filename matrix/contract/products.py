@@ -1,0 +1,94 @@
+"""The products: what a run makes on one torch release for another release to use, each declared once.
+
+A product is made by a cell on the release that exported it (the *making* release, ``saved_*`` in its
+records) and used by ``export-matrix load`` on another build (``torch_version``, ``variant``, ``python``).
+Each declaration says what identifies one (a load's identity, ``schema.LOAD_IDENTITY``: the making and the
+using environment, the case, the mode and the ``--with`` set), which job uses it and the kind and keys of
+that job's record, the outcomes such a record may hold and which of them tried the product (the others say
+nothing of torch: never counted as a failure), what each outcome means, and the promise upstream makes of
+it, where it makes one. Every reader of these records (the store, the tables, the report model, the load
+batch) walks :data:`PRODUCTS` instead of naming the kinds one by one.
+
+Standard library only, and Python 3.8 syntax: the worker imports this module inside every torch environment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, Mapping, Optional, Tuple
+
+from .schema import (
+    AOTI_COMPILE_KEYS,
+    AOTI_COMPILE_KIND,
+    AOTI_COMPILE_MEANING,
+    AOTI_LOAD_KEYS,
+    AOTI_LOAD_KIND,
+    AOTI_LOAD_MEANING,
+    AOTI_STATUSES,
+    AOTI_TRIED,
+    LOAD_KEYS,
+    LOAD_STATUSES,
+    LoadStatus,
+)
+
+
+@dataclass(frozen=True)
+class Product:
+    """One product (see the module's docstring)."""
+
+    name: str  # the Store's table of its records and the report's name for it: loads, aoti_loads, aoti_compiles
+    kind: str  # the kind of the record that says how one use went, and the job kind that makes it (jobs.KINDS)
+    keys: Tuple[str, ...]  # every key such a record carries
+    statuses: Tuple[str, ...]  # the outcomes a record may hold, in display order
+    tried: Tuple[str, ...]  # the outcomes that tried the product: the others say nothing of torch
+    meaning: Mapping[str, str]  # what each outcome says of this product
+    noun: str  # what one item of the load batch is: "artifact", "package", "program"
+    made: str  # what the making release did: "saved", "compiled", "exported"
+    used: str  # what the using build did: "loaded", "compiled"
+    # The first release whose products upstream promises to be usable on every newer release (backward
+    # compatibility); None where upstream promises nothing.
+    promised_from: Optional[str] = None
+
+    @property
+    def table(self) -> str:
+        """The report's Parquet table of it."""
+        return self.name + ".parquet"
+
+
+# A program saved with torch.export.save, loaded with torch.export.load on another build (``load`` records).
+PROGRAM = Product(
+    name="loads", kind="load", keys=LOAD_KEYS, statuses=LOAD_STATUSES,
+    tried=tuple(s.value for s in LoadStatus if s.rank is not None), meaning={s.value: s.meaning for s in LoadStatus},
+    noun="artifact", made="saved", used="loaded",
+)  # fmt: skip
+# The AOTInductor package a cell's aoti stage compiled from its program, loaded on another build.
+PACKAGE = Product(
+    name="aoti_loads", kind=AOTI_LOAD_KIND, keys=AOTI_LOAD_KEYS, statuses=LOAD_STATUSES, tried=PROGRAM.tried,
+    meaning=AOTI_LOAD_MEANING, noun="package", made="compiled", used="loaded", promised_from="2.6",
+)  # fmt: skip
+# A program saved on an older release, compiled with AOTInductor on a newer one (``load --aoti``).
+COMPILE = Product(
+    name="aoti_compiles", kind=AOTI_COMPILE_KIND, keys=AOTI_COMPILE_KEYS, statuses=AOTI_STATUSES, tried=AOTI_TRIED,
+    meaning=AOTI_COMPILE_MEANING, noun="program", made="exported", used="compiled",
+)  # fmt: skip
+PRODUCTS = (PROGRAM, PACKAGE, COMPILE)
+BY_KIND: Dict[str, Product] = {product.kind: product for product in PRODUCTS}
+BY_NAME: Dict[str, Product] = {product.name: product for product in PRODUCTS}
+
+
+def keys_of(kind: object) -> Tuple[str, ...]:
+    """The keys of a record of product kind ``kind``; a program load's for any other."""
+    return BY_KIND.get(str(kind), PROGRAM).keys
+
+
+def tally(record: Mapping[str, Any]) -> Any:
+    """The word a load's summary counts a record under: its status, after what was done where a product's outcomes
+    are not the loads' (a compile's ``ok`` is ``compiled ok``)."""
+    product = BY_KIND.get(str(record.get("kind")), PROGRAM)
+    return record["status"] if product.statuses == PROGRAM.statuses else "%s %s" % (product.used, record["status"])
+
+
+# Every word of a load's summary, in order (:func:`tally`).
+TALLIES = tuple(
+    dict.fromkeys(s if p.statuses == PROGRAM.statuses else "%s %s" % (p.used, s) for p in PRODUCTS for s in p.statuses)
+)
