@@ -75,6 +75,20 @@ def values_of(frame: pd.DataFrame, column: str, ordered: bool = False) -> List[s
     return store.ordered(values) if ordered else sorted(values)
 
 
+def devices(envs: pd.DataFrame, cells: pd.DataFrame) -> str:
+    """Where the cells ran, said so that no build's name reads as a GPU run where none was: ``cpu (the CUDA builds,
+    +cu…, ran on the CPU: no cell ran on a GPU)``, or ``cuda (NVIDIA H200), cpu``."""
+    ran = values_of(envs, "device") or values_of(cells, "device")
+    if not ran:
+        return ""
+    gpus = values_of(envs, "gpu_name")
+    text = ", ".join("%s (%s)" % (device, ", ".join(gpus)) if device == "cuda" and gpus else device for device in ran)
+    cuda_builds = [v for v in values_of(cells, "torch_version") if "+cu" in v or "+rocm" in v]
+    if "cuda" not in ran and cuda_builds:
+        text += " (the CUDA builds, +cu…, ran on the CPU: no cell ran on a GPU)"
+    return text
+
+
 def _header(f: Findings) -> str:
     cells = f.cells
     envs = f.environments
@@ -89,7 +103,7 @@ def _header(f: Findings) -> str:
         "| Python | %s |" % md.text(", ".join(values_of(cells, "python", ordered=True))),
         "| sources | %s |" % md.text(", ".join(values_of(cells, "source"))),
         "| machine | %s |" % md.text("; ".join(machines(envs))),
-        "| device | %s |" % md.text(", ".join(values_of(envs, "device") or values_of(cells, "device"))),
+        "| device | %s |" % md.text(devices(envs, cells)),
         "| run on | %s (UTC, from the environment records) |" % md.text(when),
         "| cells | %s; from %s |" % (md.cells_counted(f.scope), _plural(f.runs, "cell record")),
     ]

@@ -182,3 +182,15 @@ def test_releases_and_builds_are_counted_apart_and_the_cells_product_is_stated(t
     )
     site = (out / "site" / "index.html").read_text(encoding="utf-8")
     assert "10 cells of 2 cases × 2 modes × 3 builds = 12 (2 without a record); 2 releases, 3 builds." in site
+
+
+def test_the_run_says_where_cells_ran_and_no_cuda_build_reads_as_a_gpu_run() -> None:
+    from matrix.report import index
+
+    cells = pd.DataFrame({"torch_version": ["2.15.0+cu132", "2.13.0+cpu"], "device": ["cpu", "cpu"]})
+    cpu_only = index.devices(pd.DataFrame({"device": ["cpu", "cpu"]}), cells)
+    assert cpu_only == "cpu (the CUDA builds, +cu…, ran on the CPU: no cell ran on a GPU)"
+    gpu = pd.DataFrame({"device": ["cuda", "cpu"], "gpu_name": ["NVIDIA H200", None]})
+    assert index.devices(gpu, cells) == "cpu, cuda (NVIDIA H200)"
+    plain = pd.DataFrame({"torch_version": ["2.13.0+cpu"], "device": ["cpu"]})
+    assert index.devices(pd.DataFrame({"device": ["cpu"]}), plain) == "cpu"
