@@ -34,6 +34,8 @@ from matrix.worker.pristine import Server
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.xdist_group("test_aoti_compiles")  # one worker, so that its module fixture is built once
+
 CASE = "tests/fixtures/basic/dynamic_batch.py"  # relative: the job imports the case module inside the checkout
 KEY = "aoti-compiles-integration-" + "7" * 32
 # The batch's --timeout for these jobs, where a package's load (1-2 s seen) fits with room on a busy machine. The

@@ -20,6 +20,8 @@ from matrix.records import tables
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.xdist_group("test_ci_simulation")  # one worker, so that its module fixture is built once
+
 CASES = ROOT / "cases" / "exportdb"
 # Small cases, two of which ExportDB documents as not supported yet.
 SHARDS = (["static_if", "list_unpack"], ["torch_sym_min", "model_attr_mutation"])

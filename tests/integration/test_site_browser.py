@@ -26,6 +26,8 @@ from matrix.report import build as report
 
 from conftest import history, report_cell, write_by_release
 
+pytestmark = pytest.mark.xdist_group("test_site_browser")  # one worker, so that its module fixture is built once
+
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 INSTALL = "apt-get install -y chromium chromium-driver"
 WIDTH = 1400  # the window a reader's laptop gives the pages, in CSS pixels

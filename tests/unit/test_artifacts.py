@@ -379,7 +379,8 @@ def test_errors_that_differ_only_in_numbers_are_one_group_of_one_class() -> None
 
 def test_load_statuses_are_one_vocabulary() -> None:
     assert schema.LOAD_STATUSES == (
-        "pass", "mismatch", "run-error", "load-error", "crash", "timeout", "not-applicable", "untrusted", "harness-error"
+        "pass", "mismatch", "run-error", "load-error", "crash", "timeout", "not-applicable", "untrusted",
+        "harness-error",
     )  # fmt: skip
     for status in schema.LoadStatus:
         assert status.symbol and status.colour.startswith("#") and status.meaning
