@@ -403,9 +403,16 @@ def _test_environment(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run tests/unit and tests/integration on one torch (everything but the multi-release tests)."""
+    """Run tests/unit and tests/integration on one torch (everything but the slow and the multi-release tests)."""
     _test_environment(session)
-    session.run("pytest", "-n", "auto", "-m", "not releases", *session.posargs)
+    session.run("pytest", "-n", "auto", "-m", "not releases and not slow", *session.posargs)
+
+
+@nox.session(default=False)
+def slow_tests(session: nox.Session) -> None:
+    """Run the tests marked slow (minutes each: real compiles, nox and workflow runs); CI runs them after `tests`."""
+    _test_environment(session)
+    session.run("pytest", "-n", "auto", "-m", "slow and not releases", *session.posargs)
 
 
 @nox.session(default=False)

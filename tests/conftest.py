@@ -32,6 +32,35 @@ DATA = ROOT / "tests" / "data"  # recorded records and graphs
 INTEGRATION = ROOT / "tests" / "integration"
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``--dist loadgroup`` (pyproject.toml's addopts), the tests of a module marked ``xdist_group`` go to one
+    xdist worker, which builds the module's fixture once; every other test goes wherever a worker is free.
+
+    xdist's own loadgroup finds the mark through a node id it rewrites, which pytest 9 no longer reads back: its
+    groups came apart, and each worker that got a test of such a module built the module's fixture again. The
+    group here is the module, read from the module's file: the mark is in its source.
+    """
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    grouped: Dict[str, bool] = {}
+
+    def in_a_group(module: str) -> bool:
+        if module not in grouped:
+            path = config.rootpath / module
+            grouped[module] = path.suffix == ".py" and "pytest.mark.xdist_group(" in path.read_text(encoding="utf-8")
+        return grouped[module]
+
+    class ModuleGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if in_a_group(module) else nodeid
+
+    return ModuleGroups(config, log)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:
     """Mark every test under tests/integration `integration`, so that `-m "not integration"` leaves them out."""
     for item in items:

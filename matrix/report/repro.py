@@ -3,8 +3,8 @@
 For each of a case's distinct failures (:func:`matrix.records.repro.failures`: one per mode,
 ``--with`` set and way of failing, on the newest release that shows it) the report writes a
 standalone script to ``cases/NAME.repro/FILE.py``, beside the case's page ``cases/NAME.md``,
-and both case pages (Markdown and site) show the ``export-matrix check`` command and link the
-script. A script inlines the case's source, so it is written only where the case file lies in
+and both case pages (Markdown and site) show the ``export-matrix check`` command and link that
+one script. A script inlines the case's source, so it is written only where the case file lies in
 the case folders the report reads sources from; elsewhere the page says so.
 """
 
@@ -36,6 +36,11 @@ def script_path(failure: Failure) -> str:
 def page_link(failure: Failure) -> str:
     """The script's path relative to its case's Markdown page (both lie in ``cases/``)."""
     return posixpath.relpath(script_path(failure), "cases")
+
+
+def site_link(failure: Failure) -> str:
+    """The same script's path relative to its case's site page (``site/cases/``): the one file both pages link."""
+    return posixpath.relpath(script_path(failure), "site/cases")
 
 
 def shown_on(failure: Failure, order: Sequence[str]) -> str:

@@ -1,8 +1,9 @@
-"""The aoti stage for real, on the installed torch: one AOTInductor compile, shared by every test here.
+"""The aoti stage for real, on the installed torch: one AOTInductor compile, shared with test_aoti_loads.py.
 
-A small case with a dynamic batch and an extra input runs four times in one mode against one result
-cache: without the stage, with it (the compile), with it again and without it again (both reused),
-and once more with the stage on a machine whose C++ compiler is missing. The compile's own process
+A small case with a dynamic batch and an extra input, run once with the aoti stage for the whole test run
+(tests/integration/aoti_package.py: the compile), runs again in one mode against a copy of that run's result
+cache: without the stage (serialized all the same, so that only the stage differs), with it (reused), without it
+again (reused), and once more with the stage on a machine whose C++ compiler is missing. The compile's own process
 bounds (:mod:`matrix.worker.forked`) are checked on plain functions.
 """
 
@@ -27,43 +28,41 @@ from matrix.contract.requests import KEY_VARIABLE
 from matrix.contract.schema import AOTI_KEYS
 from matrix.worker import aoti, aoti_job, forked, signing
 
+from .aoti_package import CASE, KEY, STAGES, copy_of, environ, leftovers
 from conftest import ROOT, read_cells
 
-CASE = "tests/fixtures/basic/dynamic_batch.py"  # relative: the fresh load imports a case module inside the checkout
-KEY = "aoti-integration-" + "5" * 32
+pytestmark = pytest.mark.xdist_group("test_aoti")  # one worker, so that its module fixture is built once
+
+PLAIN = "check,serialize"  # the shared run's stages less aoti: a run without the stage, as like it as can be
 
 
 def _run(tmp: Path, name: str, stages: str, *options: str, **env: str) -> Dict[str, Any]:
     """Run the case in non-strict mode with ``stages``; returns its one cell record."""
     out = tmp / name
-    scratch = tmp / (name + "-tmp")
-    scratch.mkdir()
-    environ = dict(
-        os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(scratch), TORCHINDUCTOR_CACHE_DIR=str(tmp / (name + "-inductor"))
-    )
-    environ.update({KEY_VARIABLE: KEY}, **env)
+    env_ = environ(tmp, name)
+    env_.update(TORCHINDUCTOR_CACHE_DIR=str(tmp / (name + "-inductor")), **env)
     command = [sys.executable, "-m", "matrix", "run", "--cases", CASE, "--mode", "non-strict", "--stages", stages,
                "--out", str(out), "--progress", "none", *options]  # fmt: skip
-    done = subprocess.run(command, cwd=ROOT, env=environ, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(command, cwd=ROOT, env=env_, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     cells = read_cells(out)
     assert len(cells) == 1, cells
-    leftovers = [p.name for p in scratch.iterdir() if p.name.startswith("export-matrix-")]
-    assert leftovers == [], leftovers  # no program, package or socket left behind
+    left = leftovers(tmp, name)
+    assert left == [], left  # no program, package or socket left behind
     return cells[0]
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dict[str, Any]]:
+def runs(tmp_path_factory: pytest.TempPathFactory, aoti_package: Dict[str, Any]) -> Iterator[Dict[str, Any]]:
     tmp = tmp_path_factory.mktemp("aoti")
-    cache, saved = str(tmp / "cache"), tmp / "artifacts"
-    found: Dict[str, Any] = {"tmp": tmp, "saved": saved}
-    found["plain"] = _run(tmp, "plain", "check", "--cache", cache)
-    started = time.perf_counter()
-    found["aoti"] = _run(tmp, "aoti", "check,aoti", "--cache", cache, "--artifacts", str(saved))
-    found["aoti_wall_s"] = time.perf_counter() - started
-    found["aoti_again"] = _run(tmp, "aoti_again", "check,aoti", "--cache", cache, "--artifacts", str(saved))
-    found["plain_again"] = _run(tmp, "plain_again", "check", "--cache", cache)
+    # The shared run's cache and programs, copied: the runs here reuse and restore into them.
+    cache, saved = str(copy_of(aoti_package, "cache", tmp)), copy_of(aoti_package, "saved", tmp)
+    found: Dict[str, Any] = {"tmp": tmp, "saved": saved, "shared": aoti_package["folder"]}
+    found["aoti"] = aoti_package["cell"]  # check,serialize,aoti with --cache and --artifacts: the compile
+    found["aoti_wall_s"] = aoti_package["wall_s"]
+    found["plain"] = _run(tmp, "plain", PLAIN, "--cache", cache)
+    found["aoti_again"] = _run(tmp, "aoti_again", STAGES, "--cache", cache, "--artifacts", str(saved))
+    found["plain_again"] = _run(tmp, "plain_again", PLAIN, "--cache", cache)
     found["no_compiler"] = _run(tmp, "no_compiler", "check,aoti", "--no-cache", CXX=str(tmp / "absent" / "g++"))
     yield found
 

@@ -34,6 +34,9 @@ from matrix.worker.pristine import Server
 
 from conftest import ROOT
 
+# slow: a compile of its own (load --aoti's job), 20-36 s cold; one worker, so that its module fixture is built once.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("test_aoti_compiles")]
+
 CASE = "tests/fixtures/basic/dynamic_batch.py"  # relative: the job imports the case module inside the checkout
 KEY = "aoti-compiles-integration-" + "7" * 32
 # The batch's --timeout for these jobs, where a package's load (1-2 s seen) fits with room on a busy machine. The

@@ -1,6 +1,7 @@
-"""``load`` of a kept AOTInductor package for real, on the installed torch: one compile, shared by every test here.
+"""``load`` of a kept AOTInductor package for real, on the installed torch: one compile, shared with test_aoti.py.
 
-A small case with a dynamic batch runs once with ``--stages check,serialize,aoti --artifacts``. ``load`` then
+A small case with a dynamic batch runs once per test run with ``--stages check,serialize,aoti --artifacts``
+(tests/integration/aoti_package.py: the compile, shared). ``load`` then
 loads its program and its package, each in a process of its own: with a cache of its own (loaded), with the
 run's cache (the run's fresh loads, reused), from an untrusted copy (refused, nothing loaded) and from a copy
 whose package was changed (refused by the sha256 meta.json lists, never served from the cache). A loader that
@@ -28,25 +29,22 @@ from matrix.report import aoti_loads as package_page
 from matrix.report import build as report
 from matrix.worker import aoti, loader
 
+from .aoti_package import KEY, copy_of, environ, leftovers
 from conftest import ROOT
 
-CASE = "tests/fixtures/basic/dynamic_batch.py"  # relative: loads import a case module inside the checkout
-KEY = "aoti-loads-integration-" + "6" * 32
+pytestmark = pytest.mark.xdist_group("test_aoti_loads")  # one worker, so that its module fixture is built once
+
 OTHER_KEY = "aoti-loads-another-key-" + "8" * 32
 
 
 def _command(tmp: Path, name: str, *argv: str, key: str = KEY) -> Dict[str, Any]:
     """Run ``export-matrix ARGV`` with its own temporary and compile folders; its wall time and output."""
-    scratch = tmp / (name + "-tmp")
-    scratch.mkdir()
-    environ = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(scratch), TORCHINDUCTOR_CACHE_DIR=str(tmp / "inductor"))
-    environ[KEY_VARIABLE] = key
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "matrix", *argv, "--progress", "none"], cwd=ROOT, env=environ,
-                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    done = subprocess.run([sys.executable, "-m", "matrix", *argv, "--progress", "none"], cwd=ROOT,
+                          env=environ(tmp, name, key), capture_output=True, text=True, timeout=900)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
-    leftovers = [p.name for p in scratch.iterdir() if p.name.startswith("export-matrix-")]
-    assert leftovers == [], leftovers  # no copy of a package, no socket left behind
+    left = leftovers(tmp, name)
+    assert left == [], left  # no copy of a package, no socket left behind
     return {"wall_s": time.perf_counter() - started, "stderr": done.stderr}
 
 
@@ -60,15 +58,12 @@ def _loads(folder: Path) -> Dict[str, Dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def loads(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dict[str, Any]]:
+def loads(tmp_path_factory: pytest.TempPathFactory, aoti_package: Dict[str, Any]) -> Iterator[Dict[str, Any]]:
     tmp = tmp_path_factory.mktemp("aoti-loads")
-    saved, cache = tmp / "saved", str(tmp / "cache")
-    found: Dict[str, Any] = {"tmp": tmp, "saved": saved}
-    found["run"] = _command(tmp, "run", "run", "--cases", CASE, "--mode", "non-strict", "--stages",
-                            "check,serialize,aoti", "--artifacts", str(saved), "--out", str(tmp / "run"),
-                            "--cache", cache)  # fmt: skip
-    (run_path,) = (tmp / "run").glob("*.jsonl")
-    found["cell"] = next(r for r in records.read(str(run_path))[0] if r["kind"] == "cell")
+    # The shared run (its records, programs and result cache), copied: loads and reports write beside them.
+    saved, cache = copy_of(aoti_package, "saved", tmp), str(copy_of(aoti_package, "cache", tmp))
+    copy_of(aoti_package, "run", tmp)  # the report below reads it
+    found: Dict[str, Any] = {"tmp": tmp, "saved": saved, "run": aoti_package, "cell": aoti_package["cell"]}
     found["fresh"] = _command(tmp, "fresh", "load", str(saved), "--out", str(tmp / "fresh"), "--cache",
                               str(tmp / "own-cache"))  # fmt: skip
     found["reused"] = _command(tmp, "reused", "load", str(saved), "--out", str(tmp / "reused"), "--cache", cache)

@@ -12,6 +12,8 @@ import pytest
 from matrix.contract import dependencies, layout, schema
 from matrix.worker import artifacts, loader, signing
 
+pytestmark = pytest.mark.xdist_group("test_artifact_sets")  # one worker, so that its module fixture is built once
+
 WITH = "packaging>=20"
 
 

@@ -18,6 +18,8 @@ import pytest
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.slow  # each runs a benchmark script: minutes on 2 cores
+
 LAP = r"([\d.]+) s wall, [\d.]+ s CPU \+ [\d.]+ s in side processes"  # benchmarks/report.py's _times
 VERDICT = r"(met|NOT met)"
 

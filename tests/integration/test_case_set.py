@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from matrix.contract.case import discover
 from matrix.contract.schema import STATUSES
 
 from conftest import ROOT, read_cells, run_matrix
 
 
+@pytest.mark.slow
 def test_every_cell_of_the_case_set_gets_a_status_and_none_is_a_case_error(tmp_path):
     run_matrix("run", "--cases", "cases", "--out", str(tmp_path), "--progress", "none", timeout=1800)
     cells = read_cells(tmp_path)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from matrix.check import Row
 from matrix.contract import records
 
@@ -19,6 +21,7 @@ def test_command_line_errors_exit_2(tmp_path: Path) -> None:
     assert done.returncode == 2 and "--torch 1.0" in done.stderr
 
 
+@pytest.mark.slow
 def test_check_runs_a_case_with_the_current_torch(tmp_path: Path) -> None:
     case = str(FIXTURES / "basic" / "data_branch.py")
     done = run_matrix("check", case, "--torch", "current", "--format", "json", "--out", str(tmp_path))

@@ -15,6 +15,8 @@ from matrix import ci
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.xdist_group("test_ci")  # one worker, so that its module fixture is built once
+
 # A noxfile shaped like the project's: one `run` session parametrized over (torch, variant), tagged.
 FIXTURE_NOXFILE = '''
 import nox

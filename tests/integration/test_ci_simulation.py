@@ -20,6 +20,9 @@ from matrix.records import tables
 
 from conftest import ROOT
 
+# slow: two shards, a serial run, merges and reports; one worker, so that its module fixture is built once.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("test_ci_simulation")]
+
 CASES = ROOT / "cases" / "exportdb"
 # Small cases, two of which ExportDB documents as not supported yet.
 SHARDS = (["static_if", "list_unpack"], ["torch_sym_min", "model_attr_mutation"])

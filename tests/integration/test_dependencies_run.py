@@ -45,6 +45,7 @@ def test_each_case_is_recorded_for_what_its_packages_allow(tmp_path: Path) -> No
     assert malformed["error_message"].startswith(str(CASES / "malformed.py") + ":3: ")
 
 
+@pytest.mark.slow
 def test_a_dependency_set_runs_only_its_own_cases_and_writes_its_own_record_file(tmp_path: Path) -> None:
     common = ["run", "--cases", str(CASES), "--out", str(tmp_path), "--mode", "strict", "--progress", "none"]
     run_matrix(*common, "--dependency-set", "packaging")
@@ -94,6 +95,7 @@ def test_two_with_sets_into_one_folder_are_two_cells_each(tmp_path: Path) -> Non
     ]
 
 
+@pytest.mark.slow
 def test_each_with_set_keeps_its_own_program_and_load_tries_each(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -26,6 +26,7 @@ def cells(cases: Path, out: Path, *extra: str) -> Dict[str, Dict[str, Any]]:
     return {cell["mode"]: cell for cell in read_cells(out)}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not FOUND["draft_export"], reason="torch %s has no draft_export" % torch.__version__)
 def test_a_diagnosis_is_reused_where_only_the_cell_key_changed_and_never_without_the_cache(tmp_path: Path) -> None:
     cases = tmp_path / "cases"

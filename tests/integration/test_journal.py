@@ -32,6 +32,7 @@ def test_a_second_writer_of_the_same_records_is_refused(tmp_path: Path) -> None:
     journal.Journal(path).close()  # released when the other run ended
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="the hostile case finds its runner through /proc")
 @pytest.mark.parametrize("jobs, deaths", [(1, 1), (2, 2)])
 def test_cases_that_kill_their_parent_or_the_runner_are_recorded_and_the_matrix_completes(

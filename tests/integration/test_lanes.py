@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 from typing import Any, Dict
 
+import pytest
+
 from matrix.worker.lanes import Lanes
 
 from conftest import FIXTURES, read_cells, run_matrix
@@ -55,6 +57,7 @@ def test_a_lane_that_dies_costs_only_its_cell() -> None:
     assert {results[n]["lane"] for n in (0, 1, 3, 4, 5)} <= {0, 1}  # the lane in place of the dead one has its index
 
 
+@pytest.mark.slow
 def test_parallel_cells_record_what_a_serial_run_records(tmp_path: Path) -> None:
     folders = {}
     for jobs in (1, 2):

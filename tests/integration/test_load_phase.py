@@ -16,6 +16,8 @@ from matrix.worker import artifacts, loader
 
 from conftest import FIXTURES, ROOT, read_cells, run_matrix
 
+pytestmark = pytest.mark.xdist_group("test_load_phase")  # one worker, so that its module fixture is built once
+
 PASSING = {  # the basic fixtures' cells that pass on the local torch, and so keep an artifact
     ("add_one", "strict"), ("add_one", "non-strict"), ("dynamic_batch", "strict"), ("dynamic_batch", "non-strict"),
     ("needs_cond", "strict"), ("needs_cond", "non-strict"), ("graph_break", "non-strict"),

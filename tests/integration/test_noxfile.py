@@ -98,8 +98,9 @@ def test_a_bad_selection_is_a_clear_error() -> None:
 
 
 def test_the_sessions_the_readme_names_exist_and_only_tests_and_lint_run_by_default() -> None:
-    sessions = {s["session"]: s for s in listed("-s", "unit", "tests", "release_tests", "lint", "report", "publish")}
-    assert set(sessions) == {"unit", "tests", "release_tests", "lint", "report", "publish"}
+    names = ("unit", "tests", "slow_tests", "release_tests", "lint", "report", "publish")
+    sessions = {s["session"]: s for s in listed("-s", *names)}
+    assert set(sessions) == set(names)
     assert all(s["description"] for s in sessions.values())
     assert "reports/local" in sessions["report"]["description"]
     assert "reports/latest" in sessions["publish"]["description"]
@@ -244,6 +245,7 @@ def test_a_real_run_puts_only_runner_lines_on_the_terminal(tmp_path: Path) -> No
     assert tee.last_lines() == [line for line in log.splitlines()[1:] if line.strip() and line not in shown]
 
 
+@pytest.mark.slow
 def test_the_run_session_logs_the_workers_output_and_names_the_log(tmp_path: Path) -> None:
     given = os.environ.get(environments.ENV_DIR_VARIABLE)
     out = tmp_path / "records"

@@ -53,6 +53,7 @@ def stage_error_class(text: str) -> str:
     return parts[0].rsplit(".", 1)[-1]
 
 
+@pytest.mark.slow
 def test_each_failing_cell_of_real_cases_is_reproduced_by_its_script(tmp_path: Path) -> None:
     out = tmp_path / "records"
     run_matrix(

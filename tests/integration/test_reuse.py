@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
+import pytest
+
 from conftest import FIXTURES, ROOT, read_cells, run_matrix
 
 # Fields that say what happened to a cell or a load: identical whether measured now or reused.
@@ -35,6 +37,7 @@ def run(out: Path, *extra: str) -> subprocess.CompletedProcess:
     return run_matrix("run", "--cases", str(cases), "--out", str(out), "--progress", "lines", *extra)
 
 
+@pytest.mark.slow
 def test_a_second_run_reuses_every_result_and_records_what_a_run_without_the_cache_records(tmp_path: Path) -> None:
     cache = str(tmp_path / "cache")
     artifacts = str(tmp_path / "artifacts")
@@ -103,6 +106,7 @@ def test_a_timeout_is_never_reused(tmp_path: Path) -> None:
     assert [(r["status"], r["reused_from"]) for r in cells] == [("timeout", None)]
 
 
+@pytest.mark.slow
 def test_a_damaged_cache_or_one_that_cannot_be_written_only_costs_the_reuse(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     select = ("--select", "add_one", "--mode", "strict")
@@ -124,6 +128,7 @@ def test_a_damaged_cache_or_one_that_cannot_be_written_only_costs_the_reuse(tmp_
     assert [r["status"] for r in read_cells(tmp_path / "three")] == ["pass"]
 
 
+@pytest.mark.slow
 def test_two_runs_sharing_a_cache_at_once_leave_it_whole(tmp_path: Path) -> None:
     cache = str(tmp_path / "cache")
     env = dict(__import__("os").environ, PYTHONPATH=str(ROOT))

@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import FIXTURES, ROOT, by_cell, read_cells, run_matrix
 
 
@@ -156,6 +158,7 @@ def read_cells_safe(folder: Path):
     return cells
 
 
+@pytest.mark.slow
 def test_rerun_skips_recorded_cells_unless_forced(tmp_path):
     case = str(FIXTURES / "basic" / "add_one.py")
     run_matrix("run", "--cases", case, "--out", str(tmp_path))

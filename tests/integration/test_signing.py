@@ -17,6 +17,8 @@ from matrix.worker import artifacts, loader, signing
 
 from conftest import FIXTURES, ROOT, run_matrix
 
+pytestmark = pytest.mark.xdist_group("test_signing")  # one worker, so that its module fixture is built once
+
 
 def read_loads(folder: Path) -> List[Dict[str, Any]]:
     found = []

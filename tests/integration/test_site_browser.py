@@ -26,6 +26,8 @@ from matrix.report import build as report
 
 from conftest import history, report_cell, write_by_release
 
+pytestmark = pytest.mark.xdist_group("test_site_browser")  # one worker, so that its module fixture is built once
+
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 INSTALL = "apt-get install -y chromium chromium-driver"
 WIDTH = 1400  # the window a reader's laptop gives the pages, in CSS pixels
@@ -373,7 +375,7 @@ def test_the_search_finds_cases_by_name_tag_and_error_text(site: Path, browser: 
     assert abs(top_of(browser, "#cases")) < 20
 
 
-def test_every_download_is_a_file_inside_the_site_folder(site: Path, browser: Any):
+def test_every_download_is_a_file_inside_the_reports_folder(site: Path, browser: Any):
     from selenium.webdriver.common.by import By
 
     open_page(browser, site / "index.html")
@@ -381,7 +383,7 @@ def test_every_download_is_a_file_inside_the_site_folder(site: Path, browser: An
     # CSV and Parquet per table a reader downloads (texts.parquet, for rebuilding the report, is not one), the badge.
     offered = [p for p in site.parent.glob("*.parquet") if p.name != "texts.parquet"]
     assert (site.parent / "texts.parquet").is_file() and len(links) == 2 * len(offered) + 1
-    folder = site.resolve()
+    folder = site.parent.resolve()  # the CSV under site/tables/, the Parquet the report wrote, one folder up
     for link in links:
         parts = urlsplit(link)
         assert parts.scheme == "file", link

@@ -95,11 +95,12 @@ def test_the_site_page_shows_the_same_and_links_the_script_beside_the_markdown_p
         '<pre class="command">export-matrix check cases/m.py --torch 2.5.0+cpu --variant cpu --mode strict'
         " --python 3.11</pre>" in page
     )
-    # The site keeps its own copy beside the page, so that a site published alone still offers the script.
-    href = "m.repro/torch-2.5.0_py3.11_strict.py"
+    # The site links the one script the report wrote beside the Markdown page: no copy under site/.
+    href = "../../cases/m.repro/torch-2.5.0_py3.11_strict.py"
     assert '<a href="%s" download>' % href in page
-    copy = (out / "site" / "cases" / href).resolve()
-    assert copy.read_bytes() == (out / SCRIPTS / "torch-2.5.0_py3.11_strict.py").read_bytes()
+    linked = (out / "site" / "cases" / href).resolve()
+    assert linked == (out / SCRIPTS / "torch-2.5.0_py3.11_strict.py").resolve() and linked.is_file()
+    assert not list((out / "site").rglob("*.py"))
 
 
 def test_a_failure_whose_case_file_is_not_found_shows_the_command_and_writes_no_script(here: Path):
@@ -132,5 +133,5 @@ def test_two_builds_write_the_same_scripts(here: Path):
     first = build(here, [failing("2.5.0"), failing("2.5.0", "non-strict")])
     before = {p: p.read_bytes() for p in first.rglob("*.py")}
     build(here, [failing("2.5.0"), failing("2.5.0", "non-strict")])
-    # Two scripts, each beside the Markdown page and beside the site's page.
-    assert {p: p.read_bytes() for p in first.rglob("*.py")} == before and len(before) == 4
+    # Two scripts, each once: beside the Markdown page, linked from the site's page.
+    assert {p: p.read_bytes() for p in first.rglob("*.py")} == before and len(before) == 2

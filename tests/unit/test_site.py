@@ -236,23 +236,23 @@ def test_the_report_writes_the_site_its_pages_and_each_table_inside_its_folder(b
         assert (built / "site" / name).is_file()
     # Nothing is fetched from elsewhere: the page's only resources are the site's own files.
     assert re.findall(r'<(?:script|link|img)[^>]*(?:src|href)="([^"]*)"', index) == ["site.css", "badge.svg", "site.js"]
-    # Each table of the report, as Parquet and as gzipped CSV, inside the site's folder: it is published alone.
+    # Each table of the report as gzipped CSV inside the site's folder, and its Parquet linked where the report
+    # wrote it, one folder up: stored once.
     tables = built / "site" / "tables"
-    # Every table a reader downloads; texts.parquet (for rebuilding the report) stays beside index.md only.
-    assert (built / "texts.parquet").is_file() and not (tables / "texts.parquet").exists()
+    # Every table a reader downloads; texts.parquet (for rebuilding the report) is not offered.
+    assert (built / "texts.parquet").is_file() and "texts.parquet" not in index
     for parquet in (p for p in built.glob("*.parquet") if p.name != "texts.parquet"):
         csv = tables / (parquet.stem + ".csv.gz")
         assert csv.is_file(), csv
         assert len(pd.read_csv(csv)) == len(pd.read_parquet(parquet))
-        assert (tables / parquet.name).read_bytes() == parquet.read_bytes()
-        assert 'href="tables/%s"' % csv.name in index and 'href="tables/%s"' % parquet.name in index
+        assert not (tables / parquet.name).exists()
+        assert 'href="tables/%s"' % csv.name in index and 'href="../%s"' % parquet.name in index
     assert not list(built.glob("*.csv.gz"))  # nothing beside the Parquet, outside the site
     tags = pd.read_csv(tables / "cells.csv.gz")["tags"].dropna()
     assert json.loads(tags.iloc[0]) == ["torch.cond"]  # a list as JSON text
     listed = set(json.loads((built / report_files.MANIFEST).read_text(encoding="utf-8"))["files"])
-    assert {"site/index.html", "site/cases/breaks.html", "site/tables/cells.csv.gz", "site/tables/loads.parquet"} <= (
-        listed
-    )
+    assert {"site/index.html", "site/cases/breaks.html", "site/tables/cells.csv.gz", "loads.parquet"} <= listed
+    assert not [entry for entry in listed if entry.startswith("site/") and entry.endswith((".parquet", ".png", ".py"))]
 
 
 def test_record_text_stays_text_on_every_page(built: Path):
@@ -324,6 +324,7 @@ def test_building_twice_is_byte_identical_and_a_gone_case_loses_its_page(tmp_pat
 def test_only_site_files_and_csv_tables_are_ever_removed():
     assert site.ours("site/index.html") and site.ours("site/cases/a~1234.html") and site.ours("cells.csv.gz")
     assert site.ours("cells.csv")  # what earlier builds wrote, removed when not written again
+    # The copies earlier builds made of tables, charts and repro scripts: removed by the next build.
     assert site.ours("site/tables/cells.parquet") and site.ours("site/charts/pass-rate.png")
     assert site.ours("site/cases/a.repro/cell_strict.py")  # a copy of a repro script
     for entry in (

@@ -229,10 +229,12 @@ def test_search_finds_a_case_by_its_error_text_and_tags(built: Path):
     assert cases["steady"]["errors"] == []
 
 
-def test_every_link_and_file_of_the_site_resolves_inside_its_folder(built: Path):
-    folder = (built / "site").resolve()
+def test_every_link_and_file_of_the_site_resolves_inside_the_reports_folder(built: Path):
+    # The site links the report's charts, Parquet tables and repro scripts where the report wrote them, one
+    # folder up: every link resolves inside the report's folder, published whole.
+    folder = built.resolve()
     checked = 0
-    for path in folder.rglob("*.html"):
+    for path in (folder / "site").rglob("*.html"):
         page = parsed(path)
         for target in page.links + page.sources:
             if target.startswith("#"):
@@ -246,31 +248,37 @@ def test_every_link_and_file_of_the_site_resolves_inside_its_folder(built: Path)
     assert checked > 50
 
 
-def test_a_repro_script_is_copied_beside_its_case_page(built: Path):
+def test_a_repro_script_is_the_one_the_markdown_page_links(built: Path):
     page = (built / "site" / "cases" / "late.html").read_text(encoding="utf-8")
-    [link] = re.findall(r'<a href="(late\.repro/[^"]+\.py)" download>', page)
-    copy = built / "site" / "cases" / link
-    assert copy.read_bytes() == (built / "cases" / link).read_bytes()
+    # The one script the report wrote beside the Markdown page (cases/late.repro/), linked from site/cases/.
+    [link] = re.findall(r'<a href="\.\./\.\./(cases/late\.repro/[^"]+\.py)" download>', page)
+    assert (built / "site" / "cases" / "../.." / link).resolve() == (built / link).resolve()
+    assert (built / link).is_file() and not (built / "site" / link).exists()
     listed = set(json.loads((built / report_files.MANIFEST).read_text(encoding="utf-8"))["files"])
-    assert "site/cases/" + link in listed
+    assert link in listed and "site/" + link not in listed
 
 
-def test_the_charts_are_copied_into_the_site_and_shown(tmp_path: Path):
+def test_the_site_shows_the_reports_own_charts_and_stores_no_copy(tmp_path: Path):
     folders = records_with_everything(tmp_path / "records")
     out = tmp_path / "report"
+    (out / "site" / "charts").mkdir(parents=True)  # a copy an earlier build made, listed in its manifest
+    (out / "site" / "charts" / "pass-rate.png").write_bytes(b"old copy")
+    (out / report_files.MANIFEST).write_text(json.dumps({"files": ["site/charts/pass-rate.png"]}), encoding="utf-8")
     report.build_report([str(f) for f in folders], str(out), charts=True)
     index = parsed(out / "site" / "index.html")
     images = [s for s in index.sources if s.endswith(".png")]
-    assert "charts/pass-rate.png" in images and "charts/status-overview.png" in images
-    assert any(s.startswith("charts/artifacts-") for s in images)  # the saved programs' heatmap
+    assert "../charts/pass-rate.png" in images and "../charts/status-overview.png" in images
+    assert any(s.startswith("../charts/artifacts-") for s in images)  # the saved programs' heatmap
     for image in images:
-        assert (out / "site" / image).read_bytes() == (out / image).read_bytes()
+        assert (out / "site" / image).resolve() == (out / image[len("../") :]).resolve()
+        assert (out / image[len("../") :]).is_file()
     assert "charts" in index.sections
     listed = set(json.loads((out / report_files.MANIFEST).read_text(encoding="utf-8"))["files"])
-    assert {"site/" + image for image in images} <= listed
-    # Built again without charts: their copies go too.
+    assert {image[len("../") :] for image in images} <= listed
+    assert not (out / "site" / "charts" / "pass-rate.png").exists()  # the earlier build's copy went
+    # Built again without charts: the site shows none.
     report.build_report([str(f) for f in folders], str(out), charts=False)
-    assert not (out / "site" / "charts").exists() or not list((out / "site" / "charts").iterdir())
+    assert "charts" not in parsed(out / "site" / "index.html").sections
 
 
 def test_a_page_without_loads_or_real_models_leaves_their_sections_out(tmp_path: Path):

@@ -1,4 +1,4 @@
-"""The report as a static site beside the Markdown, in one folder that works when published alone: ``site/``.
+"""The report as a static site beside the Markdown, in the report's folder ``site/``.
 
 Written by ``export-matrix report`` from the same model as the Markdown pages (``Findings``); nothing is
 judged again here:
@@ -11,15 +11,18 @@ judged again here:
   download; a legend of every glyph (:mod:`.legend`);
 - ``glossary.html`` (:mod:`.glossary`): the report's terms and glyphs;
 - ``cases/NAME.html`` (:mod:`.case`), NAME as the case's Markdown page's: its history across releases, errors,
-  graph diffs, packages beside torch, repros (each script copied beside the page, ``cases/NAME.repro/``),
+  graph diffs, packages beside torch, repros (each linked where the report wrote it, ``../../cases/NAME.repro/``),
   saved × loaded grid, and where the records hold them compiled × loaded and exported × compiled grids;
 - ``badge.svg`` (:mod:`.badge`): the newest release's pass rate;
-- ``charts/``: a copy of each chart the pages show; ``tables/`` (:mod:`.downloads`): each Parquet table of the
-  report and the same rows as gzipped CSV.
+- ``tables/`` (:mod:`.downloads`): each table of the report as gzipped CSV.
 
-The pages load nothing but their own files: the grid's data is embedded in the page, so the site works from
-``file://``, where a page may not fetch a file, as from a web server, with no network. Like every file of the
-report, these are listed in the report's manifest, and a later build removes those it does not write again.
+The site stores no second copy of what the report wrote beside its Markdown: its pages show the charts of
+``charts/``, link each Parquet table and each repro script where the report wrote them, one folder up
+(``../charts/``, ``../cells.parquet``, ``../cases/NAME.repro/``). It works within the report's folder,
+published whole (the reports branch, GitHub Pages). The pages load nothing but the report's files: the grid's
+data is embedded in the page, so the site works from ``file://``, where a page may not fetch a file, as from a
+web server, with no network. Like every file of the report, these are listed in the report's manifest, and a
+later build removes those it does not write again (the copies earlier builds made among them).
 """
 
 from __future__ import annotations
@@ -33,9 +36,8 @@ import pandas as pd
 from matrix.records.repro import Failure
 from matrix.report import files
 from matrix.report import markdown as md
-from matrix.report import repro as report_repro
 from matrix.report.findings import Findings
-from matrix.report.site import badge, case, charts, downloads, front, glossary
+from matrix.report.site import badge, case, downloads, front, glossary
 
 FOLDER = "site"
 ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assets")
@@ -51,7 +53,7 @@ def write(
     parquet: Iterable[str] = (),
     roots: Optional[Sequence[str]] = None,
 ) -> Set[str]:
-    """Write the site under ``out/site``, with a copy of each ``parquet`` table of ``out`` and its CSV; returns the
+    """Write the site under ``out/site``, with the gzipped CSV of each ``parquet`` table of ``out``; returns the
     paths.
 
     The pages render ``f``'s model (:mod:`matrix.records.model`), as the Markdown pages do; paths are relative
@@ -68,11 +70,6 @@ def write(
         with open(os.path.join(ASSETS, name), encoding="utf-8") as source:
             written |= _write(out, name, source.read())
     written |= _write(out, "badge.svg", badge.render(*f.model.newest_pass_rate))
-    shown = charts.every(f.charts, f.artifacts.charts if f.artifacts is not None else ())
-    for chart in shown:
-        target = posixpath.join(FOLDER, charts.target(chart))
-        if downloads.copy(out, chart.path, target):
-            written.add(target)
     shown_cells = f.cells[[c for c in case.COLUMNS if c in f.cells.columns]]
     rows = _by_case(shown_cells.assign(environment=f.labels.to_numpy()))
     moves = _by_case(f.moves)
@@ -84,9 +81,6 @@ def write(
     failures: Dict[str, List[Failure]] = {}
     for failure in f.model.repros:
         failures.setdefault(failure.case, []).append(failure)
-        script = report_repro.script_path(failure)
-        if downloads.copy(out, script, posixpath.join(FOLDER, script)):
-            written.add(posixpath.join(FOLDER, script))
     for name, target in pages.items():
         text = case.render(
             name, rows[name], moves.get(name, []), saved.get(name, []), f.load_orders, roots, failures.get(name, []),
@@ -113,8 +107,9 @@ def _by_case(frame: pd.DataFrame) -> Dict[str, List[Dict[str, Any]]]:
 
 
 def ours(entry: str) -> bool:
-    """Whether a manifest entry names a file of the site, or a CSV table earlier builds wrote beside the Parquet:
-    what :func:`write` may remove."""
+    """Whether a manifest entry names a file of the site (the copies of charts, tables and repro scripts earlier
+    builds made there among them), or a CSV table earlier builds wrote beside the Parquet: what :func:`write` may
+    remove."""
     if "\0" in entry or "\\" in entry or entry.startswith("/") or posixpath.normpath(entry) != entry:
         return False
     parts = entry.split("/")
@@ -126,7 +121,8 @@ def ours(entry: str) -> bool:
 
 
 def _script(parts: List[str]) -> bool:
-    """Whether a path under the site's folder names a copy of a repro script: ``cases/NAME.repro/FILE.py``."""
+    """Whether a path under the site's folder names a copy of a repro script, as earlier builds made them:
+    ``cases/NAME.repro/FILE.py``."""
     return len(parts) == 3 and parts[0] == "cases" and parts[1].endswith(files.SCRIPTS) and parts[2].endswith(".py")
 
 

@@ -183,8 +183,8 @@ def reproduce(failure: Failure, order: Sequence[str], roots: Sequence[str]) -> s
     if command:
         parts.append('<pre class="command">%s</pre>' % text(command))
     if report_repro.available(failure, roots):
-        # A copy of the script lies beside this page (cases/NAME.repro/), as the Markdown page's beside it.
-        path = report_repro.page_link(failure)
+        # The script the Markdown page links to, beside that page (cases/NAME.repro/): one copy, two folders up.
+        path = report_repro.site_link(failure)
         parts.append(
             '<p>Without this tool: <a href="%s" download>%s</a>, a standalone script.</p>'
             % (text(quote(path, safe="/+~")), text(posixpath.basename(path)))

@@ -1,7 +1,7 @@
 """The site's charts: the PNG files the report drew under ``charts/`` (``Findings.charts``, the saved-programs
-heatmaps), shown from a copy under ``site/charts/`` so that the site works when published alone.
+heatmaps), shown where the report wrote them, one folder up from the site's front page: stored once.
 
-The charts are drawn once, by the report (:mod:`matrix.report.charts`); the site only copies and shows them.
+The charts are drawn once, by the report (:mod:`matrix.report.charts`); the site only shows them.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Dict, Iterable, List, Sequence
 from matrix.report.charts import Chart
 from matrix.report.site.markup import text
 
-FOLDER = "charts"  # under the site's folder
+FOLDER = "charts"  # where earlier builds copied the charts, under the site's folder
 # The front page's chart groups (Findings.charts' keys), in the order they are shown, with a heading each.
 GROUPS = (
     ("overview", "Status at a glance"),
@@ -24,8 +24,8 @@ GROUPS = (
 
 
 def target(chart: Chart) -> str:
-    """Where a chart's copy lies in the site's folder: ``charts/pass-rate.png``."""
-    return posixpath.join(FOLDER, posixpath.basename(chart.path))
+    """A chart's path from the site's front page: the report's own file, ``../charts/pass-rate.png``."""
+    return posixpath.join("..", chart.path)
 
 
 def figures(charts: Iterable[Chart]) -> str:

@@ -1,6 +1,5 @@
-"""What the site offers to download, inside its own folder so that it works when published alone: each table of
-the report as Parquet and as gzipped CSV (``site/tables/``), and files the report wrote elsewhere (its charts,
-its repro scripts) copied as they are.
+"""What the site offers to download: each table of the report as gzipped CSV (``site/tables/``); its Parquet is the
+report's own, beside the Markdown (``../cells.parquet`` from the front page), stored once.
 
 A load table of 16 releases is 23 MB as plain text, 1.4 MB as Parquet and about as much as gzipped CSV.
 """
@@ -42,16 +41,13 @@ def copy(out: str, source: str, target: str) -> bool:
 
 
 def write_tables(out: str, folder: str, parquet: Iterable[str]) -> Set[str]:
-    """Each of the ``parquet`` tables of ``out`` copied into ``folder/tables/``, with a gzipped CSV beside it.
+    """A gzipped CSV of each of the ``parquet`` tables of ``out``, in ``folder/tables/``.
 
     Lists and mappings (tags, ops, per-run times) become JSON text in the CSV. Returns the paths written.
     """
     written = set()
     for name in sorted(parquet):
         stem = posixpath.basename(name)[: -len(".parquet")]
-        copied = posixpath.join(folder, TABLES, stem + ".parquet")
-        if copy(out, name, copied):
-            written.add(copied)
         table = pq.read_table(files.target(out, name))
         nested = [f.name for f in table.schema if pa.types.is_nested(f.type)]
         frame = table.to_pandas()

@@ -179,13 +179,13 @@ def cases_section(f: Findings, data: Mapping[str, Any], count: int) -> str:
 
 
 def tables_section(downloads: Sequence[str]) -> str:
-    """The report's tables to download, from the site's own folder."""
+    """The report's tables to download: the CSV from the site's folder, the Parquet the report wrote, one folder up."""
     items = "".join(
         '<li>%s: <a href="%s" download>CSV (gzip)</a> · <a href="%s" download>Parquet</a></li>'
         % (
             text(name),
             text("%s/%s%s" % (TABLES, name, CSV)),
-            text("%s/%s.parquet" % (TABLES, name)),
+            text("../%s.parquet" % name),
         )
         for name in downloads
     )
