@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Dict, List
 
-from tests.conftest import FIXTURES, ROOT, read_cells
+from conftest import FIXTURES, ROOT, read_cells
 
 WATCH = FIXTURES / "cuda_watch" / "watch.py"
 

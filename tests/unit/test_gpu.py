@@ -12,7 +12,8 @@ from matrix.contract.faults import harness_fault
 from matrix.contract.schema import STATUSES, Status
 from matrix.records import tables, transitions
 from matrix.worker import batch, forked, gpu
-from tests.unit.test_transitions import cell, passing
+
+from .test_transitions import cell, passing
 
 
 @pytest.mark.parametrize(
