@@ -83,7 +83,8 @@ def devices(envs: pd.DataFrame, cells: pd.DataFrame) -> str:
         return ""
     gpus = values_of(envs, "gpu_name")
     text = ", ".join("%s (%s)" % (device, ", ".join(gpus)) if device == "cuda" and gpus else device for device in ran)
-    cuda_builds = [v for v in values_of(cells, "torch_version") if "+cu" in v or "+rocm" in v]
+    builds = values_of(cells, "release") + values_of(cells, "torch_version") + values_of(envs, "torch_version")
+    cuda_builds = [v for v in builds if "+cu" in v or "+rocm" in v]
     if "cuda" not in ran and cuda_builds:
         text += " (the CUDA builds, +cu…, ran on the CPU: no cell ran on a GPU)"
     return text
