@@ -30,13 +30,14 @@ Standard library only, Python 3.8 syntax.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import site
 import sys
 import sysconfig
 import time
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+
+from .reuse import file_hash
 
 # The result key under which a cell's process sends its manifest to the batch parent; never a record field.
 READS = "reads"
@@ -109,7 +110,7 @@ class Recording:
                     return None  # changed while the cell ran: which content it read is unknown
             except OSError:
                 return None
-            digest = sha256(path)
+            digest = file_hash(path)
             if digest is None:
                 return None
             manifest.append([shown(path, folder), digest])
@@ -168,14 +169,6 @@ def shown(path: str, folder: str) -> str:
     return path if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative
 
 
-def sha256(path: str) -> Optional[str]:
-    try:
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
-    except OSError:
-        return None
-
-
 def valid(manifest: Any) -> bool:
     """Whether ``manifest`` has the shape :meth:`Recording.finish` gives."""
     return isinstance(manifest, list) and all(
@@ -194,7 +187,7 @@ def changed(manifest: Manifest, case_file: str, hashes: Optional[Dict[str, Optio
     for path, digest in manifest:
         full = os.path.normpath(os.path.join(folder, path))
         if full not in seen:
-            seen[full] = sha256(full)
+            seen[full] = file_hash(full)
         now = seen[full]
         if now is None:
             found.append("%s is gone or unreadable" % path)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Dict, List
 
-from matrix.worker import reads
+from matrix.worker import reads, reuse
 
 from conftest import ROOT, read_cells, run_matrix
 
@@ -98,7 +98,7 @@ def cells(folder: Path) -> Dict[str, Dict]:
 # Run in a process of its own: an audit hook, once added, stays for the life of its process.
 RECORD = """
 import importlib, json, os, sys
-from matrix.worker import reads
+from matrix.worker import reads, reuse
 sys.path.insert(0, sys.argv[1])
 if sys.argv[3] == "allowed":
     reads.allow()
@@ -139,7 +139,7 @@ def test_a_cell_process_records_the_modules_and_files_it_read_and_nothing_it_wro
     manifest = record(tmp_path)
     assert reads.valid(manifest)
     assert [path for path, _ in manifest] == ["data.txt", "helper.py"]  # relative to the case's folder
-    assert dict(manifest)["data.txt"] == reads.sha256(str(tmp_path / "cases" / "data.txt"))
+    assert dict(manifest)["data.txt"] == reuse.file_hash(str(tmp_path / "cases" / "data.txt"))
 
 
 def test_a_process_that_may_not_record_records_nothing(tmp_path: Path) -> None:

@@ -20,8 +20,8 @@ def test_a_lookup_names_each_file_changed_or_gone(tmp_path: Path) -> None:
         (tmp_path / name).write_text(name)
     outside = tmp_path.parent / (tmp_path.name + "-outside.py")
     outside.write_text("x")
-    manifest = [[p, reads.sha256(str(tmp_path / p)) or ""] for p in ("pkg/blocks.py", "same.txt", "gone.txt")]
-    manifest.append([str(outside), reads.sha256(str(outside)) or ""])
+    manifest = [[p, reuse.file_hash(str(tmp_path / p)) or ""] for p in ("pkg/blocks.py", "same.txt", "gone.txt")]
+    manifest.append([str(outside), reuse.file_hash(str(outside)) or ""])
     assert reads.changed(manifest, str(case)) == []
     (tmp_path / "pkg" / "blocks.py").write_text("edited")
     (tmp_path / "gone.txt").unlink()
