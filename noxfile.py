@@ -344,12 +344,31 @@ def report(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def publish(session: nox.Session) -> None:
-    """Rebuild the committed report, reports/latest/, from the record folders after --."""
+    """Rebuild the committed report, reports/latest/, from the record folders after --, compared with its previous
+    publication in git history unless --baseline names another report."""
     if not session.posargs:
         session.error("name the record folders to publish: nox -s publish -- RECORD_DIR... [--baseline DIR]")
     if "--out" in session.posargs:
         session.error("publish always writes %s; use `nox -s report -- ... --out DIR` for others" % PUBLISHED_REPORT)
-    _report(session, list(session.posargs), PUBLISHED_REPORT)
+    args = list(session.posargs)
+    if not any(word.split("=", 1)[0] == "--baseline" for word in args):
+        args += _previous_publication(session, args)
+    _report(session, args, PUBLISHED_REPORT)
+
+
+def _previous_publication(session: nox.Session, args: List[str]) -> List[str]:
+    """``--baseline DIR``: the previous publication of the published report, copied out of git history."""
+    folders = [word for at, word in enumerate(args) if not word.startswith("--") and not _takes_value(args, at)]
+    _install(session, ".")
+    found = session.run(
+        "python", "-m", "matrix.report.previous", PUBLISHED_REPORT, session.create_tmp(), *folders, silent=True
+    )
+    folder = str(found or "").strip()
+    if not folder:
+        session.warn("no earlier publication of %s in git history: the report has no baseline" % PUBLISHED_REPORT)
+        return []
+    session.log("compared with the previous publication, %s" % os.path.basename(folder))
+    return ["--baseline", folder]
 
 
 def _without_report_words(posargs: List[str]) -> List[str]:

@@ -18,6 +18,7 @@ and mode (:class:`PassRate`); the newest release's is :func:`newest_pass_rate`.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
@@ -29,6 +30,7 @@ from matrix.records import artifacts as loads_table
 from matrix.records import baseline as since
 from matrix.records import builds as compared_builds
 from matrix.records import epochs as saved_epochs
+from matrix.records import figures as headline
 from matrix.records import scope as covered
 from matrix.records import verdicts as judged
 from matrix.records.transitions import Step
@@ -87,6 +89,9 @@ class Model:
     # (aoti_compiles.judge); empty where the records hold none.
     packages: aoti_loads.PackageLoads = field(default_factory=lambda: aoti_loads.judge(pd.DataFrame()))
     compiles: aoti_compiles.Compiles = field(default_factory=lambda: aoti_compiles.judge(pd.DataFrame()))
+    # The headline figures (figures.of), and how they moved since the baseline's (None without its figures).
+    figures: Dict[str, int] = field(default_factory=dict)
+    figures_since: Optional[headline.Since] = None
 
     @property
     def epochs(self) -> Tuple[saved_epochs.Epoch, ...]:
@@ -104,8 +109,10 @@ def build(
     base: Optional[Tuple[pd.DataFrame, Optional[pd.DataFrame]]] = None,
     baseline_name: Optional[str] = None,
     known_releases: Sequence[str] = (),
+    base_figures: Optional[Dict[str, int]] = None,
 ) -> Model:
-    """The model of the records ``loaded``; ``base`` is an earlier report's tables (``baseline.read_baseline``).
+    """The model of the records ``loaded``; ``base`` is an earlier report's tables (``baseline.read_baseline``)
+    and ``base_figures`` its headline figures (``figures.read``).
 
     ``known_releases``: the releases of the matrix, to tell which minor series were not run.
     """
@@ -142,6 +149,10 @@ def build(
         # Labels of the whole table: an environment is named alike on every page, whatever was left out.
         names=judged.environment_names(cells) if not cells.empty else None,
     )
+    figures = headline.of(moves, verdicts.regressions.open_count)
+    figures_since = _figures_since(base, base_figures, comparison, moves, figures, lacking)
+    if verdicts.baseline is not None:
+        verdicts = dataclasses.replace(verdicts, baseline=dataclasses.replace(verdicts.baseline, figures=figures_since))
     return Model(
         cells=cells,
         labels=labels,
@@ -170,7 +181,28 @@ def build(
         candidates=candidate.judge(judged_cells, loads),
         packages=aoti_loads.judge(loaded.aoti_loads),
         compiles=aoti_compiles.judge(loaded.aoti_compiles),
+        figures=figures,
+        figures_since=figures_since,
     )
+
+
+def _figures_since(
+    base: Optional[Tuple[pd.DataFrame, Optional[pd.DataFrame]]],
+    base_figures: Optional[Dict[str, int]],
+    comparison: Optional[since.BaselineComparison],
+    moves: pd.DataFrame,
+    figures: Dict[str, int],
+    lacking: Sequence[completeness.IncompleteBuild],
+) -> Optional[headline.Since]:
+    """How the headline figures moved since the baseline's, with the baseline's tables judged by today's rule."""
+    if base is None or comparison is None or not base_figures:
+        return None
+    base_cells, base_moves = base
+    rejudged = None
+    if base_moves is not None and not base_cells.empty and "kind" in base_moves.columns:
+        rejudged = judged.open_regressions(completeness.complete(base_cells), base_moves).open_count
+    incomplete = [(b.release, b.variant) for b in lacking]
+    return headline.moved(base_figures, figures, comparison, base_moves, moves, incomplete, rejudged)
 
 
 def _released(cells: pd.DataFrame) -> pd.DataFrame:

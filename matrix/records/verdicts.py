@@ -33,6 +33,7 @@ from matrix.records import store, tables
 from matrix.records.baseline import BaselineComparison
 from matrix.records.columns import FAILING
 from matrix.records.confounds import Sample, build_names, changes_build, sample
+from matrix.records.figures import Since
 from matrix.records.transitions import FIXES, REGRESSIONS, base
 
 ENV = ["release", "variant", "python"]
@@ -129,6 +130,7 @@ class SinceBaseline:
     vanished_cells: int
     new_transitions: int  # regressions and fixes between releases the baseline did not show
     gone_transitions: int
+    figures: Optional[Since] = None  # the headline figures that moved since the baseline's, and why
 
 
 @dataclass(frozen=True)

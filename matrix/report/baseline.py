@@ -12,8 +12,10 @@ from typing import Any, Dict, List, Optional, Tuple
 import pandas as pd
 
 from matrix.contract.schema import STAGES
+from matrix.records import figures as headline
 from matrix.records import store, transitions
 from matrix.records.baseline import BaselineComparison
+from matrix.records.figures import Since
 from matrix.report import markdown as md
 
 PAGE = "baseline.md"
@@ -23,13 +25,15 @@ SHOWN = 5
 STAGE_LABELS = dict(STAGES)
 
 
-def section(b: BaselineComparison, name: Optional[str]) -> str:
-    """The front page's section: the counts, the first :data:`SHOWN` new regressions and a link to :data:`PAGE`."""
+def section(b: BaselineComparison, name: Optional[str], figures: Optional[Since] = None) -> str:
+    """The front page's section: the counts, the figures that moved, the first :data:`SHOWN` new regressions and
+    a link to :data:`PAGE`."""
     out = [
         "## %s\n" % TITLE,
         "Compared with %s; every change is on the [full comparison](%s).\n" % (md.code(name or "the baseline"), PAGE),
         "- %s" % _changed(b),
         "- %s" % _between_releases(b),
+        *moved_figures(figures),
     ]
     regressed = _new_regressions(b)
     if regressed:
@@ -40,7 +44,7 @@ def section(b: BaselineComparison, name: Optional[str]) -> str:
     return "\n".join(out) + "\n"
 
 
-def page(b: BaselineComparison, name: Optional[str], cells: pd.DataFrame) -> str:
+def page(b: BaselineComparison, name: Optional[str], cells: pd.DataFrame, figures: Optional[Since] = None) -> str:
     """The page of the whole comparison, for the current cells compared with the baseline's."""
     order = store.ordered(list(cells["release"]) + list(b.vanished_cells["release"]))
     present = set(cells["case"].astype(str))
@@ -48,7 +52,8 @@ def page(b: BaselineComparison, name: Optional[str], cells: pd.DataFrame) -> str
         "# %s\n" % TITLE,
         "[← back to the matrix](index.md)\n",
         "Compared with %s.\n" % md.code(name or "the baseline"),
-        "- %s\n- %s\n" % (_changed(b), _between_releases(b)),
+        "- %s\n- %s" % (_changed(b), _between_releases(b)),
+        "\n".join(moved_figures(figures)) + "\n",
     ]
     for title, frame in (("New regressions and fixes between releases", b.new_transitions),
                          ("Regressions and fixes no longer seen", b.gone_transitions)):  # fmt: skip
@@ -60,6 +65,18 @@ def page(b: BaselineComparison, name: Optional[str], cells: pd.DataFrame) -> str
         out.append("## %s (%d)\n" % (title, len(frame)))
         out.append(_cell_groups(frame, order))
     return "\n".join(out)
+
+
+def moved_figures(figures: Optional[Since]) -> List[str]:
+    """One line per headline figure that moved, then one per cause of its move (figures.moved)."""
+    if figures is None or not figures.moved:
+        return []
+    lead = "no cell changed, so this version's rules moved them" if figures.same_cells else "the cells changed too"
+    out = ["- Headline figures moved (%s):" % lead]
+    for m in figures.moved:
+        out.append("  - %s: %d → %d" % (md.text(m.figure), m.before, m.now))
+        out += ["    - %s" % md.text(headline.cause(p)) for p in m.parts]
+    return out
 
 
 def _changed(b: BaselineComparison) -> str:

@@ -43,11 +43,12 @@ from matrix.records import (
     transitions,
 )
 from matrix.records import baseline as since
+from matrix.records import figures as headline
 from matrix.records.completeness import IncompleteBuild
 from matrix.report import aoti_loads as report_aoti
 from matrix.report import artifacts as report_artifacts
 from matrix.report import case_page as report_case
-from matrix.report import files, transition_page
+from matrix.report import files, stamp, transition_page
 from matrix.report import index as report_index
 from matrix.report import markdown as md
 from matrix.report import pages as report_pages
@@ -206,14 +207,16 @@ def _build(
         raise ReportError("%s: no cell or env-error records to report on" % ", ".join(record_dirs))
     # Read before writing anything: the baseline may be the folder about to be rewritten.
     base = since.read_baseline(baseline) if baseline is not None else None
+    base_figures = headline.read(baseline, base[1]) if baseline is not None and base is not None else None
     # Judged once; the Markdown pages, the site, the charts and the tables render this model.
     judged = model.build(
         loaded,
         base,
         baseline_name=os.path.basename(os.path.normpath(baseline)) if baseline else None,
         known_releases=report_verdicts.known_releases(),
+        base_figures=base_figures,
     )
-    findings = report_index.Findings(title=title or DEFAULT_TITLE, model=judged)
+    findings = report_index.Findings(title=title or DEFAULT_TITLE, model=judged, stamp=stamp.current())
     if notify is not None:
         for line in incomplete_notes(judged.incomplete):
             notify(line)
@@ -274,6 +277,9 @@ def _build(
             groups = {name: (keys[name], drawn[name]) for name in inputs}
             written.add(chart_keys.write_keys(out, groups))
     written |= _write_pages(out, findings)
+    # The headline figures, for a later report's comparison with this one (figures.read).
+    files.write_text(out, headline.FILE, headline.dumps(judged.figures))
+    written.add(headline.FILE)
     if not loaded.loads.empty or not packages.empty or not compiles.empty:
         saved = report_artifacts.write(out, judged.loads, charts=charts, packages=packages, compiles=compiles)
         written |= saved.files

@@ -17,6 +17,7 @@ from matrix.records.scope import Scope
 from matrix.records.transitions import Step
 from matrix.records.verdicts import Verdicts
 from matrix.report.charts import Chart
+from matrix.report.stamp import Stamp
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class Findings:
     model: Model
     charts: Dict[str, List[Chart]] = field(default_factory=dict)
     artifacts: Any = None  # report.artifacts.Written, when the records hold loads of saved programs
+    stamp: Optional[Stamp] = None  # the tool's commit and the build date, said in the front pages' header only
 
     @property
     def cells(self) -> pd.DataFrame:  # tables.cells

@@ -22,7 +22,7 @@ from matrix.records.model import PassRate, environment_key
 from matrix.records.transitions import Step
 from matrix.report import artifacts as report_artifacts
 from matrix.report import baseline as report_baseline
-from matrix.report import builds_page, candidate_page, glossary, pages, real_models, transition_page
+from matrix.report import builds_page, candidate_page, citation, glossary, pages, real_models, transition_page
 from matrix.report import markdown as md
 from matrix.report import verdicts as report_verdicts
 from matrix.report.findings import Findings
@@ -43,6 +43,7 @@ OP_PROGRAMS = (("exported", "the exported program"), ("decomposed", "the decompo
 def render(f: Findings) -> str:
     sections = [
         "# %s\n" % md.text(f.title),
+        "%s\n" % md.text(citation.line(f.stamp, f.environments)),
         "What the words mean (cell, build, release, regression, op drift, epoch, …): [glossary](%s).\n" % glossary.PAGE,
         report_verdicts.render(
             f.verdicts,
@@ -63,7 +64,7 @@ def render(f: Findings) -> str:
         _more(f),
     ]
     if f.baseline is not None:
-        sections.append(report_baseline.section(f.baseline, f.baseline_name))
+        sections.append(report_baseline.section(f.baseline, f.baseline_name, f.model.figures_since))
     return "\n".join(s for s in sections if s).rstrip("\n") + "\n"
 
 
@@ -105,6 +106,9 @@ def _header(f: Findings) -> str:
         "| sources | %s |" % md.text(", ".join(values_of(cells, "source"))),
         "| machine | %s |" % md.text("; ".join(machines(envs))),
         "| device | %s |" % md.text(devices(envs, cells)),
+        "| CPU | %s |" % md.text(citation.cpu(envs)),
+        "| GPU | %s |" % md.text(citation.gpu(envs)),
+        "| device per build | %s |" % md.text(citation.devices_words(envs) or citation.NOT_RECORDED),
         "| run on | %s (UTC, from the environment records) |" % md.text(when),
         "| cells | %s; from %s |" % (md.cells_counted(f.scope), _plural(f.runs, "cell record")),
     ]

@@ -42,7 +42,7 @@ def render(f: Findings) -> Dict[str, str]:
     if f.candidates:
         pages[candidate_page.PAGE] = candidate_page.render(f.candidates)
     if f.baseline is not None:
-        pages[baseline.PAGE] = baseline.page(f.baseline, f.baseline_name, f.cells)
+        pages[baseline.PAGE] = baseline.page(f.baseline, f.baseline_name, f.cells, f.model.figures_since)
     return pages
 
 

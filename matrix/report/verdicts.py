@@ -14,6 +14,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 from matrix.contract.schema import MODES, STAGES
 from matrix.envs import releases as release_list
 from matrix.records import confounds
+from matrix.records import figures as headline
 from matrix.records import verdicts as judged
 from matrix.records.epochs import Epoch
 from matrix.records.verdicts import Verdicts
@@ -263,6 +264,18 @@ def _since(v: Verdicts) -> str:
             b.gone_transitions,
             BASELINE,
         )
+    ) + _figures_moved(b)
+
+
+def _figures_moved(b: judged.SinceBaseline) -> str:
+    """The headline figures that moved since the baseline, on a line of their own; what moved each is in the
+    baseline's section."""
+    if b.figures is None or not b.figures.moved:
+        return ""
+    lead = "with no cell changed" if b.figures.same_cells else "since then"
+    return "\n- **Headline figures moved** %s: %s ([what moved each](#since-the-previous-report))." % (
+        lead,
+        md.text(headline.short(b.figures)),
     )
 
 

@@ -101,6 +101,7 @@ def environment_record(
         "platform": platform.platform(),
         "machine": platform.machine(),
         "cpu": cpu_name(),
+        "cores": os.cpu_count(),
         "cuda_version": getattr(getattr(torch, "version", None), "cuda", None),
         "cuda_available": gpu.available(torch, seen),
         **({key: seen[key] for key in gpu.FIELDS if key in seen} if gpu.available(torch, seen) else {}),

@@ -420,6 +420,10 @@ def test_the_front_page_opens_with_the_verdicts_and_their_links_lead_somewhere(t
     front_page_records(tmp_path / "records")
     report.build_report([str(tmp_path / "records")], str(tmp_path / "out"), charts=False, title="Matrix")
     index = (tmp_path / "out" / "index.md").read_text(encoding="utf-8")
+    # Under the title, the one line that says when and by what the report was built (report.citation).
+    title, stamp, rest = index.split("\n\n", 2)
+    assert title == "# Matrix" and stamp.startswith("Built 2026-01-01 by export-matrix")
+    index = title + "\n\n" + rest
     assert index.startswith(
         "# Matrix\n\nWhat the words mean (cell, build, release, regression, op drift, epoch, …):"
         " [glossary](glossary.md).\n\n## Verdicts\n\n- **Still broken on 2.6.0**: 2 of the 2 regressions"

@@ -23,6 +23,8 @@ KINDS = transitions.REGRESSIONS + transitions.FIXES
 GROUPS = (("regressions", transitions.REGRESSIONS), ("fixes", transitions.FIXES))
 NOW_WRONG = " (now wrong numbers)"
 ERROR_LIMIT = 200
+# The rows of the table of changes shown at a time; a button shows the rest of what the filters keep.
+PAGE = 10
 # The fields that make two transitions of a case one change, told apart only by their modes.
 SAME_CHANGE = ("before", "after", "variant_before", "variant", "case", "with_set", "kind", "status_before",
                "status_after", "stage", "detail", "error_type", "error_message")  # fmt: skip
@@ -120,12 +122,15 @@ def rows(found: Sequence[Change], pages: Mapping[str, str]) -> str:
 HEADERS = ("transition", "case", "mode", "kind", "change", "error (the newer release's; for a fix, the older's)")
 
 
-def table(found: Sequence[Change], pages: Mapping[str, str], css: str = "changes", id_: str = "") -> str:
+def table(found: Sequence[Change], pages: Mapping[str, str], css: str = "changes", id_: str = "", page: int = 0) -> str:
+    """The table of ``found``; with ``page``, the page's script shows that many rows a filter keeps at a time."""
     ident = ' id="%s"' % id_ if id_ else ""
+    paged = ' data-page="%d"' % page if page else ""
     head = "".join("<th>%s</th>" % text(h) for h in HEADERS)
-    return '<div class="wide"><table class="%s"%s><thead><tr>%s</tr></thead><tbody>%s</tbody></table></div>' % (
+    return '<div class="wide"><table class="%s"%s%s><thead><tr>%s</tr></thead><tbody>%s</tbody></table></div>' % (
         css,
         ident,
+        paged,
         head,
         rows(found, pages),
     )
@@ -230,7 +235,8 @@ def section(steps: Sequence[Step], pages: Mapping[str, str], charts: str = "") -
             charts,
             '<form id="change-filters" class="filters" onsubmit="return false">%s</form>' % selects,
             '<p id="c-count" aria-live="polite">%d changes</p>' % len(found),
-            table(found, pages, "changes", "change-table"),
+            table(found, pages, "changes", "change-table", PAGE),
+            '<p><button type="button" id="c-more" hidden>Show all</button></p>',
             "</section>",
         ]
     )

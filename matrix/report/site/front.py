@@ -15,6 +15,7 @@ import pandas as pd
 
 from matrix.contract.schema import MODES, STAGE_ERROR, STAGES, STATUSES, Status, first_line
 from matrix.records.columns import FAILING
+from matrix.report import citation
 from matrix.report import markdown as md
 from matrix.report.findings import Findings
 from matrix.report.real_models import PREFIX as REAL_MODELS
@@ -24,6 +25,9 @@ from matrix.report.site.markup import GLYPHS, clip, listed, page, present, scrip
 from matrix.report.site.verdicts import ANY_FAILURE
 from matrix.report.site.verdicts import render as verdicts_section
 
+# The sections that open on a click on their heading, so that the page reads in a few screens; a link to one
+# (#legend) still lands on its heading.
+COLLAPSED = ("charts", "tables", "legend")
 NOTE_LIMIT = 160  # characters of an error kept in a grid cell's tooltip
 ERROR_LIMIT = 400  # characters of an error's first line the search looks in
 
@@ -136,18 +140,31 @@ def render(f: Findings, pages: Mapping[str, str], downloads: Sequence[str]) -> s
         ("tables", "Tables", tables_section(downloads)),
         ("legend", "Legend", legend.section(data["modes"], glossary.PAGE)),
     ]
-    shown = [(anchor, name, html) for anchor, name, html in sections if html]
+    shown = [
+        (anchor, name, collapsed(html) if anchor in COLLAPSED else html) for anchor, name, html in sections if html
+    ]
     nav = " · ".join('<a href="#%s">%s</a>' % (anchor, text(name)) for anchor, name, _ in shown)
     nav += ' · <a href="%s">Glossary</a>' % glossary.PAGE
     body = [
         "<header><h1>%s</h1>" % text(f.title),
         '<p class="lead">%s <img src="badge.svg" alt="pass rate of the newest release" class="badge"></p>' % lead,
+        '<p class="stamp">%s <a href="#run">The run</a>.</p>' % text(citation.line(f.stamp, f.environments)),
         "<nav>%s</nav></header>" % nav,
         *(html for _, _, html in shown),
         '<script type="application/json" id="grid-data">%s</script>' % script_json(data),
         '<script src="site.js"></script>',
     ]
     return page(f.title, "\n".join(body), "")
+
+
+def collapsed(html: str) -> str:
+    """A section whose body opens on a click on its heading: ``<section><h2>…</h2>…</section>`` in a <details>."""
+    start, end = html.find("<h2"), html.find("</h2>")
+    if start < 0 or end < 0 or not html.rstrip().endswith("</section>"):
+        return html
+    end += len("</h2>")
+    body = html.rstrip()[: -len("</section>")]
+    return "%s<details><summary>%s</summary>%s</details></section>" % (body[:start], body[start:end], body[end:])
 
 
 def cases_section(f: Findings, data: Mapping[str, Any], count: int) -> str:

@@ -64,7 +64,9 @@ def section(f: Findings, pages: Mapping[str, str]) -> str:
     for case in models:
         mine = [row for env in envs for row in by_cell.get((case, env), [])]
         page = pages.get(case)
-        name = '<a href="%s">%s</a>' % (text(page), text(case)) if page else text(case)
+        # A long name may break after its "/" and "_", so that every release's column fits a 1,400 px window.
+        shown = text(case).replace("/", "/<wbr>").replace("_", "_<wbr>")
+        name = '<a href="%s">%s</a>' % (text(page), shown) if page else shown
         libraries = "<br><small>%s</small>" % text(", ".join(_libraries(mine))) if _libraries(mine) else ""
         cells_html = "".join(_cell(by_cell.get((case, env), []), modes, (case, env) in failed) for env in envs)
         lines.append("<tr><th>%s%s</th>%s</tr>" % (name, libraries, cells_html))
@@ -83,7 +85,7 @@ def section(f: Findings, pages: Mapping[str, str]) -> str:
         [
             '<section id="real-models"><h2>Real models (%d)</h2>' % len(models),
             '<p>%s The whole pack in the grid: <a href="%s">the real-model pack</a>.</p>' % (intro, text("#pack=real")),
-            '<div class="wide"><table class="models"><thead><tr>%s</tr></thead><tbody>%s</tbody></table></div>'
+            '<div class="wide tall"><table class="models"><thead><tr>%s</tr></thead><tbody>%s</tbody></table></div>'
             % (head, "".join(lines)),
             "</section>",
         ]

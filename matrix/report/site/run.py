@@ -17,7 +17,7 @@ import pandas as pd
 from matrix.envs.releases import DEFAULT_VARIANT
 from matrix.records import transitions
 from matrix.records.scope import Build
-from matrix.report import index
+from matrix.report import citation, index
 from matrix.report import markdown as md
 from matrix.report.findings import Findings
 from matrix.report.site.markup import text
@@ -35,6 +35,9 @@ def facts(f: Findings) -> List[Tuple[str, str]]:
         ("sources", ", ".join(index.values_of(cells, "source"))),
         ("machine", "; ".join(index.machines(envs)) or "not recorded"),
         ("device", index.devices(envs, cells) or "not recorded"),
+        ("CPU", citation.cpu(envs)),
+        ("GPU", citation.gpu(envs)),
+        ("device per build", citation.devices_words(envs) or citation.NOT_RECORDED),
         ("run on", "%s (UTC, from the environment records)" % when),
         ("cells", "%s; from %d cell records" % (md.cells_counted(f.scope), f.runs)),
     ]
@@ -83,12 +86,12 @@ def render(f: Findings) -> str:
         [
             '<section id="run"><h2>The run</h2>',
             '<table class="facts">%s</table>' % rows,
-            '<h3 id="reproduce">Run it again</h3>',
+            '<details><summary><h3 id="reproduce">Run it again</h3></summary>',
             "<p>From a clone of the project with nox installed (the records go to <code>results/latest/</code>, the"
             " report to <code>reports/local/</code>):</p>",
             "<ol>%s</ol>" % steps,
             "<p>A single failure is reproduced without this tool by the script on its case's page"
             " (<em>Reproduce</em>).</p>",
-            "</section>",
+            "</details></section>",
         ]
     )

@@ -110,9 +110,9 @@ def _regressions(written: Optional[report_artifacts.Written]) -> str:
     if len(found) > SHOWN_LOAD_REGRESSIONS:
         lines.append("<li>… and %d more</li>" % (len(found) - SHOWN_LOAD_REGRESSIONS))
     return (
-        "<p><strong>%d load regression%s</strong>, affecting %d saved program%s: a loading release that does worse with"
-        " the programs saved on one release than the loading release before it, counted once per saving release"
-        " however many programs it saved:</p><ul>%s</ul>"
+        "<details><summary><strong>%d load regression%s</strong>, affecting %d saved program%s: a loading release that"
+        " does worse with the programs saved on one release than the loading release before it, counted once per"
+        " saving release however many programs it saved (a click lists them)</summary><ul>%s</ul></details>"
         % (
             written.regressions,
             "" if written.regressions == 1 else "s",

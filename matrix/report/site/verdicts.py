@@ -11,11 +11,12 @@ from __future__ import annotations
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from matrix.contract.schema import MODES, STAGES
+from matrix.records import figures as headline
 from matrix.records.builds import BuildComparison
 from matrix.records.candidate import Verdict
 from matrix.records.completeness import MARK, IncompleteBuild
 from matrix.records.model import PassRate, newest_pass_rate
-from matrix.records.verdicts import OpenRegression, Verdicts
+from matrix.records.verdicts import OpenRegression, SinceBaseline, Verdicts
 from matrix.report import builds_page
 from matrix.report.site.markup import clip, filter_link, status, text
 
@@ -225,8 +226,21 @@ def _since(v: Verdicts) -> str:
         return ""
     return (
         "<li><strong>Since %s</strong>: %d cells changed status (%d regressions, %d fixes), %d new and %d vanished"
-        " cells.</li>" % (text(b.name), b.changed, b.regressions, b.fixes, b.new_cells, b.vanished_cells)
+        " cells.%s</li>"
+        % (text(b.name), b.changed, b.regressions, b.fixes, b.new_cells, b.vanished_cells, _figures_moved(b))
     )
+
+
+def _figures_moved(b: SinceBaseline) -> str:
+    """The headline figures that moved since the baseline, each with what moved it (figures.moved)."""
+    if b.figures is None or not b.figures.moved:
+        return ""
+    lead = "with no cell changed, so by this version's rules" if b.figures.same_cells else "since then"
+    items = "".join(
+        "<li>%s %d → %d: %s</li>" % (text(m.figure), m.before, m.now, text("; ".join(map(headline.cause, m.parts))))
+        for m in b.figures.moved
+    )
+    return ' Headline figures moved %s:<ul class="moved">%s</ul>' % (lead, items)
 
 
 def rates_table(found: Sequence[PassRate], v: Optional[Verdicts]) -> str:

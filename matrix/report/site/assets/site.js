@@ -128,6 +128,8 @@
       return wanted;
     }
 
+    var chosen = "-1 -1"; // the release and mode the columns were last chosen by
+
     function apply() {
       var needle = controls.search.value.trim().toLowerCase();
       var tag = controls.tag.value;
@@ -177,6 +179,13 @@
       if (rule.textContent !== css) {
         rule.textContent = css; // a new style sheet restyles every cell: only when it changed
       }
+      // Other columns chosen (a release, a mode): the grid shows them from its left edge, beside the names,
+      // wherever it was scrolled to before.
+      var columns = env + " " + mode;
+      if (columns !== chosen) {
+        chosen = columns;
+        table.parentElement.scrollLeft = 0;
+      }
       count.textContent = shown + " of " + data.cases.length + " cases";
     }
 
@@ -195,19 +204,42 @@
     }
     var rows = Array.prototype.slice.call(table.tBodies[0].rows);
     var count = document.getElementById("c-count");
+    // A long table is paged: the first rows a filter keeps, and a button that shows the rest.
+    var more = document.getElementById("c-more");
+    var page = Number(table.getAttribute("data-page")) || rows.length;
+    var limit = page;
 
-    function apply() {
+    function filter() {
       var into = controls.into.value;
       var change = controls.change.value;
       var shown = 0;
+      var listed = 0;
       rows.forEach(function (row) {
         var keep =
           (into === "" || row.getAttribute("data-into") === into) &&
           (change === "" || row.getAttribute("data-change").split(" ").indexOf(change) >= 0);
-        row.hidden = !keep;
+        row.hidden = !keep || listed >= limit;
         shown += keep ? 1 : 0;
+        listed += keep && !row.hidden ? 1 : 0;
       });
-      count.textContent = shown + " of " + rows.length + " changes";
+      count.textContent =
+        shown + " of " + rows.length + " changes" + (listed < shown ? " (the first " + listed + " shown)" : "");
+      if (more) {
+        more.hidden = listed >= shown;
+        more.textContent = "Show all " + shown;
+      }
+    }
+
+    function apply() {
+      limit = page; // a new filter starts on its first page
+      filter();
+    }
+
+    if (more) {
+      more.addEventListener("click", function () {
+        limit = rows.length;
+        filter();
+      });
     }
 
     return { keys: keys, controls: controls, section: document.getElementById("changes"), apply: apply };

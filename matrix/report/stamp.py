@@ -1,0 +1,105 @@
+"""What a report says about its own making, for a reader who cites it: the tool's commit and the build date.
+
+The two are the only text of a report that changes when the same tables are built again, and both go in the
+header of the front pages only (``index.md`` and ``site/index.html``). The date is the UTC day of the build, or
+of ``SOURCE_DATE_EPOCH`` where that is set (the reproducible-builds convention). The commit is read from the
+git checkout this package runs from, by reading git's files (no git process): ``HEAD``, the branch it names,
+and ``packed-refs``, in a worktree through its ``commondir``. Outside a checkout the package's version is said
+instead.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from dataclasses import dataclass
+from typing import Optional
+
+PACKAGE = "torch-export-matrix"
+EPOCH = "SOURCE_DATE_EPOCH"
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """The tool's commit ("" where unknown), its version, and the day the report was built (YYYY-MM-DD)."""
+
+    commit: str
+    version: str
+    date: str
+
+    def words(self) -> str:
+        """``built 2026-11-28 by export-matrix 0.1.0 at commit 4a291b4c1f2e``."""
+        tool = "export-matrix %s" % self.version if self.version else "export-matrix"
+        where = " at commit %s" % self.commit if self.commit else " (commit unknown: not run from a git checkout)"
+        return "built %s by %s%s" % (self.date, tool, where)
+
+
+def build_date(environ: Optional[dict] = None) -> str:
+    """The UTC day of the build: ``SOURCE_DATE_EPOCH``'s where set, else today's."""
+    found = (os.environ if environ is None else environ).get(EPOCH, "")
+    try:
+        when = datetime.datetime.fromtimestamp(int(found), tz=datetime.timezone.utc) if found else None
+    except (ValueError, OverflowError, OSError):
+        when = None
+    return (when or datetime.datetime.now(datetime.timezone.utc)).strftime("%Y-%m-%d")
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def _git_dir(start: str) -> Optional[str]:
+    """The git folder of the checkout holding ``start``: ``.git``, or where a worktree's ``.git`` file points."""
+    folder = os.path.abspath(start)
+    while True:
+        dot = os.path.join(folder, ".git")
+        if os.path.isdir(dot):
+            return dot
+        if os.path.isfile(dot):
+            line = _read(dot)
+            if line.startswith("gitdir:"):
+                return os.path.normpath(os.path.join(folder, line[len("gitdir:") :].strip()))
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def commit(start: str) -> str:
+    """The commit the checkout holding ``start`` has checked out (12 hex digits), "" where it cannot be read."""
+    git = _git_dir(start)
+    if git is None:
+        return ""
+    head = _read(os.path.join(git, "HEAD"))
+    if not head.startswith("ref:"):
+        return head[:12]
+    ref = head[len("ref:") :].strip()
+    common = _read(os.path.join(git, "commondir"))
+    roots = [git] + ([os.path.normpath(os.path.join(git, common))] if common else [])
+    for root in roots:
+        found = _read(os.path.join(root, *ref.split("/")))
+        if found:
+            return found[:12]
+        for line in _read(os.path.join(root, "packed-refs")).splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[1] == ref:
+                return parts[0][:12]
+    return ""
+
+
+def version() -> str:
+    try:
+        from importlib import metadata
+
+        return metadata.version(PACKAGE)
+    except Exception:  # not installed: run from a checkout on PYTHONPATH
+        return ""
+
+
+def current() -> Stamp:
+    """This build's stamp."""
+    return Stamp(commit=commit(os.path.dirname(__file__)), version=version(), date=build_date())
