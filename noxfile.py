@@ -363,7 +363,9 @@ def _previous_publication(session: nox.Session, args: List[str]) -> List[str]:
     found = session.run(
         "python", "-m", "matrix.report.previous", PUBLISHED_REPORT, session.create_tmp(), *folders, silent=True
     )
-    folder = str(found or "").strip()
+    # The folder is the command's last line (nox gives its output and its warnings together).
+    lines = [line.strip() for line in str(found or "").splitlines() if line.strip()]
+    folder = lines[-1] if lines and os.path.isdir(lines[-1]) else ""
     if not folder:
         session.warn("no earlier publication of %s in git history: the report has no baseline" % PUBLISHED_REPORT)
         return []

@@ -93,7 +93,8 @@ def extract(folder: str, publication: Publication, into: str) -> str:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """``python -m matrix.report.previous FOLDER INTO [BUILT_FROM...]``: print the baseline folder, or nothing."""
+    """``python -m matrix.report.previous FOLDER INTO [BUILT_FROM...]``: print the baseline folder (its name says
+    the commit), or nothing where git history holds no earlier publication."""
     import sys
 
     args = list(sys.argv[1:] if argv is None else argv)
@@ -104,7 +105,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     found = find(folder, built_from)
     if found is not None:
         print(extract(folder, found, into))
-        print("the previous publication of %s: %s of %s" % (folder, found.commit[:7], found.date), file=sys.stderr)
     return 0
 
 

@@ -164,3 +164,40 @@ def test_the_aoti_selection_runs_its_cases_with_the_stage_and_its_loads_compile_
     load = LoadRequest.from_argv([], artifacts=["a"], out="o", **noxfile.SELECTION_LOAD["aoti"])
     assert load.aoti and "--aoti" in load.argv() and load.aoti_from == "nearest-and-oldest"
     assert "quick" not in noxfile.SELECTION_RUN and "quick" not in noxfile.SELECTION_LOAD
+
+
+class _Session:
+    """What ``nox -s publish`` asks of its session to find the previous publication: a folder and a command."""
+
+    venv_backend = "none"
+
+    def __init__(self, tmp: Path, output: str) -> None:
+        self.tmp, self.output, self.said, self.ran = tmp, output, [], []
+
+    def create_tmp(self) -> str:
+        return str(self.tmp)
+
+    def run(self, *args: str, **_: object) -> str:
+        self.ran.append(list(args))
+        return self.output
+
+    def warn(self, text: str) -> None:
+        self.said.append(text)
+
+    log = warn
+
+
+def test_publish_compares_with_the_folder_the_previous_publication_was_copied_to(tmp_path: Path) -> None:
+    import noxfile
+
+    copied = tmp_path / "latest@69f785a"
+    copied.mkdir()
+    session = _Session(tmp_path, "a warning from the interpreter\n%s\n" % copied)
+    assert noxfile._previous_publication(session, ["reports/latest", "--title", "T"]) == ["--baseline", str(copied)]
+    # The record folders given, not the options' values, are what the report is built from.
+    assert session.ran == [["python", "-m", "matrix.report.previous", noxfile.PUBLISHED_REPORT, str(tmp_path),
+                            "reports/latest"]]  # fmt: skip
+    # No earlier publication: said, and the report has no baseline.
+    nothing = _Session(tmp_path, "")
+    assert noxfile._previous_publication(nothing, ["results/latest"]) == []
+    assert "no earlier publication" in nothing.said[0]
