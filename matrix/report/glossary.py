@@ -98,8 +98,9 @@ _SAVED = (
 )  # fmt: skip
 
 _REPORTS = (
-    ("previous report", "the earlier report given as `report --baseline DIR`; the front page counts what"
-     " changed since, its own page lists every change"),
+    ("previous report", "the earlier report given as `report --baseline DIR` (for `nox -s publish`, the previous"
+     " publication in git history); the front page counts what changed since and which headline figures moved"
+     " and why, its own page lists every change"),
     ("new cell, vanished cell", "a cell only in this report, or only in the previous one"),
     ("`--with` set", "packages added to an environment with `run --with`; its cells are rows of their own, never"
      " compared with cells run without it"),

@@ -57,6 +57,7 @@ def test_environment_record(tmp_path):
     assert env["torch_version"] == torch.__version__
     assert env["capabilities"]["export"] is True
     assert env["python"] == "%d.%d" % sys.version_info[:2]
+    assert env["cores"] == os.cpu_count() and env["cpu"]  # the machine a report's header cites
     assert path.name == "torch-%s_%s_py%s.jsonl" % (env["torch_version"], env["variant"], env["python"])
 
 
