@@ -35,13 +35,15 @@ def cpu(envs: pd.DataFrame) -> str:
 
 
 def gpu(envs: pd.DataFrame) -> str:
-    """The GPU the cells ran on, or ``none``: the records name a GPU only where CUDA was available."""
+    """The GPU the cells ran on; ``none`` where they ran on the CPU (saying so where a GPU was there, unused)."""
     available = envs[envs["cuda_available"].fillna(False).astype(bool)] if "cuda_available" in envs.columns else envs
     names = _values(available, "gpu_name") if "cuda_available" in envs.columns else []
     ran = _values(envs, "device")
-    if names and "cuda" in ran:
-        return ", ".join(names)
-    return "none" if ran else NOT_RECORDED
+    if not ran:
+        return NOT_RECORDED
+    if "cuda" in ran:
+        return ", ".join(names) or "a CUDA device (model not recorded)"
+    return "none (%s present, unused)" % ", ".join(names) if names else "none"
 
 
 def devices(envs: pd.DataFrame) -> List[Tuple[str, List[str]]]:

@@ -79,6 +79,9 @@ def test_each_builds_device_and_the_gpu_where_one_ran() -> None:
     envs.loc[1, ["device", "cuda_available"]] = ["cuda", True]
     envs["gpu_name"] = [None, "NVIDIA H200"]
     assert citation.gpu(envs) == "NVIDIA H200"
+    # A GPU the machine had but no cell used is no GPU run.
+    unused = envs.assign(device="cpu")
+    assert citation.gpu(unused) == "none (NVIDIA H200 present, unused)"
     assert citation.devices_words(envs) == "cpu: 2.5.1+cu124; cuda: 2.15.0+cu132"
     line = citation.line(stamp.Stamp("abc", "0.1.0", "2026-01-01"), envs)
     assert line == (
