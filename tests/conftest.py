@@ -449,3 +449,10 @@ def schema_here() -> str:
     from matrix.worker import artifacts, forensics
 
     return forensics.schema_tuple(artifacts.serializer_version())
+
+
+@pytest.fixture(autouse=True)
+def _build_date(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every report a test builds, here or in a process it starts, carries one build date (report.stamp),
+    whatever the day: two builds a test compares byte for byte never straddle midnight."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")

@@ -125,10 +125,3 @@ def no_process(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
     # Code under test may catch the error above; the attempt still fails the test.
     assert not started, "a unit test started a process (%s): it belongs in tests/integration" % ", ".join(started)
-
-
-@pytest.fixture(autouse=True)
-def _build_date(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every report a test builds carries one build date (report.stamp), whatever the day: two builds a test
-    compares byte for byte never straddle midnight."""
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
