@@ -29,6 +29,7 @@ from matrix.records import artifacts as loads_table
 from matrix.records import baseline as since
 from matrix.records import builds as compared_builds
 from matrix.records import epochs as saved_epochs
+from matrix.records import graph_diffs as graph_diffs_table
 from matrix.records import scope as covered
 from matrix.records import verdicts as judged
 from matrix.records.transitions import Step
@@ -87,6 +88,8 @@ class Model:
     # (aoti_compiles.judge); empty where the records hold none.
     packages: aoti_loads.PackageLoads = field(default_factory=lambda: aoti_loads.judge(pd.DataFrame()))
     compiles: aoti_compiles.Compiles = field(default_factory=lambda: aoti_compiles.judge(pd.DataFrame()))
+    # The diff of each graph change shown (graph_diffs.table): from the graph texts, else kept by an earlier report.
+    graph_diffs: pd.DataFrame = field(default_factory=lambda: graph_diffs_table.frame([]))
 
     @property
     def epochs(self) -> Tuple[saved_epochs.Epoch, ...]:
@@ -104,10 +107,12 @@ def build(
     base: Optional[Tuple[pd.DataFrame, Optional[pd.DataFrame]]] = None,
     baseline_name: Optional[str] = None,
     known_releases: Sequence[str] = (),
+    kept_diffs: Sequence[pd.DataFrame] = (),
 ) -> Model:
     """The model of the records ``loaded``; ``base`` is an earlier report's tables (``baseline.read_baseline``).
 
-    ``known_releases``: the releases of the matrix, to tell which minor series were not run.
+    ``known_releases``: the releases of the matrix, to tell which minor series were not run. ``kept_diffs``:
+    earlier reports' graph diffs (``graph_diffs.read``), shown for the graph changes whose texts are missing.
     """
     found = tables.cells(loaded.cells)
     lacking = completeness.find(found, loaded.env_errors, loaded.environments)
@@ -117,6 +122,8 @@ def build(
     judged_cells = completeness.complete(cells)
     compared = transitions.pairs(judged_cells, release_lists(loaded, cells))
     moves = transitions.collect(compared)
+    diffs = graph_diffs_table.table(moves, cells, kept_diffs)
+    moves = graph_diffs_table.attach(moves, cells, diffs)
     # The verdicts judge releases: a candidate (a nightly, a release candidate) has a verdict of its own.
     released = _released(judged_cells)
     released_moves = (
@@ -148,6 +155,7 @@ def build(
         environments=loaded.environments,
         env_errors=loaded.env_errors,
         moves=moves,
+        graph_diffs=diffs,
         steps=steps,
         summary=summary,
         pass_rates=pass_rates(summary),
