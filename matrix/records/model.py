@@ -116,6 +116,7 @@ def build(
     """
     found = tables.cells(loaded.cells)
     lacking = completeness.find(found, loaded.env_errors, loaded.environments)
+    found = completeness.superseded(found, lacking)
     cells = completeness.mark(found, lacking)
     # Transitions and the verdicts' counts leave incomplete builds out: their releases stay in the
     # series (release_lists), without cells, so that a series breaks there instead of skipping them.
