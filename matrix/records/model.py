@@ -137,7 +137,8 @@ def build(
     labels = tables.environment_labels(cells) if not cells.empty else pd.Series(dtype=object)
     summary = tables.summary(cells)
     disagreements = tables.mode_disagreements(cells)
-    loads = loads_table.table(loaded.loads)
+    # The loads of a set whose latest install failed are left out with its cells (completeness.superseded).
+    loads = loads_table.table(completeness.superseded(loaded.loads, lacking, release="torch_version"))
     verdicts = judged.judge(
         released,
         released_moves,

@@ -105,3 +105,18 @@ def test_the_cells_of_a_set_whose_latest_install_failed_give_way_to_its_env_erro
 def test_an_env_error_that_names_no_python_stands_for_every_python_of_its_set():
     failed = [dict(env_error("2.13.0+cpu", "cpu", "timm", finished="2026-01-02T08:00:00"), python="")]
     assert ("2.13.0+cpu", "timm_vit") not in superseded(failed, [])
+
+
+def test_the_loads_of_a_set_whose_latest_install_failed_give_way_too():
+    loads = pd.DataFrame(
+        [
+            {"torch_version": "2.13.0+cpu", "variant": "cpu", "python": "3.11", "dependency_set": s, "case": c}
+            for s, c in (("timm", "timm_vit"), ("", "add"))
+        ]
+    )
+    failed = completeness.find(
+        set_cells(),
+        pd.DataFrame([env_error("2.13.0+cpu", "cpu", "timm", finished="2026-01-02T08:00:00")]),
+        pd.DataFrame([environment("2.13.0+cpu", "cpu", "timm", "2026-01-01T08:00:00")]),
+    )
+    assert completeness.superseded(loads, failed, release="torch_version")["case"].tolist() == ["add"]
