@@ -29,6 +29,7 @@ from matrix.records import artifacts as loads_table
 from matrix.records import baseline as since
 from matrix.records import builds as compared_builds
 from matrix.records import epochs as saved_epochs
+from matrix.records import graph_diffs as graph_diffs_table
 from matrix.records import scope as covered
 from matrix.records import verdicts as judged
 from matrix.records.transitions import Step
@@ -87,6 +88,8 @@ class Model:
     # (aoti_compiles.judge); empty where the records hold none.
     packages: aoti_loads.PackageLoads = field(default_factory=lambda: aoti_loads.judge(pd.DataFrame()))
     compiles: aoti_compiles.Compiles = field(default_factory=lambda: aoti_compiles.judge(pd.DataFrame()))
+    # The diff of each graph change shown (graph_diffs.table): from the graph texts, else kept by an earlier report.
+    graph_diffs: pd.DataFrame = field(default_factory=lambda: graph_diffs_table.frame([]))
 
     @property
     def epochs(self) -> Tuple[saved_epochs.Epoch, ...]:
@@ -104,19 +107,24 @@ def build(
     base: Optional[Tuple[pd.DataFrame, Optional[pd.DataFrame]]] = None,
     baseline_name: Optional[str] = None,
     known_releases: Sequence[str] = (),
+    kept_diffs: Sequence[pd.DataFrame] = (),
 ) -> Model:
     """The model of the records ``loaded``; ``base`` is an earlier report's tables (``baseline.read_baseline``).
 
-    ``known_releases``: the releases of the matrix, to tell which minor series were not run.
+    ``known_releases``: the releases of the matrix, to tell which minor series were not run. ``kept_diffs``:
+    earlier reports' graph diffs (``graph_diffs.read``), shown for the graph changes whose texts are missing.
     """
     found = tables.cells(loaded.cells)
     lacking = completeness.find(found, loaded.env_errors, loaded.environments)
+    found = completeness.superseded(found, lacking)
     cells = completeness.mark(found, lacking)
     # Transitions and the verdicts' counts leave incomplete builds out: their releases stay in the
     # series (release_lists), without cells, so that a series breaks there instead of skipping them.
     judged_cells = completeness.complete(cells)
     compared = transitions.pairs(judged_cells, release_lists(loaded, cells))
     moves = transitions.collect(compared)
+    diffs = graph_diffs_table.table(moves, cells, kept_diffs)
+    moves = graph_diffs_table.attach(moves, cells, diffs)
     # The verdicts judge releases: a candidate (a nightly, a release candidate) has a verdict of its own.
     released = _released(judged_cells)
     released_moves = (
@@ -129,7 +137,8 @@ def build(
     labels = tables.environment_labels(cells) if not cells.empty else pd.Series(dtype=object)
     summary = tables.summary(cells)
     disagreements = tables.mode_disagreements(cells)
-    loads = loads_table.table(loaded.loads)
+    # The loads of a set whose latest install failed are left out with its cells (completeness.superseded).
+    loads = loads_table.table(completeness.superseded(loaded.loads, lacking, release="torch_version"))
     verdicts = judged.judge(
         released,
         released_moves,
@@ -148,6 +157,7 @@ def build(
         environments=loaded.environments,
         env_errors=loaded.env_errors,
         moves=moves,
+        graph_diffs=diffs,
         steps=steps,
         summary=summary,
         pass_rates=pass_rates(summary),

@@ -6,10 +6,10 @@ import ast
 import difflib
 import os
 import posixpath
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from matrix.contract.schema import MODES, STAGE_ERROR, STAGES, Status
-from matrix.records import packages, store
+from matrix.records import graph_diffs, packages, store
 from matrix.records.transitions import version_of
 from matrix.report import markdown as md
 
@@ -85,13 +85,21 @@ def docstring(source: str) -> Optional[str]:
 Row = Dict[str, Any]
 
 
-def render(case: str, rows: List[Row], moves: List[Row], roots: Sequence[str] = (), reproduce: str = "") -> str:
+def render(
+    case: str,
+    rows: List[Row],
+    moves: List[Row],
+    roots: Sequence[str] = (),
+    reproduce: str = "",
+    kept: Optional[Mapping[Tuple[str, ...], Row]] = None,
+) -> str:
     """The page of one case.
 
     ``rows`` are its cells in report order (release, variant, python, mode) as dicts with
     the graph and traceback texts and an ``environment`` label; ``moves`` its transitions;
     ``roots`` the folders its source may be shown from; ``reproduce`` the section on reproducing
-    its failures (:func:`matrix.report.repro.markdown`), shown after its errors.
+    its failures (:func:`matrix.report.repro.markdown`), shown after its errors; ``kept`` the graph
+    diffs earlier reports kept (``graph_diffs.carried``), shown where the texts are missing.
     """
     first = rows[-1]
     source, doc = read_source(first["case_file"], roots)
@@ -125,7 +133,7 @@ def render(case: str, rows: List[Row], moves: List[Row], roots: Sequence[str] = 
                 ],
             )
         )
-    diffs = _graph_diffs(rows)
+    diffs = _graph_diffs(rows, kept)
     if diffs:
         parts.append("## Graph changes\n")
         parts.extend(diffs)
@@ -210,18 +218,20 @@ def _listed(value: Any) -> bool:
     return value is not None and not isinstance(value, (str, float)) and len(value) > 0
 
 
-def _graph_diffs(rows: List[Row]) -> List[str]:
+def _graph_diffs(rows: List[Row], kept: Optional[Mapping[Tuple[str, ...], Row]] = None) -> List[str]:
     """Unified diffs of the graph between consecutive releases (among those with a graph) where it changed.
 
     A diff that several transitions share (both modes, or the same change again) is shown once, titled with
-    every transition it applies to.
+    every transition it applies to. Where the records lack the texts of a pair of graphs, the diff an earlier
+    report kept for those very two graphs (``kept``: ``graph_diffs.carried``) is shown, its title naming where
+    it was kept.
     """
     found: List[Tuple[Place, List[str]]] = []
     # Rows come in release order; where a release ran under several Pythons the newest (last) stands for it.
     # A case run with several --with sets has a series per set: each compared with itself.
     series: Dict[Tuple[str, str, str], Dict[str, Row]] = {}
     for row in rows:
-        if isinstance(row["graph_text"], str) and row["graph_text"]:
+        if _has_text(row) or (kept and isinstance(row.get("graph_hash"), str)):
             series.setdefault((str(row["variant"]), _with(row), str(row["mode"])), {})[str(row["release"])] = row
     variants = sorted({variant for variant, _, _ in series})
     for variant, requested, mode in sorted(series, key=lambda k: (k[0], k[1], _mode_index(k[2]))):
@@ -230,12 +240,32 @@ def _graph_diffs(rows: List[Row]) -> List[str]:
         for row in series[(variant, requested, mode)].values():
             if previous is not None and previous["graph_hash"] != row["graph_hash"] and _comparable(previous, row):
                 place = (str(previous["release"]), str(row["release"]), mode, rest)
-                found.append((place, graph_diff(previous["graph_text"], row["graph_text"])))
+                if _has_text(previous) and _has_text(row):
+                    found.append((place, graph_diff(previous["graph_text"], row["graph_text"])))
+                else:
+                    held = (kept or {}).get(_pair_key(previous, row))
+                    if held is not None:
+                        source = " (kept from %s)" % held["kept_from"]
+                        found.append(((*place[:3], rest + source), str(held["diff"]).splitlines()))
             previous = row
     return [
         "### %s\n\n%s" % (md.text(title), md.fence("\n".join(lines), "diff") if lines else "_%s_\n" % SAME_TEXT)
         for title, lines in distinct_diffs(found)
     ]
+
+
+def _has_text(row: Row) -> bool:
+    return isinstance(row.get("graph_text"), str) and bool(row["graph_text"])
+
+
+def _pair_key(before: Row, after: Row) -> Tuple[str, ...]:
+    """The key of a kept diff (graph_diffs.KEY) between two cells of a case."""
+    named = dict(
+        case=before["case"], mode=before["mode"], with_set=_with(after), variant_before=before["variant"],
+        before=before["release"], variant=after["variant"], after=after["release"],
+        hash_before=before["graph_hash"], hash_after=after["graph_hash"],
+    )  # fmt: skip
+    return graph_diffs.key_of(named)
 
 
 # Where a diff applies: (release before, release after, mode, the rest of its title: variant, --with set).

@@ -239,9 +239,10 @@ def test_the_report_writes_the_site_its_pages_and_each_table_inside_its_folder(b
     # Each table of the report as gzipped CSV inside the site's folder, and its Parquet linked where the report
     # wrote it, one folder up: stored once.
     tables = built / "site" / "tables"
-    # Every table a reader downloads; texts.parquet (for rebuilding the report) is not offered.
-    assert (built / "texts.parquet").is_file() and "texts.parquet" not in index
-    for parquet in (p for p in built.glob("*.parquet") if p.name != "texts.parquet"):
+    # Every table a reader downloads; texts.parquet and graph_diffs.parquet (for rebuilding the report) are not.
+    kept = ("texts.parquet", "graph_diffs.parquet")
+    assert all((built / name).is_file() and name not in index for name in kept)
+    for parquet in (p for p in built.glob("*.parquet") if p.name not in kept):
         csv = tables / (parquet.stem + ".csv.gz")
         assert csv.is_file(), csv
         assert len(pd.read_csv(csv)) == len(pd.read_parquet(parquet))

@@ -25,6 +25,7 @@ from matrix.contract.schema import (
 )
 from matrix.records import alike, aoti_compiles, packages, repro, store
 from matrix.records import artifacts as loads_table
+from matrix.records import graph_diffs as graph_diffs_table
 from matrix.records.aoti_loads import PROMISED_FROM
 from matrix.records.repro import Failure
 from matrix.report import aoti_compiles as aoti_compiles_report
@@ -214,7 +215,8 @@ def _mode(move: Row) -> str:
 
 def graph_diffs(rows: List[Row], moves: List[Row]) -> List[Tuple[str, List[str]]]:
     """A unified diff of the graphs on each side of each of the case's graph changes, each distinct diff once:
-    (title naming every transition it applies to, lines)."""
+    (title naming every transition it applies to, lines). Where the texts are missing, the diff an earlier
+    report kept for the change, titled with where it was kept."""
     graphs = {
         (str(r["release"]), str(r["variant"]), str(r["python"]), str(r["mode"])): r.get("graph_text") for r in rows
     }
@@ -225,10 +227,15 @@ def graph_diffs(rows: List[Row], moves: List[Row]) -> List[Tuple[str, List[str]]
         mode = str(move["mode"])
         before = graphs.get((str(move["before"]), str(move["variant_before"]), str(move["python_before"]), mode))
         after = graphs.get((str(move["after"]), str(move["variant"]), str(move["python_after"]), mode))
-        if not (present(before) and present(after)):
-            continue
         named = present(move.get("with_set"))
         place = (str(move["before"]), str(move["after"]), mode, " [%s]" % named if named else "")
+        if not (present(before) and present(after)):
+            # The texts are missing: the diff an earlier report kept for this very change, if any.
+            kept = move.get(graph_diffs_table.CARRIED)
+            if isinstance(kept, str):
+                source = " (kept from %s)" % move.get(graph_diffs_table.CARRIED_FROM)
+                found.append(((*place[:3], place[3] + source), kept.splitlines()))
+            continue
         found.append((place, case_page.graph_diff(str(before), str(after))))
     return case_page.distinct_diffs(found)
 
