@@ -13,7 +13,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import pandas as pd
 
-from matrix.contract.schema import AOTI_TRIED, STAGE_ERROR, STAGE_OK, STAGES
+from matrix.contract.schema import AOTI_COMPILE_STEPS, AOTI_TRIED, STAGE_ERROR, STAGE_OK, STAGES
 from matrix.records import known_issues, store
 from matrix.records.columns import FAILING
 from matrix.records.known_issues import KnownIssue
@@ -40,6 +40,18 @@ def stage_error(row: Mapping[str, Any], stage: str) -> Tuple[Optional[str], str]
         if label == stage:
             return None, _text(row.get(name + "_error"))
     return None, ""
+
+
+def stage_line(row: Mapping[str, Any], stage: str) -> str:
+    """A failed stage's error in one line, as a page shows it: ``load: AttributeError: boom`` for an AOTInductor
+    step's, the record's own line for the others."""
+    kind, said = stage_error(row, stage)
+    step, colon, rest = said.partition(": ")
+    if kind is None:
+        return said
+    if colon and step in AOTI_COMPILE_STEPS:
+        return "%s: %s: %s" % (step, kind, rest)
+    return "%s: %s" % (kind, said) if said else kind
 
 
 def cell_issues(row: Mapping[str, Any], issues: Optional[Iterable[KnownIssue]] = None) -> Dict[str, KnownIssue]:
@@ -83,32 +95,50 @@ def _text(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Sighting:
-    """A known issue as a report's tables show it: the releases it failed on and how many failures it labels."""
+    """A known issue as a report's tables show it: the releases it failed on and the failures it labels, each
+    still counted as a failure."""
 
     issue: KnownIssue
     releases: Tuple[str, ...]  # the failing releases' builds, in version order
-    failures: int  # cells' failures and failed loads or compiles it labels; each still counted as a failure
+    counts: Tuple[Tuple[str, int], ...]  # per table that shows it (``cells``, or a use's name), its failures
+
+    @property
+    def failures(self) -> int:
+        return sum(n for _, n in self.counts)
+
+
+# What :func:`sightings` calls the tables it counts failures in.
+CELLS = "cells"
+LOADS = "loads of saved programs"
+PACKAGE_LOADS = "package loads"
+COMPILES = "compiles of saved programs"
 
 
 def sightings(
     cells: pd.DataFrame,
-    uses: Sequence[Tuple[str, pd.DataFrame]] = (),
+    uses: Sequence[Tuple[str, str, pd.DataFrame]] = (),
     issues: Optional[Iterable[KnownIssue]] = None,
 ) -> Tuple[Sighting, ...]:
-    """The known issues that label some failure of ``cells`` or of ``uses`` ((stage, table) pairs: a load
-    table under ``load``, a package table under ``aoti``), in the file's order."""
+    """The known issues that label some failure of ``cells`` or of ``uses`` ((stage, name, table): a load table
+    under ``load``, a package or compile table under ``aoti``), in the file's order."""
     chosen = tuple(known_issues.load() if issues is None else issues)
-    where: Dict[str, List[str]] = {issue.id: [] for issue in chosen}
+    releases: Dict[str, List[str]] = {issue.id: [] for issue in chosen}
+    counts: Dict[str, Dict[str, int]] = {issue.id: {} for issue in chosen}
+
+    def seen(issue: KnownIssue, release: Any, name: str) -> None:
+        releases[issue.id].append(str(release))
+        counts[issue.id][name] = counts[issue.id].get(name, 0) + 1
+
     for row in cells.to_dict("records") if not cells.empty else []:
         for issue in cell_issues(row, chosen).values():
-            where[issue.id].append(str(row["release"]))
-    for stage, table in uses:
+            seen(issue, row["release"], CELLS)
+    for stage, name, table in uses:
         for row in table.to_dict("records") if not table.empty else []:
             found = use_issue(row, stage, chosen)
             if found is not None:
-                where[found.id].append(str(row["torch_version"]))
+                seen(found, row["torch_version"], name)
     return tuple(
-        Sighting(issue, tuple(store.ordered(set(where[issue.id]))), len(where[issue.id]))
+        Sighting(issue, tuple(store.ordered(set(releases[issue.id]))), tuple(counts[issue.id].items()))
         for issue in chosen
-        if where[issue.id]
+        if releases[issue.id]
     )

@@ -201,10 +201,10 @@ def test_sightings_count_labelled_failures_per_issue_across_cells_and_package_lo
              "torch_version": "2.10.0+cu128", "saved_torch_version": "2.10.0+cu128"},
         ]
     )  # fmt: skip
-    found = failures.sightings(cells, [("aoti", loads)], ISSUES)
-    assert [(s.issue.id, s.releases, s.failures) for s in found] == [
-        ("codecache", ("2.10.0+cu128",), 2),
-        ("include", ("2.5.1+cu124",), 1),
+    found = failures.sightings(cells, [("aoti", "package loads", loads)], ISSUES)
+    assert [(s.issue.id, s.releases, s.counts, s.failures) for s in found] == [
+        ("codecache", ("2.10.0+cu128",), (("cells", 1), ("package loads", 1)), 2),
+        ("include", ("2.5.1+cu124",), (("package loads", 1),), 1),
     ]
     # a load table is a saved program's: the package's issue is not looked for there
-    assert failures.sightings(cells.iloc[1:2], [("load", loads)], ISSUES) == ()
+    assert failures.sightings(cells.iloc[1:2], [("load", "loads", loads)], ISSUES) == ()

@@ -152,6 +152,7 @@ def render(f: Findings, pages: Mapping[str, str], downloads: Sequence[str]) -> s
                 # Each build by the label of its first environment: the grid's release filter takes labels.
                 dict(reversed(list(zip(f.cells["release"].astype(str), f.labels.astype(str))))),
                 f.candidates,
+                f.model.known_issues,
             ),
         ),
         ("newest", "Newest release", changes.newest(f.steps, newest, pages)),
