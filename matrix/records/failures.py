@@ -107,6 +107,21 @@ class Sighting:
         return sum(n for _, n in self.counts)
 
 
+# The columns a cell's or a use's failures are labelled from.
+CELL_COLUMNS = (
+    "release", "status", "error_type", "error_message", "aoti_status", "aoti_error_type", "aoti_error",
+    *(stage + suffix for stage, _ in STAGES for suffix in ("_outcome", "_error")),
+)  # fmt: skip
+USE_COLUMNS = ("status", "error_type", "error_message", "torch_version", "saved_torch_version")
+
+
+def _rows(table: pd.DataFrame, columns: Sequence[str]) -> List[Dict[str, Any]]:
+    """The rows of ``table`` as records of those of ``columns`` it has (a table's other columns are not read)."""
+    if table.empty:
+        return []
+    return table[[c for c in columns if c in table.columns]].to_dict("records")
+
+
 # What :func:`sightings` calls the tables it counts failures in.
 CELLS = "cells"
 LOADS = "loads of saved programs"
@@ -129,11 +144,14 @@ def sightings(
         releases[issue.id].append(str(release))
         counts[issue.id][name] = counts[issue.id].get(name, 0) + 1
 
-    for row in cells.to_dict("records") if not cells.empty else []:
+    for row in _rows(cells, CELL_COLUMNS):
         for issue in cell_issues(row, chosen).values():
             seen(issue, row["release"], CELLS)
     for stage, name, table in uses:
-        for row in table.to_dict("records") if not table.empty else []:
+        if table.empty or not any(stage in issue.stages for issue in chosen):
+            continue
+        # Only a failure can be labelled: the passing rows (most of a load table) are not looked at.
+        for row in _rows(table[~table["status"].isin(("pass", STAGE_OK))], USE_COLUMNS):
             found = use_issue(row, stage, chosen)
             if found is not None:
                 seen(found, row["torch_version"], name)

@@ -67,27 +67,32 @@ class KnownIssue:
         """
         text = message if isinstance(message, str) else ""
         kind = error_type if isinstance(error_type, str) and error_type else None
-        if stage not in self.stages or not _in(release, self.releases):
-            return False
-        if self.made_on and not _in(made_on, self.made_on):
+        if stage not in self.stages:
             return False
         if kind is not None:
             if kind != self.error_type:
                 return False
         elif self.error_type + ":" not in text:
             return False
-        return re.search(self.message, text) is not None
+        if re.search(self.message, text) is None or not _in(release, self.releases):
+            return False
+        return not self.made_on or _in(made_on, self.made_on)
 
 
 def _in(release: Any, wanted: Sequence[str]) -> bool:
     """Whether a release (``2.10.0+cu128``) is one of ``wanted`` (``2.10``, ``2.10.0``)."""
-    if not isinstance(release, str) or not release:
-        return False
+    version = _version(release) if isinstance(release, str) else None
+    return version is not None and any(version[: len(w)] == w for w in (_parts(x) for x in wanted))
+
+
+@functools.cache
+def _version(release: str) -> Optional[Tuple[int, ...]]:
+    """A release's numbers (``2.10.0+cu128``: 2, 10, 0), None for what is not a torch version; a table names a
+    handful of releases many times over."""
     try:
-        version = releases.version_key(release).release
+        return tuple(releases.version_key(release).release) if release else None
     except releases.ReleaseError:
-        return False
-    return any(version[: len(w)] == w for w in (_parts(x) for x in wanted))
+        return None
 
 
 def _parts(release: str) -> Tuple[int, ...]:
