@@ -17,9 +17,8 @@ import pandas as pd
 from matrix.contract import dependencies
 
 STAGE_FAILURE = "stage-failure"  # the filter value for cells whose program failed a later stage
-# The transitions that become filters, with the words the filter shows.
-MOVE_FILTERS = (("graph-change", "graph changed since the previous release"), ("op-drift", "ops drifted since the "
-                "previous release"))  # fmt: skip
+# The transitions that become filters (since the previous release of the cell's series), with the filter's words.
+MOVE_FILTERS = (("graph-change", "graph changed"), ("op-drift", "ops drifted"))
 MOVE_KINDS = tuple(kind for kind, _ in MOVE_FILTERS)
 ENV = ("release", "variant", "python", "with_set")
 
@@ -65,8 +64,8 @@ def moves_by_cell(
 def status_choices(any_failure: str) -> Sequence[Tuple[str, str]]:
     """The status filter's choices beyond the statuses themselves: any failure, a later stage, the moves."""
     return [
-        (any_failure, "any failure (a status or a later stage)"),
-        (STAGE_FAILURE, "a later stage fails (save/load, decomposition, aoti)"),
+        (any_failure, "any failure"),
+        (STAGE_FAILURE, "a later stage fails"),
         *MOVE_FILTERS,
     ]
 
