@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from matrix.contract import schema
 from matrix.contract.errors import UserError
 from matrix.envs import releases
 
@@ -26,7 +27,7 @@ except ModuleNotFoundError:  # Python < 3.11
 DATA = Path(__file__).with_name("known_issues.toml")
 # Where a failure shows, as the report names it: the export, a cell's later stages (save/load, decomposition),
 # a saved program's load on another release, and an AOTInductor package's compile, load or run.
-STAGES = ("export", "save/load", "decomposition", "load", "aoti")
+STAGES = ("export", *(label for _, label in schema.STAGES), "load", "aoti")
 FIELDS = ("id", "summary", "link", "stages", "error_type", "message", "releases", "made_on")
 _ISSUE_LINK = re.compile(r"^https://github\.com/([^/\s]+/[^/\s]+)/(?:issues|pull)/(\d+)$")
 
