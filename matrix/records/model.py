@@ -32,6 +32,7 @@ from matrix.records import epochs as saved_epochs
 from matrix.records import graph_diffs as graph_diffs_table
 from matrix.records import scope as covered
 from matrix.records import verdicts as judged
+from matrix.records.failures import COMPILES, LOADS, PACKAGE_LOADS, Sighting, sightings
 from matrix.records.transitions import Step
 
 Key = Tuple[str, str, str, str]  # release, variant, python, and the --with set ("" for none)
@@ -90,6 +91,9 @@ class Model:
     compiles: aoti_compiles.Compiles = field(default_factory=lambda: aoti_compiles.judge(pd.DataFrame()))
     # The diff of each graph change shown (graph_diffs.table): from the graph texts, else kept by an earlier report.
     graph_diffs: pd.DataFrame = field(default_factory=lambda: graph_diffs_table.frame([]))
+    # The known upstream issues that label some failure of the cells, loads, packages or compiles (labelled, and
+    # still counted as failures).
+    known_issues: Tuple[Sighting, ...] = ()
 
     @property
     def epochs(self) -> Tuple[saved_epochs.Epoch, ...]:
@@ -151,6 +155,8 @@ def build(
         # Labels of the whole table: an environment is named alike on every page, whatever was left out.
         names=judged.environment_names(cells) if not cells.empty else None,
     )
+    packages = aoti_loads.judge(loaded.aoti_loads)
+    compiles = aoti_compiles.judge(loaded.aoti_compiles)
     return Model(
         cells=cells,
         labels=labels,
@@ -178,8 +184,16 @@ def build(
         incomplete=lacking,
         builds=compared_builds.compare(cells),
         candidates=candidate.judge(judged_cells, loads),
-        packages=aoti_loads.judge(loaded.aoti_loads),
-        compiles=aoti_compiles.judge(loaded.aoti_compiles),
+        packages=packages,
+        compiles=compiles,
+        known_issues=sightings(
+            cells,
+            [
+                ("load", LOADS, loads),
+                ("aoti", PACKAGE_LOADS, packages.table),
+                ("aoti", COMPILES, compiles.table),
+            ],
+        ),
     )
 
 

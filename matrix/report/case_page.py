@@ -9,7 +9,7 @@ import posixpath
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from matrix.contract.schema import MODES, STAGE_ERROR, STAGES, Status
-from matrix.records import graph_diffs, packages, store
+from matrix.records import failures, graph_diffs, packages, store
 from matrix.records.transitions import version_of
 from matrix.report import markdown as md
 
@@ -309,8 +309,8 @@ def _mode_index(mode: str) -> int:
 def _errors(rows: List[Row]) -> List[str]:
     """One collapsed block per distinct error (mode, status, class, first line), with the releases it shows in.
 
-    A stage that failed on an exported program (save/load, decomposition) is an error of its own,
-    named after the stage.
+    A stage that failed on an exported program (save/load, decomposition, aoti) is an error of its own,
+    named after the stage. A failure that a known upstream issue labels names it.
     """
     order = store.ordered(row["release"] for row in rows)
     groups: Dict[Tuple[str, str, str, str, str], List[Row]] = {}
@@ -326,23 +326,23 @@ def _errors(rows: List[Row]) -> List[str]:
             groups.setdefault(key, []).append(row)
     stage_groups: Dict[Tuple[str, str, str, str, str], List[Row]] = {}
     for row in rows:
-        for stage, label in STAGES:
-            if row.get(stage + "_outcome") == STAGE_ERROR:
-                key = (str(row["mode"]), _with(row), "%s fails" % label, "", _str(row.get(stage + "_error")))
-                stage_groups.setdefault(key, []).append(row)
+        for label in failures.failed_stages(row):
+            key = (str(row["mode"]), _with(row), "%s fails" % label, "", failures.stage_line(row, label))
+            stage_groups.setdefault(key, []).append(row)
     parts = []
     for (mode, requested, status, kind, message), members in sorted(
         groups.items(), key=lambda g: (_mode_index(g[0][0]), g[0])
     ):
         # The newest release that kept a traceback speaks for the group.
         newest = next((r for r in reversed(members) if _str(r["error_traceback"])), members[-1])
-        summary = "%s · %s · %s%s — %s%s" % (
+        summary = "%s · %s · %s%s — %s%s%s" % (
             mode,
             status,
             kind,
             (": " + _clip(message, 300)) if message else "",
             md.release_spans([str(r["release"]) for r in members], order),
             _bracketed(requested),
+            _known(members, failures.EXPORT),
         )
         body = []
         for label, value in (
@@ -356,15 +356,24 @@ def _errors(rows: List[Row]) -> List[str]:
     for (mode, requested, failing, _, message), members in sorted(
         stage_groups.items(), key=lambda g: (_mode_index(g[0][0]), g[0])
     ):
-        summary = "%s · %s%s — %s%s" % (
+        summary = "%s · %s%s — %s%s%s" % (
             mode,
             failing,
             (": " + _clip(message, 300)) if message else "",
             md.release_spans([str(r["release"]) for r in members], order),
             _bracketed(requested),
+            _known(members, failing[: -len(" fails")]),
         )
         parts.append(md.details(summary, md.fence(message, "text") if message else "_No error recorded._"))
     return parts
+
+
+def _known(members: List[Row], stage: str) -> str:
+    """`` · known upstream issue pytorch/pytorch#173706`` where a known issue labels the group's failure on one of
+    its releases (the releases it names), else ""."""
+    found = [failures.cell_issues(row).get(stage) for row in members]
+    named = list(dict.fromkeys(issue.words for issue in found if issue is not None))
+    return "".join(" · " + words for words in named)
 
 
 def _clip(text: str, limit: int) -> str:

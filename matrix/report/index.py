@@ -22,7 +22,7 @@ from matrix.records.model import PassRate, environment_key
 from matrix.records.transitions import Step
 from matrix.report import artifacts as report_artifacts
 from matrix.report import baseline as report_baseline
-from matrix.report import builds_page, candidate_page, glossary, pages, real_models, transition_page
+from matrix.report import builds_page, candidate_page, glossary, known_issues, pages, real_models, transition_page
 from matrix.report import markdown as md
 from matrix.report import verdicts as report_verdicts
 from matrix.report.findings import Findings
@@ -49,6 +49,7 @@ def render(f: Findings) -> str:
             builds_page.incomplete_line(f.incomplete),
             builds_page.line(f.builds),
             [candidate_page.line(v) for v in f.candidates],
+            known_issues.markdown_lines(f.model.known_issues),
         ),
         _header(f),
         pages.charts(f, "overview"),  # below the verdicts: the whole status grid at a glance

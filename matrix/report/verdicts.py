@@ -44,12 +44,15 @@ def known_releases() -> List[str]:
     return [release.version for release in release_list.default_matrix().releases]
 
 
-def render(v: Verdicts, incomplete: str = "", builds: str = "", candidates: Sequence[str] = ()) -> str:
+def render(
+    v: Verdicts, incomplete: str = "", builds: str = "", candidates: Sequence[str] = (), known: Sequence[str] = ()
+) -> str:
     """The opening section: one line per answer, then the cells documented to work per release.
 
     ``incomplete`` and ``builds`` are the lines on incomplete builds and on builds of one release compared
     (:mod:`matrix.report.builds_page`), "" for none; ``candidates`` the lines on nightlies and release
-    candidates (:mod:`matrix.report.candidate_page`), first: what a release manager reads before a release.
+    candidates (:mod:`matrix.report.candidate_page`), first: what a release manager reads before a release;
+    ``known`` the lines on known upstream issues (:func:`matrix.report.known_issues.markdown_lines`).
     """
     lines = [
         "## Verdicts\n",
@@ -61,6 +64,7 @@ def render(v: Verdicts, incomplete: str = "", builds: str = "", candidates: Sequ
         _unclaimed(v),
         _best(v),
         _epochs_line(v),
+        *known,
         _since(v),
         _sample(v),
         _build_changes(v),

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from matrix.contract import records, schema
-from matrix.records import model, store, tables
+from matrix.records import model, store, tables, transitions
 from matrix.report import build as report
 from matrix.report import files as report_files
 from matrix.report import site
@@ -168,6 +168,37 @@ def test_a_cell_note_is_one_line_cut_to_its_limit_and_names_failed_stages():
     staged = {"status": "pass", "serialize_outcome": schema.STAGE_ERROR, "decompose_outcome": "ok"}
     assert front.cell_note(staged) == "save/load fails"
     assert front.cell_note({"status": "pass"}) == ""
+
+
+def test_grid_data_marks_failed_stages_moves_and_packages_per_column(tmp_path: Path):
+    codecache = "load: module 'torch._inductor' has no attribute 'codecache'"
+    cells = cells_of(
+        tmp_path,
+        [
+            make_cell("2.9.1", "saves", serialize_status="ok", graph_hash="1" * 16, fingerprint_version=1),
+            make_cell("2.10.0", "saves", serialize_status="error", serialize_error="load: TypeError: boom",
+                      graph_hash="2" * 16, fingerprint_version=1),
+            make_cell("2.10.0", "models/hf", dependency_set="transformers>=4.56"),
+        ],
+    )  # fmt: skip
+    cells.loc[cells["case"] == "models/hf", ["aoti_status", "aoti_error_type", "aoti_error"]] = [
+        "error",
+        "AttributeError",
+        codecache,
+    ]
+    labels = tables.environment_labels(cells)
+    pages = {case: "cases/%s.html" % case.replace("/", "__") for case in set(cells["case"])}
+    data = front.grid_data(cells, labels, pages, transitions.find(cells))
+    hf, saves = data["cases"]
+    newest = str(data["columns"].index([data["envs"].index("2.10.0"), data["modes"].index("strict")]))
+    assert saves["stages"] == {newest: ["save/load"]}
+    assert saves["moves"] == {newest: ["graph-change"]}  # the graph changed into 2.10.0, not on 2.9.1
+    assert saves["notes"][newest] == "save/load fails"
+    assert hf["stages"] == {newest: ["aoti"]}
+    assert hf["notes"][newest] == "aoti fails (known upstream issue pytorch/pytorch#173706)"
+    assert "pytorch/pytorch#173706" in hf["errors"]  # the search finds a cell by its issue
+    assert hf["packages"] == ["transformers>=4.56"] and saves["packages"] == []
+    assert (data["stage_failure"], data["move_kinds"]) == ("stage-failure", ["graph-change", "op-drift"])
 
 
 def test_every_status_has_a_glyph():
