@@ -30,6 +30,7 @@ from matrix.records import baseline as since
 from matrix.records import builds as compared_builds
 from matrix.records import epochs as saved_epochs
 from matrix.records import scope as covered
+from matrix.records import upgrade as upgrade_answer
 from matrix.records import verdicts as judged
 from matrix.records.transitions import Step
 
@@ -87,6 +88,8 @@ class Model:
     # (aoti_compiles.judge); empty where the records hold none.
     packages: aoti_loads.PackageLoads = field(default_factory=lambda: aoti_loads.judge(pd.DataFrame()))
     compiles: aoti_compiles.Compiles = field(default_factory=lambda: aoti_compiles.judge(pd.DataFrame()))
+    # The tables indexed for the upgrade answer between any two released builds (:mod:`.upgrade`).
+    upgrades: upgrade_answer.Upgrades = field(default_factory=lambda: upgrade_answer.Upgrades(pd.DataFrame()))
 
     @property
     def epochs(self) -> Tuple[saved_epochs.Epoch, ...]:
@@ -125,6 +128,7 @@ def build(
         else moves
     )
     steps = tuple(transitions.steps(compared, moves))
+    packages, compiles = aoti_loads.judge(loaded.aoti_loads), aoti_compiles.judge(loaded.aoti_compiles)
     comparison = since.compare(cells, moves, base[0], base[1]) if base is not None else None
     labels = tables.environment_labels(cells) if not cells.empty else pd.Series(dtype=object)
     summary = tables.summary(cells)
@@ -168,8 +172,9 @@ def build(
         incomplete=lacking,
         builds=compared_builds.compare(cells),
         candidates=candidate.judge(judged_cells, loads),
-        packages=aoti_loads.judge(loaded.aoti_loads),
-        compiles=aoti_compiles.judge(loaded.aoti_compiles),
+        packages=packages,
+        compiles=compiles,
+        upgrades=upgrade_answer.Upgrades(released, loads, packages.table, compiles.table),
     )
 
 

@@ -207,9 +207,9 @@ class Upgrades:
     def __init__(
         self,
         cells: pd.DataFrame,
-        loads: pd.DataFrame = pd.DataFrame(),
-        packages: pd.DataFrame = pd.DataFrame(),
-        compiles: pd.DataFrame = pd.DataFrame(),
+        loads: Optional[pd.DataFrame] = None,
+        packages: Optional[pd.DataFrame] = None,
+        compiles: Optional[pd.DataFrame] = None,
     ) -> None:
         self.cells: Dict[Tuple[str, str, str], Found] = {}
         for row in _plain(cells):
@@ -243,15 +243,15 @@ class Upgrades:
         return Upgrade(before, after, tuple(found))
 
 
-def _plain(frame: pd.DataFrame) -> List[Dict[str, Any]]:
-    if frame.empty:
+def _plain(frame: Optional[pd.DataFrame]) -> List[Dict[str, Any]]:
+    if frame is None or frame.empty:
         return []
     if "with_set" in frame.columns:
         frame = frame[[not isinstance(v, str) or not v for v in frame["with_set"]]]
     return frame.to_dict("records")
 
 
-def _pairs(table: pd.DataFrame) -> Dict[Tuple[str, str, str, str], Found]:
+def _pairs(table: Optional[pd.DataFrame]) -> Dict[Tuple[str, str, str, str], Found]:
     """A product table by (made on, used on, case, mode); a later row of the same key wins, as in the table."""
     found: Dict[Tuple[str, str, str, str], Found] = {}
     for row in _plain(table):

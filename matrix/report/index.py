@@ -24,6 +24,7 @@ from matrix.report import artifacts as report_artifacts
 from matrix.report import baseline as report_baseline
 from matrix.report import builds_page, candidate_page, glossary, pages, real_models, transition_page
 from matrix.report import markdown as md
+from matrix.report import upgrade as report_upgrade
 from matrix.report import verdicts as report_verdicts
 from matrix.report.findings import Findings
 
@@ -50,6 +51,7 @@ def render(f: Findings) -> str:
             builds_page.line(f.builds),
             [candidate_page.line(v) for v in f.candidates],
         ),
+        report_upgrade.line(report_upgrade.newest(f.model.upgrades)),
         _header(f),
         pages.charts(f, "overview"),  # below the verdicts: the whole status grid at a glance
         _summary(f),

@@ -18,7 +18,8 @@ def cell(release: str, case: str, mode: str, status: str, error: str = "") -> Di
 
 def used(made: str, on: str, case: str, mode: str, status: str, error: str = "") -> Dict[str, Any]:
     return {"saved_torch_version": made, "torch_version": on, "case": case, "mode": mode, "status": status,
-            "with_set": "", "error_type": "RuntimeError" if error else None, "error_message": error or None}  # fmt: skip
+            "with_set": "", "error_type": "RuntimeError" if error else None,
+            "error_message": error or None}  # fmt: skip
 
 
 def frame(rows: List[Dict[str, Any]]) -> pd.DataFrame:
@@ -46,19 +47,27 @@ CELLS = frame([
     cell("2.10.0", "real_models/resnet", "strict", "pass"),
     {**cell("2.15.0", "real_models/resnet", "strict", "fail", "from the with set"), "with_set": "transformers"},
 ])  # fmt: skip
-LOADS = frame([
-    used("2.5.1", "2.15.0", "real_models/resnet", "strict", "load-error", "Serialized version ['7', '3']\nmore"),
-    used("2.5.1", "2.15.0", "real_models/resnet", "non-strict", "pass"),
-    used("2.5.1", "2.15.0", "models/cond", "strict", "untrusted"),
-    used("2.10.0", "2.15.0", "real_models/resnet", "strict", "pass"),
-])
-PACKAGES = frame([
-    used("2.5.1", "2.15.0", "real_models/resnet", "non-strict", "load-error", "Failed to find a generated cpp file"),
-])
-COMPILES = frame([
-    used("2.5.1", "2.15.0", "real_models/resnet", "non-strict", "ok"),
-    used("2.5.1", "2.15.0", "models/cond", "strict", "skipped"),
-])
+LOADS = frame(
+    [
+        used("2.5.1", "2.15.0", "real_models/resnet", "strict", "load-error", "Serialized version ['7', '3']\nmore"),
+        used("2.5.1", "2.15.0", "real_models/resnet", "non-strict", "pass"),
+        used("2.5.1", "2.15.0", "models/cond", "strict", "untrusted"),
+        used("2.10.0", "2.15.0", "real_models/resnet", "strict", "pass"),
+    ]
+)
+PACKAGES = frame(
+    [
+        used(
+            "2.5.1", "2.15.0", "real_models/resnet", "non-strict", "load-error", "Failed to find a generated cpp file"
+        ),
+    ]
+)
+COMPILES = frame(
+    [
+        used("2.5.1", "2.15.0", "real_models/resnet", "non-strict", "ok"),
+        used("2.5.1", "2.15.0", "models/cond", "strict", "skipped"),
+    ]
+)
 
 
 def answered() -> upgrade.Upgrade:
