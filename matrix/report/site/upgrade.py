@@ -65,7 +65,8 @@ def data(upgrades: Upgrades, pages: Mapping[str, str]) -> Dict[str, Any]:
 
     ``export[build]``: per case (``cases`` order) one character per mode (``modes``). ``pairs["A..B"]``: ``rows``,
     per case one verdict character (index into ``verdicts``) then per mode its saved program's, package's and
-    compile's characters; ``all`` and ``pack``: the tallies in words; ``breaks``: the cases it breaks.
+    compile's characters; ``all`` and ``pack``: the tallies in words; ``breaks`` and ``breaks_pack``: the cases it
+    breaks, of all and of the pack.
     """
     cases = list(upgrades.case_names)
     export = {}
@@ -95,6 +96,7 @@ def data(upgrades: Upgrades, pages: Mapping[str, str]) -> Dict[str, Any]:
             "all": words.tallies_words(found),
             "pack": words.tallies_words(found, found.pack),
             "breaks": sum(1 for c in found.cases if c.breaks),
+            "breaks_pack": sum(1 for c in found.pack if c.breaks),
         }
     newest = upgrade.newest_pair(upgrades.releases)
     return {

@@ -78,8 +78,10 @@
     }
     answer.appendChild(el("h2", {}, "From " + before.value + " to " + after.value));
     var lines = el("ul", { class: "upgrade-tallies" });
-    lines.appendChild(el("li", {}, "The upgrade breaks " + pair.breaks + " of " + data.cases.length + " cases."));
-    (scope.value === "pack" ? pair.pack : pair.all).forEach(function (line) {
+    var pack = scope.value === "pack";
+    var broken = pack ? pair.breaks_pack + " of the " + data.pack.length + " real models" : pair.breaks + " of " + data.cases.length + " cases";
+    lines.appendChild(el("li", {}, "The upgrade breaks " + broken + "."));
+    (pack ? pair.pack : pair.all).forEach(function (line) {
       lines.appendChild(el("li", {}, line));
     });
     answer.appendChild(lines);
