@@ -138,3 +138,22 @@ def test_pairs_and_the_newest_pair_follow_version_order() -> None:
     resnet = by_case(found.answer("2.10.0", "2.15.0", ["real_models/resnet"]))["real_models/resnet"]
     assert resnet.verdict == "works"
     assert resnet.modes[0].answer("saved") is Answer.YES
+
+
+def test_the_markdown_page_answers_the_pack_case_by_case_and_lists_what_else_breaks() -> None:
+    from matrix.report import upgrade as page
+
+    text = page.render(answered())
+    pack = text.split("## The real-model pack")[1].split("## Other cases")[0]
+    rows = [line for line in pack.splitlines() if line.startswith("| [")]
+    # One row per case and mode, each answer in its column.
+    assert rows[2].split(" | ")[1:] == ["breaks", "strict", "pass → pass", "load-error", "–", "– |"]
+    assert rows[3].split(" | ")[1:] == ["breaks", "non-strict", "pass → pass", "pass", "load-error", "ok |"]
+    # Packages were made in non-strict mode only: the line names that mode alone.
+    assert "\n- packages, non-strict: 0 of 1 load and match\n" in pack
+    others = text.split("## Other cases the upgrade breaks")[1]
+    assert "models/cond" in others and "strict: export" in others and "outputs differ" in others
+    assert "models/scan" not in others
+    # The front page's line: the pair, how many cases it breaks, and the page.
+    assert page.line(answered()).startswith("**Upgrading 2.5.1 → 2.15.0**: the upgrade breaks 2 cases of 4;")
+    assert page.render(None).endswith("_Fewer than two builds: no upgrade to answer._\n")
