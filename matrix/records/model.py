@@ -25,6 +25,7 @@ import pandas as pd
 
 from matrix.contract.schema import APPLICABLE
 from matrix.records import aoti_compiles, aoti_loads, candidate, completeness, repro, store, tables, transitions
+from matrix.records import aoti_verdict as aoti_judged
 from matrix.records import artifacts as loads_table
 from matrix.records import baseline as since
 from matrix.records import builds as compared_builds
@@ -90,6 +91,8 @@ class Model:
     compiles: aoti_compiles.Compiles = field(default_factory=lambda: aoti_compiles.judge(pd.DataFrame()))
     # The tables indexed for the upgrade answer between any two released builds (:mod:`.upgrade`).
     upgrades: upgrade_answer.Upgrades = field(default_factory=lambda: upgrade_answer.Upgrades(pd.DataFrame()))
+    # What the packages and compiles say of upstream's promise, pair by pair (None without either).
+    aoti: Optional[aoti_judged.AotiVerdict] = None
 
     @property
     def epochs(self) -> Tuple[saved_epochs.Epoch, ...]:
@@ -175,6 +178,7 @@ def build(
         packages=packages,
         compiles=compiles,
         upgrades=upgrade_answer.Upgrades(released, loads, packages.table, compiles.table),
+        aoti=aoti_judged.judge(packages, compiles),
     )
 
 

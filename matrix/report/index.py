@@ -20,9 +20,9 @@ from matrix.contract.schema import MODES, STAGES, Status
 from matrix.records import store, tables, transitions
 from matrix.records.model import PassRate, environment_key
 from matrix.records.transitions import Step
+from matrix.report import aoti_verdict, builds_page, candidate_page, glossary, pages, real_models, transition_page
 from matrix.report import artifacts as report_artifacts
 from matrix.report import baseline as report_baseline
-from matrix.report import builds_page, candidate_page, glossary, pages, real_models, transition_page
 from matrix.report import markdown as md
 from matrix.report import upgrade as report_upgrade
 from matrix.report import verdicts as report_verdicts
@@ -50,8 +50,8 @@ def render(f: Findings) -> str:
             builds_page.incomplete_line(f.incomplete),
             builds_page.line(f.builds),
             [candidate_page.line(v) for v in f.candidates],
+            [*aoti_verdict.markdown(f.model.aoti, report_artifacts.PAGE), _upgrade(f)],
         ),
-        report_upgrade.line(report_upgrade.newest(f.model.upgrades)),
         _header(f),
         pages.charts(f, "overview"),  # below the verdicts: the whole status grid at a glance
         _summary(f),
@@ -67,6 +67,11 @@ def render(f: Findings) -> str:
     if f.baseline is not None:
         sections.append(report_baseline.section(f.baseline, f.baseline_name))
     return "\n".join(s for s in sections if s).rstrip("\n") + "\n"
+
+
+def _upgrade(f: Findings) -> str:
+    line = report_upgrade.line(report_upgrade.newest(f.model.upgrades))
+    return "- " + line.rstrip("\n") if line else ""
 
 
 def values_of(frame: pd.DataFrame, column: str, ordered: bool = False) -> List[str]:

@@ -20,6 +20,7 @@ from matrix.report.findings import Findings
 from matrix.report.real_models import PREFIX as REAL_MODELS
 from matrix.report.site import changes, charts, glossary, legend, real_models, run, saved
 from matrix.report.site import upgrade as upgrade_page
+from matrix.report.site.aoti_verdict import lines as aoti_lines
 from matrix.report.site.downloads import CSV, TABLES
 from matrix.report.site.markup import GLYPHS, clip, listed, page, present, script_json, text
 from matrix.report.site.verdicts import ANY_FAILURE
@@ -124,7 +125,7 @@ def render(f: Findings, pages: Mapping[str, str], downloads: Sequence[str]) -> s
                 # Each build by the label of its first environment: the grid's release filter takes labels.
                 dict(reversed(list(zip(f.cells["release"].astype(str), f.labels.astype(str))))),
                 f.candidates,
-                upgrade=upgrade_page.line(f.model.upgrades),
+                more=[*aoti_lines(f), upgrade_page.line(f.model.upgrades)],
             ),
         ),
         ("newest", "Newest release", changes.newest(f.steps, newest, pages)),
