@@ -12,7 +12,7 @@ from matrix.report import markdown as md
 
 # The heading of the packages' section on the saved-programs page, as a link names it.
 ANCHOR = "compiled-packages-aotinductor-across-releases"
-CAUSE_LIMIT = 90  # characters of a failure named in a verdict
+CAUSE_LIMIT = 70  # characters of a failure named in a verdict
 
 
 def _modes(v: AotiVerdict) -> str:
@@ -56,11 +56,8 @@ def lines(v: Optional[AotiVerdict]) -> List[Tuple[str, str]]:
         if not v.covered:
             said = "no package compiled on %s or later was loaded on a newer release" % v.promised_from
         elif not v.broken:
-            said = "kept on all %s tried (%s): %s" % (
-                md.plural(len(v.covered), "pair"),
-                promise,
-                _by_maker(v.covered, order),
-            )
+            tried = "the 1 pair tried" if len(v.covered) == 1 else "all %d pairs tried" % len(v.covered)
+            said = "kept on %s (%s): %s" % (tried, promise, _by_maker(v.covered, order))
         else:
             said = "broken on %d of the %s tried (%s): %s; kept: %s" % (
                 len(v.broken), md.plural(len(v.covered), "pair"), promise,
