@@ -157,3 +157,25 @@ def test_the_markdown_page_answers_the_pack_case_by_case_and_lists_what_else_bre
     # The front page's line: the pair, how many cases it breaks, and the page.
     assert page.line(answered()).startswith("**Upgrading 2.5.1 → 2.15.0**: the upgrade breaks 2 cases of 4;")
     assert page.render(None).endswith("_Fewer than two builds: no upgrade to answer._\n")
+
+
+def test_the_site_offers_every_pair_or_within_its_budget_those_to_the_newest_and_consecutive_ones(monkeypatch) -> None:
+    from matrix.report.site import upgrade as site
+
+    found = upgrade.Upgrades(CELLS, LOADS)
+    data = site.data(found, {})
+    assert sorted(data["pairs"]) == ["2.10.0..2.15.0", "2.5.1..2.10.0", "2.5.1..2.15.0"] and data["every_pair"]
+    # Each pair's row: per case a verdict, then per mode the saved program's, package's and compile's status.
+    cases = data["cases"]
+    row = data["pairs"]["2.5.1..2.15.0"]["rows"]
+    width = 1 + 3 * len(data["modes"])
+    resnet = row[cases.index("real_models/resnet") * width :][:width]
+    assert data["verdicts"][site._ALPHABET.index(resnet[0])] == "breaks"
+    assert data["codes"][resnet[1]][2] == "load-error" and data["codes"][resnet[4]][2] == "pass"
+    monkeypatch.setattr(site, "PAIR_BUDGET", 4)
+    assert site.offered(found) == [("2.5.1", "2.10.0"), ("2.5.1", "2.15.0"), ("2.10.0", "2.15.0")]
+    more = upgrade.Upgrades(pd.concat([CELLS, frame([cell("2.12.0", "models/cond", "strict", "pass")])]))
+    assert site.offered(more) == [
+        ("2.5.1", "2.10.0"), ("2.5.1", "2.15.0"), ("2.10.0", "2.12.0"), ("2.10.0", "2.15.0"), ("2.12.0", "2.15.0"),
+    ]  # fmt: skip
+    assert not site.data(more, {})["every_pair"]

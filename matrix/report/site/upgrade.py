@@ -24,6 +24,8 @@ SCRIPT = "upgrade.js"
 # One character per code: the data's alphabet (no quote or backslash, so that a row is a plain JSON string).
 _ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 NONE = "-"  # no record
+# The most case answers (pairs × cases) the page holds: about 7 bytes each, 1.4 MB at most.
+PAIR_BUDGET = 200_000
 # The page's own rules: the site's style sheet is shared by every page.
 STYLE = (
     "table.upgrade td{text-align:center;white-space:nowrap}table.upgrade th[scope=row]{white-space:nowrap}"
@@ -60,6 +62,16 @@ def _code(table: str, found: Optional[Found]) -> str:
     return CHARS.get((table, found.status), NONE)
 
 
+def offered(upgrades: Upgrades) -> List[Tuple[str, str]]:
+    """The pairs the page answers: every one, or where that would pass PAIR_BUDGET case answers (a page of megabytes),
+    those that end on the newest build and those of consecutive builds."""
+    every = upgrades.pairs()
+    if len(every) * max(1, len(upgrades.case_names)) <= PAIR_BUDGET:
+        return every
+    builds = upgrades.releases
+    return [(a, b) for a, b in every if b == builds[-1] or builds.index(b) == builds.index(a) + 1]
+
+
 def data(upgrades: Upgrades, pages: Mapping[str, str]) -> Dict[str, Any]:
     """What the page's script draws: the builds, the cases, each build's export statuses and each pair's answer.
 
@@ -75,7 +87,7 @@ def data(upgrades: Upgrades, pages: Mapping[str, str]) -> Dict[str, Any]:
             _code("cell", upgrades.cells.get((release, case, mode))) for case in cases for mode in MODES
         )
     pairs = {}
-    for before, after in upgrades.pairs():
+    for before, after in offered(upgrades):
         found = upgrades.answer(before, after)
         rows = []
         for answer in found.cases:
@@ -110,6 +122,7 @@ def data(upgrades: Upgrades, pages: Mapping[str, str]) -> Dict[str, Any]:
         "export": export,
         "pairs": pairs,
         "newest": "%s..%s" % newest if newest else "",
+        "every_pair": len(pairs) == len(upgrades.pairs()),
     }
 
 

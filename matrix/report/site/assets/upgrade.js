@@ -73,7 +73,12 @@
     var key = before.value + ".." + after.value;
     var pair = data.pairs[key];
     if (!pair) {
-      answer.appendChild(el("p", { class: "lead" }, "B must be newer than A: choose a newer build to upgrade to."));
+      var newer = data.releases.indexOf(after.value) > data.releases.indexOf(before.value);
+      var why = !newer
+        ? "B must be newer than A: choose a newer build to upgrade to."
+        : "This site answers the pairs that end on the newest build and those of consecutive builds (a page of"
+          + " every pair would be too large); the report's upgrade.md and `export-matrix check --torch A B` answer others.";
+      answer.appendChild(el("p", { class: "lead" }, why));
       return;
     }
     answer.appendChild(el("h2", {}, "From " + before.value + " to " + after.value));
