@@ -165,10 +165,10 @@ def _summary(f: Findings) -> str:
             md.STAGE_MARKS["decompose"],
             pages.GRID,
         ),
-        "- %s where strict and non-strict disagree; %s; %s contradicting the documented claim (for an ExportDB"
+        "- %s; %s; %s contradicting the documented claim (for an ExportDB"
         " case, that release's own ExportDB where it has the example, else the case's `expected`)."
         % (
-            _plural(len(f.disagreements), "cell"),
+            _disagree(f),
             _flakiness(f),
             _plural(len(f.claims), "cell"),
         ),
@@ -330,8 +330,23 @@ def _signatures(f: Findings) -> str:
     return "## Top failure signatures\n\n" + intro + md.table(pages.SIGNATURE_HEADERS, rows, pages.SIGNATURE_ALIGN)
 
 
+def _not_run(f: Findings) -> str:
+    """``strict mode was not run`` where a mode has no cell, else ""."""
+    unrun = [m for m in MODES if m not in f.verdicts.modes]
+    return "%s mode was not run" % " and ".join(unrun) if unrun and f.verdicts.modes else ""
+
+
+def _disagree(f: Findings) -> str:
+    unrun = _not_run(f)
+    if unrun:
+        return "strict and non-strict not compared: %s" % unrun
+    return "%s where strict and non-strict disagree" % _plural(len(f.disagreements), "cell")
+
+
 def _modes(f: Findings) -> str:
     """Per environment: the cases run in both modes, and how often the two modes disagree."""
+    if _not_run(f):
+        return "## Strict vs non-strict\n\nNot compared: %s.\n" % _not_run(f)
     counts = tables.mode_counts(f.cells, f.disagreements)
     labels = tables.environment_labels(counts).to_numpy() if not counts.empty else []
     rows = [

@@ -59,3 +59,15 @@ def test_only_the_other_folders_packages_and_compiles_are_added(tmp_path: Path) 
         "**AOTInductor packages, backward promise (non-strict mode; strict mode not run)**: kept on the 1 pair tried"
         in index
     )
+
+
+def test_a_mode_that_did_not_run_is_said_not_counted(tmp_path: Path) -> None:
+    rows = [make_cell(r, c, mode="non-strict", expected="supported") for r in ("2.6.0", "2.8.0") for c in "ab"]
+    report.build_report([write(tmp_path / "records", rows)], str(tmp_path / "report"), charts=False)
+    index = (tmp_path / "report" / "index.md").read_text(encoding="utf-8")
+    assert "- strict and non-strict not compared: strict mode was not run;" in index
+    assert "## Strict vs non-strict\n\nNot compared: strict mode was not run.\n" in index
+    documented = index.split("### Documented to work")[1].split("\n## ")[0]
+    assert "Not run: strict mode, so it is not counted here." in documented
+    assert "| release | non-strict: pass | ran (non-strict) | unexpected failures |" in documented
+    assert "0 of 2" not in documented and "2 of 2 (100.0%)" in documented
