@@ -212,7 +212,7 @@ class Upgrades:
         compiles: Optional[pd.DataFrame] = None,
     ) -> None:
         self.cells: Dict[Tuple[str, str, str], Found] = {}
-        for row in _plain(cells):
+        for row in _plain(cells, ("release", "case", "mode")):
             self.cells[(str(row["release"]), str(row["case"]), str(row["mode"]))] = _found(row)
         self.releases: Tuple[str, ...] = tuple(store.ordered(k[0] for k in self.cells))
         self.case_names: Tuple[str, ...] = tuple(sorted({k[1] for k in self.cells}))
@@ -243,18 +243,20 @@ class Upgrades:
         return Upgrade(before, after, tuple(found))
 
 
-def _plain(frame: Optional[pd.DataFrame]) -> List[Dict[str, Any]]:
+def _plain(frame: Optional[pd.DataFrame], columns: Sequence[str]) -> List[Dict[str, Any]]:
+    """The rows of torch alone (no ``--with`` set), with only ``columns`` and the error's (what an answer reads)."""
     if frame is None or frame.empty:
         return []
     if "with_set" in frame.columns:
         frame = frame[[not isinstance(v, str) or not v for v in frame["with_set"]]]
-    return frame.to_dict("records")
+    wanted = [c for c in (*columns, "status", "error_type", "error_message") if c in frame.columns]
+    return frame[wanted].to_dict("records")
 
 
 def _pairs(table: Optional[pd.DataFrame]) -> Dict[Tuple[str, str, str, str], Found]:
     """A product table by (made on, used on, case, mode); a later row of the same key wins, as in the table."""
     found: Dict[Tuple[str, str, str, str], Found] = {}
-    for row in _plain(table):
+    for row in _plain(table, ("saved_torch_version", "torch_version", "case", "mode")):
         key = (str(row["saved_torch_version"]), str(row["torch_version"]), str(row["case"]), str(row["mode"]))
         found[key] = _found(row)
     return found
