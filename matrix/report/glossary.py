@@ -111,9 +111,10 @@ _AOTI = (
      " release that fails here is named as an exception"),
     ("compile of an older program", "a program exported and saved on an older release, compiled with AOTInductor"
      " on a newer one, its package loaded and run there (`load --aoti`)"),
-    ("upgrade answer", "from build A to a newer build B, per case and mode: does it export on B (and on A), does"
-     " a program saved on A load and match on B, does a package compiled on A, does a program exported on A"
-     " compile on B; `breaks` when any of these got worse"),
+    ("upgrade answer", "from build A to a newer build B, per case and mode: does it export on B (and did it on A),"
+     " does a program saved on A load and match on B, does a package compiled on A load and match on B, does a"
+     " program exported on A compile on B; `breaks` when an export that passed on A fails on B, or a program or"
+     " package of A does not load and match on B"),
     ("not run", "a mode or stage with no record: said as such, never counted as 0 of N"),
 )  # fmt: skip
 
