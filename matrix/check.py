@@ -468,7 +468,7 @@ def main(options: CheckOptions) -> int:
         for one_verdict in judged:
             print(candidate_summary(one_verdict, by_case=True))
     if options.format != "json":
-        answer = upgrade_summary(checked)
+        answer = upgrade_summary(checked, options.format)
         if answer:
             print("\n" + answer)
     if options.fail_on == "never":
@@ -605,10 +605,10 @@ def candidate_summary(v: Any, by_case: bool = False) -> str:
     return head + "regresses (%s)" % "; ".join("%s: %s" % (c, m.get("detail")) for c, m in zip(cells, v.broken))
 
 
-def upgrade_summary(checked: Sequence[Tuple[CaseInfo, Sequence[Row]]]) -> Optional[str]:
+def upgrade_summary(checked: Sequence[Tuple[CaseInfo, Sequence[Row]]], fmt: str = "text") -> Optional[str]:
     """The report's upgrade answer (``records.upgrade``) from the oldest release checked to the newest, in its
     words: each case's verdict, then the tallies; a question ``check`` does not run (a program saved on one release
-    loaded on another) says so. None with fewer than two releases."""
+    loaded on another) says so. ``fmt`` markdown makes it a list. None with fewer than two releases."""
     from .records import upgrade  # pandas: only where two releases are compared
     from .report import upgrade as words
 
@@ -621,6 +621,8 @@ def upgrade_summary(checked: Sequence[Tuple[CaseInfo, Sequence[Row]]]) -> Option
         broken = words.breaks_words(case)
         lines.append("  %s: %s%s" % (case.case, words.VERDICTS[case.verdict], " (%s)" % broken if broken else ""))
     lines += ["  %s" % line for line in words.tallies_words(answer)]
+    if fmt == "markdown":
+        lines = [lines[0]] + ["- " + line.strip() for line in lines[1:]]
     return "\n".join(lines)
 
 

@@ -204,6 +204,10 @@ def test_the_upgrade_answer_names_what_breaks_and_is_absent_for_one_release() ->
         "  compile: not run for this pair"
     )
     assert check.upgrade_summary([(case_info("tiny_mlp"), rows_of("pass"))]) is None
+    listed = check.upgrade_summary(checked, "markdown")
+    assert listed is not None and listed.splitlines()[:3] == [
+        "upgrade 2.1.0 → 2.2.0:", "- pooled_conv: works", "- tiny_mlp: breaks (strict: export; non-strict: export)"
+    ]  # fmt: skip
 
 
 def test_a_failed_rows_diagnosis_is_listed_under_the_table_and_kept_whole_in_json() -> None:
