@@ -25,12 +25,14 @@ import pandas as pd
 
 from matrix.contract.schema import APPLICABLE
 from matrix.records import aoti_compiles, aoti_loads, candidate, completeness, repro, store, tables, transitions
+from matrix.records import aoti_verdict as aoti_judged
 from matrix.records import artifacts as loads_table
 from matrix.records import baseline as since
 from matrix.records import builds as compared_builds
 from matrix.records import epochs as saved_epochs
 from matrix.records import graph_diffs as graph_diffs_table
 from matrix.records import scope as covered
+from matrix.records import upgrade as upgrade_answer
 from matrix.records import verdicts as judged
 from matrix.records.failures import COMPILES, LOADS, PACKAGE_LOADS, Sighting, sightings
 from matrix.records.transitions import Step
@@ -94,6 +96,10 @@ class Model:
     # The known upstream issues that label some failure of the cells, loads, packages or compiles (labelled, and
     # still counted as failures).
     known_issues: Tuple[Sighting, ...] = ()
+    # The tables indexed for the upgrade answer between any two released builds (:mod:`.upgrade`).
+    upgrades: upgrade_answer.Upgrades = field(default_factory=lambda: upgrade_answer.Upgrades(pd.DataFrame()))
+    # What the packages and compiles say of upstream's promise, pair by pair (None without either).
+    aoti: Optional[aoti_judged.AotiVerdict] = None
 
     @property
     def epochs(self) -> Tuple[saved_epochs.Epoch, ...]:
@@ -137,6 +143,7 @@ def build(
         else moves
     )
     steps = tuple(transitions.steps(compared, moves))
+    packages, compiles = aoti_loads.judge(loaded.aoti_loads), aoti_compiles.judge(loaded.aoti_compiles)
     comparison = since.compare(cells, moves, base[0], base[1]) if base is not None else None
     labels = tables.environment_labels(cells) if not cells.empty else pd.Series(dtype=object)
     summary = tables.summary(cells)
@@ -194,6 +201,8 @@ def build(
                 ("aoti", COMPILES, compiles.table),
             ],
         ),
+        upgrades=upgrade_answer.Upgrades(released, loads, packages.table, compiles.table),
+        aoti=aoti_judged.judge(packages, compiles),
     )
 
 

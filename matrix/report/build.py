@@ -30,6 +30,7 @@ import pandas as pd
 from matrix import parallel
 from matrix.contract.errors import UserError
 from matrix.contract.options import FAIL_ON, from_namespace
+from matrix.contract.products import COMPILE, PACKAGE
 from matrix.records import (
     aoti_compiles,
     aoti_loads,
@@ -92,6 +93,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--baseline", metavar="DIR", help="an earlier report folder: add a section on what changed since then"
     )
     parser.add_argument("--title", help="the report's title (default: %r)" % DEFAULT_TITLE)
+    parser.add_argument(
+        "--aoti",
+        metavar="DIR",
+        help="a record folder or published report whose AOTInductor packages and compiles this report shows"
+        " beside its own (its cells and saved programs are left out), e.g. reports/aoti",
+    )
     parser.add_argument("--no-charts", action="store_true", help="skip the matplotlib charts")
     parser.add_argument(
         "--fail-on",
@@ -118,6 +125,7 @@ class ReportOptions:
     baseline: Optional[str] = None
     title: Optional[str] = None
     no_charts: bool = False
+    aoti: Optional[str] = None
     case_root: Tuple[str, ...] = ()
     fail_on: str = "never"  # FAIL_ON
 
@@ -139,6 +147,7 @@ def main(options: ReportOptions) -> int:
         title=options.title,
         charts=not options.no_charts,
         case_roots=options.case_root,
+        aoti=options.aoti,
         notify=lambda line: print(line, file=sys.stderr, flush=True),
     )
     for warning in report.warnings[:SHOWN_WARNINGS]:
@@ -176,13 +185,17 @@ def build_report(
     charts: bool = True,
     case_roots: Sequence[str] = (),
     notify: Optional[Callable[[str], None]] = None,
+    aoti: Optional[str] = None,
 ) -> Report:
     """Load the records, compute the tables and write the report folder ``out``.
 
     Case pages show sources from the project's ``cases/`` folder and from ``case_roots``. ``notify`` is
     told, before anything is written, of each build the report leaves out of its transitions and verdicts.
+    ``aoti``: a folder whose AOTInductor products are added to the records' (:func:`with_aoti`).
     """
     loaded = store.load(list(record_dirs))
+    if aoti is not None:
+        loaded = with_aoti(loaded, store.load([aoti]))
     roots = report_case.default_roots() + tuple(case_roots)
     # The loaded records are millions of long-lived objects without cycles: set them aside so
     # that the collector does not walk them again at each collection while the report is built.
@@ -328,6 +341,16 @@ def refuse_lost_diffs(out: str, previous: pd.DataFrame, judged: model.Model) -> 
             % (out, len(gone), "" if len(gone) == 1 else "s", shown, "; …" if len(gone) > 3 else "",
                os.path.join(out, graph_diffs.TABLE))
         )  # fmt: skip
+
+
+def with_aoti(loaded: store.Store, other: store.Store) -> store.Store:
+    """``loaded`` with ``other``'s AOTInductor packages and compiles added to its own; nothing else of ``other``."""
+    products = dict(loaded.products)
+    for product in (PACKAGE, COMPILE):
+        frames = [f for f in (loaded.products[product.name], other.products[product.name]) if not f.empty]
+        if frames:
+            products[product.name] = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    return dataclasses.replace(loaded, products=products, warnings=loaded.warnings + other.warnings)
 
 
 def incomplete_notes(builds: Sequence[IncompleteBuild]) -> List[str]:

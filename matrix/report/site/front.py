@@ -20,6 +20,8 @@ from matrix.report import markdown as md
 from matrix.report.findings import Findings
 from matrix.report.real_models import PREFIX as REAL_MODELS
 from matrix.report.site import changes, charts, glossary, grid_marks, legend, real_models, run, saved
+from matrix.report.site import upgrade as upgrade_page
+from matrix.report.site.aoti_verdict import lines as aoti_lines
 from matrix.report.site.downloads import CSV, TABLES
 from matrix.report.site.markup import GLYPHS, clip, listed, page, present, script_json, text
 from matrix.report.site.verdicts import ANY_FAILURE
@@ -153,6 +155,7 @@ def render(f: Findings, pages: Mapping[str, str], downloads: Sequence[str]) -> s
                 dict(reversed(list(zip(f.cells["release"].astype(str), f.labels.astype(str))))),
                 f.candidates,
                 f.model.known_issues,
+                more=[*aoti_lines(f), upgrade_page.line(f.model.upgrades)],
             ),
         ),
         ("newest", "Newest release", changes.newest(f.steps, newest, pages)),
