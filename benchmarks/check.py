@@ -9,7 +9,12 @@ Figures, measured in one run on environments that are already installed:
   check -j 1       the same, one release at a time
   current floor    the bare export in this interpreter
   check current    `export-matrix check CASE --torch current`
-Targets: check over 6 releases <= 20 s wall; check current <= 1.5 x its floor.
+  known            `check CASE --torch ...` with every cell in the result cache: answered without
+                   importing torch (matrix/worker/known.py)
+  reused, torch    the same with the environments' kept facts removed before each round: every cell
+                   reused, each worker importing torch to compute the keys
+Targets: check over 6 releases <= 20 s wall; check current <= 1.5 x its floor; known <= 3 s.
+--reused-only measures the last two alone.
 Each figure is the median of --rounds rounds; rounds interleave the commands so that a
 slow moment of a shared machine falls on all of them alike.
 """
@@ -18,9 +23,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -57,9 +64,9 @@ for strict in modes:
 """
 
 
-def timed(command: List[str], env: Optional[Dict[str, str]] = None) -> float:
-    # Every round measures the work: results kept by an earlier round are not reused.
-    env = dict(os.environ if env is None else env, EXPORT_MATRIX_RESULT_CACHE="off")
+def timed(command: List[str], env: Optional[Dict[str, str]] = None, cache: str = "off") -> float:
+    # Every round measures the work: results kept by an earlier round are not reused, unless ``cache`` says.
+    env = dict(os.environ if env is None else env, EXPORT_MATRIX_RESULT_CACHE=cache)
     started = time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started
@@ -75,6 +82,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     )
     parser.add_argument("--torch", nargs="+", default=DEFAULT_TORCH, help="installed releases to check")
     parser.add_argument("--rounds", type=int, default=3, help="rounds; each figure is their median (default 3)")
+    parser.add_argument("--reused-only", action="store_true", help="measure only the runs whose cells are kept")
     args = parser.parse_args(argv)
     matrix = releases.default_matrix()
     pythons = []
@@ -90,6 +98,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     check = [sys.executable, "-m", "matrix", "check", args.case, "--torch", *args.torch]
     current = [sys.executable, "-m", "matrix", "check", args.case, "--torch", "current"]
     timed(check, env)  # the first call copies the worker and fills each environment's capability cache
+    if args.reused_only:
+        return reused(check, env, len(pythons), args)
     timed(current, env)
     figures: Dict[str, List[float]] = {
         name: [] for name in ("floor", "check", "check -j 1", "current floor", "current")
@@ -110,6 +120,25 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("  %-14s %6.1f s   (%s)" % (name, median[name], ", ".join("%.1f" % v for v in values)))
     print("  check / serial floor          %.2f   target: check <= 20 s" % (median["check"] / median["floor"]))
     print("  check current / its floor     %.2f   target: <= 1.5" % (median["current"] / median["current floor"]))
+    return 0
+
+
+def reused(check: List[str], env: Dict[str, str], count: int, args: argparse.Namespace) -> int:
+    """``check`` with every cell kept in a result cache of its own: answered without torch, and with torch."""
+    with tempfile.TemporaryDirectory(prefix="check-bench-cache-") as cache:
+        timed(check, env, cache)  # fills the cache
+        figures: Dict[str, List[float]] = {"known": [], "reused, torch": []}
+        for _ in range(args.rounds):
+            figures["known"].append(timed(check, env, cache))
+            shutil.rmtree(os.path.join(cache, "environment"), ignore_errors=True)
+            figures["reused, torch"].append(timed(check, env, cache))  # keeps the facts again for the next round
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print("check of %s in both modes, %d releases, every cell kept, %d rounds (load average %.1f)" % (
+        args.case, count, args.rounds, load))  # fmt: skip
+    for name, values in figures.items():
+        print("  %-14s %6.1f s   (%s)" % (name, statistics.median(values), ", ".join("%.1f" % v for v in values)))
+    print("  known / reused with torch     %.2f   target: known <= 3 s" % (
+        statistics.median(figures["known"]) / statistics.median(figures["reused, torch"])))  # fmt: skip
     return 0
 
 

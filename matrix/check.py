@@ -467,6 +467,10 @@ def main(options: CheckOptions) -> int:
         print("\n" + cases_summary(checked))
         for one_verdict in judged:
             print(candidate_summary(one_verdict, by_case=True))
+    if options.format != "json":
+        answer = upgrade_summary(checked, options.format)
+        if answer:
+            print("\n" + answer)
     if options.fail_on == "never":
         return 0
     from .records import candidate  # pandas: only where a candidate is judged
@@ -599,6 +603,27 @@ def candidate_summary(v: Any, by_case: bool = False) -> str:
         return head + "no regression"
     cells = ["%s %s" % (m.get("case"), m["mode"]) if by_case else m["mode"] for m in v.broken]
     return head + "regresses (%s)" % "; ".join("%s: %s" % (c, m.get("detail")) for c, m in zip(cells, v.broken))
+
+
+def upgrade_summary(checked: Sequence[Tuple[CaseInfo, Sequence[Row]]], fmt: str = "text") -> Optional[str]:
+    """The report's upgrade answer (``records.upgrade``) from the oldest release checked to the newest, in its
+    words: each case's verdict, then the tallies; a question ``check`` does not run (a program saved on one release
+    loaded on another) says so. ``fmt`` markdown makes it a list. None with fewer than two releases."""
+    from .records import upgrade  # pandas: only where two releases are compared
+    from .report import upgrade as words
+
+    found = upgrade.Upgrades(cell_tables(checked))
+    if len(found.releases) < 2:
+        return None
+    answer = found.answer(found.releases[0], found.releases[-1])
+    lines = ["upgrade %s → %s:" % (answer.before, answer.after)]
+    for case in answer.cases:
+        broken = words.breaks_words(case)
+        lines.append("  %s: %s%s" % (case.case, words.VERDICTS[case.verdict], " (%s)" % broken if broken else ""))
+    lines += ["  %s" % line for line in words.tallies_words(answer)]
+    if fmt == "markdown":
+        lines = [lines[0]] + ["- " + line.strip() for line in lines[1:]]
+    return "\n".join(lines)
 
 
 def passing_summary(rows: Sequence[Row]) -> Optional[str]:

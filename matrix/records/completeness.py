@@ -105,6 +105,25 @@ def mark(cells: pd.DataFrame, incomplete: Iterable[IncompleteBuild]) -> pd.DataF
     return cells.assign(**{COLUMN: pd.Series(flags, index=cells.index, dtype=bool)})
 
 
+def superseded(rows: pd.DataFrame, incomplete: Iterable[IncompleteBuild], release: str = "release") -> pd.DataFrame:
+    """The cells (or the loads, whose build is ``torch_version``: pass ``release``) without those of a set whose
+    latest install failed: they ran in an environment made before that failure (another resolution, another
+    index), and the set's env-error, not those rows, says what installing the set gives now. Running the set
+    again, once it installs, brings them back."""
+    # An env-error that names no Python (an older record) stands for every Python of its build and set.
+    missing = {
+        (found.release, found.variant, m.python, m.dependency_set) for found in incomplete for m in found.missing
+    }
+    if rows.empty or not missing or "dependency_set" not in rows.columns:
+        return rows
+    keys = zip(rows[release], rows["variant"], rows["python"], rows["dependency_set"])
+    kept = [
+        not {(_text(r), _text(v), _text(p), _text(s)), (_text(r), _text(v), "", _text(s))} & missing
+        for r, v, p, s in keys
+    ]
+    return rows[pd.Series(kept, index=rows.index, dtype=bool)]
+
+
 def complete(cells: pd.DataFrame) -> pd.DataFrame:
     """The cells of complete builds only: what transitions and headline counts are made of."""
     if COLUMN not in cells.columns or cells.empty:

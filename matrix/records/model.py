@@ -26,13 +26,17 @@ import pandas as pd
 
 from matrix.contract.schema import APPLICABLE
 from matrix.records import aoti_compiles, aoti_loads, candidate, completeness, repro, store, tables, transitions
+from matrix.records import aoti_verdict as aoti_judged
 from matrix.records import artifacts as loads_table
 from matrix.records import baseline as since
 from matrix.records import builds as compared_builds
 from matrix.records import epochs as saved_epochs
 from matrix.records import figures as headline
+from matrix.records import graph_diffs as graph_diffs_table
 from matrix.records import scope as covered
+from matrix.records import upgrade as upgrade_answer
 from matrix.records import verdicts as judged
+from matrix.records.failures import COMPILES, LOADS, PACKAGE_LOADS, Sighting, sightings
 from matrix.records.transitions import Step
 
 Key = Tuple[str, str, str, str]  # release, variant, python, and the --with set ("" for none)
@@ -89,6 +93,15 @@ class Model:
     # (aoti_compiles.judge); empty where the records hold none.
     packages: aoti_loads.PackageLoads = field(default_factory=lambda: aoti_loads.judge(pd.DataFrame()))
     compiles: aoti_compiles.Compiles = field(default_factory=lambda: aoti_compiles.judge(pd.DataFrame()))
+    # The diff of each graph change shown (graph_diffs.table): from the graph texts, else kept by an earlier report.
+    graph_diffs: pd.DataFrame = field(default_factory=lambda: graph_diffs_table.frame([]))
+    # The known upstream issues that label some failure of the cells, loads, packages or compiles (labelled, and
+    # still counted as failures).
+    known_issues: Tuple[Sighting, ...] = ()
+    # The tables indexed for the upgrade answer between any two released builds (:mod:`.upgrade`).
+    upgrades: upgrade_answer.Upgrades = field(default_factory=lambda: upgrade_answer.Upgrades(pd.DataFrame()))
+    # What the packages and compiles say of upstream's promise, pair by pair (None without either).
+    aoti: Optional[aoti_judged.AotiVerdict] = None
     # The headline figures (figures.of), and how they moved since the baseline's (None without its figures).
     figures: Dict[str, int] = field(default_factory=dict)
     figures_since: Optional[headline.Since] = None
@@ -109,21 +122,26 @@ def build(
     base: Optional[Tuple[pd.DataFrame, Optional[pd.DataFrame]]] = None,
     baseline_name: Optional[str] = None,
     known_releases: Sequence[str] = (),
+    kept_diffs: Sequence[pd.DataFrame] = (),
     base_figures: Optional[Dict[str, int]] = None,
 ) -> Model:
     """The model of the records ``loaded``; ``base`` is an earlier report's tables (``baseline.read_baseline``)
     and ``base_figures`` its headline figures (``figures.read``).
 
-    ``known_releases``: the releases of the matrix, to tell which minor series were not run.
+    ``known_releases``: the releases of the matrix, to tell which minor series were not run. ``kept_diffs``:
+    earlier reports' graph diffs (``graph_diffs.read``), shown for the graph changes whose texts are missing.
     """
     found = tables.cells(loaded.cells)
     lacking = completeness.find(found, loaded.env_errors, loaded.environments)
+    found = completeness.superseded(found, lacking)
     cells = completeness.mark(found, lacking)
     # Transitions and the verdicts' counts leave incomplete builds out: their releases stay in the
     # series (release_lists), without cells, so that a series breaks there instead of skipping them.
     judged_cells = completeness.complete(cells)
     compared = transitions.pairs(judged_cells, release_lists(loaded, cells))
     moves = transitions.collect(compared)
+    diffs = graph_diffs_table.table(moves, cells, kept_diffs)
+    moves = graph_diffs_table.attach(moves, cells, diffs)
     # The verdicts judge releases: a candidate (a nightly, a release candidate) has a verdict of its own.
     released = _released(judged_cells)
     released_moves = (
@@ -132,11 +150,13 @@ def build(
         else moves
     )
     steps = tuple(transitions.steps(compared, moves))
+    packages, compiles = aoti_loads.judge(loaded.aoti_loads), aoti_compiles.judge(loaded.aoti_compiles)
     comparison = since.compare(cells, moves, base[0], base[1]) if base is not None else None
     labels = tables.environment_labels(cells) if not cells.empty else pd.Series(dtype=object)
     summary = tables.summary(cells)
     disagreements = tables.mode_disagreements(cells)
-    loads = loads_table.table(loaded.loads)
+    # The loads of a set whose latest install failed are left out with its cells (completeness.superseded).
+    loads = loads_table.table(completeness.superseded(loaded.loads, lacking, release="torch_version"))
     verdicts = judged.judge(
         released,
         released_moves,
@@ -149,6 +169,8 @@ def build(
         # Labels of the whole table: an environment is named alike on every page, whatever was left out.
         names=judged.environment_names(cells) if not cells.empty else None,
     )
+    packages = aoti_loads.judge(loaded.aoti_loads)
+    compiles = aoti_compiles.judge(loaded.aoti_compiles)
     figures = headline.of(moves, verdicts.regressions.open_count)
     figures_since = _figures_since(base, base_figures, comparison, moves, figures, lacking)
     if verdicts.baseline is not None:
@@ -159,6 +181,7 @@ def build(
         environments=loaded.environments,
         env_errors=loaded.env_errors,
         moves=moves,
+        graph_diffs=diffs,
         steps=steps,
         summary=summary,
         pass_rates=pass_rates(summary),
@@ -179,8 +202,18 @@ def build(
         incomplete=lacking,
         builds=compared_builds.compare(cells),
         candidates=candidate.judge(judged_cells, loads),
-        packages=aoti_loads.judge(loaded.aoti_loads),
-        compiles=aoti_compiles.judge(loaded.aoti_compiles),
+        packages=packages,
+        compiles=compiles,
+        known_issues=sightings(
+            cells,
+            [
+                ("load", LOADS, loads),
+                ("aoti", PACKAGE_LOADS, packages.table),
+                ("aoti", COMPILES, compiles.table),
+            ],
+        ),
+        upgrades=upgrade_answer.Upgrades(released, loads, packages.table, compiles.table),
+        aoti=aoti_judged.judge(packages, compiles),
         figures=figures,
         figures_since=figures_since,
     )

@@ -143,6 +143,7 @@ class Verdicts:
     epochs: Tuple[saved_epochs.Epoch, ...]
     sample: Sample
     baseline: Optional[SinceBaseline] = None
+    modes: Tuple[str, ...] = MODES  # the modes any cell ran in, in MODES order
 
 
 def judge(
@@ -172,6 +173,7 @@ def judge(
         epochs=tuple(saved_epochs.epochs(loads)),
         sample=sample(cells, moves, environments, compared, known_releases, builds),
         baseline=since_baseline(baseline, baseline_name),
+        modes=tuple(m for m in MODES if not cells.empty and (cells["mode"] == m).any()),
     )
 
 
@@ -406,11 +408,13 @@ def expected(cells: pd.DataFrame, names: Optional[Mapping[Tuple[str, ...], str]]
         claimed[key] = {case for case, claim in on_env.items() if isinstance(claim, str)}
         for mode in MODES:
             working[(key, mode)] = {case for case, claim in on_env.items() if mode in WORKS_IN.get(claim, ())}
+    # A mode no cell ran in is not counted at all: "0 of 5" would read as five failures.
+    ran_modes = set(map(str, cells["mode"]))
     found = []
     for key in keys:
         group = by_env[key]
         for mode in MODES:
-            if not any(working[(k, mode)] for k in keys):
+            if mode not in ran_modes or not any(working[(k, mode)] for k in keys):
                 continue
             mine = group[group["mode"] == mode]
             of_work = mine[mine["case"].astype(str).isin(working[(key, mode)])]

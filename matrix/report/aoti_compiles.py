@@ -25,7 +25,7 @@ from matrix.contract.schema import (
 )
 from matrix.records import aoti_compiles
 from matrix.records.aoti_compiles import Compiles
-from matrix.report import case_grids, shares
+from matrix.report import case_grids, known_issues, shares
 from matrix.report import charts as charting
 from matrix.report import markdown as md
 
@@ -141,7 +141,8 @@ def failure_list(found: pd.DataFrame) -> str:
 
 def grids(rows: pd.DataFrame, orders: Sequence[Sequence[str]]) -> str:
     """One exported × compiled grid per mode of a case's compiles, each with the failures it shows."""
-    return case_grids.per_mode(rows, orders, CORNER, AOTI_SYMBOL, _failed_pairs, "failing compile")
+    found = known_issues.labelled("aoti", _failed_pairs)
+    return case_grids.per_mode(rows, orders, CORNER, AOTI_SYMBOL, found, "failing compile")
 
 
 def compile_legend() -> str:

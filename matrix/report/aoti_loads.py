@@ -20,7 +20,7 @@ from matrix.records.aoti_compiles import Compiles
 from matrix.records.aoti_loads import PROMISED_FROM, PackageLoads, Promise
 from matrix.records.epochs import Epoch
 from matrix.report import aoti_compiles as compile_page
-from matrix.report import case_grids, shares
+from matrix.report import case_grids, known_issues, shares
 from matrix.report import charts as charting
 from matrix.report import markdown as md
 
@@ -111,7 +111,8 @@ def case_section(
 
 def grids(rows: pd.DataFrame, orders: Sequence[Sequence[str]]) -> str:
     """One compiled × loaded grid per mode of a case's package loads, each with the failures it shows."""
-    return case_grids.per_mode(rows, orders, CORNER, SYMBOLS, loads_table.errors, "failing package load", SHOWN_PAIRS)
+    found = known_issues.labelled("aoti", loads_table.errors)
+    return case_grids.per_mode(rows, orders, CORNER, SYMBOLS, found, "failing package load", SHOWN_PAIRS)
 
 
 def epochs_table(found: Sequence[Epoch]) -> str:

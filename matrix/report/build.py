@@ -30,11 +30,13 @@ import pandas as pd
 from matrix import parallel
 from matrix.contract.errors import UserError
 from matrix.contract.options import FAIL_ON, from_namespace
+from matrix.contract.products import COMPILE, PACKAGE
 from matrix.records import (
     aoti_compiles,
     aoti_loads,
     candidate,
     completeness,
+    graph_diffs,
     model,
     published,
     repro,
@@ -92,6 +94,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--baseline", metavar="DIR", help="an earlier report folder: add a section on what changed since then"
     )
     parser.add_argument("--title", help="the report's title (default: %r)" % DEFAULT_TITLE)
+    parser.add_argument(
+        "--aoti",
+        metavar="DIR",
+        help="a record folder or published report whose AOTInductor packages and compiles this report shows"
+        " beside its own (its cells and saved programs are left out), e.g. reports/aoti",
+    )
     parser.add_argument("--no-charts", action="store_true", help="skip the matplotlib charts")
     parser.add_argument(
         "--fail-on",
@@ -118,6 +126,7 @@ class ReportOptions:
     baseline: Optional[str] = None
     title: Optional[str] = None
     no_charts: bool = False
+    aoti: Optional[str] = None
     case_root: Tuple[str, ...] = ()
     fail_on: str = "never"  # FAIL_ON
 
@@ -139,6 +148,7 @@ def main(options: ReportOptions) -> int:
         title=options.title,
         charts=not options.no_charts,
         case_roots=options.case_root,
+        aoti=options.aoti,
         notify=lambda line: print(line, file=sys.stderr, flush=True),
     )
     for warning in report.warnings[:SHOWN_WARNINGS]:
@@ -176,13 +186,17 @@ def build_report(
     charts: bool = True,
     case_roots: Sequence[str] = (),
     notify: Optional[Callable[[str], None]] = None,
+    aoti: Optional[str] = None,
 ) -> Report:
     """Load the records, compute the tables and write the report folder ``out``.
 
     Case pages show sources from the project's ``cases/`` folder and from ``case_roots``. ``notify`` is
     told, before anything is written, of each build the report leaves out of its transitions and verdicts.
+    ``aoti``: a folder whose AOTInductor products are added to the records' (:func:`with_aoti`).
     """
     loaded = store.load(list(record_dirs))
+    if aoti is not None:
+        loaded = with_aoti(loaded, store.load([aoti]))
     roots = report_case.default_roots() + tuple(case_roots)
     # The loaded records are millions of long-lived objects without cycles: set them aside so
     # that the collector does not walk them again at each collection while the report is built.
@@ -208,14 +222,18 @@ def _build(
     # Read before writing anything: the baseline may be the folder about to be rewritten.
     base = since.read_baseline(baseline) if baseline is not None else None
     base_figures = headline.read(baseline, base[1]) if baseline is not None and base is not None else None
+    previous, earlier_diffs = kept_diffs(record_dirs, out)
     # Judged once; the Markdown pages, the site, the charts and the tables render this model.
     judged = model.build(
         loaded,
         base,
         baseline_name=os.path.basename(os.path.normpath(baseline)) if baseline else None,
         known_releases=report_verdicts.known_releases(),
+        kept_diffs=earlier_diffs,
         base_figures=base_figures,
     )
+    if previous is not None:
+        refuse_lost_diffs(out, previous, judged)
     findings = report_index.Findings(title=title or DEFAULT_TITLE, model=judged, stamp=stamp.current())
     if notify is not None:
         for line in incomplete_notes(judged.incomplete):
@@ -265,8 +283,9 @@ def _build(
                 drawn.update({name: every[name] for name in fresh})
         written |= _write_tables(out, findings)
         pages = _write_case_pages(
-            out, cells, labels, moves, roots, judged.loads, judged.load_orders, judged.repros, packages, compiles
-        )
+            out, cells, labels, moves, roots, judged.loads, judged.load_orders, judged.repros, packages, compiles,
+            graph_diffs.carried(judged.graph_diffs),
+        )  # fmt: skip
         written |= pages
         written |= report_repro.write(out, judged.repros, roots)
         if redraw_grid:
@@ -289,7 +308,7 @@ def _build(
     files.write_text(out, "index.md", report_index.render(findings))
     written.add("index.md")
     # The site offers the tables a reader downloads; texts.parquet is there for rebuilding the report, not reading.
-    tables_offered = [p for p in written if p.endswith(".parquet") and p != published.TEXTS]
+    tables_offered = [p for p in written if p.endswith(".parquet") and p not in (published.TEXTS, graph_diffs.TABLE)]
     written |= report_site.write(out, findings, tables_offered, roots)
     files.remove_stale(out, listed, written)
     files.write_manifest(out, written)
@@ -305,6 +324,39 @@ def _build(
         failing=candidate.failing(cells),
         candidates=judged.candidates,
     )
+
+
+def kept_diffs(record_dirs: Sequence[str], out: str) -> Tuple[Optional[pd.DataFrame], List[pd.DataFrame]]:
+    """The graph diffs of the report about to be written over (``out``, where it is one), and those of every
+    report among ``record_dirs`` and ``out``: what a graph change whose texts are missing is shown with."""
+    previous = graph_diffs.read(out) if published.is_report(out) else None
+    kept = [graph_diffs.read(d) for d in record_dirs if published.is_report(d)]
+    return previous, [k for k in (*kept, previous) if k is not None]
+
+
+def refuse_lost_diffs(out: str, previous: pd.DataFrame, judged: model.Model) -> None:
+    """Stop before writing when a graph change the new report shows had a diff in the report at ``out`` and has
+    none now: a rebuild never drops evidence without being told to."""
+    gone = graph_diffs.lost(previous, judged.moves, judged.graph_diffs)
+    if gone:
+        shown = "; ".join(graph_diffs.describe(key) for key in gone[:3])
+        raise ReportError(
+            "%s showed the graph diff of %d graph change%s that this build shows without one (%s%s): their graph"
+            " texts are missing from the records. Add the records that hold them, or remove %s to publish without"
+            " them"
+            % (out, len(gone), "" if len(gone) == 1 else "s", shown, "; …" if len(gone) > 3 else "",
+               os.path.join(out, graph_diffs.TABLE))
+        )  # fmt: skip
+
+
+def with_aoti(loaded: store.Store, other: store.Store) -> store.Store:
+    """``loaded`` with ``other``'s AOTInductor packages and compiles added to its own; nothing else of ``other``."""
+    products = dict(loaded.products)
+    for product in (PACKAGE, COMPILE):
+        frames = [f for f in (loaded.products[product.name], other.products[product.name]) if not f.empty]
+        if frames:
+            products[product.name] = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    return dataclasses.replace(loaded, products=products, warnings=loaded.warnings + other.warnings)
 
 
 def incomplete_notes(builds: Sequence[IncompleteBuild]) -> List[str]:
@@ -331,13 +383,14 @@ def _write_case_pages(
     failures: Sequence[repro.Failure] = (),
     packages: Optional[aoti_loads.PackageLoads] = None,
     compiles: Optional[aoti_compiles.Compiles] = None,
+    kept: Optional[Dict[Tuple[str, ...], Dict[str, Any]]] = None,
 ) -> Set[str]:
     """One page per case, with its saved programs' loads when there are any; returns their paths relative to ``out``.
 
     ``table`` is the load table (``Model.loads``) and ``orders`` its saving and loading orders (``Model.load_orders``);
     ``failures`` the distinct failures (``Model.repros``), whose repros a case's page shows; ``packages`` the loads
     of compiled packages, whose grid follows the saved programs', then ``compiles``' (programs compiled on a newer
-    release).
+    release); ``kept`` the graph diffs earlier reports kept (``graph_diffs.carried``).
     """
     failures_by_case: Dict[str, List[repro.Failure]] = {}
     for failure in failures:
@@ -355,7 +408,7 @@ def _write_case_pages(
         page = md.page_name(case)
         order = store.ordered(row["release"] for row in by_case[case])
         reproduce = report_repro.markdown(failures_by_case.get(case, []), order, roots)
-        text = report_case.render(case, by_case[case], moves_by_case.get(case, []), roots, reproduce)
+        text = report_case.render(case, by_case[case], moves_by_case.get(case, []), roots, reproduce, kept)
         if case in loads_by_case:
             text += "\n" + report_artifacts.case_section(loads_by_case[case], saved_order, loaded_order)
         compiled = packages.of_case(case) if packages is not None else pd.DataFrame()
@@ -384,7 +437,7 @@ def _write_tables(out: str, f: report_index.Findings) -> Set[str]:
     """The tables as Parquet, without the bulky texts (those are on the case pages)."""
     frames = {
         "cells.parquet": tables.parquet_frame(f.cells),
-        "transitions.parquet": tables.storable(f.moves),
+        "transitions.parquet": tables.storable(f.moves.drop(columns=list(graph_diffs.MOVE_COLUMNS), errors="ignore")),
         "summary.parquet": tables.storable(f.summary),
         "status.parquet": tables.storable(tables.pivot(f.cells).reset_index()),
         "modes.parquet": tables.storable(f.disagreements),
@@ -393,6 +446,8 @@ def _write_tables(out: str, f: report_index.Findings) -> Set[str]:
         "env_errors.parquet": tables.storable(f.env_errors),
         # The texts left out of cells.parquet, so that a report can be rebuilt from its tables alone.
         published.TEXTS: published.texts_frame(f.cells),
+        # Each graph change's diff, so that a rebuild whose texts are missing still shows it.
+        graph_diffs.TABLE: f.model.graph_diffs,
     }
     for name, frame in frames.items():
         frame.to_parquet(files.target(out, name), index=False, compression="zstd")

@@ -6,10 +6,10 @@ import ast
 import difflib
 import os
 import posixpath
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from matrix.contract.schema import MODES, STAGE_ERROR, STAGES, Status
-from matrix.records import packages, store
+from matrix.records import failures, graph_diffs, packages, store
 from matrix.records.transitions import version_of
 from matrix.report import markdown as md
 
@@ -85,13 +85,21 @@ def docstring(source: str) -> Optional[str]:
 Row = Dict[str, Any]
 
 
-def render(case: str, rows: List[Row], moves: List[Row], roots: Sequence[str] = (), reproduce: str = "") -> str:
+def render(
+    case: str,
+    rows: List[Row],
+    moves: List[Row],
+    roots: Sequence[str] = (),
+    reproduce: str = "",
+    kept: Optional[Mapping[Tuple[str, ...], Row]] = None,
+) -> str:
     """The page of one case.
 
     ``rows`` are its cells in report order (release, variant, python, mode) as dicts with
     the graph and traceback texts and an ``environment`` label; ``moves`` its transitions;
     ``roots`` the folders its source may be shown from; ``reproduce`` the section on reproducing
-    its failures (:func:`matrix.report.repro.markdown`), shown after its errors.
+    its failures (:func:`matrix.report.repro.markdown`), shown after its errors; ``kept`` the graph
+    diffs earlier reports kept (``graph_diffs.carried``), shown where the texts are missing.
     """
     first = rows[-1]
     source, doc = read_source(first["case_file"], roots)
@@ -125,7 +133,7 @@ def render(case: str, rows: List[Row], moves: List[Row], roots: Sequence[str] = 
                 ],
             )
         )
-    diffs = _graph_diffs(rows)
+    diffs = _graph_diffs(rows, kept)
     if diffs:
         parts.append("## Graph changes\n")
         parts.extend(diffs)
@@ -210,18 +218,20 @@ def _listed(value: Any) -> bool:
     return value is not None and not isinstance(value, (str, float)) and len(value) > 0
 
 
-def _graph_diffs(rows: List[Row]) -> List[str]:
+def _graph_diffs(rows: List[Row], kept: Optional[Mapping[Tuple[str, ...], Row]] = None) -> List[str]:
     """Unified diffs of the graph between consecutive releases (among those with a graph) where it changed.
 
     A diff that several transitions share (both modes, or the same change again) is shown once, titled with
-    every transition it applies to.
+    every transition it applies to. Where the records lack the texts of a pair of graphs, the diff an earlier
+    report kept for those very two graphs (``kept``: ``graph_diffs.carried``) is shown, its title naming where
+    it was kept.
     """
     found: List[Tuple[Place, List[str]]] = []
     # Rows come in release order; where a release ran under several Pythons the newest (last) stands for it.
     # A case run with several --with sets has a series per set: each compared with itself.
     series: Dict[Tuple[str, str, str], Dict[str, Row]] = {}
     for row in rows:
-        if isinstance(row["graph_text"], str) and row["graph_text"]:
+        if _has_text(row) or (kept and isinstance(row.get("graph_hash"), str)):
             series.setdefault((str(row["variant"]), _with(row), str(row["mode"])), {})[str(row["release"])] = row
     variants = sorted({variant for variant, _, _ in series})
     for variant, requested, mode in sorted(series, key=lambda k: (k[0], k[1], _mode_index(k[2]))):
@@ -230,12 +240,32 @@ def _graph_diffs(rows: List[Row]) -> List[str]:
         for row in series[(variant, requested, mode)].values():
             if previous is not None and previous["graph_hash"] != row["graph_hash"] and _comparable(previous, row):
                 place = (str(previous["release"]), str(row["release"]), mode, rest)
-                found.append((place, graph_diff(previous["graph_text"], row["graph_text"])))
+                if _has_text(previous) and _has_text(row):
+                    found.append((place, graph_diff(previous["graph_text"], row["graph_text"])))
+                else:
+                    held = (kept or {}).get(_pair_key(previous, row))
+                    if held is not None:
+                        source = " (kept from %s)" % held["kept_from"]
+                        found.append(((*place[:3], rest + source), str(held["diff"]).splitlines()))
             previous = row
     return [
         "### %s\n\n%s" % (md.text(title), md.fence("\n".join(lines), "diff") if lines else "_%s_\n" % SAME_TEXT)
         for title, lines in distinct_diffs(found)
     ]
+
+
+def _has_text(row: Row) -> bool:
+    return isinstance(row.get("graph_text"), str) and bool(row["graph_text"])
+
+
+def _pair_key(before: Row, after: Row) -> Tuple[str, ...]:
+    """The key of a kept diff (graph_diffs.KEY) between two cells of a case."""
+    named = dict(
+        case=before["case"], mode=before["mode"], with_set=_with(after), variant_before=before["variant"],
+        before=before["release"], variant=after["variant"], after=after["release"],
+        hash_before=before["graph_hash"], hash_after=after["graph_hash"],
+    )  # fmt: skip
+    return graph_diffs.key_of(named)
 
 
 # Where a diff applies: (release before, release after, mode, the rest of its title: variant, --with set).
@@ -279,8 +309,8 @@ def _mode_index(mode: str) -> int:
 def _errors(rows: List[Row]) -> List[str]:
     """One collapsed block per distinct error (mode, status, class, first line), with the releases it shows in.
 
-    A stage that failed on an exported program (save/load, decomposition) is an error of its own,
-    named after the stage.
+    A stage that failed on an exported program (save/load, decomposition, aoti) is an error of its own,
+    named after the stage. A failure that a known upstream issue labels names it.
     """
     order = store.ordered(row["release"] for row in rows)
     groups: Dict[Tuple[str, str, str, str, str], List[Row]] = {}
@@ -296,23 +326,23 @@ def _errors(rows: List[Row]) -> List[str]:
             groups.setdefault(key, []).append(row)
     stage_groups: Dict[Tuple[str, str, str, str, str], List[Row]] = {}
     for row in rows:
-        for stage, label in STAGES:
-            if row.get(stage + "_outcome") == STAGE_ERROR:
-                key = (str(row["mode"]), _with(row), "%s fails" % label, "", _str(row.get(stage + "_error")))
-                stage_groups.setdefault(key, []).append(row)
+        for label in failures.failed_stages(row):
+            key = (str(row["mode"]), _with(row), "%s fails" % label, "", failures.stage_line(row, label))
+            stage_groups.setdefault(key, []).append(row)
     parts = []
     for (mode, requested, status, kind, message), members in sorted(
         groups.items(), key=lambda g: (_mode_index(g[0][0]), g[0])
     ):
         # The newest release that kept a traceback speaks for the group.
         newest = next((r for r in reversed(members) if _str(r["error_traceback"])), members[-1])
-        summary = "%s · %s · %s%s — %s%s" % (
+        summary = "%s · %s · %s%s — %s%s%s" % (
             mode,
             status,
             kind,
             (": " + _clip(message, 300)) if message else "",
             md.release_spans([str(r["release"]) for r in members], order),
             _bracketed(requested),
+            _known(members, failures.EXPORT),
         )
         body = []
         for label, value in (
@@ -326,15 +356,24 @@ def _errors(rows: List[Row]) -> List[str]:
     for (mode, requested, failing, _, message), members in sorted(
         stage_groups.items(), key=lambda g: (_mode_index(g[0][0]), g[0])
     ):
-        summary = "%s · %s%s — %s%s" % (
+        summary = "%s · %s%s — %s%s%s" % (
             mode,
             failing,
             (": " + _clip(message, 300)) if message else "",
             md.release_spans([str(r["release"]) for r in members], order),
             _bracketed(requested),
+            _known(members, failing[: -len(" fails")]),
         )
         parts.append(md.details(summary, md.fence(message, "text") if message else "_No error recorded._"))
     return parts
+
+
+def _known(members: List[Row], stage: str) -> str:
+    """`` · known upstream issue pytorch/pytorch#173706`` where a known issue labels the group's failure on one of
+    its releases (the releases it names), else ""."""
+    found = [failures.cell_issues(row).get(stage) for row in members]
+    named = list(dict.fromkeys(issue.words for issue in found if issue is not None))
+    return "".join(" · " + words for words in named)
 
 
 def _clip(text: str, limit: int) -> str:

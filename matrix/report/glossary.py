@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Tuple
 
+from matrix.records.aoti_loads import PROMISED_FROM
 from matrix.records.transitions import MEANING
-from matrix.report import artifacts
+from matrix.report import aoti_loads, artifacts
 from matrix.report import markdown as md
 
 PAGE = "glossary.md"
@@ -97,6 +98,26 @@ _SAVED = (
      " loading release before it; counted once per saving release"),
 )  # fmt: skip
 
+_AOTI = (
+    ("AOTInductor", "torch's ahead-of-time compiler: it turns an exported program into a package of compiled"
+     " C++ (a shared library, or from 2.5 on a `.pt2` archive) that runs without Python tracing"),
+    ("package", "what AOTInductor compiled for a passing cell's program (the `aoti` stage), kept with its inputs"
+     " and eager's outputs; `export-matrix load` loads it on every build, runs it and compares"),
+    ("compiled on, loaded on", "the build that compiled a package, and the build that loaded it: a package's pair"),
+    ("backward promise", "upstream's promise that a package compiled on %s or later loads and matches on every"
+     " newer release; kept on a pair where every package tried loaded and matched, else broken. Older releases"
+     " loading newer packages are not promised" % PROMISED_FROM),
+    ("own packages", "a release loading the packages it compiled itself; the promise takes it for granted, so a"
+     " release that fails here is named as an exception"),
+    ("compile of an older program", "a program exported and saved on an older release, compiled with AOTInductor"
+     " on a newer one, its package loaded and run there (`load --aoti`)"),
+    ("upgrade answer", "from build A to a newer build B, per case and mode: does it export on B (and did it on A),"
+     " does a program saved on A load and match on B, does a package compiled on A load and match on B, does a"
+     " program exported on A compile on B; `breaks` when an export that passed on A fails on B, or a program or"
+     " package of A does not load and match on B"),
+    ("not run", "a mode or stage with no record: said as such, never counted as 0 of N"),
+)  # fmt: skip
+
 _REPORTS = (
     ("previous report", "the earlier report given as `report --baseline DIR` (for `nox -s publish`, the previous"
      " publication in git history); the front page counts what changed since and which headline figures moved"
@@ -110,6 +131,7 @@ SECTIONS: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = (
     ("The matrix", _MATRIX),
     ("Changes between releases", _CHANGES),
     ("Saved programs", _SAVED),
+    ("AOTInductor packages and upgrades", _AOTI),
     ("Comparing reports", _REPORTS),
 )
 TERMS = tuple(term for _, terms in SECTIONS for term, _ in terms)
@@ -126,4 +148,7 @@ def render() -> str:
     out.append("## Load statuses\n")
     out.append("What loading a saved program on a release gave.\n")
     out.append(artifacts.legend())
+    out.append("## Package statuses\n")
+    out.append("What loading a compiled package on a release gave.\n")
+    out.append(aoti_loads.legend())
     return "\n".join(out)

@@ -20,10 +20,21 @@ from matrix.contract.schema import MODES, STAGES, Status
 from matrix.records import store, tables, transitions
 from matrix.records.model import PassRate, environment_key
 from matrix.records.transitions import Step
+from matrix.report import (
+    aoti_verdict,
+    builds_page,
+    candidate_page,
+    citation,
+    glossary,
+    known_issues,
+    pages,
+    real_models,
+    transition_page,
+)
 from matrix.report import artifacts as report_artifacts
 from matrix.report import baseline as report_baseline
-from matrix.report import builds_page, candidate_page, citation, glossary, pages, real_models, transition_page
 from matrix.report import markdown as md
+from matrix.report import upgrade as report_upgrade
 from matrix.report import verdicts as report_verdicts
 from matrix.report.findings import Findings
 
@@ -50,6 +61,8 @@ def render(f: Findings) -> str:
             builds_page.incomplete_line(f.incomplete),
             builds_page.line(f.builds),
             [candidate_page.line(v) for v in f.candidates],
+            known_issues.markdown_lines(f.model.known_issues),
+            more=[*aoti_verdict.markdown(f.model.aoti, report_artifacts.PAGE), _upgrade(f)],
         ),
         _header(f),
         pages.charts(f, "overview"),  # below the verdicts: the whole status grid at a glance
@@ -66,6 +79,11 @@ def render(f: Findings) -> str:
     if f.baseline is not None:
         sections.append(report_baseline.section(f.baseline, f.baseline_name, f.model.figures_since))
     return "\n".join(s for s in sections if s).rstrip("\n") + "\n"
+
+
+def _upgrade(f: Findings) -> str:
+    line = report_upgrade.line(report_upgrade.newest(f.model.upgrades))
+    return "- " + line.rstrip("\n") if line else ""
 
 
 def values_of(frame: pd.DataFrame, column: str, ordered: bool = False) -> List[str]:
@@ -162,10 +180,10 @@ def _summary(f: Findings) -> str:
             md.STAGE_MARKS["decompose"],
             pages.GRID,
         ),
-        "- %s where strict and non-strict disagree; %s; %s contradicting the documented claim (for an ExportDB"
+        "- %s; %s; %s contradicting the documented claim (for an ExportDB"
         " case, that release's own ExportDB where it has the example, else the case's `expected`)."
         % (
-            _plural(len(f.disagreements), "cell"),
+            _disagree(f),
             _flakiness(f),
             _plural(len(f.claims), "cell"),
         ),
@@ -327,8 +345,23 @@ def _signatures(f: Findings) -> str:
     return "## Top failure signatures\n\n" + intro + md.table(pages.SIGNATURE_HEADERS, rows, pages.SIGNATURE_ALIGN)
 
 
+def _not_run(f: Findings) -> str:
+    """``strict mode was not run`` where a mode has no cell, else ""."""
+    unrun = [m for m in MODES if m not in f.verdicts.modes]
+    return "%s mode was not run" % " and ".join(unrun) if unrun and f.verdicts.modes else ""
+
+
+def _disagree(f: Findings) -> str:
+    unrun = _not_run(f)
+    if unrun:
+        return "strict and non-strict not compared: %s" % unrun
+    return "%s where strict and non-strict disagree" % _plural(len(f.disagreements), "cell")
+
+
 def _modes(f: Findings) -> str:
     """Per environment: the cases run in both modes, and how often the two modes disagree."""
+    if _not_run(f):
+        return "## Strict vs non-strict\n\nNot compared: %s.\n" % _not_run(f)
     counts = tables.mode_counts(f.cells, f.disagreements)
     labels = tables.environment_labels(counts).to_numpy() if not counts.empty else []
     rows = [

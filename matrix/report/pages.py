@@ -14,6 +14,7 @@ from matrix.contract.schema import MODES, STATUSES
 from matrix.records import store, tables
 from matrix.report import baseline, builds_page, candidate_page, glossary
 from matrix.report import markdown as md
+from matrix.report import upgrade as upgrade_page
 from matrix.report.findings import Findings
 
 GRID = "grid.md"
@@ -41,6 +42,8 @@ def render(f: Findings) -> Dict[str, str]:
         pages[builds_page.PAGE] = builds_page.render(f.builds)
     if f.candidates:
         pages[candidate_page.PAGE] = candidate_page.render(f.candidates)
+    if upgrade_page.newest(f.model.upgrades) is not None:
+        pages[upgrade_page.PAGE] = upgrade_page.render(upgrade_page.newest(f.model.upgrades))
     if f.baseline is not None:
         pages[baseline.PAGE] = baseline.page(f.baseline, f.baseline_name, f.cells, f.model.figures_since)
     return pages

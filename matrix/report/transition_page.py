@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from matrix.records import transitions
+from matrix.records import graph_diffs, transitions
 from matrix.records.transitions import Step
 from matrix.report import markdown as md
 
@@ -172,13 +172,31 @@ def _graph_changes(step: Step, several: bool) -> str:
         out.append("%s · %s → %s\n" % (line, md.code(m["hash_before"]), md.code(m["hash_after"])))
         pair = texts.get((str(m["case"]), str(m["mode"]), str(m["variant_before"]), str(m["variant"]), _with_set(m)))
         diff = _diff(pair, m) if pair is not None else None
-        out.append(md.details("graph diff", md.fence(diff, "diff")) if diff else "_No graph text recorded._\n")
+        summary = "graph diff"
+        if diff is None and isinstance(m.get(graph_diffs.CARRIED), str):
+            # The texts are missing: the diff an earlier report kept for this very change.
+            diff = _kept_diff(m)
+            summary = "graph diff (kept from %s)" % m.get(graph_diffs.CARRIED_FROM)
+        out.append(md.details(summary, md.fence(diff, "diff")) if diff else "_No graph text recorded._\n")
     return "\n".join(out)
 
 
 def _with_set(row: Row) -> str:
     value = row.get("with_set")
     return value if isinstance(value, str) else ""
+
+
+def _kept_diff(move: Row) -> str:
+    """A kept diff as :func:`_diff` shows one: the two sides named, cut at MAX_DIFF_LINES."""
+    lines = [
+        "--- torch-%s/%s" % (move["before"], move["mode"]),
+        "+++ torch-%s/%s" % (move["after"], move["mode"]),
+        *str(move[graph_diffs.CARRIED]).splitlines(),
+    ]
+    if len(lines) > MAX_DIFF_LINES:
+        cut = len(lines) - MAX_DIFF_LINES
+        lines = lines[:MAX_DIFF_LINES] + ["… (%d more lines; the whole diff is on the case's page)" % cut]
+    return "\n".join(lines)
 
 
 def _diff(pair: Tuple[Row, Row], move: Row) -> Optional[str]:

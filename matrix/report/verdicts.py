@@ -45,12 +45,21 @@ def known_releases() -> List[str]:
     return [release.version for release in release_list.default_matrix().releases]
 
 
-def render(v: Verdicts, incomplete: str = "", builds: str = "", candidates: Sequence[str] = ()) -> str:
+def render(
+    v: Verdicts,
+    incomplete: str = "",
+    builds: str = "",
+    candidates: Sequence[str] = (),
+    known: Sequence[str] = (),
+    more: Sequence[str] = (),
+) -> str:
     """The opening section: one line per answer, then the cells documented to work per release.
 
     ``incomplete`` and ``builds`` are the lines on incomplete builds and on builds of one release compared
     (:mod:`matrix.report.builds_page`), "" for none; ``candidates`` the lines on nightlies and release
-    candidates (:mod:`matrix.report.candidate_page`), first: what a release manager reads before a release.
+    candidates (:mod:`matrix.report.candidate_page`), first: what a release manager reads before a release;
+    ``known`` the lines on known upstream issues (:func:`matrix.report.known_issues.markdown_lines`).
+    ``more``: lines of other verdicts (AOTInductor's, the upgrade's), after what broke in the newest release.
     """
     lines = [
         "## Verdicts\n",
@@ -58,10 +67,12 @@ def render(v: Verdicts, incomplete: str = "", builds: str = "", candidates: Sequ
         _open_regressions(v),
         _in_newest(v),
         incomplete,
+        *more,
         _unexpected(v),
         _unclaimed(v),
         _best(v),
         _epochs_line(v),
+        *known,
         _since(v),
         _sample(v),
         _build_changes(v),
@@ -344,6 +355,9 @@ def documented(v: Verdicts) -> str:
     headers = ["release"] + ["%s: pass" % m for m in modes] + ["ran (%s)" % " / ".join(modes)]
     headers += ["unexpected failures", "failing with no claim", "all failing cells"]
     table = md.table(headers, rows, ["l"] + ["r"] * (len(modes) + 4))
+    unrun = [m for m in MODES if m not in v.modes]
+    if unrun:
+        intro += " Not run: %s mode, so it is not counted here." % " and ".join(unrun)
     return "### Documented to work\n\n%s\n\n%s" % (intro, table)
 
 

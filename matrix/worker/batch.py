@@ -172,6 +172,11 @@ class Batch:
         """In the parent, with torch imported: detect what is needed; returns a record to write first, if any."""
         raise NotImplementedError
 
+    def known_set_up(self, settings: Settings, run_id: str) -> Optional[Dict[str, Any]]:
+        """``set_up`` without torch, from what the result cache kept of this environment (see
+        :mod:`.known`): the record to write first, or None where the cache cannot stand for it."""
+        return None
+
     def items(self, keys: Sequence[Key]) -> List[Item]:
         """The items of ``keys``, each with its record and job (after ``set_up``)."""
         raise NotImplementedError
@@ -381,9 +386,51 @@ def _set_up_parent(settings: Settings) -> None:
         torch.set_num_threads(1)
 
 
+@dataclasses.dataclass
+class Known:
+    """A run answered from the result cache before torch is imported: every item reused (see :func:`_known`)."""
+
+    run_id: str
+    first: Optional[Dict[str, Any]]
+    items: List[Item]
+    cache: ResultCache
+
+
+def _known(batch: Batch, settings: Settings, todo: List[Key]) -> Optional[Known]:
+    """The run, where the result cache answers every item of it without torch: the environment's facts kept by
+    an earlier run (``known_set_up``) and a result that stands for each item; else None, and the run imports
+    torch and computes every key itself."""
+    run_id = uuid.uuid4().hex[:12]
+    first = batch.known_set_up(settings, run_id)
+    if first is None or settings.cache is None:
+        return None
+    cache = ResultCache(settings.cache, batch.noun)
+    cache.quiet = True  # a damaged entry is said once, by the run that follows a miss
+    answered: List[Item] = []
+    kept: List[str] = []
+    for item in batch.items(todo):
+        if item.job is None:  # complete already: a case that does not load, a missing capability
+            answered.append(item)
+            continue
+        key = batch.cache_key(item)
+        entry = cache.get(key) if key else None
+        if key is None or entry is None or not batch.reusable(item, entry, cache):
+            return None
+        kept.append(key)
+        answered.append(Item(item.key, item.label, reused(entry, item.record)))
+    for key in kept:
+        cache.touch(key)
+    cache.hits, cache.quiet = len(kept), False
+    return Known(run_id, first, answered, cache)
+
+
 def _run(
     batch: Batch, settings: Settings, todo: List[Key], dead: Set[Key], suspects: Set[Key], journal: Journal
 ) -> Dict[str, int]:
+    known = _known(batch, settings, todo) if settings.cache and not dead and not suspects else None
+    if known is not None:
+        say("every %s known to the result cache: answered without importing torch" % batch.noun)
+        return _batch(batch, settings, todo, dead, suspects, journal, (), known)
     _set_up_parent(settings)
     settings = fork_safe(settings)
     server = None
@@ -411,12 +458,17 @@ def _batch(
     suspects: Set[Key],
     journal: Journal,
     fresh: Sequence[str],
+    known: Optional[Known] = None,
 ) -> Dict[str, int]:
-    run_id = uuid.uuid4().hex[:12]
-    first = batch.set_up(settings, run_id)
-    items = batch.items(todo)
+    cache: Optional[ResultCache]
+    if known is not None:
+        run_id, first, items, cache = known.run_id, known.first, known.items, known.cache
+    else:
+        run_id = uuid.uuid4().hex[:12]
+        first = batch.set_up(settings, run_id)
+        items = batch.items(todo)
+        cache = ResultCache(settings.cache, batch.noun) if settings.cache else None
     counts: Dict[str, int] = {}
-    cache = ResultCache(settings.cache, batch.noun) if settings.cache else None
     keys: Dict[Key, str] = {}  # the cache key of each item that may be kept
     with records.Writer(settings.out) as writer:
 
@@ -441,7 +493,8 @@ def _batch(
                 keep(item)
         live = [item for item in items if item.key not in dead]
         if cache is not None:
-            live = [_reuse(batch, item, cache, keys, settings.explain_cache) for item in live]
+            if known is None:
+                live = [_reuse(batch, item, cache, keys, settings.explain_cache) for item in live]
             if cache.hits:
                 say("%d %ss reused from %s (--no-cache runs them)" % (cache.hits, batch.noun, settings.cache))
             cache.note_run(run_id)

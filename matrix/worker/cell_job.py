@@ -94,7 +94,7 @@ class CellJob:
             "case": self.info.name, "source": self.info.source, "mode": self.mode, "device": self.device,
             "dependency_set": self.dependency_set,
         }  # fmt: skip
-        return Kept(self.cache, exportdb.source_file(self.info), cell, self.origin)
+        return Kept(self.cache, exportdb.source_file(self.info), cell, self.origin, (self.artifacts, self.scratch))
 
 
 def fresh_load(folder: str, discard: bool) -> Dict[str, Any]:

@@ -36,10 +36,10 @@ import shutil
 import signal
 import tempfile
 import threading
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from ..contract.schema import DIAGNOSIS_DONE, STAGE_ERROR, STAGE_SKIPPED, Status, first_line
-from . import reuse
+from . import reads, reuse
 
 # At most this many problems are recorded per cell; the count per kind covers the rest.
 MAX_PROBLEMS = 20
@@ -84,9 +84,27 @@ class Kept:
     ``origin`` (``"<torch_version>/<run_id>"``) names this cell in what it keeps.
     """
 
-    def __init__(self, root: str, case_path: str, cell: Mapping[str, Any], origin: str) -> None:
+    def __init__(
+        self, root: str, case_path: str, cell: Mapping[str, Any], origin: str, exclude: Sequence[Optional[str]] = ()
+    ) -> None:
         self.cache = reuse.ResultCache(root, KIND)
         self.case_path, self.cell, self.origin = case_path, dict(cell), origin
+        self.exclude = tuple(exclude)  # what reads.so_far leaves out: the run's own folders
+
+    def _entry(self, key: str) -> Optional[Dict[str, Any]]:
+        """The entry kept under ``key`` where every file its cell had read is as it was (``reads.changed``): a
+        diagnosis explains the code it ran, as a cell's result does."""
+        entry = self.cache.get(key)
+        manifest = (entry or {}).get("extra", {}).get("manifest")
+        if entry is None or not reads.valid(manifest) or reads.changed(manifest, self.case_path, self.cache.hashes):
+            return None
+        return entry
+
+    def _put(self, key: str, record: Dict[str, Any]) -> None:
+        """Keep ``record`` with the manifest of what this cell has read so far; nothing where none is recorded."""
+        manifest = reads.so_far(self.case_path, (*self.exclude, self.cache.root))
+        if manifest is not None:
+            self.cache.put(key, record, {"manifest": manifest})
 
     def case_key(self, budget_s: float) -> Optional[str]:
         """The key under which a diagnosis of this case and mode that ran out of ``budget_s`` on this machine is
@@ -100,13 +118,13 @@ class Kept:
 
     def noted(self, key: str) -> Optional[str]:
         """The release and run (``<torch_version>/<run_id>``) whose diagnosis noted under ``key`` ran out of time."""
-        entry = self.cache.get(key)
+        entry = self._entry(key)
         origin = (entry or {}).get("record", {}).get("reused_from")
         return origin if isinstance(origin, str) else None
 
     def note(self, key: str) -> None:
         """Note that a diagnosis of this case and mode ran out of its budget here (see case_key)."""
-        self.cache.put(key, {"diagnosis_status": Status.TIMEOUT.value, "reused_from": self.origin})
+        self._put(key, {"diagnosis_status": Status.TIMEOUT.value, "reused_from": self.origin})
 
     def key(self, record: Mapping[str, Any], budget_s: Optional[float] = None) -> Optional[str]:
         """The key of the failure ``record`` describes; None where the case's source cannot be read.
@@ -125,7 +143,7 @@ class Kept:
 
     def get(self, key: str, out_of_time: bool = False) -> Optional[Dict[str, Any]]:
         """The record fields of the diagnosis kept under ``key``, naming where it came from; None if none."""
-        entry = self.cache.get(key)
+        entry = self._entry(key)
         kept = entry["record"] if entry is not None else {}
         allowed = (Status.TIMEOUT.value,) if out_of_time else KEPT_STATUSES
         if kept.get("diagnosis_status") not in allowed or not isinstance(kept.get("diagnosis"), list):
@@ -145,7 +163,7 @@ class Kept:
             return
         kept = {"status": record.get("status"), "failed_stage": record.get("failed_stage"), **signature(record)}
         kept.update(diagnosis_status=fields["diagnosis_status"], diagnosis=fields.get("diagnosis") or [])
-        self.cache.put(key, dict(kept, reused_from=self.origin))
+        self._put(key, dict(kept, reused_from=self.origin))
 
 
 def _out_of_memory(fields: Mapping[str, Any]) -> bool:

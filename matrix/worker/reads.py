@@ -53,6 +53,7 @@ Manifest = List[List[str]]
 _allowed = False
 _installed = False
 _opened: Optional[Set[str]] = None  # while a cell records: absolute paths opened for reading
+_current: Optional[Recording] = None
 _written: Set[str] = set()
 _WRITES = os.O_WRONLY | os.O_RDWR
 
@@ -92,8 +93,11 @@ class Recording:
     def finish(self, case_file: str, exclude: Sequence[Optional[str]] = ()) -> Optional[Manifest]:
         """The manifest of what the cell read, or None where it cannot be trusted (a file changed while the
         cell ran, or cannot be hashed now): such a result is not kept."""
-        global _opened
-        opened, _opened = _opened or set(), None
+        global _opened, _current
+        opened, _opened, _current = _opened or set(), None, None
+        return self.manifest(opened, case_file, exclude)
+
+    def manifest(self, opened: Set[str], case_file: str, exclude: Sequence[Optional[str]]) -> Optional[Manifest]:
         skip = _excluded(exclude)
         for module in list(sys.modules.values()):
             path = getattr(module, "__file__", None)
@@ -119,7 +123,7 @@ class Recording:
 
 def start() -> Optional[Recording]:
     """Start recording this cell's reads; None where this process may not (inline) or recording is off."""
-    global _installed, _opened
+    global _installed, _opened, _current
     if not _allowed or not enabled():
         return None
     if not _installed:
@@ -127,7 +131,16 @@ def start() -> Optional[Recording]:
         _installed = True
     _opened = set()
     _written.clear()
-    return Recording()
+    _current = Recording()
+    return _current
+
+
+def so_far(case_file: str, exclude: Sequence[Optional[str]] = ()) -> Optional[Manifest]:
+    """The manifest of what this cell has read until now, for a result it keeps before it ends (a diagnosis);
+    None where nothing is recorded, or it cannot be trusted: then nothing is kept."""
+    if _current is None or _opened is None:
+        return None
+    return _current.manifest(set(_opened), case_file, exclude)
 
 
 def _excluded(extra: Sequence[Optional[str]]) -> Tuple[str, ...]:

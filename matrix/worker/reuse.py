@@ -238,6 +238,7 @@ class ResultCache:
         self.programs = ProgramStore(root)
         self.writable = True
         self.warned: Set[str] = set()
+        self.quiet = False  # a lookup whose misses the run will meet again (matrix/worker/known.py) says nothing
         self.hits = 0
         self.misses = 0  # items with a key that ran again
         self.hashes: Dict[str, Optional[str]] = {}  # files of manifests hashed in this run: cells share packages
@@ -249,7 +250,7 @@ class ResultCache:
         return os.path.join(self.folder, key[:2], key + ".json")
 
     def warn(self, what: str, message: str) -> None:
-        if what not in self.warned:
+        if what not in self.warned and not self.quiet:
             self.warned.add(what)
             sys.stderr.write("warning: result cache %s: %s\n" % (self.folder, message))
 

@@ -20,8 +20,8 @@ from ..contract.case import CaseError, CaseInfo, cell_selected
 from ..contract.errors import UserError
 from ..contract.options import DIAGNOSIS_SHARE, from_namespace
 from ..contract.requests import AOTI, RunRequest, add_run_arguments
-from ..contract.schema import ARTIFACT_SAVED, CELL_KEYS, STATUSES, Status, cell_id
-from . import batch, exportdb, gpu, reads, reuse
+from ..contract.schema import ARTIFACT_SAVED, CELL_KEYS, STATUSES, Status, cell_id, now
+from . import batch, exportdb, gpu, known, reads, reuse
 from .aoti_job import FRESH_PACKAGE_LOAD
 from .case import missing_for
 from .cell_job import FRESH_LOAD, CellJob
@@ -107,6 +107,7 @@ class CellBatch(batch.Batch):
         self.manifests: Dict[Key, Optional[reads.Manifest]] = {}
         self.why: Dict[Key, List[str]] = {}
         self.gpu: Dict[str, Any] = {}  # with --device cuda: the GPU, as NVML names it (gpu.facts)
+        self.build: Dict[str, Any] = {}  # the torch build's fields of each cell's key (reuse.build_fields)
 
     @property
     def follow_ups(self) -> bool:  # type: ignore[override]
@@ -143,11 +144,50 @@ class CellBatch(batch.Batch):
         self.found = found
         self.env = environment_record(torch, found, options.device, options.source, run_id, self.variant)
         self.env.update(dependencies.environment_fields(options.dependency_set))
+        self.build = reuse.build_fields()
+        self._keep_environment(settings)
         if "serialize" in options.stages or AOTI in options.stages:
             self.scratch = tempfile.mkdtemp(prefix="export-matrix-programs-")
         if AOTI in options.stages:
             self.compiler = self._set_up_aoti()
         self.preimport(settings)
+        return self.env
+
+    def _known_run(self) -> Optional[Dict[str, Any]]:
+        """The options this run's environment record depends on, where a later run may take it from the result
+        cache without importing torch (:mod:`.known`); None where it may not: on a GPU, with the aoti stage
+        (its compiler is part of each key) or with --artifacts (a reused cell puts its program back)."""
+        options = self.options
+        if options.device != "cpu" or AOTI in options.stages or options.artifacts:
+            return None
+        return {
+            "device": options.device, "source": options.source, "variant": self.variant,
+            "dependency_set": options.dependency_set, "hide_capability": sorted(options.hide_capability),
+        }  # fmt: skip
+
+    def _keep_environment(self, settings: batch.Settings) -> None:
+        run = self._known_run()
+        if not settings.cache or run is None:
+            return
+        key = known.environment_key(run)
+        if key is not None:
+            extra = {"environment": self.env, "build": self.build, "found": self.found}
+            reuse.ResultCache(settings.cache, known.KIND).put(key, {"kind": known.KIND}, extra)
+
+    def known_set_up(self, settings: batch.Settings, run_id: str) -> Optional[Dict[str, Any]]:
+        """``set_up`` from what an earlier run kept of this environment, without importing torch (:mod:`.known`)."""
+        run = self._known_run()
+        key = known.environment_key(run) if settings.cache and run is not None else None
+        entry = reuse.ResultCache(settings.cache, known.KIND).get(key) if settings.cache and key else None
+        if entry is None:
+            return None
+        extra = entry["extra"]
+        kept, build, found = extra.get("environment"), extra.get("build"), extra.get("found")
+        if not (isinstance(kept, dict) and isinstance(build, dict) and isinstance(found, dict)):
+            return None
+        self.settings = settings
+        self.found, self.build = dict(found), dict(build)
+        self.env = dict(kept, run_id=run_id, started_at=now())
         return self.env
 
     def _set_up_aoti(self) -> str:
@@ -223,7 +263,7 @@ class CellBatch(batch.Batch):
             return None
         fields = {
             "kind": "cell", "format": reuse.FORMAT, "worker": reuse.worker_fingerprint(),
-            "build": reuse.build_fields(), "variant": job.variant, "device": job.device,
+            "build": self.build, "variant": job.variant, "device": job.device,
             "capabilities": job.found, "case": job.info.name, "source": job.info.source, "case_hash": case,
             "mode": job.mode, "run": item.key[2], "stages": list(job.stages), "diagnose_s": job.diagnose_s,
             "diagnosis_budget_s": job.diagnosis_budget_s if job.diagnose_s else None,

@@ -24,7 +24,7 @@ import pytest
 from matrix.contract import records, schema
 from matrix.report import build as report
 
-from conftest import history, report_cell, write_by_release
+from conftest import history, report_cell, report_environment, write_by_release
 
 pytestmark = pytest.mark.xdist_group("test_site_browser")  # one worker, so that its module fixture is built once
 
@@ -504,3 +504,116 @@ def test_the_front_grid_shows_every_release_label_whole(wide_site: Path, browser
 
 def release_key(build: str) -> List[int]:
     return [int(part) for part in build.replace("+cu", ".").split(".")]
+
+
+# What 2.10's AOTInductor says when it loads a package in a fresh process (pytorch/pytorch#173706).
+CODECACHE = "load: module 'torch._inductor' has no attribute 'codecache'"
+
+
+def staged_records(folder: Path) -> Path:
+    """Two releases where every cell exports: on the newer one a program fails save/load, a package fails to load
+    (a known upstream issue), and a graph changes with its ops; the other cells stay as they were."""
+    rows: List[Dict[str, Any]] = []
+    for release, started in (("2.9.1", "2025-03-01T10:00:00+00:00"), ("2.10.0", "2025-03-02T10:00:00+00:00")):
+        newer = release == "2.10.0"
+        rows.append(report_environment(release, started))
+        rows.append(report_cell(release, "plain", serialize_status="ok"))
+        rows.append(
+            report_cell(
+                release,
+                "saves",
+                serialize_status="error" if newer else "ok",
+                serialize_error="load: TypeError: forward() got an unexpected keyword argument 'x'" if newer else None,
+            )
+        )
+        # The aoti stage's fields, which only a run that selected the stage writes.
+        aoti = {"aoti_status": "error", "aoti_error_type": "AttributeError", "aoti_error": CODECACHE}
+        rows.append({**report_cell(release, "packaged"), **(aoti if newer else {"aoti_status": "ok"})})
+        rows.append(
+            report_cell(
+                release,
+                "drifts",
+                graph_hash=("2" if newer else "1") * 16,
+                ops=["aten.add.Tensor", "aten.mul.Tensor"] if newer else ["aten.add.Tensor"],
+                graph_text="add(x, 1)\nmul(x, 2)\n" if newer else "add(x, 1)\n",
+            )
+        )
+    return write_by_release(folder, rows)
+
+
+@pytest.fixture(scope="module")
+def staged_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A report whose newest release has cells that pass but fail a later stage, and a changed graph."""
+    root = tmp_path_factory.mktemp("staged")
+    report.build_report([str(staged_records(root / "records"))], str(root / "report"), charts=False)
+    return root / "report" / "site"
+
+
+def cell_of(chrome: Any, case: str, column: str) -> Any:
+    """The grid's cell of a case in a column (``2.10.0 · strict``), by its row's name and its tooltip."""
+    from selenium.webdriver.common.by import By
+
+    for row in chrome.find_elements(By.CSS_SELECTOR, "#grid .row"):
+        if row.find_element(By.CSS_SELECTOR, "a.name").text == case:
+            for cell in row.find_elements(By.CLASS_NAME, "cell"):
+                if cell.get_attribute("title").startswith(column + ":"):
+                    return cell
+    raise AssertionError("no cell of %s in %s" % (case, column))
+
+
+def test_a_stage_failing_cell_is_marked_and_found_by_failing(staged_site: Path, browser: Any, tmp_path: Path):
+    from selenium.webdriver.common.by import By
+
+    open_page(browser, staged_site / "index.html")
+    assert visible_cases(browser) == ["drifts", "packaged", "plain", "saves"]
+    saves, plain = cell_of(browser, "saves", "2.10.0 · strict"), cell_of(browser, "plain", "2.10.0 · strict")
+    # Both passed their export: the same glyph, but the one whose program failed a later stage is outlined.
+    assert saves.text == plain.text == "✓"
+    assert plain.value_of_css_property("box-shadow") == "none"
+    assert "inset" in saves.value_of_css_property("box-shadow")
+    assert saves.get_attribute("title").endswith("pass — save/load fails")
+    assert cell_of(browser, "saves", "2.9.1 · strict").value_of_css_property("box-shadow") == "none"
+    packaged = cell_of(browser, "packaged", "2.10.0 · strict")
+    assert "inset" in packaged.value_of_css_property("box-shadow")
+    assert "aoti fails (known upstream issue pytorch/pytorch#173706)" in packaged.get_attribute("title")
+
+    choose(browser, "f-status", "failing")
+    assert visible_cases(browser) == ["packaged", "saves"]
+    assert float(saves.value_of_css_property("opacity")) == 1.0  # what the filter found stands out
+    assert float(plain.value_of_css_property("opacity")) < 0.5 or not plain.is_displayed()
+    browser.execute_script("document.getElementById('cases').scrollIntoView()")
+    browser.save_screenshot(str(tmp_path / "staged.png"))
+    choose(browser, "f-release", "2.9.1")
+    assert visible_cases(browser) == []  # nothing failed on 2.9.1
+    choose(browser, "f-release", "")
+    choose(browser, "f-status", "stage-failure")
+    assert visible_cases(browser) == ["packaged", "saves"]
+    choose(browser, "f-status", "fail")
+    assert visible_cases(browser) == []  # no export failed: a status filter does not pick later stages
+
+    # Graph changes and op drifts are filters of their own, on the release they changed in.
+    for kind in ("graph-change", "op-drift"):
+        choose(browser, "f-status", kind)
+        assert visible_cases(browser) == ["drifts"]
+        drifts = cell_of(browser, "drifts", "2.10.0 · strict")
+        assert float(drifts.value_of_css_property("opacity")) == 1.0
+        assert float(cell_of(browser, "drifts", "2.9.1 · strict").value_of_css_property("opacity")) < 0.5
+        assert browser.current_url.endswith("#status=" + kind)
+
+    # The legend explains the outline with the same mark.
+    legend = browser.find_element(By.CSS_SELECTOR, "#legend")
+    sample = legend.find_element(By.CSS_SELECTOR, "span.staged")
+    assert "inset" in sample.value_of_css_property("box-shadow")
+    assert "a later stage fails" in legend.text
+
+
+def test_the_search_finds_a_case_by_its_packages(site: Path, browser: Any):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    open_page(browser, site / "index.html")
+    search = browser.find_element(By.ID, "f-search")
+    search.send_keys("transformers")  # in no case's name, tag or error: the package real_models/hf_tiny ran with
+    assert visible_cases(browser) == ["real_models/hf_tiny"]
+    search.send_keys(Keys.CONTROL, "a", Keys.DELETE)
+    assert len(visible_cases(browser)) == 5

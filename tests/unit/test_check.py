@@ -11,6 +11,7 @@ import pytest
 from matrix import check, probe
 from matrix.check import CheckError, Row
 from matrix.contract import records, schema
+from matrix.contract.case import CaseInfo
 from matrix.contract.requests import RunRequest
 from matrix.contract.schema import NoCell, Status
 from matrix.envs import releases
@@ -127,6 +128,10 @@ def test_targets_resolve_words_in_order() -> None:
         check.targets(["2.99"], None, None)
 
 
+def case_info(name: str) -> CaseInfo:
+    return CaseInfo(name, "%s.py" % name, "a user's model")
+
+
 def rows_of(*statuses: str) -> List[Row]:
     """One release per argument (oldest first), both modes with the given status."""
     return [
@@ -176,7 +181,33 @@ def test_parallel_check_prints_the_table_of_a_serial_one(monkeypatch: pytest.Mon
         tables.append(captured.out)
     assert tables[0] == tables[1]
     assert [line.split()[0] for line in tables[0].splitlines()[2:10]] == [label for label in labels for _ in (0, 1)]
-    assert tables[0].rstrip().endswith("keeps passing from 2.5.1 on")
+    assert "keeps passing from 2.5.1 on\n" in tables[0]
+    # The table ends with the report's upgrade answer, from the oldest release checked to the newest.
+    answer = (
+        "upgrade 2.1.2 → 2.15.0:\n  add_one: fixed\n"
+        "  export, strict: 1 of 1 pass (0 of 1 on the older build); export, non-strict: 1 of 1 pass (0 of 1 on the"
+        " older build)\n  saved program: not run for this pair\n  AOTInductor package: not run for this pair\n"
+        "  compile: not run for this pair"
+    )
+    assert tables[0].rstrip().endswith(answer)
+
+
+def test_the_upgrade_answer_names_what_breaks_and_is_absent_for_one_release() -> None:
+    checked = [
+        (case_info("tiny_mlp"), rows_of("pass", "fail")),
+        (case_info("pooled_conv"), rows_of("pass", "pass")),
+    ]
+    assert check.upgrade_summary(checked) == (
+        "upgrade 2.1.0 → 2.2.0:\n  pooled_conv: works\n  tiny_mlp: breaks (strict: export; non-strict: export)\n"
+        "  export, strict: 1 of 2 pass (2 of 2 on the older build); export, non-strict: 1 of 2 pass (2 of 2 on the"
+        " older build)\n  saved program: not run for this pair\n  AOTInductor package: not run for this pair\n"
+        "  compile: not run for this pair"
+    )
+    assert check.upgrade_summary([(case_info("tiny_mlp"), rows_of("pass"))]) is None
+    listed = check.upgrade_summary(checked, "markdown")
+    assert listed is not None and listed.splitlines()[:3] == [
+        "upgrade 2.1.0 → 2.2.0:", "- pooled_conv: works", "- tiny_mlp: breaks (strict: export; non-strict: export)"
+    ]  # fmt: skip
 
 
 def test_a_failed_rows_diagnosis_is_listed_under_the_table_and_kept_whole_in_json() -> None:

@@ -110,10 +110,23 @@ def test_the_key_changes_with_the_workers_code(monkeypatch: pytest.MonkeyPatch) 
     assert diagnosis.diagnosis_key("case-hash", CELL, FAILURE) != base
 
 
+@pytest.fixture(autouse=True)
+def helper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A module beside the case that its cell read: what a cell's process records (reads.so_far) names it."""
+    path = tmp_path / "cases" / "helper.py"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("VALUE = 1\n")
+
+    def so_far(case_file: str, exclude: Any = ()) -> List[List[str]]:
+        return [["helper.py", str(reuse.file_hash(str(path)))]]
+
+    monkeypatch.setattr(diagnosis.reads, "so_far", so_far)
+    return path
+
+
 def _kept(tmp_path: Path, origin: str) -> diagnosis.Kept:
     case = tmp_path / "cases" / "b.py"
     if not case.exists():
-        case.parent.mkdir(parents=True)
         case.write_text("model = None\n")
     return diagnosis.Kept(str(tmp_path / "cache"), str(case), CELL, origin)
 
@@ -175,6 +188,23 @@ def test_what_says_more_about_the_machine_is_never_kept(tmp_path: Path, fields: 
     assert json.loads(entry.read_text())["record"] == dict(
         FAILURE, status="fail", failed_stage="export", reused_from="2.12.1+cpu/run1", **error
     )
+
+
+def test_a_diagnosis_stands_only_while_every_file_its_cell_read_is_unchanged(
+    tmp_path: Path, helper: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept = _kept(tmp_path, "2.12.1+cpu/run1")
+    where = kept.key(FAILURE)
+    assert where is not None
+    kept.put(where, FAILURE, DONE)
+    assert kept.get(where) == dict(DONE, diagnosis_reused_from="2.12.1+cpu/run1")
+    helper.write_text("VALUE = 2\n")  # the module the cell imported, edited: the failure may be another one
+    assert _kept(tmp_path, "x/y").get(where) is None
+    # A cell whose reads are not recorded (no isolation) keeps nothing.
+    monkeypatch.setattr(diagnosis.reads, "so_far", lambda case_file, exclude=(): None)
+    fresh = _kept(tmp_path, "x/z")
+    fresh.put(where, FAILURE, DONE)
+    assert fresh.get(where) is None
 
 
 def test_a_case_whose_source_cannot_be_read_has_no_key(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from matrix.contract import records, schema
-from matrix.records import model, store, tables
+from matrix.records import model, store, tables, transitions
 from matrix.report import build as report
 from matrix.report import files as report_files
 from matrix.report import site
@@ -170,6 +170,37 @@ def test_a_cell_note_is_one_line_cut_to_its_limit_and_names_failed_stages():
     assert front.cell_note({"status": "pass"}) == ""
 
 
+def test_grid_data_marks_failed_stages_moves_and_packages_per_column(tmp_path: Path):
+    codecache = "load: module 'torch._inductor' has no attribute 'codecache'"
+    cells = cells_of(
+        tmp_path,
+        [
+            make_cell("2.9.1", "saves", serialize_status="ok", graph_hash="1" * 16, fingerprint_version=1),
+            make_cell("2.10.0", "saves", serialize_status="error", serialize_error="load: TypeError: boom",
+                      graph_hash="2" * 16, fingerprint_version=1),
+            make_cell("2.10.0", "models/hf", dependency_set="transformers>=4.56"),
+        ],
+    )  # fmt: skip
+    cells.loc[cells["case"] == "models/hf", ["aoti_status", "aoti_error_type", "aoti_error"]] = [
+        "error",
+        "AttributeError",
+        codecache,
+    ]
+    labels = tables.environment_labels(cells)
+    pages = {case: "cases/%s.html" % case.replace("/", "__") for case in set(cells["case"])}
+    data = front.grid_data(cells, labels, pages, transitions.find(cells))
+    hf, saves = data["cases"]
+    newest = str(data["columns"].index([data["envs"].index("2.10.0"), data["modes"].index("strict")]))
+    assert saves["stages"] == {newest: ["save/load"]}
+    assert saves["moves"] == {newest: ["graph-change"]}  # the graph changed into 2.10.0, not on 2.9.1
+    assert saves["notes"][newest] == "save/load fails"
+    assert hf["stages"] == {newest: ["aoti"]}
+    assert hf["notes"][newest] == "aoti fails (known upstream issue pytorch/pytorch#173706)"
+    assert "pytorch/pytorch#173706" in hf["errors"]  # the search finds a cell by its issue
+    assert hf["packages"] == ["transformers>=4.56"] and saves["packages"] == []
+    assert (data["stage_failure"], data["move_kinds"]) == ("stage-failure", ["graph-change", "op-drift"])
+
+
 def test_every_status_has_a_glyph():
     assert set(markup.GLYPHS) == set(schema.STATUSES)
     assert set(markup.LOAD_GLYPHS) == set(schema.LOAD_STATUSES)
@@ -239,9 +270,10 @@ def test_the_report_writes_the_site_its_pages_and_each_table_inside_its_folder(b
     # Each table of the report as gzipped CSV inside the site's folder, and its Parquet linked where the report
     # wrote it, one folder up: stored once.
     tables = built / "site" / "tables"
-    # Every table a reader downloads; texts.parquet (for rebuilding the report) is not offered.
-    assert (built / "texts.parquet").is_file() and "texts.parquet" not in index
-    for parquet in (p for p in built.glob("*.parquet") if p.name != "texts.parquet"):
+    # Every table a reader downloads; texts.parquet and graph_diffs.parquet (for rebuilding the report) are not.
+    kept = ("texts.parquet", "graph_diffs.parquet")
+    assert all((built / name).is_file() and name not in index for name in kept)
+    for parquet in (p for p in built.glob("*.parquet") if p.name not in kept):
         csv = tables / (parquet.stem + ".csv.gz")
         assert csv.is_file(), csv
         assert len(pd.read_csv(csv)) == len(pd.read_parquet(parquet))
@@ -259,7 +291,8 @@ def test_record_text_stays_text_on_every_page(built: Path):
     for path in (built / "site").rglob("*.html"):
         page = path.read_text(encoding="utf-8")
         seen = parsed(page)
-        assert seen.tags.count("script") == (2 if path.name == "index.html" else 0), path
+        # The grid's data and script, the upgrade answer's data and script; no other page has one.
+        assert seen.tags.count("script") == (2 if path.name in ("index.html", "upgrade.html") else 0), path
         assert "<script>alert" not in page and "</details><script>" not in page, path
         assert "\x1b" not in page
     breaks = parsed((built / "site" / "cases" / "breaks.html").read_text(encoding="utf-8"))

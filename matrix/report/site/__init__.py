@@ -10,6 +10,8 @@ judged again here:
   (:mod:`.saved`); the charts (:mod:`.charts`); the run and how to run it again (:mod:`.run`); the tables to
   download; a legend of every glyph (:mod:`.legend`);
 - ``glossary.html`` (:mod:`.glossary`): the report's terms and glyphs;
+- ``upgrade.html`` (:mod:`.upgrade`): from one build to a newer one, the answer per case and for the real-model
+  pack, the pair kept in the address;
 - ``cases/NAME.html`` (:mod:`.case`), NAME as the case's Markdown page's: its history across releases, errors,
   graph diffs, packages beside torch, repros (each linked where the report wrote it, ``../../cases/NAME.repro/``),
   saved × loaded grid, and where the records hold them compiled × loaded and exported × compiled grids;
@@ -37,11 +39,11 @@ from matrix.records.repro import Failure
 from matrix.report import files
 from matrix.report import markdown as md
 from matrix.report.findings import Findings
-from matrix.report.site import badge, case, downloads, front, glossary
+from matrix.report.site import badge, case, downloads, front, glossary, upgrade
 
 FOLDER = "site"
 ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assets")
-COPIED = ("site.css", "site.js")  # copied as they are; badge.svg is a template
+COPIED = ("site.css", "site.js", upgrade.SCRIPT)  # copied as they are; badge.svg is a template
 # What a build writes in the site's folder, and so what a later build may remove from it.
 _SUFFIXES = (".html", ".css", ".js", ".svg", ".png", ".parquet", downloads.CSV)
 CSV = downloads.CSV
@@ -66,6 +68,7 @@ def write(
     pages = {name: "cases/%s.html" % md.page_file(name) for name in sorted(set(map(str, f.cells["case"])))}
     written |= _write(out, "index.html", front.render(f, pages, downloads.names(tables)))
     written |= _write(out, glossary.PAGE, glossary.render(f.title))
+    written |= _write(out, upgrade.PAGE, upgrade.render(f.title, f.model.upgrades, pages))
     for name in COPIED:
         with open(os.path.join(ASSETS, name), encoding="utf-8") as source:
             written |= _write(out, name, source.read())

@@ -25,6 +25,8 @@ from matrix.contract.schema import (
 )
 from matrix.records import alike, aoti_compiles, packages, repro, store
 from matrix.records import artifacts as loads_table
+from matrix.records import failures as stage_failures
+from matrix.records import graph_diffs as graph_diffs_table
 from matrix.records.aoti_loads import PROMISED_FROM
 from matrix.records.repro import Failure
 from matrix.report import aoti_compiles as aoti_compiles_report
@@ -32,7 +34,7 @@ from matrix.report import case_grids, case_page
 from matrix.report import markdown as md
 from matrix.report import repro as report_repro
 from matrix.report.real_models import PREFIX as REAL_MODELS
-from matrix.report.site import legend
+from matrix.report.site import known_issues, legend
 from matrix.report.site.front import NOTE_LIMIT
 from matrix.report.site.glossary import PAGE as GLOSSARY
 from matrix.report.site.markup import (
@@ -64,6 +66,7 @@ COLUMNS = [
     "error_type", "error_message", "error_traceback", "check_detail", "stderr_tail", "flaky", "statuses", "missing",
     "graph_text", "dependency_set", "added_packages",
     *(stage + suffix for stage, _ in STAGES for suffix in ("_outcome", "_error")),
+    "aoti_status", "aoti_error_type", "aoti_error",
 ]  # fmt: skip
 
 
@@ -214,7 +217,8 @@ def _mode(move: Row) -> str:
 
 def graph_diffs(rows: List[Row], moves: List[Row]) -> List[Tuple[str, List[str]]]:
     """A unified diff of the graphs on each side of each of the case's graph changes, each distinct diff once:
-    (title naming every transition it applies to, lines)."""
+    (title naming every transition it applies to, lines). Where the texts are missing, the diff an earlier
+    report kept for the change, titled with where it was kept."""
     graphs = {
         (str(r["release"]), str(r["variant"]), str(r["python"]), str(r["mode"])): r.get("graph_text") for r in rows
     }
@@ -225,10 +229,15 @@ def graph_diffs(rows: List[Row], moves: List[Row]) -> List[Tuple[str, List[str]]
         mode = str(move["mode"])
         before = graphs.get((str(move["before"]), str(move["variant_before"]), str(move["python_before"]), mode))
         after = graphs.get((str(move["after"]), str(move["variant"]), str(move["python_after"]), mode))
-        if not (present(before) and present(after)):
-            continue
         named = present(move.get("with_set"))
         place = (str(move["before"]), str(move["after"]), mode, " [%s]" % named if named else "")
+        if not (present(before) and present(after)):
+            # The texts are missing: the diff an earlier report kept for this very change, if any.
+            kept = move.get(graph_diffs_table.CARRIED)
+            if isinstance(kept, str):
+                source = " (kept from %s)" % move.get(graph_diffs_table.CARRIED_FROM)
+                found.append(((*place[:3], place[3] + source), kept.splitlines()))
+            continue
         found.append((place, case_page.graph_diff(str(before), str(after))))
     return case_page.distinct_diffs(found)
 
@@ -265,7 +274,8 @@ def _tail(value: Any) -> str:
 def _errors(rows: List[Row]) -> List[str]:
     """One collapsed block per distinct error (mode, status, class, first line), with the releases it shows in.
 
-    A stage that failed on an exported program (save/load, decomposition) is an error of its own.
+    A stage that failed on an exported program (save/load, decomposition, aoti) is an error of its own. A failure
+    that a known upstream issue labels names it, with its link.
     """
     order = store.ordered(row["release"] for row in rows)
     groups: Dict[Tuple[int, str, str, str, str], List[Row]] = {}
@@ -276,10 +286,9 @@ def _errors(rows: List[Row]) -> List[str]:
             kind = present(row.get("error_type")) or ""
             key = (place, mode, str(row["status"]), kind, first_line(row.get("error_message")))
             groups.setdefault(key, []).append(row)
-        for stage, label in STAGES:
-            if row.get(stage + "_outcome") == STAGE_ERROR:
-                key = (place, mode, "%s fails" % label, "", first_line(row.get(stage + "_error")))
-                groups.setdefault(key, []).append(row)
+        for label in stage_failures.failed_stages(row):
+            key = (place, mode, "%s fails" % label, "", first_line(stage_failures.stage_line(row, label)))
+            groups.setdefault(key, []).append(row)
     parts = []
     for (_, mode, outcome, kind, message), members in sorted(groups.items()):
         newest = next((r for r in reversed(members) if present(r.get("error_traceback"))), members[-1])
@@ -296,7 +305,11 @@ def _errors(rows: List[Row]) -> List[str]:
             if value
         ]
         inner = "".join(blocks) or "<p>No traceback recorded.</p>"
-        parts.append("<details><summary>%s</summary>%s</details>" % (text(summary), inner))
+        stage = outcome[: -len(" fails")] if outcome.endswith(" fails") else stage_failures.EXPORT
+        known = list({i.id: i for i in (stage_failures.cell_issues(r).get(stage) for r in members) if i}.values())
+        summary_html = text(summary) + "".join(" · " + known_issues.linked(i, i.words) for i in known)
+        inner = "".join("<p>%s: %s</p>" % (known_issues.linked(i, i.words), text(i.summary)) for i in known) + inner
+        parts.append("<details><summary>%s</summary>%s</details>" % (summary_html, inner))
     return parts
 
 
@@ -343,6 +356,10 @@ def compile_grid(rows: List[Row], mode: str, orders: Tuple[Sequence[str], Sequen
         said = aoti_compiles.Failure.of(row).text if row["status"] != STAGE_OK else str(row["status"])
         title = "exported on %s, compiled on %s: %s" % (source, target, clip(said, NOTE_LIMIT))
         failed = row["status"] in AOTI_TRIED and row["status"] != STAGE_OK
+        issue = stage_failures.use_issue(row, stage_failures.AOTI) if failed else None
+        if issue is not None:
+            said += " (%s)" % issue.words
+            title += " (%s)" % issue.words
         return css, glyph, title, said if failed else None
 
     mine = [r for r in rows if r["mode"] == mode]
@@ -360,6 +377,10 @@ def load_grid(loads: List[Row], mode: str, orders: Tuple[Sequence[str], Sequence
         note = ": ".join(p for p in (present(row.get("error_type")), first_line(row.get("error_message"))) if p)
         title = "%s on %s, loaded on %s: %s" % (made, source, target, row["status"])
         title += " — " + clip(note, NOTE_LIMIT) if note else ""
+        issue = stage_failures.use_issue(row, stage_failures.AOTI if made == "compiled" else "load")
+        if issue is not None:
+            note += " (%s)" % issue.words
+            title += " (%s)" % issue.words
         failure = "%s%s" % (row["status"], " — " + note if note else "")
         return css, glyph, title, failure if row["status"] not in QUIET_LOADS else None
 

@@ -9,17 +9,20 @@ real-model pack is the cases under ``real_models/``). The filters' state is kept
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import pandas as pd
 
-from matrix.contract.schema import MODES, STAGE_ERROR, STAGES, STATUSES, Status, first_line
+from matrix.contract.schema import MODES, STAGES, STATUSES, Status, first_line
+from matrix.records import failures
 from matrix.records.columns import FAILING
 from matrix.report import citation
 from matrix.report import markdown as md
 from matrix.report.findings import Findings
 from matrix.report.real_models import PREFIX as REAL_MODELS
-from matrix.report.site import changes, charts, glossary, legend, real_models, run, saved
+from matrix.report.site import changes, charts, glossary, grid_marks, legend, real_models, run, saved
+from matrix.report.site import upgrade as upgrade_page
+from matrix.report.site.aoti_verdict import lines as aoti_lines
 from matrix.report.site.downloads import CSV, TABLES
 from matrix.report.site.markup import GLYPHS, clip, listed, page, present, script_json, text
 from matrix.report.site.verdicts import ANY_FAILURE
@@ -32,12 +35,16 @@ NOTE_LIMIT = 160  # characters of an error kept in a grid cell's tooltip
 ERROR_LIMIT = 400  # characters of an error's first line the search looks in
 
 
-def grid_data(cells: pd.DataFrame, labels: pd.Series, pages: Mapping[str, str]) -> Dict[str, Any]:
+def grid_data(
+    cells: pd.DataFrame, labels: pd.Series, pages: Mapping[str, str], moves: Optional[pd.DataFrame] = None
+) -> Dict[str, Any]:
     """What the grid's script shows: its columns (environment, mode) and per case its status in each column.
 
     ``columns`` hold indexes into ``envs`` and ``modes``; a case's ``cells`` hold indexes into
-    ``statuses`` (None: no record) and its ``notes`` the error behind a column's status;
-    ``failing`` the statuses the filter value ``any_failure`` picks.
+    ``statuses`` (None: no record), its ``notes`` the error behind a column's status, its ``stages`` the
+    later stages that failed in a column, its ``moves`` the transitions (of ``moves``) that end in a column, and
+    its ``packages`` what it ran with beside torch; ``failing`` the statuses the filter value ``any_failure``
+    picks (with every cell that has ``stages``).
     """
     envs = list(dict.fromkeys(str(label) for label in labels))
     seen_modes = set(map(str, cells["mode"]))
@@ -46,8 +53,9 @@ def grid_data(cells: pd.DataFrame, labels: pd.Series, pages: Mapping[str, str]) 
     columns = [(e, m) for e in range(len(envs)) for m in range(len(modes))]
     position = {(envs[e], modes[m]): i for i, (e, m) in enumerate(columns)}
     cases: Dict[str, Dict[str, Any]] = {}
-    wanted = ["case", "mode", "status", "tags", "error_type", "error_message", "missing"]
+    wanted = ["release", "case", "mode", "status", "tags", "error_type", "error_message", "missing"]
     wanted += [stage + suffix for stage, _ in STAGES for suffix in ("_outcome", "_error")]
+    wanted += ["aoti_status", "aoti_error_type", "aoti_error", "dependency_set", "with_set"]
     shown = cells[[c for c in wanted if c in cells.columns]].assign(environment=labels.to_numpy())
     for row in shown.to_dict("records"):
         name = str(row["case"])
@@ -60,6 +68,9 @@ def grid_data(cells: pd.DataFrame, labels: pd.Series, pages: Mapping[str, str]) 
                 "real": name.startswith(REAL_MODELS),
                 "cells": [None] * len(columns),
                 "notes": {},
+                "stages": {},
+                "moves": {},
+                "packages": [],
                 "errors": [],
             }
         column = position[(str(row["environment"]), str(row["mode"]))]
@@ -67,11 +78,21 @@ def grid_data(cells: pd.DataFrame, labels: pd.Series, pages: Mapping[str, str]) 
         note = cell_note(row)
         if note:
             case["notes"][str(column)] = note
+        failed = failures.failed_stages(row)
+        if failed:
+            case["stages"][str(column)] = list(failed)
+        for package in grid_marks.packages(row):
+            if package not in case["packages"]:
+                case["packages"].append(package)
         for error in errors(row):
             if error not in case["errors"]:
                 case["errors"].append(error)
+    for name, moved in grid_marks.moves_by_cell(moves, cells, labels, position).items():
+        if name in cases:
+            cases[name]["moves"] = moved
     for case in cases.values():
         case["errors"].sort()
+        case["packages"].sort()
     return {
         "envs": envs,
         "modes": modes,
@@ -79,7 +100,9 @@ def grid_data(cells: pd.DataFrame, labels: pd.Series, pages: Mapping[str, str]) 
         "statuses": statuses,
         "glyphs": [GLYPHS.get(s, "?") for s in statuses],
         "failing": [statuses.index(s) for s in FAILING],
-        "any_failure": ANY_FAILURE,  # the status filter's value for every failing status
+        "any_failure": ANY_FAILURE,  # the status filter's value for every failing status and failed stage
+        "stage_failure": grid_marks.STAGE_FAILURE,  # the status filter's value for a failed later stage
+        "move_kinds": list(grid_marks.MOVE_KINDS),  # the status filter's values for a kind of transition
         "columns": [list(c) for c in columns],
         "tags": sorted({tag for case in cases.values() for tag in case["tags"]}),
         "cases": [cases[name] for name in sorted(cases)],
@@ -94,22 +117,30 @@ def error_line(row: Mapping[str, Any]) -> str:
 def errors(row: Mapping[str, Any]) -> List[str]:
     """What the search finds a cell by: its error's first line and each failed stage's."""
     found = [error_line(row)] + [first_line(row.get(stage + "_error"), limit=None) for stage, _ in STAGES]
+    found += [issue.reference for issue in failures.cell_issues(row).values() if issue.link]
     return [clip(e, ERROR_LIMIT) for e in found if e]
 
 
 def cell_note(row: Mapping[str, Any]) -> str:
-    """The error behind a cell's status in one line (``RuntimeError: boom``), what the release lacks, failed stages."""
+    """The error behind a cell's status in one line (``RuntimeError: boom``), what the release lacks, failed stages,
+    and the known upstream issue each failure matches."""
     note = error_line(row)
     if not note and row.get("status") == Status.NOT_APPLICABLE.value and listed(row.get("missing")):
         note = "lacks " + ", ".join(listed(row.get("missing")))
-    stages = ["%s fails" % label for stage, label in STAGES if row.get(stage + "_outcome") == STAGE_ERROR]
+    known = failures.cell_issues(row) if row.get("release") is not None else {}
+    if note and failures.EXPORT in known:
+        note += " (%s)" % known[failures.EXPORT].words
+    stages = [
+        "%s fails%s" % (stage, " (%s)" % known[stage].words if stage in known else "")
+        for stage in failures.failed_stages(row)
+    ]
     note = "; ".join(([note] if note else []) + stages)
     return note if len(note) <= NOTE_LIMIT else note[: NOTE_LIMIT - 1] + "…"
 
 
 def render(f: Findings, pages: Mapping[str, str], downloads: Sequence[str]) -> str:
     """The front page; ``pages`` maps each case to its page, ``downloads`` names the tables under ``tables/``."""
-    data = grid_data(f.cells, f.labels, pages)
+    data = grid_data(f.cells, f.labels, pages, f.moves)
     count = len(data["cases"])
     lead = text("%s; %s." % (md.cells_counted(f.scope), md.releases_and_builds(f.scope)))
     newest = f.verdicts.regressions.newest if f.verdicts is not None else ()
@@ -127,6 +158,8 @@ def render(f: Findings, pages: Mapping[str, str], downloads: Sequence[str]) -> s
                 # Each build by the label of its first environment: the grid's release filter takes labels.
                 dict(reversed(list(zip(f.cells["release"].astype(str), f.labels.astype(str))))),
                 f.candidates,
+                f.model.known_issues,
+                more=[*aoti_lines(f), upgrade_page.line(f.model.upgrades)],
             ),
         ),
         ("newest", "Newest release", changes.newest(f.steps, newest, pages)),
@@ -171,7 +204,7 @@ def cases_section(f: Findings, data: Mapping[str, Any], count: int) -> str:
     """The grid of case × release × mode, with its filters; ``site.js`` draws it from the page's JSON."""
     choices = {
         "tag": [("", "every tag")] + [(t, t) for t in data["tags"]],
-        "status": [("", "every status"), (ANY_FAILURE, "any failure")] + [(s, s) for s in data["statuses"]],
+        "status": [("", "every status"), *grid_marks.status_choices(ANY_FAILURE)] + [(s, s) for s in data["statuses"]],
         "release": [("", "every release")] + [(e, e) for e in data["envs"]],
         "mode": [("", "both modes")] + [(m, m) for m in data["modes"]],
         "pack": [("", "every case"), ("real", "real-model pack"), ("other", "all but the real-model pack")],
@@ -184,10 +217,11 @@ def cases_section(f: Findings, data: Mapping[str, Any], count: int) -> str:
     return "\n".join(
         [
             '<section id="cases"><h2>Cases</h2>',
-            "<p>Every case in every release and mode; a cell's tooltip holds its error. Search matches case names,"
-            " tags and error text.</p>",
+            "<p>Every case in every release and mode; a cell's tooltip holds its error, and a cell outlined in red"
+            " exported but failed a later stage. Search matches case names, tags, packages and error text.</p>",
             '<form id="filters" class="filters" onsubmit="return false"><label>search <input id="f-search"'
-            ' type="search" placeholder="case name, tag or error text" autocomplete="off"></label>%s</form>' % selects,
+            ' type="search" placeholder="case name, tag, package or error text" autocomplete="off"></label>%s</form>'
+            % selects,
             '<p id="f-count" aria-live="polite">%d cases</p>' % count,
             "<noscript><p>The grid needs JavaScript; the tables to download hold the same data.</p></noscript>",
             '<div class="grid-wrap"><div id="grid"></div></div></section>',

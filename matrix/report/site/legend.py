@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import List, Sequence
 
-from matrix.contract.schema import LOAD_STATUSES, STAGES, LoadStatus, NoCell, Status
+from matrix.contract.schema import LOAD_STATUSES, STAGES, STATUSES, LoadStatus, NoCell, Status
 from matrix.report import markdown as md
 from matrix.report.site.markup import GLYPHS, NO_RECORD, load_status, text
 
@@ -39,6 +39,14 @@ def statuses() -> str:
 def marks() -> str:
     """The marks after a status glyph (a stage that failed on the exported program) and the other signs."""
     rows = [[md.STAGE_MARKS[stage], text("%s fails" % label), text(md.STAGE_MEANING[stage])] for stage, label in STAGES]
+    rows.append(
+        [
+            '<span class="st s%d staged">%s</span>' % (STATUSES.index(Status.PASS.value), GLYPHS[Status.PASS.value]),
+            "a later stage fails",
+            "in the grid, a cell outlined in red: it exported, but its program failed save/load, decomposition or"
+            " AOTInductor; its tooltip says which, and the filter <em>any failure</em> finds it",
+        ]
+    )
     rows += [
         ["→", "changed to", "from the older release (left) to the newer one (right)"],
         [text(str(NoCell.ENV_ERROR)), "not installed", "the libraries this case needs failed to install there"],

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from typing import List, Mapping, Optional, Sequence
 
+from matrix.records import failures as stage_failures
 from matrix.records.aoti_loads import PROMISED_FROM, PackageLoads
 from matrix.records.epochs import Epoch
 from matrix.report import aoti_loads as report_aoti
 from matrix.report import artifacts as report_artifacts
 from matrix.report.findings import Findings
+from matrix.report.site import known_issues
 from matrix.report.site.markup import clip, table, text
 from matrix.report.verdicts import BACKWARD, CAUSE_LIMIT, SHOWN_EXCEPTIONS
 
@@ -138,6 +140,8 @@ def section(f: Findings, pages: Mapping[str, str], charts: str = "") -> str:
         ' the glyphs are in the <a href="#legend-loads">legend</a>.</p>'
     )
     parts.append(packages(f.model.packages, pages))
+    if not f.model.packages.empty:
+        parts.append(known_issues.stage_paragraph(f.model.known_issues, stage_failures.AOTI))
     parts.append("</section>")
     return "\n".join(p for p in parts if p)
 

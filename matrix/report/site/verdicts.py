@@ -15,9 +15,11 @@ from matrix.records import figures as headline
 from matrix.records.builds import BuildComparison
 from matrix.records.candidate import Verdict
 from matrix.records.completeness import MARK, IncompleteBuild
+from matrix.records.failures import Sighting
 from matrix.records.model import PassRate, newest_pass_rate
 from matrix.records.verdicts import OpenRegression, SinceBaseline, Verdicts
 from matrix.report import builds_page
+from matrix.report.site import known_issues
 from matrix.report.site.markup import clip, filter_link, status, text
 
 ANY_FAILURE = "failing"  # the grid's status filter for every failing status
@@ -51,12 +53,16 @@ def render(
     builds: Sequence[BuildComparison] = (),
     labels: Optional[Mapping[str, str]] = None,
     candidates: Sequence[Verdict] = (),
+    known: Sequence[Sighting] = (),
+    more: Sequence[str] = (),
 ) -> str:
     """The verdicts section: one line per answer, then the pass rates (:mod:`matrix.records.model`'s) per release
     and mode. ``changes``: the link to the newest release's regressions in the table of changes, where there is one;
     ``incomplete`` and ``builds``: the builds that lack a dependency set, and the builds of one release compared;
     ``labels``: each build's environment label, which the grid's release filter takes; ``candidates``: each
-    nightly or release candidate against the newest release, first."""
+    nightly or release candidate against the newest release, first; ``known``: the known upstream issues that label
+    some of the report's failures; ``more``: other verdicts' lines (``<li>``: AOTInductor's, the upgrade's), after
+    what broke in the newest release."""
     lines: List[str] = [_candidate(c, labels or {}) for c in candidates]
     newest, passed, total = newest_pass_rate(rates)
     if newest:
@@ -66,8 +72,9 @@ def render(
             % (text(newest), percent(passed, total), passed, total, grid_link(release=newest, status=ANY_FAILURE))
         )
     if v is not None:
-        lines += [_open(v, pages), _in_newest(v, pages, changes), _incomplete(incomplete)]
+        lines += [_open(v, pages), _in_newest(v, pages, changes), _incomplete(incomplete), *more]
         lines += [_best(v), _epochs(v), _since(v), _builds(builds, labels or {})]
+    lines += known_issues.verdict_items(known)
     parts = ['<section id="verdicts"><h2>Verdicts</h2>', "<ul>%s</ul>" % "".join(line for line in lines if line)]
     parts.append(rates_table(rates, v))
     parts.append("</section>")

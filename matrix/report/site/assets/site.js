@@ -45,7 +45,7 @@
     document.head.appendChild(rule);
     var rows = [];
     var haystacks = data.cases.map(function (kase) {
-      return [kase.name].concat(kase.tags, kase.errors || []).join("\n").toLowerCase();
+      return [kase.name].concat(kase.tags, kase.packages || [], kase.errors || []).join("\n").toLowerCase();
     });
 
     // Rows of fixed-width cells rather than a <table>: a row off screen is neither laid out nor painted
@@ -96,7 +96,7 @@
             cell = element("span", "cell c" + i + " none", "·");
             cell.title = where + "no record";
           } else {
-            cell = element("span", "cell c" + i + " s s" + status, data.glyphs[status]);
+            cell = element("span", "cell c" + i + " s s" + status + marks(kase, i), data.glyphs[status]);
             var note = kase.notes[String(i)];
             cell.title = where + data.statuses[status] + (note ? " — " + note : "");
           }
@@ -113,19 +113,55 @@
       table.style.setProperty("--env-height", top.getBoundingClientRect().height + "px");
     }
 
+    // A cell's marks besides its status, as classes: "staged" where a later stage failed (outlined, site.css),
+    // "m-graph-change" and "m-op-drift" where such a transition ends in it (what their filters pick).
+    function marks(kase, i) {
+      var found = "";
+      if ((kase.stages || {})[String(i)]) {
+        found += " staged";
+      }
+      ((kase.moves || {})[String(i)] || []).forEach(function (kind) {
+        found += " m-" + kind;
+      });
+      return found;
+    }
+
+    // The status filter's value as what it picks: statuses (by index), cells with a failed later stage, a kind of
+    // transition; and the classes of the cells it picks, to dim the others.
     function wantedStatuses(value) {
       if (value === "") {
         return null;
       }
-      var wanted = {};
+      var wanted = { statuses: {}, staged: false, move: null, classes: [] };
       if (value === data.any_failure) {
         data.failing.forEach(function (index) {
-          wanted[index] = true;
+          wanted.statuses[index] = true;
+          wanted.classes.push("s" + index);
         });
+        wanted.staged = true;
+        wanted.classes.push("staged");
+      } else if (value === data.stage_failure) {
+        wanted.staged = true;
+        wanted.classes.push("staged");
+      } else if ((data.move_kinds || []).indexOf(value) >= 0) {
+        wanted.move = value;
+        wanted.classes.push("m-" + value);
       } else if (data.statuses.indexOf(value) >= 0) {
-        wanted[data.statuses.indexOf(value)] = true;
+        wanted.statuses[data.statuses.indexOf(value)] = true;
+        wanted.classes.push("s" + data.statuses.indexOf(value));
       }
       return wanted;
+    }
+
+    function picks(wanted, kase, status, i) {
+      if (status === null) {
+        return false;
+      }
+      return (
+        wanted.statuses[status] === true ||
+        (wanted.staged && Boolean((kase.stages || {})[String(i)])) ||
+        (wanted.move !== null && ((kase.moves || {})[String(i)] || []).indexOf(wanted.move) >= 0)
+      );
     }
 
     var chosen = "-1 -1"; // the release and mode the columns were last chosen by
@@ -148,7 +184,7 @@
           (pack === "" || (pack === "real") === kase.real);
         if (keep && wanted) {
           keep = kase.cells.some(function (status, i) {
-            return visible[i] && status !== null && wanted[status] === true;
+            return visible[i] && picks(wanted, kase, status, i);
           });
         }
         rows[r].hidden = !keep;
@@ -170,8 +206,8 @@
         rules.push("#grid{--modes:1}");
       }
       if (wanted) {
-        var others = Object.keys(wanted).map(function (index) {
-          return ":not(.s" + index + ")";
+        var others = wanted.classes.map(function (name) {
+          return ":not(." + name + ")";
         });
         rules.push("#grid .s" + others.join("") + "{opacity:0.2}");
       }

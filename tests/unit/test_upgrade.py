@@ -1,0 +1,181 @@
+"""The upgrade answer (matrix.records.upgrade) on hand-written tables: each question answered from its own table,
+not tried kept apart from failing, the verdict of a case and the tallies of a pair."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+import pandas as pd
+
+from matrix.records import upgrade
+from matrix.records.upgrade import Answer
+
+
+def cell(release: str, case: str, mode: str, status: str, error: str = "") -> Dict[str, Any]:
+    return {"release": release, "case": case, "mode": mode, "status": status, "with_set": "",
+            "error_type": "RuntimeError" if error else None, "error_message": error or None}  # fmt: skip
+
+
+def used(made: str, on: str, case: str, mode: str, status: str, error: str = "") -> Dict[str, Any]:
+    return {"saved_torch_version": made, "torch_version": on, "case": case, "mode": mode, "status": status,
+            "with_set": "", "error_type": "RuntimeError" if error else None,
+            "error_message": error or None}  # fmt: skip
+
+
+def frame(rows: List[Dict[str, Any]]) -> pd.DataFrame:
+    return pd.DataFrame(rows)
+
+
+CELLS = frame([
+    # A model that exports on both releases, whose saved program does not load on the newer one.
+    cell("2.5.1", "real_models/resnet", "strict", "pass"),
+    cell("2.5.1", "real_models/resnet", "non-strict", "pass"),
+    cell("2.15.0", "real_models/resnet", "strict", "pass"),
+    cell("2.15.0", "real_models/resnet", "non-strict", "pass"),
+    # A model that failed on the older release and exports on the newer: no program was saved, nothing to load.
+    cell("2.5.1", "real_models/llama", "strict", "fail", "Unsupported: co_varnames"),
+    cell("2.5.1", "real_models/llama", "non-strict", "fail", "TypeError: path"),
+    cell("2.15.0", "real_models/llama", "strict", "pass"),
+    cell("2.15.0", "real_models/llama", "non-strict", "pass"),
+    # A case whose export breaks in strict mode only.
+    cell("2.5.1", "models/cond", "strict", "pass"),
+    cell("2.15.0", "models/cond", "strict", "mismatch", "outputs differ"),
+    # A case the newer release cannot run: not applicable is no failure.
+    cell("2.5.1", "models/scan", "non-strict", "not-applicable"),
+    cell("2.15.0", "models/scan", "non-strict", "pass"),
+    # A middle release, and a --with set's row that the answer leaves out.
+    cell("2.10.0", "real_models/resnet", "strict", "pass"),
+    {**cell("2.15.0", "real_models/resnet", "strict", "fail", "from the with set"), "with_set": "transformers"},
+])  # fmt: skip
+LOADS = frame(
+    [
+        used("2.5.1", "2.15.0", "real_models/resnet", "strict", "load-error", "Serialized version ['7', '3']\nmore"),
+        used("2.5.1", "2.15.0", "real_models/resnet", "non-strict", "pass"),
+        used("2.5.1", "2.15.0", "models/cond", "strict", "untrusted"),
+        used("2.10.0", "2.15.0", "real_models/resnet", "strict", "pass"),
+    ]
+)
+PACKAGES = frame(
+    [
+        used(
+            "2.5.1", "2.15.0", "real_models/resnet", "non-strict", "load-error", "Failed to find a generated cpp file"
+        ),
+    ]
+)
+COMPILES = frame(
+    [
+        used("2.5.1", "2.15.0", "real_models/resnet", "non-strict", "ok"),
+        used("2.5.1", "2.15.0", "models/cond", "strict", "skipped"),
+    ]
+)
+
+
+def answered() -> upgrade.Upgrade:
+    return upgrade.Upgrades(CELLS, LOADS, PACKAGES, COMPILES).answer("2.5.1", "2.15.0")
+
+
+def by_case(found: upgrade.Upgrade) -> Dict[str, upgrade.CaseAnswer]:
+    return {c.case: c for c in found.cases}
+
+
+def test_each_question_is_answered_from_its_own_table() -> None:
+    resnet = by_case(answered())["real_models/resnet"]
+    strict, loose = resnet.modes
+    assert (strict.mode, loose.mode) == ("strict", "non-strict")
+    assert [strict.answer(q) for q in upgrade.QUESTIONS] == [Answer.YES, Answer.NO, Answer.NOT_TRIED, Answer.NOT_TRIED]
+    assert [loose.answer(q) for q in upgrade.QUESTIONS] == [Answer.YES, Answer.YES, Answer.NO, Answer.YES]
+    # The error's first line is kept, to show why.
+    assert strict.saved is not None and strict.saved.error == "RuntimeError: Serialized version ['7', '3']"
+    # The --with set's failing row on 2.15.0 is not torch's answer.
+    assert strict.after is not None and strict.after.status == "pass"
+
+
+def test_the_verdict_names_what_the_upgrade_breaks() -> None:
+    cases = by_case(answered())
+    assert cases["real_models/resnet"].verdict == "breaks"
+    assert cases["real_models/resnet"].breaks == (("strict", "saved"), ("non-strict", "package"))
+    assert cases["models/cond"].breaks == (("strict", "export"),)
+    # Failing on A and passing on B is a fix; nothing was saved on A, so no load is counted against it.
+    llama = cases["real_models/llama"]
+    assert llama.verdict == "fixed" and llama.breaks == ()
+    assert all(m.answer("saved") is Answer.NOT_TRIED for m in llama.modes)
+    # Not applicable on A is not a failure there: passing on B is simply "works".
+    assert cases["models/scan"].verdict == "works"
+
+
+def test_not_tried_is_never_a_failure() -> None:
+    cond = by_case(answered())["models/cond"]
+    (strict,) = cond.modes  # non-strict ran on neither release: no row for it
+    assert strict.saved is not None and strict.saved.status == "untrusted"
+    assert strict.answer("saved") is Answer.NOT_TRIED
+    assert strict.answer("compile") is Answer.NOT_TRIED  # skipped: the program did not load to be compiled
+
+
+def test_tallies_count_tried_answers_and_leave_out_a_mode_that_did_not_run() -> None:
+    found = answered()
+    tallies = {(t.question, t.mode): t for t in found.tallies()}
+    export = tallies[("export", "strict")]
+    assert (export.yes, export.tried, export.yes_before, export.tried_before) == (2, 3, 2, 3)
+    loose = tallies[("export", "non-strict")]
+    assert (loose.yes, loose.tried, loose.yes_before, loose.tried_before) == (3, 3, 1, 2)
+    assert (tallies[("saved", "strict")].yes, tallies[("saved", "strict")].tried) == (0, 1)
+    # Packages were only made in non-strict mode: strict has no tally, rather than "0 of 0".
+    assert ("package", "strict") not in tallies
+    assert (tallies[("package", "non-strict")].yes, tallies[("package", "non-strict")].tried) == (0, 1)
+    # The pack is the real models only.
+    pack = {(t.question, t.mode): t for t in found.tallies(found.pack)}
+    assert [c.case for c in found.pack] == ["real_models/llama", "real_models/resnet"]
+    assert (pack[("export", "strict")].yes, pack[("export", "strict")].tried) == (2, 2)
+
+
+def test_pairs_and_the_newest_pair_follow_version_order() -> None:
+    found = upgrade.Upgrades(CELLS, LOADS)
+    assert found.releases == ("2.5.1", "2.10.0", "2.15.0")
+    assert found.pairs() == [("2.5.1", "2.10.0"), ("2.5.1", "2.15.0"), ("2.10.0", "2.15.0")]
+    assert upgrade.newest_pair(found.releases) == ("2.10.0", "2.15.0")
+    assert upgrade.newest_pair(["2.5.1"]) is None
+    # Another pair reads its own rows: 2.10.0's saved program loads on 2.15.0.
+    resnet = by_case(found.answer("2.10.0", "2.15.0", ["real_models/resnet"]))["real_models/resnet"]
+    assert resnet.verdict == "works"
+    assert resnet.modes[0].answer("saved") is Answer.YES
+
+
+def test_the_markdown_page_answers_the_pack_case_by_case_and_lists_what_else_breaks() -> None:
+    from matrix.report import upgrade as page
+
+    text = page.render(answered())
+    pack = text.split("## The real-model pack")[1].split("## Other cases")[0]
+    rows = [line for line in pack.splitlines() if line.startswith("| [")]
+    # One row per case and mode, each answer in its column.
+    assert rows[2].split(" | ")[1:] == ["breaks", "strict", "pass → pass", "load-error", "–", "– |"]
+    assert rows[3].split(" | ")[1:] == ["breaks", "non-strict", "pass → pass", "pass", "load-error", "ok |"]
+    # Packages were made in non-strict mode only: the line names that mode alone.
+    assert "\n- packages, non-strict: 0 of 1 load and match\n" in pack
+    others = text.split("## Other cases the upgrade breaks")[1]
+    assert "models/cond" in others and "strict: export" in others and "outputs differ" in others
+    assert "models/scan" not in others
+    # The front page's line: the pair, how many cases it breaks, and the page.
+    assert page.line(answered()).startswith("**Upgrading 2.5.1 → 2.15.0**: the upgrade breaks 2 cases of 4;")
+    assert page.render(None).endswith("_Fewer than two builds: no upgrade to answer._\n")
+
+
+def test_the_site_offers_every_pair_or_within_its_budget_those_to_the_newest_and_consecutive_ones(monkeypatch) -> None:
+    from matrix.report.site import upgrade as site
+
+    found = upgrade.Upgrades(CELLS, LOADS)
+    data = site.data(found, {})
+    assert sorted(data["pairs"]) == ["2.10.0..2.15.0", "2.5.1..2.10.0", "2.5.1..2.15.0"] and data["every_pair"]
+    # Each pair's row: per case a verdict, then per mode the saved program's, package's and compile's status.
+    cases = data["cases"]
+    row = data["pairs"]["2.5.1..2.15.0"]["rows"]
+    width = 1 + 3 * len(data["modes"])
+    resnet = row[cases.index("real_models/resnet") * width :][:width]
+    assert data["verdicts"][site._ALPHABET.index(resnet[0])] == "breaks"
+    assert data["codes"][resnet[1]][2] == "load-error" and data["codes"][resnet[4]][2] == "pass"
+    monkeypatch.setattr(site, "PAIR_BUDGET", 4)
+    assert site.offered(found) == [("2.5.1", "2.10.0"), ("2.5.1", "2.15.0"), ("2.10.0", "2.15.0")]
+    more = upgrade.Upgrades(pd.concat([CELLS, frame([cell("2.12.0", "models/cond", "strict", "pass")])]))
+    assert site.offered(more) == [
+        ("2.5.1", "2.10.0"), ("2.5.1", "2.15.0"), ("2.10.0", "2.12.0"), ("2.10.0", "2.15.0"), ("2.12.0", "2.15.0"),
+    ]  # fmt: skip
+    assert not site.data(more, {})["every_pair"]
