@@ -7,12 +7,20 @@ import hashlib
 import os
 import platform
 import sys
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 from ..contract.errors import UserError
 from ..contract.schema import SCHEMA_VERSION, now
 
 RUNNER_VERSION = "1"
+
+
+def torch_folders() -> List[str]:
+    """The folders of the torch package this interpreter would import, found without importing it; [] for none."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")
+    return list(spec.submodule_search_locations or []) if spec is not None else []
 
 
 def installed_torch_version() -> str:
@@ -21,16 +29,15 @@ def installed_torch_version() -> str:
     Read from torch's own ``version.py``, not from its package metadata: PyPI's builds of
     older releases call themselves ``2.1.2+cu121`` at run time but ``2.1.2`` in metadata.
     """
-    import importlib.util
     import re
 
-    spec = importlib.util.find_spec("torch")
-    if spec is None or not spec.submodule_search_locations:
+    folders = torch_folders()
+    if not folders:
         raise UserError(
             "torch is not installed in this interpreter (%s); run the matrix with `nox -s run`, which installs"
             " each release, or install torch here" % sys.executable
         )
-    for folder in spec.submodule_search_locations:
+    for folder in folders:
         try:
             with open(os.path.join(folder, "version.py"), encoding="utf-8") as f:
                 found = re.search(r"^__version__(?:\s*:\s*str)?\s*=\s*['\"]([^'\"]+)['\"]", f.read(), re.M)

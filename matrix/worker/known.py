@@ -27,7 +27,6 @@ Standard library only, Python 3.8 syntax.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import platform
 import sys
@@ -35,7 +34,7 @@ from typing import Any, Dict, Optional
 
 from . import gpu, reuse
 from .capabilities import cache_path
-from .environment import cpu_name, packages_hash
+from .environment import cpu_name, packages_hash, torch_folders
 
 # The result cache's kind for what a run learnt about its environment (beside "cell" and "load").
 KIND = "environment"
@@ -53,8 +52,7 @@ def _stat(path: str) -> Optional[Dict[str, Any]]:
 def disk() -> Optional[Dict[str, Any]]:
     """What this interpreter's environment holds on disk, read without importing torch; None where torch's
     files cannot be found or read (then nothing is answered from the cache)."""
-    spec = importlib.util.find_spec("torch")
-    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    folders = torch_folders()
     if len(folders) != 1:
         return None
     version = _stat(os.path.join(folders[0], "version.py"))

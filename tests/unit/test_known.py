@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.machinery
 import os
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict
 
 import pytest
 
@@ -27,12 +26,7 @@ def torch_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder.mkdir(parents=True)
     (folder / "version.py").write_text("__version__ = '2.9.0'\n")
 
-    def find_spec(name: str) -> Optional[importlib.machinery.ModuleSpec]:
-        spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
-        spec.submodule_search_locations = [str(folder)]
-        return spec
-
-    monkeypatch.setattr(known.importlib.util, "find_spec", find_spec)
+    monkeypatch.setattr(known, "torch_folders", lambda: [str(folder)])
     monkeypatch.setattr(known, "cache_path", lambda: str(tmp_path / "capabilities.json"))
     monkeypatch.setattr(known, "packages_hash", lambda: "packages-1")
     monkeypatch.setattr(reuse, "_STARTED", {})
