@@ -380,8 +380,9 @@ def test_every_download_is_a_file_inside_the_reports_folder(site: Path, browser:
 
     open_page(browser, site / "index.html")
     links = [a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "#tables a")]
-    # CSV and Parquet per table a reader downloads (texts.parquet, for rebuilding the report, is not one), the badge.
-    offered = [p for p in site.parent.glob("*.parquet") if p.name != "texts.parquet"]
+    # CSV and Parquet per table a reader downloads (texts.parquet and graph_diffs.parquet, for rebuilding the report,
+    # are not), the badge.
+    offered = [p for p in site.parent.glob("*.parquet") if p.name not in ("texts.parquet", "graph_diffs.parquet")]
     assert (site.parent / "texts.parquet").is_file() and len(links) == 2 * len(offered) + 1
     folder = site.parent.resolve()  # the CSV under site/tables/, the Parquet the report wrote, one folder up
     for link in links:
@@ -600,8 +601,10 @@ def test_a_stage_failing_cell_is_marked_and_found_by_failing(staged_site: Path, 
         assert float(cell_of(browser, "drifts", "2.9.1 · strict").value_of_css_property("opacity")) < 0.5
         assert browser.current_url.endswith("#status=" + kind)
 
-    # The legend explains the outline with the same mark.
+    # The legend explains the outline with the same mark, once its heading opens it (site.front.COLLAPSED).
     legend = browser.find_element(By.CSS_SELECTOR, "#legend")
+    if not legend.find_element(By.TAG_NAME, "details").get_attribute("open"):
+        legend.find_element(By.TAG_NAME, "summary").click()
     sample = legend.find_element(By.CSS_SELECTOR, "span.staged")
     assert "inset" in sample.value_of_css_property("box-shadow")
     assert "a later stage fails" in legend.text
