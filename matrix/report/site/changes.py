@@ -24,7 +24,7 @@ GROUPS = (("regressions", transitions.REGRESSIONS), ("fixes", transitions.FIXES)
 NOW_WRONG = " (now wrong numbers)"
 ERROR_LIMIT = 200
 # The rows of the table of changes shown at a time; a button shows the rest of what the filters keep.
-PAGE = 8
+PAGE = 5
 # The fields that make two transitions of a case one change, told apart only by their modes.
 SAME_CHANGE = ("before", "after", "variant_before", "variant", "case", "with_set", "kind", "status_before",
                "status_after", "stage", "detail", "error_type", "error_message")  # fmt: skip

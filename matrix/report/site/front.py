@@ -30,7 +30,7 @@ from matrix.report.site.verdicts import render as verdicts_section
 
 # The sections that open on a click on their heading, so that the page reads in a few screens; a link to one
 # (#legend) still lands on its heading.
-COLLAPSED = ("charts", "tables", "legend")
+COLLAPSED = ("env-errors", "charts", "tables", "legend")
 NOTE_LIMIT = 160  # characters of an error kept in a grid cell's tooltip
 ERROR_LIMIT = 400  # characters of an error's first line the search looks in
 

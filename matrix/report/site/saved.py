@@ -134,7 +134,8 @@ def section(f: Findings, pages: Mapping[str, str], charts: str = "") -> str:
     if epochs:
         parts += ['<h3 id="epochs">Epochs</h3>', "<p>%s</p>" % text(EPOCH_RULE), epochs_table(epochs, pages)]
     parts.append(_regressions(f.artifacts))
-    parts.append(charts)
+    if charts:  # the whole matrix of loads, behind a click: the epochs above say what it shows
+        parts.append("<details><summary>The charts of every saved × loaded pair</summary>%s</details>" % charts)
     parts.append(
         "<p>Every saved × loaded pair of a case, with its error, is on the case's page (<em>Saved × loaded</em>);"
         ' the glyphs are in the <a href="#legend-loads">legend</a>.</p>'

@@ -76,7 +76,11 @@ def render(
         lines += [_best(v), _epochs(v), _since(v), _builds(builds, labels or {})]
     lines += known_issues.verdict_items(known)
     parts = ['<section id="verdicts"><h2>Verdicts</h2>', "<ul>%s</ul>" % "".join(line for line in lines if line)]
-    parts.append(rates_table(rates, v))
+    # Every build's pass rate behind a click: the newest's is the first verdict, and the grid shows each build's cells.
+    parts.append(
+        "<details><summary>Pass rate of every build, per mode (%d)</summary>%s</details>"
+        % (len({r.label for r in rates}), rates_table(rates, v))
+    )
     parts.append("</section>")
     return "\n".join(parts)
 

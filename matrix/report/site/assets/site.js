@@ -390,6 +390,18 @@
     reveal(found);
   }
 
+  // A link to a section collapsed under its heading (#legend, #env-errors) opens it.
+  function openSection() {
+    var named = location.hash.length > 1 && !isFilter(location.hash) ? location.hash.slice(1) : "";
+    var target = named ? document.getElementById(named) : null;
+    var first = target ? target.firstElementChild : null;
+    if (first && first.tagName === "DETAILS") {
+      first.open = true;
+    }
+  }
+  openSection();
+  window.addEventListener("hashchange", openSection);
+
   [gridView(), changesView()].forEach(function (view) {
     if (view) {
       views.push(view);
