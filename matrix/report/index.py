@@ -24,6 +24,7 @@ from matrix.report import (
     aoti_verdict,
     builds_page,
     candidate_page,
+    devices_page,
     glossary,
     known_issues,
     pages,
@@ -60,7 +61,11 @@ def render(f: Findings) -> str:
             builds_page.line(f.builds),
             [candidate_page.line(v) for v in f.candidates],
             known_issues.markdown_lines(f.model.known_issues),
-            more=[*aoti_verdict.markdown(f.model.aoti, report_artifacts.PAGE), _upgrade(f)],
+            more=[
+                *aoti_verdict.markdown(f.model.aoti, report_artifacts.PAGE),
+                _upgrade(f),
+                devices_page.line(f.model.devices),
+            ],
         ),
         _header(f),
         pages.charts(f, "overview"),  # below the verdicts: the whole status grid at a glance
@@ -490,5 +495,7 @@ def _more(f: Findings) -> str:
         links.append(
             "- [Builds of one release compared](%s): another variant's build against PyPI's." % builds_page.PAGE
         )
+    if f.model.devices:
+        links.append("- [One build on two devices](%s): the cells that differ by device." % devices_page.PAGE)
     links.append("- One page per case under `cases/`, linked from every table.")
     return "## More\n\n" + "\n".join(links) + "\n"
