@@ -136,7 +136,8 @@ def build(
     earlier reports' graph diffs (``graph_diffs.read``), shown for the graph changes whose texts are missing.
     """
     # A device is never a transition: the report judges the main device's cells, and compares the others apart.
-    found, elsewhere = by_device.split(tables.cells(loaded.cells))
+    everything = tables.cells(loaded.cells)
+    found, elsewhere = by_device.split(everything)
     lacking = completeness.find(found, loaded.env_errors, loaded.environments)
     found = completeness.superseded(found, lacking)
     cells = completeness.mark(found, lacking)
@@ -194,7 +195,7 @@ def build(
         loads=loads,
         load_orders=loads_table.orders(loads),
         verdicts=verdicts,
-        runs=len(loaded.cells),
+        runs=int((by_device.of(loaded.cells) == by_device.main(everything)).sum()),  # the main device's records
         warnings=loaded.warnings,
         baseline=comparison,
         baseline_name=baseline_name,

@@ -41,9 +41,9 @@ def line(comparisons: Sequence[DeviceComparison]) -> str:
         "%s on %s vs %s: %s" % (md.text(c.release), md.text(c.device), md.text(c.main), counts(c)) for c in comparisons
     ]
     return (
-        "- **Devices**: everything above is of the cells run on %s; the cells run on another device are compared"
-        " with their build's own cells on %s, never in a transition or verdict ([every difference](%s)): %s."
-        % (md.text(main), md.text(main), PAGE, " · ".join(parts))
+        "- **Devices**: the other verdicts, the grid and the changes are of the cells run on %s; the cells run on"
+        " another device are compared with their build's own cells on %s, never in a transition or verdict"
+        " ([every difference](%s)): %s." % (md.text(main), md.text(main), PAGE, " · ".join(parts))
     )
 
 

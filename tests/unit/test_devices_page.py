@@ -85,6 +85,12 @@ def test_a_build_on_two_devices_gets_a_page_of_the_cells_that_differ_and_is_neve
     verdict = next(line for line in index.splitlines() if line.startswith("- **Devices**"))
     assert "(devices.md)" in verdict
     assert "2.6.0 on cuda vs cpu: 3 cells on both, 1 other status, 1 other graph" in verdict
+    # The header says which builds ran where, and counts the records of the cells it shows.
+    assert (
+        "| device | cpu: every build of the grid, the transitions and the verdicts; cuda (%s): 2.6.0 too, compared"
+        " cell by cell with its cpu cells, never in the grid |" % GPU
+    ) in index
+    assert "from 13 cell records |" in index
     # The GPU's failure of "heals" is no regression of 2.6.0, whose CPU cell passes.
     transitions = pd.read_parquet(out / "transitions.parquet")
     heals_moves = transitions[(transitions["case"] == "heals") & (transitions["after"] == "2.6.0")]

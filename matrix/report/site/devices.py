@@ -24,9 +24,9 @@ def line(comparisons: Sequence[DeviceComparison]) -> str:
         for c in comparisons
     ]
     return (
-        "<li><strong>Devices</strong>: everything above is of the cells run on %s; the cells run on another device"
-        ' are compared with their build\'s own cells on %s, never in a transition or verdict (<a href="#%s">every'
-        " difference</a>): %s.</li>" % (text(main), text(main), ANCHOR, " · ".join(parts))
+        "<li><strong>Devices</strong>: the other verdicts, the grid and the changes are of the cells run on %s; the"
+        " cells run on another device are compared with their build's own cells on %s, never in a transition or"
+        ' verdict (<a href="#%s">every difference</a>): %s.</li>' % (text(main), text(main), ANCHOR, " · ".join(parts))
     )
 
 
