@@ -93,6 +93,11 @@ def split(cells: pd.DataFrame) -> Tuple[pd.DataFrame, pd.DataFrame]:
     return cells[mine], cells[~mine]
 
 
+def main_cells(cells: pd.DataFrame) -> pd.DataFrame:
+    """The cells of the main device alone: those a report's verdicts read (an earlier report's table holds all)."""
+    return split(cells)[0]
+
+
 def compare(judged: pd.DataFrame, others: pd.DataFrame) -> Tuple[DeviceComparison, ...]:
     """Each build of ``others`` (cells on another device) against its cells in ``judged`` (the main device's),
     in the order of ``others``' builds (report order), device by device."""

@@ -8,6 +8,8 @@ from typing import List, Optional, Tuple
 
 import pandas as pd
 
+from matrix import ci
+from matrix.records import baseline
 from matrix.report import build as report
 
 from conftest import history, report_cell, report_environment, write_by_release
@@ -135,3 +137,16 @@ def test_a_cpu_only_report_has_no_devices_page_and_says_it_ran_on_the_cpu(tmp_pa
     # A CUDA build's name is no GPU run: the header says so.
     assert "| device | cpu (the CUDA builds, +cu…, ran on the CPU: no cell ran on a GPU) |" in index
     assert 'id="devices"' not in (out / "site" / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_report_on_two_devices_as_a_baseline_compares_the_main_devices_cells(tmp_path: Path):
+    out = tmp_path / "report"
+    report.build_report([str(write_by_release(tmp_path / "records", on_two_devices()))], str(out))
+    base, _ = baseline.read_baseline(str(out))
+    assert set(base["device"]) == {"cpu"} and len(base) == 13
+    # Against itself nothing is new, though "heals" fails on the GPU where it passes on the CPU.
+    found = ci.verdict(str(out), str(out))
+    assert len(found.cells) == 13 and found.new_regressions == 0
+    earlier = tmp_path / "earlier"
+    report.build_report([str(write_by_release(tmp_path / "cpu-records", history()))], str(earlier))
+    assert ci.verdict(str(out), str(earlier)).new_regressions == 0
