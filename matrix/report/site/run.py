@@ -34,7 +34,7 @@ def facts(f: Findings) -> List[Tuple[str, str]]:
         ("Python", ", ".join(index.values_of(cells, "python", ordered=True))),
         ("sources", ", ".join(index.values_of(cells, "source"))),
         ("machine", "; ".join(index.machines(envs)) or "not recorded"),
-        ("device", index.devices(envs, cells) or "not recorded"),
+        ("device", index.devices(envs, cells, f.model.elsewhere) or "not recorded"),
         ("run on", "%s (UTC, from the environment records)" % when),
         ("cells", "%s; from %d cell records" % (md.cells_counted(f.scope), f.runs)),
     ]
