@@ -261,13 +261,13 @@ def verdict(report_dir: str, baseline_dir: Optional[str]) -> Verdict:
     """
     import pandas as pd
 
-    from matrix.records import baseline, tables, transitions
+    from matrix.records import baseline, devices, tables, transitions
 
     path = os.path.join(report_dir, "cells.parquet")
     if not os.path.isfile(path):
         raise SummaryError("%s: no cells.parquet; pass the --out folder of `export-matrix report`" % report_dir)
     try:
-        cells = pd.read_parquet(path)
+        cells = devices.main_cells(pd.read_parquet(path))  # the main device's cells, as the report judged them
         moves_path = os.path.join(report_dir, "transitions.parquet")
         moves = pd.read_parquet(moves_path) if os.path.isfile(moves_path) else transitions.find(cells)
     except (OSError, ValueError) as exc:

@@ -23,9 +23,10 @@ MODES = ("strict", "non-strict")
 # cell's dependency set that ``--with`` added (a set key, "" for none): the same case run with
 # ``--with transformers==4.57.1`` and with ``--with transformers==5.2.0`` is two cells, side by
 # side like two variants. A case's own PEP 723 set is the same on every release and stays out.
-IDENTITY = ("torch_version", "variant", "python", "with_set", "case", "mode", "run")
+# ``device`` is where the cell ran (``--device``): one build's cell on the CPU and on a GPU is two cells.
+IDENTITY = ("torch_version", "variant", "python", "with_set", "device", "case", "mode", "run")
 # Identity fields a record may lack (written before they existed), and what a missing one means.
-IDENTITY_DEFAULTS = {"run": 0, "with_set": ""}
+IDENTITY_DEFAULTS = {"run": 0, "with_set": "", "device": "cpu"}
 # What identifies one environment (a torch build for one Python).
 ENV_KEY = ("torch_version", "variant", "python")
 
@@ -396,7 +397,8 @@ def cell_id(torch_version: str, mode: str, case: str) -> str:
 
 
 def identity(record: Mapping[str, Any]) -> Tuple[Any, ...]:
-    """A cell record's identity; a missing ``run`` is run 0, a missing ``with_set`` is no ``--with``."""
+    """A cell record's identity; a missing ``run`` is run 0, a missing ``with_set`` is no ``--with``, a missing
+    ``device`` the CPU."""
     return tuple(
         record.get(key) if key not in IDENTITY_DEFAULTS else record.get(key) or IDENTITY_DEFAULTS[key]
         for key in IDENTITY

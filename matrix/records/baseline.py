@@ -14,7 +14,7 @@ from typing import Optional, Tuple
 import pandas as pd
 
 from matrix.contract.errors import UserError
-from matrix.records import store, transitions
+from matrix.records import devices, store, transitions
 from matrix.records.columns import KEY
 
 
@@ -44,7 +44,8 @@ def read_baseline(folder: str) -> Tuple[pd.DataFrame, Optional[pd.DataFrame]]:
             "%s: no cells.parquet here; --baseline takes the --out folder of an earlier `export-matrix report`" % folder
         )
     try:
-        base = pd.read_parquet(path)
+        # The verdicts compare one device's cells: the table holds every device's (records.devices).
+        base = devices.main_cells(pd.read_parquet(path))
         moves_path = os.path.join(folder, "transitions.parquet")
         moves = pd.read_parquet(moves_path) if os.path.isfile(moves_path) else None
     except (OSError, ValueError) as exc:

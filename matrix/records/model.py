@@ -10,7 +10,8 @@ modes and cells, counted apart: :mod:`.scope`), the builds that lack a dependenc
 (:mod:`.completeness`: marked wherever named, left out of transitions and verdicts), each
 build of another variant compared with PyPI's build of its release (:mod:`.builds`), and the
 AOTInductor products: the kept packages' loads (:mod:`.aoti_loads`) and the programs compiled on
-a newer release (:mod:`.aoti_compiles`).
+a newer release (:mod:`.aoti_compiles`). Everything above is of the cells of the report's main device; each
+build that also ran on another device is compared with itself there (:mod:`.devices`).
 
 Pass rate = pass / applicable cells (not-applicable and case-error left out), per environment
 and mode (:class:`PassRate`); the newest release's is :func:`newest_pass_rate`.
@@ -30,6 +31,7 @@ from matrix.records import aoti_verdict as aoti_judged
 from matrix.records import artifacts as loads_table
 from matrix.records import baseline as since
 from matrix.records import builds as compared_builds
+from matrix.records import devices as by_device
 from matrix.records import epochs as saved_epochs
 from matrix.records import figures as headline
 from matrix.records import graph_diffs as graph_diffs_table
@@ -105,6 +107,15 @@ class Model:
     # The headline figures (figures.of), and how they moved since the baseline's (None without its figures).
     figures: Dict[str, int] = field(default_factory=dict)
     figures_since: Optional[headline.Since] = None
+    # The cells of other devices than the main one (devices.split), and each of their builds compared with itself on
+    # the main device: never in a transition, a verdict or the grid.
+    elsewhere: pd.DataFrame = field(default_factory=pd.DataFrame)
+    devices: Tuple[by_device.DeviceComparison, ...] = ()
+
+    @property
+    def main_device(self) -> str:
+        """The device of ``cells``."""
+        return by_device.main(self.cells)
 
     @property
     def epochs(self) -> Tuple[saved_epochs.Epoch, ...]:
@@ -131,7 +142,9 @@ def build(
     ``known_releases``: the releases of the matrix, to tell which minor series were not run. ``kept_diffs``:
     earlier reports' graph diffs (``graph_diffs.read``), shown for the graph changes whose texts are missing.
     """
-    found = tables.cells(loaded.cells)
+    # A device is never a transition: the report judges the main device's cells, and compares the others apart.
+    everything = tables.cells(loaded.cells)
+    found, elsewhere = by_device.split(everything)
     lacking = completeness.find(found, loaded.env_errors, loaded.environments)
     found = completeness.superseded(found, lacking)
     cells = completeness.mark(found, lacking)
@@ -193,7 +206,7 @@ def build(
         loads=loads,
         load_orders=loads_table.orders(loads),
         verdicts=verdicts,
-        runs=len(loaded.cells),
+        runs=int((by_device.of(loaded.cells) == by_device.main(everything)).sum()),  # the main device's records
         warnings=loaded.warnings,
         baseline=comparison,
         baseline_name=baseline_name,
@@ -214,6 +227,8 @@ def build(
         ),
         upgrades=upgrade_answer.Upgrades(released, loads, packages.table, compiles.table),
         aoti=aoti_judged.judge(packages, compiles),
+        elsewhere=elsewhere,
+        devices=by_device.compare(cells, elsewhere),
         figures=figures,
         figures_since=figures_since,
     )

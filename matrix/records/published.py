@@ -29,6 +29,7 @@ import pandas as pd
 
 from matrix.contract.products import PRODUCTS
 from matrix.contract.schema import LOAD_KINDS, SCHEMA_VERSION
+from matrix.records.devices import DEFAULT
 
 CELLS = "cells.parquet"
 TEXTS = "texts.parquet"
@@ -46,8 +47,8 @@ COMPUTED = (
 )  # fmt: skip
 # The load table's columns a report computes from the records.
 LOAD_COMPUTED = ("saved", "loaded")
-# The identity of a cell, as the text table keys it.
-KEY = ("release", "variant", "python", "with_set", "case", "mode")
+# The identity of a cell, as the text table keys it; a table without ``device`` holds the CPU's cells alone.
+KEY = ("release", "variant", "python", "with_set", "case", "mode", "device")
 TEXT_COLUMNS = ("graph_text", "error_traceback", "stderr_tail", "diagnosis")
 MEASURES = ("load_s", "eager_s", "export_s", "check_s", "decompose_s", "serialize_s", "total_s", "peak_rss_mb")
 _RUNS = re.compile(r"^(\S+)×(\d+)$")
@@ -123,7 +124,7 @@ def _texts(folder: str) -> Optional[Dict[Tuple[str, ...], Dict[str, Any]]]:
         values = {c: row.get(c) for c in TEXT_COLUMNS if isinstance(row.get(c), str)}
         if isinstance(values.get("diagnosis"), str):
             values["diagnosis"] = json.loads(values["diagnosis"])
-        found[tuple(_text(row.get(k)) for k in KEY)] = values
+        found[_key(row)] = values
     return found
 
 
@@ -143,7 +144,7 @@ def _runs(row: Dict[str, Any], texts: Dict[Tuple[str, ...], Dict[str, Any]]) -> 
     """One record per run of a cell of the table, the runs that agree with its status first."""
     base = {k: v for k, v in row.items() if k not in COMPUTED}
     base.update(kind="cell", schema_version=SCHEMA_VERSION, torch_version=row["release"])
-    base.update(texts.get(tuple(_text(row.get(k)) for k in KEY), {}))
+    base.update(texts.get(_key(row), {}))
     status = row.get("status")
     counts = _statuses(row.get("statuses"), status, row.get("runs"))
     times = [t for t in row.get("export_s_runs") or [] if isinstance(t, (int, float))]
@@ -185,6 +186,11 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value
+
+
+def _key(row: Dict[str, Any]) -> Tuple[str, ...]:
+    """A cell's key in the text table; a row without a device ran on the CPU."""
+    return tuple(_text(row.get(k)) or (DEFAULT if k == "device" else "") for k in KEY)
 
 
 def _text(value: Any) -> str:

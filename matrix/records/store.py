@@ -2,9 +2,9 @@
 
 Reading goes through :mod:`matrix.contract.records`, so a truncated last line becomes a
 warning and an unknown schema version is refused. When the same cell (release, variant,
-python, ``--with`` set, case, mode, run: ``schema.IDENTITY``; a record without ``with_set``
-ran without ``--with``) was recorded more than once, e.g. by a ``--force`` re-run or by
-overlapping shards, the record that finished last wins; records without ``finished_at``
+python, ``--with`` set, device, case, mode, run: ``schema.IDENTITY``; a record without ``with_set``
+ran without ``--with``, one without ``device`` on the CPU) was recorded more than once, e.g. by a
+``--force`` re-run or by overlapping shards, the record that finished last wins; records without ``finished_at``
 lose to those with one, and ties go to the record read last (folders in the order given,
 files sorted, lines in order).
 """

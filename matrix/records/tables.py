@@ -35,7 +35,7 @@ from matrix.contract.schema import (
     first_line,
     rank,
 )
-from matrix.records import completeness, store
+from matrix.records import completeness, devices, store
 from matrix.records.columns import EXPORTED, FAILING, KEY
 
 # What a record measures of its run: a cell's are the medians over its runs.
@@ -48,7 +48,9 @@ OUTCOMES = [stage + "_outcome" for stage, _ in STAGES]
 # The long table saved as cells.parquet. Bulky texts (graph, traceback, stderr) stay out of it:
 # they are on the case pages.
 CELL_COLUMNS = [
-    *KEY, "source", "tags", "requires", "expected", "exportdb_claim", "case_file", "dependency_set", "added_packages",
+    # Where the cell ran (devices.of), and the GPU it names where it ran on one.
+    *KEY, "device", "gpu",
+    "source", "tags", "requires", "expected", "exportdb_claim", "case_file", "dependency_set", "added_packages",
     "status", "runs", "flaky", "statuses", "failed_stage", "missing",
     "error_type", "error_message", "gb_type", "error_case_name", "strict_passed",
     "graph_hash", "fingerprint_version", "node_count", "ops",
@@ -64,7 +66,8 @@ TEXT_COLUMNS = ["graph_text", "error_traceback", "stderr_tail", "diagnosis"]
 
 
 def cells(raw: pd.DataFrame) -> pd.DataFrame:
-    """One row per cell (KEY: release, variant, python, ``--with`` set, case, mode) from store.load's records.
+    """One row per cell (KEY: release, variant, python, ``--with`` set, case, mode) and device, from store.load's
+    records; a record without a device ran on the CPU (:mod:`.devices` keeps the devices apart).
 
     Keeps CELL_COLUMNS plus TEXT_COLUMNS; see the module docstring for how runs are summarised.
     """
@@ -73,8 +76,9 @@ def cells(raw: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
     runs = raw.rename(columns={"torch_version": "release"})
     runs = runs.assign(**{t: pd.to_numeric(runs[t], errors="coerce").astype(float) for t in MEASURES})
+    runs["device"] = devices.of(runs)
     # One integer per cell: the text key columns are hashed once, everything after works on ints.
-    runs["_cell"] = runs.groupby(KEY, sort=False).ngroup()
+    runs["_cell"] = runs.groupby([*KEY, "device"], sort=False).ngroup()
     runs["_worse"] = runs["status"].map({s: i for i, s in enumerate(WORST_FIRST)})
     counts = runs.groupby(["_cell", "_worse"], sort=False).size().rename("n").reset_index()
     counts = counts.sort_values(["_cell", "n", "_worse"], ascending=[True, False, True], kind="stable")
@@ -101,7 +105,7 @@ def cells(raw: pd.DataFrame) -> pd.DataFrame:
     first["runs"] = first["_cell"].map(runs["_cell"].value_counts())
     first["statuses"] = [" ".join(summary[int(c)]) for c in first["_cell"]]
     first["flaky"] = [len(summary[int(c)]) > 1 for c in first["_cell"]]
-    table = store.sort_cells(first, release="release", extra=["case", "mode"])
+    table = store.sort_cells(first, release="release", extra=["case", "mode", "device"])
     return table[columns]
 
 

@@ -436,7 +436,8 @@ def _write_pages(out: str, f: report_index.Findings) -> Set[str]:
 def _write_tables(out: str, f: report_index.Findings) -> Set[str]:
     """The tables as Parquet, without the bulky texts (those are on the case pages)."""
     frames = {
-        "cells.parquet": tables.parquet_frame(f.cells),
+        # Every device's cells: those of the main device, and the others (devices.split) they are compared with.
+        "cells.parquet": tables.parquet_frame(_every_device(f)),
         "transitions.parquet": tables.storable(f.moves.drop(columns=list(graph_diffs.MOVE_COLUMNS), errors="ignore")),
         "summary.parquet": tables.storable(f.summary),
         "status.parquet": tables.storable(tables.pivot(f.cells).reset_index()),
@@ -445,13 +446,20 @@ def _write_tables(out: str, f: report_index.Findings) -> Set[str]:
         "environments.parquet": tables.storable(_plain_environments(f.environments)),
         "env_errors.parquet": tables.storable(f.env_errors),
         # The texts left out of cells.parquet, so that a report can be rebuilt from its tables alone.
-        published.TEXTS: published.texts_frame(f.cells),
+        published.TEXTS: published.texts_frame(_every_device(f)),
         # Each graph change's diff, so that a rebuild whose texts are missing still shows it.
         graph_diffs.TABLE: f.model.graph_diffs,
     }
     for name, frame in frames.items():
         frame.to_parquet(files.target(out, name), index=False, compression="zstd")
     return set(frames)
+
+
+def _every_device(f: report_index.Findings) -> pd.DataFrame:
+    """The cells of the main device, then those of the others."""
+    if f.model.elsewhere.empty:
+        return f.cells
+    return pd.concat([f.cells, f.model.elsewhere], ignore_index=True)
 
 
 def _plain_environments(envs: pd.DataFrame) -> pd.DataFrame:

@@ -12,11 +12,12 @@ the matrix has.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import pandas as pd
 
 from matrix.contract.schema import MODES, STAGES, Status
+from matrix.records import devices as by_device
 from matrix.records import store, tables, transitions
 from matrix.records.model import PassRate, environment_key
 from matrix.records.transitions import Step
@@ -25,6 +26,7 @@ from matrix.report import (
     builds_page,
     candidate_page,
     citation,
+    devices_page,
     glossary,
     known_issues,
     pages,
@@ -62,7 +64,11 @@ def render(f: Findings) -> str:
             builds_page.line(f.builds),
             [candidate_page.line(v) for v in f.candidates],
             known_issues.markdown_lines(f.model.known_issues),
-            more=[*aoti_verdict.markdown(f.model.aoti, report_artifacts.PAGE), _upgrade(f)],
+            more=[
+                *aoti_verdict.markdown(f.model.aoti, report_artifacts.PAGE),
+                _upgrade(f),
+                devices_page.line(f.model.devices),
+            ],
         ),
         _header(f),
         pages.charts(f, "overview"),  # below the verdicts: the whole status grid at a glance
@@ -94,9 +100,12 @@ def values_of(frame: pd.DataFrame, column: str, ordered: bool = False) -> List[s
     return store.ordered(values) if ordered else sorted(values)
 
 
-def devices(envs: pd.DataFrame, cells: pd.DataFrame) -> str:
+def devices(envs: pd.DataFrame, cells: pd.DataFrame, elsewhere: Optional[pd.DataFrame] = None) -> str:
     """Where the cells ran, said so that no build's name reads as a GPU run where none was: ``cpu (the CUDA builds,
-    +cu…, ran on the CPU: no cell ran on a GPU)``, or ``cuda (NVIDIA H200), cpu``."""
+    +cu…, ran on the CPU: no cell ran on a GPU)``, or ``cuda (NVIDIA H200), cpu``. With ``elsewhere``, the cells of
+    other devices than ``cells``' (records.devices.split): which builds ran on each."""
+    if elsewhere is not None and not elsewhere.empty:
+        return _each_device(envs, cells, elsewhere)
     ran = values_of(envs, "device") or values_of(cells, "device")
     if not ran:
         return ""
@@ -107,6 +116,22 @@ def devices(envs: pd.DataFrame, cells: pd.DataFrame) -> str:
     if "cuda" not in ran and cuda_builds:
         text += " (the CUDA builds, +cu…, ran on the CPU: no cell ran on a GPU)"
     return text
+
+
+def _each_device(envs: pd.DataFrame, cells: pd.DataFrame, elsewhere: pd.DataFrame) -> str:
+    """``cpu: every build of the grid; cuda (NVIDIA H200, …): 2.15.0+cu132 too, compared …``."""
+    main = by_device.main(cells)
+    parts = ["%s: every build of the grid, the transitions and the verdicts" % main]
+    on = by_device.of(elsewhere)
+    for device in sorted(set(on)):
+        mine = elsewhere[(on == device).to_numpy()]
+        gpus = values_of(mine, "gpu") or (values_of(envs, "gpu_name") if device == "cuda" else [])
+        name = "%s (%s)" % (device, "; ".join(gpus)) if gpus else device
+        parts.append(
+            "%s: %s too, compared cell by cell with its %s cells, never in the grid"
+            % (name, ", ".join(store.ordered(mine["release"])), main)
+        )
+    return "; ".join(parts)
 
 
 def _header(f: Findings) -> str:
@@ -123,7 +148,7 @@ def _header(f: Findings) -> str:
         "| Python | %s |" % md.text(", ".join(values_of(cells, "python", ordered=True))),
         "| sources | %s |" % md.text(", ".join(values_of(cells, "source"))),
         "| machine | %s |" % md.text("; ".join(machines(envs))),
-        "| device | %s |" % md.text(devices(envs, cells)),
+        "| device | %s |" % md.text(devices(envs, cells, f.model.elsewhere)),
         "| CPU | %s |" % md.text(citation.cpu(envs)),
         "| GPU | %s |" % md.text(citation.gpu(envs)),
         "| device per build | %s |" % md.text(citation.devices_words(envs) or citation.NOT_RECORDED),
@@ -495,5 +520,7 @@ def _more(f: Findings) -> str:
         links.append(
             "- [Builds of one release compared](%s): another variant's build against PyPI's." % builds_page.PAGE
         )
+    if f.model.devices:
+        links.append("- [One build on two devices](%s): the cells that differ by device." % devices_page.PAGE)
     links.append("- One page per case under `cases/`, linked from every table.")
     return "## More\n\n" + "\n".join(links) + "\n"

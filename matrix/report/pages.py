@@ -12,7 +12,7 @@ from typing import Dict, List, Tuple
 
 from matrix.contract.schema import MODES, STATUSES
 from matrix.records import store, tables
-from matrix.report import baseline, builds_page, candidate_page, glossary
+from matrix.report import baseline, builds_page, candidate_page, devices_page, glossary
 from matrix.report import markdown as md
 from matrix.report import upgrade as upgrade_page
 from matrix.report.findings import Findings
@@ -40,6 +40,8 @@ def render(f: Findings) -> Dict[str, str]:
         pages[INSTALL_ERRORS] = install_errors(f)
     if f.builds:
         pages[builds_page.PAGE] = builds_page.render(f.builds)
+    if f.model.devices:
+        pages[devices_page.PAGE] = devices_page.render(f.model.devices)
     if f.candidates:
         pages[candidate_page.PAGE] = candidate_page.render(f.candidates)
     if upgrade_page.newest(f.model.upgrades) is not None:

@@ -20,7 +20,7 @@ from matrix.report import citation
 from matrix.report import markdown as md
 from matrix.report.findings import Findings
 from matrix.report.real_models import PREFIX as REAL_MODELS
-from matrix.report.site import changes, charts, glossary, grid_marks, legend, real_models, run, saved
+from matrix.report.site import changes, charts, devices, glossary, grid_marks, legend, real_models, run, saved
 from matrix.report.site import upgrade as upgrade_page
 from matrix.report.site.aoti_verdict import lines as aoti_lines
 from matrix.report.site.downloads import CSV, TABLES
@@ -159,12 +159,13 @@ def render(f: Findings, pages: Mapping[str, str], downloads: Sequence[str]) -> s
                 dict(reversed(list(zip(f.cells["release"].astype(str), f.labels.astype(str))))),
                 f.candidates,
                 f.model.known_issues,
-                more=[*aoti_lines(f), upgrade_page.line(f.model.upgrades)],
+                more=[*aoti_lines(f), upgrade_page.line(f.model.upgrades), devices.line(f.model.devices)],
             ),
         ),
         ("newest", "Newest release", changes.newest(f.steps, newest, pages)),
         ("cases", "Cases", cases_section(f, data, count)),
         ("changes", "Changes", changes.section(f.steps, pages)),
+        ("devices", "Devices", devices.section(f.model.devices, pages)),
         ("real-models", "Real models", real_models.section(f, pages)),
         ("saved", "Saved programs", saved.section(f, pages, charts.figures(f.artifacts.charts) if f.artifacts else "")),
         ("charts", "Charts", charts.section(f.charts)),

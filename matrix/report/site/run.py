@@ -34,7 +34,7 @@ def facts(f: Findings) -> List[Tuple[str, str]]:
         ("Python", ", ".join(index.values_of(cells, "python", ordered=True))),
         ("sources", ", ".join(index.values_of(cells, "source"))),
         ("machine", "; ".join(index.machines(envs)) or "not recorded"),
-        ("device", index.devices(envs, cells) or "not recorded"),
+        ("device", index.devices(envs, cells, f.model.elsewhere) or "not recorded"),
         ("CPU", citation.cpu(envs)),
         ("GPU", citation.gpu(envs)),
         ("device per build", citation.devices_words(envs) or citation.NOT_RECORDED),
