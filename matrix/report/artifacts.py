@@ -115,7 +115,7 @@ def _store(table: pd.DataFrame, out: str, name: str) -> None:
     stored = tables.storable(table.drop(columns=[c for c in _BULKY if c in table.columns]))
     path = files.target(out, name)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    stored.to_parquet(path, index=False, compression="zstd")
+    stored.to_parquet(path, index=False, **files.PARQUET)
 
 
 REACH_HEADERS = ["saved on", "programs", "all load and match on", "some load and match on", "none loads and matches on"]

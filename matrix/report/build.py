@@ -451,7 +451,7 @@ def _write_tables(out: str, f: report_index.Findings) -> Set[str]:
         graph_diffs.TABLE: f.model.graph_diffs,
     }
     for name, frame in frames.items():
-        frame.to_parquet(files.target(out, name), index=False, compression="zstd")
+        frame.to_parquet(files.target(out, name), index=False, **files.PARQUET)
     return set(frames)
 
 

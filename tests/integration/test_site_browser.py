@@ -3,7 +3,8 @@
 At a 1400 px window it also measures the layout a reader relies on: a case's saved × loaded grid and the real-model
 table are grids (each cell under its column's header) and no release's label is cut, on the case page or in the front
 page's grid; a link to a filtered view scrolls to it, and the back button restores the filter before it; the search
-finds a case by its error text; every download is a file inside the site's folder.
+finds a case by its error text; every download is a file inside the site's folder; each square of a saved × loaded
+grid shows its own pair and full error as a tooltip, though the page stores each error once.
 
 Needs Chromium and its driver (Debian: ``apt-get install -y chromium chromium-driver``;
 ``.ci/run`` installs them) and selenium (the ``test`` extra). Without them the test fails
@@ -436,6 +437,50 @@ def test_the_saved_loaded_grid_is_a_grid_with_readable_headers(wide_site: Path, 
     said = "load-error — RuntimeError: Serialized version ['8', '…'] does not match our current schema version (8, …)."
     assert item["text"].startswith(said) and re.search(r" … \(\+\d+\)$", item["text"]), item["text"]
     assert item["below"] and item["right"] <= item["room"]
+
+
+def test_each_saved_loaded_square_shows_its_own_full_error_as_a_tooltip(wide_site: Path, browser: Any):
+    """The page stores each error once; its script gives every square the tooltip that names its pair and error."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    page = (wide_site / "cases" / "wide.html").as_uri()
+    browser.get_log("browser")
+    browser.get(page)
+    WebDriverWait(browser, 30).until(
+        lambda shown: shown.current_url == page and shown.find_elements(By.CSS_SELECTOR, "table.loads tbody td[title]")
+    )
+    squares = browser.execute_script(
+        "const t = document.querySelector('table.loads');"
+        "const heads = [...t.tHead.rows[0].cells].map(c => c.textContent);"
+        "return [...t.tBodies[0].rows].flatMap(r => [...r.cells].slice(1).map((c, i) =>"
+        " ({saved: r.cells[0].textContent, loaded: heads[i + 1], title: c.title, glyph: c.textContent})));"
+    )
+    ordered = sorted(BUILDS, key=release_key)
+    assert len(squares) == len(BUILDS) ** 2
+    for square in squares:
+        saved, loaded = square["saved"], square["loaded"]
+        where = "saved on %s, loaded on %s: " % (saved, loaded)
+        if release_key(saved) > release_key(loaded):
+            # The square's own numbers, which the list under the grid folds into one line with "…".
+            error = SCHEMA_MISMATCH % (BUILDS.index(saved), BUILDS.index(loaded))
+            assert square["title"] == where + "load-error — RuntimeError: " + error, square
+            assert square["glyph"] == "⊘"
+        else:
+            assert square["title"] == where + "pass", square
+            assert square["glyph"] == "✓"
+    assert {s["saved"] for s in squares} == {s["loaded"] for s in squares} == set(ordered)
+    # The error text is on the page once per distinct message, not once per square.
+    source = browser.execute_script("return document.querySelector('script.tips').textContent")
+    assert len(json.loads(source)) == 1 + sum(1 for s in squares if s["glyph"] == "⊘")
+    markup = (wide_site / "cases" / "wide.html").read_text(encoding="utf-8")
+    assert (
+        " title="
+        not in markup[
+            markup.index('<table class="loads"') : markup.index("</table>", markup.index('<table class="loads"'))
+        ]
+    )
+    assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
 
 
 def assert_grid(grid: Dict[str, Any], columns: int) -> None:

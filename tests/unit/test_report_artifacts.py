@@ -19,6 +19,7 @@ from matrix.report import build as report
 from matrix.report import files as report_files
 from matrix.report.site import case as site_case
 
+from .tips_support import tooltips
 from conftest import make_cell
 from conftest import make_load as load
 
@@ -139,7 +140,9 @@ def test_a_case_saved_under_two_with_sets_has_a_grid_row_per_set_on_both_its_pag
     parser = _Rows()
     parser.feed(html)
     assert [row[0] for row in parser.rows[1:3]] == ["2.5.1", "2.5.1 [packaging]"]
-    assert 'title="saved on 2.5.1 [packaging], loaded on 2.6.0: pass"' in html
+    [tips] = tooltips(html)
+    assert tips[("2.5.1 [packaging]", "2.6.0")] == "saved on 2.5.1 [packaging], loaded on 2.6.0: pass"
+    assert tips[("2.5.1", "2.6.0")] == "saved on 2.5.1, loaded on 2.6.0: load-error — KeyError: no 'version'"
 
 
 def test_failures_that_read_alike_once_cut_are_one_line_on_a_case_page() -> None:

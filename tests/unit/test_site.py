@@ -19,6 +19,7 @@ from matrix.report import files as report_files
 from matrix.report import site
 from matrix.report.site import badge, front, markup, verdicts
 
+from .tips_support import tooltips
 from conftest import history, make_cell, report_cell, write_by_release
 from conftest import make_load as load
 
@@ -291,8 +292,10 @@ def test_record_text_stays_text_on_every_page(built: Path):
     for path in (built / "site").rglob("*.html"):
         page = path.read_text(encoding="utf-8")
         seen = parsed(page)
-        # The grid's data and script, the upgrade answer's data and script; no other page has one.
-        assert seen.tags.count("script") == (2 if path.name in ("index.html", "upgrade.html") else 0), path
+        # The grid's data and script, the upgrade answer's data and script, a case's list of what its grids'
+        # squares say and the script that makes them tooltips; no other page has one.
+        scripts = 2 if path.name in ("index.html", "upgrade.html") or "data-made=" in page else 0
+        assert seen.tags.count("script") == scripts, path
         assert "<script>alert" not in page and "</details><script>" not in page, path
         assert "\x1b" not in page
     breaks = parsed((built / "site" / "cases" / "breaks.html").read_text(encoding="utf-8"))
@@ -305,17 +308,21 @@ def test_a_case_page_has_its_history_diffs_packages_and_saved_loaded_grid(built:
     assert "<h2>Graph changes</h2>" in steady
     assert '<span class="add">+mul(x, 2)</span>' in steady
     assert "<h2>Saved × loaded</h2>" in steady
-    grid = {
-        pair: schema.LOAD_STATUSES[int(i)]
-        for i, pair in re.findall(r'<td class="st l(\d+)" title="saved on ([^:"]*):', steady)
-    }
-    assert grid == {
-        "2.5.0, loaded on 2.5.0": "pass",
-        "2.5.0, loaded on 2.6.0": "pass",
-        "2.6.0, loaded on 2.5.0": "load-error",
-        "2.6.0, loaded on 2.6.0": "pass",
-    }
-    assert "saved on 2.6.0, loaded on 2.5.0: load-error — KeyError: &lt;script&gt;alert(3)" in steady
+    squares = re.findall(r'<td class="st l(\d+)" data-t="\d+">', steady)
+    [tips] = tooltips(steady)
+    # Each square's tooltip names its saving and loading releases and says its status, in the grid's order.
+    assert [title.split(": ")[0] for title in tips.values()] == [
+        "saved on 2.5.0, loaded on 2.5.0",
+        "saved on 2.5.0, loaded on 2.6.0",
+        "saved on 2.6.0, loaded on 2.5.0",
+        "saved on 2.6.0, loaded on 2.6.0",
+    ]
+    assert [schema.LOAD_STATUSES[int(i)] for i in squares] == ["pass", "pass", "load-error", "pass"]
+    assert [title.split(": ")[1].split(" — ")[0] for title in tips.values()] == ["pass", "pass", "load-error", "pass"]
+    assert tips[("2.6.0", "2.5.0")].startswith(
+        "saved on 2.6.0, loaded on 2.5.0: load-error — KeyError: <script>alert(3)"
+    )
+    assert "<script>alert(3)" not in steady  # the list that holds it is JSON that cannot close its element
     listed = re.findall(r'<ul class="load-errors">(.*?)</ul>', steady)
     assert len(listed) == 1 and listed[0].startswith("<li>load-error — KeyError: &lt;script&gt;alert(3)")
     assert listed[0].endswith(" red: 2.6.0 → 2.5.0</li>")  # the failure, and the one pair it shows on
@@ -439,6 +446,10 @@ def test_failures_that_differ_only_in_numbers_are_one_line_under_a_grid() -> Non
     table = loads_table.table(frame)
     cut = re.findall(r"<li>(.*?)</li>", case.load_grid(table.to_dict("records"), "strict", loads_table.orders(table)))
     assert len(cut) == 1 and cut[0].endswith("…: 2.3.0 → 2.4.0, 2.3.0 → 2.5.0, 2.4.0 → 2.5.0"), cut
-    # Each square keeps its own message in its title.
-    title = "saved on 2.3.0, loaded on 2.9.0: load-error — RuntimeError: %s" % mismatch("5", "9")
-    assert 'title="%s"' % title.replace("'", "&#x27;") in html
+    # Each square keeps its own message in its tooltip; a message is stored once however many squares show it.
+    [tips] = tooltips(html)
+    assert tips[("2.3.0", "2.9.0")] == "saved on 2.3.0, loaded on 2.9.0: load-error — RuntimeError: %s" % mismatch(
+        "5", "9"
+    )
+    assert tips[("2.3.0", "2.3.0")] == "saved on 2.3.0, loaded on 2.3.0: pass"
+    assert html.count("pass") == html.count('"pass"') == 1

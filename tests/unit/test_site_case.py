@@ -132,3 +132,48 @@ def test_a_source_that_is_not_there_is_said_in_one_line(site: Path):
     unnamed = (site / "unnamed.html").read_text(encoding="utf-8")
     assert "<h2>Source</h2>\n<p>The records name no case file.</p>" in unnamed
     assert 'class="source"' not in gone + unnamed
+
+
+class _Kinds(HTMLParser):
+    """Each line of a ``pre.diff``'s text with the class of the span it sits in ("" outside one)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: List[List[str]] = []  # [kind, text]
+        self._kind = ""
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        assert tag == "span"
+        self._kind = dict(attrs)["class"]
+
+    def handle_endtag(self, tag: str) -> None:
+        self._kind = ""
+
+    def handle_data(self, data: str) -> None:
+        self.parts.append([self._kind, data])
+
+    def lines(self) -> List[List[str]]:
+        found: List[List[str]] = [["", ""]]
+        for kind, data in self.parts:
+            for i, piece in enumerate(data.split("\n")):
+                if i:
+                    found.append(["", ""])
+                if piece:
+                    found[-1] = [kind, found[-1][1] + piece]
+        return found
+
+
+def test_a_diff_keeps_every_line_and_its_kind_with_one_span_per_run():
+    from matrix.report.site import case as site_case
+
+    lines = ["@@ -1,4 +1,5 @@", " x = input", "-y = add(x, 1)", "-z = mul(y, 2)", "+y = add(x, 2)", "+z = mul(y, 3)",
+             "+w = <neg>(z) & 'q'", " return z", "@@ -9 +10 @@", "-out"]  # fmt: skip
+    html = site_case.diff_lines(lines)
+    parser = _Kinds()
+    parser.feed(html)
+    parser.close()
+    kinds = {"+": "add", "-": "del", "@": "hunk", " ": ""}
+    assert parser.lines() == [[kinds[line[0]], line] for line in lines]
+    # A run of added (or removed) lines is one span, not one a line.
+    assert html.count("<span") == 5
+    assert '<span class="add">+y = add(x, 2)\n+z = mul(y, 3)\n+w = &lt;neg&gt;(z) &amp; &#x27;q&#x27;</span>' in html

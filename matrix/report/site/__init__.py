@@ -43,7 +43,7 @@ from matrix.report.site import badge, case, downloads, front, glossary, upgrade
 
 FOLDER = "site"
 ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assets")
-COPIED = ("site.css", "site.js", upgrade.SCRIPT)  # copied as they are; badge.svg is a template
+COPIED = ("site.css", "site.js", upgrade.SCRIPT, case.TIPS)  # copied as they are; badge.svg is a template
 # What a build writes in the site's folder, and so what a later build may remove from it.
 _SUFFIXES = (".html", ".css", ".js", ".svg", ".png", ".parquet", downloads.CSV)
 CSV = downloads.CSV

@@ -1,13 +1,15 @@
 """A case's page on the site: status per release and mode, transitions, graph diffs, errors, repros, saved × loaded,
 source.
 
-Plain HTML, no script. The graph diffs are those of the case's ``graph-change`` transitions,
-as :mod:`matrix.records.transitions` judged them, each distinct diff once; the packages beside
+Plain HTML; one small script, ``tips.js``, writes the tooltips of the releases × releases grids from the page's
+list of what their squares say (the failures are also listed as text under each grid). The graph diffs are those
+XX
 torch are those the cell's environment resolved for the packages its dependency set names.
 """
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from urllib.parse import quote
@@ -47,6 +49,7 @@ from matrix.report.site.markup import (
     load_status,
     page,
     present,
+    script_json,
     status,
     text,
 )
@@ -58,8 +61,12 @@ QUIET_LOADS = (LoadStatus.PASS.value, LoadStatus.NOT_APPLICABLE.value, LoadStatu
 SHOWN_PAIRS = 8
 
 Row = Dict[str, Any]
-# A record's square in a grid: its class, glyph and title, and the failure it lists under the grid (None: none).
+# A record's square in a grid: its class, glyph, what its tooltip says after naming its row and column, and the
+# failure it lists under the grid (None: none).
 Square = Tuple[str, str, str, Optional[str]]
+TIPS = "tips.js"  # draws the squares' tooltips from each grid's list of what they say
+# What a page's grid squares say (after naming their row and column), each once, by its place in the page's list.
+Said = Dict[str, int]
 # The columns of the cell table a page shows (with the ``environment`` label); the rest stay out of its rows.
 COLUMNS = [
     "release", "variant", "python", "case", "mode", "status", "tags", "requires", "source", "expected", "case_file",
@@ -91,6 +98,7 @@ def render(
     releases in order, ``compiles`` its rows of the table of programs compiled on a newer release
     (``Model.compiles``) and ``compile_orders`` that table's exporting and compiling releases in order."""
     roots = case_page.default_roots() if roots is None else roots
+    said: Said = {}  # what the squares of every grid on the page say, each once
     first = rows[-1]
     facts = [
         ("tags", ", ".join(sorted(listed(first.get("tags"))))),
@@ -113,7 +121,7 @@ def render(
     if diffs:
         body.append("<h2>Graph changes</h2>")
         body += [
-            '<details><summary>%s</summary><pre class="diff">%s</pre></details>' % (text(title), _diff_lines(lines))
+            '<details><summary>%s</summary><pre class="diff">%s</pre></details>' % (text(title), diff_lines(lines))
             if lines
             else "<p>%s: %s</p>" % (text(title), text(case_page.SAME_TEXT))
             for title, lines in diffs
@@ -131,14 +139,17 @@ def render(
             "<p>Rows: the release that saved the exported program; columns: the release that loaded it and ran"
             " it on the saved inputs; the failures are listed under each grid.</p>"
         )
-        body += [load_grid(loads, mode, orders) for mode in MODES if any(r["mode"] == mode for r in loads)]
+        body += [load_grid(loads, mode, orders, said=said) for mode in MODES if any(r["mode"] == mode for r in loads)]
         body.append("<details open><summary>What the glyphs mean</summary>%s</details>" % legend.loads())
-    body += package_section(package_loads, package_orders)
-    body += compile_section(compiles, compile_orders)
+    body += package_section(package_loads, package_orders, said)
+    body += compile_section(compiles, compile_orders, said)
     body += [
         "<h2>Source</h2>",
         source_block(first.get("case_file"), roots),
     ]
+    if said:
+        body.append(tips_script(said))
+        body.append('<script src="../%s"></script>' % TIPS)
     return page("%s · torch.export matrix" % case, "\n".join(body), "../")
 
 
@@ -256,12 +267,15 @@ def source_block(case_file: Any, roots: Sequence[str]) -> str:
     )
 
 
-def _diff_lines(lines: List[str]) -> str:
+def diff_lines(lines: List[str]) -> str:
+    """A unified diff's lines for a ``pre.diff``: each run of added, removed or hunk lines in one span of its kind
+    (one span a line would be a fifth of a long diff's bytes), context lines as they are."""
     kinds = {"+": "add", "-": "del", "@": "hunk"}
-    return "\n".join(
-        '<span class="%s">%s</span>' % (kinds[line[0]], text(line)) if line[:1] in kinds else text(line)
-        for line in lines
-    )
+    runs = []
+    for kind, run in itertools.groupby(lines, key=lambda line: kinds.get(line[:1])):
+        said = "\n".join(text(line) for line in run)
+        runs.append('<span class="%s">%s</span>' % (kind, said) if kind else said)
+    return "\n".join(runs)
 
 
 def _tail(value: Any) -> str:
@@ -313,7 +327,9 @@ def _errors(rows: List[Row]) -> List[str]:
     return parts
 
 
-def package_section(package_loads: Sequence[Row], orders: Tuple[Sequence[str], Sequence[str]]) -> List[str]:
+def package_section(
+    package_loads: Sequence[Row], orders: Tuple[Sequence[str], Sequence[str]], said: Optional[Said] = None
+) -> List[str]:
     """The case's compiled × loaded grids of AOTInductor packages, under its saved × loaded ones; none without."""
     if not package_loads:
         return []
@@ -324,11 +340,13 @@ def package_section(package_loads: Sequence[Row], orders: Tuple[Sequence[str], S
         " that compiled it; columns: the release that loaded it, in a process of its own, and ran it on the saved"
         " inputs; the failures are listed under each grid. Upstream promises that packages load on newer releases"
         " from %s on, not on older ones.</p>" % text(PROMISED_FROM),
-        *[load_grid(rows, mode, orders, "compiled") for mode in MODES if any(r["mode"] == mode for r in rows)],
+        *[load_grid(rows, mode, orders, "compiled", said) for mode in MODES if any(r["mode"] == mode for r in rows)],
     ]
 
 
-def compile_section(compiles: Sequence[Row], orders: Tuple[Sequence[str], Sequence[str]]) -> List[str]:
+def compile_section(
+    compiles: Sequence[Row], orders: Tuple[Sequence[str], Sequence[str]], said: Optional[Said] = None
+) -> List[str]:
     """The case's exported × compiled grids (programs compiled on a newer release), beside its compiled × loaded
     ones; none without."""
     if not compiles:
@@ -344,17 +362,20 @@ def compile_section(compiles: Sequence[Row], orders: Tuple[Sequence[str], Sequen
             "S: not compiled, %s; %s %s."
             % (AOTI_COMPILE_MEANING["skipped"].split(": ", 1)[-1], NO_RECORD, aoti_compiles_report.NOT_COMPILED)
         ),
-        *[compile_grid(rows, mode, orders) for mode in MODES if any(r["mode"] == mode for r in rows)],
+        *[compile_grid(rows, mode, orders, said) for mode in MODES if any(r["mode"] == mode for r in rows)],
     ]
 
 
-def compile_grid(rows: List[Row], mode: str, orders: Tuple[Sequence[str], Sequence[str]]) -> str:
-    """The case's exported × compiled outcomes in one mode, with the failures listed under it."""
+def compile_grid(
+    rows: List[Row], mode: str, orders: Tuple[Sequence[str], Sequence[str]], said: Optional[Said] = None
+) -> str:
+    """The case's exported × compiled outcomes in one mode, with the failures listed under it (``said``: as for
+    :func:`_grid`)."""
 
-    def square(row: Row, source: str, target: str) -> Square:
+    def square(row: Row) -> Square:
         css, glyph = compile_status(str(row["status"]))
         said = aoti_compiles.Failure.of(row).text if row["status"] != STAGE_OK else str(row["status"])
-        title = "exported on %s, compiled on %s: %s" % (source, target, clip(said, NOTE_LIMIT))
+        title = clip(said, NOTE_LIMIT)
         failed = row["status"] in AOTI_TRIED and row["status"] != STAGE_OK
         issue = stage_failures.use_issue(row, stage_failures.AOTI) if failed else None
         if issue is not None:
@@ -363,19 +384,26 @@ def compile_grid(rows: List[Row], mode: str, orders: Tuple[Sequence[str], Sequen
         return css, glyph, title, said if failed else None
 
     mine = [r for r in rows if r["mode"] == mode]
-    return _grid(mine, mode, orders, "exported on ↓ compiled on →", square)
+    return _grid(mine, mode, orders, ("exported", "compiled"), square, said=said)
 
 
-def load_grid(loads: List[Row], mode: str, orders: Tuple[Sequence[str], Sequence[str]], made: str = "saved") -> str:
+def load_grid(
+    loads: List[Row],
+    mode: str,
+    orders: Tuple[Sequence[str], Sequence[str]],
+    made: str = "saved",
+    said: Optional[Said] = None,
+) -> str:
     """The case's saved × loaded statuses in one mode: saving releases down, loading releases across.
 
-    ``made``: what the rows' release did (``saved`` the program, ``compiled`` the package).
+    ``made``: what the rows' release did (``saved`` the program, ``compiled`` the package); ``said``: as for
+    :func:`_grid`.
     """
 
-    def square(row: Row, source: str, target: str) -> Square:
+    def square(row: Row) -> Square:
         css, glyph = load_status(str(row["status"]))
         note = ": ".join(p for p in (present(row.get("error_type")), first_line(row.get("error_message"))) if p)
-        title = "%s on %s, loaded on %s: %s" % (made, source, target, row["status"])
+        title = str(row["status"])
         title += " — " + clip(note, NOTE_LIMIT) if note else ""
         issue = stage_failures.use_issue(row, stage_failures.AOTI if made == "compiled" else "load")
         if issue is not None:
@@ -394,25 +422,39 @@ def load_grid(loads: List[Row], mode: str, orders: Tuple[Sequence[str], Sequence
             untrusted,
             "load" if untrusted == 1 else "loads",
         )
-    return _grid(mine, mode, orders, "%s on ↓ loaded on →" % made, square, notes)
+    return _grid(mine, mode, orders, (made, "loaded"), square, notes, said)
+
+
+def tips_script(said: Said) -> str:
+    """The list of what grid squares say (:func:`_grid`), as JSON for ``tips.js``."""
+    return '<script class="tips" type="application/json">%s</script>' % script_json(list(said))
 
 
 def _grid(
     mine: List[Row],
     mode: str,
     orders: Tuple[Sequence[str], Sequence[str]],
-    corner: str,
-    square: Callable[[Row, str, str], Square],
+    words: Tuple[str, str],
+    square: Callable[[Row], Square],
     notes: str = "",
+    said: Optional[Said] = None,
 ) -> str:
     """One mode's grid of a case's records ``mine``: a program per row (in ``orders[0]``), a release per column (in
-    ``orders[1]``), a record's square ``square(record, its row, its column)``; under the grid each failure with the
-    pairs it shows on (failures that differ only in their numbers as one: :mod:`matrix.records.alike`), then
-    ``notes`` (list items)."""
+    ``orders[1]``), a record's square ``square(record)``; under the grid each failure with the pairs it shows on
+    (failures that differ only in their numbers as one: :mod:`matrix.records.alike`), then ``notes`` (list items).
+
+    ``words``: what the rows' and the columns' releases did (``saved``, ``loaded``). A square's tooltip reads
+    "saved on ROW, loaded on COLUMN: what it says"; what squares say is listed once (an error that many squares
+    show is stored once), each square naming its line (``data-t``), and ``tips.js`` writes the tooltips. The list
+    is ``said``, shared by the page's grids and written once by :func:`tips_script`; without it, the grid's own
+    list follows its table.
+    """
     programs = loads_table.program_rows(mine, list(orders[0]))
     columns = [s for s in orders[1] if any(r["loaded"] == s for r in mine)]
     found = {(loads_table.program_label(r), r["loaded"]): r for r in mine}
+    corner = "%s on ↓ %s on →" % words
     head = "<th>%s</th>" % corner + "".join("<th>%s</th>" % breakable(s) for s in columns)
+    said_by: Said = {} if said is None else said
     lines = []
     failures: List[Tuple[str, str, Tuple[int, Tuple[str, str]]]] = []  # ("", a square's failure, (place, (row, col)))
     for source in programs:
@@ -422,20 +464,29 @@ def _grid(
             if row is None:
                 cells.append('<td class="st">%s</td>' % NO_RECORD)
                 continue
-            css, glyph, title, failure = square(row, source, target)
-            cells.append('<td class="%s" title="%s">%s</td>' % (css, text(title), glyph))
+            css, glyph, title, failure = square(row)
+            index = said_by.setdefault(md.plain(title), len(said_by))
+            cells.append('<td class="%s" data-t="%d">%s</td>' % (css, index, glyph))
             if failure is not None:
                 failures.append(("", failure, (len(failures), (source, target))))
         lines.append("<tr><th>%s</th>%s</tr>" % (text(source), "".join(cells)))
     # Each line as a reader sees it (cut to NOTE_LIMIT: groups that read alike there are one line), and its pairs.
     shown = alike.joined((clip(failure, NOTE_LIMIT), places) for _, failure, places in alike.group(failures))
     listed = sorted(((f, sorted(p)) for f, p in shown), key=lambda item: (-len(item[1]), item[0]))
-    said = "".join(
+    under = "".join(
         "<li>%s: %s</li>" % (text(failure), text(case_grids.named([pair for _, pair in pairs], SHOWN_PAIRS)))
         for failure, pairs in listed
     )
-    said += notes
+    under += notes
     return (
-        '<div class="loads-wrap"><table class="loads"><caption>%s</caption><thead><tr>%s</tr></thead>'
-        "<tbody>%s</tbody></table></div>%s"
-    ) % (text(mode), head, "".join(lines), '<ul class="load-errors">%s</ul>' % said if said else "")
+        '<div class="loads-wrap"><table class="loads" data-made="%s" data-used="%s"><caption>%s</caption>'
+        "<thead><tr>%s</tr></thead><tbody>%s</tbody></table>%s</div>%s"
+    ) % (
+        text(words[0]),
+        text(words[1]),
+        text(mode),
+        head,
+        "".join(lines),
+        "" if said is not None else tips_script(said_by),
+        '<ul class="load-errors">%s</ul>' % under if under else "",
+    )
