@@ -45,7 +45,7 @@
     document.head.appendChild(rule);
     var rows = [];
     var haystacks = data.cases.map(function (kase) {
-      return [kase.name].concat(kase.tags, kase.errors || []).join("\n").toLowerCase();
+      return [kase.name].concat(kase.tags, kase.packages || [], kase.errors || []).join("\n").toLowerCase();
     });
 
     // Rows of fixed-width cells rather than a <table>: a row off screen is neither laid out nor painted
@@ -96,7 +96,7 @@
             cell = element("span", "cell c" + i + " none", "·");
             cell.title = where + "no record";
           } else {
-            cell = element("span", "cell c" + i + " s s" + status, data.glyphs[status]);
+            cell = element("span", "cell c" + i + " s s" + status + marks(kase, i), data.glyphs[status]);
             var note = kase.notes[String(i)];
             cell.title = where + data.statuses[status] + (note ? " — " + note : "");
           }
@@ -113,20 +113,58 @@
       table.style.setProperty("--env-height", top.getBoundingClientRect().height + "px");
     }
 
+    // A cell's marks besides its status, as classes: "staged" where a later stage failed (outlined, site.css),
+    // "m-graph-change" and "m-op-drift" where such a transition ends in it (what their filters pick).
+    function marks(kase, i) {
+      var found = "";
+      if ((kase.stages || {})[String(i)]) {
+        found += " staged";
+      }
+      ((kase.moves || {})[String(i)] || []).forEach(function (kind) {
+        found += " m-" + kind;
+      });
+      return found;
+    }
+
+    // The status filter's value as what it picks: statuses (by index), cells with a failed later stage, a kind of
+    // transition; and the classes of the cells it picks, to dim the others.
     function wantedStatuses(value) {
       if (value === "") {
         return null;
       }
-      var wanted = {};
+      var wanted = { statuses: {}, staged: false, move: null, classes: [] };
       if (value === data.any_failure) {
         data.failing.forEach(function (index) {
-          wanted[index] = true;
+          wanted.statuses[index] = true;
+          wanted.classes.push("s" + index);
         });
+        wanted.staged = true;
+        wanted.classes.push("staged");
+      } else if (value === data.stage_failure) {
+        wanted.staged = true;
+        wanted.classes.push("staged");
+      } else if ((data.move_kinds || []).indexOf(value) >= 0) {
+        wanted.move = value;
+        wanted.classes.push("m-" + value);
       } else if (data.statuses.indexOf(value) >= 0) {
-        wanted[data.statuses.indexOf(value)] = true;
+        wanted.statuses[data.statuses.indexOf(value)] = true;
+        wanted.classes.push("s" + data.statuses.indexOf(value));
       }
       return wanted;
     }
+
+    function picks(wanted, kase, status, i) {
+      if (status === null) {
+        return false;
+      }
+      return (
+        wanted.statuses[status] === true ||
+        (wanted.staged && Boolean((kase.stages || {})[String(i)])) ||
+        (wanted.move !== null && ((kase.moves || {})[String(i)] || []).indexOf(wanted.move) >= 0)
+      );
+    }
+
+    var chosen = "-1 -1"; // the release and mode the columns were last chosen by
 
     function apply() {
       var needle = controls.search.value.trim().toLowerCase();
@@ -146,7 +184,7 @@
           (pack === "" || (pack === "real") === kase.real);
         if (keep && wanted) {
           keep = kase.cells.some(function (status, i) {
-            return visible[i] && status !== null && wanted[status] === true;
+            return visible[i] && picks(wanted, kase, status, i);
           });
         }
         rows[r].hidden = !keep;
@@ -168,14 +206,21 @@
         rules.push("#grid{--modes:1}");
       }
       if (wanted) {
-        var others = Object.keys(wanted).map(function (index) {
-          return ":not(.s" + index + ")";
+        var others = wanted.classes.map(function (name) {
+          return ":not(." + name + ")";
         });
         rules.push("#grid .s" + others.join("") + "{opacity:0.2}");
       }
       var css = rules.join("\n");
       if (rule.textContent !== css) {
         rule.textContent = css; // a new style sheet restyles every cell: only when it changed
+      }
+      // Other columns chosen (a release, a mode): the grid shows them from its left edge, beside the names,
+      // wherever it was scrolled to before.
+      var columns = env + " " + mode;
+      if (columns !== chosen) {
+        chosen = columns;
+        table.parentElement.scrollLeft = 0;
       }
       count.textContent = shown + " of " + data.cases.length + " cases";
     }
@@ -195,19 +240,42 @@
     }
     var rows = Array.prototype.slice.call(table.tBodies[0].rows);
     var count = document.getElementById("c-count");
+    // A long table is paged: the first rows a filter keeps, and a button that shows the rest.
+    var more = document.getElementById("c-more");
+    var page = Number(table.getAttribute("data-page")) || rows.length;
+    var limit = page;
 
-    function apply() {
+    function filter() {
       var into = controls.into.value;
       var change = controls.change.value;
       var shown = 0;
+      var listed = 0;
       rows.forEach(function (row) {
         var keep =
           (into === "" || row.getAttribute("data-into") === into) &&
           (change === "" || row.getAttribute("data-change").split(" ").indexOf(change) >= 0);
-        row.hidden = !keep;
+        row.hidden = !keep || listed >= limit;
         shown += keep ? 1 : 0;
+        listed += keep && !row.hidden ? 1 : 0;
       });
-      count.textContent = shown + " of " + rows.length + " changes";
+      count.textContent =
+        shown + " of " + rows.length + " changes" + (listed < shown ? " (the first " + listed + " shown)" : "");
+      if (more) {
+        more.hidden = listed >= shown;
+        more.textContent = "Show all " + shown;
+      }
+    }
+
+    function apply() {
+      limit = page; // a new filter starts on its first page
+      filter();
+    }
+
+    if (more) {
+      more.addEventListener("click", function () {
+        limit = rows.length;
+        filter();
+      });
     }
 
     return { keys: keys, controls: controls, section: document.getElementById("changes"), apply: apply };
@@ -321,6 +389,18 @@
     record("push");
     reveal(found);
   }
+
+  // A link to a section collapsed under its heading (#legend, #env-errors) opens it.
+  function openSection() {
+    var named = location.hash.length > 1 && !isFilter(location.hash) ? location.hash.slice(1) : "";
+    var target = named ? document.getElementById(named) : null;
+    var first = target ? target.firstElementChild : null;
+    if (first && first.tagName === "DETAILS") {
+      first.open = true;
+    }
+  }
+  openSection();
+  window.addEventListener("hashchange", openSection);
 
   [gridView(), changesView()].forEach(function (view) {
     if (view) {

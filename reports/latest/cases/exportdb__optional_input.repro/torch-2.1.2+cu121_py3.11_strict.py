@@ -34,6 +34,8 @@ class DefaultTensorArgument(torch.nn.Module):
     def forward(self, x, offset=DEFAULT_OFFSET):
         if offset is None:
             return x
+        if offset.device != x.device:  # decided while tracing: the default lives on the CPU, x may not
+            offset = offset.to(x.device)
         return x * offset
 
 

@@ -36,7 +36,8 @@ class StateKinds(torch.nn.Module):
         self.table = torch.linspace(-1, 1, 4)
 
     def forward(self, x):
-        return x * self.scale + self.positions - self.table
+        table = self.table if self.table.device == x.device else self.table.to(x.device)  # decided while tracing
+        return x * self.scale + self.positions - table
 
 
 model = StateKinds()

@@ -32,7 +32,8 @@ WINDOW = torch.hann_window(6)
 
 class Windowed(torch.nn.Module):
     def forward(self, x):
-        return x * WINDOW
+        window = WINDOW if WINDOW.device == x.device else WINDOW.to(x.device)  # decided while tracing
+        return x * window
 
 
 model = Windowed()

@@ -30,7 +30,7 @@ torch.manual_seed(0)
 
 class AddThenConstant(torch.nn.Module):
     def forward(self, x, y):
-        return x + y + torch.ones(4)
+        return x + y + torch.ones(4, device=x.device)
 
 
 def dynamic_shapes():
