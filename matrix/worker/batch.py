@@ -386,7 +386,7 @@ def _set_up_parent(settings: Settings) -> None:
         torch.set_num_threads(1)
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class Known:
     """A run answered from the result cache before torch is imported: every item reused (see :func:`_known`)."""
 
