@@ -27,10 +27,9 @@ import pandas as pd
 
 from matrix import parallel
 from matrix.contract import products as declared
-from matrix.contract import records
+from matrix.contract import records, stages
 from matrix.contract.errors import UserError
 from matrix.contract.schema import (
-    AOTI_KEYS,
     CELL_KEYS,
     ENV_ERROR_KEYS,
     IDENTITY,
@@ -42,8 +41,9 @@ from matrix.contract.schema import (
 from matrix.envs import releases
 from matrix.records import cache, published
 
-# The keys of a cell record the tables read: every cell's, and the opt-in aoti stage's (None where it did not run).
-RECORD_KEYS = CELL_KEYS + AOTI_KEYS
+# The keys of a cell record the tables read: every cell's, and those of each stage that writes its own (the opt-in
+# aoti stage's; None where the stage did not run).
+RECORD_KEYS = CELL_KEYS + stages.keys_of(stages.KNOWN)
 # Columns whose values repeat from run to run of a cell (texts, names): sharing one string object per
 # distinct value within a file keeps a large record set's memory close to its distinct content.
 _SHARED_TEXT = (
