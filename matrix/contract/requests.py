@@ -21,6 +21,7 @@ Standard library only, Python 3.8 syntax: the worker's copy ships it.
 from __future__ import annotations
 
 import argparse
+import copy
 import dataclasses
 from typing import Any, ClassVar, Dict, List, NoReturn, Optional, Sequence, Tuple, Type, TypeVar
 
@@ -160,6 +161,18 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         " `check` pass in each environment they install for a set (default: every case)",
     )
     parser.add_argument("--out", required=True, metavar="DIR", help="folder for the record files")
+
+
+def add_run_options(parser: argparse.ArgumentParser, **helps: Optional[str]) -> None:
+    """``run``'s options on another command, by field name in the order given, declared as ``run`` declares them
+    (type, default, choices), each with the help given (None: run's own)."""
+    run = argparse.ArgumentParser(add_help=False)
+    add_run_arguments(run)
+    declared = {action.dest: action for action in run._actions}
+    for name, help_text in helps.items():
+        action = copy.copy(declared[name])
+        action.help = action.help if help_text is None else help_text
+        parser._add_action(action)
 
 
 def add_load_arguments(parser: argparse.ArgumentParser) -> None:
