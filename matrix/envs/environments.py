@@ -32,6 +32,7 @@ from ..contract import dependencies, records
 from ..contract.requests import LoadRequest, RunRequest
 from ..contract.schema import SCHEMA_VERSION, first_line
 from . import channels, companion_table, releases
+from .builds import Build, Release
 from .install import (
     OUTPUT_TAIL,
     BuildUnavailable,
@@ -43,7 +44,6 @@ from .install import (
     installer,
     run_captured,
 )
-from .releases import Build, Release
 
 ENV_DIR_VARIABLE = "EXPORT_MATRIX_ENV_DIR"
 PYTHON_VARIABLE = "EXPORT_MATRIX_PYTHON"
