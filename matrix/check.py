@@ -26,7 +26,7 @@ from .contract.errors import UserError
 from .contract.options import DEFAULT_AOTI_TIMEOUT_S, DEFAULT_TIMEOUT_S, FAIL_ON, add_jobs, add_variant, from_namespace
 from .contract.requests import STAGES, RunRequest, add_run_options
 from .contract.schema import MODES, STATUSES, NoCell, Status
-from .envs import environments, releases, sets
+from .envs import environments, pythons, releases, sets
 from .probe import Probed, cases_request, probe_cases, validate_case
 
 CURRENT = "current"
@@ -131,7 +131,7 @@ def targets(words: Sequence[str], variant: Optional[str], python: Optional[str])
         except releases.ReleaseError as exc:
             raise CheckError("--torch %s: %s" % (word, exc))
         for build in builds:
-            target = Target(build, python or environments.default_python(build.release))
+            target = Target(build, python or pythons.default_python(build.release))
             if target not in found:
                 found.append(target)
     return found
