@@ -22,9 +22,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from .check_table import Row, cell_tables, progress, short_error, show
 from .contract import dependencies, resources, stages
 from .contract.case import CaseError, CaseInfo, discover
+from .contract.commands import add_run_options
 from .contract.errors import UserError
 from .contract.options import DEFAULT_AOTI_TIMEOUT_S, DEFAULT_TIMEOUT_S, FAIL_ON, add_jobs, add_variant, from_namespace
-from .contract.requests import STAGES, RunRequest, add_run_options
+from .contract.requests import STAGES, RunRequest
 from .contract.schema import MODES, STATUSES, NoCell, Status
 from .envs import environments, pythons, releases, sets
 from .probe import Probed, cases_request, probe_cases, validate_case
