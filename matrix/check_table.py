@@ -63,11 +63,8 @@ def seconds(value: Any) -> str:
 
 def aoti_cells(row: Row) -> Tuple[str, str, str]:
     """A row's aoti columns: the stage's outcome, the compile's seconds and the fresh load's."""
-    return (
-        str(row.aoti.get("aoti_status") or ""),
-        seconds(row.aoti.get("aoti_compile_s")),
-        seconds(row.aoti.get("aoti_load_s")),
-    )
+    aoti = row.aoti
+    return str(aoti.get("aoti_status") or ""), seconds(aoti.get("aoti_compile_s")), seconds(aoti.get("aoti_load_s"))
 
 
 def error_text(row: Row) -> str:
@@ -86,19 +83,10 @@ def format_rows(rows: Sequence[Row], fmt: str = "text") -> str:
 
     aoti = any(r.aoti for r in rows)
     table = [
-        (
-            r.torch,
-            r.variant,
-            r.python,
-            r.mode,
-            r.status,
-            r.graph_hash or "",
-            "" if r.export_s is None else "%.2f" % r.export_s,
-            *(aoti_cells(r) if aoti else ()),
-            error_text(r),
-        )
+        (r.torch, r.variant, r.python, r.mode, r.status, r.graph_hash or "", seconds(r.export_s),
+         *(aoti_cells(r) if aoti else ()), error_text(r))
         for r in rows
-    ]
+    ]  # fmt: skip
     headers = HEADERS[:-1] + (AOTI_HEADERS if aoti else ()) + HEADERS[-1:]
     text = tabulate(table, headers=headers, tablefmt="github" if fmt == "markdown" else "simple", disable_numparse=True)
     notes = package_lines(rows) + diagnosis_lines(rows)
@@ -208,22 +196,21 @@ def cell_tables(checked: Sequence[Tuple[CaseInfo, Sequence[Row]]]) -> Any:
     return pd.concat([cell_table(rows, info.name) for info, rows in checked], ignore_index=True)
 
 
+# The columns of ``tables.cells`` that a candidate verdict reads.
+CELL_COLUMNS = (
+    "release", "variant", "python", "with_set", "case", "mode", "status", "graph_hash", "error_type", "error_message",
+)  # fmt: skip
+
+
 def cell_table(rows: Sequence[Row], case: str) -> Any:
-    """The table's rows as cells (``tables.cells``' columns that a candidate verdict reads), a DataFrame."""
+    """The table's rows as cells (``CELL_COLUMNS``), a DataFrame."""
     import pandas as pd
 
-    return pd.DataFrame(
-        [
-            {
-                "release": row.torch, "variant": row.variant, "python": row.python, "with_set": "", "case": case,
-                "mode": row.mode, "status": str(row.status.value), "graph_hash": row.graph_hash,
-                "error_type": None, "error_message": row.error,
-            }
-            for row in rows
-        ],
-        columns=["release", "variant", "python", "with_set", "case", "mode", "status", "graph_hash",
-                 "error_type", "error_message"],
-    )  # fmt: skip
+    cells = [
+        (row.torch, row.variant, row.python, "", case, row.mode, str(row.status.value), row.graph_hash, None, row.error)
+        for row in rows
+    ]
+    return pd.DataFrame(cells, columns=list(CELL_COLUMNS))
 
 
 def candidate_summary(v: Any, by_case: bool = False) -> str:
