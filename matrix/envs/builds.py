@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping, Optional, Tuple
 
 from packaging.version import InvalidVersion, Version
@@ -197,4 +197,4 @@ class Build:
                 "%s is not a build of the %s variant (+%s)" % (version, self.variant.name, self.variant.local_tag)
             )
         model = facts or self.release
-        return Build(Release(public, minor_of(public), model.pythons, model.numpy_pin, model.extra_pins), self.variant)
+        return Build(replace(model, version=public, minor=minor_of(public)), self.variant)

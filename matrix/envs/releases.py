@@ -118,7 +118,7 @@ class Matrix:
         minor = minor_of(version)
         older = [r for r in self.releases if minor_key(r.minor) <= minor_key(minor)]
         model = older[-1] if older else self.releases[0]
-        return Release(version.split("+", 1)[0], minor, model.pythons, model.numpy_pin, model.extra_pins)
+        return replace(model, version=version.split("+", 1)[0], minor=minor)
 
     def resolve(self, spec: str, variant: Optional[str] = None) -> Build:
         """A build from ``2.4`` (its latest patch), ``2.4.1``, ``2.4.1+cpu``, ``latest`` or a channel's word.
@@ -197,7 +197,7 @@ class Matrix:
             )
         newest = self.releases[-1]  # a channel's builds are the next release's: its series' facts until known
         word = channel_word(channel.name, day)
-        release = Release(word, newest.minor, newest.pythons, newest.numpy_pin, newest.extra_pins)
+        release = replace(newest, version=word)
         try:
             return Build(release, channel.variant(variant))
         except ReleaseError as exc:
