@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from typing import Any, ClassVar, Dict, List, NoReturn, Optional, Sequence, Tuple, Type, TypeVar
+from typing import Any, ClassVar, List, NoReturn, Optional, Sequence, Tuple, Type, TypeVar
 
 from . import stages
 from .commands import KEY_VARIABLE as KEY_VARIABLE  # the worker's signing reads it from here
@@ -118,8 +118,8 @@ class _Request:
             if not action.option_strings or name in done or type(action) is argparse._StoreConstAction:
                 continue
             done.add(name)
-            value = self._word(name)
-            if not action.required and value == self._default_word(name, defaults):
+            value = getattr(self, name)
+            if not action.required and value == defaults[name]:
                 continue
             flag = action.option_strings[0]
             if isinstance(action, argparse._StoreTrueAction):
@@ -129,15 +129,11 @@ class _Request:
                     words += [flag, str(item)]
             elif action.nargs == "+":
                 words += [flag, *(str(v) for v in value)]
+            elif isinstance(value, tuple):  # several words in one (``--stages check,aoti``)
+                words += [flag, ",".join(value)]
             else:
                 words += [flag, str(value)]
         return words
-
-    def _word(self, name: str) -> Any:
-        return getattr(self, name)
-
-    def _default_word(self, name: str, defaults: Dict[str, Any]) -> Any:
-        return defaults[name]
 
     def command(self) -> List[str]:
         """The command word and argv: what follows ``python -m matrix.worker``."""
@@ -187,16 +183,6 @@ class RunRequest(_Request):
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
         add_run_arguments(parser)
-
-    def _word(self, name: str) -> Any:
-        if name == "stages":
-            return ",".join(self.stages)
-        return getattr(self, name)
-
-    def _default_word(self, name: str, defaults: Dict[str, Any]) -> Any:
-        if name == "stages":
-            return ",".join(STAGES)
-        return defaults[name]
 
     @property
     def modes(self) -> Tuple[str, ...]:
