@@ -108,7 +108,7 @@ def markdown(found: Verdict, report_url: Optional[str] = None) -> str:
     lines.append("### %d new regression%s since the baseline" % (found.new_regressions, _s(found.new_regressions)))
     if len(found.new_transitions):
         moves = found.new_transitions
-        stage = moves["stage"] if "stage" in moves.columns else pd.Series([None] * len(moves), index=moves.index)
+        stage = moves["stage"] if "stage" in moves.columns else [None] * len(moves)
         change = moves["status_before"].astype(str) + " → " + moves["status_after"].astype(str)
         rows = moves.assign(
             releases=moves["before"].astype(str) + " → " + moves["after"].astype(str),

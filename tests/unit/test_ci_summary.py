@@ -56,6 +56,21 @@ def test_a_new_release_that_breaks_a_case_is_a_new_regression(tmp_path: Path) ->
     assert "Full report: https://example.invalid/run/1" in text
 
 
+def test_transitions_written_without_a_stage_column_are_summarised(tmp_path: Path) -> None:
+    """A report whose transitions table predates the stage column (an older publication) still gets its summary."""
+    import pandas as pd
+
+    base = write_report(tmp_path / "base", BASELINE)
+    current = dict(BASELINE)
+    current.update(grid([("2.6.0", "cond_predicate", "strict", "crash")]))
+    site = write_report(tmp_path / "site", current)
+    moves = pd.read_parquet(site / "transitions.parquet")
+    assert "stage" in moves.columns
+    moves.drop(columns=["stage"]).to_parquet(site / "transitions.parquet")
+    text = ci_summary.markdown(ci_summary.verdict(str(site), str(base)))
+    assert "| cond_predicate | strict | cpu | 2.5.1 → 2.6.0 | pass → crash |" in text
+
+
 def test_a_cell_worse_than_in_the_baseline_is_a_new_regression(tmp_path: Path) -> None:
     base = write_report(tmp_path / "base", BASELINE)
     current = dict(BASELINE)
