@@ -361,7 +361,7 @@ def test_without_csv_the_site_offers_the_parquet_and_says_where_the_csv_is_publi
     report.build_report(folders, str(out), charts=False, csv=True)
     assert (out / "site" / "tables" / "cells.csv.gz").is_file()
     report.build_report(folders, str(out), charts=False)  # as committed in the project: no CSV, the earlier removed
-    assert not list(out.rglob("*.csv.gz"))
+    assert not list(out.rglob("*.csv.gz")) and not (out / "site" / "tables").exists()
     index = (out / "site" / "index.html").read_text(encoding="utf-8")
     assert "tables/" not in index and "CSV (gzip)" not in index and markup.text(front.NO_CSV) in index
     for parquet in re.findall(r'href="\.\./([^"/]+\.parquet)" download', index):

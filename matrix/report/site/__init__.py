@@ -143,8 +143,8 @@ def _remove_stale(out: str, listed: Set[str], written: Set[str]) -> None:
         if os.path.islink(path) or not os.path.isfile(path):
             continue  # a link or folder there now was put by someone else: the report writes plain files
         os.remove(files.target(out, entry))
-        if _script(entry.split("/")[1:]):
+        if _script(entry.split("/")[1:]) or entry.startswith("%s/%s/" % (FOLDER, downloads.TABLES)):
             try:
-                os.rmdir(os.path.dirname(path))  # the script's folder, once its last script is gone
+                os.rmdir(os.path.dirname(path))  # the script's or the CSV's folder, once its last file is gone
             except OSError:
                 pass  # something is left in it
