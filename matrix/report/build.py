@@ -50,7 +50,7 @@ from matrix.records.completeness import IncompleteBuild
 from matrix.report import aoti_loads as report_aoti
 from matrix.report import artifacts as report_artifacts
 from matrix.report import case_page as report_case
-from matrix.report import files, stamp, transition_page
+from matrix.report import diff_files, files, stamp, transition_page
 from matrix.report import index as report_index
 from matrix.report import markdown as md
 from matrix.report import pages as report_pages
@@ -102,6 +102,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-charts", action="store_true", help="skip the matplotlib charts")
     parser.add_argument(
+        "--csv",
+        action="store_true",
+        help="also write each table as gzipped CSV for the site to offer (site/tables/), as publishing to the"
+        " reports branch or GitHub Pages does; the report committed in the project offers the Parquet alone",
+    )
+    parser.add_argument(
         "--fail-on",
         choices=FAIL_ON,
         default="never",
@@ -126,6 +132,7 @@ class ReportOptions:
     baseline: Optional[str] = None
     title: Optional[str] = None
     no_charts: bool = False
+    csv: bool = False
     aoti: Optional[str] = None
     case_root: Tuple[str, ...] = ()
     fail_on: str = "never"  # FAIL_ON
@@ -147,6 +154,7 @@ def main(options: ReportOptions) -> int:
         baseline=options.baseline,
         title=options.title,
         charts=not options.no_charts,
+        csv=options.csv,
         case_roots=options.case_root,
         aoti=options.aoti,
         notify=lambda line: print(line, file=sys.stderr, flush=True),
@@ -187,12 +195,14 @@ def build_report(
     case_roots: Sequence[str] = (),
     notify: Optional[Callable[[str], None]] = None,
     aoti: Optional[str] = None,
+    csv: bool = False,
 ) -> Report:
     """Load the records, compute the tables and write the report folder ``out``.
 
     Case pages show sources from the project's ``cases/`` folder and from ``case_roots``. ``notify`` is
     told, before anything is written, of each build the report leaves out of its transitions and verdicts.
-    ``aoti``: a folder whose AOTInductor products are added to the records' (:func:`with_aoti`).
+    ``aoti``: a folder whose AOTInductor products are added to the records' (:func:`with_aoti`). ``csv``: the site
+    offers each table as gzipped CSV too.
     """
     loaded = store.load(list(record_dirs))
     if aoti is not None:
@@ -202,7 +212,7 @@ def build_report(
     # that the collector does not walk them again at each collection while the report is built.
     gc.freeze()
     try:
-        return _build(loaded, record_dirs, out, baseline, title, charts, roots, notify)
+        return _build(loaded, record_dirs, out, baseline, title, charts, roots, notify, csv)
     finally:
         gc.unfreeze()
 
@@ -216,6 +226,7 @@ def _build(
     charts: bool,
     roots: Sequence[str],
     notify: Optional[Callable[[str], None]] = None,
+    csv: bool = False,
 ) -> Report:
     if loaded.cells.empty and loaded.env_errors.empty:
         raise ReportError("%s: no cell or env-error records to report on" % ", ".join(record_dirs))
@@ -243,6 +254,7 @@ def _build(
     os.makedirs(out, exist_ok=True)
     listed = files.previous(out)
     written: Set[str] = set()
+    shelf = diff_files.Shelf()  # the graph diffs the pages link, each written once
     draw = charts and not cells.empty
     if draw:
         from matrix.report import chart_keys, front_charts, heatmaps, release_charts
@@ -284,7 +296,7 @@ def _build(
         written |= _write_tables(out, findings)
         pages = _write_case_pages(
             out, cells, labels, moves, roots, judged.loads, judged.load_orders, judged.repros, packages, compiles,
-            graph_diffs.carried(judged.graph_diffs),
+            graph_diffs.carried(judged.graph_diffs), shelf,
         )  # fmt: skip
         written |= pages
         written |= report_repro.write(out, judged.repros, roots)
@@ -295,7 +307,7 @@ def _build(
             written |= {path for group in drawn.values() for chart in group for path in chart.files}
             groups = {name: (keys[name], drawn[name]) for name in inputs}
             written.add(chart_keys.write_keys(out, groups))
-    written |= _write_pages(out, findings)
+    written |= _write_pages(out, findings, shelf)
     # The headline figures, for a later report's comparison with this one (figures.read).
     files.write_text(out, headline.FILE, headline.dumps(judged.figures))
     written.add(headline.FILE)
@@ -309,7 +321,8 @@ def _build(
     written.add("index.md")
     # The site offers the tables a reader downloads; texts.parquet is there for rebuilding the report, not reading.
     tables_offered = [p for p in written if p.endswith(".parquet") and p not in (published.TEXTS, graph_diffs.TABLE)]
-    written |= report_site.write(out, findings, tables_offered, roots)
+    written |= report_site.write(out, findings, tables_offered, roots, shelf, csv=csv)
+    written |= shelf.write(out)
     files.remove_stale(out, listed, written)
     files.write_manifest(out, written)
     return Report(
@@ -384,13 +397,15 @@ def _write_case_pages(
     packages: Optional[aoti_loads.PackageLoads] = None,
     compiles: Optional[aoti_compiles.Compiles] = None,
     kept: Optional[Dict[Tuple[str, ...], Dict[str, Any]]] = None,
+    shelf: Optional[diff_files.Shelf] = None,
 ) -> Set[str]:
     """One page per case, with its saved programs' loads when there are any; returns their paths relative to ``out``.
 
     ``table`` is the load table (``Model.loads``) and ``orders`` its saving and loading orders (``Model.load_orders``);
     ``failures`` the distinct failures (``Model.repros``), whose repros a case's page shows; ``packages`` the loads
     of compiled packages, whose grid follows the saved programs', then ``compiles``' (programs compiled on a newer
-    release); ``kept`` the graph diffs earlier reports kept (``graph_diffs.carried``).
+    release); ``kept`` the graph diffs earlier reports kept (``graph_diffs.carried``); ``shelf`` keeps the diff
+    files the pages link.
     """
     failures_by_case: Dict[str, List[repro.Failure]] = {}
     for failure in failures:
@@ -408,7 +423,7 @@ def _write_case_pages(
         page = md.page_name(case)
         order = store.ordered(row["release"] for row in by_case[case])
         reproduce = report_repro.markdown(failures_by_case.get(case, []), order, roots)
-        text = report_case.render(case, by_case[case], moves_by_case.get(case, []), roots, reproduce, kept)
+        text = report_case.render(case, by_case[case], moves_by_case.get(case, []), roots, reproduce, kept, shelf)
         if case in loads_by_case:
             text += "\n" + report_artifacts.case_section(loads_by_case[case], saved_order, loaded_order)
         compiled = packages.of_case(case) if packages is not None else pd.DataFrame()
@@ -422,11 +437,11 @@ def _write_case_pages(
     return pages
 
 
-def _write_pages(out: str, f: report_index.Findings) -> Set[str]:
+def _write_pages(out: str, f: report_index.Findings, shelf: Optional[diff_files.Shelf] = None) -> Set[str]:
     """The pages the front page links: one per release transition, then grid, failures and the others."""
     written = {}
     for step in f.steps:
-        written[transition_page.page(step)] = transition_page.render(step)
+        written[transition_page.page(step)] = transition_page.render(step, shelf)
     written.update(report_pages.render(f))
     for name, text in written.items():
         files.write_text(out, name, text)

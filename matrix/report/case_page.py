@@ -11,6 +11,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from matrix.contract.schema import MODES, STAGE_ERROR, STAGES, Status
 from matrix.records import failures, graph_diffs, packages, store
 from matrix.records.transitions import version_of
+from matrix.report import diff_files
 from matrix.report import markdown as md
 
 # Long tracebacks and graphs stay readable; the tail of a traceback is where the error is.
@@ -92,6 +93,7 @@ def render(
     roots: Sequence[str] = (),
     reproduce: str = "",
     kept: Optional[Mapping[Tuple[str, ...], Row]] = None,
+    shelf: Optional[diff_files.Shelf] = None,
 ) -> str:
     """The page of one case.
 
@@ -99,7 +101,8 @@ def render(
     the graph and traceback texts and an ``environment`` label; ``moves`` its transitions;
     ``roots`` the folders its source may be shown from; ``reproduce`` the section on reproducing
     its failures (:func:`matrix.report.repro.markdown`), shown after its errors; ``kept`` the graph
-    diffs earlier reports kept (``graph_diffs.carried``), shown where the texts are missing.
+    diffs earlier reports kept (``graph_diffs.carried``), shown where the texts are missing; ``shelf`` keeps
+    the diff files the page links (:mod:`.diff_files`), for the build to write.
     """
     first = rows[-1]
     source, doc = read_source(first["case_file"], roots)
@@ -133,7 +136,7 @@ def render(
                 ],
             )
         )
-    diffs = _graph_diffs(rows, kept)
+    diffs = _graph_diffs(case, rows, kept, shelf if shelf is not None else diff_files.Shelf())
     if diffs:
         parts.append("## Graph changes\n")
         parts.extend(diffs)
@@ -218,13 +221,15 @@ def _listed(value: Any) -> bool:
     return value is not None and not isinstance(value, (str, float)) and len(value) > 0
 
 
-def _graph_diffs(rows: List[Row], kept: Optional[Mapping[Tuple[str, ...], Row]] = None) -> List[str]:
+def _graph_diffs(
+    case: str, rows: List[Row], kept: Optional[Mapping[Tuple[str, ...], Row]], shelf: diff_files.Shelf
+) -> List[str]:
     """Unified diffs of the graph between consecutive releases (among those with a graph) where it changed.
 
     A diff that several transitions share (both modes, or the same change again) is shown once, titled with
-    every transition it applies to. Where the records lack the texts of a pair of graphs, the diff an earlier
-    report kept for those very two graphs (``kept``: ``graph_diffs.carried``) is shown, its title naming where
-    it was kept.
+    every transition it applies to: its first lines, and a link to the whole, a file kept on ``shelf``. Where
+    the records lack the texts of a pair of graphs, the diff an earlier report kept for those very two graphs
+    (``kept``: ``graph_diffs.carried``) is shown, its title naming where it was kept.
     """
     found: List[Tuple[Place, List[str]]] = []
     # Rows come in release order; where a release ran under several Pythons the newest (last) stands for it.
@@ -249,9 +254,18 @@ def _graph_diffs(rows: List[Row], kept: Optional[Mapping[Tuple[str, ...], Row]] 
                         found.append(((*place[:3], rest + source), str(held["diff"]).splitlines()))
             previous = row
     return [
-        "### %s\n\n%s" % (md.text(title), md.fence("\n".join(lines), "diff") if lines else "_%s_\n" % SAME_TEXT)
+        "### %s\n\n%s" % (md.text(title), diff_block(case, lines, shelf) if lines else "_%s_\n" % SAME_TEXT)
         for title, lines in distinct_diffs(found)
     ]
+
+
+def diff_block(case: str, lines: List[str], shelf: diff_files.Shelf) -> str:
+    """A diff on a case's page: its first lines, then a link to the whole (a file of its own)."""
+    shelf.put(case, lines)
+    part = diff_files.excerpt(lines)
+    label = "the whole diff" if part.cut else "the diff as a file"
+    shown = md.fence("\n".join(part.shown + (("…",) if part.cut else ())), "diff")
+    return "%s\n%s (%s)\n" % (shown, md.link(label, diff_files.link(case, lines, md.page_name(case))), part.counts())
 
 
 def _has_text(row: Row) -> bool:

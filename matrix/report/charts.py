@@ -11,7 +11,9 @@ share from 0 to 1) is SCALE, cividis, which reads the same to every common colou
 and in greyscale.
 
 Charts are written byte-stable: no creation date or software stamp in the files and a
-fixed SVG id salt, so rebuilding a report from the same records changes nothing.
+fixed SVG id salt, so rebuilding a report from the same records changes nothing. A PNG is
+written with a palette of at most 256 colours (a chart has a few flat colours and their
+anti-aliased edges), a quarter of the bytes of matplotlib's true-colour file.
 
 Labels come from the records (case names, tags, releases, variants) and are drawn as
 plain text: ``$`` does not start mathtext and TeX is never run, whatever the user's
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import os
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Tuple, TypeVar, cast
@@ -103,13 +106,39 @@ def save(figure: Any, out: str, name: str, svg: bool = False) -> List[str]:
     written = []
     with settings():
         png = "charts/%s.png" % name
-        figure.savefig(report_files.target(out, png), format="png", metadata={"Software": None})
+        drawn = io.BytesIO()
+        figure.savefig(drawn, format="png", metadata={"Software": None})
+        with open(report_files.target(out, png), "wb") as f:
+            f.write(paletted(drawn.getvalue()))
         written.append(png)
         if svg:
             path = "charts/%s.svg" % name
             figure.savefig(report_files.target(out, path), format="svg", metadata={"Date": None, "Creator": None})
             written.append(path)
     return written
+
+
+def paletted(png: bytes) -> bytes:
+    """The PNG with a palette of its 256 most common colours, exact (a chart's flat colours are its most common),
+    each other pixel (an anti-aliased edge) the nearest of them, no dithering; a PNG with transparency as it is."""
+    import numpy as np
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as image:
+        if image.mode == "RGBA" and int(np.asarray(image.getchannel("A")).min()) < 255:
+            return png
+        pixels = np.asarray(image.convert("RGB")).reshape(-1, 3).astype(np.int32)
+    packed = (pixels[:, 0] << 16) | (pixels[:, 1] << 8) | pixels[:, 2]
+    keys, index, counts = np.unique(packed, return_inverse=True, return_counts=True)
+    colours = np.stack([keys >> 16, (keys >> 8) & 255, keys & 255], axis=1)
+    common = colours[np.lexsort((keys, -counts))[:256]]
+    # Each distinct colour's nearest common colour (itself where it is one of them).
+    nearest = np.argmin(((colours[:, None, :] - common[None, :, :]) ** 2).sum(axis=2), axis=1).astype(np.uint8)
+    reduced = Image.fromarray(nearest[index.reshape(-1)].reshape(image.height, image.width), mode="P")
+    reduced.putpalette(common.astype(np.uint8).reshape(-1).tolist())
+    written = io.BytesIO()
+    reduced.save(written, format="png", optimize=True)
+    return written.getvalue()
 
 
 def label(value: object, limit: int = LABEL_CHARS) -> str:

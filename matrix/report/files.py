@@ -23,6 +23,11 @@ _REMOVABLE = {"": (".md", ".parquet"), "cases": (".md",), "charts": (".png", ".s
 # The suffix of a case page's folder of repro scripts (``cases/NAME.repro/FILE.py``): its .py files
 # are the build's too, and the folder goes once the last of them is removed.
 SCRIPTS = ".repro"
+# The suffix of a case page's folder of graph diffs (``cases/NAME.diffs/DIGEST.diff``, :mod:`.diff_files`):
+# removed alike.
+DIFFS = ".diffs"
+# A case page's folders of files, by their suffix, and the suffix of the files the build writes in each.
+_CASE_FOLDERS = {SCRIPTS: ".py", DIFFS: ".diff"}
 # How the report writes its Parquet tables: zstd at level 9 writes a 63,000-row load table in about 0.3 s and
 # a fifth smaller than the default level; pyarrow reads it whatever the level.
 PARQUET = {"compression": "zstd", "compression_level": 9}
@@ -102,21 +107,18 @@ def _removable(entry: str) -> bool:
 
 
 def _script(entry: str) -> bool:
-    """Whether a manifest entry names a repro script: ``cases/NAME.repro/FILE.py``."""
+    """Whether a manifest entry names a file in a case page's folder: a repro script (``cases/NAME.repro/FILE.py``)
+    or a graph diff (``cases/NAME.diffs/DIGEST.diff``)."""
     parts = entry.split("/")
-    return (
-        len(parts) == 3
-        and parts[0] == "cases"
-        and parts[1].endswith(SCRIPTS)
-        and not parts[1].startswith(".")
-        and parts[2].endswith(".py")
-    )
+    if len(parts) != 3 or parts[0] != "cases" or parts[1].startswith("."):
+        return False
+    return any(parts[1].endswith(folder) and parts[2].endswith(kind) for folder, kind in _CASE_FOLDERS.items())
 
 
 def _remove_if_empty(folder: str) -> None:
     try:
         os.rmdir(folder)
-    except OSError:  # something is left in it: a script of this build, or a file the report did not write
+    except OSError:  # something is left in it: a file of this build, or a file the report did not write
         pass
 
 

@@ -1,7 +1,8 @@
 """One page per release transition: everything that changed between two consecutive releases.
 
 A page holds every regression, wrong result (a failing export that now gives wrong numbers),
-fix, stage change, graph change (with the graph's diff), op drift and timing change found
+fix, stage change, graph change (with a link to the graph's diff, the file the case's pages link too),
+op drift and timing change found
 between the two releases, and says what was compared:
 how many cells, how many graphs could not be compared (hashes of different schemes) and
 how many cells had enough runs for a timing claim. The front page links each page and
@@ -10,16 +11,14 @@ counts what it holds.
 
 from __future__ import annotations
 
-import difflib
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from matrix.records import graph_diffs, transitions
 from matrix.records.transitions import Step
+from matrix.report import case_page, diff_files
 from matrix.report import markdown as md
 
 Row = Dict[str, Any]
-# A graph diff longer than this is cut: the case page holds the whole graph of each release.
-MAX_DIFF_LINES = 200
 MAX_OPS = 30
 TITLES = {
     "regression": "Regressions",
@@ -63,15 +62,15 @@ def title(step: Step) -> str:
     return md.transition_title(step.before, step.after)
 
 
-def render(step: Step) -> str:
-    """The page of one release transition."""
+def render(step: Step, shelf: Optional[diff_files.Shelf] = None) -> str:
+    """The page of one release transition; ``shelf`` keeps the graph diff files it links, for the build to write."""
     several = len({(b.get("variant"), a.get("variant")) for b, a in step.pairs}) > 1
     parts = ["# %s\n" % md.text(title(step)), "[← back to the matrix](index.md)\n", _overview(step)]
     parts.append(_status_moves(step, "regression", step.after, "the newer release", several))
     parts.append(_status_moves(step, "wrong-result", step.after, "the newer release", several))
     parts.append(_status_moves(step, "fix", step.before, "the older release, gone since", several))
     parts.append(_stage_moves(step, several))
-    parts.append(_graph_changes(step, several))
+    parts.append(_graph_changes(step, several, diff_files.Shelf() if shelf is None else shelf))
     parts.append(_op_drift(step, several))
     parts.append(_timings(step, several))
     return "\n".join(parts).rstrip("\n") + "\n"
@@ -156,7 +155,7 @@ def _stage_moves(step: Step, several: bool) -> str:
     return "## Save/load and decomposition (%d)\n\n%s%s" % (len(found), intro, md.table(headers, rows))
 
 
-def _graph_changes(step: Step, several: bool) -> str:
+def _graph_changes(step: Step, several: bool, shelf: diff_files.Shelf) -> str:
     found = step.of("graph-change")
     texts: Dict[Tuple[str, str, str, str, str], Tuple[Row, Row]] = {
         (str(a["case"]), str(a["mode"]), str(b.get("variant")), str(a.get("variant")), _with_set(a)): (b, a)
@@ -169,15 +168,22 @@ def _graph_changes(step: Step, several: bool) -> str:
         line = "%s · %s" % (md.case_with(m["case"], m.get("with_set")), md.text(m["mode"]))
         if several:
             line += " · " + _variant_cell(m)[0]
-        out.append("%s · %s → %s\n" % (line, md.code(m["hash_before"]), md.code(m["hash_after"])))
+        line += " · %s → %s" % (md.code(m["hash_before"]), md.code(m["hash_after"]))
         pair = texts.get((str(m["case"]), str(m["mode"]), str(m["variant_before"]), str(m["variant"]), _with_set(m)))
-        diff = _diff(pair, m) if pair is not None else None
-        summary = "graph diff"
-        if diff is None and isinstance(m.get(graph_diffs.CARRIED), str):
+        lines = _diff(pair) if pair is not None else None
+        label = "graph diff"
+        if lines is None and isinstance(m.get(graph_diffs.CARRIED), str):
             # The texts are missing: the diff an earlier report kept for this very change.
-            diff = _kept_diff(m)
-            summary = "graph diff (kept from %s)" % m.get(graph_diffs.CARRIED_FROM)
-        out.append(md.details(summary, md.fence(diff, "diff")) if diff else "_No graph text recorded._\n")
+            lines = str(m[graph_diffs.CARRIED]).splitlines()
+            label = "graph diff (kept from %s)" % m.get(graph_diffs.CARRIED_FROM)
+        if lines:
+            shelf.put(str(m["case"]), lines)
+            link = md.link(label, diff_files.link(str(m["case"]), lines, page(step)))
+            out.append("%s · %s (%s)\n" % (line, link, diff_files.excerpt(lines).counts()))
+        elif lines is not None:
+            out.append("%s · _%s_\n" % (line, case_page.SAME_TEXT))
+        else:
+            out.append("%s · _No graph text recorded._\n" % line)
     return "\n".join(out)
 
 
@@ -186,37 +192,13 @@ def _with_set(row: Row) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _kept_diff(move: Row) -> str:
-    """A kept diff as :func:`_diff` shows one: the two sides named, cut at MAX_DIFF_LINES."""
-    lines = [
-        "--- torch-%s/%s" % (move["before"], move["mode"]),
-        "+++ torch-%s/%s" % (move["after"], move["mode"]),
-        *str(move[graph_diffs.CARRIED]).splitlines(),
-    ]
-    if len(lines) > MAX_DIFF_LINES:
-        cut = len(lines) - MAX_DIFF_LINES
-        lines = lines[:MAX_DIFF_LINES] + ["… (%d more lines; the whole diff is on the case's page)" % cut]
-    return "\n".join(lines)
-
-
-def _diff(pair: Tuple[Row, Row], move: Row) -> Optional[str]:
+def _diff(pair: Tuple[Row, Row]) -> Optional[List[str]]:
+    """The unified diff of the two cells' graphs, as the case's pages show it; None where a text is missing."""
     before, after = pair
     old, new = before.get("graph_text"), after.get("graph_text")
     if not isinstance(old, str) or not isinstance(new, str):
         return None
-    lines = list(
-        difflib.unified_diff(
-            old.splitlines(),
-            new.splitlines(),
-            "torch-%s/%s" % (move["before"], move["mode"]),
-            "torch-%s/%s" % (move["after"], move["mode"]),
-            lineterm="",
-        )
-    )
-    if len(lines) > MAX_DIFF_LINES:
-        cut = len(lines) - MAX_DIFF_LINES
-        lines = lines[:MAX_DIFF_LINES] + ["… (%d more lines; each graph is on the case's page)" % cut]
-    return "\n".join(lines)
+    return case_page.graph_diff(old, new)
 
 
 def _ops(values: Any) -> str:

@@ -11,8 +11,9 @@ import pytest
 from markdown_it import MarkdownIt
 
 from matrix.report import build as report
-from matrix.report import case_page
+from matrix.report import case_page, diff_files
 
+from . import links_support
 from conftest import report_cell
 
 OLD, NEW = "packaging==23.2", "packaging==24.1"
@@ -136,3 +137,59 @@ def test_every_case_page_states_its_claim_or_that_it_has_none(tmp_path: Path):
     assert "\n- claim: %s\n" % case_page.NO_CLAIM in silent
     site = (tmp_path / "out" / "site" / "cases" / "silent.html").read_text(encoding="utf-8")
     assert "<dt>claim</dt><dd>none: no source" in site
+
+
+LONG_BEFORE = "".join("v%d = aten.add(x, %d)\n" % (n, n) for n in range(40))
+LONG_AFTER = "".join("v%d = aten.mul(x, %d)\n" % (n, n) for n in range(40))
+
+
+@pytest.fixture()
+def long_diff(tmp_path: Path) -> Path:
+    """A report of one case whose graph changes on every line between 2.4.1 and 2.5.0, in both modes."""
+    rows = [
+        report_cell(release, "long", mode=mode, graph_text=text, graph_hash=digest * 16)
+        for release, text, digest in (("2.4.1", LONG_BEFORE, "a"), ("2.5.0", LONG_AFTER, "b"))
+        for mode in MODES
+    ]
+    folder = tmp_path / "records"
+    folder.mkdir()
+    (folder / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    report.build_report([str(folder)], str(tmp_path / "out"), charts=False)
+    return tmp_path / "out"
+
+
+def test_a_long_diff_shows_its_first_lines_and_links_the_whole_stored_once(long_diff: Path):
+    page = (long_diff / "cases" / "long.md").read_text(encoding="utf-8")
+    shown = diffs(page)["2.4.1 → 2.5.0, strict and non-strict"].splitlines()
+    whole = case_page.graph_diff(LONG_BEFORE, LONG_AFTER)
+    assert len(whole) == 81 and shown == whole[: diff_files.SHOWN_LINES] + ["…"]
+    linked = re.findall(r"\[the whole diff\]\(([^)]+)\) \(81 lines, \+40 −40\)", page)
+    assert len(linked) == 1 and linked[0].startswith("long.diffs/") and linked[0].endswith(".diff")
+    stored = long_diff / "cases" / linked[0]
+    assert stored.read_text(encoding="utf-8").splitlines() == whole
+    # The site's page and the transition page link that very file; no other copy of the diff is written.
+    site = (long_diff / "site" / "cases" / "long.html").read_text(encoding="utf-8")
+    assert '<a href="../../cases/%s">the whole diff</a>' % linked[0] in site
+    assert site.count("aten.add") == diff_files.SHOWN_LINES - 1 and "aten.mul" not in site  # the hunk line first
+    transition = (long_diff / "transition-2.4.1__2.5.0.md").read_text(encoding="utf-8")
+    assert transition.count("](cases/%s) (81 lines, +40 −40)" % linked[0]) == 2  # one line a mode
+    assert "aten.mul" not in transition
+    assert list((long_diff / "cases").glob("*.diffs/*")) == [stored]
+    manifest = json.loads((long_diff / ".export-matrix-report.json").read_text(encoding="utf-8"))["files"]
+    assert "cases/" + linked[0] in manifest
+
+
+def test_a_diff_file_of_a_build_is_removed_by_the_next_that_does_not_show_it(long_diff: Path, tmp_path: Path):
+    stored = list((long_diff / "cases").glob("*.diffs/*.diff"))
+    assert len(stored) == 1
+    rows = [report_cell("2.4.1", "long", mode=mode, graph_text=LONG_BEFORE, graph_hash="a" * 16) for mode in MODES]
+    folder = tmp_path / "fewer"
+    folder.mkdir()
+    (folder / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    report.build_report([str(folder)], str(long_diff), charts=False)
+    assert not stored[0].exists() and not stored[0].parent.exists()
+
+
+def test_every_relative_link_of_a_report_with_diffs_names_a_file_of_it(long_diff: Path):
+    assert links_support.relative(long_diff, r"\.diff$")  # the diffs' links are among those checked
+    assert links_support.broken(long_diff) == []

@@ -43,6 +43,28 @@ def test_every_chart_is_written_and_non_empty(tmp_path: Path):
     assert svg.lstrip().startswith("<?xml") and "<dc:date>" not in svg
 
 
+def test_a_png_chart_has_a_palette_and_the_colours_matplotlib_drew(tmp_path: Path):
+    import io
+
+    from PIL import Image
+
+    cells = table()
+    figure = charts.new_figure(4, 2)
+    figure.add_subplot().bar(["pass", "fail"], [3, 1], color=["#009E73", "#D55E00"])
+    drawn = io.BytesIO()
+    with charts.settings():
+        figure.savefig(drawn, format="png")
+    (path,) = charts.save(figure, str(tmp_path), "bars")
+    with Image.open(tmp_path / path) as written, Image.open(drawn) as true_colour:
+        assert written.mode == "P" and written.size == true_colour.size
+        colours = {rgb for _, rgb in written.convert("RGB").getcolors(256) or []}
+        ground = max(true_colour.convert("RGB").getcolors(1 << 24) or [])[1]
+        # The bars' flat colours and the ground are kept exactly.
+        assert {(0x00, 0x9E, 0x73), (0xD5, 0x5E, 0x00), ground} <= colours
+    assert (tmp_path / path).stat().st_size < len(drawn.getvalue())
+    assert len(cells) > 0
+
+
 def test_charts_are_byte_stable(tmp_path: Path):
     cells = table()
     summary = tables.summary(cells)

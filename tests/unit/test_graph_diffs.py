@@ -11,8 +11,9 @@ import pytest
 
 from matrix.records import graph_diffs, published
 from matrix.report import build as report
-from matrix.report import case_page
+from matrix.report import case_page, diff_files
 
+from . import links_support
 from conftest import history, write_by_release
 
 # history(): `steady` (strict) changes its graph from 2.4.1 to 2.5.0, "add(x, 1)" → "add(x, 1)\nmul(x, 2)".
@@ -78,10 +79,12 @@ def test_a_case_page_shows_the_kept_diff_of_two_graphs_whose_texts_are_missing()
         dict(cell("2.6.0", "b" * 16), status="pass", fingerprint_version=1),
     ]
     held = graph_diffs.carried(kept("-v0 = old\n+v0 = new", before="2.4.1", after="2.6.0"))
-    shown = "\n".join(case_page._graph_diffs(rows, held))
+    shelf = diff_files.Shelf()
+    shown = "\n".join(case_page._graph_diffs("c", rows, held, shelf))
     assert "### 2.4.1 → 2.6.0, strict (kept from reports/latest in commit abc1234)" in shown
     assert "-v0 = old\n+v0 = new" in shown
-    assert case_page._graph_diffs(rows) == []  # without kept diffs, texts alone: none
+    assert shelf.paths() == {diff_files.path("c", ["-v0 = old", "+v0 = new"])}
+    assert case_page._graph_diffs("c", rows, None, diff_files.Shelf()) == []  # without kept diffs, texts alone: none
 
 
 def records_without_texts(folder: Path, steady_after: str) -> Path:
@@ -97,7 +100,7 @@ def records_without_texts(folder: Path, steady_after: str) -> Path:
 
 def test_a_rebuild_from_tables_without_texts_still_shows_every_graph_diff(tmp_path: Path):
     first, second = tmp_path / "first", tmp_path / "second"
-    report.build_report([str(write_by_release(tmp_path / "records", history()))], str(first), charts=False)
+    report.build_report([str(write_by_release(tmp_path / "records", history()))], str(first), charts=False, csv=True)
     table = pd.read_parquet(first / graph_diffs.TABLE)
     assert table["case"].tolist() == ["steady"] and ADDED in table["diff"][0]
     assert graph_diffs.TABLE not in json.dumps(sorted(p.name for p in (first / "site" / "tables").iterdir()))
@@ -106,7 +109,8 @@ def test_a_rebuild_from_tables_without_texts_still_shows_every_graph_diff(tmp_pa
     page = (second / "cases" / "steady.md").read_text(encoding="utf-8")
     assert "### 2.4.1 → 2.5.0, strict (kept from an earlier build of this report)" in page and ADDED in page
     step = (second / "transition-2.4.1__2.5.0.md").read_text(encoding="utf-8")
-    assert "No graph text recorded" not in step and "graph diff (kept from" in step and ADDED in step
+    assert "No graph text recorded" not in step and "graph diff (kept from" in step
+    assert ADDED in links_support.linked_diffs(second, "transition-2.4.1__2.5.0.md")
     site = (second / "site" / "cases" / "steady.html").read_text(encoding="utf-8")
     assert "kept from an earlier build of this report" in site and "mul(x, 2)" in site
     # The diff is kept again, so a third rebuild has it too; and transitions.parquet keeps its columns.

@@ -84,11 +84,12 @@ def test_the_report_session_takes_its_own_words_and_leaves_run_options_to_run() 
     assert noxfile._report_words(["results/mine", "--out", "/tmp/r", "--select", "a*"]) == [
         "results/mine", "--out", "/tmp/r"
     ]  # fmt: skip
-    assert noxfile._report_words(["r1", "--baseline", "old", "--no-charts", "--title=T", "--jobs", "2"]) == [
-        "r1", "--baseline", "old", "--no-charts", "--title=T"
+    assert noxfile._report_words(["r1", "--baseline", "old", "--no-charts", "--title=T", "--jobs", "2", "--csv"]) == [
+        "r1", "--baseline", "old", "--no-charts", "--title=T", "--csv"
     ]  # fmt: skip
     # ... and the run and load sessions leave the report's own options out: `-- --fail-on regression` is the report's.
-    given = ["--select", "a*", "--fail-on", "regression", "--baseline=old", "--no-charts", "--out", "res", "-j", "2"]
+    given = ["--select", "a*", "--fail-on", "regression", "--baseline=old", "--no-charts", "--csv", "--out", "res"]
+    given += ["-j", "2"]
     assert noxfile._without_report_words(given) == ["--select", "a*", "--out", "res", "-j", "2"]
 
 

@@ -21,6 +21,7 @@ from matrix.report import case_page
 from matrix.report import files as report_files
 from matrix.report import markdown as md
 
+from . import links_support
 from .report_support import RELEASES, large_history
 from conftest import history, make_cell, report_cell, report_environment, write_by_release
 
@@ -62,7 +63,7 @@ def test_writes_index_case_pages_tables_and_charts(built: Path):
     step = (built / "transition-2.4.1__2.5.0.md").read_text(encoding="utf-8")
     assert "## Regressions (1)" in step and "## Fixes (1)" in step and "## Graph changes (1)" in step
     assert "## Now wrong numbers (0)" in step and "## Slowdowns and speedups (not assessed: 1 run each)" in step
-    assert "+mul(x, 2)" in step  # the graph's diff
+    assert "+mul(x, 2)" in links_support.linked_diffs(built, "transition-2.4.1__2.5.0.md")  # the graph's diff
     for name in ("cells", "transitions", "summary", "status", "modes", "claims", "environments", "env_errors"):
         assert (built / (name + ".parquet")).is_file(), name
     moves = pd.read_parquet(built / "transitions.parquet")
@@ -71,6 +72,7 @@ def test_writes_index_case_pages_tables_and_charts(built: Path):
         "breaks.md",
         "heals.md",
         "nested__case.md",
+        "steady.diffs",  # its graph diff, the file its pages and the transition page link
         "steady.md",
     ]
     steady = (built / "cases" / "steady.md").read_text(encoding="utf-8")
@@ -501,12 +503,13 @@ def test_the_front_page_stays_short_and_the_transition_pages_hold_the_detail(tmp
         assert "[%s → %s](transition-%s__%s.md)" % (before, after, before, after) in index
     for (before, after), found in moves.groupby(["before", "after"]):
         page = (out / ("transition-%s__%s.md" % (before, after))).read_text(encoding="utf-8")
+        diffs = links_support.linked_diffs(out, "transition-%s__%s.md" % (before, after))
         assert page.startswith("# %s → %s\n" % (before, after))
         for move in found.to_dict("records"):
             assert "[%s](cases/%s.md)" % (move["case"], move["case"]) in page, move
             if move["kind"] == "graph-change":
                 assert "`%s` → `%s`" % (move["hash_before"], move["hash_after"]) in page
-                assert "```diff\n" in page and "\n+# scheme %d\n" % (RELEASES.index(move["after"]) // 5) in page
+                assert "\n+# scheme %d\n" % (RELEASES.index(move["after"]) // 5) in diffs
             if move["kind"] == "op-drift":
                 assert (
                     "| %s | %s | %s | `aten.mul.Tensor` |"

@@ -19,6 +19,7 @@ from matrix.report import files as report_files
 from matrix.report import site
 from matrix.report.site import badge, front, markup, verdicts
 
+from . import links_support
 from .tips_support import tooltips
 from conftest import history, make_cell, report_cell, write_by_release
 from conftest import make_load as load
@@ -68,7 +69,7 @@ def records_with_everything(folder: Path) -> List[Path]:
 def built(tmp_path: Path) -> Path:
     out = tmp_path / "report"
     folders = records_with_everything(tmp_path / "records")
-    report.build_report([str(f) for f in folders], str(out), title="Nightly <b>matrix</b>", charts=False)
+    report.build_report([str(f) for f in folders], str(out), title="Nightly <b>matrix</b>", charts=False, csv=True)
     return out
 
 
@@ -343,17 +344,42 @@ def test_the_verdicts_link_the_newest_releases_failures_in_the_grid(built: Path)
     assert [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")][-1].startswith("2.6.0: ")
 
 
+def test_every_relative_link_of_the_report_names_a_file_of_it(built: Path, tmp_path: Path):
+    assert len(links_support.links(built)) > 50
+    assert links_support.relative(built, r"^tables/.*\.csv\.gz$") and links_support.relative(built, r"\.parquet$")
+    assert links_support.broken(built) == []
+    # As committed in the project, without the CSV: no link to it either.
+    folders = [str(f) for f in records_with_everything(tmp_path / "again")]
+    report.build_report(folders, str(built), charts=False)
+    assert not links_support.relative(built, r"\.csv\.gz$")
+    assert links_support.broken(built) == []
+
+
+def test_without_csv_the_site_offers_the_parquet_and_says_where_the_csv_is_published(tmp_path: Path):
+    folders = [str(f) for f in records_with_everything(tmp_path / "records")]
+    out = tmp_path / "report"
+    report.build_report(folders, str(out), charts=False, csv=True)
+    assert (out / "site" / "tables" / "cells.csv.gz").is_file()
+    report.build_report(folders, str(out), charts=False)  # as committed in the project: no CSV, the earlier removed
+    assert not list(out.rglob("*.csv.gz")) and not (out / "site" / "tables").exists()
+    index = (out / "site" / "index.html").read_text(encoding="utf-8")
+    assert "tables/" not in index and "CSV (gzip)" not in index and markup.text(front.NO_CSV) in index
+    for parquet in re.findall(r'href="\.\./([^"/]+\.parquet)" download', index):
+        assert (out / parquet).is_file()
+    assert 'href="../cells.parquet" download' in index
+
+
 def test_building_twice_is_byte_identical_and_a_gone_case_loses_its_page(tmp_path: Path):
     folders = [str(f) for f in records_with_everything(tmp_path / "records")]
     out = tmp_path / "report"
-    report.build_report(folders, str(out), charts=False)
+    report.build_report(folders, str(out), charts=False, csv=True)
     ours = [p for p in out.rglob("*") if p.is_file() and p.relative_to(out).parts[0] == "site"]
     first = {p: p.read_bytes() for p in ours}
     assert len(first) > 10
-    report.build_report(folders, str(out), charts=False)
+    report.build_report(folders, str(out), charts=False, csv=True)
     assert {p: p.read_bytes() for p in first} == first
     (out / "site" / "notes.html").write_text("mine", encoding="utf-8")  # not the report's: it stays
-    report.build_report(folders[:1], str(out), charts=False)
+    report.build_report(folders[:1], str(out), charts=False, csv=True)
     assert not (out / "site" / "cases" / "real_models__hf_tiny.html").exists()
     tables = out / "site" / "tables"
     assert not (tables / "loads.csv.gz").exists() and not (tables / "loads.parquet").exists()

@@ -94,7 +94,7 @@ def parsed(folder: Path, case: str) -> Page:
 def test_a_diff_shared_by_both_modes_is_shown_once_naming_both(site: Path):
     page = parsed(site, "twin")
     assert page.pres["diff"] == ["@@ -1,3 +1,3 @@\n x = input\n-y = aten.add(x, 1)\n+y = aten.mul(x, 2)\n out = y"]
-    assert "2.4.1 → 2.5.0, strict and non-strict" in page.summaries
+    assert "2.4.1 → 2.5.0, strict and non-strict (5 lines, +1 −1)" in page.summaries
     # The transitions table still lists each transition.
     moves = [r for r in page.rows if r.startswith("2.4.1 → 2.5.0")]
     assert [m.split("graph-change")[0] for m in moves] == ["2.4.1 → 2.5.0strict", "2.4.1 → 2.5.0non-strict"]
@@ -104,13 +104,13 @@ def test_different_diffs_are_each_shown_under_their_own_transition(site: Path):
     page = parsed(site, "split")
     assert len(page.pres["diff"]) == 2
     assert "+y = aten.mul(x, 2)" in page.pres["diff"][0] and "+y = aten.sub(x, 3)" in page.pres["diff"][1]
-    assert [s for s in page.summaries if "→" in s] == ["2.4.1 → 2.5.0, strict", "2.4.1 → 2.5.0, non-strict"]
+    assert [s for s in page.summaries if "→" in s] == ["2.4.1 → 2.5.0, %s (5 lines, +1 −1)" % m for m in MODES]
 
 
 def test_the_same_change_between_other_releases_is_shown_once_naming_each_transition(site: Path):
     page = parsed(site, "late")
     assert len(page.pres["diff"]) == 1
-    assert "2.4.1 → 2.5.0, strict; 2.5.0 → 2.6.0, non-strict" in page.summaries
+    assert "2.4.1 → 2.5.0, strict; 2.5.0 → 2.6.0, non-strict (5 lines, +1 −1)" in page.summaries
 
 
 def test_the_source_is_shown_collapsed_and_escaped(site: Path):

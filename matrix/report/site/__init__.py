@@ -16,7 +16,9 @@ judged again here:
   graph diffs, packages beside torch, repros (each linked where the report wrote it, ``../../cases/NAME.repro/``),
   saved × loaded grid, and where the records hold them compiled × loaded and exported × compiled grids;
 - ``badge.svg`` (:mod:`.badge`): the newest release's pass rate;
-- ``tables/`` (:mod:`.downloads`): each table of the report as gzipped CSV.
+- ``tables/`` (:mod:`.downloads`): each table of the report as gzipped CSV, where the build is asked for them
+  (``--csv``: publishing to the reports branch or GitHub Pages); the report committed in the project offers the
+  Parquet alone.
 
 The site stores no second copy of what the report wrote beside its Markdown: its pages show the charts of
 ``charts/``, link each Parquet table and each repro script where the report wrote them, one folder up
@@ -36,7 +38,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Set
 import pandas as pd
 
 from matrix.records.repro import Failure
-from matrix.report import files
+from matrix.report import diff_files, files
 from matrix.report import markdown as md
 from matrix.report.findings import Findings
 from matrix.report.site import badge, case, downloads, front, glossary, upgrade
@@ -54,19 +56,22 @@ def write(
     f: Findings,
     parquet: Iterable[str] = (),
     roots: Optional[Sequence[str]] = None,
+    shelf: Optional[diff_files.Shelf] = None,
+    csv: bool = False,
 ) -> Set[str]:
-    """Write the site under ``out/site``, with the gzipped CSV of each ``parquet`` table of ``out``; returns the
-    paths.
+    """Write the site under ``out/site``, with the gzipped CSV of each ``parquet`` table of ``out`` where ``csv``;
+    returns the paths.
 
     The pages render ``f``'s model (:mod:`matrix.records.model`), as the Markdown pages do; paths are relative
     to ``out``, as the manifest lists them.
-    ``roots``: the folders case pages read sources from (default: the project's ``cases/``).
+    ``roots``: the folders case pages read sources from (default: the project's ``cases/``); ``shelf`` keeps the
+    graph diff files the case pages link, for the caller to write (:mod:`matrix.report.diff_files`).
     """
     listed = files.previous(out)
     tables = sorted(parquet)
-    written = downloads.write_tables(out, FOLDER, tables)
+    written = downloads.write_tables(out, FOLDER, tables) if csv else set()
     pages = {name: "cases/%s.html" % md.page_file(name) for name in sorted(set(map(str, f.cells["case"])))}
-    written |= _write(out, "index.html", front.render(f, pages, downloads.names(tables)))
+    written |= _write(out, "index.html", front.render(f, pages, downloads.names(tables), csv))
     written |= _write(out, glossary.PAGE, glossary.render(f.title))
     written |= _write(out, upgrade.PAGE, upgrade.render(f.title, f.model.upgrades, pages))
     for name in COPIED:
@@ -87,7 +92,7 @@ def write(
     for name, target in pages.items():
         text = case.render(
             name, rows[name], moves.get(name, []), saved.get(name, []), f.load_orders, roots, failures.get(name, []),
-            package_rows.get(name, []), packages.orders, compile_rows.get(name, []), compiles.orders,
+            package_rows.get(name, []), packages.orders, compile_rows.get(name, []), compiles.orders, shelf,
         )  # fmt: skip
         written |= _write(out, target, text)
     _remove_stale(out, listed, written)
@@ -138,8 +143,8 @@ def _remove_stale(out: str, listed: Set[str], written: Set[str]) -> None:
         if os.path.islink(path) or not os.path.isfile(path):
             continue  # a link or folder there now was put by someone else: the report writes plain files
         os.remove(files.target(out, entry))
-        if _script(entry.split("/")[1:]):
+        if _script(entry.split("/")[1:]) or entry.startswith("%s/%s/" % (FOLDER, downloads.TABLES)):
             try:
-                os.rmdir(os.path.dirname(path))  # the script's folder, once its last script is gone
+                os.rmdir(os.path.dirname(path))  # the script's or the CSV's folder, once its last file is gone
             except OSError:
                 pass  # something is left in it

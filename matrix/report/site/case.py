@@ -3,8 +3,10 @@ source.
 
 Plain HTML; one small script, ``tips.js``, writes the tooltips of the releases × releases grids from the page's
 list of what their squares say (the failures are also listed as text under each grid). The graph diffs are those
-XX
-torch are those the cell's environment resolved for the packages its dependency set names.
+of the case's ``graph-change`` transitions, as :mod:`matrix.records.transitions` judged them, each distinct diff
+once: its first lines, and a link to the whole, the file the Markdown page links too
+(:mod:`matrix.report.diff_files`). The packages beside torch are those the cell's environment resolved for the
+packages its dependency set names.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from matrix.records import graph_diffs as graph_diffs_table
 from matrix.records.aoti_loads import PROMISED_FROM
 from matrix.records.repro import Failure
 from matrix.report import aoti_compiles as aoti_compiles_report
-from matrix.report import case_grids, case_page
+from matrix.report import case_grids, case_page, diff_files
 from matrix.report import markdown as md
 from matrix.report import repro as report_repro
 from matrix.report.real_models import PREFIX as REAL_MODELS
@@ -89,6 +91,7 @@ def render(
     package_orders: Tuple[Sequence[str], Sequence[str]] = ((), ()),
     compiles: Sequence[Row] = (),
     compile_orders: Tuple[Sequence[str], Sequence[str]] = ((), ()),
+    shelf: Optional[diff_files.Shelf] = None,
 ) -> str:
     """The page of one case: ``rows`` its cells in report order with an ``environment`` label, ``moves`` its
     transitions, ``loads`` its rows of the load table, ``orders`` the saving and loading releases in order,
@@ -96,8 +99,10 @@ def render(
     ``failures`` its distinct failures (``Model.repros``), each shown with its repro, ``package_loads`` its rows of
     the compiled packages' table (``Model.packages``) and ``package_orders`` that table's compiling and loading
     releases in order, ``compiles`` its rows of the table of programs compiled on a newer release
-    (``Model.compiles``) and ``compile_orders`` that table's exporting and compiling releases in order."""
+    (``Model.compiles``) and ``compile_orders`` that table's exporting and compiling releases in order; ``shelf``
+    keeps the graph diff files the page links (:mod:`matrix.report.diff_files`), for the build to write."""
     roots = case_page.default_roots() if roots is None else roots
+    diffs_kept = diff_files.Shelf() if shelf is None else shelf
     said: Said = {}  # what the squares of every grid on the page say, each once
     first = rows[-1]
     facts = [
@@ -121,7 +126,7 @@ def render(
     if diffs:
         body.append("<h2>Graph changes</h2>")
         body += [
-            '<details><summary>%s</summary><pre class="diff">%s</pre></details>' % (text(title), diff_lines(lines))
+            diff_block(case, title, lines, diffs_kept)
             if lines
             else "<p>%s: %s</p>" % (text(title), text(case_page.SAME_TEXT))
             for title, lines in diffs
@@ -264,6 +269,26 @@ def source_block(case_file: Any, roots: Sequence[str]) -> str:
         text(case_file),
         text(case_page.AS_IT_IS),
         text(source),
+    )
+
+
+def diff_block(case: str, title: str, lines: List[str], shelf: diff_files.Shelf) -> str:
+    """A graph diff, collapsed: its first lines, then a link to the whole (the file the Markdown page links too)."""
+    shelf.put(case, lines)
+    part = diff_files.excerpt(lines)
+    href = diff_files.link(case, lines, "site/cases/page.html")
+    label = "the whole diff" if part.cut else "the diff as a file"
+    return (
+        '<details><summary>%s <span class="counts">(%s)</span></summary><pre class="diff">%s%s</pre>'
+        '<p class="whole"><a href="%s">%s</a></p></details>'
+        % (
+            text(title),
+            text(part.counts()),
+            diff_lines(list(part.shown)),
+            "\n…" if part.cut else "",
+            text(quote(href, safe="/+~")),
+            label,
+        )
     )
 
 

@@ -138,8 +138,9 @@ def cell_note(row: Mapping[str, Any]) -> str:
     return note if len(note) <= NOTE_LIMIT else note[: NOTE_LIMIT - 1] + "…"
 
 
-def render(f: Findings, pages: Mapping[str, str], downloads: Sequence[str]) -> str:
-    """The front page; ``pages`` maps each case to its page, ``downloads`` names the tables under ``tables/``."""
+def render(f: Findings, pages: Mapping[str, str], downloads: Sequence[str], csv: bool = True) -> str:
+    """The front page; ``pages`` maps each case to its page, ``downloads`` names the report's tables, offered as
+    Parquet and, where ``csv``, as the gzipped CSV under ``tables/``."""
     data = grid_data(f.cells, f.labels, pages, f.moves)
     count = len(data["cases"])
     lead = text("%s; %s." % (md.cells_counted(f.scope), md.releases_and_builds(f.scope)))
@@ -171,7 +172,7 @@ def render(f: Findings, pages: Mapping[str, str], downloads: Sequence[str]) -> s
         ("charts", "Charts", charts.section(f.charts)),
         ("env-errors", "Install errors", env_errors(f.env_errors)),
         ("run", "The run", run.render(f)),
-        ("tables", "Tables", tables_section(downloads)),
+        ("tables", "Tables", tables_section(downloads, csv)),
         ("legend", "Legend", legend.section(data["modes"], glossary.PAGE)),
     ]
     shown = [
@@ -230,20 +231,30 @@ def cases_section(f: Findings, data: Mapping[str, Any], count: int) -> str:
     )
 
 
-def tables_section(downloads: Sequence[str]) -> str:
-    """The report's tables to download: the CSV from the site's folder, the Parquet the report wrote, one folder up."""
+# What the tables section says where the build wrote no CSV (the report committed in the project).
+NO_CSV = (
+    "As gzipped CSV too where the report is published to the reports branch or GitHub Pages (export-matrix report"
+    " --csv); pandas and pyarrow read the Parquet."
+)
+
+
+def tables_section(downloads: Sequence[str], csv: bool = True) -> str:
+    """The report's tables to download: the Parquet the report wrote, one folder up, and where ``csv`` the CSV from
+    the site's folder; without it, a line saying where the CSV is published."""
     items = "".join(
-        '<li>%s: <a href="%s" download>CSV (gzip)</a> · <a href="%s" download>Parquet</a></li>'
+        '<li>%s: %s<a href="%s" download>Parquet</a></li>'
         % (
             text(name),
-            text("%s/%s%s" % (TABLES, name, CSV)),
+            '<a href="%s" download>CSV (gzip)</a> · ' % text("%s/%s%s" % (TABLES, name, CSV)) if csv else "",
             text("../%s.parquet" % name),
         )
         for name in downloads
     )
+    where = "" if csv else "<p>%s</p>" % text(NO_CSV)
     return "\n".join(
         [
-            '<section id="tables"><h2>Tables</h2><p>The report\'s tables, to download:</p><ul>%s</ul>' % items,
+            '<section id="tables"><h2>Tables</h2><p>The report\'s tables, to download:</p><ul>%s</ul>%s'
+            % (items, where),
             '<p>A badge with the newest release\'s pass rate: <a href="badge.svg">badge.svg</a>.</p></section>',
         ]
     )
