@@ -143,13 +143,11 @@ def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
 
 def orders(loads: pd.DataFrame) -> Tuple[List[str], List[str]]:
     """The saving and the loading environments' labels of a :func:`table`, each in version order."""
-    if loads.empty:
-        return [], []
-    saved = list(dict.fromkeys(loads.assign(_o=env_order(loads, SAVED_ENV)).sort_values("_o", kind="stable")["saved"]))
-    loaded = list(
-        dict.fromkeys(loads.assign(_o=env_order(loads, LOADED_ENV)).sort_values("_o", kind="stable")["loaded"])
-    )
-    return saved, loaded
+
+    def labelled(env: Sequence[str], label: str) -> List[str]:
+        return list(dict.fromkeys(loads.assign(_o=env_order(loads, env)).sort_values("_o", kind="stable")[label]))
+
+    return (labelled(SAVED_ENV, "saved"), labelled(LOADED_ENV, "loaded")) if not loads.empty else ([], [])
 
 
 def program_label(row: Mapping[str, Any]) -> str:
@@ -184,17 +182,14 @@ def heatmap(loads: pd.DataFrame) -> pd.DataFrame:
     if loads.empty:
         return pd.DataFrame({column: pd.Series(dtype=object) for column in HEATMAP_COLUMNS})
     saved_order, loaded_order = orders(loads)
+    counted = ["passed", "total", "not_applicable", "untrusted"]
     flags = loads.assign(
-        _passed=(loads["status"] == "pass").astype(int),
-        _tried=loads["status"].map(tried).astype(int),
-        _na=(loads["status"] == LoadStatus.NOT_APPLICABLE.value).astype(int),
-        _untrusted=(loads["status"] == LoadStatus.UNTRUSTED.value).astype(int),
+        passed=(loads["status"] == "pass").astype(int),
+        total=loads["status"].map(tried).astype(int),
+        not_applicable=(loads["status"] == LoadStatus.NOT_APPLICABLE.value).astype(int),
+        untrusted=(loads["status"] == LoadStatus.UNTRUSTED.value).astype(int),
     )
-    counted = ["_passed", "_tried", "_na", "_untrusted"]
     grouped = flags.groupby(["mode", "saved", "loaded"], sort=False)[counted].sum().reset_index()
-    grouped = grouped.rename(
-        columns={"_passed": "passed", "_tried": "total", "_na": "not_applicable", "_untrusted": "untrusted"}
-    )
     grouped["share"] = [p / t if t else math.nan for p, t in zip(grouped["passed"], grouped["total"])]
     grouped = grouped.assign(
         _mode=grouped["mode"].map({m: i for i, m in enumerate(MODES)}),
@@ -203,7 +198,7 @@ def heatmap(loads: pd.DataFrame) -> pd.DataFrame:
     )
     grouped = grouped.sort_values(["_mode", "_saved", "_loaded"], kind="stable")
     grouped = grouped.drop(columns=["_mode", "_saved", "_loaded"]).reset_index(drop=True)
-    for column in ("passed", "total", "not_applicable", "untrusted"):
+    for column in counted:
         grouped[column] = grouped[column].astype("int64")
     grouped["share"] = grouped["share"].astype(float)
     return grouped[HEATMAP_COLUMNS]

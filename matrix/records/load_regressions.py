@@ -18,7 +18,7 @@ Pure functions over :func:`matrix.records.artifacts.table`.
 from __future__ import annotations
 
 import collections
-from typing import Any, Dict, List, Mapping, Tuple
+from typing import Any, Dict, List, Tuple
 
 import pandas as pd
 
@@ -53,36 +53,22 @@ def regressions(loads: pd.DataFrame) -> pd.DataFrame:
     found = []
     for _, group in moves.groupby([*SAVED_ENV, "before", "after"], sort=False):
         rows = group.to_dict("records")
-        cause = common_failure(group.rename(columns={"status_after": "status"}))
+        failed = group.rename(columns={"status_after": "status"})
+        cause = common_failure(failed)
         first = rows[0]
-        row: Dict[str, Any] = {column: None for column in REGRESSION_COLUMNS}
-        row.update({key: first[key] for key in ("saved", "before", "after", *SAVED_ENV)})
-        row.update(
-            kind=REGRESSION,
-            programs=len(rows),
-            loaded_before=loaded[(first["saved"], first["before"], first["after"])],
-            torch_version_before=first["torch_version_before"],
-            torch_version_after=first["torch_version_after"],
-        )
+        row: Dict[str, Any] = dict.fromkeys(REGRESSION_COLUMNS)
+        row.update({key: first[key] for key in ("saved", "before", "after", *SAVED_ENV)}, kind=REGRESSION)
+        row.update({key: first[key] for key in ("torch_version_before", "torch_version_after")}, programs=len(rows))
+        row["loaded_before"] = loaded[(first["saved"], first["before"], first["after"])]
         if cause is not None:
-            sharing = sum(1 for r in rows if _same_failure(r, cause))
-            row.update(
-                status=cause.status,
-                error_type=cause.error_type or None,
-                error_message=cause.message or None,
-                sharing=sharing,
-            )
+            kinds = [(f.status, f.error_type) for f in map(Failure.of, failed.to_dict("records"))]
+            row.update(status=cause.status, error_type=cause.error_type or None, error_message=cause.message or None)
+            row["sharing"] = kinds.count((cause.status, cause.error_type))
         found.append(row)
     frame = pd.DataFrame(found, columns=REGRESSION_COLUMNS, dtype=object)
     keyed = frame.assign(_saved=env_order(frame, SAVED_ENV), _after=frame["torch_version_after"].map(store.release_key))
     keyed = keyed.sort_values(["_saved", "_after"], kind="stable")
     return keyed.drop(columns=["_saved", "_after"]).reset_index(drop=True)
-
-
-def _same_failure(row: Mapping[str, Any], cause: Failure) -> bool:
-    error_type = row.get("error_type")
-    same_type = (error_type if isinstance(error_type, str) else "") == cause.error_type
-    return same_type and str(row.get("status_after")) == cause.status
 
 
 def _loaded_before(loads: pd.DataFrame) -> Dict[Tuple[str, str, str], int]:
@@ -138,21 +124,10 @@ def program_regressions(loads: pd.DataFrame) -> pd.DataFrame:
 
 
 def _regression(before: Dict[str, Any], after: Dict[str, Any]) -> Dict[str, Any]:
-    row: Dict[str, Any] = {column: None for column in PROGRAM_COLUMNS}
-    row.update(
-        kind=REGRESSION,
-        saved=after["saved"],
-        case=after["case"],
-        mode=after["mode"],
-        with_set=after["with_set"],
-        before=before["loaded"],
-        after=after["loaded"],
-        status_before=before["status"],
-        status_after=after["status"],
-        error_type=after.get("error_type"),
-        error_message=after.get("error_message"),
-        torch_version_before=before["torch_version"],
-        torch_version_after=after["torch_version"],
-    )
-    row.update({key: after[key] for key in SAVED_ENV})
+    row: Dict[str, Any] = dict.fromkeys(PROGRAM_COLUMNS)
+    row.update({key: after.get(key) for key in ("saved", "case", "mode", "with_set", "error_type", "error_message")})
+    for side, load in (("before", before), ("after", after)):
+        row.update({side: load["loaded"], "status_" + side: load["status"]})
+        row["torch_version_" + side] = load["torch_version"]
+    row.update({key: after[key] for key in SAVED_ENV}, kind=REGRESSION)
     return row

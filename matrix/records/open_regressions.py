@@ -88,11 +88,9 @@ def open_regressions(
         by_release = chain.get((str(move["case"]), str(move["mode"])), {})
         broke = store.release_key(base(str(move["after"])))
         between = [r for r in by_release if broke < store.release_key(r) < store.release_key(newest_base)]
-        if any(_state(move, _cell_of(by_release[r], move, strict=True)) == "fixed" for r in between):
-            fixed += 1
-            continue
+        fixed_between = any(_state(move, _cell_of(by_release[r], move, strict=True)) == "fixed" for r in between)
         cell = _cell_of(by_release.get(newest_base, []), move)
-        state = _state(move, cell)
+        state = "fixed" if fixed_between else _state(move, cell)
         if state == "fixed":
             fixed += 1
         elif state == "unknown":

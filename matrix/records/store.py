@@ -95,6 +95,14 @@ def rank(values: pd.Series) -> pd.Series:
     return values.map(positions)
 
 
+def newest_python(cells: pd.DataFrame) -> pd.DataFrame:
+    """One row per cell of a build (variant, release, ``--with`` set, case, mode): its newest Python's, which stands
+    for the build."""
+    ranked = cells.assign(_python=rank(cells["python"].astype(object))).sort_values("_python", kind="stable")
+    keys = [key for key in ("variant", "release", "with_set", "case", "mode") if key in cells.columns]
+    return ranked.drop_duplicates(keys, keep="last").drop(columns="_python")
+
+
 def sort_cells(frame: pd.DataFrame, release: str = "torch_version", extra: Sequence[str] = ()) -> pd.DataFrame:
     """Rows in report order: release (version order), variant, python (version order), the ``--with``
     set where the frame has one (none first), then ``extra``."""

@@ -1,8 +1,6 @@
 """Export times of two cells compared: a ``slowdown`` or ``speedup``, claimed only on enough timed runs.
 
-The rule, as :mod:`matrix.records.transitions` states it for those kinds: both cells exported, MIN_RUNS
-timed runs a side, the median changed by ×SLOW_RATIO and by SLOW_MIN_S, and a one-sided Mann-Whitney
-test at MAX_P.
+The rule, with the thresholds below, is stated with those kinds in :mod:`matrix.records.transitions`.
 """
 
 from __future__ import annotations

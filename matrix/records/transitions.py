@@ -126,16 +126,14 @@ def pairs(table: pd.DataFrame, releases: Optional[Mapping[str, Sequence[str]]] =
     """The pairs of cells (older, newer) that transitions compare; see the module docstring for the series."""
     if table.empty:
         return []
-    newest = table.assign(_python=store.rank(table["python"].astype(object)))
     # A case run with two --with sets is two series, compared each with itself, as two variants are.
-    one_cell = [key for key in ("variant", "with_set", "case", "mode", "release") if key in table.columns]
-    newest = newest.sort_values("_python", kind="stable").drop_duplicates(one_cell, keep="last")
+    newest = store.newest_python(table)
     held: Dict[str, List[str]] = {str(v): list(r) for v, r in (releases or {}).items()}
     for variant, group in newest.groupby("variant"):
         held.setdefault(str(variant), store.ordered(group["release"]))
     chains = series(held)
     cells: Dict[Tuple[str, str, str], Dict[Env, Row]] = {}
-    for row in newest.drop(columns="_python").to_dict("records"):
+    for row in newest.to_dict("records"):
         env = (str(row["variant"]), str(row["release"]))
         cells.setdefault((str(row["case"]), str(row["mode"]), str(row.get("with_set") or "")), {})[env] = row
     found: List[Tuple[Row, Row]] = []
@@ -224,10 +222,8 @@ def compare(before: Row, after: Row) -> List[Row]:
     if kind is not None:
         # A regression or a wrong result is explained by the new error, a fix by the error it removed.
         source = before if kind == "fix" else after
-        found.append(
-            _row(kind, before, after, error_type=source.get("error_type"), error_message=source.get("error_message"))
-        )
-        found[-1]["detail"] = "%s → %s" % (old, new)
+        error = {key: source.get(key) for key in ("error_type", "error_message")}
+        found.append(_row(kind, before, after, detail="%s → %s" % (old, new), **error))
     if old == new == "pass":
         found.extend(_stage_changes(before, after))
     comparable = scheme(before, after)
@@ -300,22 +296,12 @@ def _text(value: Any) -> Optional[str]:
 
 
 def _row(kind: str, before: Row, after: Row, **values: Any) -> Row:
-    row: Row = {column: None for column in COLUMNS}
-    row.update(
-        kind=kind,
-        case=after.get("case"),
-        mode=after.get("mode"),
-        variant=after.get("variant"),
-        variant_before=before.get("variant"),
-        before=before.get("release"),
-        after=after.get("release"),
-        python_before=before.get("python"),
-        python_after=after.get("python"),
-        status_before=before.get("status"),
-        status_after=after.get("status"),
-        with_set=_text(after.get("with_set")) or "",
-    )
-    row.update(values)
+    row: Row = dict.fromkeys(COLUMNS)
+    row.update({key: after.get(key) for key in ("case", "mode", "variant")}, variant_before=before.get("variant"))
+    for side, cell in (("before", before), ("after", after)):
+        row.update({side: cell.get("release"), "python_" + side: cell.get("python")})
+        row["status_" + side] = cell.get("status")
+    row.update(kind=kind, with_set=_text(after.get("with_set")) or "", **values)
     return row
 
 
