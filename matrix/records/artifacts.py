@@ -320,9 +320,10 @@ def common_failure(rows: pd.DataFrame) -> Optional[Failure]:
     failing = rows[rows["status"].map(tried).astype(bool) & (rows["status"] != LoadStatus.PASS.value)]
     if failing.empty:
         return None
-    counts = collections.Counter(zip(failing["status"], failing["error_type"].map(lambda v: v or "")))
+    kinds = failing["error_type"].map(lambda v: v if isinstance(v, str) else "")
+    counts = collections.Counter(zip(failing["status"].astype(str), kinds))
     (status, error_type), _ = min(counts.items(), key=lambda item: (-item[1], item[0]))
-    first = failing[(failing["status"] == status) & (failing["error_type"].map(lambda v: v or "") == error_type)]
+    first = failing[(failing["status"] == status) & (kinds == error_type)]
     return Failure.of(first.iloc[0].to_dict())
 
 
