@@ -88,7 +88,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     pythons = []
     for word in args.torch:
         build = matrix.resolve(word)
-        spec = environments.Spec(build, environments.default_python(build.release))
+        spec = environments.Spec(build, pythons.default_python(build.release))
         if not environments.is_ready(spec):
             raise SystemExit(
                 "%s is not installed: run `export-matrix check %s --torch %s` once" % (word, args.case, word)

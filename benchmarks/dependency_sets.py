@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from matrix.contract import dependencies  # noqa: E402
-from matrix.envs import environments, releases  # noqa: E402
+from matrix.envs import environments, pythons, releases  # noqa: E402
 
 
 def quiet(_: str) -> None:
@@ -75,7 +75,7 @@ def main() -> int:
 
     build = releases.default_matrix().resolve(options.build)
     key = dependencies.set_key(options.set.split())
-    spec = environments.Spec(build, environments.default_python(build.release), key)
+    spec = environments.Spec(build, pythons.default_python(build.release), key)
     envs = environments.env_dir()
     first = environments.prepare(spec, envs, log=quiet)  # fills uv's cache; not counted
     print("set %r beside torch %s: %s" % (key, build.torch_version, first.path))

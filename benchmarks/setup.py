@@ -30,7 +30,7 @@ from typing import Callable, Dict, List, Optional
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from matrix.envs import environments, install, releases  # noqa: E402
+from matrix.envs import environments, install, pythons, releases  # noqa: E402
 
 
 def quiet(_: str) -> None:
@@ -61,7 +61,7 @@ def fresh(spec: environments.Spec, envs: Path) -> None:
 def measure(args: argparse.Namespace) -> List[Dict[str, str]]:
     matrix = releases.default_matrix()
     build = matrix.resolve(args.build)
-    spec = environments.Spec(build, environments.default_python(build.release))
+    spec = environments.Spec(build, pythons.default_python(build.release))
     envs = Path(tempfile.mkdtemp(prefix="export-matrix-bench-"))
     rows: List[Dict[str, str]] = []
 
@@ -127,7 +127,7 @@ def measure(args: argparse.Namespace) -> List[Dict[str, str]]:
         )
 
         cold_build = matrix.resolve(args.cold_build) if args.cold_build else build
-        cold_spec = environments.Spec(cold_build, environments.default_python(cold_build.release))
+        cold_spec = environments.Spec(cold_build, pythons.default_python(cold_build.release))
         cache = Path(tempfile.mkdtemp(prefix="uv-cold-cache-", dir=envs.parent))
         previous = os.environ.get("UV_CACHE_DIR")
         os.environ["UV_CACHE_DIR"] = str(cache)

@@ -28,7 +28,7 @@ from .contract.options import (
     positive_seconds,
     requirements,
 )
-from .envs import environments, releases
+from .envs import environments, pythons, releases
 from .probe import cases_request, probe_case, validate_case
 
 V = TypeVar("V", bound=Hashable)
@@ -261,7 +261,7 @@ def _common_python(chosen: Sequence[releases.Release]) -> str:
         shared &= set(release.pythons)
     if not shared:
         raise BisectInputError("no Python version has wheels of every release in the range; pass --python")
-    current = environments.current_python()
+    current = pythons.current_python()
     if current in shared:
         return current
     return max(shared, key=releases.python_key)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Sequence
 
 from .contract import dependencies
-from .envs import environments, releases
+from .envs import environments, pythons, releases
 from .envs.companions import NONE, WORKING, candidates, newest_working
 from .envs.releases import Build
 from .probe import cases_request, probe_case, validate_case
@@ -58,7 +58,7 @@ def _exports(name: str, info: Any, build: Build, scratch: Path, timeout: float, 
     """Whether the case loads and runs eagerly in a mode with this version of the library beside ``build``'s torch."""
     # The version joins the case's own needs, as --with would: the worker runs the case in that set.
     candidate = "%s==%s" % (name, version)
-    python = environments.default_python(build.release)
+    python = pythons.default_python(build.release)
     spec = environments.Spec(build, python, dependencies.set_key((*info.dependencies, candidate)))
     request = cases_request((info.path,), ("strict", "non-strict"), scratch / spec.name, timeout, added=(candidate,))
     probed = probe_case(spec, info, request)

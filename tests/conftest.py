@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from matrix.contract import records, schema
-from matrix.envs import environments, install, releases
+from matrix.envs import install, pythons, releases
 from matrix.envs.install import Sources
 from matrix.records import store, tables, transitions
 
@@ -332,7 +332,7 @@ def make_wheel(folder: Path, name: str, version: str, requires: Sequence[str] = 
     return path
 
 
-CURRENT = environments.current_python()
+CURRENT = pythons.current_python()
 FAKE_VARIANT = releases.Variant("cpu", "file:///nonexistent", "EXPORT_MATRIX_TEST_INDEX", local_tag="cpu")
 FAKE_RELEASE = releases.Release("9.9.9", "9.9", (CURRENT,), numpy_pin="fakenumpy")
 

@@ -1,9 +1,8 @@
 """Typed requests: what the host asks of the worker, turned into the worker's command line and read back.
 
-``RunRequest`` is ``export-matrix run``, ``LoadRequest`` is ``export-matrix load``. The argparse
-definitions of both commands live here alone (``add_run_arguments``, ``add_load_arguments``):
-the worker's ``configure`` calls them, and a request parses and writes the same options, so the
-host never writes a worker flag by hand.
+``RunRequest`` is ``export-matrix run``, ``LoadRequest`` is ``export-matrix load``. A request parses
+and writes the options as :mod:`matrix.contract.commands` declares them for the worker's own parser,
+so the host never writes a worker flag by hand.
 
 - ``request.argv()``: the options, *without* the command word (``COMMAND`` gives it):
   ``["--out", "results", "--mode", "strict"]``. Only what differs from the parser's defaults is
@@ -22,24 +21,20 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from typing import Any, ClassVar, Dict, List, NoReturn, Optional, Sequence, Tuple, Type, TypeVar
+from typing import Any, ClassVar, List, NoReturn, Optional, Sequence, Tuple, Type, TypeVar
 
 from . import stages
-from .case import EXPORTDB_SOURCE
+from .commands import KEY_VARIABLE as KEY_VARIABLE  # the worker's signing reads it from here
+from .commands import SOURCES, WARM_UPS, add_load_arguments, add_run_arguments
+from .commands import WARM_UP_FROM as WARM_UP_FROM  # the worker's batch reads it from here
 from .errors import UserError
 from .options import (
     AOTI_FROM,
     DEFAULT_AOTI_TIMEOUT_S,
     DEFAULT_DIAGNOSIS_BUDGET_S,
     DEFAULT_TIMEOUT_S,
-    DIAGNOSIS_SHARE,
     ISOLATIONS,
     PROGRESS,
-    add_batch,
-    add_cache,
-    add_mode,
-    add_variant,
-    add_with,
     at_least,
     from_namespace,
     memory_mb,
@@ -49,17 +44,10 @@ from .options import (
 )
 from .schema import MODES
 
-# The words of the options, defined here and read by the worker (runner, sources, batch, signing).
+# The words of the options, read by the worker (runner, sources, batch, signing) from here.
 # STAGES is the default of --stages; OPT_IN_STAGES run only where --stages names them (contract/stages.py).
 STAGES, OPT_IN_STAGES, KNOWN_STAGES = stages.DEFAULT, stages.OPT_IN, stages.KNOWN
 AOTI = stages.AOTI.name  # compile the program with AOTInductor, load the package in a fresh process, compare
-SOURCES = ("cases", EXPORTDB_SOURCE)
-WARM_UPS = ("auto", "always", "never")
-# From this many items on, a warm-up in the parent costs less than each forked item paying
-# first-use costs itself (benchmarks/overhead.py --warm-up measures the break-even).
-WARM_UP_FROM = 6
-# Where `load` finds the key that signed the saved programs (matrix/worker/signing.py).
-KEY_VARIABLE = "EXPORT_MATRIX_SIGNING_KEY"
 
 
 class RequestError(UserError):
@@ -72,165 +60,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise RequestError("%s: error: %s" % (self.prog, message))
 
-
-# --- the options, defined once --------------------------------------------------------------------
-
-
-def add_run_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``export-matrix run``."""
-    parser.add_argument(
-        "--cases", nargs="+", metavar="PATH", default=None, help="case files or folders (default: ./cases)"
-    )
-    parser.add_argument(
-        "--source",
-        choices=SOURCES,
-        default="cases",
-        help="our case files, or the ExportDB examples bundled with the installed torch",
-    )
-    parser.add_argument(
-        "--select",
-        nargs="+",
-        metavar="GLOB",
-        default=None,
-        help="keep cells whose case name or cell id matches one of these globs",
-    )
-    parser.add_argument("--tag", nargs="+", metavar="TAG", default=None, help="keep cases with one of these tags")
-    add_mode(parser)
-    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where the cases run (default cpu)")
-    parser.add_argument("--runs", type=int, default=1, metavar="N", help="repetitions of each cell (default 1)")
-    parser.add_argument(
-        "--stages",
-        default=",".join(STAGES),
-        help="stages after export, comma-separated: %s; default: %s" % (stages.HELP, ",".join(STAGES)),
-    )
-    parser.add_argument(
-        "--aoti-timeout",
-        type=float,
-        default=DEFAULT_AOTI_TIMEOUT_S,
-        metavar="S",
-        help="seconds the aoti stage may take in one cell, on top of --timeout (default %g): a compile past it is"
-        " killed and recorded as the stage's timeout, the cell's own status unchanged" % DEFAULT_AOTI_TIMEOUT_S,
-    )
-    parser.add_argument(
-        "--diagnosis-budget",
-        type=float,
-        default=DEFAULT_DIAGNOSIS_BUDGET_S,
-        metavar="S",
-        help="seconds a failed export's draft_export diagnosis may take (default %g; never past %g of --timeout"
-        " into the cell); one kept in the result cache for the same case, mode and error is reused, not run again"
-        % (DEFAULT_DIAGNOSIS_BUDGET_S, DIAGNOSIS_SHARE),
-    )
-    parser.add_argument(
-        "--hide-capability",
-        nargs="+",
-        metavar="NAME",
-        default=[],
-        help="treat these capabilities as missing, to preview how older releases report",
-    )
-    add_batch(parser, "cell", "re-run cells already recorded in --out (and cells a dead run left)")
-    add_cache(parser, "cell")
-    parser.add_argument(
-        "--explain-cache",
-        action="store_true",
-        help="for each cell that runs again although the result cache was on, say why: what changed since the"
-        " cell's latest kept result (a file it read, a variable that steers torch, the torch build), or no entry",
-    )
-    parser.add_argument(
-        "--warm-up",
-        choices=WARM_UPS,
-        default="auto",
-        help="export a tiny model before forking cells: auto does it from %d cells on (default auto)" % WARM_UP_FROM,
-    )
-    parser.add_argument(
-        "--artifacts",
-        metavar="DIR",
-        default=None,
-        help="keep each passing cell's saved program, inputs and eager outputs under DIR, for `load` on other releases",
-    )
-    parser.add_argument(
-        "--no-artifacts", dest="artifacts", action="store_const", const=None, help="keep none (default)"
-    )
-    add_variant(parser, "wheel variant to record (default: from torch's version tag)")
-    add_with(parser)
-    parser.add_argument(
-        "--dependency-set",
-        metavar="KEY",
-        default=None,
-        help='run only the cases whose PEP 723 dependencies are this set ("" for none): what the nox sessions and'
-        " `check` pass in each environment they install for a set (default: every case)",
-    )
-    parser.add_argument("--out", required=True, metavar="DIR", help="folder for the record files")
-
-
-def add_load_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``export-matrix load`` (and its epilog)."""
-    parser.epilog = (
-        "Loading a folder of saved programs runs code from it, on every release that loads it. Programs that"
-        " `run --artifacts` signed with this machine's key load; others are recorded as untrusted, unless"
-        " --trust: give it only for folders you made or trust."
-    )
-    parser.add_argument(
-        "artifacts",
-        nargs="+",
-        metavar="ARTIFACT_DIR",
-        help="folders written by `run --artifacts` (or one release's folder in one)",
-    )
-    parser.add_argument("--out", required=True, metavar="DIR", help="folder for the record file")
-    parser.add_argument(
-        "--select",
-        nargs="+",
-        metavar="GLOB",
-        default=None,
-        help="keep artifacts whose case name or path (release/mode/case) matches one of these globs",
-    )
-    parser.add_argument(
-        "--trust",
-        action="store_true",
-        help="load the programs under every ARTIFACT_DIR given even where their signature is missing or made"
-        " with another key. Loading a saved program runs code from its folder (torch.export.load unpickles"
-        " on some releases), on every release that loads it: give --trust only for folders you made or trust."
-        " Without it, a program not signed with this machine's key (%s, else the key file in the user's"
-        " cache folder) is recorded as untrusted and not read" % KEY_VARIABLE,
-    )
-    parser.add_argument(
-        "--dependency-set",
-        default=None,
-        metavar="KEY",
-        help="load only the programs saved with this set of packages beside torch (a key as `run` records"
-        " it; '' for torch alone), in an environment that has them; the record file is named after the set."
-        " The nox load sessions run one load per set. Default: every program",
-    )
-    parser.add_argument(
-        "--aoti",
-        action="store_true",
-        help="also compile each program saved on an older release with this release's AOTInductor (a C++ compiler,"
-        " g++, is needed), in a process of its own, then load the package in a process that never compiled, run"
-        " it on the saved inputs and compare: exported on an older release, compiled on this one. Opt-in: a compile"
-        " takes seconds to minutes. Programs saved on this release are the aoti stage of `run`, never compiled here",
-    )
-    parser.add_argument(
-        "--aoti-timeout",
-        type=float,
-        default=DEFAULT_AOTI_TIMEOUT_S,
-        metavar="S",
-        help="with --aoti: seconds one compile may take, on top of --timeout (default %g): a compile past it is"
-        " killed and recorded as that program's timeout" % DEFAULT_AOTI_TIMEOUT_S,
-    )
-    parser.add_argument(
-        "--aoti-from",
-        choices=AOTI_FROM,
-        default=AOTI_FROM[0],
-        help="with --aoti: the older releases whose programs are compiled here. all (default): every one;"
-        " nearest-and-oldest: the newest release before this one and the oldest saved with the same major"
-        " serializer schema version, among those found, so that a matrix of N releases makes about 2N of these"
-        " compiles rather than N^2/2",
-    )
-    add_variant(parser, "wheel variant to record (default: from torch's version tag)")
-    add_batch(parser, "artifact", "load artifacts already recorded in --out again")
-    add_cache(parser, "load")
-
-
-# --- reading and writing argv -----------------------------------------------------------------------
 
 R = TypeVar("R", bound="_Request")
 
@@ -289,8 +118,8 @@ class _Request:
             if not action.option_strings or name in done or type(action) is argparse._StoreConstAction:
                 continue
             done.add(name)
-            value = self._word(name)
-            if not action.required and value == self._default_word(name, defaults):
+            value = getattr(self, name)
+            if not action.required and value == defaults[name]:
                 continue
             flag = action.option_strings[0]
             if isinstance(action, argparse._StoreTrueAction):
@@ -300,15 +129,11 @@ class _Request:
                     words += [flag, str(item)]
             elif action.nargs == "+":
                 words += [flag, *(str(v) for v in value)]
+            elif isinstance(value, tuple):  # several words in one (``--stages check,aoti``)
+                words += [flag, ",".join(value)]
             else:
                 words += [flag, str(value)]
         return words
-
-    def _word(self, name: str) -> Any:
-        return getattr(self, name)
-
-    def _default_word(self, name: str, defaults: Dict[str, Any]) -> Any:
-        return defaults[name]
 
     def command(self) -> List[str]:
         """The command word and argv: what follows ``python -m matrix.worker``."""
@@ -358,16 +183,6 @@ class RunRequest(_Request):
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
         add_run_arguments(parser)
-
-    def _word(self, name: str) -> Any:
-        if name == "stages":
-            return ",".join(self.stages)
-        return getattr(self, name)
-
-    def _default_word(self, name: str, defaults: Dict[str, Any]) -> Any:
-        if name == "stages":
-            return ",".join(STAGES)
-        return defaults[name]
 
     @property
     def modes(self) -> Tuple[str, ...]:

@@ -80,7 +80,33 @@ ENV_ERROR_KEYS = (
 )  # fmt: skip
 
 
-class Status(str, enum.Enum):
+class _Outcome:
+    """What the members of a status enum share: a rank (higher is better; None where the status is not comparable,
+    as it says nothing about torch), a glyph, a colour and a meaning, from their class's tables (``_TABLES``)."""
+
+    value: str
+
+    @property
+    def rank(self) -> Optional[int]:
+        return _TABLES[type(self).__name__][0].get(self.value)
+
+    @property
+    def symbol(self) -> str:
+        return _TABLES[type(self).__name__][1][self.value]
+
+    @property
+    def colour(self) -> str:
+        return _TABLES[type(self).__name__][2][self.value]
+
+    @property
+    def meaning(self) -> str:
+        return _TABLES[type(self).__name__][3][self.value]
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Status(_Outcome, str, enum.Enum):
     """The outcome of a cell. The string values are what the records hold."""
 
     PASS = "pass"
@@ -95,54 +121,22 @@ class Status(str, enum.Enum):
     HARNESS_ERROR = "harness-error"
 
     @property
-    def rank(self) -> Optional[int]:
-        """Higher is better; None for statuses that say nothing about torch (not comparable)."""
-        return _RANK.get(self.value)
-
-    @property
     def applicable(self) -> bool:
         """Whether the cell ran torch.export at all and so counts towards a pass rate."""
         return self.value in _RANK
 
-    @property
-    def symbol(self) -> str:
-        return _SYMBOL[self.value]
-
-    @property
-    def colour(self) -> str:
-        return _COLOUR[self.value]
-
-    @property
-    def meaning(self) -> str:
-        return _MEANING[self.value]
-
-    def __str__(self) -> str:
-        return self.value
-
 
 _RANK = {"pass": 3, "mismatch": 2, "fail": 1, "crash": 0, "timeout": 0}
 _SYMBOL = {
-    "pass": "✅",
-    "mismatch": "⚠️",
-    "fail": "❌",
-    "crash": "💥",
-    "timeout": "⏱️",
-    "not-applicable": "➖",
-    "case-error": "🚧",
-    "harness-error": "🛠️",
-}
+    "pass": "✅", "mismatch": "⚠️", "fail": "❌", "crash": "💥", "timeout": "⏱️", "not-applicable": "➖",
+    "case-error": "🚧", "harness-error": "🛠️",
+}  # fmt: skip
 # Okabe and Ito's colour-blind-safe palette, and a grey: pass, mismatch and fail stay apart
 # in every common kind of colour blindness.
 _COLOUR = {
-    "pass": "#009E73",
-    "mismatch": "#F0E442",
-    "fail": "#D55E00",
-    "crash": "#000000",
-    "timeout": "#CC79A7",
-    "not-applicable": "#BBBBBB",
-    "case-error": "#0072B2",
-    "harness-error": "#56B4E9",
-}
+    "pass": "#009E73", "mismatch": "#F0E442", "fail": "#D55E00", "crash": "#000000", "timeout": "#CC79A7",
+    "not-applicable": "#BBBBBB", "case-error": "#0072B2", "harness-error": "#56B4E9",
+}  # fmt: skip
 _MEANING = {
     "pass": "exported, and the exported program reproduces eager",
     "mismatch": "exported, but the exported program gives other numbers than eager, or raises where eager did not",
@@ -163,11 +157,9 @@ NO_RECORD = "·"
 
 
 class NoCell(str, enum.Enum):
-    """Why a command that runs a case (``check``) has no cell record to show; never a record's status.
-
-    A table row names either a ``Status`` or one of these, so a reader can tell an environment
-    that did not install from a worker that left nothing.
-    """
+    """Why a command that runs a case (``check``) has no cell record to show, never a record's status: a table
+    row names a ``Status`` or one of these, so a reader can tell an environment that did not install from a worker
+    that left nothing."""
 
     ENV_ERROR = "env-error"  # the environment did not install: its env-error record (that kind) says why
     NO_RECORD = "no-record"  # the worker left no cell record; what went wrong, where known, is shown beside it
@@ -198,18 +190,13 @@ ARTIFACT_STATUSES = (ARTIFACT_SAVED, ARTIFACT_NOT_SAVED)
 
 
 # --- loading a saved program on another release (``export-matrix load``) --------------------
-
-# Every load record carries these keys (None where they do not apply): the release that saved
-# the program (``saved_*``), the one that loaded it (``torch_version``, ``variant``, ``python``),
-# and the serialized-program schema version of each, where torch exposes one.
-# Every record of something made on one release and used on another (contract/products.py) starts with
-# USE_HEAD and ends with USE_TAIL: ``reused_from`` is the run that measured a result this record reuses
-# (matrix/worker/reuse.py), None where it ran now.
+# Every record of something made on one release and used on another (contract/products.py) starts with USE_HEAD
+# and ends with USE_TAIL (None where a key does not apply): ``reused_from`` is the run that measured a result this
+# record reuses (matrix/worker/reuse.py), None where it ran now. A load record (LOAD_KEYS) adds the serialized-program
+# schema version of the saving and of the loading release, where torch exposes one.
 USE_HEAD = (
-    "schema_version", "kind", "run_id",
-    "saved_torch_version", "saved_variant", "saved_python",
-    "torch_version", "variant", "python", "device",
-    "case", "mode", "artifact", "dependency_set", "with_set",
+    "schema_version", "kind", "run_id", "saved_torch_version", "saved_variant", "saved_python",
+    "torch_version", "variant", "python", "device", "case", "mode", "artifact", "dependency_set", "with_set",
 )  # fmt: skip
 USE_TAIL = ("run_s", "total_s", "peak_rss_mb", "exit_code", "stderr_tail", "finished_at", "reused_from")
 LOAD_KEYS = USE_HEAD + (
@@ -226,8 +213,9 @@ LOAD_REQUIRED = SAVED_ENV_KEY + ENV_KEY + ("case", "mode")
 LOAD_IDENTITY = LOAD_REQUIRED + ("with_set",)
 
 
-class LoadStatus(str, enum.Enum):
-    """The outcome of loading a saved program and running it on its saved inputs."""
+class LoadStatus(_Outcome, str, enum.Enum):
+    """The outcome of loading a saved program and running it on its saved inputs (not comparable: the loading
+    release cannot try)."""
 
     PASS = "pass"
     MISMATCH = "mismatch"
@@ -238,26 +226,6 @@ class LoadStatus(str, enum.Enum):
     NOT_APPLICABLE = "not-applicable"
     UNTRUSTED = "untrusted"
     HARNESS_ERROR = "harness-error"  # the runner's own fault, as for a cell
-
-    @property
-    def rank(self) -> Optional[int]:
-        """Higher is better; None where the loading release cannot try (not comparable)."""
-        return _LOAD_RANK.get(self.value)
-
-    @property
-    def symbol(self) -> str:
-        return _LOAD_SYMBOL[self.value]
-
-    @property
-    def colour(self) -> str:
-        return _LOAD_COLOUR[self.value]
-
-    @property
-    def meaning(self) -> str:
-        return _LOAD_MEANING[self.value]
-
-    def __str__(self) -> str:
-        return self.value
 
 
 _LOAD_RANK = {"pass": 3, "mismatch": 2, "run-error": 1, "load-error": 0, "crash": 0, "timeout": 0}
@@ -275,17 +243,18 @@ _LOAD_MEANING = {
     "harness-error": _MEANING["harness-error"],
 }
 LOAD_STATUSES = tuple(status.value for status in LoadStatus)  # in display order
+_TABLES = {
+    Status.__name__: (_RANK, _SYMBOL, _COLOUR, _MEANING),
+    LoadStatus.__name__: (_LOAD_RANK, _LOAD_SYMBOL, _LOAD_COLOUR, _LOAD_MEANING),
+}
 
 
 # --- the opt-in AOTInductor stage (``run --stages ...,aoti``) ---------------------------------
-
 # A cell record of a run that selected the aoti stage carries these keys too (None where they do not apply); a run
 # without it writes none of them: declared with the stage (contract/stages.py).
 AOTI_KEYS = stages.AOTI.keys
-# The aoti stage's outcomes: the stage vocabulary (ok: compiled, loaded, ran and matched eager), and
-# not-applicable (the release has no Python loader for AOTInductor, or the machine no C++ compiler:
-# never a failure), crash or timeout (of the compile or of the load's process alone: the cell's status
-# stays), untrusted (the package's folder is not signed with this machine's key: never loaded).
+# The aoti stage's outcomes (AOTI_COMPILE_MEANING says each): not-applicable is never a failure, and a crash or
+# timeout is the compile's or the package load's process's alone: the cell's status stays.
 AOTI_STATUSES = (
     STAGE_OK, STAGE_MISMATCH, STAGE_ERROR, STAGE_SKIPPED, Status.NOT_APPLICABLE.value, Status.CRASH.value,
     Status.TIMEOUT.value, LoadStatus.UNTRUSTED.value,
@@ -293,53 +262,34 @@ AOTI_STATUSES = (
 
 
 # --- a kept AOTInductor package loaded on a release (``export-matrix load``) -------------------
-
-# ``load`` loads the package a cell's aoti stage kept beside its program too, in a process of its own,
-# and records it as a record of its own kind: every reader of ``load`` records (the saved-program
-# table, its epochs, loads.parquet) stays about exported programs alone, and a reader that does not
-# know this kind skips it. The package was compiled on the release that saved its program:
-# ``saved_*`` name it, as on a program's load, so that the two grids line up. Statuses are the
-# load vocabulary (LoadStatus): not-applicable where the loading release has no loader for the file
-# (none before 2.3; ``aoti.so`` libraries need ``torch._export.aot_load``, ``aoti.pt2`` packages
-# ``aoti_load_package`` or 2.5's ``load_package``) or the machine no C++ compiler its loader needs.
-# The identity is a load's (LOAD_IDENTITY): one package per kept program (AOTI_LOAD_KIND's records).
-# ``package`` is the file loaded (``aoti.pt2`` or ``aoti.so``), ``package_bytes`` its size;
-# ``aoti_api`` the API that compiled it, as its meta.json says; ``aoti_loader`` what loaded it here
-# (None where nothing could); ``load_s`` and ``run_s`` loading the package and running it on the
-# program's kept inputs.
+# ``load`` loads the package a cell's aoti stage kept beside its program too, in a process of its own, as a record
+# of its own kind (products.PACKAGE), so that every reader of ``load`` records stays about exported programs;
+# ``saved_*`` name the release that compiled it (the one that saved its program), as on a program's load. Its
+# statuses are the loads' (AOTI_LOAD_MEANING): not-applicable where the loading release has no loader for the file
+# (none before 2.3; ``aoti.so`` needs ``torch._export.aot_load``, ``aoti.pt2`` ``aoti_load_package`` or 2.5's
+# ``load_package``) or the machine no C++ compiler. ``package`` is the file loaded, ``package_bytes`` its size,
+# ``aoti_api`` what compiled it (its meta.json), ``aoti_loader`` what loaded it here (None where nothing could).
 AOTI_LOAD_KEYS = USE_HEAD + (
     "package", "package_bytes", "aoti_api", "aoti_loader",
     "status", "error_type", "error_message", "error_traceback", "checked_inputs", "case_module", "load_s",
 ) + USE_TAIL  # fmt: skip
 # What each load status says of a package (LoadStatus.meaning says it of a program).
-AOTI_LOAD_MEANING = {
+AOTI_LOAD_MEANING = dict(_LOAD_MEANING, **{
     "pass": "loaded, ran on the program's saved inputs and reproduced the saved outputs",
     "mismatch": "loaded and ran, but gave other numbers than the compiling release's eager run",
     "run-error": "loaded, but running the compiled package raised",
     "load-error": "the release's AOTInductor loader raised, or the package's folder is incomplete or changed",
-    "crash": "the load's process died (signal, os._exit, out of memory)",
-    "timeout": "the load ran past its time limit and was killed",
     "not-applicable": "the loading release has no loader for this kind of package, or the machine no C++ compiler",
     "untrusted": "not loaded: its folder's signature is missing or does not match the signing key (see load --trust)",
-    "harness-error": _MEANING["harness-error"],
-}
+})  # fmt: skip
 
 
 # --- a program saved on an older release, compiled on this one (``export-matrix load --aoti``) ----------
-
-# "Exported on X, compiled on Y": ``load --aoti`` on release Y takes each program saved on an older release X,
-# loads it with ``torch.export.load``, compiles it with Y's AOTInductor API in a process of its own, loads the
-# package in a fresh process that never compiled, runs it on the program's saved inputs and compares with the
-# saved outputs. One record per (program, compiling release), of its own kind: ``saved_*`` name the release
-# that exported and saved the program, ``torch_version``, ``variant`` and ``python`` the one that compiled and
-# loaded the package (the identity is a load's, LOAD_IDENTITY). ``status`` is the aoti stage's outcome
-# (AOTI_STATUSES): ``skipped`` where the program does not load on the compiling release (nothing to compile:
-# that is its load's failure, not the compile's), ``not-applicable`` where the release has no AOTInductor API
-# or the machine no C++ compiler, ``untrusted`` where the program's folder is not signed with this machine's
-# key. ``failed_step`` says where one that was tried stopped: AOTI_COMPILE_STEPS, or None where it matched or
-# the step is unknown (the whole process died). ``aoti_api`` compiled it, ``aoti_loader`` loaded the package;
-# ``compile_s``, ``load_s`` and ``run_s`` time the compile, the package's load and the run on the kept inputs;
-# ``package_bytes`` is the package's size. The package itself is not kept.
+# "Exported on X, compiled on Y": ``load --aoti`` on release Y loads each program saved on an older release X,
+# compiles it with Y's AOTInductor API in a process of its own, loads the package in a fresh process that never
+# compiled, runs it on the saved inputs and compares (products.COMPILE; the package itself is not kept).
+# ``status`` is one of AOTI_STATUSES (AOTI_COMPILE_MEANING), ``failed_step`` one of AOTI_COMPILE_STEPS (None where
+# it matched or the whole process died); ``aoti_api`` compiled it, ``aoti_loader`` loaded the package.
 AOTI_COMPILE_KEYS = USE_HEAD + (
     "status", "failed_step", "error_type", "error_message", "error_traceback",
     "aoti_api", "aoti_loader", "package_bytes", "checked_inputs", "case_module", "compile_s", "load_s",
@@ -378,12 +328,10 @@ def rank(status: Any) -> Optional[int]:
 
 
 def first_line(text: Any, limit: Optional[int] = 500) -> str:
-    """The first non-blank line of an error message, stripped and cut to ``limit`` characters.
+    """The first non-blank line of an error message, stripped and cut to ``limit`` characters (None: all of it).
 
-    Anything but text (None, NaN from a table) and blank text give ``""``; ``limit=None``
-    keeps the whole line. The cut adds no marker: a record stores what the message said,
-    and each page marks its own cut.
-    """
+    Anything but text (None, NaN from a table) and blank text give ``""``. The cut adds no marker: a record
+    stores what the message said, and each page marks its own cut."""
     if not isinstance(text, str):
         return ""
     lines = text.strip().splitlines()

@@ -2,9 +2,9 @@
 
 A stage has a name (the word of ``--stages``), what ``--stages``' help says of it, whether it runs by default
 or only where ``--stages`` names it, the name of its outcome's column in the report (where it has one of its
-own), the record fields only a run that selected it writes (beside ``schema.CELL_KEYS``), and the option that
-bounds what it may take. A stage in a module of its own is also registered in ``matrix.worker.stages``, whose
-``RUNS`` the cell calls on a passing cell. ``run --stages``, ``check --stages``, the record's columns and the
+own), the record fields only a run that selected it writes (beside ``schema.CELL_KEYS``), the option that
+bounds what it may take, and, for a stage in a worker module of its own, that module: ``matrix.worker.stages``
+imports it and the cell calls its ``run`` on a passing cell. A new stage is that module and its declaration here. ``run --stages``, ``check --stages``, the record's columns and the
 report's stage columns read :data:`DECLARED`.
 
 Standard library only, and Python 3.8 syntax: the worker imports this module inside every torch environment.
@@ -26,6 +26,9 @@ class Stage:
     label: Optional[str] = None  # the report's name for its outcome column; None: no column of its own
     keys: Tuple[str, ...] = ()  # record fields only a run that selected it writes, None where they do not apply
     budget: Optional[str] = None  # the option that bounds what it may take
+    # The module of matrix.worker whose ``run(record, program, case)`` runs it on a passing cell; None for the
+    # stages the cell runs itself (check, decompose, serialize, diagnose, aoti).
+    module: Optional[str] = None
 
 
 CHECK = Stage("check", "run and compare with eager")

@@ -26,8 +26,8 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from . import pipconfig
+from .builds import Build
 from .install import InstallError
-from .releases import Build
 
 ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1"
 DEFAULT_TIMEOUT = 30.0

@@ -17,7 +17,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..contract import dependencies
 from ..contract.errors import UserError
-from .releases import Build
+from .builds import Build
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -14,26 +14,21 @@ version is installed again).
 from __future__ import annotations
 
 import datetime
-import hashlib
 import json
 import os
 import re
 import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
 
-from .. import __version__
 from ..contract import dependencies, records
 from ..contract.requests import LoadRequest, RunRequest
-from ..contract.schema import SCHEMA_VERSION, first_line
 from . import channels, companion_table, releases
+from .builds import Build
 from .install import (
-    OUTPUT_TAIL,
     BuildUnavailable,
     Installer,
     InstallError,
@@ -43,16 +38,13 @@ from .install import (
     installer,
     run_captured,
 )
-from .releases import Build, Release
+from .pythons import find_interpreter
+from .worker_copy import PACKAGE, worker_copy, worker_environ
 
 ENV_DIR_VARIABLE = "EXPORT_MATRIX_ENV_DIR"
-PYTHON_VARIABLE = "EXPORT_MATRIX_PYTHON"
 MARKER = dependencies.MARKER  # the worker reads what a set added from it
-ROOT = Path(__file__).resolve().parent.parent.parent
 
 Log = Callable[[str], None]
-
-
 Request = Union[RunRequest, LoadRequest]
 
 
@@ -135,6 +127,11 @@ class Environment:
         return worker_environ(self.worker, environ)
 
 
+def current_worker() -> Tuple[List[str], Dict[str, str]]:
+    """The command and environment that run the worker in this interpreter (its torch, nothing installed)."""
+    return [sys.executable, "-m", "matrix.worker"], worker_environ(PACKAGE.parent)
+
+
 def python_in(path: Path) -> Path:
     return path / "Scripts" / "python.exe" if os.name == "nt" else path / "bin" / "python"
 
@@ -153,127 +150,6 @@ def env_dir(environ: Optional[Mapping[str, str]] = None) -> Path:
     else:
         base = Path(environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "torch-export-matrix" / "envs"
-
-
-# --- Python interpreters ------------------------------------------------------------------------
-
-
-def current_python() -> str:
-    return "%d.%d" % sys.version_info[:2]
-
-
-def _reports(executable: str, python: str) -> bool:
-    try:
-        done = subprocess.run(
-            [executable, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0 and done.stdout.strip() == python
-
-
-def find_interpreter(python: str, environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
-    """An interpreter of this Python version: the running one, ``pythonX.Y`` on PATH, or a pyenv install."""
-    environ = os.environ if environ is None else environ
-    if python == current_python():
-        return sys.executable
-    candidates = []
-    on_path = shutil.which("python" + python)
-    if on_path:
-        candidates.append(on_path)
-    pyenv = Path(environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
-    if pyenv.is_dir():
-        installs = sorted(pyenv.glob(python + ".*"), key=lambda p: [int(x) for x in p.name.split(".") if x.isdigit()])
-        candidates += [str(p / "bin" / ("python" + python)) for p in reversed(installs)]
-    for candidate in candidates:
-        # pyenv shims exist for every installed version but fail unless it is activated.
-        if _reports(candidate, python):
-            return candidate
-    return None
-
-
-def default_python(release: Release, environ: Optional[Mapping[str, str]] = None) -> str:
-    """``EXPORT_MATRIX_PYTHON``, else this interpreter's version when the release supports it, else the newest found."""
-    environ = os.environ if environ is None else environ
-    if environ.get(PYTHON_VARIABLE):
-        return environ[PYTHON_VARIABLE]
-    if release.supports(current_python()):
-        return current_python()
-    for python in reversed(release.pythons):
-        if find_interpreter(python, environ):
-            return python
-    return release.pythons[-1]
-
-
-# --- the worker ------------------------------------------------------------------------------------
-
-# What runs inside an environment: the package's top module, the contract between host and worker
-# (standard library only) and the worker itself. tests/unit/test_syntax.py checks that the copy holds
-# every module the worker imports, and pyproject.toml holds these folders to Python 3.8's syntax.
-SHIPPED_PACKAGES = ("contract", "worker")
-PACKAGE = ROOT / "matrix"
-
-
-def worker_files(package: Path) -> List[Path]:
-    files = [package / "__init__.py"]
-    for folder in SHIPPED_PACKAGES:
-        files += sorted(p for p in (package / folder).glob("*.py"))
-    return files
-
-
-def worker_fingerprint(package: Path) -> str:
-    """A hash of the worker's sources: a new copy of the worker is made when they change."""
-    digest = hashlib.sha256(__version__.encode())
-    for path in worker_files(package):
-        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
-
-
-def worker_copy(envs: Path, package: Optional[Path] = None) -> Path:
-    """A folder to put on PYTHONPATH that holds this version of the worker, made once per fingerprint.
-
-    Environments run the worker from this copy: nothing of the project is installed into
-    them, so editing the host side needs no reinstall, and a run in progress is not
-    disturbed by edits to the checkout.
-    """
-    package = PACKAGE if package is None else package
-    folder = envs / ".worker" / worker_fingerprint(package)
-    if (folder / "matrix" / "worker" / "__main__.py").is_file():
-        return folder
-    envs.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".worker-", dir=envs))
-    try:
-        for path in worker_files(package):
-            target = staging / "matrix" / path.relative_to(package)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            staging.rename(folder)
-        except OSError:  # another process made the same copy first
-            pass
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return folder
-
-
-def worker_environ(path: Path, environ: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
-    """The process environment of a worker run from ``path``: an inherited PYTHONPATH would leak host packages."""
-    env = dict(os.environ if environ is None else environ)
-    env["PYTHONPATH"] = str(path)
-    env.setdefault("PYTHONWARNINGS", "ignore")
-    return env
-
-
-def current_worker() -> Tuple[List[str], Dict[str, str]]:
-    """The command and environment that run the worker in this interpreter (its torch, nothing installed)."""
-    return [sys.executable, "-m", "matrix.worker"], worker_environ(PACKAGE.parent)
-
-
-# --- preparing an environment ---------------------------------------------------------------------
 
 
 def _read_marker(path: Path) -> Dict[str, object]:
@@ -446,16 +322,10 @@ def _prepare(
     interpreter = find_interpreter(spec.python)
     if interpreter is None and tool.name != "uv":  # uv finds (or fetches) interpreters itself
         raise PythonUnavailable("no Python %s interpreter found for %s" % (spec.python, spec.name))
-    if spec.dependency_set:
-        log(
-            "installing %s beside torch %s (%s) for Python %s with %s into %s"
-            % (spec.dependency_set, build.torch_version, build.variant.name, spec.python, tool.name, path)
-        )
-    else:
-        log(
-            "installing torch %s (%s) for Python %s with %s into %s (%s)"
-            % (build.torch_version, build.variant.name, spec.python, tool.name, path, _expected_size(build))
-        )
+    what = "%s beside torch" % spec.dependency_set if spec.dependency_set else "torch"
+    size = "" if spec.dependency_set else " (%s)" % _expected_size(build)
+    told = (what, build.torch_version, build.variant.name, spec.python, tool.name, path, size)
+    log("installing %s %s (%s) for Python %s with %s into %s%s" % told)
     if hasattr(tool, "echo"):
         tool.echo = log
     if path.exists():  # a half-installed environment has no marker: it is removed, never used
@@ -473,16 +343,10 @@ def _prepare(
     if found != build.torch_version:
         raise WrongTorch("asked for torch %s but the environment has %s" % (build.torch_version, found or "none"))
     seconds = time.perf_counter() - started
-    record = {
-        "torch": build.torch_version,
-        "variant": build.variant.name,
-        "python": spec.python,
-        "requirements": spec.requirements,
-        "constraints": spec.constraints,
-        "installer": tool.name,
-        "installed_at": _now(),
-        "seconds": round(seconds, 2),
-    }
+    record = dict(
+        torch=build.torch_version, variant=build.variant.name, python=spec.python, requirements=spec.requirements,
+        constraints=spec.constraints, installer=tool.name, installed_at=now(), seconds=round(seconds, 2),
+    )  # fmt: skip
     if build.variant.channel is not None:  # which index, and which of its wheels of that version
         record.update(channel=build.variant.channel, index=build.variant.index(), torch_wheel=wheel)
     if base is not None:
@@ -499,67 +363,9 @@ def _expected_size(build: Build) -> str:
     return "a CPU build: about 200 MB to download when uv's cache does not hold it yet"
 
 
-# --- env-error records ------------------------------------------------------------------------------
-
-
-def _now() -> str:
+def now() -> str:
+    """The time an environment was installed, or failed to be: UTC, whole seconds."""
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-
-
-def env_error_file(spec: Spec) -> str:
-    return "env-error_%s.jsonl" % spec.name
-
-
-def env_error_record(spec: Spec, error: InstallError) -> Dict[str, object]:
-    cls = type(error)
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "kind": "env-error",
-        "torch_version": spec.build.torch_version,
-        "variant": spec.build.variant.name,
-        "python": spec.python,
-        "dependency_set": spec.dependency_set or None,
-        "error_type": "%s.%s" % (cls.__module__, cls.__qualname__),
-        "error_message": first_line(str(error), limit=None) or cls.__name__,
-        "installer_output": error.output[-OUTPUT_TAIL:] if error.output else None,
-        "finished_at": _now(),
-    }
-
-
-def prepare_or_record(
-    spec: Spec,
-    out: Path,
-    envs: Optional[Path] = None,
-    tool: Optional[Installer] = None,
-    sources: Optional[Sources] = None,
-    force: bool = False,
-    log: Log = log_to_stderr,
-) -> Optional[Environment]:
-    """``prepare``, but a failure becomes an env-error record in ``out`` (and None) instead of an exception.
-
-    A successful install removes the record an earlier failure left, so reports do not
-    show an environment as both broken and working.
-    """
-    try:
-        environment = prepare(spec, envs, tool, sources, force, log)
-    except InstallError as error:
-        record_env_error(spec, out, error, log)
-        return None
-    (Path(out) / env_error_file(spec)).unlink(missing_ok=True)
-    return environment
-
-
-def record_env_error(spec: Spec, out: Path, error: InstallError, log: Log = log_to_stderr) -> None:
-    """Write the env-error record of ``spec`` in ``out``, in place of an earlier one."""
-    record_path = Path(out) / env_error_file(spec)
-    Path(out).mkdir(parents=True, exist_ok=True)
-    record_path.unlink(missing_ok=True)
-    with records.Writer(str(record_path)) as writer:
-        writer.write(env_error_record(spec, error))
-    log("could not install %s: %s (recorded in %s)" % (spec.name, error, record_path))
-
-
-# --- after installing ---------------------------------------------------------------------------------
 
 
 def driver_visible() -> bool:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 from . import pipconfig
-from .releases import Build
+from .builds import Build
 
 INSTALLER_VARIABLE = "EXPORT_MATRIX_INSTALLER"
 OUTPUT_TAIL = 4000

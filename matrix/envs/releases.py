@@ -1,7 +1,7 @@
 """The torch release matrix as data: releases, wheel variants, channels and named selections.
 
 The facts live in ``releases.toml`` next to this module. This module only reads them
-into frozen dataclasses and answers questions about them ("the latest 2.4 patch",
+into the frozen dataclasses of ``builds`` and answers questions about them ("the latest 2.4 patch",
 "the releases between 2.5.1 and 2.9.1", "the quick selection", "the aoti selection", "the nightly channel's cpu
 index"). It imports only the standard library and ``packaging``, so the noxfile can build
 its session list from it wherever nox runs: a channel's word (``nightly``) stays a word
@@ -12,18 +12,24 @@ from __future__ import annotations
 
 import datetime
 import functools
-import os
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from packaging.version import InvalidVersion, Version
-
-from matrix.contract.errors import UserError
-
-from . import uvconfig
+from .builds import (
+    Build,
+    Channel,
+    Release,
+    ReleaseError,
+    Variant,
+    channel_word,
+    minor_key,
+    minor_of,
+    python_key,
+    version_key,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -38,188 +44,6 @@ NAMED = ("quick", "aoti")
 INDEX_VARIABLE = "EXPORT_MATRIX_INDEX_URL_"  # + a channel variant's name (NIGHTLY_CPU): its index
 
 
-class ReleaseError(UserError):
-    """An unknown release, variant or selection, or a malformed releases.toml; the message says which."""
-
-
-def version_key(version: str) -> Version:
-    """A sort key following PEP 440 (2.10.0 > 2.9.1, nightlies before the release).
-
-    The local tag (``+cpu``) does not take part: builds of one release sort together.
-    """
-    try:
-        return Version(version.split("+", 1)[0])
-    except InvalidVersion:
-        raise ReleaseError("%r is not a torch version (expected e.g. 2.4.1, 2.4.1+cpu or 2.10.0.dev20251001)" % version)
-
-
-def minor_of(version: str) -> str:
-    """``2.4`` for ``2.4.1+cpu``."""
-    version_key(version)  # validates
-    return ".".join(version.split("+", 1)[0].split(".")[:2])
-
-
-def _minor_key(minor: str) -> Tuple[int, ...]:
-    return tuple(int(n) for n in minor.split("."))
-
-
-def python_key(python: str) -> Tuple[int, ...]:
-    try:
-        return tuple(int(n) for n in python.split("."))
-    except ValueError:
-        raise ReleaseError("%r is not a Python version (expected e.g. 3.11)" % python)
-
-
-@dataclass(frozen=True)
-class Release:
-    """One torch release: the Pythons it has wheels for and what must be installed with it."""
-
-    version: str
-    minor: str
-    pythons: Tuple[str, ...]
-    numpy_pin: str = "numpy"
-    extra_pins: Tuple[str, ...] = ()
-
-    def supports(self, python: str) -> bool:
-        return python in self.pythons
-
-    @property
-    def requirements(self) -> Tuple[str, ...]:
-        """What to install beside torch."""
-        return (self.numpy_pin, *self.extra_pins)
-
-    @property
-    def key(self) -> Version:
-        return version_key(self.version)
-
-
-@dataclass(frozen=True)
-class Variant:
-    """A wheel variant: an index of torch builds (``cpu``, ``cu121``) or PyPI's default build."""
-
-    name: str
-    index_url: str
-    env: str
-    local_tag: Optional[str] = None
-    cuda: bool = False
-    since: str = "2.1"
-    until: Optional[str] = None
-    channel: Optional[str] = None  # the channel whose index this is (``nightly-cpu``: nightly); None for releases
-
-    def builds(self, release: Release) -> bool:
-        """Whether this variant has builds of the release's minor series."""
-        minor = _minor_key(release.minor)
-        return minor >= _minor_key(self.since) and (self.until is None or minor <= _minor_key(self.until))
-
-    def index(self, environ: Optional[Mapping[str, str]] = None) -> str:
-        """The index to install from: the override variable, else uv's index of this name, else the official one.
-
-        uv's named indexes (``UV_INDEX="nightly-cpu=URL"``, ``[[index]]`` in uv.toml) count for the
-        variants of an index of their own; PyPI's stays the default index, whatever uv names.
-        """
-        environ = os.environ if environ is None else environ
-        return environ.get(self.env) or self._uv_index(environ) or self.index_url
-
-    def overridden(self, environ: Optional[Mapping[str, str]] = None) -> bool:
-        environ = os.environ if environ is None else environ
-        return bool(environ.get(self.env) or self._uv_index(environ))
-
-    def _uv_index(self, environ: Mapping[str, str]) -> Optional[str]:
-        if self.local_tag is None:
-            return None
-        return uvconfig.named_indexes(environ).get(self.name)
-
-    @property
-    def family(self) -> str:
-        """``pypi``, ``cpu`` or ``cuda``: the nox tag that selects the variant."""
-        if self.local_tag is None:
-            return "pypi"
-        return "cuda" if self.cuda else "cpu"
-
-
-@dataclass(frozen=True)
-class Channel:
-    """Builds before they are releases (nightlies, release candidates): one index per variant.
-
-    Its variants are its own (``nightly-cpu``, ``test-cu130``): a candidate carries the final version
-    number, so 2.7.1 from the test index and 2.7.1 from PyPI differ only by variant in records,
-    environments, the result cache and reports.
-    """
-
-    name: str
-    variants: Tuple[Variant, ...]  # the default first
-    aliases: Tuple[str, ...] = ()
-    dated: bool = False  # whether ``name:YYYY-MM-DD`` picks the build of a day (nightlies)
-
-    @property
-    def words(self) -> Tuple[str, ...]:
-        return (self.name, *self.aliases)
-
-    def variant(self, name: Optional[str] = None) -> Variant:
-        """The channel's variant of a release variant (``cpu``) or its own name (``nightly-cpu``); None: the first."""
-        if name is None:
-            return self.variants[0]
-        for variant in self.variants:
-            if name in (variant.name, variant.name[len(self.name) + 1 :]):
-                return variant
-        known = ", ".join(v.name[len(self.name) + 1 :] for v in self.variants)
-        raise ReleaseError("the %s channel has no %s index; it has: %s" % (self.name, name, known))
-
-
-def channel_word(channel: str, date: Optional[datetime.date] = None) -> str:
-    """``nightly``, or ``nightly:2026-01-15`` for a day's build: the version a channel's build has until installed."""
-    return channel if date is None else "%s:%s" % (channel, date.isoformat())
-
-
-@dataclass(frozen=True)
-class Build:
-    """A release in one variant: what one torch environment holds.
-
-    A channel's build (``nightly+cpu``) is *pending* until an environment is installed: its release
-    is the channel's word with the newest series' facts, and ``pinned`` makes it the build the
-    channel's index offers (``2.16.0.dev20260115+cpu``).
-    """
-
-    release: Release
-    variant: Variant
-
-    @property
-    def torch_version(self) -> str:
-        """The version torch reports: ``2.4.1`` for PyPI's build, ``2.4.1+cpu`` for the cpu index's."""
-        tag = self.variant.local_tag
-        return self.release.version + ("+" + tag if tag else "")
-
-    @property
-    def label(self) -> str:
-        return self.torch_version
-
-    @property
-    def pending(self) -> bool:
-        """Whether this is a channel's word (``nightly``), not yet a version its index offers."""
-        channel = self.variant.channel
-        return channel is not None and self.release.version.split(":", 1)[0] == channel
-
-    @property
-    def date(self) -> Optional[datetime.date]:
-        """The day of a dated nightly (``nightly:2026-01-15``), None for any other build."""
-        if not self.pending or ":" not in self.release.version:
-            return None
-        return datetime.date.fromisoformat(self.release.version.split(":", 1)[1])
-
-    def pinned(self, version: str, facts: Optional[Release] = None) -> Build:
-        """The channel's build of ``version`` (``2.16.0.dev20260115+cpu``), with ``facts`` or the word's pins.
-
-        The local tag must be the variant's: the environment is named, and checked, by it.
-        """
-        public, _, tag = version.partition("+")
-        if (tag or None) != self.variant.local_tag:
-            raise ReleaseError(
-                "%s is not a build of the %s variant (+%s)" % (version, self.variant.name, self.variant.local_tag)
-            )
-        model = facts or self.release
-        return Build(Release(public, minor_of(public), model.pythons, model.numpy_pin, model.extra_pins), self.variant)
-
-
 @dataclass(frozen=True)
 class Matrix:
     """Every known release (oldest first), the variants and the named selections."""
@@ -229,8 +53,6 @@ class Matrix:
     selections: Tuple[Tuple[str, Tuple[str, ...]], ...] = field(default=())
     source: str = str(DATA)
     channels: Tuple[Channel, ...] = ()
-
-    # --- lookups -----------------------------------------------------------------------------
 
     def variant(self, name: str) -> Variant:
         """A release variant (``cpu``) or a channel's (``nightly-cpu``)."""
@@ -294,11 +116,9 @@ class Matrix:
         except ReleaseError:
             pass
         minor = minor_of(version)
-        older = [r for r in self.releases if _minor_key(r.minor) <= _minor_key(minor)]
+        older = [r for r in self.releases if minor_key(r.minor) <= minor_key(minor)]
         model = older[-1] if older else self.releases[0]
-        return Release(version.split("+", 1)[0], minor, model.pythons, model.numpy_pin, model.extra_pins)
-
-    # --- resolving what users write ------------------------------------------------------------
+        return replace(model, version=version.split("+", 1)[0], minor=minor)
 
     def resolve(self, spec: str, variant: Optional[str] = None) -> Build:
         """A build from ``2.4`` (its latest patch), ``2.4.1``, ``2.4.1+cpu``, ``latest`` or a channel's word.
@@ -342,7 +162,7 @@ class Matrix:
         elif re.fullmatch(r"\d+\.\d+", text):
             patches = self.series(text)
             if not patches:
-                known = ", ".join(sorted({r.minor for r in self.releases}, key=_minor_key))
+                known = ", ".join(sorted({r.minor for r in self.releases}, key=minor_key))
                 raise ReleaseError("unknown torch minor series %s; known: %s" % (text, known))
             release = patches[-1]
         else:
@@ -377,7 +197,7 @@ class Matrix:
             )
         newest = self.releases[-1]  # a channel's builds are the next release's: its series' facts until known
         word = channel_word(channel.name, day)
-        release = Release(word, newest.minor, newest.pythons, newest.numpy_pin, newest.extra_pins)
+        release = replace(newest, version=word)
         try:
             return Build(release, channel.variant(variant))
         except ReleaseError as exc:
@@ -446,14 +266,21 @@ def _text(table: Mapping[str, Any], key: str, where: str, default: Optional[str]
     return value
 
 
+def _table(value: Any, where: str, keys: Optional[Sequence[str]] = None) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise ReleaseError("%s must be a table" % where)
+    unknown = sorted(set(value) - set(keys)) if keys is not None else []
+    if unknown:
+        raise ReleaseError("%s: unknown keys %s" % (where, unknown))
+    return value
+
+
 def parse(data: Mapping[str, Any], source: str = "releases.toml") -> Matrix:
     """Build the matrix from the parsed TOML, checking every entry."""
     releases: List[Release] = []
     for number, series in enumerate(data.get("series") or [], 1):
-        where = "%s: [[series]] #%d" % (source, number)
-        if not isinstance(series, dict):
-            raise ReleaseError("%s must be a table" % where)
-        minor = _text(series, "minor", where)
+        numbered = "%s: [[series]] #%d" % (source, number)
+        minor = _text(_table(series, numbered), "minor", numbered)
         where = "%s: series %s" % (source, minor)
         if not re.fullmatch(r"\d+\.\d+", minor):
             raise ReleaseError("%s: `minor` must look like 2.4" % where)
@@ -466,15 +293,8 @@ def parse(data: Mapping[str, Any], source: str = "releases.toml") -> Matrix:
         for version in patches:
             if minor_of(version) != minor:
                 raise ReleaseError("%s: patch %s is not in series %s" % (where, version, minor))
-            releases.append(
-                Release(
-                    version=version,
-                    minor=minor,
-                    pythons=pythons,
-                    numpy_pin=_text(series, "numpy", where, "numpy"),
-                    extra_pins=_strings(series.get("pins", []), where + ": `pins`"),
-                )
-            )
+            pins = _strings(series.get("pins", []), where + ": `pins`")
+            releases.append(Release(version, minor, pythons, _text(series, "numpy", where, "numpy"), pins))
     if not releases:
         raise ReleaseError("%s: no [[series]] tables" % source)
     versions = [r.version for r in releases]
@@ -486,22 +306,10 @@ def parse(data: Mapping[str, Any], source: str = "releases.toml") -> Matrix:
     variants: List[Variant] = []
     for name, table in sorted((data.get("variants") or {}).items(), key=lambda item: item[0] != DEFAULT_VARIANT):
         where = "%s: [variants.%s]" % (source, name)
-        if not isinstance(table, dict):
-            raise ReleaseError("%s must be a table" % where)
-        unknown = sorted(set(table) - {"index_url", "env", "local_tag", "cuda", "since", "until"})
-        if unknown:
-            raise ReleaseError("%s: unknown keys %s" % (where, unknown))
-        variants.append(
-            Variant(
-                name=name,
-                index_url=_text(table, "index_url", where),
-                env=_text(table, "env", where),
-                local_tag=table.get("local_tag"),
-                cuda=bool(table.get("cuda", False)),
-                since=_text(table, "since", where, "2.1"),
-                until=table.get("until"),
-            )
-        )
+        _table(table, where, ("index_url", "env", "local_tag", "cuda", "since", "until"))
+        url, env = _text(table, "index_url", where), _text(table, "env", where)
+        since, tag = _text(table, "since", where, "2.1"), table.get("local_tag")
+        variants.append(Variant(name, url, env, tag, bool(table.get("cuda", False)), since, table.get("until")))
     if DEFAULT_VARIANT not in {v.name for v in variants}:
         raise ReleaseError("%s: the %s variant is missing" % (source, DEFAULT_VARIANT))
 
@@ -533,11 +341,7 @@ def _channels(data: Mapping[str, Any], variants: Sequence[Variant], source: str)
     taken = set(SELECTIONS)
     for name, table in data.items():
         where = "%s: [channels.%s]" % (source, name)
-        if not isinstance(table, dict):
-            raise ReleaseError("%s must be a table" % where)
-        unknown = sorted(set(table) - {"indexes", "aliases", "dated"})
-        if unknown:
-            raise ReleaseError("%s: unknown keys %s" % (where, unknown))
+        _table(table, where, ("indexes", "aliases", "dated"))
         aliases = _strings(table.get("aliases", []), where + ": `aliases`")
         for word in (name, *aliases):
             if not re.fullmatch(r"[a-z][a-z0-9_]*", word) or word in taken:
@@ -555,17 +359,9 @@ def _channels(data: Mapping[str, Any], variants: Sequence[Variant], source: str)
                     "%s: %r is not a variant with an index of its own; known: %s" % (where, base_name, known)
                 )
             variant_name = "%s-%s" % (name, base_name)
-            own.append(
-                Variant(
-                    name=variant_name,
-                    index_url=_text(indexes, base_name, where + ": `indexes`"),
-                    env=INDEX_VARIABLE + variant_name.upper().replace("-", "_"),
-                    local_tag=base.local_tag,
-                    cuda=base.cuda,
-                    since=base.since,
-                    channel=name,
-                )
-            )
+            url = _text(indexes, base_name, where + ": `indexes`")
+            env = INDEX_VARIABLE + variant_name.upper().replace("-", "_")
+            own.append(replace(base, name=variant_name, index_url=url, env=env, until=None, channel=name))
         found.append(Channel(name, tuple(own), aliases, bool(table.get("dated", False))))
     return tuple(found)
 

@@ -28,8 +28,8 @@ from ..contract import dependencies
 from ..contract.errors import UserError, report_errors
 from ..contract.options import add_variant
 from . import cache_archives, environments, releases
+from .builds import Build
 from .install import Installer, InstallError, UvInstaller, installer, run_captured
-from .releases import Build
 
 Log = Callable[[str], None]
 Clean = Callable[[List[str], Log], None]

@@ -21,13 +21,14 @@ import orjson
 import pandas as pd
 
 from matrix.contract import products as declared
-from matrix.contract import records
+from matrix.contract import records, stages
 from matrix.contract.errors import UserError
-from matrix.contract.schema import AOTI_KEYS, CELL_KEYS, IDENTITY, IDENTITY_DEFAULTS
+from matrix.contract.schema import CELL_KEYS, IDENTITY, IDENTITY_DEFAULTS
 from matrix.records import cache, published
 
-# The keys of a cell record the tables read: every cell's, and the opt-in aoti stage's (None where it did not run).
-RECORD_KEYS = CELL_KEYS + AOTI_KEYS
+# The keys of a cell record the tables read: every cell's, and those of each stage that writes its own (the opt-in
+# aoti stage's; None where the stage did not run).
+RECORD_KEYS = CELL_KEYS + stages.keys_of(stages.KNOWN)
 # Columns whose values repeat from run to run of a cell (texts, names): sharing one string object per
 # distinct value within a file keeps a large record set's memory close to its distinct content.
 _SHARED_TEXT = (
@@ -86,7 +87,7 @@ def _parser_code() -> bytes:
     """The sources a file's parse depends on: a change to any of them parses every file again."""
     import matrix.contract.schema
 
-    modules = (matrix.contract.schema, declared, records, sys.modules[__name__])
+    modules = (matrix.contract.schema, declared, stages, records, sys.modules[__name__])
     return b"".join(Path(str(module.__file__)).read_bytes() for module in modules)
 
 

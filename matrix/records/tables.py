@@ -23,9 +23,9 @@ from typing import Any, Dict, List, Optional
 
 import pandas as pd
 
+from matrix.contract import stages
 from matrix.contract.case import exportdb_example
 from matrix.contract.schema import (
-    AOTI_KEYS,
     APPLICABLE,
     MODES,
     STAGE_ERROR,
@@ -59,8 +59,9 @@ CELL_COLUMNS = [
     "serialize_in_process_status", "serialize_fresh_status", "artifact", "artifact_error", "exit_code",
     "diagnosis_status", "diagnosis_summary",
     *OUTCOMES, *TIMES,
-    # The opt-in aoti stage's outcome, times and package size: None where the run did not select it.
-    *AOTI_KEYS,
+    # What each stage that writes fields of its own wrote (the opt-in aoti stage's outcome, times and package size):
+    # None where the run did not select it.
+    *stages.keys_of(stages.KNOWN),
 ]  # fmt: skip
 TEXT_COLUMNS = ["graph_text", "error_traceback", "stderr_tail", "diagnosis"]
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import Any, Dict
 
+import pytest
 import torch
 
+from matrix.contract import stages as declared
 from matrix.contract.case import CaseInfo
-from matrix.worker import cell
+from matrix.worker import cell, stages
 from matrix.worker.case import Case
 
 INFO = CaseInfo(name="mutates", path="mutates.py", description="d")
@@ -17,6 +21,11 @@ class AddsInPlace(torch.nn.Module):
     def forward(self, x):
         x.add_(1)
         return x * 2
+
+
+class Adds(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x + 1) * 2
 
 
 class Pure(torch.nn.Module):
@@ -44,3 +53,31 @@ def test_a_program_that_leaves_an_input_eager_changed_is_a_mismatch() -> None:
     record = checked(Pure(), AddsInPlace())
     assert record["status"] == "mismatch" and record["check_status"] == "mismatch"
     assert "input 0, after the call, differs from eager's: argument 0" in record["check_detail"]
+
+
+def count_calls(record: Dict[str, Any], program: Any, case: Any) -> None:
+    record["calls_counted"] = sum(node.op == "call_function" for node in program.graph.nodes)
+    record["calls_case"] = case.info.name
+
+
+def test_a_selected_stage_runs_on_a_passing_cell_and_writes_its_fields(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    module = types.ModuleType("matrix.worker._counted_calls")  # a stage module made for this test only
+    module.run = count_calls  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    stage = declared.Stage(
+        "counted", "count the calls", default=False, keys=("calls_counted",), module="_counted_calls"
+    )
+    for name, run in stages.runs_of((stage,)).items():
+        monkeypatch.setitem(cell.STAGE_RUNS, name, run)
+    info = CaseInfo(name="adds", path="adds.py", description="d")
+
+    def load(_: CaseInfo) -> Case:
+        return Case(info=info, model=Adds(), example_args=(torch.ones(3),))
+
+    chosen = cell.run_cell(info, "non-strict", {}, load, stages=("check", "counted"))
+    assert chosen["status"] == "pass" and chosen["check_status"] == "ok"
+    assert chosen["calls_counted"] == 3 and chosen["calls_case"] == "adds"
+    left_out = cell.run_cell(info, "non-strict", {}, load, stages=("check",))
+    assert left_out["status"] == "pass" and "calls_counted" not in left_out

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix.check import Row
+from matrix.check_table import Row
 from matrix.contract import records
 
 from conftest import FIXTURES, run_matrix

@@ -15,7 +15,7 @@ from typing import Dict, List
 import pandas as pd
 import pytest
 
-from matrix import ci
+from matrix import ci_summary
 from matrix.records import tables
 
 from conftest import ROOT
@@ -106,6 +106,6 @@ def test_merging_the_same_shards_again_changes_nothing(pipeline: Path) -> None:
 
 
 def test_the_summary_finds_nothing_new_against_the_serial_report(pipeline: Path) -> None:
-    found = ci.verdict(str(pipeline / "site-merged"), str(pipeline / "site-serial"))
+    found = ci_summary.verdict(str(pipeline / "site-merged"), str(pipeline / "site-serial"))
     assert found.has_baseline and found.new_regressions == 0
     assert len(found.cells) == 2 * sum(len(cases) for cases in SHARDS)

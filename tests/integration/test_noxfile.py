@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import pytest
 
 from matrix import ci
-from matrix.envs import environments, logs, releases
+from matrix.envs import environments, logs, pythons, releases
 
 from conftest import ROOT
 
@@ -254,7 +254,7 @@ def test_the_run_session_logs_the_workers_output_and_names_the_log(tmp_path: Pat
     build = releases.default_matrix().resolve(installed)
     env = dict(os.environ, EXPORT_MATRIX_TORCH=installed, EXPORT_MATRIX_OUT=str(out))
     env[environments.ENV_DIR_VARIABLE] = given or str(tmp_path / "envs")
-    env.pop(environments.PYTHON_VARIABLE, None)  # the session runs this interpreter's Python
+    env.pop(pythons.PYTHON_VARIABLE, None)  # the session runs this interpreter's Python
     session = "run(torch='%s', variant='%s')" % (build.release.version, build.variant.name)
 
     def nox_run(*args: str) -> subprocess.CompletedProcess:

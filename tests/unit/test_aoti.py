@@ -12,8 +12,8 @@ from typing import Any, Dict, List
 
 import pytest
 
-from matrix import check
-from matrix.check import Row
+from matrix import check, check_table
+from matrix.check_table import Row
 from matrix.contract import layout, requests
 from matrix.contract.errors import UserError
 from matrix.contract.requests import KEY_VARIABLE, RunRequest
@@ -82,18 +82,18 @@ def test_the_check_table_shows_the_aoti_outcome_and_times_where_the_stage_ran() 
     )
     rows = check.rows_for(probed, ["strict", "non-strict"], "2.13.0+cpu")
     assert rows[0].aoti["aoti_status"] == "ok"
-    text = check.format_rows(rows, "text").splitlines()
+    text = check_table.format_rows(rows, "text").splitlines()
     assert text[0].split() == ["torch", "variant", "python", "mode", "status", "graph", "hash", "export", "s",
                                "aoti", "compile", "s", "load", "s", "error"]  # fmt: skip
     assert text[2].split()[-3:] == ["ok", "31.50", "2.25"]
     assert "error 12.00" in " ".join(text[3].split()) and "aoti InductorError: compile: LoweringException" in text[3]
-    assert [Row(**r) for r in json.loads(check.format_rows(rows, "json"))] == rows
+    assert [Row(**r) for r in json.loads(check_table.format_rows(rows, "json"))] == rows
 
 
 def test_the_check_table_is_as_before_without_the_stage() -> None:
     rows = check.rows_for(Probed(cells={"strict": _cell("strict", "pass")}), ["strict"], "2.13.0+cpu")
     assert rows[0].aoti == {}
-    assert "aoti" not in check.format_rows(rows, "text").splitlines()[0]
+    assert "aoti" not in check_table.format_rows(rows, "text").splitlines()[0]
 
 
 # --- outcomes ------------------------------------------------------------------------------------------

@@ -8,8 +8,9 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import pytest
 
-from matrix import check, probe
-from matrix.check import CheckError, Row
+from matrix import check, check_table, probe
+from matrix.check import CheckError
+from matrix.check_table import Row
 from matrix.contract import records, schema
 from matrix.contract.case import CaseInfo
 from matrix.contract.requests import RunRequest
@@ -95,9 +96,9 @@ def test_check_shows_the_record_that_schema_recency_says_wins_not_the_last_one_r
 
 
 def test_long_errors_are_cut_to_one_readable_line() -> None:
-    text = check.short_error("torch._dynamo.exc.UserError", "x" * 200)
-    assert text is not None and text.startswith("UserError: xxx") and len(text) == check.ERROR_WIDTH
-    assert check.short_error(None, None) is None
+    text = check_table.short_error("torch._dynamo.exc.UserError", "x" * 200)
+    assert text is not None and text.startswith("UserError: xxx") and len(text) == check_table.ERROR_WIDTH
+    assert check_table.short_error(None, None) is None
 
 
 ROWS = [
@@ -107,17 +108,17 @@ ROWS = [
 
 
 def test_text_and_markdown_tables() -> None:
-    text = check.format_rows(ROWS, "text").splitlines()
+    text = check_table.format_rows(ROWS, "text").splitlines()
     assert text[0].split() == ["torch", "variant", "python", "mode", "status", "graph", "hash", "export", "s", "error"]
     assert text[2].split() == ["2.5.1", "pypi", "3.11", "strict", "pass", "0123456789abcdef", "0.25"]
     assert text[3].split()[:7] == ["2.13.0+cpu", "cpu", "3.11", "non-strict", "fail", "1.50", "Unsupported:"]
-    markdown = check.format_rows(ROWS, "markdown").splitlines()
+    markdown = check_table.format_rows(ROWS, "markdown").splitlines()
     assert markdown[0].startswith("| torch ") and markdown[1].startswith("|--")
     assert "| 2.5.1 " in markdown[2]
 
 
 def test_json_rows_round_trip() -> None:
-    assert [Row(**r) for r in json.loads(check.format_rows(ROWS, "json"))] == ROWS
+    assert [Row(**r) for r in json.loads(check_table.format_rows(ROWS, "json"))] == ROWS
 
 
 def test_targets_resolve_words_in_order() -> None:
@@ -142,17 +143,20 @@ def rows_of(*statuses: str) -> List[Row]:
 
 
 def test_passing_summary_names_where_a_failing_case_passes_and_from_when_it_keeps_passing() -> None:
-    assert check.passing_summary(rows_of("pass", "pass")) is None  # nothing to explain
-    assert check.passing_summary(rows_of("fail", "pass", "fail", "pass", "pass")) == (
+    assert check_table.passing_summary(rows_of("pass", "pass")) is None  # nothing to explain
+    assert check_table.passing_summary(rows_of("fail", "pass", "fail", "pass", "pass")) == (
         "passes on 2.2.0, 2.4.0, 2.5.0; keeps passing from 2.4.0 on"
     )
     assert (
-        check.passing_summary(rows_of("pass", "fail")) == "passes on 2.1.0; fails on the newest release checked (2.2.0)"
+        check_table.passing_summary(rows_of("pass", "fail"))
+        == "passes on 2.1.0; fails on the newest release checked (2.2.0)"
     )
-    assert check.passing_summary(rows_of("fail", "crash")) == "passes on none of the releases checked (2.1.0, 2.2.0)"
+    assert (
+        check_table.passing_summary(rows_of("fail", "crash")) == "passes on none of the releases checked (2.1.0, 2.2.0)"
+    )
     mixed = rows_of("pass", "pass")
     mixed[3] = Row("2.2.0", "pypi", "3.11", "non-strict", "fail")  # one mode failing is not a pass
-    assert check.passing_summary(mixed) == "passes on 2.1.0; fails on the newest release checked (2.2.0)"
+    assert check_table.passing_summary(mixed) == "passes on 2.1.0; fails on the newest release checked (2.2.0)"
 
 
 def test_parallel_check_prints_the_table_of_a_serial_one(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
@@ -197,14 +201,14 @@ def test_the_upgrade_answer_names_what_breaks_and_is_absent_for_one_release() ->
         (case_info("tiny_mlp"), rows_of("pass", "fail")),
         (case_info("pooled_conv"), rows_of("pass", "pass")),
     ]
-    assert check.upgrade_summary(checked) == (
+    assert check_table.upgrade_summary(checked) == (
         "upgrade 2.1.0 → 2.2.0:\n  pooled_conv: works\n  tiny_mlp: breaks (strict: export; non-strict: export)\n"
         "  export, strict: 1 of 2 pass (2 of 2 on the older build); export, non-strict: 1 of 2 pass (2 of 2 on the"
         " older build)\n  saved program: not run for this pair\n  AOTInductor package: not run for this pair\n"
         "  compile: not run for this pair"
     )
-    assert check.upgrade_summary([(case_info("tiny_mlp"), rows_of("pass"))]) is None
-    listed = check.upgrade_summary(checked, "markdown")
+    assert check_table.upgrade_summary([(case_info("tiny_mlp"), rows_of("pass"))]) is None
+    listed = check_table.upgrade_summary(checked, "markdown")
     assert listed is not None and listed.splitlines()[:3] == [
         "upgrade 2.1.0 → 2.2.0:", "- pooled_conv: works", "- tiny_mlp: breaks (strict: export; non-strict: export)"
     ]  # fmt: skip
@@ -218,13 +222,13 @@ def test_a_failed_rows_diagnosis_is_listed_under_the_table_and_kept_whole_in_jso
     ]
     found = cell("strict", "fail", error_type="UserError", error_message="x", diagnosis=problems)
     (row,) = check.rows_for(Probed(cells={"strict": found}), ["strict"], "2.9.1")
-    text = check.format_rows([row], "text").splitlines()
+    text = check_table.format_rows([row], "text").splitlines()
     assert text[-3:] == [
         "draft_export on 2.5.1 strict:",
         "  data-dependent-error ×3: cannot decide u0 > 2 at m.py:9 in forward (and 1 more)",
         "  missing-fake-kernel ×1: operator mylib.f",
     ]
-    assert json.loads(check.format_rows([row], "json"))[0]["diagnosis"] == problems
+    assert json.loads(check_table.format_rows([row], "json"))[0]["diagnosis"] == problems
 
 
 def test_current_without_torch_is_refused_before_anything_runs(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -284,7 +288,7 @@ def test_the_versions_under_the_table_name_each_package_once() -> None:
     probed = probe.Probed(cells={"strict": make_cell("2.5.1", "my_bert")}, environment={"added_packages": added})
     (row,) = check.rows_for(probed, ["strict"], "2.5.1", ["transformers", "transformers==5.23.0"])
     assert row.packages == "transformers 5.23.0"  # the case's bare name and a --with pin of the same library
-    assert check.package_lines([row]) == ["with torch 2.5.1: transformers 5.23.0"]
+    assert check_table.package_lines([row]) == ["with torch 2.5.1: transformers 5.23.0"]
 
 
 def test_a_nightly_among_the_releases_checked_is_judged_against_the_newest_release():
@@ -295,15 +299,15 @@ def test_a_nightly_among_the_releases_checked_is_judged_against_the_newest_relea
         check.Row("2.16.0.dev20260115+cpu", "nightly-cpu", "3.11", "strict", "fail", error="RuntimeError: new"),
         check.Row("2.16.0.dev20260115+cpu", "nightly-cpu", "3.11", "non-strict", "env-error"),
     ]
-    table = check.cell_table(rows, "m")
+    table = check_table.cell_table(rows, "m")
     (found,) = candidate.judge(table)
     assert (
-        check.candidate_summary(found)
+        check_table.candidate_summary(found)
         == "candidate 2.16.0.dev20260115+cpu (nightly-cpu) vs 2.15.0+cpu (cpu): regresses (strict: pass → fail)"
     )
     assert candidate.should_fail("regression", candidate.failing(table), (found,)) is not None
     # No cell of a release to compare with: nothing judged, whatever the candidate did.
-    assert candidate.judge(check.cell_table(rows[1:], "m")) == ()
+    assert candidate.judge(check_table.cell_table(rows[1:], "m")) == ()
 
 
 # --- several cases: files and folders ---------------------------------------------------------------
@@ -426,6 +430,6 @@ def test_two_builds_of_one_version_are_named_apart_in_the_summary():
         Row("2.13.0+cpu", "cpu", "3.11", "strict", "pass"),
         Row("2.13.0+cpu", "test-cpu", "3.11", "strict", "fail", error="RuntimeError: boom"),
     ]
-    assert check.passing_summary(rows) == (
+    assert check_table.passing_summary(rows) == (
         "passes on 2.13.0+cpu (cpu); fails on the newest release checked (2.13.0+cpu (test-cpu))"
     )

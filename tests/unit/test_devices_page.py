@@ -8,7 +8,7 @@ from typing import List, Optional, Tuple
 
 import pandas as pd
 
-from matrix import ci
+from matrix import ci_summary
 from matrix.records import baseline
 from matrix.report import build as report
 
@@ -145,8 +145,8 @@ def test_a_report_on_two_devices_as_a_baseline_compares_the_main_devices_cells(t
     base, _ = baseline.read_baseline(str(out))
     assert set(base["device"]) == {"cpu"} and len(base) == 13
     # Against itself nothing is new, though "heals" fails on the GPU where it passes on the CPU.
-    found = ci.verdict(str(out), str(out))
+    found = ci_summary.verdict(str(out), str(out))
     assert len(found.cells) == 13 and found.new_regressions == 0
     earlier = tmp_path / "earlier"
     report.build_report([str(write_by_release(tmp_path / "cpu-records", history()))], str(earlier))
-    assert ci.verdict(str(out), str(earlier)).new_regressions == 0
+    assert ci_summary.verdict(str(out), str(earlier)).new_regressions == 0

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from matrix.contract import records
-from matrix.envs import environments, install, releases
+from matrix.envs import env_errors, environments, install, pythons, releases, worker_copy
 from matrix.envs.environments import Spec
 from matrix.envs.install import Sources
 
@@ -24,7 +24,7 @@ def spec(word: str, python: str = CURRENT) -> Spec:
 def test_spec_names_match_the_worker_record_files() -> None:
     assert spec("2.4.1+cpu", "3.11").name == "torch-2.4.1+cpu_cpu_py3.11"
     assert spec("2.4.1", "3.10").name + ".jsonl" == records.env_file_name("2.4.1", "pypi", "3.10")
-    assert environments.env_error_file(spec("2.4.1", "3.10")) == "env-error_torch-2.4.1_pypi_py3.10.jsonl"
+    assert env_errors.env_error_file(spec("2.4.1", "3.10")) == "env-error_torch-2.4.1_pypi_py3.10.jsonl"
 
 
 def test_requirements_pin_the_exact_build_and_the_series_pins() -> None:
@@ -34,18 +34,18 @@ def test_requirements_pin_the_exact_build_and_the_series_pins() -> None:
 
 
 def test_default_python_prefers_this_interpreter_then_the_override(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(environments.shutil, "which", lambda name: None)  # no pythonX.Y on PATH to ask
+    monkeypatch.setattr(pythons.shutil, "which", lambda name: None)  # no pythonX.Y on PATH to ask
     release = releases.Release("9.9.9", "9.9", (CURRENT,))
-    assert environments.default_python(release, {}) == CURRENT
-    assert environments.default_python(release, {environments.PYTHON_VARIABLE: "3.9"}) == "3.9"
+    assert pythons.default_python(release, {}) == CURRENT
+    assert pythons.default_python(release, {pythons.PYTHON_VARIABLE: "3.9"}) == "3.9"
     old = releases.Release("9.9.9", "9.9", ("2.6", "2.7"))
-    assert environments.default_python(old, {"PYENV_ROOT": "/nonexistent"}) == "2.7"  # none found: the newest
+    assert pythons.default_python(old, {"PYENV_ROOT": "/nonexistent"}) == "2.7"  # none found: the newest
 
 
 def test_find_interpreter_finds_this_one_and_rejects_a_missing_version(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(environments.shutil, "which", lambda name: None)  # no pythonX.Y on PATH to ask
-    assert environments.find_interpreter(CURRENT) == sys.executable
-    assert environments.find_interpreter("2.6", {"PYENV_ROOT": "/nonexistent"}) is None
+    monkeypatch.setattr(pythons.shutil, "which", lambda name: None)  # no pythonX.Y on PATH to ask
+    assert pythons.find_interpreter(CURRENT) == sys.executable
+    assert pythons.find_interpreter("2.6", {"PYENV_ROOT": "/nonexistent"}) is None
 
 
 def test_unsupported_python_or_variant_fails_before_installing(tmp_path: Path) -> None:
@@ -61,9 +61,9 @@ def test_failed_install_becomes_an_env_error_record_and_the_matrix_goes_on(tmp_p
     out = tmp_path / "out"
     tool = FailingInstaller()
     target = spec("2.5.1")
-    assert environments.prepare_or_record(target, out, tmp_path / "envs", tool, Sources(), log=lambda _: None) is None
+    assert env_errors.prepare_or_record(target, out, tmp_path / "envs", tool, Sources(), log=lambda _: None) is None
     assert tool.calls == ["create", "install"]
-    found, warnings = records.read(str(out / environments.env_error_file(target)))
+    found, warnings = records.read(str(out / env_errors.env_error_file(target)))
     assert warnings == []
     (record,) = found
     assert record["kind"] == "env-error"
@@ -75,26 +75,26 @@ def test_failed_install_becomes_an_env_error_record_and_the_matrix_goes_on(tmp_p
     assert "dns error" in record["installer_output"]
     assert record["finished_at"].endswith("+00:00")
     # A second failure replaces the record instead of piling up duplicates.
-    environments.prepare_or_record(target, out, tmp_path / "envs", tool, Sources(), log=lambda _: None)
-    assert len(records.read(str(out / environments.env_error_file(target)))[0]) == 1
+    env_errors.prepare_or_record(target, out, tmp_path / "envs", tool, Sources(), log=lambda _: None)
+    assert len(records.read(str(out / env_errors.env_error_file(target)))[0]) == 1
 
 
 def test_the_worker_copy_holds_only_the_worker_and_follows_its_sources(tmp_path: Path) -> None:
     package = fake_package(tmp_path / "src", "RUNNER = 1\n")
-    copy = environments.worker_copy(tmp_path / "envs", package)
+    copy = worker_copy.worker_copy(tmp_path / "envs", package)
     files = sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*") if p.is_file())
     assert files == sorted(
         ["matrix/__init__.py", "matrix/contract/schema.py", "matrix/worker/__main__.py", "matrix/worker/runner.py"]
     )
-    assert environments.worker_copy(tmp_path / "envs", package) == copy  # made once per fingerprint
+    assert worker_copy.worker_copy(tmp_path / "envs", package) == copy  # made once per fingerprint
     write(package / "report" / "build.py", "import matplotlib\n")  # host edits: same worker
-    assert environments.worker_copy(tmp_path / "envs", package) == copy
+    assert worker_copy.worker_copy(tmp_path / "envs", package) == copy
     write(package / "worker" / "runner.py", "RUNNER = 2\n")
-    changed = environments.worker_copy(tmp_path / "envs", package)
+    changed = worker_copy.worker_copy(tmp_path / "envs", package)
     assert changed != copy and (changed / "matrix" / "worker" / "runner.py").read_text() == "RUNNER = 2\n"
     assert (copy / "matrix" / "worker" / "runner.py").read_text() == "RUNNER = 1\n"  # a running worker keeps its copy
     write(package / "contract" / "schema.py", "SCHEMA = 2\n")  # the contract travels with the worker
-    assert environments.worker_copy(tmp_path / "envs", package) not in (copy, changed)
+    assert worker_copy.worker_copy(tmp_path / "envs", package) not in (copy, changed)
 
 
 def test_env_dir_follows_the_variable_then_the_cache_folder(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from typing import Dict, List, Optional
 
 import pytest
 
-from matrix.envs import environments
+from matrix.envs import worker_copy
 
 from conftest import ROOT
 
@@ -78,7 +78,7 @@ def test_the_worker_reaches_the_shared_modules_it_imports() -> None:
 
 
 def test_environments_get_a_copy_of_every_module_the_worker_imports() -> None:
-    copied = set(environments.worker_files(ROOT / "matrix"))
+    copied = set(worker_copy.worker_files(ROOT / "matrix"))
     assert set(SOURCES) <= copied, sorted(str(path) for path in set(SOURCES) - copied)
 
 
