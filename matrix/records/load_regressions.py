@@ -43,7 +43,7 @@ REGRESSION_COLUMNS = [
 
 
 def regressions(loads: pd.DataFrame) -> pd.DataFrame:
-    """Each ``load-regression`` of a :func:`table`: one row per (saving environment, loading release) pair
+    """Each ``load-regression`` of a :func:`.artifacts.table`: one row per (saving environment, loading release) pair
     that does worse with some artifacts than the loading release before it (see the module docstring),
     in saving then loading order."""
     moves = program_regressions(loads)
@@ -104,7 +104,7 @@ def _series_steps(loads: pd.DataFrame) -> List[Tuple[Dict[str, Any], Dict[str, A
 
 
 def program_regressions(loads: pd.DataFrame) -> pd.DataFrame:
-    """Each artifact of a :func:`table` that a loading release does worse with than the one before it
+    """Each artifact of a :func:`.artifacts.table` that a loading release does worse with than the one before it
     (see the module docstring), in saving, case, mode, loading order."""
     found: List[Dict[str, Any]] = []
     for before, after in _series_steps(loads):
