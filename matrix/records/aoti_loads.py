@@ -82,7 +82,8 @@ def judge(records: pd.DataFrame) -> PackageLoads:
     return PackageLoads(found, tuple(compiled), tuple(loaded), shares, tuple(epochs.epochs(found)), promise(found))
 
 
-def _release(value: Any) -> Optional[Any]:
+def version(value: Any) -> Optional[Any]:
+    """A release's version (``releases.version_key``), None for what is not a torch version."""
     try:
         return releases.version_key(str(value))
     except releases.ReleaseError:
@@ -101,7 +102,7 @@ def promise(found: pd.DataFrame) -> Promise:
     broken: List[Broken] = []
     pairs = forward = forward_passed = 0
     for (compiled, loaded), group in tried.groupby(["saved", "loaded"], sort=False):
-        made, used = _release(group["saved_torch_version"].iloc[0]), _release(group["torch_version"].iloc[0])
+        made, used = version(group["saved_torch_version"].iloc[0]), version(group["torch_version"].iloc[0])
         if made is None or used is None or made == used:
             continue
         passed = int((group["status"] == LoadStatus.PASS.value).sum())
@@ -111,7 +112,7 @@ def promise(found: pd.DataFrame) -> Promise:
         elif made >= floor:
             pairs += 1
             if passed < len(group):
-                cause = epochs.common_failure(group)
+                cause = artifacts.common_failure(group)
                 broken.append(Broken(str(compiled), str(loaded), len(group) - passed, len(group), cause))
     position = {label: i for i, label in enumerate(compiled_order)}
     across = {label: i for i, label in enumerate(loaded_order)}

@@ -24,7 +24,7 @@ import pandas as pd
 
 from matrix.contract.schema import AOTI_TRIED, MODES, STAGE_OK, LoadStatus
 from matrix.envs import releases
-from matrix.records import aoti_compiles, aoti_loads, artifacts, epochs
+from matrix.records import aoti_compiles, aoti_loads, artifacts
 
 
 @dataclass(frozen=True)
@@ -63,13 +63,6 @@ class AotiVerdict:
         return tuple(p for p in self.own if not p.kept)
 
 
-def _key(value: Any) -> Optional[Any]:
-    try:
-        return releases.version_key(str(value))
-    except releases.ReleaseError:
-        return None
-
-
 def _pairs(table: pd.DataFrame, tried: pd.Series, passed: pd.Series, compile_table: bool) -> List[Tuple[Any, Pair]]:
     """Each (saved, loaded) pair of a table with a try: its release keys and counts, in the table's orders."""
     made_order, used_order = artifacts.orders(table)
@@ -83,9 +76,9 @@ def _pairs(table: pd.DataFrame, tried: pd.Series, passed: pd.Series, compile_tab
             if compile_table:
                 failure = aoti_compiles.failures(group)[0][0].text
             else:
-                common = epochs.common_failure(group)
+                common = artifacts.common_failure(group)
                 failure = common.text if common is not None else ""
-        keys = (_key(group["saved_torch_version"].iloc[0]), _key(group["torch_version"].iloc[0]))
+        keys = tuple(aoti_loads.version(group[column].iloc[0]) for column in ("saved_torch_version", "torch_version"))
         place = (made_order.index(str(made)), used_order.index(str(used)))
         found.append(((keys, place), Pair(str(made), str(used), won, len(group), failure)))
     found.sort(key=lambda item: item[0][1])

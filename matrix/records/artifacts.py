@@ -1,4 +1,4 @@
-"""Programs saved on one release and loaded on another: the load table, its heatmap, reach and regressions.
+"""Programs saved on one release and loaded on another: the load table, its heatmap and reach.
 
 Pure functions over ``Store.loads`` (one row per load record, columns ``schema.LOAD_KEYS``).
 
@@ -14,18 +14,7 @@ Pure functions over ``Store.loads`` (one row per load record, columns ``schema.L
 A load *tried* the program when its status has a rank (:func:`tried`): ``not-applicable`` (the
 loading release has no ``torch.export.load``) and ``untrusted`` (the program's signature is
 missing or wrong, so it was not loaded) say nothing about whether it loads, and are never
-counted as a failed load.
-- :func:`program_regressions`: each artifact (saving environment, case and mode) that a loading
-  release does worse with than the loading release before it, statuses ranked pass > mismatch >
-  run-error > load-error = crash = timeout. Loading releases are taken in version order; where
-  one ran under several Pythons the newest stands for it, and two builds of one release
-  (``2.9.1``, ``2.9.1+cpu``) are not compared with each other.
-- :func:`regressions`: ``load-regression``, one (saving environment, loading release) pair whose
-  loading release does worse than the one before it with some of that environment's artifacts:
-  the unit a reader counts. A change of serialization format is one load regression per saving
-  release it breaks, however many programs each saved; the pair names how many it affects
-  (``programs``, of the ``loaded_before`` that the release before it loaded) and their most
-  common failure.
+counted as a failed load. The load regressions between loading releases: :mod:`.load_regressions`.
 """
 
 from __future__ import annotations
@@ -57,19 +46,6 @@ LOADED_ENV = ["torch_version", "variant", "python"]
 PROGRAM = [*SAVED_ENV, "case", "mode", "with_set"]
 COLUMNS = ["saved", "loaded", *LOAD_KEYS]
 HEATMAP_COLUMNS = ["mode", "saved", "loaded", "passed", "total", "not_applicable", "untrusted", "share"]
-REGRESSION = "load-regression"
-# One row per artifact that a loading release does worse with (program_regressions).
-PROGRAM_COLUMNS = [
-    "kind", "saved", "case", "mode", "with_set", "before", "after", "status_before", "status_after",
-    "error_type", "error_message", *SAVED_ENV, "torch_version_before", "torch_version_after",
-]  # fmt: skip
-# One row per (saving environment, loading release) pair that does worse (regressions): ``programs``
-# affected of the ``loaded_before`` (artifacts the release before loaded, whatever their outcome),
-# and their most common failure (``status``, ``error_type``, ``error_message``), shared by ``sharing``.
-REGRESSION_COLUMNS = [
-    "kind", "saved", "before", "after", "programs", "loaded_before", "status", "error_type", "error_message",
-    "sharing", *SAVED_ENV, "torch_version_before", "torch_version_after",
-]  # fmt: skip
 
 
 def table(
@@ -143,7 +119,7 @@ def labels(frame: pd.DataFrame, env: Sequence[str]) -> pd.Series:
     return label
 
 
-def _env_order(frame: pd.DataFrame, env: Sequence[str]) -> pd.Series:
+def env_order(frame: pd.DataFrame, env: Sequence[str]) -> pd.Series:
     """Each row's environment position: release order, then variant, then Python order."""
     envs = frame[list(env)].drop_duplicates()
     ordered = sorted(
@@ -157,8 +133,8 @@ def _env_order(frame: pd.DataFrame, env: Sequence[str]) -> pd.Series:
 
 def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
     keyed = frame.assign(
-        _saved=_env_order(frame, SAVED_ENV),
-        _loaded=_env_order(frame, LOADED_ENV),
+        _saved=env_order(frame, SAVED_ENV),
+        _loaded=env_order(frame, LOADED_ENV),
         _mode=frame["mode"].map({m: i for i, m in enumerate(MODES)}),
     )
     keyed = keyed.sort_values(["_saved", "_loaded", "case", "_mode", "with_set"], kind="stable")
@@ -167,13 +143,11 @@ def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
 
 def orders(loads: pd.DataFrame) -> Tuple[List[str], List[str]]:
     """The saving and the loading environments' labels of a :func:`table`, each in version order."""
-    if loads.empty:
-        return [], []
-    saved = list(dict.fromkeys(loads.assign(_o=_env_order(loads, SAVED_ENV)).sort_values("_o", kind="stable")["saved"]))
-    loaded = list(
-        dict.fromkeys(loads.assign(_o=_env_order(loads, LOADED_ENV)).sort_values("_o", kind="stable")["loaded"])
-    )
-    return saved, loaded
+
+    def labelled(env: Sequence[str], label: str) -> List[str]:
+        return list(dict.fromkeys(loads.assign(_o=env_order(loads, env)).sort_values("_o", kind="stable")[label]))
+
+    return (labelled(SAVED_ENV, "saved"), labelled(LOADED_ENV, "loaded")) if not loads.empty else ([], [])
 
 
 def program_label(row: Mapping[str, Any]) -> str:
@@ -208,17 +182,14 @@ def heatmap(loads: pd.DataFrame) -> pd.DataFrame:
     if loads.empty:
         return pd.DataFrame({column: pd.Series(dtype=object) for column in HEATMAP_COLUMNS})
     saved_order, loaded_order = orders(loads)
+    counted = ["passed", "total", "not_applicable", "untrusted"]
     flags = loads.assign(
-        _passed=(loads["status"] == "pass").astype(int),
-        _tried=loads["status"].map(tried).astype(int),
-        _na=(loads["status"] == LoadStatus.NOT_APPLICABLE.value).astype(int),
-        _untrusted=(loads["status"] == LoadStatus.UNTRUSTED.value).astype(int),
+        passed=(loads["status"] == "pass").astype(int),
+        total=loads["status"].map(tried).astype(int),
+        not_applicable=(loads["status"] == LoadStatus.NOT_APPLICABLE.value).astype(int),
+        untrusted=(loads["status"] == LoadStatus.UNTRUSTED.value).astype(int),
     )
-    counted = ["_passed", "_tried", "_na", "_untrusted"]
     grouped = flags.groupby(["mode", "saved", "loaded"], sort=False)[counted].sum().reset_index()
-    grouped = grouped.rename(
-        columns={"_passed": "passed", "_tried": "total", "_na": "not_applicable", "_untrusted": "untrusted"}
-    )
     grouped["share"] = [p / t if t else math.nan for p, t in zip(grouped["passed"], grouped["total"])]
     grouped = grouped.assign(
         _mode=grouped["mode"].map({m: i for i, m in enumerate(MODES)}),
@@ -227,7 +198,7 @@ def heatmap(loads: pd.DataFrame) -> pd.DataFrame:
     )
     grouped = grouped.sort_values(["_mode", "_saved", "_loaded"], kind="stable")
     grouped = grouped.drop(columns=["_mode", "_saved", "_loaded"]).reset_index(drop=True)
-    for column in ("passed", "total", "not_applicable", "untrusted"):
+    for column in counted:
         grouped[column] = grouped[column].astype("int64")
     grouped["share"] = grouped["share"].astype(float)
     return grouped[HEATMAP_COLUMNS]
@@ -335,8 +306,8 @@ def reach(loads: pd.DataFrame) -> List[Reach]:
                 failing=tuple(failing),
                 untried=tuple(untried),
                 failing_from=failing[0] if for_good else None,
-                failing_cause=_common_failure(mine[mine["loaded"].isin(failing)]),
-                partial_cause=_common_failure(mine[mine["loaded"].isin([p.loaded for p in partial])]),
+                failing_cause=common_failure(mine[mine["loaded"].isin(failing)]),
+                partial_cause=common_failure(mine[mine["loaded"].isin([p.loaded for p in partial])]),
                 unsigned=tuple(unsigned),
                 untrusted=int((mine["status"] == LoadStatus.UNTRUSTED.value).sum()),
             )
@@ -344,137 +315,16 @@ def reach(loads: pd.DataFrame) -> List[Reach]:
     return found
 
 
-def _common_failure(rows: pd.DataFrame) -> Optional[Failure]:
+def common_failure(rows: pd.DataFrame) -> Optional[Failure]:
     """The most common failure among ``rows`` (status and error type), with its first message; None if none failed."""
     failing = rows[rows["status"].map(tried).astype(bool) & (rows["status"] != LoadStatus.PASS.value)]
     if failing.empty:
         return None
-    counts = collections.Counter(zip(failing["status"], failing["error_type"].map(lambda v: v or "")))
+    kinds = failing["error_type"].map(lambda v: v if isinstance(v, str) else "")
+    counts = collections.Counter(zip(failing["status"].astype(str), kinds))
     (status, error_type), _ = min(counts.items(), key=lambda item: (-item[1], item[0]))
-    first = failing[(failing["status"] == status) & (failing["error_type"].map(lambda v: v or "") == error_type)]
+    first = failing[(failing["status"] == status) & (kinds == error_type)]
     return Failure.of(first.iloc[0].to_dict())
-
-
-def regressions(loads: pd.DataFrame) -> pd.DataFrame:
-    """Each ``load-regression`` of a :func:`table`: one row per (saving environment, loading release) pair
-    that does worse with some artifacts than the loading release before it (see the module docstring),
-    in saving then loading order."""
-    moves = program_regressions(loads)
-    if moves.empty:
-        return pd.DataFrame([], columns=REGRESSION_COLUMNS, dtype=object)
-    loaded = _loaded_before(loads)
-    found = []
-    for _, group in moves.groupby([*SAVED_ENV, "before", "after"], sort=False):
-        rows = group.to_dict("records")
-        cause = _common_failure(group.rename(columns={"status_after": "status"}))
-        first = rows[0]
-        row: Dict[str, Any] = {column: None for column in REGRESSION_COLUMNS}
-        row.update({key: first[key] for key in ("saved", "before", "after", *SAVED_ENV)})
-        row.update(
-            kind=REGRESSION,
-            programs=len(rows),
-            loaded_before=loaded[(first["saved"], first["before"], first["after"])],
-            torch_version_before=first["torch_version_before"],
-            torch_version_after=first["torch_version_after"],
-        )
-        if cause is not None:
-            sharing = sum(1 for r in rows if _same_failure(r, cause))
-            row.update(
-                status=cause.status,
-                error_type=cause.error_type or None,
-                error_message=cause.message or None,
-                sharing=sharing,
-            )
-        found.append(row)
-    frame = pd.DataFrame(found, columns=REGRESSION_COLUMNS, dtype=object)
-    keyed = frame.assign(
-        _saved=_env_order(frame, SAVED_ENV), _after=frame["torch_version_after"].map(store.release_key)
-    )
-    keyed = keyed.sort_values(["_saved", "_after"], kind="stable")
-    return keyed.drop(columns=["_saved", "_after"]).reset_index(drop=True)
-
-
-def _same_failure(row: Mapping[str, Any], cause: Failure) -> bool:
-    error_type = row.get("error_type")
-    same_type = (error_type if isinstance(error_type, str) else "") == cause.error_type
-    return same_type and str(row.get("status_after")) == cause.status
-
-
-def _loaded_before(loads: pd.DataFrame) -> Dict[Tuple[str, str, str], int]:
-    """Per (saved, before, after) step of :func:`program_regressions`' series: the artifacts compared
-    across it that the older loading release loaded (any status but load-error, crash, timeout)."""
-    counts: Dict[Tuple[str, str, str], int] = collections.Counter()
-    for before, after in _series_steps(loads):
-        rank = load_rank(before["status"])
-        if rank is not None and rank > 0 and load_rank(after["status"]) is not None:
-            counts[(str(after["saved"]), str(before["loaded"]), str(after["loaded"]))] += 1
-    return counts
-
-
-def _series_steps(loads: pd.DataFrame) -> List[Tuple[Dict[str, Any], Dict[str, Any]]]:
-    """Each pair of consecutive loads (older, newer loading release) of one artifact; see the module docstring."""
-    found: List[Tuple[Dict[str, Any], Dict[str, Any]]] = []
-    if loads.empty:
-        return found
-    ranked = loads.assign(_loaded=_env_order(loads, LOADED_ENV), _python=store.rank(loads["python"].astype(object)))
-    # The newest Python stands for a loading build; builds of one release are not compared.
-    ranked = ranked.sort_values(["_python"], kind="stable").drop_duplicates(
-        [*PROGRAM, "torch_version", "variant"], keep="last"
-    )
-    ranked = ranked.assign(_saved=_env_order(ranked, SAVED_ENV)).sort_values(
-        ["_saved", "case", "mode", "_loaded"], kind="stable"
-    )
-    for _, series in ranked.groupby(PROGRAM, sort=False):
-        rows = series.to_dict("records")
-        for before, after in zip(rows, rows[1:]):
-            if _base(before["torch_version"]) != _base(after["torch_version"]):
-                found.append((before, after))
-    return found
-
-
-def program_regressions(loads: pd.DataFrame) -> pd.DataFrame:
-    """Each artifact of a :func:`table` that a loading release does worse with than the one before it
-    (see the module docstring), in saving, case, mode, loading order."""
-    found: List[Dict[str, Any]] = []
-    for before, after in _series_steps(loads):
-        old, new = load_rank(before["status"]), load_rank(after["status"])
-        if old is not None and new is not None and new < old:
-            found.append(_regression(before, after))
-    frame = pd.DataFrame(found, columns=PROGRAM_COLUMNS, dtype=object)
-    if frame.empty:
-        return frame
-    keyed = frame.assign(
-        _saved=_env_order(frame, SAVED_ENV),
-        _mode=frame["mode"].map({m: i for i, m in enumerate(MODES)}),
-        _after=frame["torch_version_after"].map(store.release_key),
-    )
-    keyed = keyed.sort_values(["_saved", "case", "_mode", "with_set", "_after"], kind="stable")
-    return keyed.drop(columns=["_saved", "_mode", "_after"]).reset_index(drop=True)
-
-
-def _base(release: Any) -> str:
-    return str(release).split("+", 1)[0]
-
-
-def _regression(before: Dict[str, Any], after: Dict[str, Any]) -> Dict[str, Any]:
-    row: Dict[str, Any] = {column: None for column in PROGRAM_COLUMNS}
-    row.update(
-        kind=REGRESSION,
-        saved=after["saved"],
-        case=after["case"],
-        mode=after["mode"],
-        with_set=after["with_set"],
-        before=before["loaded"],
-        after=after["loaded"],
-        status_before=before["status"],
-        status_after=after["status"],
-        error_type=after.get("error_type"),
-        error_message=after.get("error_message"),
-        torch_version_before=before["torch_version"],
-        torch_version_after=after["torch_version"],
-    )
-    row.update({key: after[key] for key in SAVED_ENV})
-    return row
 
 
 def errors(loads: pd.DataFrame) -> List[Tuple[Failure, List[Tuple[str, str]]]]:

@@ -60,9 +60,7 @@ def compare(cells: pd.DataFrame) -> Tuple[BuildComparison, ...]:
     """
     if cells.empty or cells["variant"].nunique() < 2:
         return ()  # one variant: no build of a release to compare with another
-    newest = cells.assign(_python=store.rank(cells["python"].astype(object))).sort_values("_python", kind="stable")
-    one_cell = ["variant", "release", "with_set", "case", "mode"]
-    newest = newest.drop_duplicates([k for k in one_cell if k in newest.columns], keep="last").drop(columns="_python")
+    newest = store.newest_python(cells)
     by_build: Dict[Tuple[str, str], Dict[Tuple[str, str, str], Row]] = {}
     for row in newest.to_dict("records"):
         build = (str(row["release"]), str(row["variant"]))

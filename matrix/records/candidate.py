@@ -68,9 +68,7 @@ def judge(cells: pd.DataFrame, loads: Optional[pd.DataFrame] = None) -> Tuple[Ve
     pairs = cells[["release", "variant"]].drop_duplicates().itertuples(index=False, name=None)
     if not any(is_candidate(release, variant) for release, variant in pairs):
         return ()  # a matrix of releases: nothing to judge, and nothing to lay out for it
-    newest = cells.assign(_python=store.rank(cells["python"].astype(object))).sort_values("_python", kind="stable")
-    keys = [k for k in ("variant", "release", "with_set", "case", "mode") if k in newest.columns]
-    newest = newest.drop_duplicates(keys, keep="last").drop(columns="_python")
+    newest = store.newest_python(cells)
     by_build: Dict[Build, Dict[Tuple[str, str, str], Row]] = {}
     for row in newest.to_dict("records"):
         key = (str(row["case"]), str(row["mode"]), _with_set(row))

@@ -22,7 +22,6 @@ but B reads A's and C reads B's: A–B and B–C), and then both are given.
 
 from __future__ import annotations
 
-import collections
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -30,7 +29,7 @@ import pandas as pd
 
 from matrix.contract.schema import MODES, LoadStatus, load_rank
 from matrix.records import store
-from matrix.records.artifacts import LOADED_ENV, SAVED_ENV, Failure
+from matrix.records.artifacts import LOADED_ENV, SAVED_ENV, Failure, common_failure
 
 # A pair of releases is compatible when at least this share of the programs tried loads and matches.
 COMPATIBLE_SHARE = 0.5
@@ -208,20 +207,6 @@ def _exceptions(tried: pd.DataFrame, position: Dict[str, int]) -> List[FailingCa
         if failure is not None:
             found.append(FailingCase(str(case), str(mode), tuple(where), failure))
     return found
-
-
-def common_failure(rows: pd.DataFrame) -> Optional[Failure]:
-    """The most common failure among ``rows`` (by status and error class), with the first message; None if none."""
-    failing = rows[
-        rows["status"].map(lambda s: load_rank(s) is not None).astype(bool) & (rows["status"] != LoadStatus.PASS.value)
-    ]
-    if failing.empty:
-        return None
-    kinds = failing["error_type"].map(lambda v: v if isinstance(v, str) else "")
-    counts = collections.Counter(zip(failing["status"].astype(str), kinds))
-    (status, error_type), _ = min(counts.items(), key=lambda item: (-item[1], item[0]))
-    first = failing[(failing["status"] == status) & (kinds == error_type)]
-    return Failure.of(first.iloc[0].to_dict())
 
 
 def loads_across(found: Sequence[Epoch], saved: str, loaded: str) -> Optional[Epoch]:

@@ -39,6 +39,7 @@ from matrix.records import scope as covered
 from matrix.records import upgrade as upgrade_answer
 from matrix.records import verdicts as judged
 from matrix.records.failures import COMPILES, LOADS, PACKAGE_LOADS, Sighting, sightings
+from matrix.records.open_regressions import open_regressions
 from matrix.records.transitions import Step
 
 Key = Tuple[str, str, str, str]  # release, variant, python, and the --with set ("" for none)
@@ -248,7 +249,7 @@ def _figures_since(
     base_cells, base_moves = base
     rejudged = None
     if base_moves is not None and not base_cells.empty and "kind" in base_moves.columns:
-        rejudged = judged.open_regressions(completeness.complete(base_cells), base_moves).open_count
+        rejudged = open_regressions(completeness.complete(base_cells), base_moves).open_count
     incomplete = [(b.release, b.variant) for b in lacking]
     return headline.moved(base_figures, figures, comparison, base_moves, moves, incomplete, rejudged)
 

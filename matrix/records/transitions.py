@@ -49,19 +49,16 @@ pages render these; they judge nothing themselves.
 
 from __future__ import annotations
 
-import collections
-import functools
 import math
 import numbers
-import statistics
 from dataclasses import dataclass
-from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 import pandas as pd
 
 from matrix.contract.schema import MODES, STAGE_ERROR, STAGE_OK, STAGES, rank
-from matrix.records import store
-from matrix.records.columns import EXPORTED
+from matrix.records import store, timings
+from matrix.records.timings import both_exported, repeats, timeable
 
 KINDS = (
     "regression",
@@ -90,13 +87,6 @@ MEANING = {
     "slowdown": "export got slower, on enough runs to rule out noise",
     "speedup": "export got faster, on enough runs to rule out noise",
 }
-SLOW_RATIO = 1.5
-SLOW_MIN_S = 0.05
-MIN_RUNS = 5
-MAX_P = 0.005
-# Sample sizes (product of the two sides' runs) up to which the p-value is exact; above it,
-# the normal approximation is close and the exact one costs more.
-EXACT_UP_TO = 400
 OP_STAGES = (("exported", "ops"), ("decomposed", "decomposed_ops"))
 STAGE_LABELS = dict(STAGES)
 
@@ -136,16 +126,14 @@ def pairs(table: pd.DataFrame, releases: Optional[Mapping[str, Sequence[str]]] =
     """The pairs of cells (older, newer) that transitions compare; see the module docstring for the series."""
     if table.empty:
         return []
-    newest = table.assign(_python=store.rank(table["python"].astype(object)))
     # A case run with two --with sets is two series, compared each with itself, as two variants are.
-    one_cell = [key for key in ("variant", "with_set", "case", "mode", "release") if key in table.columns]
-    newest = newest.sort_values("_python", kind="stable").drop_duplicates(one_cell, keep="last")
+    newest = store.newest_python(table)
     held: Dict[str, List[str]] = {str(v): list(r) for v, r in (releases or {}).items()}
     for variant, group in newest.groupby("variant"):
         held.setdefault(str(variant), store.ordered(group["release"]))
     chains = series(held)
     cells: Dict[Tuple[str, str, str], Dict[Env, Row]] = {}
-    for row in newest.drop(columns="_python").to_dict("records"):
+    for row in newest.to_dict("records"):
         env = (str(row["variant"]), str(row["release"]))
         cells.setdefault((str(row["case"]), str(row["mode"]), str(row.get("with_set") or "")), {})[env] = row
     found: List[Tuple[Row, Row]] = []
@@ -198,22 +186,6 @@ class Step:
         return repeats(cell.get("runs") for pair in self.pairs for cell in pair)
 
 
-def repeats(runs: Iterable[Any]) -> Tuple[int, int]:
-    """The fewest and the most runs behind a cell, from the cells' ``runs`` (1 where not recorded); (0, 0) for none.
-
-    What a timing or flakiness claim can rest on: one run per cell supports neither.
-    """
-    counts = [_runs(value) for value in runs]
-    return (min(counts), max(counts)) if counts else (0, 0)
-
-
-def _runs(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return 1
-    number = float(value)
-    return int(number) if math.isfinite(number) and number >= 1 else 1
-
-
 def steps(compared: Sequence[Tuple[Row, Row]], moves: pd.DataFrame) -> List[Step]:
     """The release transitions of ``compared`` (from :func:`pairs`) with their ``moves`` (from :func:`collect`).
 
@@ -250,10 +222,8 @@ def compare(before: Row, after: Row) -> List[Row]:
     if kind is not None:
         # A regression or a wrong result is explained by the new error, a fix by the error it removed.
         source = before if kind == "fix" else after
-        found.append(
-            _row(kind, before, after, error_type=source.get("error_type"), error_message=source.get("error_message"))
-        )
-        found[-1]["detail"] = "%s → %s" % (old, new)
+        error = {key: source.get(key) for key in ("error_type", "error_message")}
+        found.append(_row(kind, before, after, detail="%s → %s" % (old, new), **error))
     if old == new == "pass":
         found.extend(_stage_changes(before, after))
     comparable = scheme(before, after)
@@ -268,9 +238,9 @@ def compare(before: Row, after: Row) -> List[Row]:
         added, removed = sorted(new_ops - old_ops), sorted(old_ops - new_ops)
         found.append(_row("op-drift", before, after, stage=stage, added=added, removed=removed))
         found[-1]["detail"] = " ".join(["+" + op for op in added] + ["−" + op for op in removed])
-    timing = _timing(before, after)
+    timing = timings.change(before, after)
     if timing is not None:
-        found.append(timing)
+        found.append(_row(timing[0], before, after, **timing[1]))
     return found
 
 
@@ -291,20 +261,6 @@ def scheme(before: Row, after: Row) -> Optional[int]:
     return old if old is not None and old == version_of(after.get("fingerprint_version")) else None
 
 
-def both_exported(before: Row, after: Row) -> bool:
-    """Whether both cells hold an exported program (pass or mismatch), whose export time says something."""
-    return before.get("status") in EXPORTED and after.get("status") in EXPORTED
-
-
-def timeable(before: Row, after: Row) -> bool:
-    """Whether a slowdown or speedup may be claimed between the cells: both exported, MIN_RUNS timed runs each."""
-    return (
-        both_exported(before, after)
-        and len(samples(before.get("export_s_runs"))) >= MIN_RUNS
-        and len(samples(after.get("export_s_runs"))) >= MIN_RUNS
-    )
-
-
 def _stage_changes(before: Row, after: Row) -> List[Row]:
     found = []
     for stage, label in STAGES:
@@ -317,105 +273,6 @@ def _stage_changes(before: Row, after: Row) -> List[Row]:
             continue
         found.append(_row(kind, before, after, stage=stage, error_message=_text(source.get(stage + "_error"))))
         found[-1]["detail"] = "%s %s → %s" % (label, was, now)
-    return found
-
-
-def _timing(before: Row, after: Row) -> Optional[Row]:
-    """A slowdown or speedup, when the runs on both sides show one (see the module docstring)."""
-    if not timeable(before, after):
-        return None
-    old, new = samples(before.get("export_s_runs")), samples(after.get("export_s_runs"))
-    old_median, new_median = statistics.median(old), statistics.median(new)
-    if new_median >= old_median * SLOW_RATIO and new_median - old_median >= SLOW_MIN_S:
-        kind, fast, slow = "slowdown", old, new
-    elif old_median >= new_median * SLOW_RATIO and old_median - new_median >= SLOW_MIN_S:
-        kind, fast, slow = "speedup", new, old
-    else:
-        return None
-    p = mann_whitney(fast, slow)
-    if p > MAX_P:
-        return None
-    row = _row(
-        kind,
-        before,
-        after,
-        export_s_before=old_median,
-        export_s_after=new_median,
-        runs_before=len(old),
-        runs_after=len(new),
-        p_value=p,
-    )
-    ratio = new_median / old_median if old_median > 0 else math.inf
-    runs = "%d runs each" % len(old) if len(old) == len(new) else "%d and %d runs" % (len(old), len(new))
-    spread = "ranges disjoint" if max(fast) < min(slow) else "ranges overlap"
-    row["detail"] = "×%.2f (median %.3f s → %.3f s), %s, %s, Mann-Whitney p = %.2g" % (
-        ratio,
-        old_median,
-        new_median,
-        runs,
-        spread,
-        p,
-    )
-    return row
-
-
-def mann_whitney(low: Sequence[float], high: Sequence[float]) -> float:
-    """One-sided p-value of a Mann-Whitney test: the chance of ``high`` beating ``low`` this often if neither is larger.
-
-    U counts the pairs (one value of each) where ``high``'s is larger, ties counting one
-    half. The p-value is exact (for untied values; a half is rounded down, which can only
-    make it larger) while ``len(low) * len(high) <= EXACT_UP_TO``, else the normal
-    approximation with the tie correction and a continuity correction.
-    """
-    m, n = len(low), len(high)
-    u = sum(1.0 if y > x else 0.5 if y == x else 0.0 for x in low for y in high)
-    if m * n <= EXACT_UP_TO:
-        return _exact_tail(m, n)[int(math.floor(u))]
-    total = m + n
-    ties = sum(t**3 - t for t in collections.Counter(list(low) + list(high)).values())
-    variance = m * n / 12.0 * ((total + 1) - ties / (total * (total - 1)))
-    if variance <= 0:
-        return 1.0
-    z = (u - m * n / 2.0 - 0.5) / math.sqrt(variance)
-    return 0.5 * math.erfc(z / math.sqrt(2))
-
-
-@functools.cache
-def _exact_tail(m: int, n: int) -> Tuple[float, ...]:
-    """P(U >= u) for u = 0..m*n under the null hypothesis, for samples of m and n untied values."""
-    # dist[j] is U's distribution for i low and j high values, built for i = 0..m. The
-    # largest value of all is a high one with probability j/(i+j), and then beats all i low ones.
-    previous: List[List[float]] = [[1.0] for _ in range(n + 1)]
-    for i in range(1, m + 1):
-        current: List[List[float]] = [[1.0]]
-        for j in range(1, n + 1):
-            probs = [0.0] * (i * j + 1)
-            for u, p in enumerate(current[j - 1]):
-                probs[u + i] += p * j / (i + j)
-            for u, p in enumerate(previous[j]):
-                probs[u] += p * i / (i + j)
-            current.append(probs)
-        previous = current
-    tail: List[float] = []
-    running = 0.0
-    for p in reversed(previous[n]):
-        running += p
-        tail.append(min(1.0, running))
-    return tuple(reversed(tail))
-
-
-def samples(value: Any) -> List[float]:
-    """The finite numbers of a list of per-run times (a list, array, or list of texts from Parquet)."""
-    if value is None or isinstance(value, (str, bytes, int, float)):
-        return []
-    found = []
-    for item in value:
-        try:
-            number = float(item)
-        except (TypeError, ValueError):
-            continue
-        if math.isfinite(number):
-            found.append(number)
     return found
 
 
@@ -439,22 +296,12 @@ def _text(value: Any) -> Optional[str]:
 
 
 def _row(kind: str, before: Row, after: Row, **values: Any) -> Row:
-    row: Row = {column: None for column in COLUMNS}
-    row.update(
-        kind=kind,
-        case=after.get("case"),
-        mode=after.get("mode"),
-        variant=after.get("variant"),
-        variant_before=before.get("variant"),
-        before=before.get("release"),
-        after=after.get("release"),
-        python_before=before.get("python"),
-        python_after=after.get("python"),
-        status_before=before.get("status"),
-        status_after=after.get("status"),
-        with_set=_text(after.get("with_set")) or "",
-    )
-    row.update(values)
+    row: Row = dict.fromkeys(COLUMNS)
+    row.update({key: after.get(key) for key in ("case", "mode", "variant")}, variant_before=before.get("variant"))
+    for side, cell in (("before", before), ("after", after)):
+        row.update({side: cell.get("release"), "python_" + side: cell.get("python")})
+        row["status_" + side] = cell.get("status")
+    row.update(kind=kind, with_set=_text(after.get("with_set")) or "", **values)
     return row
 
 

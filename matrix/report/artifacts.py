@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 import pandas as pd
 
 from matrix.contract.schema import LOAD_STATUSES, MODES, NO_RECORD, LoadStatus, first_line
-from matrix.records import alike, tables, transitions
+from matrix.records import alike, load_regressions, tables, transitions
 from matrix.records import artifacts as loads_table
 from matrix.records.aoti_compiles import Compiles
 from matrix.records.aoti_loads import PackageLoads
@@ -51,9 +51,9 @@ class Written:
 
     files: Set[str]
     charts: Tuple[charting.Chart, ...] = ()
-    regressions: int = 0  # load regressions: (saving environment, loading release) pairs, records.artifacts.regressions
+    regressions: int = 0  # load regressions: (saving environment, loading release) pairs, load_regressions.regressions
     affected: int = 0  # the programs they affect, each counted once per load regression
-    load_regressions: Tuple[Dict[str, Any], ...] = ()  # records.artifacts.regressions' rows
+    load_regressions: Tuple[Dict[str, Any], ...] = ()  # records.load_regressions.regressions' rows
 
 
 def write(
@@ -82,8 +82,8 @@ def write(
     if not table.empty:
         grid = loads_table.heatmap(table)
         drawn = heatmap_charts(grid, table, out) if charts else []
-        regressions = loads_table.regressions(table)
-        programs = loads_table.program_regressions(table)
+        regressions = load_regressions.regressions(table)
+        programs = load_regressions.program_regressions(table)
         text = render(table, grid, regressions, drawn, programs)
         _store(table, out, TABLE)
         written.add(TABLE)
@@ -216,7 +216,7 @@ def render(
     drawn: Sequence[charting.Chart] = (),
     programs: Optional[pd.DataFrame] = None,
 ) -> str:
-    """The page's Markdown; ``regressions`` and ``programs`` are records.artifacts' ``regressions`` and
+    """The page's Markdown; ``regressions`` and ``programs`` are records.load_regressions' ``regressions`` and
     ``program_regressions`` of ``table`` (the latter computed here when not given)."""
     saved_order, loaded_order = loads_table.orders(table)
     parts = [
@@ -257,7 +257,7 @@ def render(
     parts.append(breaks(regressions))
     parts.append("### Programs affected\n")
     if programs is None:
-        programs = loads_table.program_regressions(table)
+        programs = load_regressions.program_regressions(table)
     parts.append(_regressions(programs))
     parts.append("## Statuses\n")
     parts.append(legend())

@@ -18,7 +18,7 @@ import pandas as pd
 
 from matrix.contract.schema import MODES, STAGES, Status
 from matrix.records import devices as by_device
-from matrix.records import store, tables, transitions
+from matrix.records import store, tables, timings, transitions
 from matrix.records.model import PassRate, environment_key
 from matrix.records.transitions import Step
 from matrix.report import (
@@ -248,13 +248,13 @@ def _timing_counts(f: Findings) -> str:
 def _flakiness(f: Findings) -> str:
     """The flaky cells, or why none can be found: ``flakiness not assessed: 1 run each``."""
     runs = f.cells["runs"] if "runs" in f.cells.columns else pd.Series(dtype=object)
-    fewest, most = transitions.repeats(runs)
+    fewest, most = timings.repeats(runs)
     if most < 2:
         return "flakiness not assessed: %s" % transition_page.runs_phrase(fewest, most)
     flaky = _plural(len(f.flaky), "flaky cell")
     if fewest >= 2:
         return flaky
-    repeated = sum(1 for value in runs if transitions.repeats([value])[0] >= 2)
+    repeated = sum(1 for value in runs if timings.repeats([value])[0] >= 2)
     return "%s (of %d cells run more than once)" % (flaky, repeated)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from matrix.records import graph_diffs, transitions
+from matrix.records import graph_diffs, timings, transitions
 from matrix.records.transitions import Step
 from matrix.report import case_page, diff_files
 from matrix.report import markdown as md
@@ -98,7 +98,7 @@ def _overview(step: Step) -> str:
         )
     out.append(
         "%d cells exported in both releases; %d of them have at least %d timed runs in each, which a slowdown or"
-        " speedup needs.\n" % (len(step.exported), len(step.timed), transitions.MIN_RUNS)
+        " speedup needs.\n" % (len(step.exported), len(step.timed), timings.MIN_RUNS)
     )
     return "\n".join(out)
 
@@ -227,11 +227,11 @@ def rule() -> str:
         " export time changes by at least ×%.1f and %d ms, and a one-sided Mann-Whitney test on the runs gives"
         " p ≤ %s (with %d runs each: the two ranges of times do not overlap)."
         % (
-            transitions.MIN_RUNS,
-            transitions.SLOW_RATIO,
-            round(transitions.SLOW_MIN_S * 1000),
-            transitions.MAX_P,
-            transitions.MIN_RUNS,
+            timings.MIN_RUNS,
+            timings.SLOW_RATIO,
+            round(timings.SLOW_MIN_S * 1000),
+            timings.MAX_P,
+            timings.MIN_RUNS,
         )
     )
 
@@ -248,12 +248,12 @@ def not_timed(steps: Sequence[Step]) -> Optional[str]:
     None where some pair of cells has the runs a claim needs."""
     if any(step.timed for step in steps):
         return None
-    fewest, most = transitions.repeats(cell.get("runs") for step in steps for pair in step.pairs for cell in pair)
+    fewest, most = timings.repeats(cell.get("runs") for step in steps for pair in step.pairs for cell in pair)
     if not most:
         return "not assessed: no two releases compared"
-    if most < transitions.MIN_RUNS:
+    if most < timings.MIN_RUNS:
         return "not assessed: %s" % runs_phrase(fewest, most)
-    return "not assessed: no cell exported with %d timed runs in both releases" % transitions.MIN_RUNS
+    return "not assessed: no cell exported with %d timed runs in both releases" % timings.MIN_RUNS
 
 
 def _timings(step: Step, several: bool) -> str:

@@ -17,6 +17,7 @@ from matrix.records import confounds
 from matrix.records import figures as headline
 from matrix.records import verdicts as judged
 from matrix.records.epochs import Epoch
+from matrix.records.open_regressions import OpenRegression
 from matrix.records.verdicts import Verdicts
 from matrix.report import markdown as md
 from matrix.report import pages
@@ -111,7 +112,7 @@ def _open_regressions(v: Verdicts) -> str:
     return "\n".join(out)
 
 
-def _open_line(o: judged.OpenRegression) -> str:
+def _open_line(o: OpenRegression) -> str:
     step = md.link(
         md.transition_title(o.before, o.after, o.variant_before, o.variant), md.transition_page(o.before, o.after)
     )
@@ -139,7 +140,7 @@ def _open_line(o: judged.OpenRegression) -> str:
     )
 
 
-def _stage_now(o: judged.OpenRegression, stage: str) -> str:
+def _stage_now(o: OpenRegression, stage: str) -> str:
     """A stage regression on the newest release: the stage's outcome where the cell passes, else the cell's status."""
     outcomes = o.stage_now or ("",) * len(o.now)
     if all(s == "pass" and out for s, out in zip(o.now, outcomes)):

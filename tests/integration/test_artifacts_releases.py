@@ -19,7 +19,7 @@ import pytest
 from matrix.contract import records
 from matrix.envs import env_errors, environments, pythons, releases
 from matrix.records import artifacts as loads_table
-from matrix.records import store
+from matrix.records import load_regressions, store
 from matrix.report import artifacts as report_artifacts
 from matrix.worker import forensics
 
@@ -115,12 +115,12 @@ def test_neither_release_loads_the_others_programs(loads: Tuple[Path, Dict[Tuple
 def test_the_report_tables_show_the_load_regression(loads: Tuple[Path, Dict[Tuple[str, str, str], dict]]) -> None:
     table = loads_table.table(store.load([str(loads[0] / "loads")]).loads)
     assert len(table) == 6
-    moves = loads_table.program_regressions(table)
+    moves = load_regressions.program_regressions(table)
     # 2.1.2 loads its own strict program, 2.13.0+cpu does not: one load regression, of that one program.
     assert [(m["case"], m["mode"], m["status_before"], m["status_after"]) for m in moves.to_dict("records")] == [
         ("add_one", "strict", "pass", "load-error")
     ]
-    breaks = loads_table.regressions(table)
+    breaks = load_regressions.regressions(table)
     # PyPI's 2.1.2 names itself with its CUDA tag (2.1.2+cu121): the tables label a build as it names itself.
     (old,) = {r["torch_version"] for r in loads[1].values() if r["torch_version"].startswith("2.1.2")}
     assert [(b["saved"], b["before"], b["after"], b["programs"]) for b in breaks.to_dict("records")] == [

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from matrix.contract import schema
-from matrix.records import artifacts, store
+from matrix.records import artifacts, load_regressions, store
 
 from conftest import make_load as load_record
 
@@ -129,7 +129,7 @@ def test_an_untrusted_load_was_not_tried_and_is_never_a_failed_load() -> None:
     assert found.failing_cause is None and found.partial_cause is None
     assert artifacts.errors(rows) == []
     # Nor does an untrusted load on a newer release make a load regression.
-    assert artifacts.regressions(rows).empty and artifacts.program_regressions(rows).empty
+    assert load_regressions.regressions(rows).empty and load_regressions.program_regressions(rows).empty
     assert all(artifacts.tried(s) for s in ("pass", "mismatch", "run-error", "load-error", "crash", "timeout"))
     assert not artifacts.tried("untrusted") and not artifacts.tried("not-applicable")
 
@@ -219,8 +219,8 @@ def test_a_loading_release_that_stops_loading_an_artifact_is_a_load_regression_o
         make_load("2.5.1", "2.10.0", status="load-error", error_type="RuntimeError", error_message="schema"),
         make_load("2.5.1", "2.11.0", status="load-error"),
     )
-    moves = artifacts.program_regressions(rows)
-    assert list(moves.columns) == artifacts.PROGRAM_COLUMNS
+    moves = load_regressions.program_regressions(rows)
+    assert list(moves.columns) == load_regressions.PROGRAM_COLUMNS
     assert moves[
         ["kind", "saved", "case", "mode", "before", "after", "status_before", "status_after"]
     ].values.tolist() == [["load-regression", "2.5.1", "add", "strict", "2.9.1", "2.10.0", "pass", "load-error"]]
@@ -243,7 +243,7 @@ def test_one_case_saved_under_two_with_sets_is_two_programs_each_its_own_series(
         ["packaging", "pass"],
     ]
     # Each program's regression is against its own load on the release before, never the other set's.
-    moves = artifacts.program_regressions(rows)
+    moves = load_regressions.program_regressions(rows)
     assert moves[["with_set", "before", "after", "status_before", "status_after"]].values.tolist() == [
         ["", "2.10.0", "2.11.0", "pass", "load-error"],
         ["packaging", "2.9.1", "2.10.0", "pass", "run-error"],
@@ -276,9 +276,9 @@ def test_a_format_break_is_one_load_regression_per_saving_release_however_many_p
         *format_break("2.6.0", 25, loaded, "2.8.0", **archive),
         *format_break("2.7.1", 3, loaded, "2.9.1", error_type="RuntimeError", error_message="schema (8, 20)"),
     )
-    assert len(artifacts.program_regressions(rows)) == 68
-    breaks = artifacts.regressions(rows)
-    assert list(breaks.columns) == artifacts.REGRESSION_COLUMNS
+    assert len(load_regressions.program_regressions(rows)) == 68
+    breaks = load_regressions.regressions(rows)
+    assert list(breaks.columns) == load_regressions.REGRESSION_COLUMNS
     assert breaks[["kind", "saved", "before", "after", "programs", "loaded_before", "sharing"]].values.tolist() == [
         ["load-regression", "2.5.1", "2.7.1", "2.8.0", 40, 40, 40],
         ["load-regression", "2.6.0", "2.7.1", "2.8.0", 25, 25, 25],
@@ -301,7 +301,7 @@ def test_a_load_regression_counts_the_programs_it_affects_of_those_the_release_b
         make_load("2.5.1", "2.7.0", case="e", status="run-error"),
         make_load("2.5.1", "2.7.0", case="f", status="load-error"),
     )
-    (found,) = artifacts.regressions(rows).to_dict("records")
+    (found,) = load_regressions.regressions(rows).to_dict("records")
     assert (found["programs"], found["loaded_before"], found["sharing"]) == (3, 5, 2)
     assert (found["status"], found["error_type"], found["error_message"]) == ("load-error", "KeyError", "u1")
 
@@ -322,7 +322,7 @@ def test_a_load_regression_counts_the_programs_it_affects_of_those_the_release_b
 )
 def test_load_regression_ranks_statuses(before: str, after: str, regression: bool) -> None:
     rows = table(make_load("2.5.1", "2.6.0", status=before), make_load("2.5.1", "2.7.0", status=after))
-    assert len(artifacts.program_regressions(rows)) == len(artifacts.regressions(rows)) == (1 if regression else 0)
+    assert len(load_regressions.program_regressions(rows)) == len(load_regressions.regressions(rows)) == int(regression)
 
 
 def test_load_regressions_compare_consecutive_releases_of_the_same_artifact_only() -> None:
@@ -340,9 +340,9 @@ def test_load_regressions_compare_consecutive_releases_of_the_same_artifact_only
         make_load("2.5.1", "2.6.0", case="d", python="3.12"),
         make_load("2.5.1", "2.7.0", case="d"),
     )
-    assert artifacts.program_regressions(rows).empty and artifacts.regressions(rows).empty
-    assert artifacts.regressions(artifacts.table(frame([]))).empty
-    assert list(artifacts.regressions(artifacts.table(frame([]))).columns) == artifacts.REGRESSION_COLUMNS
+    assert load_regressions.program_regressions(rows).empty and load_regressions.regressions(rows).empty
+    assert load_regressions.regressions(artifacts.table(frame([]))).empty
+    assert list(load_regressions.regressions(artifacts.table(frame([]))).columns) == load_regressions.REGRESSION_COLUMNS
 
 
 def test_errors_group_failures_by_what_they_say() -> None:

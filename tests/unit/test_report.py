@@ -15,7 +15,7 @@ from markdown_it import MarkdownIt
 
 from matrix import cli
 from matrix.contract import records, schema
-from matrix.records import store
+from matrix.records import record_file
 from matrix.report import build as report
 from matrix.report import case_page
 from matrix.report import files as report_files
@@ -649,8 +649,8 @@ def test_a_rebuild_over_the_same_records_reuses_parses_and_charts(tmp_path: Path
 
         monkeypatch.setattr(module, name, watched)
     parsed: List[str] = []
-    real_parse = store._read_file
-    monkeypatch.setattr(store, "_read_file", lambda path: parsed.append(path) or real_parse(path))
+    real_parse = record_file.read
+    monkeypatch.setattr(record_file, "read", lambda path: parsed.append(path) or real_parse(path))
     report.build_report([str(folder)], str(out))
     assert drawn == [] and parsed == []
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Sequence
 import pandas as pd
 import pytest
 
-from matrix.records import transitions
+from matrix.records import timings, transitions
 
 
 def cell(release: str, status: str, case: str = "c", mode: str = "strict", **extra: Any) -> Dict[str, Any]:
@@ -249,15 +249,15 @@ def test_per_run_times_read_back_from_parquet_as_arrays_or_text():
 
 
 def test_mann_whitney_p_values():
-    assert transitions.mann_whitney([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]) == pytest.approx(1 / 252)
-    assert transitions.mann_whitney([1, 2, 3, 4, 7], [6, 8, 9, 10, 11]) == pytest.approx(2 / 252)
-    assert transitions.mann_whitney([6, 7, 8, 9, 10], [1, 2, 3, 4, 5]) == pytest.approx(1.0)
-    assert transitions.mann_whitney([1.0] * 5, [1.0] * 5) > 0.5  # all tied: no evidence either way
+    assert timings.mann_whitney([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]) == pytest.approx(1 / 252)
+    assert timings.mann_whitney([1, 2, 3, 4, 7], [6, 8, 9, 10, 11]) == pytest.approx(2 / 252)
+    assert timings.mann_whitney([6, 7, 8, 9, 10], [1, 2, 3, 4, 5]) == pytest.approx(1.0)
+    assert timings.mann_whitney([1.0] * 5, [1.0] * 5) > 0.5  # all tied: no evidence either way
     # Above EXACT_UP_TO the normal approximation takes over; it agrees on which side of MAX_P a case lies.
-    far = transitions.mann_whitney(list(range(30)), [x + 100 for x in range(30)])
-    near = transitions.mann_whitney(list(range(30)), [x + 1 for x in range(30)])
-    assert far < 1e-9 and near > transitions.MAX_P
-    assert 30 * 30 > transitions.EXACT_UP_TO
+    far = timings.mann_whitney(list(range(30)), [x + 100 for x in range(30)])
+    near = timings.mann_whitney(list(range(30)), [x + 1 for x in range(30)])
+    assert far < 1e-9 and near > timings.MAX_P
+    assert 30 * 30 > timings.EXACT_UP_TO
 
 
 # --- graph changes and op drift only between hashes of one scheme -------------------------------
@@ -447,7 +447,7 @@ def test_scheme_is_the_known_fingerprint_version_both_cells_share(old: Any, new:
     [([1, 1, 1], (1, 1)), ([3, 5, 3], (3, 5)), ([None, math.nan, 2], (1, 2)), ([2.0, 4], (2, 4)), ([], (0, 0))],
 )
 def test_repeats_are_the_fewest_and_most_runs_a_cell_had(runs: List[Any], expected: tuple):
-    assert transitions.repeats(runs) == expected
+    assert timings.repeats(runs) == expected
 
 
 def test_a_step_knows_how_many_runs_its_cells_had():
@@ -458,12 +458,12 @@ def test_a_step_knows_how_many_runs_its_cells_had():
 
 
 def test_timeable_needs_both_cells_exported_with_enough_runs():
-    runs = [0.1] * transitions.MIN_RUNS
-    assert transitions.timeable(timed("2.1.0", runs), dict(timed("2.2.0", runs), status="mismatch"))
-    assert not transitions.timeable(timed("2.1.0", runs[1:]), timed("2.2.0", runs))
-    assert not transitions.timeable(dict(timed("2.1.0", runs), status="fail"), timed("2.2.0", runs))
-    assert transitions.both_exported(cell("2.1.0", "mismatch"), passing("2.2.0"))
-    assert not transitions.both_exported(cell("2.1.0", "crash"), passing("2.2.0"))
+    runs = [0.1] * timings.MIN_RUNS
+    assert timings.timeable(timed("2.1.0", runs), dict(timed("2.2.0", runs), status="mismatch"))
+    assert not timings.timeable(timed("2.1.0", runs[1:]), timed("2.2.0", runs))
+    assert not timings.timeable(dict(timed("2.1.0", runs), status="fail"), timed("2.2.0", runs))
+    assert timings.both_exported(cell("2.1.0", "mismatch"), passing("2.2.0"))
+    assert not timings.both_exported(cell("2.1.0", "crash"), passing("2.2.0"))
 
 
 def test_each_with_set_is_its_own_series():

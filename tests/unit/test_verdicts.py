@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Sequence
 import pandas as pd
 
 from matrix.contract import records, schema
-from matrix.records import baseline, confounds, transitions
+from matrix.records import baseline, confounds, open_regressions, transitions
 from matrix.records import verdicts as judged
 from matrix.records.epochs import Epoch
 from matrix.report import build as report
@@ -25,9 +25,9 @@ from conftest import make_cell, make_load, report_cell
 KNOWN = ["2.%d.0" % minor for minor in range(1, 16)]
 
 
-def judge_moves(rows: List[Dict[str, Any]]) -> judged.Regressions:
+def judge_moves(rows: List[Dict[str, Any]]) -> open_regressions.Regressions:
     table = cells(rows)
-    return judged.open_regressions(table, transitions.find(table))
+    return open_regressions.open_regressions(table, transitions.find(table))
 
 
 # --- regressions still open on the newest release ---------------------------------------------------
@@ -79,7 +79,7 @@ def test_a_stage_regression_is_fixed_when_the_stage_works_again_and_a_wrong_resu
              "after": "2.5.0", "status_before": "fail", "status_after": "mismatch", "stage": None},
         ]
     )  # fmt: skip
-    found = judged.open_regressions(table, moves)
+    found = open_regressions.open_regressions(table, moves)
     assert (found.found, found.open_count, found.fixed) == (3, 1, 2)
     assert [o.case for o in found.open] == ["silent"]
 
@@ -89,7 +89,7 @@ def test_the_newest_cell_is_the_regressions_own_variant_where_the_newest_release
     rows.append(make_cell("2.7.0+cpu", "c", "pass", variant="cpu-only"))
     table = cells(rows)
     moves = transitions.find(table, {"cpu": ["2.5.0", "2.6.0", "2.7.0"], "cpu-only": ["2.7.0+cpu"]})
-    found = judged.open_regressions(table, moves)
+    found = open_regressions.open_regressions(table, moves)
     assert found.newest == ("2.7.0", "2.7.0+cpu")
     assert (found.open_count, found.fixed) == (1, 0)
 
@@ -274,7 +274,7 @@ def verdicts(**changes: Any) -> judged.Verdicts:
     table = cells(documented_rows())
     found = judged.expected(table)
     values: Dict[str, Any] = dict(
-        regressions=judged.open_regressions(table, transitions.find(table)),
+        regressions=open_regressions.open_regressions(table, transitions.find(table)),
         expected=tuple(found),
         best=tuple(judged.best(found)),
         epochs=(),

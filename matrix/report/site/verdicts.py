@@ -17,7 +17,8 @@ from matrix.records.candidate import Verdict
 from matrix.records.completeness import MARK, IncompleteBuild
 from matrix.records.failures import Sighting
 from matrix.records.model import PassRate, newest_pass_rate
-from matrix.records.verdicts import OpenRegression, SinceBaseline, Verdicts
+from matrix.records.open_regressions import OpenRegression
+from matrix.records.verdicts import SinceBaseline, Verdicts
 from matrix.report import builds_page
 from matrix.report.site import known_issues
 from matrix.report.site.markup import clip, filter_link, status, text
