@@ -5,7 +5,7 @@
 Each run is `export-matrix run -j 1` over the first N/2 ExportDB cases in both modes, timed
 end to end (torch import, capabilities from the environment's cache, cells). Rounds
 interleave the two variants, and each figure is the median over rounds. The break-even
-is the smallest N from which the warm-up run is faster; runner.WARM_UP_FROM follows it.
+is the smallest N from which the warm-up run is faster; contract.requests.WARM_UP_FROM follows it.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from .schema import (
     AOTI_TRIED,
     LOAD_KEYS,
     LOAD_STATUSES,
+    SCHEMA_VERSION,
     LoadStatus,
 )
 
@@ -92,3 +93,17 @@ def tally(record: Mapping[str, Any]) -> Any:
 TALLIES = tuple(
     dict.fromkeys(s if p.statuses == PROGRAM.statuses else "%s %s" % (p.used, s) for p in PRODUCTS for s in p.statuses)
 )
+
+
+def planned_record(product: Product, artifact: Any, env: Mapping[str, Any], device: Any) -> Dict[str, Any]:
+    """The record of one use of ``product`` made from ``artifact`` (a ``layout.Artifact``) on this build (``env``:
+    its torch_version, variant, python and run_id), as far as the parent knows it before the use."""
+    record: Dict[str, Any] = {key: None for key in product.keys}
+    record.update(
+        schema_version=SCHEMA_VERSION, kind=product.kind, run_id=env.get("run_id"),
+        saved_torch_version=artifact.saved_torch_version, saved_variant=artifact.saved_variant,
+        saved_python=artifact.saved_python, torch_version=env["torch_version"], variant=env["variant"],
+        python=env["python"], device=device, case=artifact.case, mode=artifact.mode, artifact=artifact.relative,
+        dependency_set=artifact.dependency_set, with_set=artifact.with_set,
+    )  # fmt: skip
+    return record

@@ -46,7 +46,7 @@ class Plan:
 def plan(request: RunRequest, torch_version: str) -> Optional[Plan]:
     """What ``export-matrix run`` with this request selects on ``torch_version``, read without running a case.
 
-    The same selection the worker makes (``runner.cases_of`` and ``runner.plan``), each case
+    The same selection the worker makes (``sources.cases_of`` and ``sources.plan``), each case
     in the set of its own dependencies and every ``--with``. None when the request or the
     case folders cannot be read: the worker then says what is wrong.
     """

@@ -65,7 +65,7 @@ def _compile(folder: str, meta: Dict[str, Any], timeout_s: float, private: str, 
     """Compile the program in ``folder`` into ``private``; True where a follow-up now loads the package."""
     import torch.export
 
-    from .cell import describe_error
+    from .failure import describe_error
 
     problem = layout.verify(folder, meta)
     if problem is not None:

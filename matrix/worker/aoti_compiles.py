@@ -23,7 +23,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ..contract.layout import Artifact, Key
 from ..contract.options import AOTI_FROM
-from ..contract.schema import AOTI_COMPILE_KEYS, AOTI_COMPILE_KIND, SCHEMA_VERSION, STAGE_SKIPPED, Status
+from ..contract.products import COMPILE, planned_record
+from ..contract.schema import AOTI_COMPILE_KIND, STAGE_SKIPPED, Status
 from . import aoti
 from .aoti_compile_job import AotiCompileJob
 from .batch import Item
@@ -99,16 +100,7 @@ def compile_key(key: Key, dependency_set: str = "") -> JournalKey:
 
 def compile_record(artifact: Artifact, env: Dict[str, Any]) -> Dict[str, Any]:
     """The record of a program's compile here, as far as the parent knows it before compiling."""
-    meta = artifact.meta or {}
-    record: Dict[str, Any] = {key: None for key in AOTI_COMPILE_KEYS}
-    record.update(
-        schema_version=SCHEMA_VERSION, kind=AOTI_COMPILE_KIND, run_id=env.get("run_id"),
-        saved_torch_version=artifact.saved_torch_version, saved_variant=artifact.saved_variant,
-        saved_python=artifact.saved_python, torch_version=env["torch_version"], variant=env["variant"],
-        python=env["python"], device=meta.get("device"), case=artifact.case, mode=artifact.mode,
-        artifact=artifact.relative, dependency_set=artifact.dependency_set, with_set=artifact.with_set,
-    )  # fmt: skip
-    return record
+    return planned_record(COMPILE, artifact, env, (artifact.meta or {}).get("device"))
 
 
 def label(artifact: Artifact) -> str:

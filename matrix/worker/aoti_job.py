@@ -47,7 +47,7 @@ class AotiLoadJob(LoadJob):
 def in_private(prefix: str, work: Callable[[str, Dict[str, Any]], Optional[bool]]) -> Dict[str, Any]:
     """The fields ``work(private, fields)`` finds in a folder of its own, removed after it unless it returns True
     (what it made there is handed on); a process out of memory says so."""
-    from .cell import out_of_memory
+    from .failure import out_of_memory
 
     fields: Dict[str, Any] = {}
     private = tempfile.mkdtemp(prefix=prefix)
@@ -63,7 +63,7 @@ def in_private(prefix: str, work: Callable[[str, Dict[str, Any]], Optional[bool]
 
 
 def _load_and_run(folder: str, meta: Dict[str, Any], trust: bool, private: str, fields: Dict[str, Any]) -> None:
-    from .cell import describe_error
+    from .failure import describe_error
 
     distrust = None if trust else signing.untrusted(folder, meta, signing.verifying_key())
     if distrust is not None:

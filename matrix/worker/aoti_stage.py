@@ -63,7 +63,7 @@ def compile_stage(
 ) -> Optional[Compiled]:
     """Compile ``program`` for the aoti stage; the record gets what the compile found. None: nothing to load.
 
-    ``describe`` turns an exception into the record's error fields (``cell.describe_error``).
+    ``describe`` turns an exception into the record's error fields (``failure.describe_error``).
     """
     record.update(blank())
     api, missing = aoti.find_api()

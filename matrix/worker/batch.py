@@ -1,146 +1,49 @@
 """The batch engine of ``run`` and ``load``: isolated jobs, resumed, journaled, run side by side.
 
-A command describes its batch (a :class:`Batch`): which items it wants, which are already
-recorded, how the parent sets up once torch is imported, the record and job of each item.
-The engine does the rest, the same way for both commands:
+A command describes its batch (a :class:`Batch`): which items it wants, which are already recorded, how the parent
+sets up once torch is imported, the record and job of each item. The engine does the rest, the same way for both:
 
 - resume: items already in the record file are skipped (unless ``--force``);
-- the journal: each item is noted before it starts. An item that was started by a runner
-  that died, and has no record, ran alone (it killed the runner: recorded as a crash, not
-  run again) or beside others (a suspect: run again first, one at a time, so that a second
-  death names one);
-- the parent: OpenMP limited before forking, torch imported once, a warm-up where it pays;
-- isolation: ``fork`` (a process per item, forked from the warm parent), ``spawn`` (a fresh
-  interpreter per item) or ``inline`` (none, for debugging), one at a time or in lanes;
+- the journal: each item is noted before it starts. An item that was started by a runner that died, and has no
+  record, ran alone (it killed the runner: recorded as a crash, not run again) or beside others (a suspect: run
+  again first, one at a time, so that a second death names one);
+- the parent: OpenMP limited before forking, torch imported once, a warm-up where it pays (:mod:`.settings`);
+- isolation: ``fork`` (a process per item, forked from the warm parent), ``spawn`` (a fresh interpreter per item)
+  or ``inline`` (none, for debugging), one at a time or in lanes (:mod:`.settings`);
 - progress, each record finished and flushed as its item ends, and the ``done:`` summary.
 
-A job crosses into the isolated process as a message ``{"job": KIND, "fields": {...}}``
-(:mod:`.messages`); the process rebuilds the job of that kind (the kinds, and what a kind
-provides, are in :mod:`.jobs`) and calls its ``run()``.
+A job crosses into the isolated process as a message ``{"job": KIND, "fields": {...}}`` (:mod:`.messages`); the
+process rebuilds the job of that kind (the kinds, and what a kind provides, are in :mod:`.jobs`) and calls its
+``run()``.
 
 Standard library only (torch is imported when a batch starts), Python 3.8 syntax.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
-import signal
 import sys
 import time
 import uuid
-from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
-from ..contract import records, resources
+from ..contract import records
 from ..contract.faults import harness_fault
-from ..contract.requests import WARM_UP_FROM, batch_choices
 from ..contract.schema import Status, now
-from . import gpu
-from .jobs import merge, work
 from .journal import Journal, Key, culprits, interrupted
-from .messages import FOLLOW_UP, TIME_LIMIT, Message, Result, message
+from .messages import TIME_LIMIT, Message, Result, message
 from .progress import Progress, say
 from .reuse import ResultCache, machine_dependent, reused
 from .scratch import run_folder
-
-# 0: each forked item imports its case's libraries itself (benchmarks/dependency_sets.py compares both).
-PREIMPORT_VARIABLE = "EXPORT_MATRIX_PREIMPORT"
-# What an item may take when --max-memory is 0 (no limit), for sizing parallel lanes.
-DEFAULT_ITEM_MB = 4096
-
-
-class Terminated(BaseException):
-    """SIGTERM reached the runner: raised where it was, so that cleanup runs as the stack unwinds."""
-
-
-@contextlib.contextmanager
-def dies_cleanly() -> Iterator[None]:
-    """Within this block, SIGTERM unwinds the runner (its ``finally`` blocks remove what it made), then ends it
-    by SIGTERM still, as its parent expects. Processes forked inside keep the default: they die at once."""
-    owner = os.getpid()
-
-    def terminated(signum: int, frame: Any) -> None:
-        if os.getpid() != owner:  # a forked child that inherited this handler
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            os.kill(os.getpid(), signal.SIGTERM)
-            return
-        raise Terminated()
-
-    try:
-        previous = signal.signal(signal.SIGTERM, terminated)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    except Terminated:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
-        raise
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def default_isolation() -> str:
-    return "fork" if hasattr(os, "fork") else "spawn"
-
-
-@dataclasses.dataclass(frozen=True)
-class Settings:
-    """How a batch runs: the options ``run`` and ``load`` share."""
-
-    out: str  # the record file
-    timeout: float
-    max_memory: int = 8192
-    isolation: Optional[str] = None
-    jobs: int = 0
-    force: bool = False
-    progress: str = "auto"
-    warm_up: str = "auto"
-    device: str = "cpu"
-    cache: Optional[str] = None  # the result cache's folder (matrix/worker/reuse.py); None: off
-    explain_cache: bool = False  # say why each item with a key ran again instead of being reused
-
-    def __post_init__(self) -> None:
-        batch_choices(self.isolation, self.progress, self.warm_up)
-
-    @property
-    def isolation_name(self) -> str:
-        return self.isolation or default_isolation()
-
-    @property
-    def forks(self) -> bool:
-        return self.isolation_name == "fork"
-
-    @property
-    def memory_mb(self) -> Optional[int]:
-        """The address space an isolated item may add; none on CUDA, whose driver maps far more than it uses."""
-        return None if self.device == "cuda" else (self.max_memory or None)
-
-    def lanes(self, items: int) -> int:
-        """Items run at once: as asked, else the usable cores, as many as memory holds at --max-memory each."""
-        if self.isolation_name == "inline" or items < 1:
-            return 1  # no isolation: nothing to run side by side
-        lanes = resources.jobs(self.jobs or None, self.max_memory or DEFAULT_ITEM_MB)
-        if self.device != "cpu" and not self.jobs:  # and as many as the GPU's free memory holds
-            lanes = min(lanes, gpu.lanes(gpu.facts(), lanes))
-        return min(items, lanes)
-
-    def warms_up(self, items: int) -> bool:
-        """Whether a warm-up in the parent pays for itself: only over enough forked (or inline) items."""
-        if self.isolation_name == "spawn" or self.warm_up == "never":
-            return False
-        return self.warm_up == "always" or items >= WARM_UP_FROM
+from .settings import Settings, backend, fork_safe, prepare_parent
 
 
 @dataclasses.dataclass(frozen=True)
 class Item:
-    """One thing a batch records: its journal key, the record as far as the parent knows, and its job.
-
-    ``job`` is None when the record is complete without running anything (a case that does
-    not load, a capability the release lacks, a damaged artifact).
-    """
+    """One thing a batch records: its journal key, the record as far as the parent knows, and its job (None when
+    the record is complete without running anything: a case that does not load, a capability the release lacks, a
+    damaged artifact)."""
 
     key: Key
     label: str  # what progress shows: a cell id, an artifact's path
@@ -214,7 +117,7 @@ class Batch:
         return []
 
     def finished(self, item: Item, result: Result) -> None:
-        """After an item ran and its record is complete: what else its result gives (see RunBatch's)."""
+        """After an item ran and its record is complete: what else its result gives (see CachedCells')."""
 
     def tally(self, record: Dict[str, Any]) -> str:
         """What a recorded item counts as in the command's summary: its status (a batch of two kinds may say which)."""
@@ -224,11 +127,10 @@ class Batch:
         """Import the items' libraries once in this process, so that each forked item does not.
 
         A library's import is the same for every item, as torch's is; one whose trial import
-        fails is left to each item, which records what happens. ``EXPORT_MATRIX_PREIMPORT=0``
-        leaves every import to the items (benchmarks/dependency_sets.py compares both).
+        fails is left to each item, which records what happens (see ``Settings.preimports``).
         """
         needed = self.libraries()
-        if needed and settings.forks and preimporting():
+        if needed and settings.preimports:
             from ..contract.dependencies import preimport
 
             imported = preimport(needed)
@@ -236,154 +138,33 @@ class Batch:
                 say("imported %s once, before forking %ss" % (", ".join(imported), self.noun))
 
 
-def preimporting() -> bool:
-    """Whether forked items start with their libraries imported by the process they fork from."""
-    return os.environ.get(PREIMPORT_VARIABLE, "1") != "0"
-
-
-class Serial:
-    """One isolation backend running items one after another, behind the same interface as lanes."""
-
-    def __init__(self, isolation: Any) -> None:
-        self.isolation = isolation
-
-    def run(self, jobs: Iterable[Tuple[Any, Message]], timeout: float) -> Iterator[Tuple[Any, Result]]:
-        for key, job in jobs:  # read lazily: the next item is noted as started only when it starts
-            yield key, self.isolation.run(job, timeout)
-
-    def close(self) -> None:
-        self.isolation.close()
-
-
-class FollowUps:
-    """An isolation that runs, after an item, the follow-up its result asks for (see :mod:`.messages`).
-
-    The follow-up runs in ``fresh``: a process that never exported (:mod:`.pristine`), so that
-    a cell's saved program is loaded as a user's fresh process would load it, not where tracing
-    has set things up. Item and follow-up are one unit for the journal and progress.
-    """
-
-    def __init__(self, isolation: Any, fresh: Optional[Any] = None) -> None:
-        self.isolation = isolation
-        self.fresh = fresh or isolation
-
-    def run(self, job: Message, timeout: float) -> Result:
-        result = self.isolation.run(job, job.get(TIME_LIMIT) or timeout)
-        follow = result.pop(FOLLOW_UP, None) if isinstance(result, dict) else None
-        if not follow:
-            return result
-        for one in follow if isinstance(follow, list) else [follow]:  # each in a fresh process of its own
-            started = time.perf_counter()
-            second = self.fresh.run(one["message"], timeout)
-            second.setdefault("total_s", round(time.perf_counter() - started, 6))
-            merge(one["merge"], result, second, one)
-        return result
-
-    def close(self) -> None:
-        self.isolation.close()
-
-
-def _isolation(settings: Settings, fresh: Optional[str] = None) -> Any:
-    from . import isolate
-
-    name = settings.isolation_name
-    if name == "spawn":  # a fresh interpreter per job: fresh for follow-ups too
-        return FollowUps(isolate.SpawnIsolation(settings.memory_mb))
-    if name == "inline":  # no isolation at all (debugging): follow-ups run in this process too
-        return FollowUps(isolate.InlineIsolation(work))
-    if fresh is None:
-        return FollowUps(isolate.ForkIsolation(work, settings.memory_mb))
-    from .pristine import Client
-
-    return FollowUps(isolate.ForkIsolation(work, settings.memory_mb), Client(fresh))
-
-
-def backend(settings: Settings, lanes: int, fresh: Sequence[str] = ()) -> Any:
-    """The items' backend: ``run(pairs, timeout)`` yields ``(key, result)``; ``close()`` ends it.
-
-    ``fresh``: the addresses of a :class:`.pristine.Server` where follow-ups run (fork isolation): lane i uses
-    the i-th (modulo their number), so that a lane's fresh loads wait for no other lane's.
-    """
-
-    def made(index: int) -> Any:
-        return _isolation(settings, fresh[index % len(fresh)] if fresh else None)
-
-    if lanes > 1:
-        from .lanes import Lanes
-
-        return Lanes(made, lanes)
-    return Serial(made(0))
-
-
 def execute(batch: Batch, settings: Settings, torch_version: str, variant: str) -> Dict[str, int]:
     """Run ``batch`` in the installed torch (``torch_version``, recorded as ``variant``): resume, journal,
     isolate, record. Returns counts per status of what it recorded now."""
     wanted = batch.wanted()
     path = settings.out
-    folder = os.path.dirname(path)
-    if folder:
-        os.makedirs(folder, exist_ok=True)
+    os.makedirs(os.path.dirname(path) or os.curdir, exist_ok=True)
     with Journal(path) as journal:
         done: Set[Key] = set()
         dead: Set[Key] = set()
         suspects: List[Key] = []
         if not settings.force:
             done, warnings = batch.done(path)
-            for warning in warnings:
-                sys.stderr.write("warning: %s\n" % warning)
+            sys.stderr.writelines("warning: %s\n" % warning for warning in warnings)
             started = journal.started()
             killers, suspects = culprits(started, interrupted(started, done, wanted))
             dead = set(killers)
         todo = [key for key in wanted if key not in done]
         # Suspects of a runner's death go first, one at a time: see journal.culprits.
         todo = [k for k in todo if k in set(suspects)] + [k for k in todo if k not in set(suspects)]
+        plan = (len(wanted), batch.noun, len(wanted) - len(todo), len(todo) - len(dead), batch.verb, path)
         sys.stderr.write(
-            "torch %s (%s): %d %ss, %d already recorded, %d to %s -> %s\n"
-            % (
-                torch_version,
-                variant,
-                len(wanted),
-                batch.noun,
-                len(wanted) - len(todo),
-                len(todo) - len(dead),
-                batch.verb,
-                path,
-            )
+            "torch %s (%s): %d %ss, %d already recorded, %d to %s -> %s\n" % ((torch_version, variant) + plan)
         )
         if not todo:
             return {}
         with run_folder():  # the temporary files of every process of the run, removed with it
             return _run(batch, settings, todo, dead, set(suspects), journal)
-
-
-def fork_safe(settings: Settings) -> Settings:
-    """``settings``, or spawn isolation where this process holds a CUDA context: no job is forked from it then.
-
-    The runner itself never initialises CUDA before forking (:mod:`.gpu`); a library or a user's
-    ``sitecustomize`` may. A job forked from such a process would fail at its first CUDA call for
-    the runner's fault, so the run goes on in fresh interpreters, and says so once.
-    """
-    reason = gpu.initialised() if settings.forks else None
-    if not reason:
-        return settings
-    gpu.say_once(
-        "warning: %s, so no process forked from it can use CUDA: the rest of this run starts each job in"
-        " a fresh interpreter (as --isolation spawn does, slower)" % reason
-    )
-    return dataclasses.replace(settings, isolation="spawn")
-
-
-def _set_up_parent(settings: Settings) -> None:
-    if settings.forks and settings.device == "cpu":
-        # A forked child deadlocks in OpenMP once the parent has used its thread pool.
-        os.environ["OMP_NUM_THREADS"] = "1"
-    from .environment import installed_torch_version
-
-    say("importing torch %s..." % installed_torch_version())
-    import torch
-
-    if settings.forks and settings.device == "cpu":
-        torch.set_num_threads(1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -397,9 +178,8 @@ class Known:
 
 
 def _known(batch: Batch, settings: Settings, todo: List[Key]) -> Optional[Known]:
-    """The run, where the result cache answers every item of it without torch: the environment's facts kept by
-    an earlier run (``known_set_up``) and a result that stands for each item; else None, and the run imports
-    torch and computes every key itself."""
+    """The run, where the result cache answers all of it without torch (the environment's facts an earlier run kept,
+    ``known_set_up``, and a result that stands for each item); else None: the run imports torch."""
     run_id = uuid.uuid4().hex[:12]
     first = batch.known_set_up(settings, run_id)
     if first is None or settings.cache is None:
@@ -409,15 +189,12 @@ def _known(batch: Batch, settings: Settings, todo: List[Key]) -> Optional[Known]
     answered: List[Item] = []
     kept: List[str] = []
     for item in batch.items(todo):
-        if item.job is None:  # complete already: a case that does not load, a missing capability
-            answered.append(item)
-            continue
-        key = batch.cache_key(item)
-        entry = cache.get(key) if key else None
-        if key is None or entry is None or not batch.reusable(item, entry, cache):
+        # An item without a job is complete already: a case that does not load, a missing capability.
+        key, hit = _kept(batch, item, cache) if item.job is not None else (None, item)
+        if hit is None:
             return None
-        kept.append(key)
-        answered.append(Item(item.key, item.label, reused(entry, item.record)))
+        kept += [key] if key else []
+        answered.append(hit)
     for key in kept:
         cache.touch(key)
     cache.hits, cache.quiet = len(kept), False
@@ -431,7 +208,7 @@ def _run(
     if known is not None:
         say("every %s known to the result cache: answered without importing torch" % batch.noun)
         return _batch(batch, settings, todo, dead, suspects, journal, (), known)
-    _set_up_parent(settings)
+    prepare_parent(settings)
     settings = fork_safe(settings)
     server = None
     if batch.follow_ups and settings.forks:
@@ -442,7 +219,7 @@ def _run(
         # It imports the items' libraries itself, as a user's process that loads their programs does.
         # One per lane that may run (fewer items may be left to run once results are reused).
         lanes = settings.lanes(len(todo))
-        server = Server(settings.memory_mb, batch.libraries() if preimporting() else [], lanes)
+        server = Server(settings.memory_mb, batch.libraries() if settings.preimports else [], lanes)
     try:
         return _batch(batch, settings, todo, dead, suspects, journal, server.addresses if server else ())
     finally:
@@ -451,15 +228,9 @@ def _run(
 
 
 def _batch(
-    batch: Batch,
-    settings: Settings,
-    todo: List[Key],
-    dead: Set[Key],
-    suspects: Set[Key],
-    journal: Journal,
-    fresh: Sequence[str],
-    known: Optional[Known] = None,
-) -> Dict[str, int]:
+    batch: Batch, settings: Settings, todo: List[Key], dead: Set[Key], suspects: Set[Key], journal: Journal,
+    fresh: Sequence[str], known: Optional[Known] = None,
+) -> Dict[str, int]:  # fmt: skip
     cache: Optional[ResultCache]
     if known is not None:
         run_id, first, items, cache = known.run_id, known.first, known.items, known.cache
@@ -528,16 +299,24 @@ def _batch(
     return counts
 
 
+def _kept(batch: Batch, item: Item, cache: ResultCache) -> Tuple[Optional[str], Optional[Item]]:
+    """The item's key, and the item complete where the cache holds its result and the batch accepts it (else None)."""
+    key = batch.cache_key(item)
+    entry = cache.get(key) if key else None
+    if entry is None or not batch.reusable(item, entry, cache):
+        return key, None
+    return key, Item(item.key, item.label, reused(entry, item.record))
+
+
 def _reuse(batch: Batch, item: Item, cache: ResultCache, keys: Dict[Key, str], explain: bool = False) -> Item:
-    """The item itself, or, where the cache holds its result and the batch accepts it, the item complete."""
+    """The item complete from the cache (see ``_kept``), or the item itself, its key noted in ``keys``."""
     if item.job is None:
         return item
-    key = batch.cache_key(item)
+    key, hit = _kept(batch, item, cache)
     if not key:
         return item
     keys[item.key] = key
-    entry = cache.get(key)
-    if entry is None or not batch.reusable(item, entry, cache):
+    if hit is None:
         cache.misses += 1
         if explain:
             why = batch.explain(item, cache) or ["no entry"]
@@ -545,20 +324,13 @@ def _reuse(batch: Batch, item: Item, cache: ResultCache, keys: Dict[Key, str], e
         return item
     cache.hits += 1
     cache.touch(key)
-    return Item(item.key, item.label, reused(entry, item.record))
+    return hit
 
 
 def _isolated(
-    batch: Batch,
-    settings: Settings,
-    items: List[Item],
-    lanes: int,
-    journal: Journal,
-    run_id: str,
-    progress: Progress,
-    keep: Callable[[Item], None],
-    fresh: Sequence[str] = (),
-) -> None:
+    batch: Batch, settings: Settings, items: List[Item], lanes: int, journal: Journal, run_id: str, progress: Progress,
+    keep: Callable[[Item], None], fresh: Sequence[str] = (),
+) -> None:  # fmt: skip
     """Run items in isolation, one at a time or in lanes; record each as it ends."""
     runner = backend(settings, lanes, fresh)
     started: Dict[Key, float] = {}

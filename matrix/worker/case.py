@@ -10,7 +10,7 @@ import importlib.util
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 from ..contract.case import CaseError, CaseInfo
 from . import capabilities
@@ -26,6 +26,16 @@ class Case:
     example_kwargs: Dict[str, Any] = field(default_factory=dict)
     dynamic_shapes: Any = None
     extra_args: Tuple[Tuple[Any, ...], ...] = ()
+
+    def export_kwargs(self, mode: str, found: Dict[str, bool], copy: Callable[[Any], Any]) -> Dict[str, Any]:
+        """The keyword arguments of an export of this case in ``mode`` (``torch.export.export``, ``draft_export``),
+        its keyword inputs copied with ``copy``: ``strict=`` only where the release has the keyword."""
+        kwargs: Dict[str, Any] = {"kwargs": copy(self.example_kwargs)} if self.example_kwargs else {}
+        if self.dynamic_shapes is not None:
+            kwargs["dynamic_shapes"] = self.dynamic_shapes
+        if found.get("export.strict"):
+            kwargs["strict"] = mode == "strict"
+        return kwargs
 
 
 def _resolve(value: Any) -> Any:

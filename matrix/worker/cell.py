@@ -10,7 +10,6 @@ import copy
 import dataclasses
 import io
 import time
-import traceback
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..contract import dependencies, records
@@ -18,87 +17,16 @@ from ..contract.case import CaseError, CaseInfo
 from ..contract.options import DEFAULT_AOTI_TIMEOUT_S, DEFAULT_DIAGNOSIS_BUDGET_S
 from ..contract.schema import STAGE_ERROR, STAGE_MISMATCH, STAGE_OK, STAGE_SKIPPED, Status, first_line
 from . import compare, fingerprint
+from .canonical import normalize_text
 from .case import Case
+from .failure import OutOfMemory, allocation_failure, describe_error, one_line, out_of_memory
 from .stages import RUNS as STAGE_RUNS
 
 PASS, MISMATCH, FAIL = Status.PASS.value, Status.MISMATCH.value, Status.FAIL.value
-CASE_ERROR, CRASH = Status.CASE_ERROR.value, Status.CRASH.value
+CASE_ERROR = Status.CASE_ERROR.value
 
-TRACEBACK_LINES = 40
-# The ``reason`` of a cell that could not allocate memory: a resource failure, not a broken case.
-OUT_OF_MEMORY = "out-of-memory"
 # The ``reason`` of a case-error raised inside a library the case declares: the library fails on this torch.
 DEPENDENCY_IMPORT = "dependency-import"
-# What torch's allocators say when an allocation fails (CPU, CUDA, MPS, XPU).
-_OUT_OF_MEMORY_TEXT = ("can't allocate memory", "out of memory")
-
-
-class _OutOfMemory(MemoryError):
-    """An allocation failure, wherever in the cell and however wrapped: it ends the cell as a crash."""
-
-    def __init__(self, original: BaseException, stage: Optional[str]) -> None:
-        super().__init__(str(original))
-        self.original, self.stage = original, stage
-
-
-def _allocation_failure(exc: BaseException) -> Optional[BaseException]:
-    """The innermost allocation failure in ``exc``'s chain (torch wraps it, case loading too), if any."""
-    found = None
-    seen = set()
-    current: Optional[BaseException] = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, MemoryError) or type(current).__name__ == "OutOfMemoryError":
-            found = current
-        elif isinstance(current, RuntimeError) and any(text in str(current) for text in _OUT_OF_MEMORY_TEXT):
-            found = current
-        # Followed even when suppressed: dynamo re-raises the failure ``from None``, keeping it only as context.
-        current = current.__cause__ or current.__context__
-    return getattr(found, "original", found)
-
-
-def out_of_memory(exc: BaseException) -> Dict[str, Any]:
-    """The record fields of a cell that ran out of memory."""
-    original = _allocation_failure(exc) or exc
-    for link in (exc, original):  # free what the failed stage's frames hold before describing it
-        traceback.clear_frames(link.__traceback__)
-    fields = _describe(original)
-    fields.update(
-        status=CRASH,
-        reason=OUT_OF_MEMORY,
-        failed_stage=getattr(exc, "stage", None),
-        error_message=fields["error_message"] or "the cell ran out of memory",
-    )
-    return fields
-
-
-def describe_error(exc: BaseException) -> Dict[str, Any]:
-    """The record fields that describe an exception, with addresses and paths normalized.
-
-    An allocation failure is raised again, as a MemoryError: it ends the cell (see ``run_cell``).
-    """
-    if isinstance(exc, MemoryError):
-        raise exc
-    if _allocation_failure(exc) is not None:
-        raise _OutOfMemory(exc, None) from exc
-    return _describe(exc)
-
-
-def _describe(exc: BaseException) -> Dict[str, Any]:
-    cls = type(exc)
-    qualified = cls.__qualname__ if cls.__module__ == "builtins" else "%s.%s" % (cls.__module__, cls.__qualname__)
-    first = first_line(str(exc), limit=None)
-    lines = traceback.format_exception(cls, exc, exc.__traceback__)
-    tail = "".join(lines).splitlines()[-TRACEBACK_LINES:]
-    gb_type = getattr(exc, "gb_type", None)
-    case_name = getattr(exc, "case_name", None)
-    return {
-        "error_type": qualified,
-        "error_message": records.without_paths(fingerprint.normalize_text(first))[:500],
-        "error_traceback": records.without_paths(fingerprint.normalize_text("\n".join(tail))),
-        "gb_type": str(gb_type) if gb_type is not None else None,
-        "error_case_name": str(case_name) if case_name is not None else None,
-    }
 
 
 def _blame_dependency(record: Dict[str, Any], exc: BaseException, info: CaseInfo) -> None:
@@ -114,7 +42,7 @@ def _blame_dependency(record: Dict[str, Any], exc: BaseException, info: CaseInfo
     name, version = culprit
     what = "%s: %s" % (type(original).__name__, first_line(str(original), limit=None))
     text = "%s %s fails on torch %s as the case loads: %s" % (name, version, torch.__version__, what)
-    record.update(reason=DEPENDENCY_IMPORT, error_message=records.without_paths(fingerprint.normalize_text(text))[:500])
+    record.update(reason=DEPENDENCY_IMPORT, error_message=records.without_paths(normalize_text(text))[:500])
 
 
 def _clone(value: Any) -> Any:
@@ -130,8 +58,8 @@ def _timed(record: Dict[str, Any], key: str, fn: Callable[[], Any]) -> Any:
     try:
         return fn()
     except Exception as exc:
-        if not isinstance(exc, _OutOfMemory) and _allocation_failure(exc) is not None:
-            raise _OutOfMemory(exc, key[: -len("_s")]) from exc
+        if not isinstance(exc, OutOfMemory) and allocation_failure(exc) is not None:
+            raise OutOfMemory(exc, key[: -len("_s")]) from exc
         raise
     finally:
         record[key] = round(time.perf_counter() - start, 6)
@@ -140,30 +68,16 @@ def _timed(record: Dict[str, Any], key: str, fn: Callable[[], Any]) -> Any:
 def _export(case: Case, mode: str, found: Dict[str, bool]) -> Tuple[Any, bool]:
     import torch.export
 
-    kwargs: Dict[str, Any] = {}
-    if case.example_kwargs:
-        kwargs["kwargs"] = _clone(case.example_kwargs)
-    if case.dynamic_shapes is not None:
-        kwargs["dynamic_shapes"] = case.dynamic_shapes
-    strict_passed = bool(found.get("export.strict"))
-    if strict_passed:
-        kwargs["strict"] = mode == "strict"
-    return torch.export.export(case.model, _clone(case.example_args), **kwargs), strict_passed
+    kwargs = case.export_kwargs(mode, found, _clone)
+    return torch.export.export(case.model, _clone(case.example_args), **kwargs), bool(found.get("export.strict"))
 
 
 def run_cell(
-    info: CaseInfo,
-    mode: str,
-    found: Dict[str, bool],
-    loader: Callable[[CaseInfo], Case],
-    device: str = "cpu",
-    stages: Tuple[str, ...] = ("check", "decompose", "serialize"),
-    artifacts: Optional[Any] = None,
-    diagnose_s: float = 0.0,
-    diagnosis_budget_s: float = DEFAULT_DIAGNOSIS_BUDGET_S,
-    kept: Optional[Any] = None,
+    info: CaseInfo, mode: str, found: Dict[str, bool], loader: Callable[[CaseInfo], Case], device: str = "cpu",
+    stages: Tuple[str, ...] = ("check", "decompose", "serialize"), artifacts: Optional[Any] = None,
+    diagnose_s: float = 0.0, diagnosis_budget_s: float = DEFAULT_DIAGNOSIS_BUDGET_S, kept: Optional[Any] = None,
     aoti_timeout_s: float = DEFAULT_AOTI_TIMEOUT_S,
-) -> Dict[str, Any]:
+) -> Dict[str, Any]:  # fmt: skip
     """Run every stage of one cell and return the record fields it produced.
 
     ``artifacts``: an ``artifacts.Target`` where a passing cell keeps its program, or None.
@@ -174,114 +88,95 @@ def run_cell(
     """
     record: Dict[str, Any] = {}
     try:
-        return _stages(
-            record, info, mode, found, loader, device, stages, artifacts, diagnose_s, diagnosis_budget_s, kept,
-            aoti_timeout_s,
-        )  # fmt: skip
-    except MemoryError as exc:
+        # 1. load
+        try:
+            case = _timed(record, "load_s", lambda: loader(info))
+            if device != "cpu":
+                case = _to_device(case, device)
+        except Exception as exc:
+            record.update(describe_error(exc), status=CASE_ERROR, failed_stage="load")
+            _blame_dependency(record, exc, info)
+            return record
+
+        # 2. eager, on a copy of the model so that buffer mutation does not reach the export
+        try:
+            eager_model = copy.deepcopy(case.model)
+        except Exception:
+            eager_model = case.model
+        # Each call gets its own copy of the inputs, kept afterwards: what eager did to its inputs
+        # (user-input mutation) is part of what the exported program must reproduce.
+        calls = [(_clone(args), _clone(case.example_kwargs)) for args in (case.example_args, *case.extra_args)]
+        try:
+            expected = _timed(record, "eager_s", lambda: eager_model(*calls[0][0], **calls[0][1]))
+            expected_extra = [eager_model(*args, **kwargs) for args, kwargs in calls[1:]]
+        except Exception as exc:
+            record.update(describe_error(exc), status=CASE_ERROR, failed_stage="eager")
+            _cpu_only(record, info, device)
+            return record
+
+        # 3. export
+        try:
+            ep, strict_passed = _timed(record, "export_s", lambda: _export(case, mode, found))
+        except Exception as exc:
+            record.update(describe_error(exc), status=FAIL, failed_stage="export")
+            if diagnose_s > 0:
+                from .diagnosis import budget, diagnose_failure
+
+                spent = sum(record.get(key) or 0.0 for key in ("load_s", "eager_s", "export_s"))
+                seconds = budget(diagnosis_budget_s, diagnose_s, spent)
+                record.update(diagnose_failure(case, mode, found, seconds, record, kept))
+            return record
+        record["strict_passed"] = strict_passed
+        try:
+            digest, ops, nodes, text = fingerprint.fingerprint(ep)
+            record.update(graph_hash=digest, ops=ops, node_count=nodes, graph_text=text)
+            record["fingerprint_version"] = fingerprint.FINGERPRINT_VERSION
+        except Exception as exc:  # a fingerprint bug must not hide the export result
+            record["graph_text"] = "fingerprint failed: %s" % describe_error(exc)["error_message"]
+
+        record["status"] = PASS
+        # 6a. save now: running the program below can update its buffers in place
+        saved = _save(record, ep, found) if "serialize" in stages else None
+        # 6b. compile with AOTInductor (opt-in), before running the program too
+        compiled = None
+        if "aoti" in stages:
+            from .aoti_stage import compile_stage
+
+            args, kwargs = _clone(case.example_args), _clone(case.example_kwargs)
+            compiled = compile_stage(record, ep, args, kwargs, device, aoti_timeout_s, describe_error)
+        # 4. run the exported program and compare with eager
+        if "check" in stages:
+            _check(record, case, ep, expected, expected_extra, info, calls)
+        # 5. decompose to core ATen
+        if "decompose" in stages:
+            _decompose(record, ep, found)
+        # 5b. every other stage selected, as its worker module runs it (worker/stages.py)
+        for name in stages:
+            if name in STAGE_RUNS:
+                STAGE_RUNS[name](record, ep, case)
+        # 6. save / load round trip
+        if saved is not None:
+            _load(record, case, saved, expected)
+        # 7. keep the program, its inputs and eager's outputs (and the package), for loading on other releases
+        folder = None
+        if artifacts is not None and record["status"] == PASS:
+            from .artifacts import keep
+
+            files, meta = ({compiled.file: compiled.path}, {"aoti": compiled.meta}) if compiled else (None, None)
+            folder = keep(artifacts, record, info, mode, ep, saved, case, expected, expected_extra, files, meta)
+            if folder and saved is not None:
+                record[KEPT] = folder  # the runner loads it again in a fresh process (cell_job.merge_fresh_load)
+        if compiled is not None:
+            from .aoti_stage import settle
+
+            settle(record, compiled, folder)
+            if folder:
+                record[PACKAGED] = folder  # the runner loads the package in a fresh process (aoti_job.merge_aoti_load)
+        return record
+
+    except MemoryError as exc:  # wherever it was met: the cell ends as a crash
         record.update(out_of_memory(exc))
         return record
-
-
-def _stages(
-    record: Dict[str, Any],
-    info: CaseInfo,
-    mode: str,
-    found: Dict[str, bool],
-    loader: Callable[[CaseInfo], Case],
-    device: str,
-    stages: Tuple[str, ...],
-    artifacts: Optional[Any] = None,
-    diagnose_s: float = 0.0,
-    diagnosis_budget_s: float = DEFAULT_DIAGNOSIS_BUDGET_S,
-    kept: Optional[Any] = None,
-    aoti_timeout_s: float = DEFAULT_AOTI_TIMEOUT_S,
-) -> Dict[str, Any]:
-    # 1. load
-    try:
-        case = _timed(record, "load_s", lambda: loader(info))
-        if device != "cpu":
-            case = _to_device(case, device)
-    except Exception as exc:
-        record.update(describe_error(exc), status=CASE_ERROR, failed_stage="load")
-        _blame_dependency(record, exc, info)
-        return record
-
-    # 2. eager, on a copy of the model so that buffer mutation does not reach the export
-    try:
-        eager_model = copy.deepcopy(case.model)
-    except Exception:
-        eager_model = case.model
-    # Each call gets its own copy of the inputs, kept afterwards: what eager did to its inputs
-    # (user-input mutation) is part of what the exported program must reproduce.
-    calls = [(_clone(args), _clone(case.example_kwargs)) for args in (case.example_args, *case.extra_args)]
-    try:
-        expected = _timed(record, "eager_s", lambda: eager_model(*calls[0][0], **calls[0][1]))
-        expected_extra = [eager_model(*args, **kwargs) for args, kwargs in calls[1:]]
-    except Exception as exc:
-        record.update(describe_error(exc), status=CASE_ERROR, failed_stage="eager")
-        _cpu_only(record, info, device)
-        return record
-
-    # 3. export
-    try:
-        ep, strict_passed = _timed(record, "export_s", lambda: _export(case, mode, found))
-    except Exception as exc:
-        record.update(describe_error(exc), status=FAIL, failed_stage="export")
-        if diagnose_s > 0:
-            from .diagnosis import budget, diagnose_failure
-
-            spent = sum(record.get(key) or 0.0 for key in ("load_s", "eager_s", "export_s"))
-            seconds = budget(diagnosis_budget_s, diagnose_s, spent)
-            record.update(diagnose_failure(case, mode, found, seconds, record, kept))
-        return record
-    record["strict_passed"] = strict_passed
-    try:
-        digest, ops, nodes, text = fingerprint.fingerprint(ep)
-        record.update(graph_hash=digest, ops=ops, node_count=nodes, graph_text=text)
-        record["fingerprint_version"] = fingerprint.FINGERPRINT_VERSION
-    except Exception as exc:  # a fingerprint bug must not hide the export result
-        record["graph_text"] = "fingerprint failed: %s" % describe_error(exc)["error_message"]
-
-    record["status"] = PASS
-    # 6a. save now: running the program below can update its buffers in place
-    saved = _save(record, ep, found) if "serialize" in stages else None
-    # 6b. compile with AOTInductor (opt-in), before running the program too
-    compiled = None
-    if "aoti" in stages:
-        from .aoti_stage import compile_stage
-
-        args, kwargs = _clone(case.example_args), _clone(case.example_kwargs)
-        compiled = compile_stage(record, ep, args, kwargs, device, aoti_timeout_s, describe_error)
-    # 4. run the exported program and compare with eager
-    if "check" in stages:
-        _check(record, case, ep, expected, expected_extra, info, calls)
-    # 5. decompose to core ATen
-    if "decompose" in stages:
-        _decompose(record, ep, found)
-    # 5b. every other stage selected, as its worker module runs it (worker/stages.py)
-    for name in stages:
-        if name in STAGE_RUNS:
-            STAGE_RUNS[name](record, ep, case)
-    # 6. save / load round trip
-    if saved is not None:
-        _load(record, case, saved, expected)
-    # 7. keep the program, its inputs and eager's outputs (and the package), for loading on other releases
-    folder = None
-    if artifacts is not None and record["status"] == PASS:
-        from .artifacts import keep
-
-        files, meta = ({compiled.file: compiled.path}, {"aoti": compiled.meta}) if compiled else (None, None)
-        folder = keep(artifacts, record, info, mode, ep, saved, case, expected, expected_extra, files, meta)
-        if folder and saved is not None:
-            record[KEPT] = folder  # the runner loads it again in a fresh process (cell_job.merge_fresh_load)
-    if compiled is not None:
-        from .aoti_stage import settle
-
-        settle(record, compiled, folder)
-        if folder:
-            record[PACKAGED] = folder  # the runner loads the package in a fresh process (aoti_job.merge_aoti_load)
-    return record
 
 
 # Where a passing cell kept the program its serialize stage saved: read (and removed) by CellJob.
@@ -291,14 +186,9 @@ PACKAGED = "_packaged"
 
 
 def _check(
-    record: Dict[str, Any],
-    case: Case,
-    ep: Any,
-    expected: Any,
-    expected_extra: List[Any],
-    info: CaseInfo,
+    record: Dict[str, Any], case: Case, ep: Any, expected: Any, expected_extra: List[Any], info: CaseInfo,
     eager_calls: List[Tuple[Any, Any]],
-) -> None:
+) -> None:  # fmt: skip
     """Run the exported program on every input; outputs, and the inputs after the call, must match eager's."""
     inputs = [(case.example_args, case.example_kwargs, expected)]
     inputs += [(args, case.example_kwargs, out) for args, out in zip(case.extra_args, expected_extra)]
@@ -342,10 +232,7 @@ def _decompose(record: Dict[str, Any], ep: Any, found: Dict[str, bool]) -> None:
         digest, ops, _, _ = fingerprint.fingerprint(decomposed)
         record.update(decompose_status=STAGE_OK, decomposed_hash=digest, decomposed_ops=ops)
     except Exception as exc:
-        error = describe_error(exc)
-        record.update(
-            decompose_status=STAGE_ERROR, decompose_error="%s: %s" % (error["error_type"], error["error_message"])
-        )
+        record.update(decompose_status=STAGE_ERROR, decompose_error=one_line(exc))
 
 
 def _save(record: Dict[str, Any], ep: Any, found: Dict[str, bool]) -> Optional[io.BytesIO]:
@@ -358,10 +245,7 @@ def _save(record: Dict[str, Any], ep: Any, found: Dict[str, bool]) -> Optional[i
     try:
         _timed(record, "serialize_s", lambda: torch.export.save(ep, buffer))
     except Exception as exc:
-        error = describe_error(exc)
-        record.update(
-            serialize_status=STAGE_ERROR, serialize_error="save: %s: %s" % (error["error_type"], error["error_message"])
-        )
+        record.update(serialize_status=STAGE_ERROR, serialize_error="save: " + one_line(exc))
         return None
     buffer.seek(0)
     return buffer
@@ -382,10 +266,7 @@ def _load(record: Dict[str, Any], case: Case, buffer: io.BytesIO, expected: Any)
         _timed(record, "serialize_s", round_trip)
         record["serialize_status"] = STAGE_OK
     except Exception as exc:
-        error = describe_error(exc)
-        record.update(
-            serialize_status=STAGE_ERROR, serialize_error="load: %s: %s" % (error["error_type"], error["error_message"])
-        )
+        record.update(serialize_status=STAGE_ERROR, serialize_error="load: " + one_line(exc))
     finally:
         record["serialize_s"] = round(saved_s + (record.get("serialize_s") or 0.0), 6)
 
@@ -428,14 +309,10 @@ def _to_device(case: Case, device: str) -> Case:
             return dataclasses.replace(value, **fields)
         return value
 
-    return Case(
-        info=case.info,
-        model=case.model.to(device),
-        example_args=move(case.example_args),
-        example_kwargs=move(case.example_kwargs),
-        dynamic_shapes=case.dynamic_shapes,
-        extra_args=tuple(move(a) for a in case.extra_args),
-    )
+    return dataclasses.replace(
+        case, model=case.model.to(device), example_args=move(case.example_args),
+        example_kwargs=move(case.example_kwargs), extra_args=tuple(move(a) for a in case.extra_args),
+    )  # fmt: skip
 
 
 def warm_up(found: Dict[str, bool], cuda_possible: bool = False) -> Optional[str]:

@@ -1,7 +1,7 @@
 """Keeper of a fresh-interpreter cell: ``python -m matrix.worker.child JOB_R RESULT_W NOTES_W CONTROL_R``.
 
 The arguments are the numbers of the pipe ends the runner passed down. This process is
-the cell's keeper (see ``isolate``): it forks the cell process before importing torch,
+the cell's keeper (see :mod:`.keeper`): it forks the cell process before importing torch,
 so the fork is cheap, and the cell process reads its job, runs it and reports.
 """
 
@@ -30,12 +30,12 @@ def _cell(job_r: int, result_w: int) -> int:
 
 
 def main(argv: List[str]) -> int:
-    from . import gpu, isolate
+    from . import gpu, keeper
 
     gpu.prepare()  # a cell may fork (its AOTInductor compile): torch's checks ask NVML, not CUDA
 
     job_r, result_w, notes_w, control_r = (int(arg) for arg in argv)
-    return isolate.keep(lambda: _cell(job_r, result_w), control_r, notes_w, (job_r, result_w))
+    return keeper.keep(lambda: _cell(job_r, result_w), control_r, notes_w, (job_r, result_w))
 
 
 if __name__ == "__main__":

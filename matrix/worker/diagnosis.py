@@ -1,30 +1,23 @@
 """Why an export failed: ``torch.export.draft_export`` exports anyway and lists every problem it met.
 
-Run in the failing cell (same process, same loaded case) where the release has
-``draft_export``, bounded in time so that a slow diagnosis can never turn the cell's
-``fail`` into a timeout. The problems are recorded per kind with a short message, the
-user frame torch points at and a count; what torch prints about them stays out of the
-record.
+Run in the failing cell (same process, same loaded case) where the release has ``draft_export``, bounded in time so
+that a slow diagnosis can never turn the cell's ``fail`` into a timeout; the problems are recorded as :mod:`.problems`
+lists them. One that runs out of its budget still lists those met by then (the first data-dependent error is usually
+met early, near where the export itself failed), after a ``budget`` entry that says the list may be incomplete.
+draft_export's trace file goes to a folder of the diagnosis's own, removed afterwards, not to the temporary folder
+where such files would pile up.
 
-A finished diagnosis (done, or draft_export's own error) is kept in the result cache
-(:mod:`.reuse`, kind ``diagnosis``) under a key of the case's source, the mode, the error it
-diagnoses, the worker and the dependency set, and not the release: a later release that fails
-the same way reuses it (``diagnosis_reused_from`` names the release and run that ran it) instead
-of spending its budget again. A skip is never kept: it says how much time the cell had. A
-diagnosis that ran out of its budget is kept under a key that adds the budget and the machine:
-the same failure on another release of the same machine is not diagnosed again only to run out
-of time again (it names the one that did), while another machine or budget tries again. How long
-draft_export takes depends on the model far more than on the error (it traces the whole model,
-with real tensors beside the fake ones), so a case and mode whose diagnosis ran out of the budget
-here is not diagnosed again on a later release that fails with another error either: that cell's
-diagnosis is ``skipped``, naming the release and run that ran out of time (a larger
-``--diagnosis-budget`` tries again).
+A finished diagnosis (done, or draft_export's own error) is kept in the result cache (:mod:`.reuse`, kind
+``diagnosis``) under a key of the case's source, the mode, the error it diagnoses, the worker and the dependency set,
+and not the release: a later release that fails the same way reuses it (``diagnosis_reused_from`` names the release
+and run that ran it) instead of spending its budget again. A skip is never kept: it says how much time the cell had.
+One that ran out of its budget is kept under a key that adds the budget and the machine: the same failure on another
+release of the same machine is not diagnosed again only to run out of time again (it names the one that did), while
+another machine or budget tries again. How long draft_export takes depends on the model far more than on the error
+(it traces the whole model, with real tensors beside the fake ones), so a case and mode whose diagnosis ran out of the
+budget here is not diagnosed again on a later release that fails with another error either: that cell's diagnosis is
+``skipped``, naming the release and run that ran out of time (a larger ``--diagnosis-budget`` tries again).
 
-A diagnosis that runs out of its budget still lists the problems draft_export had met by then
-(the first data-dependent error is usually met early, near where the export itself failed),
-after a ``budget`` entry that says the list may be incomplete. draft_export writes a trace file
-for each call; it goes to a folder of the diagnosis's own, removed afterwards, not to the
-temporary folder where such files would pile up.
 Standard library and torch only, Python 3.8 syntax.
 """
 
@@ -36,14 +29,12 @@ import shutil
 import signal
 import tempfile
 import threading
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 
 from ..contract.schema import DIAGNOSIS_DONE, STAGE_ERROR, STAGE_SKIPPED, Status, first_line
 from . import reads, reuse
+from .problems import keeping_records, problems_met, problems_of, short
 
-# At most this many problems are recorded per cell; the count per kind covers the rest.
-MAX_PROBLEMS = 20
-MESSAGE_WIDTH = 200
 # The result cache's kind for kept diagnoses, and the outcomes it keeps.
 KIND = "diagnosis"
 KEPT_STATUSES = (DIAGNOSIS_DONE, STAGE_ERROR)
@@ -60,7 +51,7 @@ def budget(budget_s: float, deadline_s: float, spent_s: float) -> float:
 def signature(record: Mapping[str, Any]) -> Dict[str, Any]:
     """The error a diagnosis explains: its type and first line, as the record holds them.
 
-    The message is the recorded one: addresses and paths already normalized (cell.describe_error).
+    The message is the recorded one: addresses and paths already normalized (failure.describe_error).
     Symbol names (``u0``, ``zuf0``, ``s12``) are kept: they are torch's for this case's trace, a renamed
     symbol is a changed error, and a miss costs one diagnosis where a wrong hit would explain another error.
     """
@@ -236,7 +227,7 @@ def diagnose(case: Any, mode: str, found: Dict[str, bool], budget_s: float) -> D
     timed = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
     met: List[Any] = []  # draft_export's record of what it met, as it goes
     del _rang[:]
-    with _trace_folder(), _keeping_records(met):
+    with _trace_folder(), keeping_records(met):
         previous = signal.signal(signal.SIGALRM, _on_alarm) if timed else None
         if timed:
             signal.setitimer(signal.ITIMER_REAL, budget_s)
@@ -247,7 +238,7 @@ def diagnose(case: Any, mode: str, found: Dict[str, bool], budget_s: float) -> D
                 return out_of_time(budget_s, problems_met(met))
             # draft_export itself gave up: say how, briefly
             text = first_line("%s: %s" % (type(exc).__name__, exc), limit=None)
-            problem = {"kind": "draft-export-error", "message": _short(text)}
+            problem = {"kind": "draft-export-error", "message": short(text)}
             return {"diagnosis_status": STAGE_ERROR, "diagnosis": [problem]}
         finally:
             if timed:
@@ -264,14 +255,6 @@ def out_of_time(budget_s: float, met: List[Dict[str, Any]]) -> Dict[str, Any]:
     else:
         why = "over %.0f s, before any problem was met" % budget_s
     return {"diagnosis_status": Status.TIMEOUT.value, "diagnosis": [{"kind": "budget", "message": why}] + met}
-
-
-# draft_export's trace records that are problems, by the kind its report gives them.
-_PROBLEM_RECORDS = {
-    "propagate_real_tensors_provenance": "data-dependent-error",
-    "missing_fake_kernel": "missing-fake-kernel",
-    "mismatched_fake_kernel": "mismatched-fake-kernel",
-}
 
 
 @contextlib.contextmanager
@@ -291,150 +274,11 @@ def _trace_folder() -> Iterator[None]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-@contextlib.contextmanager
-def _keeping_records(met: List[Any]) -> Iterator[None]:
-    """While inside, each record draft_export starts of the problems it meets is appended to ``met``.
-
-    draft_export keeps them in its trace handler (``CaptureStructuredTrace.log_record``) and drops
-    them when it leaves; this keeps a reference to each, so that a diagnosis stopped by its budget
-    can still say what was met. Where the release has no such handler, nothing is kept.
-    """
-    try:
-        from torch.export import _draft_export as module
-
-        handler = module.CaptureStructuredTrace
-    except Exception:
-        yield
-        return
-
-    class Keeping(handler):  # type: ignore[misc, valid-type]
-        def __enter__(self) -> Any:
-            entered = super().__enter__()
-            met.append(self.log_record)
-            return entered
-
-    module.CaptureStructuredTrace = Keeping  # type: ignore[misc]
-    try:
-        yield
-    finally:
-        module.CaptureStructuredTrace = handler  # type: ignore[misc]
-
-
-def problems_met(met: List[Any]) -> List[Dict[str, Any]]:
-    """The problems in draft_export's records ``met`` (see _keeping_records), as problems_of lists a report's."""
-    failures, names = [], {}
-    for record in met:
-        for name, contents in list(getattr(record, "logs", None) or []):
-            if name == "str" and isinstance(contents, (tuple, list)) and len(contents) == 2:
-                names[contents[1]] = contents[0]
-            elif name in _PROBLEM_RECORDS and isinstance(contents, dict):
-                failures.append(
-                    _Met(_PROBLEM_RECORDS[name], dict(contents, occurrences=_count(record, name, contents)))
-                )
-    return _merged(failures, names)
-
-
-class _Met:
-    """A problem read from draft_export's records: shaped as its report's failures, for problems_of."""
-
-    def __init__(self, kind: str, data: Dict[str, Any]) -> None:
-        self.failure_type, self.data = kind, data
-
-    def print(self, names: Any) -> str:
-        return str(self.data.get("expr") or self.data.get("op") or "no detail")
-
-
-def _count(record: Any, name: str, contents: Dict[str, Any]) -> Optional[int]:
-    try:
-        return int(record.get_log_count((name, contents)))
-    except Exception:
-        return None
-
-
-def _merged(failures: List[Any], names: Any) -> List[Dict[str, Any]]:
-    merged: Dict[Tuple[Any, ...], Dict[str, Any]] = {}
-    for failure in failures:
-        kind = _kind(getattr(failure, "failure_type", None))
-        data = getattr(failure, "data", None) or {}
-        message = _message(failure, data, names)
-        frame = _user_frame(data, names)
-        entry = merged.setdefault(
-            (kind, message, frame), {"kind": kind, "message": message, "frame": frame, "count": 0}
-        )
-        occurrences = data.get("occurrences") if isinstance(data, dict) else None
-        entry["count"] += occurrences if isinstance(occurrences, int) and occurrences > 0 else 1
-    ordered = sorted(merged.values(), key=lambda e: (e["kind"], -e["count"], e["message"]))
-    return ordered[:MAX_PROBLEMS]
-
-
 def _draft_report(case: Any, mode: str, found: Dict[str, bool]) -> Any:
     import copy
 
     import torch.export
 
-    kwargs: Dict[str, Any] = {}
-    if case.example_kwargs:
-        kwargs["kwargs"] = copy.deepcopy(case.example_kwargs)
-    if case.dynamic_shapes is not None:
-        kwargs["dynamic_shapes"] = case.dynamic_shapes
-    if found.get("export.strict"):
-        kwargs["strict"] = mode == "strict"
+    kwargs = case.export_kwargs(mode, found, copy.deepcopy)
     ep = torch.export.draft_export(case.model, copy.deepcopy(case.example_args), **kwargs)
     return getattr(ep, "_report", None)
-
-
-def problems_of(report: Any) -> List[Dict[str, Any]]:
-    """One entry per problem kind and place: kind, short message, user frame, how often it happened."""
-    if report is None:
-        return []
-    names = getattr(report, "str_to_filename", None) or {}
-    return _merged(list(getattr(report, "failures", []) or []), names)
-
-
-def _kind(failure_type: Any) -> str:
-    if isinstance(failure_type, str):
-        return failure_type
-    name = getattr(failure_type, "name", None) or str(failure_type or "unknown")
-    return name.lower().replace("_", "-")
-
-
-def _short(text: Any) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= MESSAGE_WIDTH else text[: MESSAGE_WIDTH - 1] + "…"
-
-
-def _message(failure: Any, data: Any, names: Any) -> str:
-    if isinstance(data, dict):
-        for key in ("expr", "reason", "op", "name"):
-            if data.get(key):
-                prefix = {"expr": "cannot decide", "op": "operator"}.get(key, key)
-                return _short("%s %s" % (prefix, data[key]))
-    try:  # older and newer reports print themselves; keep the first sentence that is not a banner
-        text = failure.print(names)
-    except Exception:
-        text = str(data)
-    for line in str(text).splitlines():
-        line = line.strip().lstrip("0123456789. ")
-        if line and not line.startswith("#"):
-            return _short(line)
-    return "no detail"
-
-
-def _user_frame(data: Any, names: Any) -> Optional[str]:
-    """The innermost frame of the user's code, as ``file.py:line in function``, when torch gives one."""
-    stack = data.get("user_stack") if isinstance(data, dict) else None
-    if not isinstance(stack, list):
-        return None
-    for frame in reversed(stack):
-        if not isinstance(frame, dict):
-            continue
-        filename = frame.get("filename")
-        if isinstance(filename, int) and isinstance(names, dict):
-            filename = names.get(filename, filename)
-        filename = str(filename)
-        if os.sep + "torch" + os.sep in filename:
-            continue  # torch's own frames (module call wrappers) are not where the user can act
-        where = "%s:%s in %s" % (os.path.basename(filename), frame.get("line"), frame.get("name"))
-        code = frame.get("loc")
-        return _short("%s: %s" % (where, code) if code else where)
-    return None

@@ -27,7 +27,7 @@ def load_error(path: str, meta: Dict[str, Any], exc: Exception) -> Dict[str, Any
     first one. For an archive, the archive loader's own error is recorded instead. For a file
     in the old zip layout the zip reader's error is the one that applies, and is kept.
     """
-    from .cell import describe_error
+    from .failure import describe_error
 
     layout, load_pt2 = _layout(path), _archive_loader()
     met = _archive_error(load_pt2, path) if layout == "archive" and load_pt2 is not None else None
@@ -44,7 +44,7 @@ def load_error(path: str, meta: Dict[str, Any], exc: Exception) -> Dict[str, Any
     return fields
 
 
-# The longest error_message a record keeps (as cell.describe_error cuts it).
+# The longest error_message a record keeps (as failure.describe_error cuts it).
 MESSAGE_CHARS = 500
 
 

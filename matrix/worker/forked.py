@@ -24,6 +24,7 @@ from typing import Any, Callable, Dict, Optional
 
 from ..contract.schema import Status
 from . import framing, gpu
+from .keeper import kill, signal_name
 
 Result = Dict[str, Any]
 CRASH, TIMEOUT = Status.CRASH.value, Status.TIMEOUT.value
@@ -57,7 +58,7 @@ def run(work: Callable[[], Result], timeout: float) -> Result:
     finally:
         os.close(read_fd)
         # Killed before it is reaped: until then its pid, and so its group's id, cannot be another's.
-        _kill_group(pid)
+        kill(pid, signal.SIGKILL, group=True)
         _, status = os.waitpid(pid, 0)
     return result if result is not None else _died(status)
 
@@ -105,22 +106,8 @@ def _collect(fd: int, timeout: float) -> Optional[Result]:
 def _died(status: int) -> Result:
     """The result of a child that ended without a result: how it ended (its wait status)."""
     if os.WIFSIGNALED(status):
-        name = _signal_name(os.WTERMSIG(status))
+        name = signal_name(os.WTERMSIG(status))
         return {"status": CRASH, "error_type": "signal." + name, "error_message": "its process was killed by %s" % name}
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
     return {"status": CRASH, "error_type": "SystemExit",
             "error_message": "its process exited with code %d before reporting a result" % code}  # fmt: skip
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return str(number)
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:  # every process of the group has ended
-        pass

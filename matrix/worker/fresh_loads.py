@@ -16,7 +16,8 @@ from typing import Any, Dict
 from ..contract import layout
 from ..contract.schema import LOAD_STATUSES, LoadStatus, now
 from . import artifacts, batch, reuse
-from .loader import LoadBatch, own_keys, package_of
+from .aoti_packages import package_of
+from .loader import LoadBatch, own_keys
 
 
 def keep_fresh_load(folder: str, result: Dict[str, Any], env: Dict[str, Any], cache: reuse.ResultCache) -> bool:

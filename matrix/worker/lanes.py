@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Tuple
 
 from ..contract.schema import Status
 from . import framing
+from .keeper import close, prctl
 
 Job = Dict[str, Any]
 Result = Dict[str, Any]
@@ -29,14 +30,7 @@ Result = Dict[str, Any]
 
 def die_with_parent() -> None:
     """A lane or fresh-load server whose runner is gone has nobody to report to: let the kernel end it (Linux)."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+    prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 class _Lane:
@@ -46,10 +40,7 @@ class _Lane:
 
     def close(self) -> None:
         for fd in (self.jobs_w, self.results_r):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+            close(fd)
 
 
 def _lane_main(backend: Any, jobs_r: int, results_w: int) -> None:

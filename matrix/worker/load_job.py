@@ -33,7 +33,7 @@ class LoadJob:
         return cls(**fields)
 
     def run(self) -> Dict[str, Any]:
-        from .cell import out_of_memory
+        from .failure import out_of_memory
 
         fields: Dict[str, Any] = {"serializer_version": artifacts.serializer_version()}
         try:
@@ -47,7 +47,7 @@ def _load_and_run(folder: str, meta: Dict[str, Any], fields: Dict[str, Any]) -> 
     import torch
     import torch.export
 
-    from .cell import describe_error
+    from .failure import describe_error
 
     problem = layout.verify(folder, meta)
     if problem is not None:

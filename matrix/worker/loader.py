@@ -1,41 +1,30 @@
 """``export-matrix load ARTIFACT_DIR... --out DIR``: programs saved on any release, loaded and run on this one.
 
-``run --artifacts`` keeps each passing cell's program with its inputs and eager outputs
-(see :mod:`matrix.worker.artifacts`). This command takes every artifact under the
-folders given, whichever release saved it (this one included), and in this torch loads
-it with ``torch.export.load``, runs it on the saved inputs and compares the results with
-the saved outputs, with the cell check's tolerance. Each artifact is isolated as a cell
-is: a load that crashes or hangs is recorded as such and the command goes on.
+``run --artifacts`` keeps each passing cell's program with its inputs and eager outputs (:mod:`.artifacts`). This
+command loads every artifact under the folders given, whichever release saved it (this one included), with
+``torch.export.load``, runs it on the saved inputs and compares the results with the saved outputs, with the cell
+check's tolerance, each in a process of its own: a load that crashes or hangs is recorded as such.
 
-Loading runs code from the artifact's folder (``torch.export.load`` unpickles on some
-releases; the case module is imported), so an artifact whose ``meta.json`` is not signed
-with this machine's key (:mod:`.signing`) is recorded as ``untrusted`` by the parent and
-never reaches a loading process, unless ``--trust`` is given for the folders of this command.
-An untrusted record does not count as done: a later ``load --trust`` tries it.
+Loading runs code from the artifact's folder (``torch.export.load`` unpickles on some releases; the case module is
+imported), so an artifact whose ``meta.json`` is not signed with this machine's key (:mod:`.signing`) is recorded as
+``untrusted`` by the parent and never reaches a loading process, unless ``--trust`` is given for the folders of this
+command. An untrusted record does not count as done: a later ``load --trust`` tries it.
 
-An artifact whose cell ran the aoti stage holds its AOTInductor package too (``aoti.pt2``, or
-``aoti.so`` from 2.3 and 2.4): it is loaded as well, in a process of its own (:mod:`.aoti_job`),
-under the same rules: refused by the parent when its folder is untrusted, never read before
-every file meta.json lists is whole, a crash or a hang of its process the ``crash`` or ``timeout``
-of that load alone. A release without a loader for the file is ``not-applicable``, naming what it
-lacks, and no process is started.
+An artifact whose cell ran the aoti stage holds its AOTInductor package too (``aoti.pt2``, or ``aoti.so`` from 2.3 and
+2.4), loaded as well under the same rules (:mod:`.aoti_packages`): refused by the parent when its folder is untrusted,
+never read before every file meta.json lists is whole, a crash or hang of its process that load's alone, and
+``not-applicable`` with no process where the release has no loader for its file. With ``--aoti``, each program saved
+on an older release is also compiled here with AOTInductor within ``--aoti-timeout``, and its package loaded in a
+fresh process (:mod:`.aoti_compiles`), refused like a load where the folder is untrusted.
 
-With ``--aoti``, each program saved on an older release (:mod:`.aoti_compiles`) is also compiled here with
-AOTInductor, in a process of its own with the compile's own limit (``--aoti-timeout``), and its package loaded
-in a fresh process (:mod:`.aoti_compile_job`): one record per program of kind ``aoti-compile`` (keys
-``schema.AOTI_COMPILE_KEYS``, outcomes ``schema.AOTI_STATUSES``), refused by the parent like a load where the
-folder is untrusted, reused from the result cache by the program's content, this build and the C++ compiler.
-
-The batch engine (:mod:`.batch`) runs the loads as it runs ``run``'s cells, each a load job
-(:mod:`.load_job`; why a load failed is worked out in :mod:`.forensics`). One record per
-artifact goes to ``DIR/load_torch-<version>_<variant>_py<X.Y>.jsonl`` (kind ``load``, keys
-``schema.LOAD_KEYS``, statuses ``schema.LoadStatus``), and one per package (kind ``aoti-load``,
-keys ``schema.AOTI_LOAD_KEYS``, the same statuses). Artifacts and packages already recorded there
-(same saving release, case, mode and set of packages beside torch) are skipped unless ``--force``;
-the run journal locks the file and records an artifact that killed the command as a crash rather
-than loading it again. Results are kept in the result cache (:mod:`.reuse`): a program's load by its
-artifact's content and the loading build, a package's by those, the package's sha256 and the C++
-compiler (loaders compile, or check the device, with it).
+The batch engine (:mod:`.batch`) runs the loads as it runs ``run``'s cells (why a load failed: :mod:`.forensics`).
+One record per program, package and compile (their kinds, keys and outcomes: :mod:`matrix.contract.products`) goes
+to ``DIR/load_torch-<version>_<variant>_py<X.Y>.jsonl``. Those already recorded there (same saving release, case,
+mode and set of packages beside torch) are skipped unless ``--force``; the run journal locks the file and records an
+artifact that killed the command as a crash rather than loading it again. Results are kept in the result cache
+(:mod:`.reuse`): a program's load by its artifact's content and the loading build; a package's load by those, the
+package's sha256 and the C++ compiler (loaders compile, or check the device, with it); a compile by the program's
+content, this build and the C++ compiler.
 """
 
 from __future__ import annotations
@@ -51,11 +40,11 @@ from ..contract import dependencies, layout, records
 from ..contract.errors import UserError
 from ..contract.layout import Artifact, Key
 from ..contract.options import AOTI_FROM, DEFAULT_AOTI_TIMEOUT_S, from_namespace
-from ..contract.products import COMPILE, PACKAGE, PRODUCTS, PROGRAM, TALLIES, Product, keys_of, tally
+from ..contract.products import COMPILE, PACKAGE, PRODUCTS, PROGRAM, TALLIES, Product, keys_of, planned_record, tally
 from ..contract.requests import LoadRequest, add_load_arguments
-from ..contract.schema import SCHEMA_VERSION, LoadStatus
+from ..contract.schema import LoadStatus
 from . import aoti, aoti_compiles, artifacts, batch, first_use, reuse, signing
-from .aoti_job import AotiLoadJob
+from .aoti_packages import listed, package_item, package_key, package_of, package_record
 from .environment import installed_torch_version, variant_of
 from .journal import Key as JournalKey
 from .load_job import LoadJob, incomplete
@@ -103,26 +92,8 @@ def journal_key(key: Key, dependency_set: str = "") -> JournalKey:
     return (json.dumps(list(key[:4]) + ([dependency_set] if dependency_set else [])), key[4], 0)
 
 
-def package_key(key: Key, dependency_set: str = "") -> JournalKey:
-    """The key of the load of an artifact's AOTInductor package: never a program's (six parts, not four or five)."""
-    return (json.dumps(list(key[:4]) + [dependency_set, PACKAGE.kind]), key[4], 0)
-
-
 # Each product a load record file holds, and the key of its item (for resuming).
 _KEYED = {PROGRAM.kind: journal_key, PACKAGE.kind: package_key, COMPILE.kind: aoti_compiles.compile_key}
-
-
-def package_of(artifact: Artifact) -> Optional[Dict[str, Any]]:
-    """What an artifact's meta.json says of the AOTInductor package kept with its program (its ``aoti`` key),
-    or None where its cell kept none."""
-    described = (artifact.meta or {}).get("aoti")
-    return described if isinstance(described, dict) else None
-
-
-def _listed(meta: Dict[str, Any], name: Any) -> Dict[str, Any]:
-    """The entry of the file ``name`` in meta.json's list (its size and sha256), or {}."""
-    entries = [e for e in meta.get("files") or [] if isinstance(e, dict) and e.get("name") == name]
-    return entries[0] if entries else {}
 
 
 # --- in the parent ---------------------------------------------------------------------------
@@ -141,17 +112,10 @@ class LoadBatch(batch.Batch):
     parent_keys = frozenset(("schema_version", "kind", "run_id", "torch_version", "variant", "python", "case", "mode"))
 
     def __init__(
-        self,
-        found: List[Artifact],
-        version: str,
-        variant: str,
-        python: str,
-        signing_key: Optional[bytes] = None,
-        trust: bool = False,
-        compile_older: bool = False,
-        aoti_timeout: float = DEFAULT_AOTI_TIMEOUT_S,
+        self, found: List[Artifact], version: str, variant: str, python: str, signing_key: Optional[bytes] = None,
+        trust: bool = False, compile_older: bool = False, aoti_timeout: float = DEFAULT_AOTI_TIMEOUT_S,
         aoti_from: str = AOTI_FROM[0],
-    ) -> None:
+    ) -> None:  # fmt: skip
         """``signing_key`` verifies each artifact's signature, unless ``trust``; None: there is no key.
         ``compile_older`` (``--aoti``): compile the programs saved on older releases (those ``aoti_from`` picks,
         ``--aoti-from``), each within ``aoti_timeout``."""
@@ -242,16 +206,11 @@ class LoadBatch(batch.Batch):
 
     def _item(self, key: JournalKey) -> batch.Item:
         artifact, env = self.artifacts[key], self.env
-        record: Dict[str, Any] = {name: None for name in PROGRAM.keys}
         meta = artifact.meta or {}
+        record = planned_record(PROGRAM, artifact, env, meta.get("device"))
         record.update(
-            schema_version=SCHEMA_VERSION, kind=PROGRAM.kind, run_id=env["run_id"],
-            saved_torch_version=artifact.saved_torch_version, saved_variant=artifact.saved_variant,
-            saved_python=artifact.saved_python, torch_version=env["torch_version"], variant=env["variant"],
-            python=env["python"], device=meta.get("device"), case=artifact.case, mode=artifact.mode,
-            artifact=artifact.relative, saved_serializer_version=meta.get("serializer_version"),
-            dependency_set=saved_with(artifact), with_set=artifact.with_set,
-            serializer_version=env["serializer_version"], format_version=meta.get("format_version"),
+            saved_serializer_version=meta.get("serializer_version"), serializer_version=env["serializer_version"],
+            format_version=meta.get("format_version"),
         )  # fmt: skip
         if artifact.problem is not None:
             record.update(incomplete(artifact.problem))
@@ -287,42 +246,11 @@ class LoadBatch(batch.Batch):
 
     def package_record(self, artifact: Artifact) -> Dict[str, Any]:
         """The record of the load of an artifact's package, as far as the parent knows it before loading."""
-        env, meta = self.env, artifact.meta or {}
-        described = package_of(artifact) or {}
-        name = described.get("file")
-        size = _listed(meta, name).get("size")
-        record: Dict[str, Any] = {key: None for key in PACKAGE.keys}
-        record.update(
-            schema_version=SCHEMA_VERSION, kind=PACKAGE.kind, run_id=env.get("run_id"),
-            saved_torch_version=artifact.saved_torch_version, saved_variant=artifact.saved_variant,
-            saved_python=artifact.saved_python, torch_version=env["torch_version"], variant=env["variant"],
-            python=env["python"], device=described.get("device") or meta.get("device"), case=artifact.case,
-            mode=artifact.mode, artifact=artifact.relative, dependency_set=saved_with(artifact),
-            with_set=artifact.with_set, package=name if isinstance(name, str) else None,
-            package_bytes=size if isinstance(size, int) else None,
-            aoti_api=described.get("api") if isinstance(described.get("api"), str) else None,
-        )  # fmt: skip
-        return record
+        return package_record(artifact, self.env)
 
     def _package_item(self, key: JournalKey) -> batch.Item:
         artifact = self.packages[key]
-        record = self.package_record(artifact)
-        name = record["package"]
-        label = "%s/%s" % (artifact.relative, name or "aoti")
-        assert artifact.meta is not None  # only an artifact with a usable meta.json describes a package
-        distrust = self._distrust(artifact)
-        if distrust is not None:
-            record.update(distrust)
-            return batch.Item(key, label, record)
-        if name not in layout.AOTI_FILES:
-            record.update(incomplete("%s describes no AOTInductor package" % layout.META))
-            return batch.Item(key, label, record)
-        loader, missing = self.loaders.get(name, (None, "no loader was looked for"))
-        if loader is None:
-            record.update(status=LoadStatus.NOT_APPLICABLE.value, error_message=missing)
-            return batch.Item(key, label, record)
-        job = AotiLoadJob(folder=os.path.abspath(artifact.folder), meta=artifact.meta, trust=self.trust)
-        return batch.Item(key, label, record, job)
+        return package_item(key, artifact, self.env, self._distrust(artifact), self.loaders, self.trust)
 
     def _compile_item(self, key: JournalKey) -> batch.Item:
         artifact = self.compiles[key]
@@ -356,7 +284,7 @@ class LoadBatch(batch.Batch):
     def package_cache_key(self, artifact: Artifact) -> Optional[str]:
         """The key of a package's load: its program's, the package's own sha256, and the C++ compiler here."""
         name = (package_of(artifact) or {}).get("file")
-        sha256 = _listed(artifact.meta or {}, name).get("sha256")
+        sha256 = listed(artifact.meta or {}, name).get("sha256")
         if not isinstance(sha256, str):
             return None
         return self._cache_key(artifact, kind=PACKAGE.kind, package=name, package_sha256=sha256,

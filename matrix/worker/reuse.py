@@ -1,22 +1,21 @@
 """Results reused by content: a cell or a load already recorded with everything that decides it is not run again.
 
-A result is kept under a key: a hash of everything that determines it (for a cell: the case's
-source and the local modules it imports, the torch build, every installed package, the worker's
-own source, the mode, the stages, the options that change an outcome and the environment variables
-that steer torch (``KEY_VARIABLES``, ``KEY_PREFIXES``); for a load: the saved program's content and the
-same for the loading build). A cell's entry also keeps the manifest of every other file its process
-read (:mod:`.reads`), and stands only while each still hashes the same. When a later run meets the same key, the
-record is written again from the kept one, with ``reused_from`` naming the run that measured it.
-Outcomes that depend on the machine (a timeout, a crash, a diagnosis that ran out of time) are
-never kept: they run again.
+A result is kept under a key: a hash of everything that determines it (for a cell: the case's source and the local
+modules it imports, the torch build, every installed package, the worker's own source, the mode, the stages, the
+options that change an outcome and the environment variables that steer torch (``KEY_VARIABLES``,
+``KEY_PREFIXES``); for a load: the saved program's content and the same for the loading build). A cell's entry also
+keeps the manifest of every other file its process read (:mod:`.reads`), and stands only while each still hashes the
+same. When a later run meets the same key, the record is written again from the kept one, with ``reused_from``
+naming the run that measured it. Outcomes that depend on the machine (a timeout, a crash, a diagnosis that ran out of
+time) are never kept: they run again.
 
-The cache is a folder of small JSON files, ``<root>/<kind>/<2 hex>/<key>.json``, one a result (beside
-them ``index/``, each cell's latest key, for ``run --explain-cache``, and ``stats/``, each run's hits and misses).
-A folder suits it better than a database: each entry is written to a temporary file and renamed
-into place, so two runs sharing a cache never see half an entry and need no lock; a CI job can
-restore and save it as it is; pruning it is deleting old files. An entry that cannot be read, is
-not JSON, or names another key is ignored with one warning, and its cell runs. A cache folder that
-cannot be written (read-only, full) makes the run go on without keeping results, with one warning.
+The cache is a folder of small JSON files, ``<root>/<kind>/<2 hex>/<key>.json``, one a result (beside them
+``index/``, each cell's latest key, for ``run --explain-cache``, and ``stats/``, each run's hits and misses). A folder
+suits it better than a database: each entry is written to a temporary file and renamed into place, so two runs
+sharing a cache never see half an entry and need no lock; a CI job can restore and save it as it is; pruning it is
+deleting old files. An entry that cannot be read, is not JSON, or names another key is ignored with one warning, and
+its cell runs. A cache folder that cannot be written (read-only, full) makes the run go on without keeping results,
+with one warning.
 
 Standard library only, Python 3.8 syntax: this runs inside every torch environment.
 """
@@ -189,34 +188,6 @@ def build_fields() -> Dict[str, Any]:
         "machine": platform.machine(),
         "packages": packages_hash(),  # every installed distribution (scanned once): the dependency set's versions too
     }
-
-
-# The fields of a cell's key that describe the torch build, for what --explain-cache says.
-BUILD_FIELDS = ("torch", "git_version", "cuda", "python", "implementation", "machine")
-
-
-def differences(before: Mapping[str, Any], now: Mapping[str, Any]) -> List[str]:
-    """What differs between two cells' key fields, in words: "torch build differs", "TORCHDYNAMO_X set", ..."""
-    found: List[str] = []
-    old_build, new_build = before.get("build") or {}, now.get("build") or {}
-    if any(old_build.get(name) != new_build.get(name) for name in BUILD_FIELDS):
-        found.append("torch build differs")
-    elif old_build.get("packages") != new_build.get("packages"):
-        found.append("installed packages differ")
-    old_env, new_env = before.get("environment") or {}, now.get("environment") or {}
-    for name in sorted(set(old_env) | set(new_env)):
-        if name not in old_env:
-            found.append("%s set" % name)
-        elif name not in new_env:
-            found.append("%s unset" % name)
-        elif old_env[name] != new_env[name]:
-            found.append("%s changed" % name)
-    words = {"case_hash": "the case's source changed", "worker": "the worker's code changed"}
-    for name in sorted(set(before) | set(now)):
-        if name in ("build", "environment") or before.get(name) == now.get(name):
-            continue
-        found.append(words.get(name, "%s differs" % name))
-    return found
 
 
 def machine_dependent(record: Mapping[str, Any]) -> bool:

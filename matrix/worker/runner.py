@@ -15,23 +15,20 @@ import sys
 import tempfile
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
-from ..contract import dependencies, layout, records, stages
-from ..contract.case import CaseError, CaseInfo, cell_selected
+from ..contract import dependencies, records, stages
+from ..contract.case import CaseInfo
 from ..contract.errors import UserError
 from ..contract.options import DIAGNOSIS_SHARE, from_namespace
 from ..contract.requests import AOTI, RunRequest, add_run_arguments
-from ..contract.schema import ARTIFACT_SAVED, CELL_KEYS, STATUSES, Status, cell_id, now
-from . import batch, exportdb, gpu, known, reads, reuse
-from .aoti_job import FRESH_PACKAGE_LOAD
+from ..contract.schema import CELL_KEYS, STATUSES, Status, cell_id
+from . import batch, exportdb, gpu, reuse, scratch
 from .case import missing_for
-from .cell_job import FRESH_LOAD, CellJob
+from .cell_cache import CachedCells
+from .cell_job import CellJob
 from .environment import environment_record, installed_torch_version, variant_of
 from .journal import Key
 from .progress import say
-from .sources import discover_source
-
-WARM_UP_FROM = batch.WARM_UP_FROM
-PREIMPORT_VARIABLE = batch.PREIMPORT_VARIABLE
+from .sources import cases_of, plan
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -65,25 +62,7 @@ class RunOptions(RunRequest):
 OPTIONS = RunOptions
 
 
-def select_cases(infos: Sequence[CaseInfo], tags: Optional[Sequence[str]]) -> List[CaseInfo]:
-    """The cases with one of ``tags`` (all cases when none are given); globs apply per cell, in ``plan``."""
-    return [info for info in infos if not tags or set(tags) & set(info.tags)]
-
-
-def plan(
-    infos: Sequence[CaseInfo], modes: Sequence[str], runs: int, torch_version: str, select: Optional[Sequence[str]]
-) -> List[Tuple[CaseInfo, str, int]]:
-    cells = []
-    for info in infos:
-        for mode in modes:
-            if not cell_selected(info.name, cell_id(torch_version, mode, info.name), select):
-                continue
-            for run in range(runs):
-                cells.append((info, mode, run))
-    return cells
-
-
-class CellBatch(batch.Batch):
+class CellBatch(CachedCells):
     """The cells of one run: (case, mode, run) in the installed torch."""
 
     noun, verb, doing = "cell", "run", "running"
@@ -95,19 +74,13 @@ class CellBatch(batch.Batch):
         self.cells = {(info.name, mode, run): info for info, mode, run in cells}
         self.env: Dict[str, Any] = {}
         self.found: Dict[str, bool] = {}
+        super().__init__()
         self._installed: Dict[str, Optional[str]] = {}
         # Programs kept only to be loaded again in a fresh process (no --artifacts, or runs after the first).
         self.scratch: Optional[str] = None
-        self._load_cache: Optional[reuse.ResultCache] = None  # where a kept program's fresh load is kept
-        self.settings: Optional[batch.Settings] = None  # set_up's: the result cache where diagnoses are kept
-        self.compiler = ""  # with the aoti stage: the C++ compiler its results were made with, for their key
-        # The result cache's view of each cell: the fields of its key, what its process read (reads.Manifest;
-        # None where that cannot be trusted) and why a kept result did not stand.
-        self.identities: Dict[Key, Dict[str, Any]] = {}
-        self.manifests: Dict[Key, Optional[reads.Manifest]] = {}
-        self.why: Dict[Key, List[str]] = {}
-        self.gpu: Dict[str, Any] = {}  # with --device cuda: the GPU, as NVML names it (gpu.facts)
-        self.build: Dict[str, Any] = {}  # the torch build's fields of each cell's key (reuse.build_fields)
+        self.settings = None
+        self.compiler = ""
+        self.gpu = {}
 
     @property
     def follow_ups(self) -> bool:  # type: ignore[override]
@@ -151,43 +124,6 @@ class CellBatch(batch.Batch):
         if AOTI in options.stages:
             self.compiler = self._set_up_aoti()
         self.preimport(settings)
-        return self.env
-
-    def _known_run(self) -> Optional[Dict[str, Any]]:
-        """The options this run's environment record depends on, where a later run may take it from the result
-        cache without importing torch (:mod:`.known`); None where it may not: on a GPU, with the aoti stage
-        (its compiler is part of each key) or with --artifacts (a reused cell puts its program back)."""
-        options = self.options
-        if options.device != "cpu" or AOTI in options.stages or options.artifacts:
-            return None
-        return {
-            "device": options.device, "source": options.source, "variant": self.variant,
-            "dependency_set": options.dependency_set, "hide_capability": sorted(options.hide_capability),
-        }  # fmt: skip
-
-    def _keep_environment(self, settings: batch.Settings) -> None:
-        run = self._known_run()
-        if not settings.cache or run is None:
-            return
-        key = known.environment_key(run)
-        if key is not None:
-            extra = {"environment": self.env, "build": self.build, "found": self.found}
-            reuse.ResultCache(settings.cache, known.KIND).put(key, {"kind": known.KIND}, extra)
-
-    def known_set_up(self, settings: batch.Settings, run_id: str) -> Optional[Dict[str, Any]]:
-        """``set_up`` from what an earlier run kept of this environment, without importing torch (:mod:`.known`)."""
-        run = self._known_run()
-        key = known.environment_key(run) if settings.cache and run is not None else None
-        entry = reuse.ResultCache(settings.cache, known.KIND).get(key) if settings.cache and key else None
-        if entry is None:
-            return None
-        extra = entry["extra"]
-        kept, build, found = extra.get("environment"), extra.get("build"), extra.get("found")
-        if not (isinstance(kept, dict) and isinstance(build, dict) and isinstance(found, dict)):
-            return None
-        self.settings = settings
-        self.found, self.build = dict(found), dict(build)
-        self.env = dict(kept, run_id=run_id, started_at=now())
         return self.env
 
     def _set_up_aoti(self) -> str:
@@ -238,143 +174,15 @@ class CellBatch(batch.Batch):
             record.update(status=Status.NOT_APPLICABLE.value, missing=absent[0], error_message=absent[1])
             return batch.Item(key, label, record)
         job = CellJob(
-            info=info,
-            mode=mode,
-            device=options.device,
-            stages=options.stages,
-            found=self.found,
+            info=info, mode=mode, device=options.device, stages=options.stages, found=self.found,
             diagnose_s=DIAGNOSIS_SHARE * options.timeout if "diagnose" in options.stages else 0.0,
             diagnosis_budget_s=options.diagnosis_budget,
             artifacts=options.artifacts if run == 0 else None,  # one program per cell, whatever --runs
-            variant=env["variant"],
-            scratch=self.scratch,
-            dependency_set=record["dependency_set"] or "",
-            with_set=record["with_set"] or "",
-            cache=self.settings.cache if self.settings is not None else None,
-            origin="%s/%s" % (record["torch_version"], record["run_id"]),
-            aoti_timeout_s=options.aoti_timeout,
-        )
+            variant=env["variant"], scratch=self.scratch, dependency_set=record["dependency_set"] or "",
+            with_set=record["with_set"] or "", cache=self.settings.cache if self.settings is not None else None,
+            origin="%s/%s" % (record["torch_version"], record["run_id"]), aoti_timeout_s=options.aoti_timeout,
+        )  # fmt: skip
         return batch.Item(key, label, record, job)
-
-    def cache_key(self, item: batch.Item) -> Optional[str]:
-        job = _job(item)
-        case = reuse.case_fingerprint(exportdb.source_file(job.info))  # a bundled example's file in torch
-        if case is None:
-            return None
-        fields = {
-            "kind": "cell", "format": reuse.FORMAT, "worker": reuse.worker_fingerprint(),
-            "build": self.build, "variant": job.variant, "device": job.device,
-            "capabilities": job.found, "case": job.info.name, "source": job.info.source, "case_hash": case,
-            "mode": job.mode, "run": item.key[2], "stages": list(job.stages), "diagnose_s": job.diagnose_s,
-            "diagnosis_budget_s": job.diagnosis_budget_s if job.diagnose_s else None,
-            "keeps_program": job.artifacts is not None,
-            "dependency_set": job.dependency_set, "with_set": job.with_set,
-            "environment": reuse.environment_fields(),  # the variables that steer torch, as the run started
-        }  # fmt: skip
-        if job.device != "cpu":  # a result from one GPU (model, compute capability, driver) never stands for another
-            fields["gpu"] = gpu.identity(self.gpu)
-        if AOTI in job.stages:  # the stages tell a cell with the stage from one without; the compiler decides it too
-            fields["aoti_compiler"] = self.compiler
-        self.identities[item.key] = fields
-        return reuse.digest(fields)
-
-    def cache_index(self, item: batch.Item) -> str:
-        job = _job(item)
-        cell = (job.info.source, job.info.name, job.mode, item.key[2], job.device, job.variant, job.with_set)
-        return reuse.digest({"kind": "cell", "cell": cell, "dependency_set": job.dependency_set})
-
-    def explain(self, item: batch.Item, cache: reuse.ResultCache) -> List[str]:
-        """What changed since this cell's latest kept result: its files, the key's fields, or "no entry"."""
-        if item.key in self.why:
-            return self.why[item.key]
-        last = cache.latest(self.cache_index(item))
-        if last is None:
-            return ["no entry"]
-        identity = last["extra"].get("identity")
-        now = self.identities.get(item.key, {})
-        if not isinstance(identity, dict):
-            return ["the latest entry names no identity"]
-        found = reuse.differences(identity, now)
-        manifest = last["extra"].get("manifest")
-        if reads.valid(manifest):
-            found += reads.changed(manifest, exportdb.source_file(_job(item).info), cache.hashes)
-        return found or ["the entry does not stand here (its saved program cannot be put back)"]
-
-    def reusable(self, item: batch.Item, entry: Dict[str, Any], cache: reuse.ResultCache) -> bool:
-        """A kept result stands where every file its cell read is as it was, and, where it saved a program, where
-        that very program is in --artifacts, or can be put there."""
-        job = _job(item)
-        manifest = entry["extra"].get("manifest")
-        if not reads.valid(manifest):
-            cache.warn(
-                "manifest", "ignoring entries without a readable list of the files their cell read; they run again"
-            )
-            self.why[item.key] = ["the entry lists no files its cell read"]
-            return False
-        changed = reads.changed(manifest, exportdb.source_file(job.info), cache.hashes)
-        if changed:
-            self.why[item.key] = changed
-            return False
-        if job.artifacts is None or entry["record"].get("artifact") != ARTIFACT_SAVED:
-            return True
-        folder, meta_sha256 = self._program_folder(item), entry["extra"].get("meta_sha256")
-        if not isinstance(meta_sha256, str):
-            return False
-        if not os.path.exists(folder):
-            cache.programs.restore(meta_sha256, folder)  # a fresh machine, a restored cache
-        meta, problem = layout.read_meta(folder)
-        return (
-            meta is not None
-            and reuse.file_hash(os.path.join(folder, layout.META)) == meta_sha256
-            and layout.verify(folder, meta) is None
-        )
-
-    def cache_extra(
-        self, item: batch.Item, record: Dict[str, Any], cache: reuse.ResultCache
-    ) -> Optional[Dict[str, Any]]:
-        job = _job(item)
-        manifest = self.manifests.get(item.key)
-        if manifest is None:  # not recorded (inline), or not to be trusted: the next run measures it again
-            return None
-        extra: Dict[str, Any] = {"manifest": manifest, "identity": self.identities.get(item.key)}
-        if job.artifacts is None or record.get("artifact") != ARTIFACT_SAVED:
-            return extra
-        folder = self._program_folder(item)
-        meta_sha256 = reuse.file_hash(os.path.join(folder, layout.META))
-        if meta_sha256 is None or not cache.programs.keep(meta_sha256, folder):
-            return extra  # no program to put back: a later run makes it again
-        return dict(extra, meta_sha256=meta_sha256)
-
-    def finished(self, item: batch.Item, result: Dict[str, Any]) -> None:
-        """What the cell's process read is its kept result's manifest. A cell that kept its program (and package)
-        in --artifacts loaded it fresh: ``load`` on this build reuses that load."""
-        manifest = result.pop(reads.READS, None)
-        self.manifests[item.key] = manifest if reads.valid(manifest) else None
-        load = result.pop(FRESH_LOAD, None)
-        package_load = result.pop(FRESH_PACKAGE_LOAD, None)
-        cache = self.settings.cache if self.settings is not None else None
-        job = item.job
-        if not cache or not isinstance(job, CellJob) or job.artifacts is None:
-            return
-        if item.record.get("artifact") != ARTIFACT_SAVED:
-            return
-        from .fresh_loads import keep_fresh_load, keep_fresh_package_load
-        from .loader import LoadBatch
-
-        if self._load_cache is None:
-            self._load_cache = reuse.ResultCache(cache, LoadBatch.noun)  # where `load` looks
-        if isinstance(load, dict):
-            keep_fresh_load(self._program_folder(item), load, self.env, self._load_cache)
-        if isinstance(package_load, dict):
-            keep_fresh_package_load(self._program_folder(item), package_load, self.env, self._load_cache, self.compiler)
-
-    def _program_folder(self, item: batch.Item) -> str:
-        job = _job(item)
-        record = item.record
-        root = job.artifacts or ""
-        return layout.artifact_folder(
-            root, record["torch_version"], job.variant, record["python"], job.mode, job.info.name, job.with_set
-        )
 
     def absent(self, info: CaseInfo) -> Optional[Tuple[List[str], str]]:
         """What of a case's PEP 723 needs this environment lacks: (missing, message), or None."""
@@ -413,25 +221,16 @@ class CellBatch(batch.Batch):
         from .cell import warm_up
 
         cuda_possible = gpu.available(torch, self.gpu or None)
-        say(
-            "warming up (%s, so that forked cells time their case, not first use)..."
-            % (
-                "one non-strict export: a strict one would initialise CUDA"
-                if cuda_possible
-                else "one export in each mode"
-            )
+        how = (
+            "one non-strict export: a strict one would initialise CUDA" if cuda_possible else "one export in each mode"
         )
+        say("warming up (%s, so that forked cells time their case, not first use)..." % how)
         problem = warm_up(self.found, cuda_possible)
         if problem:
             say("warning: the warm-up export failed (%s); timings of the first cells include warm-up" % problem)
 
 
-def _job(item: batch.Item) -> CellJob:
-    assert isinstance(item.job, CellJob), item.job  # the engine asks about items that have a job only
-    return item.job
-
-
-def needs(info: CaseInfo, options: RunOptions) -> str:
+def needs(info: CaseInfo, options: RunRequest) -> str:
     """A case's dependency set in this run: its own PEP 723 dependencies and every --with."""
     return dependencies.set_key((*info.dependencies, *options.with_requirements))
 
@@ -444,15 +243,6 @@ def record_path(options: RunOptions, torch_version: str, variant: str) -> str:
     if chosen is None:  # run by hand: the --with set alone names the file, so that two sets do not mix
         chosen = dependencies.set_key(options.with_requirements)
     return os.path.join(options.out, name + dependencies.set_suffix(chosen) + ".jsonl")
-
-
-def cases_of(options: RunOptions) -> List[CaseInfo]:
-    """The cases of --cases/--source with one of --tag, read without running them (the sessions plan with it too)."""
-    try:
-        infos = discover_source(options.source, list(options.cases) if options.cases else None)
-    except CaseError as exc:
-        raise UserError(str(exc))
-    return select_cases(infos, list(options.tag) if options.tag else None)
 
 
 def execute(options: RunOptions) -> Dict[str, int]:
@@ -478,7 +268,7 @@ def execute(options: RunOptions) -> Dict[str, int]:
         signing_key()  # every kept program is signed: a key that cannot be had is bad input, said once
     settings = options.settings(record_path(options, version, variant))
     cell_batch = CellBatch(options, cells, version, variant)
-    with batch.dies_cleanly():  # SIGTERM too leaves no program or socket behind
+    with scratch.dies_cleanly():  # SIGTERM too leaves no program or socket behind
         try:
             return batch.execute(cell_batch, settings, version, variant)
         finally:

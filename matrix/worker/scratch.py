@@ -8,7 +8,8 @@ its time limit cannot remove its own files; the run removes the whole folder whe
 run killed outright (SIGKILL, a CI job's limit) leaves its folder behind: the next run on the
 same machine removes each such folder whose run is gone. The folder's name says whose it is
 (``export-matrix-run-<host>-<process id>-…``): a folder of another host sharing the temporary
-folder, or of a process still alive, is never touched.
+folder, or of a process still alive, is never touched. A run ended by SIGTERM unwinds first
+(:func:`dies_cleanly`), so that it removes its folder, and what else it made, too.
 
 Standard library only, Python 3.8 syntax: this runs inside every torch environment.
 """
@@ -19,10 +20,11 @@ import contextlib
 import os
 import re
 import shutil
+import signal
 import socket
 import stat
 import tempfile
-from typing import Iterator, List, Optional
+from typing import Any, Iterator, List, Optional
 
 PREFIX = "export-matrix-run-"
 # Variables torch sets to a folder inside the temporary folder on first use (Inductor's compile cache, whose
@@ -89,3 +91,35 @@ def run_folder(base: Optional[str] = None) -> Iterator[str]:
             else:
                 os.environ[name] = value
         shutil.rmtree(folder, ignore_errors=True)
+
+
+class Terminated(BaseException):
+    """SIGTERM reached the runner: raised where it was, so that cleanup runs as the stack unwinds."""
+
+
+@contextlib.contextmanager
+def dies_cleanly() -> Iterator[None]:
+    """Within this block, SIGTERM unwinds the runner (its ``finally`` blocks remove what it made), then ends it
+    by SIGTERM still, as its parent expects. Processes forked inside keep the default: they die at once."""
+    owner = os.getpid()
+
+    def terminated(signum: int, frame: Any) -> None:
+        if os.getpid() != owner:  # a forked child that inherited this handler
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        raise Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, terminated)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    except Terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -57,12 +57,12 @@ def test_a_diagnosis_out_of_budget_lists_what_it_met_and_leaves_no_trace_file(
 def test_the_problems_kept_as_draft_export_meets_them_are_those_of_its_report() -> None:
     import runpy
 
-    from matrix.worker import diagnosis
+    from matrix.worker import problems
 
     case = runpy.run_path(str(FIXTURES / "diagnosis" / "data_dependent_branch.py"))
     met: list = []
-    with diagnosis._keeping_records(met):
+    with problems.keeping_records(met):
         program = torch.export.draft_export(case["model"], case["example_args"])
-    from_report = diagnosis.problems_of(program._report)
+    from_report = problems.problems_of(program._report)
     assert from_report and {p["kind"] for p in from_report} == {"data-dependent-error"}, from_report
-    assert diagnosis.problems_met(met) == from_report
+    assert problems.problems_met(met) == from_report

@@ -19,7 +19,7 @@ from matrix.contract.errors import UserError
 from matrix.contract.requests import KEY_VARIABLE, RunRequest
 from matrix.contract.schema import AOTI_KEYS, AOTI_STATUSES, LoadStatus
 from matrix.probe import Probed
-from matrix.worker import aoti, aoti_job, aoti_stage, batch, cell_job, jobs, signing
+from matrix.worker import aoti, aoti_job, aoti_stage, cell_job, jobs, settings, signing
 from matrix.worker.messages import FOLLOW_UP
 
 KEY = "a" * 40
@@ -190,7 +190,7 @@ def test_a_cells_follow_ups_run_in_order_each_in_a_fresh_process(
     cell = {"status": "pass", FOLLOW_UP: [package, program], **aoti_stage.blank()}
     first = _Recorded([cell])
     fresh = _Recorded([{"status": "pass", "load_s": 1.5}, {"status": "pass", "load_s": 0.1}])
-    result = batch.FollowUps(first, fresh).run({"job": "cell", "fields": {}}, 5.0)
+    result = settings.FollowUps(first, fresh).run({"job": "cell", "fields": {}}, 5.0)
     assert fresh.ran == ["aoti-load", "load"]
     assert result["aoti_status"] == "ok" and result["serialize_status"] == "ok"
     assert not folder.exists()  # removed by the last one, after both loaded it

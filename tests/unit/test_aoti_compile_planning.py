@@ -19,7 +19,7 @@ from matrix.contract import layout, records
 from matrix.contract.requests import LoadRequest, load_words
 from matrix.contract.schema import AOTI_COMPILE_KEYS, AOTI_COMPILE_KIND, AOTI_LOAD_KIND, LoadStatus
 from matrix.envs import releases
-from matrix.worker import aoti, aoti_compiles, batch, loader, messages, reuse, signing
+from matrix.worker import aoti, aoti_compiles, batch, loader, messages, reuse, settings, signing
 from matrix.worker.aoti_compile_job import AotiCompileJob, merge_aoti_compile
 
 KEY = "c" * 40
@@ -328,14 +328,14 @@ def test_a_message_with_a_time_limit_of_its_own_runs_under_it_and_its_follow_up_
             pass
 
     merged: List[Dict[str, Any]] = []
-    isolation = batch.FollowUps(Recording())  # type: ignore[arg-type]
-    original = batch.merge
+    isolation = settings.FollowUps(Recording())  # type: ignore[arg-type]
+    original = settings.merge
     try:
-        batch.merge = lambda name, result, second, follow: merged.append(second)  # type: ignore[assignment]
+        settings.merge = lambda name, result, second, follow: merged.append(second)  # type: ignore[assignment]
         isolation.run({"job": "first", messages.TIME_LIMIT: 165.0}, 120.0)
         isolation.run({"job": "plain"}, 120.0)
     finally:
-        batch.merge = original  # type: ignore[assignment]
+        settings.merge = original  # type: ignore[assignment]
     assert seen == [("first", 165.0), ("second", 120.0), ("plain", 120.0)]
     assert merged == [{"status": "pass", "total_s": merged[0]["total_s"]}]
 

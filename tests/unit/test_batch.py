@@ -11,6 +11,7 @@ import pytest
 from matrix.contract import records
 from matrix.contract.case import CaseInfo
 from matrix.contract.errors import UserError
+from matrix.contract.requests import WARM_UP_FROM
 from matrix.contract.schema import CELL_KEYS, SCHEMA_VERSION, STATUSES, Status
 from matrix.worker import batch, cell_job, jobs, journal, load_job, messages
 
@@ -48,7 +49,7 @@ def test_lanes_never_outnumber_the_items_and_inline_runs_one_at_a_time() -> None
 
 def test_the_warm_up_pays_only_over_enough_items_outside_fresh_interpreters() -> None:
     auto = batch.Settings(out="o", timeout=1.0, isolation="fork")
-    assert not auto.warms_up(batch.WARM_UP_FROM - 1) and auto.warms_up(batch.WARM_UP_FROM)
+    assert not auto.warms_up(WARM_UP_FROM - 1) and auto.warms_up(WARM_UP_FROM)
     assert batch.Settings(out="o", timeout=1.0, isolation="fork", warm_up="always").warms_up(1)
     assert not batch.Settings(out="o", timeout=1.0, isolation="fork", warm_up="never").warms_up(100)
     assert not batch.Settings(out="o", timeout=1.0, isolation="spawn", warm_up="always").warms_up(100)

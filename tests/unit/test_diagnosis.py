@@ -15,7 +15,7 @@ from matrix.contract.case import CaseInfo
 from matrix.contract.errors import UserError
 from matrix.contract.options import DEFAULT_DIAGNOSIS_BUDGET_S, DIAGNOSIS_SHARE
 from matrix.contract.requests import RunRequest
-from matrix.worker import cell_job, diagnosis, reuse
+from matrix.worker import cell_job, diagnosis, problems, reuse
 
 
 class Kind(enum.Enum):
@@ -53,12 +53,12 @@ def test_problems_are_grouped_with_the_users_frame_and_counted() -> None:
     )
     user_frame = "model.py:12 in forward: if n > 2:"
     printed = "A problem of kind MISMATCHED_FAKE_KERNEL."
-    assert diagnosis.problems_of(report) == [
+    assert problems.problems_of(report) == [
         {"kind": "data-dependent-error", "message": "cannot decide u0 > 2", "frame": user_frame, "count": 5},
         {"kind": "mismatched-fake-kernel", "message": printed, "frame": None, "count": 1},
         {"kind": "mismatched-fake-kernel", "message": "operator mylib.foo", "frame": None, "count": 1},
     ]
-    assert diagnosis.problems_of(None) == []
+    assert problems.problems_of(None) == []
 
 
 def test_a_release_without_draft_export_is_not_applicable_never_an_error() -> None:

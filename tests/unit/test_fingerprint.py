@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from matrix.worker.fingerprint import canonicalize, normalize_text
+from matrix.worker.canonical import canonicalize, normalize_text
 
 from conftest import DATA
 

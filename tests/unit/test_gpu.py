@@ -66,7 +66,7 @@ def test_a_cuda_result_names_its_gpu_and_its_lanes_follow_free_memory() -> None:
 
 def test_settings_size_cuda_lanes_by_the_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(gpu, "facts", lambda: {"gpu_count": 1, "gpu_free_mb": 2 * gpu.CELL_GPU_MB})
-    monkeypatch.setattr(batch.resources, "jobs", lambda requested, per_job_mb: requested or 8)
+    monkeypatch.setattr("matrix.contract.resources.jobs", lambda requested, per_job_mb: requested or 8)
     assert batch.Settings(out="x", timeout=1, device="cuda").lanes(100) == 2
     assert batch.Settings(out="x", timeout=1, device="cuda", jobs=5).lanes(100) == 5  # as asked
     assert batch.Settings(out="x", timeout=1, device="cpu").lanes(100) == 8

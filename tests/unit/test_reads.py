@@ -10,7 +10,7 @@ import pytest
 
 from matrix.contract.errors import UserError
 from matrix.worker import cache as cache_command
-from matrix.worker import reads, reuse
+from matrix.worker import cell_cache, reads, reuse
 
 
 def test_a_lookup_names_each_file_changed_or_gone(tmp_path: Path) -> None:
@@ -52,13 +52,13 @@ def test_the_differences_between_two_keys_are_said_in_words() -> None:
     build = {"torch": "2.9.0", "git_version": "a", "packages": "p"}
     before = {"build": build, "environment": {"TORCH_A": "1", "TORCH_B": "1"}, "case_hash": "h", "mode": "strict"}
     now = dict(before, build=dict(build, git_version="b"), environment={"TORCH_B": "2", "TORCHDYNAMO_C": "1"})
-    assert reuse.differences(before, now) == [
+    assert cell_cache.differences(before, now) == [
         "torch build differs",
         "TORCHDYNAMO_C set",
         "TORCH_A unset",
         "TORCH_B changed",
     ]
-    assert reuse.differences(before, dict(before, build=dict(build, packages="q"), case_hash="i")) == [
+    assert cell_cache.differences(before, dict(before, build=dict(build, packages="q"), case_hash="i")) == [
         "installed packages differ",
         "the case's source changed",
     ]

@@ -1,0 +1,228 @@
+"""How a run's cells are kept in the result cache (:mod:`.reuse`) and found again.
+
+A cell's key names everything that decides its result (:meth:`CachedCells.cache_key`); its entry keeps
+the manifest of the files its process read (:mod:`.reads`) and, where the cell kept its program in
+``--artifacts``, that program, which a reused cell puts back. A run that a later one may answer without
+importing torch keeps its environment's facts too (:mod:`.known`).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Mapping, Optional
+
+from ..contract import layout
+from ..contract.requests import AOTI, RunRequest
+from ..contract.schema import ARTIFACT_SAVED, now
+from . import batch, exportdb, gpu, known, reads, reuse
+from .aoti_job import FRESH_PACKAGE_LOAD
+from .cell_job import FRESH_LOAD, CellJob
+from .journal import Key
+
+
+class CachedCells(batch.Batch):
+    """The result cache's side of a batch of cells (``runner.CellBatch``): the keys, entries and programs."""
+
+    options: RunRequest
+    variant: str
+    env: Dict[str, Any]  # the environment record (set_up's)
+    found: Dict[str, bool]  # the capabilities
+    gpu: Dict[str, Any]  # with --device cuda: the GPU, as NVML names it (gpu.facts)
+    compiler: str  # with the aoti stage: the C++ compiler its results were made with, for their key
+    settings: Optional[batch.Settings]  # set_up's: the result cache where diagnoses are kept
+
+    def __init__(self) -> None:
+        self._load_cache: Optional[reuse.ResultCache] = None  # where a kept program's fresh load is kept
+        # The result cache's view of each cell: the fields of its key, what its process read (reads.Manifest;
+        # None where that cannot be trusted) and why a kept result did not stand.
+        self.identities: Dict[Key, Dict[str, Any]] = {}
+        self.manifests: Dict[Key, Optional[reads.Manifest]] = {}
+        self.why: Dict[Key, List[str]] = {}
+        self.build: Dict[str, Any] = {}  # the torch build's fields of each cell's key (reuse.build_fields)
+
+    def _known_run(self) -> Optional[Dict[str, Any]]:
+        """The options this run's environment record depends on, where a later run may take it from the result
+        cache without importing torch (:mod:`.known`); None where it may not: on a GPU, with the aoti stage
+        (its compiler is part of each key) or with --artifacts (a reused cell puts its program back)."""
+        options = self.options
+        if options.device != "cpu" or AOTI in options.stages or options.artifacts:
+            return None
+        return {
+            "device": options.device, "source": options.source, "variant": self.variant,
+            "dependency_set": options.dependency_set, "hide_capability": sorted(options.hide_capability),
+        }  # fmt: skip
+
+    def _keep_environment(self, settings: batch.Settings) -> None:
+        run = self._known_run()
+        if not settings.cache or run is None:
+            return
+        key = known.environment_key(run)
+        if key is not None:
+            extra = {"environment": self.env, "build": self.build, "found": self.found}
+            reuse.ResultCache(settings.cache, known.KIND).put(key, {"kind": known.KIND}, extra)
+
+    def known_set_up(self, settings: batch.Settings, run_id: str) -> Optional[Dict[str, Any]]:
+        """``set_up`` from what an earlier run kept of this environment, without importing torch (:mod:`.known`)."""
+        run = self._known_run()
+        key = known.environment_key(run) if settings.cache and run is not None else None
+        entry = reuse.ResultCache(settings.cache, known.KIND).get(key) if settings.cache and key else None
+        if entry is None:
+            return None
+        extra = entry["extra"]
+        kept, build, found = extra.get("environment"), extra.get("build"), extra.get("found")
+        if not (isinstance(kept, dict) and isinstance(build, dict) and isinstance(found, dict)):
+            return None
+        self.settings = settings
+        self.found, self.build = dict(found), dict(build)
+        self.env = dict(kept, run_id=run_id, started_at=now())
+        return self.env
+
+    def cache_key(self, item: batch.Item) -> Optional[str]:
+        job = _job(item)
+        case = reuse.case_fingerprint(exportdb.source_file(job.info))  # a bundled example's file in torch
+        if case is None:
+            return None
+        fields = {
+            "kind": "cell", "format": reuse.FORMAT, "worker": reuse.worker_fingerprint(),
+            "build": self.build, "variant": job.variant, "device": job.device,
+            "capabilities": job.found, "case": job.info.name, "source": job.info.source, "case_hash": case,
+            "mode": job.mode, "run": item.key[2], "stages": list(job.stages), "diagnose_s": job.diagnose_s,
+            "diagnosis_budget_s": job.diagnosis_budget_s if job.diagnose_s else None,
+            "keeps_program": job.artifacts is not None,
+            "dependency_set": job.dependency_set, "with_set": job.with_set,
+            "environment": reuse.environment_fields(),  # the variables that steer torch, as the run started
+        }  # fmt: skip
+        if job.device != "cpu":  # a result from one GPU (model, compute capability, driver) never stands for another
+            fields["gpu"] = gpu.identity(self.gpu)
+        if AOTI in job.stages:  # the stages tell a cell with the stage from one without; the compiler decides it too
+            fields["aoti_compiler"] = self.compiler
+        self.identities[item.key] = fields
+        return reuse.digest(fields)
+
+    def cache_index(self, item: batch.Item) -> str:
+        job = _job(item)
+        cell = (job.info.source, job.info.name, job.mode, item.key[2], job.device, job.variant, job.with_set)
+        return reuse.digest({"kind": "cell", "cell": cell, "dependency_set": job.dependency_set})
+
+    def explain(self, item: batch.Item, cache: reuse.ResultCache) -> List[str]:
+        """What changed since this cell's latest kept result: its files, the key's fields, or "no entry"."""
+        if item.key in self.why:
+            return self.why[item.key]
+        last = cache.latest(self.cache_index(item))
+        if last is None:
+            return ["no entry"]
+        identity = last["extra"].get("identity")
+        now = self.identities.get(item.key, {})
+        if not isinstance(identity, dict):
+            return ["the latest entry names no identity"]
+        found = differences(identity, now)
+        manifest = last["extra"].get("manifest")
+        if reads.valid(manifest):
+            found += reads.changed(manifest, exportdb.source_file(_job(item).info), cache.hashes)
+        return found or ["the entry does not stand here (its saved program cannot be put back)"]
+
+    def reusable(self, item: batch.Item, entry: Dict[str, Any], cache: reuse.ResultCache) -> bool:
+        """A kept result stands where every file its cell read is as it was, and, where it saved a program, where
+        that very program is in --artifacts, or can be put there."""
+        job = _job(item)
+        manifest = entry["extra"].get("manifest")
+        if not reads.valid(manifest):
+            cache.warn(
+                "manifest", "ignoring entries without a readable list of the files their cell read; they run again"
+            )
+            self.why[item.key] = ["the entry lists no files its cell read"]
+            return False
+        changed = reads.changed(manifest, exportdb.source_file(job.info), cache.hashes)
+        if changed:
+            self.why[item.key] = changed
+            return False
+        if job.artifacts is None or entry["record"].get("artifact") != ARTIFACT_SAVED:
+            return True
+        folder, meta_sha256 = self._program_folder(item), entry["extra"].get("meta_sha256")
+        if not isinstance(meta_sha256, str):
+            return False
+        if not os.path.exists(folder):
+            cache.programs.restore(meta_sha256, folder)  # a fresh machine, a restored cache
+        meta, problem = layout.read_meta(folder)
+        return (
+            meta is not None
+            and reuse.file_hash(os.path.join(folder, layout.META)) == meta_sha256
+            and layout.verify(folder, meta) is None
+        )
+
+    def cache_extra(
+        self, item: batch.Item, record: Dict[str, Any], cache: reuse.ResultCache
+    ) -> Optional[Dict[str, Any]]:
+        job = _job(item)
+        manifest = self.manifests.get(item.key)
+        if manifest is None:  # not recorded (inline), or not to be trusted: the next run measures it again
+            return None
+        extra: Dict[str, Any] = {"manifest": manifest, "identity": self.identities.get(item.key)}
+        if job.artifacts is None or record.get("artifact") != ARTIFACT_SAVED:
+            return extra
+        folder = self._program_folder(item)
+        meta_sha256 = reuse.file_hash(os.path.join(folder, layout.META))
+        if meta_sha256 is None or not cache.programs.keep(meta_sha256, folder):
+            return extra  # no program to put back: a later run makes it again
+        return dict(extra, meta_sha256=meta_sha256)
+
+    def finished(self, item: batch.Item, result: Dict[str, Any]) -> None:
+        """What the cell's process read is its kept result's manifest. A cell that kept its program (and package)
+        in --artifacts loaded it fresh: ``load`` on this build reuses that load."""
+        manifest = result.pop(reads.READS, None)
+        self.manifests[item.key] = manifest if reads.valid(manifest) else None
+        load = result.pop(FRESH_LOAD, None)
+        package_load = result.pop(FRESH_PACKAGE_LOAD, None)
+        cache = self.settings.cache if self.settings is not None else None
+        job = item.job
+        if not cache or not isinstance(job, CellJob) or job.artifacts is None:
+            return
+        if item.record.get("artifact") != ARTIFACT_SAVED:
+            return
+        from .fresh_loads import keep_fresh_load, keep_fresh_package_load
+        from .loader import LoadBatch
+
+        if self._load_cache is None:
+            self._load_cache = reuse.ResultCache(cache, LoadBatch.noun)  # where `load` looks
+        if isinstance(load, dict):
+            keep_fresh_load(self._program_folder(item), load, self.env, self._load_cache)
+        if isinstance(package_load, dict):
+            keep_fresh_package_load(self._program_folder(item), package_load, self.env, self._load_cache, self.compiler)
+
+    def _program_folder(self, item: batch.Item) -> str:
+        job, record = _job(item), item.record
+        return layout.artifact_folder(job.artifacts or "", record["torch_version"], job.variant, record["python"],
+                                      job.mode, job.info.name, job.with_set)  # fmt: skip
+
+
+def _job(item: batch.Item) -> CellJob:
+    assert isinstance(item.job, CellJob), item.job  # the engine asks about items that have a job only
+    return item.job
+
+
+# The fields of a cell's key that describe the torch build, for what --explain-cache says.
+BUILD_FIELDS = ("torch", "git_version", "cuda", "python", "implementation", "machine")
+
+
+def differences(before: Mapping[str, Any], now: Mapping[str, Any]) -> List[str]:
+    """What differs between two cells' key fields, in words: "torch build differs", "TORCHDYNAMO_X set", ..."""
+    found: List[str] = []
+    old_build, new_build = before.get("build") or {}, now.get("build") or {}
+    if any(old_build.get(name) != new_build.get(name) for name in BUILD_FIELDS):
+        found.append("torch build differs")
+    elif old_build.get("packages") != new_build.get("packages"):
+        found.append("installed packages differ")
+    old_env, new_env = before.get("environment") or {}, now.get("environment") or {}
+    for name in sorted(set(old_env) | set(new_env)):
+        if name not in old_env:
+            found.append("%s set" % name)
+        elif name not in new_env:
+            found.append("%s unset" % name)
+        elif old_env[name] != new_env[name]:
+            found.append("%s changed" % name)
+    words = {"case_hash": "the case's source changed", "worker": "the worker's code changed"}
+    for name in sorted(set(before) | set(now)):
+        if name in ("build", "environment") or before.get(name) == now.get(name):
+            continue
+        found.append(words.get(name, "%s differs" % name))
+    return found
