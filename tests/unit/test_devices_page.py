@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import List, Optional, Tuple
@@ -150,3 +152,16 @@ def test_a_report_on_two_devices_as_a_baseline_compares_the_main_devices_cells(t
     earlier = tmp_path / "earlier"
     report.build_report([str(write_by_release(tmp_path / "cpu-records", history()))], str(earlier))
     assert ci_summary.verdict(str(out), str(earlier)).new_regressions == 0
+
+
+def test_run_it_again_names_each_device_with_the_builds_that_ran_there(tmp_path: Path):
+    out = tmp_path / "report"
+    report.build_report([str(write_by_release(tmp_path / "records", on_two_devices()))], str(out))
+    index = (out / "site" / "index.html").read_text(encoding="utf-8")
+    run = index[index.index('<section id="run">') :]
+    run = run[: run.index("</section>")]
+    commands = [line for line in re.findall(r"<code>([^<]*)</code>", html.unescape(run)) if "nox -s run" in line]
+    # The CPU, where every build ran, comes first; CUDA's command names the one build that ran there.
+    assert commands[0] == 'EXPORT_MATRIX_TORCH="2.4.1+cpu 2.5.0+cpu 2.6.0+cpu" nox -s run -- --device cpu'
+    assert commands[1] == 'EXPORT_MATRIX_TORCH="2.6.0+cpu" nox -s run -- --device cuda'
+    assert "on CUDA (a machine with an NVIDIA GPU)" in run and len(commands) == 2

@@ -182,7 +182,7 @@ def test_the_run_says_where_and_when_it_ran_and_how_to_run_it_again(built: Path)
     assert facts["releases"].startswith("3 releases, 3 builds")
     assert facts["variants"] == "cpu" and facts["Python"] == "3.11"
     said = page.said("run")
-    assert 'EXPORT_MATRIX_TORCH="2.4.1+cpu 2.5.0+cpu 2.6.0+cpu" nox -s run load' in said
+    assert 'EXPORT_MATRIX_TORCH="2.4.1+cpu 2.5.0+cpu 2.6.0+cpu" nox -s run load -- --device cpu' in said
     assert "nox -s report" in said
 
 

@@ -10,12 +10,12 @@ selection words (a PyPI build by its release, any other by its local tag), and `
 
 from __future__ import annotations
 
-from typing import List, Tuple
+from typing import Dict, List, Tuple
 
 import pandas as pd
 
 from matrix.envs.releases import DEFAULT_VARIANT
-from matrix.records import transitions
+from matrix.records import devices, transitions
 from matrix.records.scope import Build
 from matrix.report import citation, index
 from matrix.report import markdown as md
@@ -52,23 +52,45 @@ def selection_word(build: Build) -> str:
     return version if "+" in version else "%s+%s" % (release, variant)
 
 
+# How the commands name where the cells ran: the run sessions choose CUDA on a machine with a GPU unless told.
+DEVICE_WORDS = {"cpu": "on the CPU", "cuda": "on CUDA (a machine with an NVIDIA GPU)"}
+
+
+def _builds_by_device(f: Findings) -> Dict[str, List[str]]:
+    """Each device the report's cells ran on (the main device first), with the selection words of its builds."""
+    found: Dict[str, List[str]] = {}
+    for frame in (f.cells, f.model.elsewhere):
+        if frame.empty:
+            continue
+        for device, release, variant in zip(devices.of(frame), frame["release"], frame["variant"]):
+            words = found.setdefault(str(device), [])
+            word = selection_word((str(release), str(variant)))
+            if word not in words:
+                words.append(word)
+    return found
+
+
 def commands(f: Findings) -> List[Tuple[str, str]]:
-    """How to run this matrix again: (what it does, command), in the order to run them."""
-    words = " ".join(dict.fromkeys(selection_word(b) for b in f.scope.builds))
+    """How to run this matrix again: (what it does, command), in the order to run them. Each device the cells ran
+    on gets its own commands, which name it: the run sessions would otherwise choose CUDA where a GPU is visible."""
+    by_device = _builds_by_device(f) or {devices.DEFAULT: [selection_word(b) for b in f.scope.builds]}
     sessions = "run load" if not f.loads.empty else "run"
-    found = [
-        (
-            "Install each build of this report and run every case in both modes"
-            + (", then load every saved program on each build" if sessions == "run load" else ""),
-            'EXPORT_MATRIX_TORCH="%s" nox -s %s' % (words, sessions),
-        )
-    ]
     with_sets = sorted({str(w) for w in f.cells.get("with_set", pd.Series(dtype=object)).dropna() if str(w)})
-    for named in with_sets:
+    found = []
+    for device, builds in by_device.items():
+        words, where = " ".join(builds), DEVICE_WORDS.get(device, "on " + device)
         found.append(
-            ("The cells run with the --with set %s" % named, 'EXPORT_MATRIX_WITH="%s" EXPORT_MATRIX_TORCH="%s" nox -s'
-             " %s" % (named, words, sessions))
-        )  # fmt: skip
+            (
+                "Install each build of this report and run every case in both modes %s" % where
+                + (", then load every saved program on each build" if sessions == "run load" else ""),
+                'EXPORT_MATRIX_TORCH="%s" nox -s %s -- --device %s' % (words, sessions, device),
+            )
+        )
+        for named in with_sets:
+            found.append(
+                ("The cells run with the --with set %s, %s" % (named, where), 'EXPORT_MATRIX_WITH="%s"'
+                 ' EXPORT_MATRIX_TORCH="%s" nox -s %s -- --device %s' % (named, words, sessions, device))
+            )  # fmt: skip
     found.append(("Build the report (Markdown, tables, charts, this site) from the records", "nox -s report"))
     found.append(
         ("The same, from chosen record folders into a chosen folder", "export-matrix report RECORD_DIR --out DIR")
