@@ -35,6 +35,26 @@ def test_a_lookup_names_each_file_changed_or_gone(tmp_path: Path) -> None:
     assert not reads.valid([["a", 1]]) and not reads.valid({"a": "b"}) and reads.valid([])
 
 
+def test_a_run_s_hash_memo_serves_an_unchanged_file_and_never_one_edited_during_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    case, data = tmp_path / "case.py", tmp_path / "data.txt"
+    data.write_text("one")
+    memo: reads.Hashes = {}
+    # Changed this instant: a rewrite within its times' resolution could keep them, so it is not kept.
+    assert reads.hash_of(str(data), memo) == reuse.file_hash(str(data)) and str(data) not in memo
+    assert reads.hash_of(str(tmp_path / "gone.txt"), memo) is None
+    monkeypatch.setattr(reads, "RECENT_NS", 0)  # as if every file were older than that
+    old = time.time() - 60
+    os.utime(data, (old, old))
+    manifest = [["data.txt", reuse.file_hash(str(data)) or ""]]
+    assert reads.changed(manifest, str(case), memo) == [] and str(data) in memo  # kept for the next cell
+    time.sleep(0.05)  # past the resolution of a change time
+    data.write_text("two")  # the same size, and the same modification time as before: its change time differs
+    os.utime(data, (old, old))
+    assert reads.changed(manifest, str(case), memo) == ["data.txt changed"]
+
+
 def test_the_variables_that_steer_torch_join_the_key_and_those_of_speed_or_the_runner_do_not() -> None:
     environ = {
         "TORCHDYNAMO_X": "1", "TORCHINDUCTOR_Y": "0", "PYTORCH_Z": "a", "TORCH_SHOW_CPP_STACKTRACES": "1",
