@@ -11,8 +11,8 @@ and ccache its manifest, the cell's process records, while the cell runs:
   module file opened (a ``.pyc`` stands for its ``.py``);
 - the module files of what the process held when it started recording: taken in the process that
   forked it, before the fork (:class:`Inherited`), so that a cell's process does not read every module
-  object again (each read writes its reference count, and a page written in a forked process is a copy:
-  about 2,400 page faults, 10 ms, a cell). Where the modules held differ from that list, or no such list
+  object again (each read writes its reference count, and a page written in a forked process is copied:
+  a page fault each, for thousands of modules). Where the modules held differ from that list, or no such list
   was taken, every module file in ``sys.modules`` at the cell's end instead.
 
 Of those, it keeps the files nothing else in the key covers: not torch's own (the build is in the
@@ -80,7 +80,7 @@ def enabled() -> bool:
 
 
 def _hook(event: str, args: Tuple[Any, ...]) -> None:
-    # Called for every audit event (``builtins.id`` most often, about 15,000 a cell): return at once.
+    # Called for every audit event (``builtins.id`` most often, thousands a cell): return at once.
     if event != "open" and event != "import" or _opened is None:
         return
     try:
