@@ -42,7 +42,7 @@ import site
 import sys
 import sysconfig
 import time
-from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from .reuse import file_hash
 
@@ -102,16 +102,21 @@ def _hook(event: str, args: Tuple[Any, ...]) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class Inherited:
-    """The modules a process held when it forked: their names, and the files of those a cell's manifest may
-    keep (the rest are torch's, installed or the standard library's)."""
+    """The modules a process held when it forked: each name with its module's ``id``, and the files of those a
+    cell's manifest may keep (the rest are torch's, installed or the standard library's)."""
 
-    names: FrozenSet[str]
+    modules: Mapping[str, int]
     files: Tuple[str, ...]
 
-    def held(self) -> bool:
-        """Whether this process holds exactly these modules: read without touching a module object."""
+    def held(self, same_objects: bool = False) -> bool:
+        """Whether this process holds modules of exactly these names; ``same_objects``: and these very modules
+        (which reads each module: in a cell's process, names only)."""
         modules = sys.modules
-        return len(modules) == len(self.names) and all(name in modules for name in self.names)
+        if len(modules) != len(self.modules):
+            return False
+        if same_objects:
+            return all(id(modules.get(name)) == number for name, number in self.modules.items())
+        return all(name in modules for name in self.modules)
 
 
 def _note_modules() -> None:
@@ -120,18 +125,18 @@ def _note_modules() -> None:
     if _opened is not None:  # a cell that forks: its process goes on recording
         return
     try:
-        if _inherited is not None and _inherited.held():
+        if _inherited is not None and _inherited.held(same_objects=True):
             return
         skip = _covered_folders()
-        names: List[str] = []
+        names: Dict[str, int] = {}
         files: Set[str] = set()
         for name, module in list(sys.modules.items()):
             # A copy of the name: the child reads these strings, not sys.modules' own keys (see the docstring).
-            names.append(name.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass"))
+            names[name.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass")] = id(module)
             path = getattr(module, "__file__", None)
             if isinstance(path, str) and not path.startswith(skip) and not _installed_path(path):
                 files.add(os.path.abspath(path))
-        _inherited = Inherited(frozenset(names), tuple(sorted(files)))
+        _inherited = Inherited(names, tuple(sorted(files)))
     except Exception:  # the child scans sys.modules itself
         _inherited = None
 
