@@ -11,6 +11,9 @@ Figures, all on the installed torch, rounds alternating so that both see the sam
   recording     `export-matrix run` of the selection into an empty result cache (the default)
   off           the same with EXPORT_MATRIX_RECORD_READS=0, into another empty cache
   cost          recording / off - 1, of the medians: the issue's goal is at most 3%
+  cpu, faults   the same for the CPU seconds (user and system) and the minor page faults of the run and
+                every process it waited for: figures a machine shared with other work disturbs less than
+                its wall clock
   second run    the same run again with the cache the last recording round left: every cell reused,
                 each entry's files hashed again; and how many entries the rounds without recording kept (none)
 """
@@ -20,28 +23,44 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, NamedTuple, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SELECT = ["exportdb/*", "models/*", "tutorial/*", "strict_nonstrict/*"]
 VARIABLE = "EXPORT_MATRIX_RECORD_READS"  # matrix/worker/reads.py
 
 
-def timed(args: List[str], record: bool) -> float:
+class Cost(NamedTuple):
+    """What one command took: wall seconds; CPU seconds and minor page faults of it and every process it waited for."""
+
+    seconds: float
+    cpu: float
+    faults: int
+
+
+def timed(args: List[str], record: bool) -> Cost:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env[VARIABLE] = "1" if record else "0"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "matrix", *args], cwd=ROOT, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         sys.exit("export-matrix %s failed:\n%s" % (" ".join(args), done.stderr[-3000:]))
-    return seconds
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return Cost(seconds, cpu, after.ru_minflt - before.ru_minflt)
+
+
+def median(costs: List[Cost], field: str) -> float:
+    return statistics.median(getattr(cost, field) for cost in costs)
 
 
 def main() -> None:
@@ -50,7 +69,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=0)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
-    figures: Dict[str, List[float]] = {"recording": [], "off": []}
+    figures: Dict[str, List[Cost]] = {"recording": [], "off": []}
     with tempfile.TemporaryDirectory(prefix="bench-reads-") as scratch:
         base = Path(scratch)
         common = ["--select", *args.select, "--dependency-set", "", "--progress", "none", "--jobs", str(args.jobs)]
@@ -64,13 +83,24 @@ def main() -> None:
         again = timed(["run", "--out", str(base / "again"), "--cache", cache, *common], True)
         cells, reused = counted(base / "again")
         unrecorded = len(list(base.glob("off-*/cache/cell/*/*.json")))  # without recording nothing is kept
-    recording, off = statistics.median(figures["recording"]), statistics.median(figures["off"])
     print("selection: %s, %d rounds" % (" ".join(args.select), args.rounds))
-    for name, seconds in figures.items():
-        print("%-10s %s (median %.1f s)" % (name, " ".join("%.1f s" % s for s in seconds), statistics.median(seconds)))
-    print("cost of recording: %+.1f%% of a first run" % (100.0 * (recording / off - 1.0)))
-    print("second run: %.1f s (%d of %d cells reused)" % (again, reused, cells))
+    for name, costs in figures.items():
+        seconds = " ".join("%.1f s" % cost.seconds for cost in costs)
+        print("%-10s %s (median %.1f s)" % (name, seconds, median(costs, "seconds")))
+    recording, off = figures["recording"], figures["off"]
+    print("cost of recording: %+.1f%% of a first run" % share(recording, off, "seconds"))
+    print("cpu: recording %.1f s, off %.1f s (medians): %+.1f%%" % (
+        median(recording, "cpu"), median(off, "cpu"), share(recording, off, "cpu")))  # fmt: skip
+    print("page faults: recording %d, off %d (medians): %+.1f%%" % (
+        median(recording, "faults"), median(off, "faults"), share(recording, off, "faults")))  # fmt: skip
+    print("second run: %.1f s (%d of %d cells reused)" % (again.seconds, reused, cells))
+    print("second run cpu: %.2f s" % again.cpu)
     print("entries kept without recording: %d" % unrecorded)
+
+
+def share(recording: List[Cost], off: List[Cost], field: str) -> float:
+    """recording / off - 1 of the medians of ``field``, in percent."""
+    return 100.0 * (median(recording, field) / median(off, field) - 1.0)
 
 
 def counted(folder: Path) -> Tuple[int, int]:

@@ -88,6 +88,9 @@ class Batch:
         """Fill ``item.record`` for an item that killed the runner in an earlier run."""
         raise NotImplementedError
 
+    def prepare(self, settings: Settings) -> None:
+        """In the parent, where items are left to run once results are reused: imports each would pay again."""
+
     def warm_up(self) -> None:
         """Pay first-use costs in the parent, so that forked items time their own work."""
 
@@ -278,6 +281,8 @@ def _batch(
                     _finish(batch, item, None, time.perf_counter(), progress)
                     keep(item)
             runnable = [item for item in live if item.job is not None]
+            if runnable:
+                batch.prepare(settings)
             if runnable and settings.warms_up(len(runnable)):
                 batch.warm_up()
             settings = fork_safe(settings)  # set-up imported the items' libraries: one may have touched CUDA

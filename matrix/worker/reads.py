@@ -7,7 +7,13 @@ and ccache its manifest, the cell's process records, while the cell runs:
 
 - every file opened for reading, through an audit hook (``sys.addaudithook``: ``open`` events,
   raised by ``open``, ``io.open``, ``os.open`` and so by ``torch.load``);
-- after the cell, every module file in ``sys.modules``.
+- every extension module imported (``import`` events name its file), and the source of every compiled
+  module file opened (a ``.pyc`` stands for its ``.py``);
+- the module files of what the process held when it started recording: taken in the process that
+  forked it, before the fork (:class:`Inherited`), so that a cell's process does not read every module
+  object again (each read writes its reference count, and a page written in a forked process is copied:
+  a page fault each, for thousands of modules). Where the modules held differ from that list, or no such list
+  was taken, every module file in ``sys.modules`` at the cell's end instead.
 
 Of those, it keeps the files nothing else in the key covers: not torch's own (the build is in the
 key), not an installed distribution's (the package set is in the key), not the standard library's,
@@ -30,12 +36,13 @@ Standard library only, Python 3.8 syntax.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import site
 import sys
 import sysconfig
 import time
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from .reuse import file_hash
 
@@ -56,6 +63,10 @@ _opened: Optional[Set[str]] = None  # while a cell records: absolute paths opene
 _current: Optional[Recording] = None
 _written: Set[str] = set()
 _WRITES = os.O_WRONLY | os.O_RDWR
+_inherited: Optional[Inherited] = None  # the modules held at the last fork (see Inherited)
+_covered: Optional[Tuple[str, ...]] = None  # _covered_folders(), once torch is imported
+# Files a hash memo (:func:`hash_of`) never serves: changed this recently, a same-size rewrite may keep its time.
+RECENT_NS = 2 * 10**9
 
 
 def allow() -> None:
@@ -69,9 +80,14 @@ def enabled() -> bool:
 
 
 def _hook(event: str, args: Tuple[Any, ...]) -> None:
-    if event != "open" or _opened is None:
+    # Called for every audit event (``builtins.id`` most often, thousands a cell): return at once.
+    if event != "open" and event != "import" or _opened is None:
         return
     try:
+        if event == "import":  # an extension module's file is loaded without an ``open`` event
+            if len(args) > 1 and isinstance(args[1], str):
+                _opened.add(os.path.abspath(args[1]))
+            return
         path, flags = args[0], args[2]
         if isinstance(path, int):  # a file descriptor: opened already, by path, where it was seen
             return
@@ -84,11 +100,61 @@ def _hook(event: str, args: Tuple[Any, ...]) -> None:
         pass
 
 
-class Recording:
-    """The reads of one cell, from :func:`start` to :meth:`finish`."""
+@dataclasses.dataclass(frozen=True)
+class Inherited:
+    """The modules a process held when it forked: each name with its module's ``id``, and the files of those a
+    cell's manifest may keep (the rest are torch's, installed or the standard library's)."""
 
-    def __init__(self) -> None:
+    modules: Mapping[str, int]
+    files: Tuple[str, ...]
+
+    def held(self, same_objects: bool = False) -> bool:
+        """Whether this process holds modules of exactly these names; ``same_objects``: and these very modules
+        (which reads each module: in a cell's process, names only)."""
+        modules = sys.modules
+        if len(modules) != len(self.modules):
+            return False
+        if same_objects:
+            return all(id(modules.get(name)) == number for name, number in self.modules.items())
+        return all(name in modules for name in self.modules)
+
+
+def _note_modules() -> None:
+    """Before each fork: what the child inherits (:class:`Inherited`), taken again where the modules changed."""
+    global _inherited
+    if _opened is not None:  # a cell that forks: its process goes on recording
+        return
+    try:
+        if _inherited is not None and _inherited.held(same_objects=True):
+            return
+        skip = _covered_folders()
+        names: Dict[str, int] = {}
+        files: Set[str] = set()
+        for name, module in list(sys.modules.items()):
+            # A copy of the name: the child reads these strings, not sys.modules' own keys (see the docstring).
+            names[name.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass")] = id(module)
+            path = getattr(module, "__file__", None)
+            if isinstance(path, str) and not path.startswith(skip) and not _installed_path(path):
+                files.add(os.path.abspath(path))
+        _inherited = Inherited(names, tuple(sorted(files)))
+    except Exception:  # the child scans sys.modules itself
+        _inherited = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_note_modules)
+
+
+class Recording:
+    """The reads of one cell, from :func:`start` to :meth:`finish`.
+
+    ``inherited``: the modules this process held when recording started, where they are those it was forked
+    with; None: scan ``sys.modules`` at the end.
+    """
+
+    def __init__(self, inherited: Optional[Inherited] = None) -> None:
         self.started_ns = time.time_ns()
+        self.inherited = inherited
 
     def finish(self, case_file: str, exclude: Sequence[Optional[str]] = ()) -> Optional[Manifest]:
         """The manifest of what the cell read, or None where it cannot be trusted (a file changed while the
@@ -99,11 +165,15 @@ class Recording:
 
     def manifest(self, opened: Set[str], case_file: str, exclude: Sequence[Optional[str]]) -> Optional[Manifest]:
         skip = _excluded(exclude)
-        for module in list(sys.modules.values()):
-            path = getattr(module, "__file__", None)
-            # Most of them are torch's or the standard library's: dropped here, before any path is worked out.
-            if isinstance(path, str) and not path.startswith(skip) and not _installed_path(path):
-                opened.add(os.path.abspath(path))
+        if self.inherited is not None:
+            opened.update(self.inherited.files)
+        else:
+            for module in list(sys.modules.values()):
+                path = getattr(module, "__file__", None)
+                # Most of them are torch's or the standard library's: dropped here, before any path is worked out.
+                if isinstance(path, str) and not path.startswith(skip) and not _installed_path(path):
+                    opened.add(os.path.abspath(path))
+        opened.update(_sources(opened, skip))
         folder = os.path.dirname(os.path.abspath(case_file))
         manifest: Manifest = []
         for path in sorted(opened - _written):
@@ -131,7 +201,7 @@ def start() -> Optional[Recording]:
         _installed = True
     _opened = set()
     _written.clear()
-    _current = Recording()
+    _current = Recording(_inherited if _inherited is not None and _inherited.held() else None)
     return _current
 
 
@@ -147,6 +217,17 @@ def _excluded(extra: Sequence[Optional[str]]) -> Tuple[str, ...]:
     """The folders whose files the key covers otherwise, or that are the run's own (see the module's docstring)."""
     import tempfile
 
+    found = [tempfile.gettempdir()]  # a run's own folder (matrix/worker/scratch.py) in a cell's process
+    found += [path for path in extra if path]
+    return tuple(sorted(set(_covered_folders()) | {os.path.join(os.path.realpath(p), "") for p in found}))
+
+
+def _covered_folders() -> Tuple[str, ...]:
+    """The folders whose files the key covers: the system's, the standard library, installed distributions,
+    torch and the worker; worked out once torch is imported (a forked cell inherits them)."""
+    global _covered
+    if _covered is not None:
+        return _covered
     found: List[str] = list(SYSTEM)
     paths = sysconfig.get_paths()
     found += [paths.get(name, "") for name in ("stdlib", "platstdlib", "purelib", "platlib")]
@@ -158,9 +239,27 @@ def _excluded(extra: Sequence[Optional[str]]) -> Tuple[str, ...]:
     if torch is not None and getattr(torch, "__file__", None):
         found.append(os.path.dirname(str(torch.__file__)))
     found.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the worker and the contract
-    found.append(tempfile.gettempdir())  # a run's own folder (matrix/worker/scratch.py) in a cell's process
-    found += [path for path in extra if path]
-    return tuple(sorted({os.path.join(os.path.realpath(p), "") for p in found if p} | {p + "/" for p in SYSTEM}))
+    covered = tuple(sorted({os.path.join(os.path.realpath(p), "") for p in found if p} | {p + "/" for p in SYSTEM}))
+    if torch is not None:
+        _covered = covered
+    return covered
+
+
+def _sources(opened: Set[str], skip: Tuple[str, ...]) -> List[str]:
+    """The source files of the compiled module files in ``opened`` (a module imported while the cell ran is read
+    from its ``.pyc`` where that is up to date): the manifest keeps sources."""
+    from importlib.util import source_from_cache
+
+    found = []
+    for path in opened:
+        if path.endswith(".pyc") and not path.startswith(skip) and not _installed_path(path):
+            try:
+                source = source_from_cache(path)
+            except ValueError:  # not in a __pycache__ folder: a module without its source
+                continue
+            if os.path.isfile(source):
+                found.append(os.path.abspath(source))
+    return found
 
 
 def _installed_path(path: str) -> bool:
@@ -189,19 +288,39 @@ def valid(manifest: Any) -> bool:
     )
 
 
-def changed(manifest: Manifest, case_file: str, hashes: Optional[Dict[str, Optional[str]]] = None) -> List[str]:
+# A hash memo: by path, the file's identity (size, times, inode) and its sha256 when it had that identity.
+Hashes = Dict[str, Tuple[Tuple[int, int, int, int], Optional[str]]]
+
+
+def hash_of(path: str, memo: Optional[Hashes] = None) -> Optional[str]:
+    """``path``'s sha256, None where it cannot be read; ``memo`` (one run's) serves a file hashed before only while
+    its size, times and inode are those it had then and it was not changed in the last ``RECENT_NS``: a file
+    edited during the run is hashed again."""
+    if memo is None:
+        return file_hash(path)
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    identity = (status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino)
+    kept = memo.get(path)
+    if kept is not None and kept[0] == identity:
+        return kept[1]
+    digest = file_hash(path)
+    if time.time_ns() - max(status.st_mtime_ns, status.st_ctime_ns) > RECENT_NS:
+        memo[path] = (identity, digest)
+    return digest
+
+
+def changed(manifest: Manifest, case_file: str, hashes: Optional[Hashes] = None) -> List[str]:
     """What of a manifest differs now: ``"<path> changed"`` or ``"<path> is gone or unreadable"``; [] where none.
 
-    ``hashes``: the hashes taken already in this lookup, by absolute path (cells share their packages).
+    ``hashes``: this run's memo of the files hashed already (cells share their packages; :func:`hash_of`).
     """
     folder = os.path.dirname(os.path.abspath(case_file))
-    seen = {} if hashes is None else hashes
     found = []
     for path, digest in manifest:
-        full = os.path.normpath(os.path.join(folder, path))
-        if full not in seen:
-            seen[full] = file_hash(full)
-        now = seen[full]
+        now = hash_of(os.path.normpath(os.path.join(folder, path)), hashes)
         if now is None:
             found.append("%s is gone or unreadable" % path)
         elif now != digest:

@@ -212,7 +212,8 @@ class ResultCache:
         self.quiet = False  # a lookup whose misses the run will meet again (matrix/worker/known.py) says nothing
         self.hits = 0
         self.misses = 0  # items with a key that ran again
-        self.hashes: Dict[str, Optional[str]] = {}  # files of manifests hashed in this run: cells share packages
+        # Files of manifests hashed in this run (cells share packages): reads.Hashes, by path.
+        self.hashes: Dict[str, Any] = {}
 
     def _index_path(self, index: str) -> str:
         return os.path.join(self.root, INDEX, self.kind, index[:2], index + ".json")

@@ -95,12 +95,7 @@ class CellBatch(CachedCells):
 
     def set_up(self, settings: batch.Settings, run_id: str) -> Optional[Dict[str, Any]]:
         import torch
-        import torch.export  # noqa: F401  # every cell needs it: import it once, before forking
 
-        try:  # strict export traces with dynamo: a second of import that each forked cell would pay again
-            import torch._dynamo  # noqa: F401
-        except Exception:
-            pass
         from .capabilities import cached_detect
 
         options = self.options
@@ -123,8 +118,17 @@ class CellBatch(CachedCells):
             self.scratch = tempfile.mkdtemp(prefix="export-matrix-programs-")
         if AOTI in options.stages:
             self.compiler = self._set_up_aoti()
-        self.preimport(settings)
         return self.env
+
+    def prepare(self, settings: batch.Settings) -> None:
+        """What every cell imports, once before forking them; not where every result is reused."""
+        import torch.export  # noqa: F401
+
+        try:  # strict export traces with dynamo: 1.5 s of import that each forked cell would pay again
+            import torch._dynamo  # noqa: F401
+        except Exception:
+            pass
+        self.preimport(settings)
 
     def _set_up_aoti(self) -> str:
         """Import AOTInductor once, before forking (each cell would import it again), and name the compiler."""

@@ -104,9 +104,25 @@ def test_reads_benchmark_runs_with_and_without_recording_and_only_recording_keep
     assert re.search(r"^recording +[\d.]+ s \(median [\d.]+ s\)$", out, re.M), out
     assert re.search(r"^off +[\d.]+ s \(median [\d.]+ s\)$", out, re.M), out
     assert re.search(r"^cost of recording: [+-][\d.]+% of a first run$", out, re.M), out
+    assert re.search(r"^cpu: recording [\d.]+ s, off [\d.]+ s \(medians\): [+-][\d.]+%$", out, re.M), out
+    assert re.search(r"^page faults: recording \d+, off \d+ \(medians\): [+-][\d.]+%$", out, re.M), out
     again = re.search(r"^second run: [\d.]+ s \((\d+) of (\d+) cells reused\)$", out, re.M)
     assert again and again.group(1) == again.group(2) != "0", out
+    assert re.search(r"^second run cpu: [\d.]+ s$", out, re.M), out
     assert "entries kept without recording: 0" in out
+
+
+def test_recording_benchmark_forks_cells_that_take_their_inherited_modules_from_the_parent_s_list(tmp_path: Path):
+    command = [sys.executable, str(ROOT / "benchmarks" / "recording.py"), "--rounds", "1"]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    events = re.search(r"^events: (\d+) a small strict export$", out, re.M)
+    assert events and int(events.group(1)) > 0, out
+    assert re.search(r"^hook: -?\d+ ns a call, -?[\d.]+ ms an export$", out, re.M), out
+    assert "listed: 1 of 1 rounds" in out  # the forked process held exactly the modules its parent listed
+    for name in ("list", "scan"):
+        assert re.search(r"^end, %s: [\d.]+ ms CPU, \d+ page faults$" % name, out, re.M), out
 
 
 def test_reuse_benchmark_runs_twice_and_prints_what_the_second_run_reused(tmp_path: Path):

@@ -146,6 +146,61 @@ def test_a_process_that_may_not_record_records_nothing(tmp_path: Path) -> None:
     assert record(tmp_path, allowed=False) is None
 
 
+# A warm parent that imported one local module forks a cell; the cell imports another from its compiled file
+# (``early``: one more before it starts recording, which the parent's list of modules then does not hold).
+FORKED = """
+import compileall, importlib, json, os, sys
+from matrix.worker import reads
+cases = sys.argv[1]
+sys.path.insert(0, cases)
+compileall.compile_dir(cases, quiet=1)
+importlib.import_module("inherited")
+read, write = os.pipe()
+pid = os.fork()
+if pid == 0:
+    reads.allow()
+    if sys.argv[2] == "early":
+        importlib.import_module("early")
+    recording = reads.start()
+    importlib.import_module("imported")
+    full = reads.Recording().manifest(set(reads._opened), os.path.join(cases, "case.py"), ())
+    listed = recording.finish(os.path.join(cases, "case.py"))
+    os.write(write, json.dumps([recording.inherited is not None, listed, full]).encode())
+    os._exit(0)
+os.close(write)
+os.waitpid(pid, 0)
+print(os.read(read, 1 << 20).decode())
+"""
+
+
+def forked(tmp_path: Path, early: bool) -> List[object]:
+    cases, scratch = tmp_path / "cases", tmp_path / "scratch"
+    cases.mkdir()
+    scratch.mkdir()
+    for name in ("inherited", "imported", "early"):
+        (cases / (name + ".py")).write_text("VALUE = 1\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(scratch))  # the run's own folder in a real run
+    argv = [sys.executable, "-c", FORKED, str(cases), "early" if early else "no"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_a_forked_cell_lists_the_modules_it_inherited_and_imported_as_a_scan_of_every_module_would(
+    tmp_path: Path,
+) -> None:
+    inherited, listed, full = forked(tmp_path, early=False)
+    assert inherited  # the parent's list of its modules stood for what the cell held when it started
+    assert [path for path, _ in listed] == ["imported.py", "inherited.py"]  # sources, not their .pyc
+    assert listed == full
+
+
+def test_a_cell_that_imported_a_module_before_recording_scans_every_module_instead(tmp_path: Path) -> None:
+    inherited, listed, full = forked(tmp_path, early=True)
+    assert not inherited
+    assert [path for path, _ in listed] == ["early.py", "imported.py", "inherited.py"]
+    assert listed == full
+
+
 def test_an_edit_to_anything_a_cell_read_runs_it_again_and_nothing_else(tmp_path: Path) -> None:
     paths = layout(tmp_path)
     folder = paths["cases"]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -33,6 +35,47 @@ def test_a_lookup_names_each_file_changed_or_gone(tmp_path: Path) -> None:
     ]
     assert reads.shown(str(outside), str(tmp_path)) == str(outside)  # outside the case's folder: absolute
     assert not reads.valid([["a", 1]]) and not reads.valid({"a": "b"}) and reads.valid([])
+
+
+def test_a_run_s_hash_memo_serves_an_unchanged_file_and_never_one_edited_during_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    case, data = tmp_path / "case.py", tmp_path / "data.txt"
+    data.write_text("one")
+    memo: reads.Hashes = {}
+    # Changed this instant: a rewrite within its times' resolution could keep them, so it is not kept.
+    assert reads.hash_of(str(data), memo) == reuse.file_hash(str(data)) and str(data) not in memo
+    assert reads.hash_of(str(tmp_path / "gone.txt"), memo) is None
+    monkeypatch.setattr(reads, "RECENT_NS", 0)  # as if every file were older than that
+    old = time.time() - 60
+    os.utime(data, (old, old))
+    manifest = [["data.txt", reuse.file_hash(str(data)) or ""]]
+    assert reads.changed(manifest, str(case), memo) == [] and str(data) in memo  # kept for the next cell
+    time.sleep(0.05)  # past the resolution of a change time
+    data.write_text("two")  # the same size, and the same modification time as before: its change time differs
+    os.utime(data, (old, old))
+    assert reads.changed(manifest, str(case), memo) == ["data.txt changed"]
+
+
+def test_a_forking_process_lists_its_modules_again_where_one_was_replaced_under_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    modules = []
+    for name in ("first", "second"):
+        (tmp_path / (name + ".py")).write_text("VALUE = 1\n")
+        spec = importlib.util.spec_from_file_location("export_matrix_test_held", tmp_path / (name + ".py"))
+        assert spec is not None
+        modules.append(importlib.util.module_from_spec(spec))
+    monkeypatch.setitem(sys.modules, "export_matrix_test_held", modules[0])
+    reads._note_modules()  # what os.fork runs first
+    listed = reads._inherited
+    assert listed is not None and str(tmp_path / "first.py") in listed.files and listed.held(same_objects=True)
+    monkeypatch.setitem(sys.modules, "export_matrix_test_held", modules[1])  # the same names, another module
+    assert listed.held() and not listed.held(same_objects=True)
+    reads._note_modules()
+    again = reads._inherited
+    assert again is not None and str(tmp_path / "second.py") in again.files
+    assert str(tmp_path / "first.py") not in again.files
 
 
 def test_the_variables_that_steer_torch_join_the_key_and_those_of_speed_or_the_runner_do_not() -> None:
