@@ -50,7 +50,7 @@ from matrix.records.completeness import IncompleteBuild
 from matrix.report import aoti_loads as report_aoti
 from matrix.report import artifacts as report_artifacts
 from matrix.report import case_page as report_case
-from matrix.report import diff_files, files, stamp, transition_page
+from matrix.report import diff_files, files, kept_baseline, stamp, transition_page
 from matrix.report import index as report_index
 from matrix.report import markdown as md
 from matrix.report import pages as report_pages
@@ -91,7 +91,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", required=True, metavar="DIR", help="report folder to write, e.g. reports/nightly")
     parser.add_argument(
-        "--baseline", metavar="DIR", help="an earlier report folder: add a section on what changed since then"
+        "--baseline",
+        metavar="DIR",
+        help="an earlier report folder: add a section on what changed since then (default: the baseline kept in"
+        " the baseline/ folder of a report given as the only RECORD_DIR)",
     )
     parser.add_argument("--title", help="the report's title (default: %r)" % DEFAULT_TITLE)
     parser.add_argument(
@@ -204,6 +207,10 @@ def build_report(
     ``aoti``: a folder whose AOTInductor products are added to the records' (:func:`with_aoti`). ``csv``: the site
     offers each table as gzipped CSV too.
     """
+    if baseline is None:
+        baseline = kept_baseline.stored(record_dirs)
+        if baseline is not None and notify is not None:
+            notify("compared with the baseline kept in %s (%s)" % (baseline, kept_baseline.name_of(baseline)))
     loaded = store.load(list(record_dirs))
     if aoti is not None:
         loaded = with_aoti(loaded, store.load([aoti]))
@@ -233,12 +240,13 @@ def _build(
     # Read before writing anything: the baseline may be the folder about to be rewritten.
     base = since.read_baseline(baseline) if baseline is not None else None
     base_figures = headline.read(baseline, base[1]) if baseline is not None and base is not None else None
+    kept_base = kept_baseline.read(baseline) if baseline is not None else None
     previous, earlier_diffs = kept_diffs(record_dirs, out)
     # Judged once; the Markdown pages, the site, the charts and the tables render this model.
     judged = model.build(
         loaded,
         base,
-        baseline_name=os.path.basename(os.path.normpath(baseline)) if baseline else None,
+        baseline_name=kept_base.name if kept_base is not None else None,
         known_releases=report_verdicts.known_releases(),
         kept_diffs=earlier_diffs,
         base_figures=base_figures,
@@ -311,6 +319,8 @@ def _build(
     # The headline figures, for a later report's comparison with this one (figures.read).
     files.write_text(out, headline.FILE, headline.dumps(judged.figures))
     written.add(headline.FILE)
+    if kept_base is not None:
+        written |= kept_baseline.write(out, kept_base, base_figures)
     if not loaded.loads.empty or not packages.empty or not compiles.empty:
         saved = report_artifacts.write(out, judged.loads, charts=charts, packages=packages, compiles=compiles)
         written |= saved.files
@@ -320,7 +330,14 @@ def _build(
     files.write_text(out, "index.md", report_index.render(findings))
     written.add("index.md")
     # The site offers the tables a reader downloads; texts.parquet is there for rebuilding the report, not reading.
-    tables_offered = [p for p in written if p.endswith(".parquet") and p not in (published.TEXTS, graph_diffs.TABLE)]
+    # The kept baseline's tables are an earlier report's, there for a rebuild's comparison.
+    tables_offered = [
+        p
+        for p in written
+        if p.endswith(".parquet")
+        and p not in (published.TEXTS, graph_diffs.TABLE)
+        and not p.startswith(kept_baseline.FOLDER + "/")
+    ]
     written |= report_site.write(out, findings, tables_offered, roots, shelf, csv=csv)
     written |= shelf.write(out)
     files.remove_stale(out, listed, written)

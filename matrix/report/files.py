@@ -19,7 +19,9 @@ from matrix.contract.errors import UserError
 
 MANIFEST = ".export-matrix-report.json"
 # What a build writes, and so all a manifest entry may name for removal: (folder, suffixes).
-_REMOVABLE = {"": (".md", ".parquet"), "cases": (".md",), "charts": (".png", ".svg")}
+_REMOVABLE = {"": (".md", ".parquet"), "baseline": (".parquet", ".json"), "cases": (".md",), "charts": (".png", ".svg")}
+# Folders of the build's own that go once the last of their files is removed (the kept baseline, kept_baseline).
+_GONE_WHEN_EMPTY = ("baseline",)
 # The suffix of a case page's folder of repro scripts (``cases/NAME.repro/FILE.py``): its .py files
 # are the build's too, and the folder goes once the last of them is removed.
 SCRIPTS = ".repro"
@@ -93,7 +95,7 @@ def remove_stale(out: str, listed: Iterable[str], written: Iterable[str]) -> Non
         resolved = _inside(out, entry)
         if resolved is not None:
             os.remove(resolved)
-            if _script(entry):
+            if _script(entry) or posixpath.dirname(entry) in _GONE_WHEN_EMPTY:
                 _remove_if_empty(os.path.dirname(resolved))
 
 

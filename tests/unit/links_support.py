@@ -3,31 +3,14 @@ included) and the site's ``href``/``src``, each resolved from its page's folder.
 
 from __future__ import annotations
 
-import posixpath
 import re
-from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any, List, Tuple
-from urllib.parse import unquote, urlsplit
+from typing import List, Tuple
+from urllib.parse import urlsplit
 
 from markdown_it import MarkdownIt
 
-
-class _Targets(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.found: List[str] = []
-
-    def handle_starttag(self, tag: str, attrs: Any) -> None:
-        for name, value in attrs:
-            if name in ("href", "src") and value:
-                self.found.append(value)
-
-
-def _html_targets(html: str) -> List[str]:
-    parser = _Targets()
-    parser.feed(html)
-    return parser.found
+from matrix.report import links as links_html
 
 
 def _markdown_targets(text: str) -> List[str]:
@@ -37,7 +20,7 @@ def _markdown_targets(text: str) -> List[str]:
             if child.type in ("link_open", "image"):
                 found.append(str(child.attrs.get("href") or child.attrs.get("src") or ""))
             elif child.type in ("html_inline", "html_block"):
-                found.extend(_html_targets(child.content))
+                found.extend(links_html.html_targets(child.content))
     return found
 
 
@@ -48,12 +31,11 @@ def links(report: Path) -> List[Tuple[str, str]]:
         if page.suffix == ".md":
             targets = _markdown_targets(page.read_text(encoding="utf-8"))
         elif page.suffix == ".html":
-            targets = _html_targets(page.read_text(encoding="utf-8"))
+            targets = links_html.html_targets(page.read_text(encoding="utf-8"))
         else:
             continue
         for target in targets:
-            parts = urlsplit(target)
-            if parts.scheme or parts.netloc or not parts.path:
+            if not links_html.relative(target):
                 continue  # another site, or a place in the same page
             found.append((page.relative_to(report).as_posix(), target))
     return found
@@ -63,7 +45,7 @@ def broken(report: Path) -> List[Tuple[str, str]]:
     """The relative links that name no file (nor folder) of the report."""
     missing = []
     for page, target in links(report):
-        path = posixpath.normpath(posixpath.join(posixpath.dirname(page), unquote(urlsplit(target).path)))
+        path = links_html.resolve(page, target)
         if path.startswith("../") or not (report / path).exists():
             missing.append((page, target))
     return missing
@@ -79,6 +61,6 @@ def linked_diffs(report: Path, page: str) -> str:
     texts = []
     for source, target in links(report):
         if source == page and urlsplit(target).path.endswith(".diff"):
-            path = posixpath.normpath(posixpath.join(posixpath.dirname(page), unquote(urlsplit(target).path)))
+            path = links_html.resolve(page, target)
             texts.append((report / path).read_text(encoding="utf-8"))
     return "".join(texts)

@@ -202,3 +202,25 @@ def test_publish_compares_with_the_folder_the_previous_publication_was_copied_to
     nothing = _Session(tmp_path, "")
     assert noxfile._previous_publication(nothing, ["results/latest"]) == []
     assert "no earlier publication" in nothing.said[0]
+
+
+def test_the_test_environment_is_installed_with_its_bytecode_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    import noxfile
+
+    monkeypatch.delenv(noxfile.TEST_TORCH_VARIABLE, raising=False)
+    monkeypatch.setattr(noxfile, "_install_sources", lambda: ["--index", "file:///wheels"])
+    installed: List[List[str]] = []
+
+    class UvSession:
+        venv_backend = "uv"
+
+        def install(self, *args: str) -> None:
+            installed.append(list(args))
+
+    noxfile._test_environment(UvSession())  # type: ignore[arg-type]
+    assert installed == [["--index", "file:///wheels", "--compile-bytecode", noxfile.DEFAULT_TEST_TORCH, ".[test]"]]
+    # pip compiles at install by itself, and takes no such flag.
+    UvSession.venv_backend = "virtualenv"
+    installed.clear()
+    noxfile._test_environment(UvSession())  # type: ignore[arg-type]
+    assert installed == [[noxfile.DEFAULT_TEST_TORCH, ".[test]"]]

@@ -1,0 +1,80 @@
+"""The baseline a report was compared with, kept in the report's folder (``baseline/``).
+
+A report built with ``--baseline DIR`` keeps the tables it compared with: the baseline's cell table, its
+transitions, its headline figures and its name. A later build from the report's own tables (its site, built
+where it is read, or a re-render) finds them there and repeats the same comparison without the earlier
+report at hand. The folder is itself a baseline folder that ``--baseline`` takes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Dict, Mapping, Optional, Sequence, Set
+
+from matrix.records import published
+from matrix.records.figures import FILE as FIGURES
+from matrix.records.figures import dumps
+from matrix.report import files
+
+FOLDER = "baseline"
+NAME = "baseline.json"  # {"name": ...}: the name the report gives its baseline, e.g. latest@69f785a
+TABLES = (published.CELLS, "transitions.parquet")
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A baseline's files as read, before the report folder that may hold them is written over."""
+
+    name: str
+    tables: Mapping[str, bytes]  # file name -> contents
+
+
+def read(folder: str) -> Kept:
+    """The tables of the baseline folder ``folder`` (its cell table is there: records.baseline.read_baseline
+    checked it), and the name a report gives it."""
+    tables: Dict[str, bytes] = {}
+    for name in TABLES:
+        path = os.path.join(folder, name)
+        if os.path.isfile(path):
+            with open(path, "rb") as f:
+                tables[name] = f.read()
+    return Kept(name=name_of(folder), tables=tables)
+
+
+def name_of(folder: str) -> str:
+    """The baseline's name: the one kept beside its tables, else its folder's name."""
+    try:
+        with open(os.path.join(folder, NAME), encoding="utf-8") as f:
+            name = json.load(f).get("name")
+    except (OSError, ValueError, AttributeError):
+        name = None
+    return name if isinstance(name, str) and name else os.path.basename(os.path.normpath(folder))
+
+
+def stored(record_dirs: Sequence[str]) -> Optional[str]:
+    """The baseline kept in the one report folder among ``record_dirs``, when they are exactly one such folder
+    and it keeps one: what a build from a report's own tables compares with unless told otherwise."""
+    if len(record_dirs) != 1 or not published.is_report(record_dirs[0]):
+        return None
+    folder = os.path.join(record_dirs[0], FOLDER)
+    return folder if os.path.isfile(os.path.join(folder, published.CELLS)) else None
+
+
+def write(out: str, kept: Kept, figures: Optional[Mapping[str, int]]) -> Set[str]:
+    """Keep ``kept`` and the baseline's headline ``figures`` in ``out/baseline/``; the paths written, relative to
+    ``out``."""
+    written: Set[str] = set()
+    for name, data in sorted(kept.tables.items()):
+        path = files.target(out, "%s/%s" % (FOLDER, name))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+        written.add("%s/%s" % (FOLDER, name))
+    if figures is not None:
+        files.write_text(out, "%s/%s" % (FOLDER, FIGURES), dumps(figures))
+        written.add("%s/%s" % (FOLDER, FIGURES))
+    files.write_text(out, "%s/%s" % (FOLDER, NAME), json.dumps({"name": kept.name}, indent=2) + "\n")
+    written.add("%s/%s" % (FOLDER, NAME))
+    return written

@@ -1,0 +1,75 @@
+"""The HTML site of a committed report, built beside its pages: ``nox -s site``.
+
+The project commits its reports' Markdown pages, charts and tables (``reports/latest``, ``reports/aoti``), not
+their site, which is the form CI publishes to the reports branch or GitHub Pages. This builds the site from the
+folder's own tables, compared with the baseline the folder keeps (:mod:`.kept_baseline`), in a scratch folder,
+and puts its ``site/`` (git-ignored) beside the committed pages, whose charts, tables, repro scripts and graph
+diffs it links. The committed files are not touched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from typing import Callable, Optional, Sequence
+
+from matrix.contract.errors import UserError
+from matrix.records import published
+from matrix.report import links
+from matrix.report.build import build_report
+
+SITE = "site"
+# How many broken links an error names.
+SHOWN = 5
+
+
+class SiteError(UserError):
+    """A folder that is not a report, or a site whose links the committed pages do not hold."""
+
+
+def build(folder: str, aoti: Optional[str] = None, notify: Optional[Callable[[str], None]] = None) -> str:
+    """Build ``folder``'s site into ``folder/site/`` and return the path of its front page."""
+    if not published.is_report(folder):
+        raise SiteError(
+            "%s: not a report folder (no %s and manifest): name a committed report" % (folder, published.CELLS)
+        )
+    with tempfile.TemporaryDirectory(prefix="export-matrix-site-") as scratch:
+        out = os.path.join(scratch, os.path.basename(os.path.normpath(folder)))
+        build_report([folder], out, aoti=aoti, notify=notify)
+        site = os.path.join(folder, SITE)
+        if os.path.isdir(site):
+            shutil.rmtree(site)
+        shutil.copytree(os.path.join(out, SITE), site)
+    missing = links.broken_html(folder, SITE)
+    if missing:
+        shown = "; ".join("%s -> %s" % pair for pair in missing[:SHOWN]) + ("; …" if len(missing) > SHOWN else "")
+        raise SiteError(
+            "%s: %d link%s of the site name no file of %s (%s): the committed pages were written by other report"
+            " code; re-render them with `nox -s publish -- %s`"
+            % (site, len(missing), "" if len(missing) == 1 else "s", folder, shown, folder)
+        )
+    return os.path.join(site, "index.html")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m matrix.report.published_site",
+        description="Build the HTML site of a committed report folder into FOLDER/site/ from its own tables.",
+    )
+    parser.add_argument("folder", metavar="FOLDER", help="a committed report folder, e.g. reports/latest")
+    parser.add_argument("--aoti", metavar="DIR", help="a report whose AOTInductor products the site shows too")
+    args = parser.parse_args(argv)
+    try:
+        index = build(args.folder, aoti=args.aoti, notify=lambda line: print(line, file=sys.stderr, flush=True))
+    except UserError as exc:
+        print("error: %s" % exc, file=sys.stderr)
+        return 2
+    print("the site is in %s" % index)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
