@@ -165,6 +165,9 @@ def _output(done: subprocess.CompletedProcess) -> str:
     return ((done.stdout or "") + (done.stderr or "")).strip()
 
 
+COMPILE_BYTECODE = "--compile-bytecode"  # uv's flag; pip compiles by default
+
+
 class UvInstaller:
     """Installs with uv, translating pip's configuration into uv's flags."""
 
@@ -198,9 +201,13 @@ class UvInstaller:
     def install(
         self, python: Path, requirements: Sequence[str], sources: Sources, constraints: Sequence[str] = ()
     ) -> str:
+        # Bytecode compiled at install, as pip does: where PYTHONDONTWRITEBYTECODE is set (CI runners, container
+        # images), Python keeps nothing it compiles, and every process that imports torch would compile it again.
         with constraint_file(constraints) as given:
             return self._pip(
-                ["--python", str(python), *given, *requirements], sources, described(requirements, constraints)
+                ["--python", str(python), COMPILE_BYTECODE, *given, *requirements],
+                sources,
+                described(requirements, constraints),
             )
 
 

@@ -34,7 +34,7 @@ HELPERS = {
 # nox's own options, written before a session's `--`.
 NOX_OPTIONS = {"--list", "--json", "--sessions", "--no-venv", "--noxfile", "--tags"}
 # Options of other tools that the docs name in a code span of their own, with no command before them.
-FOREIGN_OPTIONS = {"--index-strategy"}  # uv's (docs/guide.md, Environments and Channels)
+FOREIGN_OPTIONS = {"--index-strategy", "--compile-bytecode"}  # uv's (docs/guide.md, Environments and Channels)
 # Commands whose options are their own: a line's options after one of these are not checked.
 FOREIGN_COMMANDS = re.compile(r"(?:^|[\s;&|(])(gh|pip|uv|git|actionlint|shellcheck|pytest|benchmarks/\w+\.py)\b")
 # nox sessions -> the export-matrix command their words after `--` go to (the test sessions' go to pytest).

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
+from pathlib import Path
+from typing import Dict, List, Optional
 
 import pytest
 
@@ -58,3 +61,18 @@ def test_installer_choice_follows_the_variable() -> None:
         assert install.installer({}).name == "uv"
     with pytest.raises(install.InstallError, match="must be uv or pip"):
         install.installer({install.INSTALLER_VARIABLE: "conda"})
+
+
+def test_uv_compiles_the_bytecode_of_what_it_installs_as_pip_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    commands: List[List[str]] = []
+
+    def run(command: List[str], env: Optional[Dict[str, str]] = None, echo: object = None) -> object:
+        commands.append(command)
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(install, "run_captured", run)
+    install.UvInstaller("uv").install(Path("/e/bin/python"), ["torch==9.9.9"], Sources(), constraints=["numpy<2"])
+    install.PipInstaller().install(Path("/e/bin/python"), ["torch==9.9.9"], Sources())
+    uv, pip = commands
+    assert uv[:3] == ["uv", "pip", "install"] and install.COMPILE_BYTECODE in uv and uv[-1] == "torch==9.9.9"
+    assert install.COMPILE_BYTECODE not in pip  # pip compiles by default
