@@ -433,7 +433,7 @@ def _test_environment(session: nox.Session) -> None:
     # uv compiles the bytecode once at install, as pip does: where PYTHONDONTWRITEBYTECODE is set (CI runners and
     # container images often set it), Python never keeps what it compiles, and each of the hundreds of processes
     # the tests start would compile torch's modules again (`import torch, torch.export` 6.7 s instead of 2.7 s).
-    compile_bytecode = ["--compile-bytecode"] if session.venv_backend == "uv" else []
+    compile_bytecode = [install.COMPILE_BYTECODE] if session.venv_backend == "uv" else []
     _install(session, *compile_bytecode, os.environ.get(TEST_TORCH_VARIABLE) or DEFAULT_TEST_TORCH, ".[test]")
 
 

@@ -219,6 +219,7 @@ def test_the_test_environment_is_installed_with_its_bytecode_compiled(monkeypatc
 
     noxfile._test_environment(UvSession())  # type: ignore[arg-type]
     assert installed == [["--index", "file:///wheels", "--compile-bytecode", noxfile.DEFAULT_TEST_TORCH, ".[test]"]]
+    assert noxfile.install.COMPILE_BYTECODE == "--compile-bytecode"  # uv's own spelling
     # pip compiles at install by itself, and takes no such flag.
     UvSession.venv_backend = "virtualenv"
     installed.clear()
