@@ -24,7 +24,6 @@ from .contract.options import (
     add_timeout,
     add_variant,
     add_with,
-    from_namespace,
     positive_seconds,
     requirements,
 )
@@ -210,10 +209,6 @@ class BisectOptions:
             object.__setattr__(self, "versions", tuple(self.versions))
         object.__setattr__(self, "with_requirements", requirements("--with", self.with_requirements))
         object.__setattr__(self, "timeout", positive_seconds("--timeout", self.timeout))
-
-    @classmethod
-    def from_args(cls, namespace: argparse.Namespace) -> BisectOptions:
-        return from_namespace(cls, namespace)
 
 
 OPTIONS = BisectOptions

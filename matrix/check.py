@@ -24,7 +24,7 @@ from .contract import dependencies, resources, stages
 from .contract.case import CaseError, CaseInfo, discover
 from .contract.commands import add_run_options
 from .contract.errors import UserError
-from .contract.options import DEFAULT_AOTI_TIMEOUT_S, DEFAULT_TIMEOUT_S, FAIL_ON, add_jobs, add_variant, from_namespace
+from .contract.options import DEFAULT_AOTI_TIMEOUT_S, DEFAULT_TIMEOUT_S, FAIL_ON, add_jobs, add_variant
 from .contract.requests import STAGES, RunRequest
 from .contract.schema import MODES, STATUSES, NoCell, Status
 from .envs import environments, pythons, releases, sets
@@ -262,10 +262,6 @@ class CheckOptions:
             raise CheckError("--jobs %d: give a number of releases above 0, or 0 for the default" % self.jobs)
         object.__setattr__(self, "timeout", float(self.timeout))
         object.__setattr__(self, "aoti_timeout", float(self.aoti_timeout))
-
-    @classmethod
-    def from_args(cls, namespace: argparse.Namespace) -> CheckOptions:
-        return from_namespace(cls, namespace)
 
 
 OPTIONS = CheckOptions

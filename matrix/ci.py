@@ -16,14 +16,11 @@ import re
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from matrix.ci_summary import SummaryOptions, configure_summary, run_summary
 from matrix.contract.errors import UserError, report_errors
 from matrix.contract.options import from_namespace
-
-if TYPE_CHECKING:
-    pass
 
 SESSION = "run"  # the nox session parametrized over (torch, variant)
 SELECTION_VARIABLE = "EXPORT_MATRIX_TORCH"  # the noxfile's choice of releases to list
@@ -183,10 +180,6 @@ class PlanOptions:
     gpu_runner: str = ""
     github_output: Optional[str] = None
 
-    @classmethod
-    def from_args(cls, namespace: argparse.Namespace) -> PlanOptions:
-        return from_namespace(cls, namespace)
-
 
 def run_plan(args: PlanOptions) -> int:
     if args.sessions == "-":
@@ -216,8 +209,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     prog = "matrix.ci " + args.command
     if args.command == "plan":
-        return report_errors(prog, lambda: run_plan(PlanOptions.from_args(args)))
-    return report_errors(prog, lambda: run_summary(SummaryOptions.from_args(args)))
+        return report_errors(prog, lambda: run_plan(from_namespace(PlanOptions, args)))
+    return report_errors(prog, lambda: run_summary(from_namespace(SummaryOptions, args)))
 
 
 if __name__ == "__main__":

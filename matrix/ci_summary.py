@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, List, Optional
 
 from matrix.contract.errors import FAILED, UserError
-from matrix.contract.options import from_namespace
 from matrix.contract.schema import STATUSES
 
 if TYPE_CHECKING:
@@ -177,10 +176,6 @@ class SummaryOptions:
     out: Optional[str] = None
     issue_body: Optional[str] = None
     github_output: Optional[str] = None
-
-    @classmethod
-    def from_args(cls, namespace: argparse.Namespace) -> SummaryOptions:
-        return from_namespace(cls, namespace)
 
 
 def run_summary(args: SummaryOptions) -> int:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from .contract import dependencies
-from .contract.options import add_variant, add_with, from_namespace, requirements, safe_name
+from .contract.options import add_variant, add_with, requirements, safe_name
 from .records import repro, repro_lookup, store
 from .report import case_page
 from .report import repro as report_repro
@@ -70,10 +70,6 @@ class ReproOptions:
         safe_name("--variant", self.variant)
         object.__setattr__(self, "with_requirements", requirements("--with", self.with_requirements))
         object.__setattr__(self, "case_root", tuple(self.case_root or ()))
-
-    @classmethod
-    def from_args(cls, namespace: argparse.Namespace) -> ReproOptions:
-        return from_namespace(cls, namespace)
 
 
 OPTIONS = ReproOptions

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import math
 import re
 from typing import Any, Optional, Sequence, Tuple, Type, TypeVar
@@ -193,10 +194,11 @@ def add_cache(parser: argparse.ArgumentParser, item: str) -> None:
 def run_command(prog: str, module: Any, argv: Sequence[str], description: str) -> int:
     """Parse ``argv`` for a command module and run it; every expected failure is one line and an exit status.
 
-    A command module has ``configure(parser)``, ``OPTIONS`` (its frozen options class, with
-    ``from_args(namespace)``) and ``main(options) -> int``.
+    A command module has ``configure(parser)``, ``OPTIONS`` (its frozen options class, filled by
+    :func:`from_namespace` unless it has its own ``from_args(namespace)``) and ``main(options) -> int``.
     """
     parser = argparse.ArgumentParser(prog=prog, description=description)
     module.configure(parser)
     namespace = parser.parse_args(list(argv))
-    return report_errors(prog, lambda: int(module.main(module.OPTIONS.from_args(namespace))))
+    read = getattr(module.OPTIONS, "from_args", None) or functools.partial(from_namespace, module.OPTIONS)
+    return report_errors(prog, lambda: int(module.main(read(namespace))))

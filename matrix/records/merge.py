@@ -98,10 +98,6 @@ def canonical(record: Record) -> str:
     return json.dumps(record, sort_keys=True, default=str)
 
 
-def _precedence(record: Record) -> Tuple[float, str]:
-    return recency(record)
-
-
 def shard_files(paths: Sequence[str]) -> List[str]:
     """The record files named by the arguments: files as given, folders searched recursively."""
     files: List[str] = []
@@ -191,10 +187,6 @@ def read_shard(path: str) -> Shard:
     return Shard(path=path, records=tuple(kept), problems=tuple(problems))
 
 
-def cell_identity(record: Record) -> Identity:
-    return identity(record)
-
-
 def merge(shards: Iterable[Shard]) -> Merged:
     """Combine shards: one record per cell identity, environments and env-errors deduplicated."""
     cells: Dict[Identity, List[Tuple[Record, str]]] = {}
@@ -210,17 +202,17 @@ def merge(shards: Iterable[Shard]) -> Merged:
             kind = record["kind"]
             if kind == "cell":
                 total += 1
-                cells.setdefault(cell_identity(record), []).append((record, shard.path))
+                cells.setdefault(identity(record), []).append((record, shard.path))
             elif kind == "environment":
                 environments[canonical(record)] = record
             elif kind in LOAD_KINDS:
                 # A program's load and its package's load of the same pair are two records, both kept.
                 key = (kind, *load_identity(record))
-                if key not in loads or _precedence(record) > _precedence(loads[key]):
+                if key not in loads or recency(record) > recency(loads[key]):
                     loads[key] = record
             else:
                 key = _env_key(record)
-                if key not in env_errors or _precedence(record) > _precedence(env_errors[key]):
+                if key not in env_errors or recency(record) > recency(env_errors[key]):
                     env_errors[key] = record
 
     working = {_env_key(record) for record in environments.values()}
@@ -232,7 +224,7 @@ def merge(shards: Iterable[Shard]) -> Merged:
     chosen: List[Record] = []
     for key in sorted(cells, key=_sort_key):
         candidates = cells[key]
-        best, best_path = max(candidates, key=lambda pair: (_precedence(pair[0]), pair[1]))
+        best, best_path = max(candidates, key=lambda pair: (recency(pair[0]), pair[1]))
         chosen.append(best)
         distinct = {canonical(record) for record, _ in candidates}
         if len(distinct) > 1:

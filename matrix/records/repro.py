@@ -79,24 +79,13 @@ class Cell:
     def from_row(cls, row: Mapping[str, Any]) -> Cell:
         """A cell from a row of the cell table (``tables.cells``) or from a cell record (``torch_version``)."""
         status = _text(row.get("status")) or ""
-        release = _text(row.get("release")) or _text(row.get("torch_version")) or ""
+        fields: Dict[str, Any] = {name: _text(row.get(name)) or "" for name in _TEXTS}
+        fields.update((name, _text(row.get(name))) for name in _OPTIONAL)
         return cls(
-            release=release,
-            variant=_text(row.get("variant")) or "",
-            python=_text(row.get("python")) or "",
-            case=_text(row.get("case")) or "",
-            mode=_text(row.get("mode")) or "",
-            case_file=_text(row.get("case_file")),
-            source=_text(row.get("source")),
-            with_set=_text(row.get("with_set")) or "",
-            status=status,
-            failed_stage=_text(row.get("failed_stage")),
-            error_type=_text(row.get("error_type")),
-            error_message=_text(row.get("error_message")),
-            check_status=_text(row.get("check_status")),
+            release=_text(row.get("release")) or _text(row.get("torch_version")) or "",
+            **fields,
             decompose_error=_stage_error(row, DECOMPOSE, status),
             serialize_error=_stage_error(row, SERIALIZE, status),
-            dependency_set=_text(row.get("dependency_set")) or "",
             added_packages=_pairs(row.get("added_packages")),
         )
 
@@ -113,6 +102,11 @@ class Cell:
     def reproducible(self) -> bool:
         """Whether a case file of ours ran (torch's bundled ExportDB examples have none to inline or check)."""
         return bool(self.case_file) and self.source != EXPORTDB_SOURCE
+
+
+# The fields a row gives as they are: text ("" where missing), or text or None.
+_TEXTS = ("variant", "python", "case", "mode", "with_set", "status", "dependency_set")
+_OPTIONAL = ("case_file", "source", "failed_stage", "error_type", "error_message", "check_status")
 
 
 def _text(value: Any) -> Optional[str]:

@@ -22,7 +22,6 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from matrix.contract.case import CaseInfo, imported_modules, read_info
 from matrix.records import repro
-from matrix.records import repro_code as code
 from matrix.records.repro import CHECK, DECOMPOSE, EAGER, EXPORT, SERIALIZE, Cell
 
 # What a case defines that the script reads, and how: a function is called, a literal used as it is,
@@ -178,9 +177,7 @@ def _without_block(lines: List[str]) -> List[str]:
 
 def _helpers(helpers: Sequence[Tuple[str, str]]) -> str:
     calls = "\n".join("_inlined_module(%r, %s)\n" % (name, _literal(source)) for name, source in helpers)
-    return (
-        RULE + "\n# The modules the case imports from its own folder, inlined.\n" + RULE + code.INLINED_MODULE + calls
-    )
+    return RULE + "\n# The modules the case imports from its own folder, inlined.\n" + RULE + INLINED_MODULE + calls
 
 
 def _literal(source: str) -> str:
@@ -207,24 +204,24 @@ def _run(cell: Cell, case: CaseSource, steps: Sequence[str]) -> str:
         + "\n"
         + _imports(steps)
         + "\n\nSTRICT = %s  # the cell's mode: %s" % (cell.mode == "strict", cell.mode),
-        code.CLONE,
+        CLONE,
     ]
     if needs_value:
-        parts.append(code.VALUE_FUNCTION)
+        parts.append(VALUE_FUNCTION)
     parts.append(_inputs(kinds))
-    parts.append(code.EXPORT_FUNCTION)
+    parts.append(EXPORT_FUNCTION)
     if compared and (CHECK in steps or SERIALIZE in steps):
-        parts.append(code.SAME)
+        parts.append(SAME)
     if CHECK in steps:
-        parts.append(code.CHECK_FUNCTION if compared else code.UNCOMPARED_CHECK % _one_line(str(case.skip_check)))
+        parts.append(CHECK_FUNCTION if compared else UNCOMPARED_CHECK % _one_line(str(case.skip_check)))
     if SERIALIZE in steps:
-        parts.append(code.SAVE_FUNCTION)
-        last = code.COMPARE_LOADED if compared else code.SKIPPED % _one_line(str(case.skip_check))
-        parts.append(code.LOAD_FUNCTION % last)
+        parts.append(SAVE_FUNCTION)
+        last = COMPARE_LOADED if compared else SKIPPED % _one_line(str(case.skip_check))
+        parts.append(LOAD_FUNCTION % last)
     if DECOMPOSE in steps:
-        parts.append(code.DECOMPOSE_FUNCTION)
-    if len([step for step in steps if step in code.AFTER_CALLS]) > 1:
-        parts.append(code.AFTER_FUNCTION)
+        parts.append(DECOMPOSE_FUNCTION)
+    if len([step for step in steps if step in AFTER_CALLS]) > 1:
+        parts.append(AFTER_FUNCTION)
     parts.append(_main(steps))
     ending = (
         'if __name__ == "__main__":\n'
@@ -244,7 +241,7 @@ def _imports(steps: Sequence[str]) -> str:
     modules = ["copy", "inspect"]
     if SERIALIZE in steps:
         modules.append("sys")
-    if len([step for step in steps if step in code.AFTER_CALLS]) > 1:
+    if len([step for step in steps if step in AFTER_CALLS]) > 1:
         modules.append("traceback")
     return "".join("import %s\n" % name for name in modules) + "\nimport torch\nimport torch.export"
 
@@ -280,7 +277,7 @@ def _read(name: str, kinds: Dict[str, str], missing: str) -> str:
 
 def _inputs(kinds: Dict[str, str]) -> str:
     extra = "list(%s)" % _read("extra_args", kinds, "") if "extra_args" in kinds else "[]"
-    return code.INPUTS_FUNCTION % (
+    return INPUTS_FUNCTION % (
         _read("example_args", kinds, "example_args"),
         _read("example_kwargs", kinds, "{}"),
         _read("dynamic_shapes", kinds, "None"),
@@ -306,7 +303,7 @@ def _main(steps: Sequence[str]) -> str:
         lines.append("    ep = export(args, kwargs, shapes)")
     if SERIALIZE in steps:
         lines.append("    saved = save(ep)  # saved before the program runs: running it may update its buffers")
-    after = [(step, code.AFTER_CALLS[step]) for step in steps if step in code.AFTER_CALLS]
+    after = [(step, AFTER_CALLS[step]) for step in steps if step in AFTER_CALLS]
     if len(after) == 1:
         lines.append("    " + after[0][1])
     elif after:
@@ -321,3 +318,172 @@ def _main(steps: Sequence[str]) -> str:
         '    print("did not reproduce: every step ran without the recorded failure on torch %s" % torch.__version__)'
     )
     return "\n".join(lines)
+
+
+# --- the script's pieces ---------------------------------------------------------------------------
+# Each piece is what the worker does at one step of a cell (matrix/worker/cell.py,
+# matrix/worker/compare.py), written for a script that imports nothing but torch and runs on every
+# release of the matrix: the strict keyword is looked up, never assumed.
+
+INLINED_MODULE = '''
+import sys
+import types
+
+
+def _inlined_module(name, source):
+    """Make `import name` find a module built from `source`, as the case's folder on sys.path would."""
+    module = types.ModuleType(name)
+    module.__file__ = name + ".py"
+    sys.modules[name] = module
+    exec(compile(source, module.__file__, "exec"), module.__dict__)
+
+
+'''
+
+# How main calls each step on an exported program.
+AFTER_CALLS = {
+    CHECK: "check(ep, [args, *extra], kwargs, expected, calls)",
+    DECOMPOSE: "decompose(ep)",
+    SERIALIZE: "load_in_a_fresh_process(saved)",
+}
+
+CLONE = '''
+def _clone(value):
+    """A deep copy, so that what one step does to its inputs never reaches the next one."""
+    try:
+        return copy.deepcopy(value)
+    except Exception:
+        return value
+'''
+
+VALUE_FUNCTION = '''
+def _value(value):
+    """A function (not a module or class) stands for what it returns, as in the worker's case loader."""
+    if callable(value) and not hasattr(value, "forward") and not isinstance(value, type):
+        return value()
+    return value
+'''
+
+INPUTS_FUNCTION = '''
+def inputs():
+    """The case's example inputs, keyword inputs, dynamic shapes and further inputs, as the cell reads them."""
+    args = %s
+    kwargs = %s
+    shapes = %s
+    extra = %s
+    return args, kwargs, shapes, extra
+'''
+
+EXPORT_FUNCTION = '''
+def export(args, kwargs, shapes):
+    """torch.export.export as the cell calls it; before torch 2.2, export has no `strict` and is strict only."""
+    options = {}
+    if kwargs:
+        options["kwargs"] = _clone(kwargs)
+    if shapes is not None:
+        options["dynamic_shapes"] = shapes
+    if "strict" in inspect.signature(torch.export.export).parameters:
+        options["strict"] = STRICT
+    print("torch %s: torch.export.export(..., strict=%s)" % (torch.__version__, STRICT), flush=True)
+    return torch.export.export(model, _clone(args), **options)
+'''
+
+SAME = '''
+def _same(expected, actual, what):
+    """Raise AssertionError at the first pytree leaf where `actual` differs from eager's `expected`."""
+    from torch.utils import _pytree
+
+    want, got = _pytree.tree_flatten(expected)[0], _pytree.tree_flatten(actual)[0]
+    if len(want) != len(got):
+        raise AssertionError("%s has %d leaves, eager's %d" % (what, len(got), len(want)))
+    for index, (e, a) in enumerate(zip(want, got)):
+        if isinstance(e, torch.Tensor) or isinstance(a, torch.Tensor):
+            try:
+                torch.testing.assert_close(a, e, equal_nan=True)
+            except AssertionError as exc:
+                raise AssertionError("%s, leaf %d, differs from eager's: %s" % (what, index, exc)) from None
+        elif e != a:
+            raise AssertionError("%s, leaf %d: %r, eager's %r" % (what, index, a, e))
+'''
+
+CHECK_FUNCTION = '''
+def check(ep, inputs, kwargs, expected, calls):
+    """Run the exported program on each input: its outputs, and the inputs after the call, must match eager's."""
+    module = ep.module()
+    for number, (args, out) in enumerate(zip(inputs, expected)):
+        given = (_clone(args), _clone(kwargs))
+        print("torch %s: the exported program on input %d" % (torch.__version__, number), flush=True)
+        actual = module(*given[0], **given[1])
+        _same(out, actual, "input %d: output" % number)
+        _same(calls[number], given, "input %d: the arguments after the call" % number)
+'''
+
+UNCOMPARED_CHECK = '''
+def check(ep, inputs, kwargs, expected, calls):
+    """Run the exported program on each input; the case compares nothing with eager."""
+    # the case's skip_check: %s
+    module = ep.module()
+    for number, args in enumerate(inputs):
+        print("torch %%s: the exported program on input %%d" %% (torch.__version__, number), flush=True)
+        module(*_clone(args), **_clone(kwargs))
+'''
+
+DECOMPOSE_FUNCTION = '''
+def decompose(ep):
+    """ExportedProgram.run_decompositions(), to the core ATen operator set."""
+    print("torch %s: ep.run_decompositions()" % torch.__version__, flush=True)
+    return ep.run_decompositions()
+'''
+
+AFTER_FUNCTION = '''
+def after(failed, name, run):
+    """Run one step on the exported program; a failure is printed and named in `failed`, and the next step runs."""
+    try:
+        run()
+    except Exception:
+        traceback.print_exc()
+        failed.append(name)
+'''
+
+SAVE_FUNCTION = '''
+def save(ep):
+    """torch.export.save to a file of a new temporary folder: the program a fresh process loads."""
+    import os
+    import tempfile
+
+    path = os.path.join(tempfile.mkdtemp(prefix="export-repro-"), "program.pt2")
+    print("torch %s: torch.export.save" % torch.__version__, flush=True)
+    torch.export.save(ep, path)
+    return path
+
+
+def load_in_a_fresh_process(path):
+    """Load and run the saved program in a new Python that runs the case's code but never exports, as the cell does."""
+    import os
+    import shutil
+    import subprocess
+
+    try:
+        done = subprocess.run([sys.executable, __file__, "--load", path])
+    finally:
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    if done.returncode:
+        raise RuntimeError("the fresh process failed (exit status %d): its traceback is above" % done.returncode)
+'''
+
+LOAD_FUNCTION = '''
+def load(path):
+    """In the fresh process: load the program and run it on the case's example inputs, then compare with eager.
+
+    Eager runs last: what it does (a lazy registration) must not help the load, as it cannot in the cell's.
+    """
+    args, kwargs, _, _ = inputs()
+    print("torch %%s: torch.export.load, then a run of the loaded program" %% torch.__version__, flush=True)
+    loaded = torch.export.load(path)
+    actual = loaded.module()(*_clone(args), **_clone(kwargs))
+    %s
+'''
+
+COMPARE_LOADED = """expected = _clone(model)(*_clone(args), **_clone(kwargs))
+    _same(expected, actual, "the loaded program's output")"""
+SKIPPED = "# the case compares nothing with eager (skip_check: %s)"

@@ -15,6 +15,7 @@ from matrix import bisect, cli, probe
 from matrix.bisect import BisectError, Skip, search
 from matrix.contract import schema
 from matrix.contract.errors import UserError
+from matrix.contract.options import from_namespace
 from matrix.contract.requests import RunRequest
 from matrix.envs import env_errors, environments, pythons, releases
 
@@ -119,7 +120,7 @@ def args(**values: Any) -> bisect.BisectOptions:
     namespace = parser.parse_args([str(FIXTURES / "basic" / "add_one.py")])
     for key, value in values.items():
         setattr(namespace, key, value)
-    return bisect.BisectOptions.from_args(namespace)
+    return from_namespace(bisect.BisectOptions, namespace)
 
 
 def test_plan_takes_every_patch_between_the_ends_for_one_python() -> None:

@@ -392,7 +392,7 @@ def test_two_with_sets_of_one_cell_stay_two_cells_each_in_its_set_file(tmp_path:
     bare = cell("2.9.1", "pypi", "m", "strict", "pass", "2025-01-01T00:00:00Z")
     del bare["with_set"]
     merged = merge.merge([merge.read_shard(str(write_shard(tmp_path / "bare.jsonl", [bare])))])
-    assert merged.cells == 1 and merge.cell_identity(bare)[3] == ""
+    assert merged.cells == 1 and schema.identity(bare)[3] == ""
 
 
 def test_a_working_base_environment_does_not_clear_a_sets_env_error(shards: List[Path], tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from matrix import cli
 from matrix.contract.errors import USAGE
+from matrix.contract.options import from_namespace
 from matrix.envs import releases
 from matrix.records import repro, store
 from matrix.records.repro import Cell
@@ -116,7 +117,7 @@ def test_the_check_command_runs_the_same_cell_with_only_options_check_has():
     )
     from matrix import check
 
-    options = check.CheckOptions.from_args(_parsed(check, shlex.split(str(command))[2:]))
+    options = from_namespace(check.CheckOptions, _parsed(check, shlex.split(str(command))[2:]))
     assert (options.torch, options.variant, options.mode, options.python) == (("2.13.0+cpu",), "cpu", "strict", "3.11")
     assert options.with_requirements == ("transformers==4.57.1",)
 
