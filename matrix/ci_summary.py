@@ -100,29 +100,28 @@ def markdown(found: Verdict, report_url: Optional[str] = None) -> str:
         lines += [_table(counts), ""]
     if not found.has_baseline:
         lines.append("No baseline report was found (first published run?): nothing to compare with yet.")
-        return "\n".join(lines) + "\n"
-    if not found.new_regressions:
+    elif not found.new_regressions:
         lines.append("**No new regressions** since the baseline.")
-        return "\n".join(lines) + "\n"
-    lines.append("### %d new regression%s since the baseline" % (found.new_regressions, _s(found.new_regressions)))
-    if len(found.new_transitions):
-        moves = found.new_transitions
-        stage = moves["stage"] if "stage" in moves.columns else [None] * len(moves)
-        change = moves["status_before"].astype(str) + " → " + moves["status_after"].astype(str)
-        rows = moves.assign(
-            releases=moves["before"].astype(str) + " → " + moves["after"].astype(str),
-            status=[
-                "%s, but %s stopped working" % (text, part) if kind == "stage-regression" else text
-                for text, kind, part in zip(change, moves["kind"], stage)
-            ],
-            error=[_error(t, m) for t, m in zip(moves["error_type"], moves["error_message"])],
-        )[["case", "mode", "variant", "releases", "status", "error"]]
-        lines += ["", "Between releases:", "", _table(rows.head(LISTED)), *_more(rows)]
-    if len(found.worse_cells):
-        worse = found.worse_cells
-        rows = worse.assign(status=worse["status_baseline"].astype(str) + " → " + worse["status"].astype(str))
-        rows = rows[["release", "variant", "python", "case", "mode", "status"]]
-        lines += ["", "Worse than the same cell in the baseline:", "", _table(rows.head(LISTED)), *_more(rows)]
+    else:
+        lines.append("### %d new regression%s since the baseline" % (found.new_regressions, _s(found.new_regressions)))
+        if len(found.new_transitions):
+            moves = found.new_transitions
+            stage = moves["stage"] if "stage" in moves.columns else [None] * len(moves)
+            change = moves["status_before"].astype(str) + " → " + moves["status_after"].astype(str)
+            rows = moves.assign(
+                releases=moves["before"].astype(str) + " → " + moves["after"].astype(str),
+                status=[
+                    "%s, but %s stopped working" % (text, part) if kind == "stage-regression" else text
+                    for text, kind, part in zip(change, moves["kind"], stage)
+                ],
+                error=[_error(t, m) for t, m in zip(moves["error_type"], moves["error_message"])],
+            )[["case", "mode", "variant", "releases", "status", "error"]]
+            lines += ["", "Between releases:", "", _table(rows.head(LISTED)), *_more(rows)]
+        if len(found.worse_cells):
+            worse = found.worse_cells
+            rows = worse.assign(status=worse["status_baseline"].astype(str) + " → " + worse["status"].astype(str))
+            rows = rows[["release", "variant", "python", "case", "mode", "status"]]
+            lines += ["", "Worse than the same cell in the baseline:", "", _table(rows.head(LISTED)), *_more(rows)]
     return "\n".join(lines) + "\n"
 
 

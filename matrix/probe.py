@@ -107,12 +107,8 @@ def winners(found: Iterable[Record], case: str, modes: Sequence[str]) -> Dict[st
     for record in found:
         if record.get("kind") == "cell" and record.get("case") == case and record.get("mode") in cells:
             cells[record["mode"]].append(record)
-    chosen: Dict[str, Record] = {}
-    for mode, candidates in cells.items():
-        best = latest(candidates)
-        if best is not None:
-            chosen[mode] = best
-    return chosen
+    chosen = {mode: latest(candidates) for mode, candidates in cells.items()}
+    return {mode: best for mode, best in chosen.items() if best is not None}
 
 
 @dataclass(frozen=True)

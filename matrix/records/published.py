@@ -29,6 +29,7 @@ import pandas as pd
 
 from matrix.contract.products import PRODUCTS
 from matrix.contract.schema import LOAD_KINDS, SCHEMA_VERSION
+from matrix.records.columns import MEASURES, TEXT_COLUMNS
 from matrix.records.devices import DEFAULT
 
 CELLS = "cells.parquet"
@@ -49,8 +50,6 @@ COMPUTED = (
 LOAD_COMPUTED = ("saved", "loaded")
 # The identity of a cell, as the text table keys it; a table without ``device`` holds the CPU's cells alone.
 KEY = ("release", "variant", "python", "with_set", "case", "mode", "device")
-TEXT_COLUMNS = ("graph_text", "error_traceback", "stderr_tail", "diagnosis")
-MEASURES = ("load_s", "eager_s", "export_s", "check_s", "decompose_s", "serialize_s", "total_s", "peak_rss_mb")
 _RUNS = re.compile(r"^(\S+)×(\d+)$")
 NO_TEXTS = (
     "%s: a report published without %s: its cells are rebuilt without graphs, tracebacks, stderr tails and"

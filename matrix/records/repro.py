@@ -215,7 +215,7 @@ def check_command(cell: Cell, matrix: Optional[releases.Matrix] = None) -> Optio
     words += ["--variant", cell.variant, "--mode", cell.mode, "--python", cell.python]
     for requirement in packages.requirements(cell.with_set):
         words += ["--with", requirement]
-    return " ".join(shlex.quote(word) for word in words)
+    return _words(words)
 
 
 @dataclass(frozen=True)

@@ -256,22 +256,22 @@ def _added_packages(run_ids: pd.Series, environments: List[Dict[str, Any]]) -> L
 
 def _environments(rows: List[Dict[str, Any]]) -> pd.DataFrame:
     keys = sorted({key for row in rows for key in row} | {"torch_version", "variant", "python", "started_at"})
-    frame = pd.DataFrame({key: [row.get(key) for row in rows] for key in keys}, dtype=object)
+    frame = _frame(rows, keys)
     return sort_cells(frame, extra=["started_at"]) if rows else frame
 
 
 def _product_records(made: Mapping[str, List[Dict[str, Any]]]) -> Dict[str, pd.DataFrame]:
     """Per product, its records as read, one row each, columns its keys (missing keys as None)."""
-    return {
-        product.name: pd.DataFrame(
-            {key: [row.get(key) for row in made.get(product.name, [])] for key in product.keys}, dtype=object
-        )
-        for product in declared.PRODUCTS
-    }
+    return {product.name: _frame(made.get(product.name, []), product.keys) for product in declared.PRODUCTS}
+
+
+def _frame(rows: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> pd.DataFrame:
+    """Records as a table of ``keys`` (missing keys as None), every column of Python objects."""
+    return pd.DataFrame({key: [row.get(key) for row in rows] for key in keys}, dtype=object)
 
 
 def _env_errors(rows: List[Dict[str, Any]]) -> pd.DataFrame:
-    frame = pd.DataFrame({key: [row.get(key) for row in rows] for key in ENV_ERROR_KEYS}, dtype=object)
+    frame = _frame(rows, ENV_ERROR_KEYS)
     if frame.empty:
         return frame
     frame = frame.dropna(subset=["torch_version"])

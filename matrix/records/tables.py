@@ -36,10 +36,8 @@ from matrix.contract.schema import (
     rank,
 )
 from matrix.records import completeness, devices, store
-from matrix.records.columns import EXPORTED, FAILING, KEY
+from matrix.records.columns import EXPORTED, FAILING, KEY, MEASURES, TEXT_COLUMNS
 
-# What a record measures of its run: a cell's are the medians over its runs.
-MEASURES = ["load_s", "eager_s", "export_s", "check_s", "decompose_s", "serialize_s", "total_s", "peak_rss_mb"]
 # The cell table's columns of times and memory, which differ between two runs of the same cells by nature.
 TIMES = [*MEASURES, "export_s_runs"]
 OUTCOMES = [stage + "_outcome" for stage, _ in STAGES]
@@ -63,7 +61,6 @@ CELL_COLUMNS = [
     # None where the run did not select it.
     *stages.keys_of(stages.KNOWN),
 ]  # fmt: skip
-TEXT_COLUMNS = ["graph_text", "error_traceback", "stderr_tail", "diagnosis"]
 
 
 def cells(raw: pd.DataFrame) -> pd.DataFrame:
