@@ -192,26 +192,17 @@ def rows_for(probed: Probed, modes: Sequence[str], label: str, wanted: Sequence[
 
 
 def check_target(
-    target: Target,
-    infos: Sequence[CaseInfo],
-    modes: Sequence[str],
-    out: Path,
-    timeout: float,
-    reinstall: bool = False,
-    verbose: bool = False,
-    jobs: int = 0,
-    added: Sequence[str] = (),
-    stages: Sequence[str] = STAGES,
-    aoti_timeout: float = DEFAULT_AOTI_TIMEOUT_S,
-    device: str = "cpu",
+    target: Target, infos: Sequence[CaseInfo], options: CheckOptions, out: Path, jobs: int = 0
 ) -> Dict[str, List[Row]]:
-    """Install (or reuse) the target's environment, run the cases there in one worker, and read back each
-    case's rows, by its name. The cases share the target's dependency set (``sets.group``)."""
+    """Install (or reuse) the target's environment, run the cases there in one worker (``jobs`` cells at once, 0
+    for the worker's default), and read back each case's rows, by its name. The cases share the target's
+    dependency set (``sets.group``)."""
     spec = None if target.build is None else target.spec
     folder = out / (CURRENT if spec is None else spec.name)
-    request = cases_request([info.path for info in infos], modes, folder, timeout, verbose, jobs, added)
-    request = replace(request, stages=tuple(stages), aoti_timeout=aoti_timeout, device=device)
-    probed = probe_cases(spec, infos, request, reinstall, verbose)
+    modes, added = modes_of(options.mode), options.with_requirements
+    request = cases_request([info.path for info in infos], modes, folder, options.timeout, options.verbose, jobs, added)
+    request = replace(request, stages=tuple(options.stages), aoti_timeout=options.aoti_timeout, device=options.device)
+    probed = probe_cases(spec, infos, request, options.reinstall, options.verbose)
     return {info.name: rows_for(probed[info.name], modes, target.label, _named(info, added)) for info in infos}
 
 
@@ -341,12 +332,7 @@ def check_cases(
         found: Dict[str, List[Row]] = {}
         # The sets of one release one after the other: their environments share the release's base.
         for mine, infos in groups(target, cases, options.with_requirements):
-            rows = check_target(
-                mine, infos, modes, out, options.timeout, options.reinstall, options.verbose, cells_at_once,
-                options.with_requirements, stages=options.stages, aoti_timeout=options.aoti_timeout,
-                device=options.device,
-            )  # fmt: skip
-            found.update(rows)
+            found.update(check_target(mine, infos, options, out, cells_at_once))
         return found
 
     by_target: Dict[Target, Dict[str, List[Row]]] = {}

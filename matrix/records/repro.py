@@ -203,12 +203,19 @@ def torch_version(cell: Cell, matrix: Optional[releases.Matrix] = None) -> str:
     that build is installed, and checked, as ``2.2.2``. A variant the matrix does not know keeps
     the version as recorded.
     """
-    try:
-        variant = (matrix or releases.default_matrix()).variant(cell.variant)
-    except releases.ReleaseError:
+    variant = _variant(cell.variant, matrix)
+    if variant is None:
         return cell.release
     public = transitions.base(cell.release)
     return public if variant.local_tag is None else "%s+%s" % (public, variant.local_tag)
+
+
+def _variant(name: str, matrix: Optional[releases.Matrix] = None) -> Optional[releases.Variant]:
+    """The matrix's variant of that name (the default matrix's without one); None where it has none."""
+    try:
+        return (matrix or releases.default_matrix()).variant(name)
+    except releases.ReleaseError:
+        return None
 
 
 def check_command(cell: Cell, matrix: Optional[releases.Matrix] = None) -> Optional[str]:
@@ -261,14 +268,14 @@ def install(cell: Cell, declared: Sequence[str] = (), matrix: Optional[releases.
     matrix = matrix or releases.default_matrix()
     release = matrix.release_like(cell.release)
     index_url, note, channel = None, None, None
-    try:
-        variant = matrix.variant(cell.variant)
-        index_url, channel = (variant.index_url if variant.local_tag else None), variant.channel
-    except releases.ReleaseError:
+    variant = _variant(cell.variant, matrix)
+    if variant is None:
         note = "variant %s is not in releases.toml: install its build of torch %s from its index" % (
             cell.variant,
             cell.release,
         )
+    else:
+        index_url, channel = (variant.index_url if variant.local_tag else None), variant.channel
     named = packages.requirements(cell.dependency_set) or tuple(declared)
     versions = packages.resolved(dict(cell.added_packages))
     pinned = [_pinned(requirement, versions) for requirement in named]
@@ -483,10 +490,8 @@ def several(wanted: str, where: str, places: List[Place], commits: Dict[Place, L
 
 def build_text(variant: str, commits: List[str]) -> str:
     """Where a build comes from, in words: ``the test channel's build, from https://...; git 1a2b3c4d5e6f``."""
-    try:
-        index: Optional[str] = releases.default_matrix().variant(variant).index_url
-    except releases.ReleaseError:
-        index = None
+    known = _variant(variant)
+    index = known.index_url if known is not None else None
     channel = channel_of(variant)
     if channel:
         text = "the %s channel's build, from %s" % (channel, index or "its index")

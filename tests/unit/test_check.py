@@ -91,7 +91,8 @@ def test_check_shows_the_record_that_schema_recency_says_wins_not_the_last_one_r
 
     monkeypatch.setattr(probe, "run_case", fake_run)
     info = probe.validate_case(str(FIXTURES / "basic" / "add_one.py"))
-    rows = check.check_target(check.Target(None), [info], ["strict", "non-strict"], tmp_path, 1.0)[info.name]
+    options = check.CheckOptions(case=info.path, timeout=1.0)
+    rows = check.check_target(check.Target(None), [info], options, tmp_path)[info.name]
     assert [(r.mode, r.status) for r in rows] == [(mode, expected[mode]["status"]) for mode in ("strict", "non-strict")]
 
 
@@ -171,7 +172,8 @@ def test_parallel_check_prints_the_table_of_a_serial_one(monkeypatch: pytest.Mon
         ),
     )
 
-    def fake(target, infos, modes, out, timeout, reinstall, verbose, jobs, added, **stages):
+    def fake(target, infos, options, out, jobs):
+        modes = check.modes_of(options.mode)
         time.sleep(0.05 * (len(labels) - labels.index(target.label)))  # the oldest finishes last
         status = "pass" if target.label != "2.1.2" else "fail"
         return {info.name: [Row(target.label, "pypi", "3.11", mode, status) for mode in modes] for info in infos}
@@ -348,8 +350,9 @@ def fake_checks(monkeypatch: pytest.MonkeyPatch, broken: Dict[str, str]) -> List
     monkeypatch.setattr(check, "targets", lambda words, variant, python: chosen)
     calls: List[Any] = []
 
-    def fake(target, infos, modes, out, timeout, reinstall, verbose, jobs, added, **stages):
-        calls.append((tuple(info.name for info in infos), target.label, target.dependency_set, reinstall))
+    def fake(target, infos, options, out, jobs):
+        modes = check.modes_of(options.mode)
+        calls.append((tuple(info.name for info in infos), target.label, target.dependency_set, options.reinstall))
         torch, variant = ("2.15.0", "pypi") if target.label == "2.14.0" else NIGHTLY
         rows = {}
         for info in infos:
