@@ -103,7 +103,8 @@ def markdown(found: Verdict, report_url: Optional[str] = None) -> str:
     elif not found.new_regressions:
         lines.append("**No new regressions** since the baseline.")
     else:
-        lines.append("### %d new regression%s since the baseline" % (found.new_regressions, _s(found.new_regressions)))
+        count = found.new_regressions
+        lines.append("### %d new regression%s since the baseline" % (count, "" if count == 1 else "s"))
         if len(found.new_transitions):
             moves = found.new_transitions
             stage = moves["stage"] if "stage" in moves.columns else [None] * len(moves)
@@ -147,10 +148,6 @@ def _error(kind: Any, message: Any) -> str:
 
 def _percent(value: Any) -> str:
     return "" if value is None or value != value else "%.0f%%" % (100 * value)
-
-
-def _s(count: int) -> str:
-    return "" if count == 1 else "s"
 
 
 def configure_summary(parser: argparse.ArgumentParser) -> None:
