@@ -251,9 +251,7 @@ def plan(options: BisectOptions) -> Tuple[List[environments.Spec], str]:
 
 def _common_python(chosen: Sequence[releases.Release]) -> str:
     """A Python every release supports: this one if possible, else the newest shared one."""
-    shared = set(chosen[0].pythons)
-    for release in chosen[1:]:
-        shared &= set(release.pythons)
+    shared = set(chosen[0].pythons).intersection(*(release.pythons for release in chosen[1:]))
     if not shared:
         raise BisectInputError("no Python version has wheels of every release in the range; pass --python")
     current = pythons.current_python()
