@@ -14,14 +14,14 @@ from matrix.contract.schema import MODES, STAGES
 from matrix.records import figures as headline
 from matrix.records.builds import BuildComparison
 from matrix.records.candidate import Verdict
-from matrix.records.completeness import MARK, IncompleteBuild
+from matrix.records.completeness import IncompleteBuild
 from matrix.records.failures import Sighting
 from matrix.records.model import PassRate, newest_pass_rate
 from matrix.records.open_regressions import OpenRegression
 from matrix.records.verdicts import SinceBaseline, Verdicts
 from matrix.report import builds_page
 from matrix.report.site import known_issues
-from matrix.report.site.markup import clip, filter_link, status, text
+from matrix.report.site.markup import HTML, filter_link, status, text
 
 ANY_FAILURE = "failing"  # the grid's status filter for every failing status
 SHOWN_OPEN = 20  # open regressions listed; the rest are counted
@@ -73,7 +73,12 @@ def render(
             % (text(newest), percent(passed, total), passed, total, grid_link(release=newest, status=ANY_FAILURE))
         )
     if v is not None:
-        lines += [_open(v, pages), _in_newest(v, pages, changes), _incomplete(incomplete), *more]
+        lines += [
+            _open(v, pages),
+            _in_newest(v, pages, changes),
+            builds_page.incomplete_line(incomplete, HTML, '<a href="#env-errors">install errors</a>', ""),
+            *more,
+        ]
         lines += [_best(v), _epochs(v), _since(v), _builds(builds, labels or {})]
     lines += known_issues.verdict_items(known)
     parts = ['<section id="verdicts"><h2>Verdicts</h2>', "<ul>%s</ul>" % "".join(line for line in lines if line)]
@@ -104,36 +109,13 @@ def _candidate(v: Verdict, labels: Mapping[str, str]) -> str:
     )  # fmt: skip
 
 
-def _incomplete(found: Sequence[IncompleteBuild]) -> str:
-    """The builds left out of every transition and verdict, each with the sets it lacks and why."""
-    if not found:
-        return ""
-    parts = []
-    for build in found:
-        lacks = "; ".join(
-            "<code>%s</code>: %s" % (text(m.dependency_set), text(clip(builds_page.cause(m), 100)))
-            for m in build.missing
-        )
-        parts.append("%s %s lacks %s" % (text(build.release), text(build.variant), lacks))
-    return (
-        "<li><strong>Incomplete builds</strong>, marked %s wherever named and left out of every transition and"
-        " verdict (a dependency set of their cases could not be installed, so their cells say nothing of torch;"
-        ' <a href="#env-errors">install errors</a>): %s.</li>' % (text(MARK), " · ".join(parts))
-    )
-
-
 def _builds(found: Sequence[BuildComparison], labels: Mapping[str, str]) -> str:
     """Each build of another variant against PyPI's build of its release, in counts."""
     if not found:
         return ""
     parts = [
-        '<a href="%s">%s</a> vs %s: %s%s'
-        % (
-            grid_link(release=labels.get(c.build, c.build)),
-            text(c.build),
-            text(c.reference),
-            text(builds_page.counts(c)),
-            " " + text(MARK) if c.incomplete else "",
+        builds_page.compared(
+            c, '<a href="%s">%s</a>' % (grid_link(release=labels.get(c.build, c.build)), text(c.build)), HTML
         )
         for c in found
     ]
@@ -236,11 +218,14 @@ def _since(v: Verdicts) -> str:
     b = v.baseline
     if b is None:
         return ""
-    return (
-        "<li><strong>Since %s</strong>: %d cells changed status (%d regressions, %d fixes), %d new and %d vanished"
-        " cells.%s</li>"
-        % (text(b.name), b.changed, b.regressions, b.fixes, b.new_cells, b.vanished_cells, _figures_moved(b))
+    counted = "%d cells changed status (%d regressions, %d fixes), %d new and %d vanished cells" % (
+        b.changed,
+        b.regressions,
+        b.fixes,
+        b.new_cells,
+        b.vanished_cells,
     )
+    return "<li><strong>Since %s</strong>: %s.%s</li>" % (text(b.name), counted, _figures_moved(b))
 
 
 def _figures_moved(b: SinceBaseline) -> str:
