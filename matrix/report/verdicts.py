@@ -23,6 +23,7 @@ from matrix.report import markdown as md
 from matrix.report import pages
 from matrix.report.artifacts import PAGE as ARTIFACTS_PAGE
 from matrix.report.artifacts import failure
+from matrix.report.forms import MARKDOWN, Form
 
 # About the longest line of prose the front page holds.
 LONGEST = 400
@@ -126,7 +127,7 @@ def _open_line(o: OpenRegression) -> str:
             stage,
             step,
             build,
-            _stage_now(o, stage),
+            stage_now(o, stage),
         )
     return "%s %s: %s → %s%s at %s%s; now %s." % (
         md.case_with(o.case, o.with_set),
@@ -140,17 +141,18 @@ def _open_line(o: OpenRegression) -> str:
     )
 
 
-def _stage_now(o: OpenRegression, stage: str) -> str:
-    """A stage regression on the newest release: the stage's outcome where the cell passes, else the cell's status."""
+def stage_now(o: OpenRegression, stage: str, form: Form = MARKDOWN) -> str:
+    """A stage regression on the newest release: the stage's outcome where the cell passes, else the cell's status;
+    ``stage``: the stage's name as ``form`` shows it."""
     outcomes = o.stage_now or ("",) * len(o.now)
     if all(s == "pass" and out for s, out in zip(o.now, outcomes)):
-        return "%s now %s" % (stage, _join(md.text(out) for out in dict.fromkeys(outcomes)))
+        return "%s now %s" % (stage, _join(form.text(out) for out in dict.fromkeys(outcomes)))
     said = []
     for status, out in zip(o.now, outcomes):
-        if status == "pass":
-            said.append("%s %s" % (stage, md.text(out)) if out else md.status(status))
+        if status == "pass" and out:
+            said.append("%s %s" % (stage, form.text(out)))
         else:
-            said.append(md.status(status) + (" (%s %s)" % (stage, md.text(out)) if out else ""))
+            said.append(form.status(status) + (" (%s %s)" % (stage, form.text(out)) if out else ""))
     return "now %s" % _join(dict.fromkeys(said))
 
 
@@ -173,11 +175,31 @@ def _in_newest(v: Verdicts) -> str:
 def _unexpected(v: Verdicts) -> str:
     if not v.expected:
         return "- **Unexpected failures**: no case in these records carries a documented claim (`expected`)."
-    counts = [(name, sum(e.unexpected for e in mine), sum(e.failing for e in mine)) for name, mine in _by_env(v)]
-    head = (
+    return _per_build(
+        v,
+        "unexpected",
         "- **Unexpected failures** (failing cells of cases documented to work / all failing cells; [claims](%s)): "
-        % pages.CLAIMS
+        % pages.CLAIMS,
     )
+
+
+def _unclaimed(v: Verdicts) -> str:
+    """The failing cells of cases that claim nothing: a failure there can be neither expected nor unexpected."""
+    if not v.expected:
+        return ""
+    if not any(e.unclaimed for e in v.expected):
+        return "- **Failing with no claim**: none: every failing cell is of a case that claims whether it works."
+    head = (
+        "- **Failing with no claim** (failing cells of cases whose documentation claims nothing there, so that no"
+        " failure of theirs counts as unexpected / all failing cells; [claims](%s)): " % pages.CLAIMS
+    )
+    return _per_build(v, "unclaimed", head)
+
+
+def _per_build(v: Verdicts, field: str, head: str) -> str:
+    """``head``, then per build its cells counted in ``field`` over its failing cells; where that runs past
+    :data:`LONGEST`, the newest build's and the range."""
+    counts = [(name, sum(getattr(e, field) for e in mine), sum(e.failing for e in mine)) for name, mine in _by_env(v)]
     line = head + " · ".join("%s %d/%d" % (md.text(name), bad, failing) for name, bad, failing in counts) + "."
     if len(line) <= LONGEST:
         return line
@@ -190,26 +212,6 @@ def _unexpected(v: Verdicts) -> str:
         max(c[1] for c in counts),
         DOCUMENTED,
     )
-
-
-def _unclaimed(v: Verdicts) -> str:
-    """The failing cells of cases that claim nothing: a failure there can be neither expected nor unexpected."""
-    if not v.expected:
-        return ""
-    counts = [(name, sum(e.unclaimed for e in mine), sum(e.failing for e in mine)) for name, mine in _by_env(v)]
-    if not any(bad for _, bad, _ in counts):
-        return "- **Failing with no claim**: none: every failing cell is of a case that claims whether it works."
-    head = (
-        "- **Failing with no claim** (failing cells of cases whose documentation claims nothing there, so that no"
-        " failure of theirs counts as unexpected / all failing cells; [claims](%s)): " % pages.CLAIMS
-    )
-    line = head + " · ".join("%s %d/%d" % (md.text(name), bad, failing) for name, bad, failing in counts) + "."
-    if len(line) <= LONGEST:
-        return line
-    name, bad, failing = counts[-1]
-    return head + "%d/%d on %s, %d to %d per build ([per build](%s))." % (
-        bad, failing, md.text(name), min(c[1] for c in counts), max(c[1] for c in counts), DOCUMENTED,
-    )  # fmt: skip
 
 
 def _by_env(v: Verdicts) -> List[Tuple[str, List[judged.Expected]]]:

@@ -20,6 +20,7 @@ from matrix.records.model import PassRate, newest_pass_rate
 from matrix.records.open_regressions import OpenRegression
 from matrix.records.verdicts import SinceBaseline, Verdicts
 from matrix.report import builds_page
+from matrix.report import verdicts as report_verdicts
 from matrix.report.site import known_issues
 from matrix.report.site.markup import HTML, filter_link, status, text
 
@@ -163,7 +164,7 @@ def _item(found: OpenRegression, pages: Mapping[str, str]) -> str:
     if found.kind == "stage-regression":
         stage = STAGE_LABELS.get(found.stage or "", found.stage or "a stage")
         change = "%s stopped working" % text(stage)
-        now = _stage_now(found, stage)
+        now = report_verdicts.stage_now(found, text(stage), HTML)
     else:
         change = "%s → %s" % (status(found.status_before), status(found.status_after))
         change += " (now wrong numbers)" if found.kind == "wrong-result" else ""
@@ -176,20 +177,6 @@ def _item(found: OpenRegression, pages: Mapping[str, str]) -> str:
         text(found.after),
         now,
     )
-
-
-def _stage_now(found: OpenRegression, stage: str) -> str:
-    """A stage regression on the newest release: the stage's outcome where the cell passes, else the cell's status."""
-    outcomes = found.stage_now or ("",) * len(found.now)
-    if all(s == "pass" and out for s, out in zip(found.now, outcomes)):
-        return "%s now %s" % (text(stage), text(", ".join(dict.fromkeys(outcomes))))
-    said = []
-    for value, out in zip(found.now, outcomes):
-        if value == "pass" and out:
-            said.append("%s %s" % (text(stage), text(out)))
-        else:
-            said.append(status(value) + (" (%s %s)" % (text(stage), text(out)) if out else ""))
-    return "now " + ", ".join(dict.fromkeys(said))
 
 
 def _best(v: Verdicts) -> str:
