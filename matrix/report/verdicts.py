@@ -99,7 +99,7 @@ def _open_regressions(v: Verdicts) -> str:
     found = "1 regression" if r.found == 1 else "the %d regressions" % r.found
     head = "- **Still broken on %s**: %d of %s found between releases" % (newest, r.open_count, found)
     if r.open_cells:
-        head += ", in %s" % _plural(r.open_cells, "cell")
+        head += ", in %s" % md.plural(r.open_cells, "cell")
     tail = ["%d fixed since" % r.fixed] if r.fixed else []
     if r.unknown:
         tail.append("%d not run or not applicable on %s" % (r.unknown, newest))
@@ -165,7 +165,7 @@ def _in_newest(v: Verdicts) -> str:
     if not r.in_newest:
         return "- **Regressed in %s**: nothing broke there ([transitions](%s))." % (newest, TRANSITIONS)
     cells = len({(o.case, o.variant, o.with_set, m) for o in r.in_newest for m in o.modes})
-    out = ["- **Regressed in %s**: %s broke there:" % (newest, _plural(cells, "cell"))]
+    out = ["- **Regressed in %s**: %s broke there:" % (newest, md.plural(cells, "cell"))]
     out += ["  - " + _open_line(o) for o in r.in_newest[:SHOWN_OPEN]]
     if len(r.in_newest) > SHOWN_OPEN:
         out.append("  - … and %d more ([transitions](%s))." % (len(r.in_newest) - SHOWN_OPEN, TRANSITIONS))
@@ -242,10 +242,10 @@ def _best(v: Verdicts) -> str:
 def _epochs_line(v: Verdicts) -> str:
     if not v.epochs:
         return ""
-    spans = " · ".join(md.text(_span(e)) for e in v.epochs)
+    spans = " · ".join(md.text(span(e)) for e in v.epochs)
     newest = v.epochs[-1]
     line = "- **Saved programs** load across %s: %s ([epochs](%s), [every pair](%s))." % (
-        _plural(len(v.epochs), "epoch"),
+        md.plural(len(v.epochs), "epoch"),
         spans,
         SAVED_PROGRAMS,
         ARTIFACTS_PAGE,
@@ -269,9 +269,9 @@ def _since(v: Verdicts) -> str:
         " gone regressions or fixes between releases ([since the previous report](%s))."
         % (
             md.code(b.name),
-            _plural(b.changed, "cell"),
-            _plural(b.regressions, "regression"),
-            _plural(b.fixes, "fix", "fixes"),
+            md.plural(b.changed, "cell"),
+            md.plural(b.regressions, "regression"),
+            md.plural(b.fixes, "fix", "fixes"),
             b.new_cells,
             b.vanished_cells,
             b.new_transitions,
@@ -316,8 +316,8 @@ def _build_changes(v: Verdicts) -> str:
             md.link(md.transition_title(c.before, c.after), md.transition_page(c.before, c.after)),
             md.text(c.build_before),
             md.text(c.build_after),
-            _plural(c.regressions, "regression"),
-            _plural(c.fixes, "fix", "fixes"),
+            md.plural(c.regressions, "regression"),
+            md.plural(c.fixes, "fix", "fixes"),
         )
         for c in changes[:SHOWN_CHANGES]
     ]
@@ -384,7 +384,7 @@ def epochs_section(v: Optional[Verdicts], cases: Sequence[str] = ()) -> str:
     for e in v.epochs:
         rows.append(
             [
-                md.text(_span(e)),
+                md.text(span(e)),
                 str(e.programs) + (" (%d more not tried)" % e.untried if e.untried else ""),
                 "%d of %d" % (e.passed, e.tried),
                 BACKWARD.get(e.backward, e.backward),
@@ -396,7 +396,7 @@ def epochs_section(v: Optional[Verdicts], cases: Sequence[str] = ()) -> str:
     return intro + "\n\n" + md.table(headers, rows, ["l", "r", "r", "l", "l", "l"])
 
 
-def _span(e: Epoch) -> str:
+def span(e: Epoch) -> str:
     return e.first if len(e.releases) == 1 else "%s–%s" % (e.first, e.last)
 
 
@@ -413,7 +413,7 @@ def _exceptions(e: Epoch, linked: Set[str]) -> str:
         label = md.case_link(case) if case in linked else md.text(case)
         named.append("%s (%s)" % (label, md.text(_join(modes))))
     more = " … (+%d)" % (len(cases) - SHOWN_EXCEPTIONS) if len(cases) > SHOWN_EXCEPTIONS else ""
-    return "%s: %s%s" % (_plural(len(cases), "case"), ", ".join(named), more)
+    return "%s: %s%s" % (md.plural(len(cases), "case"), ", ".join(named), more)
 
 
 def _cut(e: Epoch) -> str:
@@ -457,10 +457,6 @@ def strict_note(v: Optional[Verdicts]) -> str:
 def _and(values: Sequence[str]) -> str:
     """``a``, ``a and b``, ``a, b and c``."""
     return values[0] if len(values) == 1 else "%s and %s" % (", ".join(values[:-1]), values[-1])
-
-
-def _plural(count: int, one: str, many: str = "") -> str:
-    return "%d %s" % (count, one if count == 1 else (many or one + "s"))
 
 
 def _minor_between(minor: str, older: str, newer: str) -> bool:

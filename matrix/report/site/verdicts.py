@@ -20,6 +20,7 @@ from matrix.records.model import PassRate, newest_pass_rate
 from matrix.records.open_regressions import OpenRegression
 from matrix.records.verdicts import SinceBaseline, Verdicts
 from matrix.report import builds_page
+from matrix.report import markdown as md
 from matrix.report import verdicts as report_verdicts
 from matrix.report.site import known_issues
 from matrix.report.site.markup import HTML, filter_link, status, text
@@ -191,12 +192,10 @@ def _epochs(v: Verdicts) -> str:
         return ""
     spans = []
     for e in v.epochs:
-        span = e.first if len(e.releases) == 1 else "%s–%s" % (e.first, e.last)
         tried = "%d of %d loads match" % (e.passed, e.tried) if e.tried else "no load tried within"
-        spans.append("%s (%s)" % (span, tried))
-    return '<li><strong>Saved programs</strong> load across %d epoch%s: %s (<a href="#epochs">epochs</a>).</li>' % (
-        len(v.epochs),
-        "" if len(v.epochs) == 1 else "s",
+        spans.append("%s (%s)" % (report_verdicts.span(e), tried))
+    return '<li><strong>Saved programs</strong> load across %s: %s (<a href="#epochs">epochs</a>).</li>' % (
+        md.plural(len(v.epochs), "epoch"),
         text(" · ".join(spans)),
     )
 
