@@ -403,10 +403,7 @@ def span(e: Epoch) -> str:
 def _exceptions(e: Epoch, linked: Set[str]) -> str:
     if not e.exceptions:
         return "none"
-    cases: List[str] = []
-    for found in e.exceptions:
-        if found.case not in cases:
-            cases.append(found.case)
+    cases = list(dict.fromkeys(found.case for found in e.exceptions))
     named = []
     for case in cases[:SHOWN_EXCEPTIONS]:
         modes = [x.mode for x in e.exceptions if x.case == case]
