@@ -130,28 +130,24 @@ def render(comparisons: Sequence[BuildComparison]) -> str:
         out.append(title + _mark(c) + "\n")
         out.append("%s.\n" % counts(c).capitalize())
         rows = [
-            [
-                md.case_link(str(d["case"])),
-                md.text(d["mode"]),
-                md.text(DIFFERENCE.get(str(d["kind"]), str(d["kind"]))),
-                md.text(_detail(d), 160),
-                md.text(d.get("error_message") or "", 200),
-            ]
+            _row(d, DIFFERENCE.get(str(d["kind"]), str(d["kind"])), md.text(_detail(d), 160))
             for d in _ordered(c.differences)
         ]
-        rows += [
-            [
-                md.case_link(str(row["case"])),
-                md.text(row["mode"]),
-                md.text("not comparable"),
-                md.text("%s on this build" % row.get("status")),
-                md.text(row.get("error_message") or "", 200),
-            ]
-            for row in c.unranked
-        ]
+        rows += [_row(row, "not comparable", md.text("%s on this build" % row.get("status"))) for row in c.unranked]
         headers = ["case", "mode", "difference", "PyPI's → this build", "error"]
         out.append(md.table(headers, rows) if rows else "_No difference._\n")
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _row(cell: Dict[str, object], difference: str, detail: str) -> List[str]:
+    """A cell of the page's table: its case, mode, difference, ``detail`` (Markdown) and error."""
+    return [
+        md.case_link(str(cell["case"])),
+        md.text(cell["mode"]),
+        md.text(difference),
+        detail,
+        md.text(cell.get("error_message") or "", 200),
+    ]
 
 
 def _detail(d: Dict[str, object]) -> str:
