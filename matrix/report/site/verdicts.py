@@ -42,11 +42,6 @@ def percent(passed: int, total: int) -> str:
     return "%.1f%%" % (100.0 * passed / total) if total else "–"
 
 
-def grid_link(**filters: str) -> str:
-    """A link to the front page's grid with these filters set (``#release=2.5.1%2Bcpu&status=failing``)."""
-    return filter_link(**filters)
-
-
 def render(
     rates: Sequence[PassRate],
     v: Optional[Verdicts],
@@ -72,7 +67,7 @@ def render(
         lines.append(
             "<li><strong>Newest release, %s</strong>: %s of the cells that ran torch.export pass (%d of %d, every"
             ' mode); <a href="%s">its failing cells</a>.</li>'
-            % (text(newest), percent(passed, total), passed, total, grid_link(release=newest, status=ANY_FAILURE))
+            % (text(newest), percent(passed, total), passed, total, filter_link(release=newest, status=ANY_FAILURE))
         )
     if v is not None:
         lines += [
@@ -95,7 +90,7 @@ def render(
 
 def _candidate(v: Verdict, labels: Mapping[str, str]) -> str:
     """A candidate against the newest release: whether it regresses, and the cells it breaks."""
-    link = '<a href="%s">%s</a>' % (grid_link(release=labels.get(v.candidate, v.candidate)), text(v.candidate))
+    link = '<a href="%s">%s</a>' % (filter_link(release=labels.get(v.candidate, v.candidate)), text(v.candidate))
     head = "<li><strong>Candidate</strong> %s (%s) vs %s (%s): " % (
         link, text(v.variant), text(v.reference), text(v.reference_variant),
     )  # fmt: skip
@@ -117,7 +112,7 @@ def _builds(found: Sequence[BuildComparison], labels: Mapping[str, str]) -> str:
         return ""
     parts = [
         builds_page.compared(
-            c, '<a href="%s">%s</a>' % (grid_link(release=labels.get(c.build, c.build)), text(c.build)), HTML
+            c, '<a href="%s">%s</a>' % (filter_link(release=labels.get(c.build, c.build)), text(c.build)), HTML
         )
         for c in found
     ]
@@ -246,7 +241,7 @@ def rates_table(found: Sequence[PassRate], v: Optional[Verdicts]) -> str:
                 e = documented.get((label, mode))
                 cell = "%s <small>%d/%d</small>" % (percent(e.passed, e.cases), e.passed, e.cases) if e else "–"
                 shown.append('<td class="num">%s</td>' % cell)
-        link = '<a href="%s">%s</a>' % (grid_link(release=label), text(label))
+        link = '<a href="%s">%s</a>' % (filter_link(release=label), text(label))
         rows.append("<tr><th>%s</th>%s</tr>" % (link, "".join(shown)))
     caption = "Pass rate: passing cells over the cells that ran torch.export (not-applicable and case-error left out)."
     if documented:
