@@ -13,7 +13,7 @@ only on enough runs. Read "regression" as "worse on this build than on PyPI's", 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Tuple
 
 import pandas as pd
 
@@ -24,6 +24,8 @@ from matrix.records import completeness, store, transitions
 REFERENCE = "pypi"
 
 Row = Dict[str, Any]
+Build = Tuple[str, str]  # (torch version, variant)
+Cell = Tuple[str, str, str]  # (case, mode, --with set)
 
 
 @dataclass(frozen=True)
@@ -60,12 +62,7 @@ def compare(cells: pd.DataFrame) -> Tuple[BuildComparison, ...]:
     """
     if cells.empty or cells["variant"].nunique() < 2:
         return ()  # one variant: no build of a release to compare with another
-    newest = store.newest_python(cells)
-    by_build: Dict[Tuple[str, str], Dict[Tuple[str, str, str], Row]] = {}
-    for row in newest.to_dict("records"):
-        build = (str(row["release"]), str(row["variant"]))
-        key = (str(row["case"]), str(row["mode"]), _with_set(row))
-        by_build.setdefault(build, {})[key] = row
+    by_build = cells_by_build(cells)
     references = {transitions.base(r): (r, v) for r, v in by_build if v == REFERENCE}
     found = []
     for release, variant in sorted(by_build, key=lambda b: (store.release_key(b[0]), b[1])):
@@ -73,13 +70,7 @@ def compare(cells: pd.DataFrame) -> Tuple[BuildComparison, ...]:
         if variant == REFERENCE or reference is None:
             continue
         theirs, mine = by_build[reference], by_build[(release, variant)]
-        shared = sorted(set(theirs) & set(mine))
-        differences: List[Row] = []
-        unranked: List[Row] = []
-        for key in shared:
-            differences.extend(transitions.compare(theirs[key], mine[key]))
-            if _unranked(theirs[key], mine[key]):
-                unranked.append(mine[key])
+        shared, differences = compared(theirs, mine)
         found.append(
             BuildComparison(
                 release=transitions.base(release),
@@ -89,10 +80,26 @@ def compare(cells: pd.DataFrame) -> Tuple[BuildComparison, ...]:
                 compared=len(shared),
                 differences=tuple(differences),
                 incomplete=_incomplete(theirs.values()) or _incomplete(mine.values()),
-                unranked=tuple(unranked),
+                unranked=tuple(mine[key] for key in shared if _unranked(theirs[key], mine[key])),
             )
         )
     return tuple(found)
+
+
+def cells_by_build(cells: pd.DataFrame) -> Dict[Build, Dict[Cell, Row]]:
+    """Each build's cells (release, variant), by case, mode and ``--with`` set; of each, the newest Python's."""
+    by_build: Dict[Build, Dict[Cell, Row]] = {}
+    for row in store.newest_python(cells).to_dict("records"):
+        with_set = row.get("with_set")
+        key = (str(row["case"]), str(row["mode"]), with_set if isinstance(with_set, str) else "")
+        by_build.setdefault((str(row["release"]), str(row["variant"])), {})[key] = row
+    return by_build
+
+
+def compared(theirs: Mapping[Cell, Row], mine: Mapping[Cell, Row]) -> Tuple[List[Cell], List[Row]]:
+    """The cells two builds both hold, and the transitions (:func:`transitions.compare`) from ``theirs`` to ``mine``."""
+    shared = sorted(set(theirs) & set(mine))
+    return shared, [move for key in shared for move in transitions.compare(theirs[key], mine[key])]
 
 
 def _unranked(reference: Row, build: Row) -> bool:
@@ -103,8 +110,3 @@ def _unranked(reference: Row, build: Row) -> bool:
 
 def _incomplete(rows: Iterable[Row]) -> bool:
     return any(bool(row.get(completeness.COLUMN) or False) for row in rows)
-
-
-def _with_set(row: Row) -> str:
-    value = row.get("with_set")
-    return value if isinstance(value, str) else ""

@@ -24,7 +24,7 @@ turns into a non-zero exit.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import pandas as pd
 
@@ -32,13 +32,11 @@ from matrix.contract.options import FAIL_ON
 from matrix.contract.schema import LoadStatus
 from matrix.records import store, transitions
 from matrix.records.artifacts import tried
+from matrix.records.builds import Build, Row, cells_by_build, compared
 from matrix.records.channel import REFERENCE_VARIANT, family, is_candidate
 from matrix.records.columns import FAILING
 
 CHANGES = ("graph-change", "op-drift")
-
-Row = Dict[str, Any]
-Build = Tuple[str, str]  # (torch version, variant)
 
 
 @dataclass(frozen=True)
@@ -68,11 +66,7 @@ def judge(cells: pd.DataFrame, loads: Optional[pd.DataFrame] = None) -> Tuple[Ve
     pairs = cells[["release", "variant"]].drop_duplicates().itertuples(index=False, name=None)
     if not any(is_candidate(release, variant) for release, variant in pairs):
         return ()  # a matrix of releases: nothing to judge, and nothing to lay out for it
-    newest = store.newest_python(cells)
-    by_build: Dict[Build, Dict[Tuple[str, str, str], Row]] = {}
-    for row in newest.to_dict("records"):
-        key = (str(row["case"]), str(row["mode"]), _with_set(row))
-        by_build.setdefault((str(row["release"]), str(row["variant"])), {})[key] = row
+    by_build = cells_by_build(cells)
     candidates = [b for b in by_build if is_candidate(*b)]
     releases = [b for b in by_build if not is_candidate(*b)]
     found = []
@@ -81,10 +75,7 @@ def judge(cells: pd.DataFrame, loads: Optional[pd.DataFrame] = None) -> Tuple[Ve
         if reference is None:
             continue
         theirs, mine = by_build[reference], by_build[build]
-        shared = sorted(set(theirs) & set(mine))
-        moves: List[Row] = []
-        for key in shared:
-            moves.extend(transitions.compare(theirs[key], mine[key]))
+        shared, moves = compared(theirs, mine)
         found.append(
             Verdict(
                 candidate=build[0],
@@ -152,8 +143,3 @@ def _unloadable(loads: Optional[pd.DataFrame], reference: Build, candidate: Buil
         for r in on[candidate].to_dict("records")
         if tuple(r[k] for k in program) in passed and r["status"] != LoadStatus.PASS and tried(r["status"])
     ]
-
-
-def _with_set(row: Row) -> str:
-    value = row.get("with_set")
-    return value if isinstance(value, str) else ""

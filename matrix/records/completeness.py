@@ -65,7 +65,7 @@ def find(cells: pd.DataFrame, env_errors: pd.DataFrame, environments: pd.DataFra
     if cells.empty or env_errors.empty or "dependency_set" not in env_errors.columns:
         return ()
     with_cells = set(zip(cells["release"].astype(str), cells["variant"].astype(str)))
-    installed: Dict[Tuple[str, str, str, str], str] = {}
+    installed: Dict[Tuple[str, ...], str] = {}
     for row in _records(environments):
         key = _set_key(row)
         started = _text(row.get("started_at"))
@@ -131,13 +131,9 @@ def complete(cells: pd.DataFrame) -> pd.DataFrame:
     return cells[~cells[COLUMN].astype(bool)]
 
 
-def _set_key(row: Dict[str, Any]) -> Tuple[str, str, str, str]:
-    return (
-        _text(row.get("torch_version")),
-        _text(row.get("variant")),
-        _text(row.get("python")),
-        _text(row.get("dependency_set")),
-    )
+def _set_key(row: Dict[str, Any]) -> Tuple[str, ...]:
+    """The build, Python and dependency set of an environment or env-error record."""
+    return tuple(_text(row.get(k)) for k in ("torch_version", "variant", "python", "dependency_set"))
 
 
 def _records(frame: pd.DataFrame) -> List[Dict[str, Any]]:

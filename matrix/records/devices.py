@@ -113,42 +113,28 @@ def compare(judged: pd.DataFrame, others: pd.DataFrame) -> Tuple[DeviceCompariso
     found = []
     for (release, variant, on), rows in theirs.items():
         here = mine.get((release, variant), {})
-        differences = []
-        compared = 0
-        for row in sorted(rows, key=_key):
-            counterpart = here.get(_key(row))
-            if counterpart is None:
-                continue
-            compared += 1
-            if _differs(counterpart, row):
-                differences.append(
-                    Difference(
-                        case=str(row["case"]),
-                        mode=str(row["mode"]),
-                        python=str(row["python"]),
-                        with_set=_text(row.get("with_set")),
-                        main=_side(counterpart),
-                        other=_side(row),
-                    )
-                )
+        pairs = [(here[_key(row)], row) for row in sorted(rows, key=_key) if _key(row) in here]
         gpus = sorted({str(row["gpu"]) for row in rows if isinstance(row.get("gpu"), str) and row["gpu"]})
+        differences = tuple(_difference(counterpart, row) for counterpart, row in pairs if _differs(counterpart, row))
         found.append(
-            DeviceComparison(
-                release=release,
-                variant=variant,
-                main=device,
-                device=on,
-                gpus=tuple(gpus),
-                compared=compared,
-                differences=tuple(differences),
-                only_here=len(rows) - compared,
-            )
+            DeviceComparison(release, variant, device, on, tuple(gpus), len(pairs), differences, len(rows) - len(pairs))
         )
     return tuple(found)
 
 
 def _key(row: Row) -> Tuple[str, ...]:
     return tuple(_text(row.get(k)) for k in _CELL)
+
+
+def _difference(main_cell: Row, other: Row) -> Difference:
+    return Difference(
+        case=str(other["case"]),
+        mode=str(other["mode"]),
+        python=str(other["python"]),
+        with_set=_text(other.get("with_set")),
+        main=_side(main_cell),
+        other=_side(other),
+    )
 
 
 def _differs(main_cell: Row, other: Row) -> bool:

@@ -91,13 +91,15 @@ class ModeAnswer:
     package: Optional[Found]  # A's package loaded on B
     compiled: Optional[Found]  # A's program compiled on B
 
+    def found(self, question: str) -> Optional[Found]:
+        """The record that answers one of QUESTIONS (for export: the cell on B)."""
+        return {"export": self.after, "saved": self.saved, "package": self.package, "compile": self.compiled}[question]
+
     def answer(self, question: str) -> Answer:
         """The answer to one of QUESTIONS (for export: on B)."""
-        if question == "export":
-            return export_answer(self.after.status if self.after else None)
-        found = {"saved": self.saved, "package": self.package, "compile": self.compiled}[question]
+        found = self.found(question)
         status = found.status if found else None
-        return compile_answer(status) if question == "compile" else load_answer(status)
+        return {"export": export_answer, "compile": compile_answer}.get(question, load_answer)(status)
 
     @property
     def exported_before(self) -> Answer:

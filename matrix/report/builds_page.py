@@ -13,6 +13,7 @@ from matrix.records import transitions
 from matrix.records.builds import BuildComparison
 from matrix.records.completeness import MARK, IncompleteBuild, Missing
 from matrix.report import markdown as md
+from matrix.report.forms import MARKDOWN, Form
 
 PAGE = "builds.md"
 # Anchor of the front page's section on environments that failed to install.
@@ -33,21 +34,32 @@ DIFFERENCE = {
 }
 
 
-def incomplete_line(builds: Sequence[IncompleteBuild]) -> str:
-    """The front page's verdict on builds that lack a dependency set ("" for none)."""
+def incomplete_line(
+    builds: Sequence[IncompleteBuild], form: Form = MARKDOWN, errors: str = "", where: str = " above"
+) -> str:
+    """The front page's verdict on builds that lack a dependency set ("" for none); ``errors``: the link to the
+    installers' errors, ``where``: where the verdicts stand."""
     if not builds:
         return ""
-    parts = []
-    for found in builds:
-        causes = "; ".join(
-            "%s: %s" % (md.code(m.dependency_set), md.text(cause(m), CAUSE_LIMIT)) for m in found.missing
+    return form.item % (
+        "%s, marked %s wherever named and left out of every transition and verdict%s (a dependency set of their cases"
+        " could not be installed, so their cells say nothing of torch; %s): %s."
+        % (
+            form.strong % "Incomplete builds",
+            form.text(MARK),
+            where,
+            errors or md.link("installer errors", INSTALL_SECTION),
+            " · ".join(lacking(b, form) for b in builds),
         )
-        parts.append("%s %s lacks %s" % (md.text(found.release), md.text(found.variant), causes))
-    return (
-        "- **Incomplete builds**, marked %s wherever named and left out of every transition and verdict above"
-        " (a dependency set of their cases could not be installed, so their cells say nothing of torch;"
-        " [installer errors](%s)): %s." % (md.text(MARK), INSTALL_SECTION, " · ".join(parts))
     )
+
+
+def lacking(build: IncompleteBuild, form: Form = MARKDOWN) -> str:
+    """A build and the dependency sets it lacks, each with why: ``2.5.1 cpu lacks `vision`: no wheel``."""
+    causes = "; ".join(
+        "%s: %s" % (form.code(m.dependency_set), form.clipped(cause(m), CAUSE_LIMIT)) for m in build.missing
+    )
+    return "%s %s lacks %s" % (form.text(build.release), form.text(build.variant), causes)
 
 
 def cause(missing: Missing) -> str:
@@ -61,19 +73,20 @@ def line(comparisons: Sequence[BuildComparison]) -> str:
     """The front page's verdict on builds of one release compared ("" for none)."""
     if not comparisons:
         return ""
-    parts = [
-        "%s vs %s: %s" % (md.text(c.build), md.text(c.reference), counts(c))
-        + (" %s" % md.text(MARK) if c.incomplete else "")
-        for c in comparisons
-    ]
+    parts = [compared(c, md.text(c.build)) for c in comparisons]
     return (
         "- **Builds of one release** (another variant's build against PyPI's build of the release, never a"
         " transition between releases; [every difference](%s)): %s." % (PAGE, " · ".join(parts))
     )
 
 
-def _mark(c: BuildComparison) -> str:
-    return " " + md.text(MARK) if c.incomplete else ""
+def compared(c: BuildComparison, name: str, form: Form = MARKDOWN) -> str:
+    """A build (``name``: as the form names it) against PyPI's build of its release, in counts."""
+    return "%s vs %s: %s%s" % (name, form.text(c.reference), form.said(counts(c)), _mark(c, form))
+
+
+def _mark(c: BuildComparison, form: Form = MARKDOWN) -> str:
+    return " " + form.text(MARK) if c.incomplete else ""
 
 
 def counts(c: BuildComparison) -> str:
@@ -117,28 +130,24 @@ def render(comparisons: Sequence[BuildComparison]) -> str:
         out.append(title + _mark(c) + "\n")
         out.append("%s.\n" % counts(c).capitalize())
         rows = [
-            [
-                md.case_link(str(d["case"])),
-                md.text(d["mode"]),
-                md.text(DIFFERENCE.get(str(d["kind"]), str(d["kind"]))),
-                md.text(_detail(d), 160),
-                md.text(d.get("error_message") or "", 200),
-            ]
+            _row(d, DIFFERENCE.get(str(d["kind"]), str(d["kind"])), md.text(_detail(d), 160))
             for d in _ordered(c.differences)
         ]
-        rows += [
-            [
-                md.case_link(str(row["case"])),
-                md.text(row["mode"]),
-                md.text("not comparable"),
-                md.text("%s on this build" % row.get("status")),
-                md.text(row.get("error_message") or "", 200),
-            ]
-            for row in c.unranked
-        ]
+        rows += [_row(row, "not comparable", md.text("%s on this build" % row.get("status"))) for row in c.unranked]
         headers = ["case", "mode", "difference", "PyPI's → this build", "error"]
         out.append(md.table(headers, rows) if rows else "_No difference._\n")
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _row(cell: Dict[str, object], difference: str, detail: str) -> List[str]:
+    """A cell of the page's table: its case, mode, difference, ``detail`` (Markdown) and error."""
+    return [
+        md.case_link(str(cell["case"])),
+        md.text(cell["mode"]),
+        md.text(difference),
+        detail,
+        md.text(cell.get("error_message") or "", 200),
+    ]
 
 
 def _detail(d: Dict[str, object]) -> str:

@@ -7,7 +7,7 @@ not, then the evidence, cell by cell, on the page.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, Sequence, Tuple
 
 from matrix.records.candidate import Verdict
 from matrix.report import markdown as md
@@ -15,6 +15,15 @@ from matrix.report import markdown as md
 PAGE = "candidates.md"
 # Cells named in the front page's line before the rest are counted.
 SHOWN = 5
+# The columns of the page's tables after the case, (header, field), and the longest text each field quotes.
+MOVED = (("mode", "mode"), ("kind", "kind"), ("release → candidate", "detail"), ("error", "error_message"))
+UNLOADABLE = (
+    ("mode", "mode"),
+    ("saved on", "saved_torch_version"),
+    ("status here", "status"),
+    ("error", "error_message"),
+)
+LIMITS = {"detail": 160, "error_message": 200}
 
 
 def title(v: Verdict) -> str:
@@ -57,47 +66,18 @@ def render(verdicts: Sequence[Verdict]) -> str:
     ]
     for v in verdicts:
         out.append("## %s\n" % md.text(title(v)))
-        out.append(_moves("Broken", v.broken))
-        out.append(_unloadable(v.unloadable))
-        out.append(_moves("Fixed", v.fixed))
-        out.append(_moves("Graph and op changes", v.changed))
+        out.append(_section("Broken", v.broken, MOVED))
+        out.append(_section("Saved programs it cannot load", v.unloadable, UNLOADABLE))
+        out.append(_section("Fixed", v.fixed, MOVED))
+        out.append(_section("Graph and op changes", v.changed, MOVED))
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def _moves(name: str, moves: Sequence[Dict[str, Any]]) -> str:
-    if not moves:
-        return "### %s (0)\n\n_None._\n" % name
-    rows = [
-        [
-            md.case_link(str(m["case"])),
-            md.text(m["mode"]),
-            md.text(m["kind"]),
-            md.text(m.get("detail") or "", 160),
-            md.text(m.get("error_message") or "", 200),
-        ]
-        for m in moves
-    ]
-    return "### %s (%d)\n\n%s" % (
-        name,
-        len(moves),
-        md.table(["case", "mode", "kind", "release → candidate", "error"], rows),
-    )
-
-
-def _unloadable(rows: Sequence[Dict[str, Any]]) -> str:
+def _section(title: str, rows: Sequence[Dict[str, Any]], columns: Sequence[Tuple[str, str]]) -> str:
+    """A heading that counts ``rows``, then their table: the case, then each column's (header, field)."""
     if not rows:
-        return "### Saved programs it cannot load (0)\n\n_None._\n"
-    table: List[List[str]] = [
-        [
-            md.case_link(str(r["case"])),
-            md.text(r["mode"]),
-            md.text(r["saved_torch_version"]),
-            md.text(r["status"]),
-            md.text(r.get("error_message") or "", 200),
-        ]
-        for r in rows
+        return "### %s (0)\n\n_None._\n" % title
+    table = [
+        [md.case_link(str(r["case"]))] + [md.text(r.get(f) or "", LIMITS.get(f)) for _, f in columns] for r in rows
     ]
-    return "### Saved programs it cannot load (%d)\n\n%s" % (
-        len(rows),
-        md.table(["case", "mode", "saved on", "status here", "error"], table),
-    )
+    return "### %s (%d)\n\n%s" % (title, len(rows), md.table(["case", *(h for h, _ in columns)], table))

@@ -6,10 +6,11 @@ page that lists, per build, every cell whose status or graph differs between the
 
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Sequence
+from typing import Any, Callable, List, Mapping, Sequence
 
 from matrix.records.devices import DeviceComparison, Difference
 from matrix.report import markdown as md
+from matrix.report.forms import MARKDOWN, Form
 
 PAGE = "devices.md"
 # The longest error quoted in a cell of the page.
@@ -32,18 +33,19 @@ def counts(c: DeviceComparison) -> str:
     return ", ".join(found)
 
 
-def line(comparisons: Sequence[DeviceComparison]) -> str:
-    """The front page's verdict on builds run on two devices ("" for none)."""
+def line(comparisons: Sequence[DeviceComparison], form: Form = MARKDOWN, page: str = PAGE) -> str:
+    """The front page's verdict on builds run on two devices, linking ``page`` ("" for none)."""
     if not comparisons:
         return ""
-    main = comparisons[0].main
+    main = form.text(comparisons[0].main)
     parts = [
-        "%s on %s vs %s: %s" % (md.text(c.release), md.text(c.device), md.text(c.main), counts(c)) for c in comparisons
+        "%s on %s vs %s: %s" % (form.text(c.release), form.text(c.device), form.text(c.main), form.said(counts(c)))
+        for c in comparisons
     ]
-    return (
-        "- **Devices**: the other verdicts, the grid and the changes are of the cells run on %s; the cells run on"
-        " another device are compared with their build's own cells on %s, never in a transition or verdict"
-        " ([every difference](%s)): %s." % (md.text(main), md.text(main), PAGE, " · ".join(parts))
+    return form.item % (
+        "%s: the other verdicts, the grid and the changes are of the cells run on %s; the cells run on another device"
+        " are compared with their build's own cells on %s, never in a transition or verdict (%s): %s."
+        % (form.strong % "Devices", main, main, form.link("every difference", page), " · ".join(parts))
     )
 
 
@@ -61,27 +63,21 @@ def render(comparisons: Sequence[DeviceComparison]) -> str:
         out.append("## %s: %s vs %s\n" % (md.text(c.release), md.text(device_name(c)), md.text(c.main)))
         out.append("%s.\n" % counts(c).capitalize())
         headers = ["case", "mode", c.main, c.device, "error on %s" % c.main, "error on %s" % c.device]
-        rows = [_row(d) for d in c.differences]
+        rows = [row(d, md.case_with(d.case, d.with_set)) for d in c.differences]
         out.append(md.table([md.text(h) for h in headers], rows) if rows else "_No difference._\n")
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def _row(d: Difference) -> List[str]:
-    return [
-        md.case_with(d.case, d.with_set),
-        md.text("%s, Python %s" % (d.mode, d.python)),
-        _outcome(d, d.main),
-        _outcome(d, d.other),
-        md.text(error(d.main), ERROR_LIMIT),
-        md.text(error(d.other), ERROR_LIMIT),
+def row(d: Difference, name: str, form: Form = MARKDOWN, status: Callable[[Any], str] = md.text) -> List[str]:
+    """A cell that differs: its case as ``name``, its mode and Python, then each device's outcome and error."""
+    outcomes = [
+        status(side.get("status"))
+        if d.status_differs
+        else "%s, graph %s" % (status(side.get("status")), form.code((side.get("graph_hash") or "")[:12]))
+        for side in (d.main, d.other)
     ]
-
-
-def _outcome(d: Difference, side: Mapping[str, Any]) -> str:
-    status = md.text(side.get("status") or "")
-    if d.status_differs:
-        return status
-    return "%s, graph %s" % (status, md.code((side.get("graph_hash") or "")[:12]))
+    errors = [form.clipped(error(side), ERROR_LIMIT) for side in (d.main, d.other)]
+    return [name, form.text("%s, Python %s" % (d.mode, d.python)), *outcomes, *errors]
 
 
 def error(side: Mapping[str, Any]) -> str:

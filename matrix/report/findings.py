@@ -4,7 +4,7 @@ the build drew and wrote for it (charts, the saved-programs page)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Generic, List, Optional, Tuple, TypeVar
 
 import pandas as pd
 
@@ -19,6 +19,18 @@ from matrix.records.verdicts import Verdicts
 from matrix.report.charts import Chart
 from matrix.report.stamp import Stamp
 
+T = TypeVar("T")
+
+
+class _OfModel(Generic[T]):
+    """A field of the model, read through the findings under its own name (``findings.cells``)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, findings: Any, owner: type) -> T:
+        return getattr(findings.model, self.name)
+
 
 @dataclass(frozen=True)
 class Findings:
@@ -30,98 +42,27 @@ class Findings:
     artifacts: Any = None  # report.artifacts.Written, when the records hold loads of saved programs
     stamp: Optional[Stamp] = None  # the tool's commit and the build date, said in the front pages' header only
 
-    @property
-    def cells(self) -> pd.DataFrame:  # tables.cells
-        return self.model.cells
-
-    @property
-    def labels(self) -> pd.Series:  # environment label per row of cells
-        return self.model.labels
-
-    @property
-    def environments(self) -> pd.DataFrame:
-        return self.model.environments
-
-    @property
-    def env_errors(self) -> pd.DataFrame:
-        return self.model.env_errors
-
-    @property
-    def moves(self) -> pd.DataFrame:  # transitions.collect
-        return self.model.moves
-
-    @property
-    def steps(self) -> Tuple[Step, ...]:  # the release transitions, oldest first
-        return self.model.steps
-
-    @property
-    def summary(self) -> pd.DataFrame:  # tables.summary
-        return self.model.summary
-
-    @property
-    def pass_rates(self) -> Tuple[PassRate, ...]:
-        return self.model.pass_rates
-
-    @property
-    def disagreements(self) -> pd.DataFrame:
-        return self.model.disagreements
-
-    @property
-    def claims(self) -> pd.DataFrame:
-        return self.model.claims
-
-    @property
-    def flaky(self) -> pd.DataFrame:
-        return self.model.flaky
-
-    @property
-    def stage_failures(self) -> pd.DataFrame:  # tables.stage_failures
-        return self.model.stage_failures
-
-    @property
-    def signatures(self) -> pd.DataFrame:  # tables.signatures
-        return self.model.signatures
-
-    @property
-    def loads(self) -> pd.DataFrame:  # records.artifacts.table
-        return self.model.loads
-
-    @property
-    def load_orders(self) -> Tuple[List[str], List[str]]:
-        return self.model.load_orders
-
-    @property
-    def runs(self) -> int:  # cell records behind the cells (after replacing re-runs)
-        return self.model.runs
-
-    @property
-    def warnings(self) -> Tuple[str, ...]:
-        return self.model.warnings
-
-    @property
-    def baseline(self) -> Optional[BaselineComparison]:
-        return self.model.baseline
-
-    @property
-    def baseline_name(self) -> Optional[str]:
-        return self.model.baseline_name
-
-    @property
-    def scope(self) -> Scope:  # releases, builds, cases, modes and cells, counted apart
-        return self.model.scope
-
-    @property
-    def incomplete(self) -> Tuple[IncompleteBuild, ...]:  # builds that lack a dependency set
-        return self.model.incomplete
-
-    @property
-    def builds(self) -> Tuple[BuildComparison, ...]:  # each build of another variant against PyPI's of its release
-        return self.model.builds
-
-    @property
-    def candidates(self) -> Tuple[Verdict, ...]:  # each nightly or release candidate against the newest release
-        return self.model.candidates
-
-    @property
-    def verdicts(self) -> Verdicts:  # records.verdicts.judge: what the front page opens with
-        return self.model.verdicts
+    cells = _OfModel[pd.DataFrame]()  # tables.cells
+    labels = _OfModel[pd.Series]()  # environment label per row of cells
+    environments = _OfModel[pd.DataFrame]()
+    env_errors = _OfModel[pd.DataFrame]()
+    moves = _OfModel[pd.DataFrame]()  # transitions.collect
+    steps = _OfModel[Tuple[Step, ...]]()  # the release transitions, oldest first
+    summary = _OfModel[pd.DataFrame]()  # tables.summary
+    pass_rates = _OfModel[Tuple[PassRate, ...]]()
+    disagreements = _OfModel[pd.DataFrame]()
+    claims = _OfModel[pd.DataFrame]()
+    flaky = _OfModel[pd.DataFrame]()
+    stage_failures = _OfModel[pd.DataFrame]()  # tables.stage_failures
+    signatures = _OfModel[pd.DataFrame]()  # tables.signatures
+    loads = _OfModel[pd.DataFrame]()  # records.artifacts.table
+    load_orders = _OfModel[Tuple[List[str], List[str]]]()
+    runs = _OfModel[int]()  # cell records behind the cells (after replacing re-runs)
+    warnings = _OfModel[Tuple[str, ...]]()
+    baseline = _OfModel[Optional[BaselineComparison]]()
+    baseline_name = _OfModel[Optional[str]]()
+    scope = _OfModel[Scope]()  # releases, builds, cases, modes and cells, counted apart
+    incomplete = _OfModel[Tuple[IncompleteBuild, ...]]()  # builds that lack a dependency set
+    builds = _OfModel[Tuple[BuildComparison, ...]]()  # each build of another variant against PyPI's of its release
+    candidates = _OfModel[Tuple[Verdict, ...]]()  # each nightly or release candidate against the newest release
+    verdicts = _OfModel[Verdicts]()  # records.verdicts.judge: what the front page opens with

@@ -65,7 +65,7 @@ def found_words(found: Optional[upgrade.Found]) -> str:
 
 def mode_cells(m: ModeAnswer) -> List[str]:
     """One mode's four answers: export (A → B), then the saved program's, the package's and the compile's status."""
-    return [export_words(m), found_words(m.saved), found_words(m.package), found_words(m.compiled)]
+    return [export_words(m), *(found_words(m.found(q)) for q in upgrade.QUESTIONS[1:])]
 
 
 def breaks_words(c: CaseAnswer) -> str:
@@ -80,7 +80,7 @@ def first_error(c: CaseAnswer) -> str:
     """The first error behind what breaks, for the reader who wants the why."""
     for m in c.modes:
         for question in m.broken():
-            found = {"export": m.after, "saved": m.saved, "package": m.package, "compile": m.compiled}[question]
+            found = m.found(question)
             if found is not None and found.error:
                 return found.error
     return ""

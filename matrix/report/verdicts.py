@@ -23,6 +23,7 @@ from matrix.report import markdown as md
 from matrix.report import pages
 from matrix.report.artifacts import PAGE as ARTIFACTS_PAGE
 from matrix.report.artifacts import failure
+from matrix.report.forms import MARKDOWN, Form
 
 # About the longest line of prose the front page holds.
 LONGEST = 400
@@ -98,7 +99,7 @@ def _open_regressions(v: Verdicts) -> str:
     found = "1 regression" if r.found == 1 else "the %d regressions" % r.found
     head = "- **Still broken on %s**: %d of %s found between releases" % (newest, r.open_count, found)
     if r.open_cells:
-        head += ", in %s" % _plural(r.open_cells, "cell")
+        head += ", in %s" % md.plural(r.open_cells, "cell")
     tail = ["%d fixed since" % r.fixed] if r.fixed else []
     if r.unknown:
         tail.append("%d not run or not applicable on %s" % (r.unknown, newest))
@@ -126,7 +127,7 @@ def _open_line(o: OpenRegression) -> str:
             stage,
             step,
             build,
-            _stage_now(o, stage),
+            stage_now(o, stage),
         )
     return "%s %s: %s → %s%s at %s%s; now %s." % (
         md.case_with(o.case, o.with_set),
@@ -140,17 +141,18 @@ def _open_line(o: OpenRegression) -> str:
     )
 
 
-def _stage_now(o: OpenRegression, stage: str) -> str:
-    """A stage regression on the newest release: the stage's outcome where the cell passes, else the cell's status."""
+def stage_now(o: OpenRegression, stage: str, form: Form = MARKDOWN) -> str:
+    """A stage regression on the newest release: the stage's outcome where the cell passes, else the cell's status;
+    ``stage``: the stage's name as ``form`` shows it."""
     outcomes = o.stage_now or ("",) * len(o.now)
     if all(s == "pass" and out for s, out in zip(o.now, outcomes)):
-        return "%s now %s" % (stage, _join(md.text(out) for out in dict.fromkeys(outcomes)))
+        return "%s now %s" % (stage, _join(form.text(out) for out in dict.fromkeys(outcomes)))
     said = []
     for status, out in zip(o.now, outcomes):
-        if status == "pass":
-            said.append("%s %s" % (stage, md.text(out)) if out else md.status(status))
+        if status == "pass" and out:
+            said.append("%s %s" % (stage, form.text(out)))
         else:
-            said.append(md.status(status) + (" (%s %s)" % (stage, md.text(out)) if out else ""))
+            said.append(form.status(status) + (" (%s %s)" % (stage, form.text(out)) if out else ""))
     return "now %s" % _join(dict.fromkeys(said))
 
 
@@ -163,7 +165,7 @@ def _in_newest(v: Verdicts) -> str:
     if not r.in_newest:
         return "- **Regressed in %s**: nothing broke there ([transitions](%s))." % (newest, TRANSITIONS)
     cells = len({(o.case, o.variant, o.with_set, m) for o in r.in_newest for m in o.modes})
-    out = ["- **Regressed in %s**: %s broke there:" % (newest, _plural(cells, "cell"))]
+    out = ["- **Regressed in %s**: %s broke there:" % (newest, md.plural(cells, "cell"))]
     out += ["  - " + _open_line(o) for o in r.in_newest[:SHOWN_OPEN]]
     if len(r.in_newest) > SHOWN_OPEN:
         out.append("  - … and %d more ([transitions](%s))." % (len(r.in_newest) - SHOWN_OPEN, TRANSITIONS))
@@ -173,11 +175,31 @@ def _in_newest(v: Verdicts) -> str:
 def _unexpected(v: Verdicts) -> str:
     if not v.expected:
         return "- **Unexpected failures**: no case in these records carries a documented claim (`expected`)."
-    counts = [(name, sum(e.unexpected for e in mine), sum(e.failing for e in mine)) for name, mine in _by_env(v)]
-    head = (
+    return _per_build(
+        v,
+        "unexpected",
         "- **Unexpected failures** (failing cells of cases documented to work / all failing cells; [claims](%s)): "
-        % pages.CLAIMS
+        % pages.CLAIMS,
     )
+
+
+def _unclaimed(v: Verdicts) -> str:
+    """The failing cells of cases that claim nothing: a failure there can be neither expected nor unexpected."""
+    if not v.expected:
+        return ""
+    if not any(e.unclaimed for e in v.expected):
+        return "- **Failing with no claim**: none: every failing cell is of a case that claims whether it works."
+    head = (
+        "- **Failing with no claim** (failing cells of cases whose documentation claims nothing there, so that no"
+        " failure of theirs counts as unexpected / all failing cells; [claims](%s)): " % pages.CLAIMS
+    )
+    return _per_build(v, "unclaimed", head)
+
+
+def _per_build(v: Verdicts, field: str, head: str) -> str:
+    """``head``, then per build its cells counted in ``field`` over its failing cells; where that runs past
+    :data:`LONGEST`, the newest build's and the range."""
+    counts = [(name, sum(getattr(e, field) for e in mine), sum(e.failing for e in mine)) for name, mine in _by_env(v)]
     line = head + " · ".join("%s %d/%d" % (md.text(name), bad, failing) for name, bad, failing in counts) + "."
     if len(line) <= LONGEST:
         return line
@@ -190,26 +212,6 @@ def _unexpected(v: Verdicts) -> str:
         max(c[1] for c in counts),
         DOCUMENTED,
     )
-
-
-def _unclaimed(v: Verdicts) -> str:
-    """The failing cells of cases that claim nothing: a failure there can be neither expected nor unexpected."""
-    if not v.expected:
-        return ""
-    counts = [(name, sum(e.unclaimed for e in mine), sum(e.failing for e in mine)) for name, mine in _by_env(v)]
-    if not any(bad for _, bad, _ in counts):
-        return "- **Failing with no claim**: none: every failing cell is of a case that claims whether it works."
-    head = (
-        "- **Failing with no claim** (failing cells of cases whose documentation claims nothing there, so that no"
-        " failure of theirs counts as unexpected / all failing cells; [claims](%s)): " % pages.CLAIMS
-    )
-    line = head + " · ".join("%s %d/%d" % (md.text(name), bad, failing) for name, bad, failing in counts) + "."
-    if len(line) <= LONGEST:
-        return line
-    name, bad, failing = counts[-1]
-    return head + "%d/%d on %s, %d to %d per build ([per build](%s))." % (
-        bad, failing, md.text(name), min(c[1] for c in counts), max(c[1] for c in counts), DOCUMENTED,
-    )  # fmt: skip
 
 
 def _by_env(v: Verdicts) -> List[Tuple[str, List[judged.Expected]]]:
@@ -240,10 +242,10 @@ def _best(v: Verdicts) -> str:
 def _epochs_line(v: Verdicts) -> str:
     if not v.epochs:
         return ""
-    spans = " · ".join(md.text(_span(e)) for e in v.epochs)
+    spans = " · ".join(md.text(span(e)) for e in v.epochs)
     newest = v.epochs[-1]
     line = "- **Saved programs** load across %s: %s ([epochs](%s), [every pair](%s))." % (
-        _plural(len(v.epochs), "epoch"),
+        md.plural(len(v.epochs), "epoch"),
         spans,
         SAVED_PROGRAMS,
         ARTIFACTS_PAGE,
@@ -267,9 +269,9 @@ def _since(v: Verdicts) -> str:
         " gone regressions or fixes between releases ([since the previous report](%s))."
         % (
             md.code(b.name),
-            _plural(b.changed, "cell"),
-            _plural(b.regressions, "regression"),
-            _plural(b.fixes, "fix", "fixes"),
+            md.plural(b.changed, "cell"),
+            md.plural(b.regressions, "regression"),
+            md.plural(b.fixes, "fix", "fixes"),
             b.new_cells,
             b.vanished_cells,
             b.new_transitions,
@@ -314,8 +316,8 @@ def _build_changes(v: Verdicts) -> str:
             md.link(md.transition_title(c.before, c.after), md.transition_page(c.before, c.after)),
             md.text(c.build_before),
             md.text(c.build_after),
-            _plural(c.regressions, "regression"),
-            _plural(c.fixes, "fix", "fixes"),
+            md.plural(c.regressions, "regression"),
+            md.plural(c.fixes, "fix", "fixes"),
         )
         for c in changes[:SHOWN_CHANGES]
     ]
@@ -382,7 +384,7 @@ def epochs_section(v: Optional[Verdicts], cases: Sequence[str] = ()) -> str:
     for e in v.epochs:
         rows.append(
             [
-                md.text(_span(e)),
+                md.text(span(e)),
                 str(e.programs) + (" (%d more not tried)" % e.untried if e.untried else ""),
                 "%d of %d" % (e.passed, e.tried),
                 BACKWARD.get(e.backward, e.backward),
@@ -394,24 +396,21 @@ def epochs_section(v: Optional[Verdicts], cases: Sequence[str] = ()) -> str:
     return intro + "\n\n" + md.table(headers, rows, ["l", "r", "r", "l", "l", "l"])
 
 
-def _span(e: Epoch) -> str:
+def span(e: Epoch) -> str:
     return e.first if len(e.releases) == 1 else "%s–%s" % (e.first, e.last)
 
 
 def _exceptions(e: Epoch, linked: Set[str]) -> str:
     if not e.exceptions:
         return "none"
-    cases: List[str] = []
-    for found in e.exceptions:
-        if found.case not in cases:
-            cases.append(found.case)
+    cases = list(dict.fromkeys(found.case for found in e.exceptions))
     named = []
     for case in cases[:SHOWN_EXCEPTIONS]:
         modes = [x.mode for x in e.exceptions if x.case == case]
         label = md.case_link(case) if case in linked else md.text(case)
         named.append("%s (%s)" % (label, md.text(_join(modes))))
     more = " … (+%d)" % (len(cases) - SHOWN_EXCEPTIONS) if len(cases) > SHOWN_EXCEPTIONS else ""
-    return "%s: %s%s" % (_plural(len(cases), "case"), ", ".join(named), more)
+    return "%s: %s%s" % (md.plural(len(cases), "case"), ", ".join(named), more)
 
 
 def _cut(e: Epoch) -> str:
@@ -455,10 +454,6 @@ def strict_note(v: Optional[Verdicts]) -> str:
 def _and(values: Sequence[str]) -> str:
     """``a``, ``a and b``, ``a, b and c``."""
     return values[0] if len(values) == 1 else "%s and %s" % (", ".join(values[:-1]), values[-1])
-
-
-def _plural(count: int, one: str, many: str = "") -> str:
-    return "%d %s" % (count, one if count == 1 else (many or one + "s"))
 
 
 def _minor_between(minor: str, older: str, newer: str) -> bool:

@@ -27,6 +27,7 @@ from matrix.contract.schema import (
     Status,
 )
 from matrix.report import markdown as md
+from matrix.report.forms import Form
 
 # A glyph per status, beside its colour, so that no reader depends on telling colours apart;
 # plain characters that every font has (the Markdown's emoji need an emoji font).
@@ -178,3 +179,16 @@ def page(title: str, body: str, up: str) -> str:
         + body
         + "\n</body>\n</html>\n"
     )
+
+
+# The site's form of the verdicts worded once for the Markdown pages and the site.
+HTML = Form(
+    text=text,
+    clipped=lambda value, limit: text(clip(value, limit)),
+    said=text,
+    code=lambda value: "<code>%s</code>" % text(value),
+    status=status,
+    strong="<strong>%s</strong>",
+    item="<li>%s</li>",
+    link=lambda label, target: '<a href="%s">%s</a>' % (text(target), text(label)),
+)

@@ -14,14 +14,16 @@ from matrix.contract.schema import MODES, STAGES
 from matrix.records import figures as headline
 from matrix.records.builds import BuildComparison
 from matrix.records.candidate import Verdict
-from matrix.records.completeness import MARK, IncompleteBuild
+from matrix.records.completeness import IncompleteBuild
 from matrix.records.failures import Sighting
 from matrix.records.model import PassRate, newest_pass_rate
 from matrix.records.open_regressions import OpenRegression
 from matrix.records.verdicts import SinceBaseline, Verdicts
 from matrix.report import builds_page
+from matrix.report import markdown as md
+from matrix.report import verdicts as report_verdicts
 from matrix.report.site import known_issues
-from matrix.report.site.markup import clip, filter_link, status, text
+from matrix.report.site.markup import HTML, filter_link, status, text
 
 ANY_FAILURE = "failing"  # the grid's status filter for every failing status
 SHOWN_OPEN = 20  # open regressions listed; the rest are counted
@@ -38,11 +40,6 @@ def pass_rates(rates: Sequence[PassRate]) -> Dict[str, Dict[str, Tuple[int, int]
 
 def percent(passed: int, total: int) -> str:
     return "%.1f%%" % (100.0 * passed / total) if total else "–"
-
-
-def grid_link(**filters: str) -> str:
-    """A link to the front page's grid with these filters set (``#release=2.5.1%2Bcpu&status=failing``)."""
-    return filter_link(**filters)
 
 
 def render(
@@ -70,10 +67,15 @@ def render(
         lines.append(
             "<li><strong>Newest release, %s</strong>: %s of the cells that ran torch.export pass (%d of %d, every"
             ' mode); <a href="%s">its failing cells</a>.</li>'
-            % (text(newest), percent(passed, total), passed, total, grid_link(release=newest, status=ANY_FAILURE))
+            % (text(newest), percent(passed, total), passed, total, filter_link(release=newest, status=ANY_FAILURE))
         )
     if v is not None:
-        lines += [_open(v, pages), _in_newest(v, pages, changes), _incomplete(incomplete), *more]
+        lines += [
+            _open(v, pages),
+            _in_newest(v, pages, changes),
+            builds_page.incomplete_line(incomplete, HTML, '<a href="#env-errors">install errors</a>', ""),
+            *more,
+        ]
         lines += [_best(v), _epochs(v), _since(v), _builds(builds, labels or {})]
     lines += known_issues.verdict_items(known)
     parts = ['<section id="verdicts"><h2>Verdicts</h2>', "<ul>%s</ul>" % "".join(line for line in lines if line)]
@@ -88,7 +90,7 @@ def render(
 
 def _candidate(v: Verdict, labels: Mapping[str, str]) -> str:
     """A candidate against the newest release: whether it regresses, and the cells it breaks."""
-    link = '<a href="%s">%s</a>' % (grid_link(release=labels.get(v.candidate, v.candidate)), text(v.candidate))
+    link = '<a href="%s">%s</a>' % (filter_link(release=labels.get(v.candidate, v.candidate)), text(v.candidate))
     head = "<li><strong>Candidate</strong> %s (%s) vs %s (%s): " % (
         link, text(v.variant), text(v.reference), text(v.reference_variant),
     )  # fmt: skip
@@ -104,36 +106,13 @@ def _candidate(v: Verdict, labels: Mapping[str, str]) -> str:
     )  # fmt: skip
 
 
-def _incomplete(found: Sequence[IncompleteBuild]) -> str:
-    """The builds left out of every transition and verdict, each with the sets it lacks and why."""
-    if not found:
-        return ""
-    parts = []
-    for build in found:
-        lacks = "; ".join(
-            "<code>%s</code>: %s" % (text(m.dependency_set), text(clip(builds_page.cause(m), 100)))
-            for m in build.missing
-        )
-        parts.append("%s %s lacks %s" % (text(build.release), text(build.variant), lacks))
-    return (
-        "<li><strong>Incomplete builds</strong>, marked %s wherever named and left out of every transition and"
-        " verdict (a dependency set of their cases could not be installed, so their cells say nothing of torch;"
-        ' <a href="#env-errors">install errors</a>): %s.</li>' % (text(MARK), " · ".join(parts))
-    )
-
-
 def _builds(found: Sequence[BuildComparison], labels: Mapping[str, str]) -> str:
     """Each build of another variant against PyPI's build of its release, in counts."""
     if not found:
         return ""
     parts = [
-        '<a href="%s">%s</a> vs %s: %s%s'
-        % (
-            grid_link(release=labels.get(c.build, c.build)),
-            text(c.build),
-            text(c.reference),
-            text(builds_page.counts(c)),
-            " " + text(MARK) if c.incomplete else "",
+        builds_page.compared(
+            c, '<a href="%s">%s</a>' % (filter_link(release=labels.get(c.build, c.build)), text(c.build)), HTML
         )
         for c in found
     ]
@@ -181,7 +160,7 @@ def _item(found: OpenRegression, pages: Mapping[str, str]) -> str:
     if found.kind == "stage-regression":
         stage = STAGE_LABELS.get(found.stage or "", found.stage or "a stage")
         change = "%s stopped working" % text(stage)
-        now = _stage_now(found, stage)
+        now = report_verdicts.stage_now(found, text(stage), HTML)
     else:
         change = "%s → %s" % (status(found.status_before), status(found.status_after))
         change += " (now wrong numbers)" if found.kind == "wrong-result" else ""
@@ -196,20 +175,6 @@ def _item(found: OpenRegression, pages: Mapping[str, str]) -> str:
     )
 
 
-def _stage_now(found: OpenRegression, stage: str) -> str:
-    """A stage regression on the newest release: the stage's outcome where the cell passes, else the cell's status."""
-    outcomes = found.stage_now or ("",) * len(found.now)
-    if all(s == "pass" and out for s, out in zip(found.now, outcomes)):
-        return "%s now %s" % (text(stage), text(", ".join(dict.fromkeys(outcomes))))
-    said = []
-    for value, out in zip(found.now, outcomes):
-        if value == "pass" and out:
-            said.append("%s %s" % (text(stage), text(out)))
-        else:
-            said.append(status(value) + (" (%s %s)" % (text(stage), text(out)) if out else ""))
-    return "now " + ", ".join(dict.fromkeys(said))
-
-
 def _best(v: Verdicts) -> str:
     if not v.best:
         return ""
@@ -222,12 +187,10 @@ def _epochs(v: Verdicts) -> str:
         return ""
     spans = []
     for e in v.epochs:
-        span = e.first if len(e.releases) == 1 else "%s–%s" % (e.first, e.last)
         tried = "%d of %d loads match" % (e.passed, e.tried) if e.tried else "no load tried within"
-        spans.append("%s (%s)" % (span, tried))
-    return '<li><strong>Saved programs</strong> load across %d epoch%s: %s (<a href="#epochs">epochs</a>).</li>' % (
-        len(v.epochs),
-        "" if len(v.epochs) == 1 else "s",
+        spans.append("%s (%s)" % (report_verdicts.span(e), tried))
+    return '<li><strong>Saved programs</strong> load across %s: %s (<a href="#epochs">epochs</a>).</li>' % (
+        md.plural(len(v.epochs), "epoch"),
         text(" · ".join(spans)),
     )
 
@@ -236,11 +199,14 @@ def _since(v: Verdicts) -> str:
     b = v.baseline
     if b is None:
         return ""
-    return (
-        "<li><strong>Since %s</strong>: %d cells changed status (%d regressions, %d fixes), %d new and %d vanished"
-        " cells.%s</li>"
-        % (text(b.name), b.changed, b.regressions, b.fixes, b.new_cells, b.vanished_cells, _figures_moved(b))
+    counted = "%d cells changed status (%d regressions, %d fixes), %d new and %d vanished cells" % (
+        b.changed,
+        b.regressions,
+        b.fixes,
+        b.new_cells,
+        b.vanished_cells,
     )
+    return "<li><strong>Since %s</strong>: %s.%s</li>" % (text(b.name), counted, _figures_moved(b))
 
 
 def _figures_moved(b: SinceBaseline) -> str:
@@ -275,7 +241,7 @@ def rates_table(found: Sequence[PassRate], v: Optional[Verdicts]) -> str:
                 e = documented.get((label, mode))
                 cell = "%s <small>%d/%d</small>" % (percent(e.passed, e.cases), e.passed, e.cases) if e else "–"
                 shown.append('<td class="num">%s</td>' % cell)
-        link = '<a href="%s">%s</a>' % (grid_link(release=label), text(label))
+        link = '<a href="%s">%s</a>' % (filter_link(release=label), text(label))
         rows.append("<tr><th>%s</th>%s</tr>" % (link, "".join(shown)))
     caption = "Pass rate: passing cells over the cells that ran torch.export (not-applicable and case-error left out)."
     if documented:
