@@ -6,13 +6,13 @@ The matrix goes on without it, and its reports say which build could not be had 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Dict, Optional
 
 from ..contract import records
 from ..contract.schema import SCHEMA_VERSION, first_line
 from . import environments
 from .environments import Log, Spec, log_to_stderr, now
-from .install import OUTPUT_TAIL, InstallError
+from .install import OUTPUT_TAIL, Installer, InstallError, Sources
 
 
 def env_error_file(spec: Spec) -> str:
@@ -35,17 +35,24 @@ def env_error_record(spec: Spec, error: InstallError) -> Dict[str, object]:
     }
 
 
-def prepare_or_record(spec: Spec, out: Path, *how: Any, **options: Any) -> Optional[environments.Environment]:
-    """``prepare`` (``how`` and ``options``: its arguments after ``spec``), but a failure becomes an env-error record
-    in ``out`` (and None) instead of an exception.
+def prepare_or_record(
+    spec: Spec,
+    out: Path,
+    envs: Optional[Path] = None,
+    tool: Optional[Installer] = None,
+    sources: Optional[Sources] = None,
+    force: bool = False,
+    log: Log = log_to_stderr,
+) -> Optional[environments.Environment]:
+    """``prepare``, but a failure becomes an env-error record in ``out`` (and None) instead of an exception.
 
     A successful install removes the record an earlier failure left, so reports do not
     show an environment as both broken and working.
     """
     try:
-        environment = environments.prepare(spec, *how, **options)
+        environment = environments.prepare(spec, envs, tool, sources, force, log)
     except InstallError as error:
-        record_env_error(spec, out, error, options.get("log", log_to_stderr))
+        record_env_error(spec, out, error, log)
         return None
     (Path(out) / env_error_file(spec)).unlink(missing_ok=True)
     return environment
