@@ -23,7 +23,7 @@ from matrix.contract.schema import (
     LoadStatus,
     Status,
 )
-from matrix.records import aoti_compiles
+from matrix.records import aoti_compiles, artifacts
 from matrix.records.aoti_compiles import Compiles
 from matrix.report import case_grids, known_issues, shares
 from matrix.report import charts as charting
@@ -151,7 +151,7 @@ def compile_legend() -> str:
     return case_grids.legend(AOTI_SYMBOL, AOTI_COMPILE_MEANING, AOTI_STATUSES, "outcome", missing)
 
 
-def _failed_pairs(found: pd.DataFrame) -> List[Tuple[aoti_compiles.Failure, List[Tuple[str, str]]]]:
+def _failed_pairs(found: pd.DataFrame) -> List[Tuple[artifacts.Failure, List[Tuple[str, ...]]]]:
     """:func:`matrix.records.aoti_compiles.failures`, each with its (exported-on, compiled-on) pairs."""
     return [(failure, [(p[2], p[3]) for p in programs]) for failure, programs in aoti_compiles.failures(found)]
 

@@ -17,8 +17,8 @@ import pandas as pd
 from matrix.contract.schema import AOTI_LOAD_MEANING, LOAD_STATUSES
 from matrix.records import artifacts as loads_table
 from matrix.records.aoti_compiles import Compiles
-from matrix.records.aoti_loads import PROMISED_FROM, PackageLoads, Promise
-from matrix.records.epochs import Epoch
+from matrix.records.aoti_loads import PROMISED_FROM, PackageLoads
+from matrix.records.epochs import Epoch, Promise
 from matrix.report import aoti_compiles as compile_page
 from matrix.report import case_grids, known_issues, shares
 from matrix.report import charts as charting
@@ -165,28 +165,27 @@ def promise_text(p: Promise) -> str:
 def promise_words(p: Promise) -> str:
     """What the records say of upstream's promise, in a few sentences (plain text: each page escapes it)."""
     since = PROMISED_FROM
-    if not p.pairs:
+    if not p.covered:
         said = "No package compiled on %s or later was loaded on a newer release." % since
     elif not p.broken:
         said = "Kept on every pair tried: %s compiled on %s or later, each loaded on a newer release." % (
-            md.plural(p.pairs, "pair"),
+            md.plural(len(p.covered), "pair"),
             since,
         )
     else:
         named = "; ".join(
-            "%s → %s: %d of %d (%s)"
-            % (b.compiled, b.loaded, b.failed, b.tried, b.failure.text[:CAUSE_LIMIT] if b.failure else "no failure")
+            "%s → %s: %d of %d (%s)" % (b.made, b.used, b.tried - b.passed, b.tried, b.failure[:CAUSE_LIMIT])
             for b in p.broken
         )
         said = "Broken on %d of the %s it covers (packages that did not load and match): %s." % (
             len(p.broken),
-            md.plural(p.pairs, "pair"),
+            md.plural(len(p.covered), "pair"),
             named,
         )
-    if p.forward:
+    if p.older:
         said += " Loaded on an older release (not promised): every package loaded and matched on %d of %s." % (
-            p.forward_passed,
-            md.plural(p.forward, "pair"),
+            sum(b.kept for b in p.older),
+            md.plural(len(p.older), "pair"),
         )
     return said
 

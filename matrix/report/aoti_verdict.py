@@ -7,7 +7,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from matrix.contract.schema import MODES
 from matrix.records import store
-from matrix.records.aoti_verdict import AotiVerdict, Pair
+from matrix.records.aoti_verdict import AotiVerdict
+from matrix.records.epochs import Pair
 from matrix.report import markdown as md
 
 # The heading of the packages' section on the saved-programs page, as a link names it.

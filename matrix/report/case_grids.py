@@ -19,7 +19,7 @@ from matrix.records import artifacts as loads_table
 from matrix.report import markdown as md
 
 # A row's release and a column's, as a failure lists where it was seen.
-Pair = Tuple[str, str]
+Pair = Tuple[str, ...]
 
 
 class Failure(Protocol):

@@ -27,7 +27,7 @@ from matrix.contract.schema import (
     Status,
     first_line,
 )
-from matrix.records import alike, aoti_compiles, packages, repro, store
+from matrix.records import alike, packages, repro, store
 from matrix.records import artifacts as loads_table
 from matrix.records import failures as stage_failures
 from matrix.records import graph_diffs as graph_diffs_table
@@ -399,7 +399,7 @@ def compile_grid(
 
     def square(row: Row) -> Square:
         css, glyph = compile_status(str(row["status"]))
-        said = aoti_compiles.Failure.of(row).text if row["status"] != STAGE_OK else str(row["status"])
+        said = loads_table.Failure.of(row).text if row["status"] != STAGE_OK else str(row["status"])
         title = clip(said, NOTE_LIMIT)
         failed = row["status"] in AOTI_TRIED and row["status"] != STAGE_OK
         issue = stage_failures.use_issue(row, stage_failures.AOTI) if failed else None
