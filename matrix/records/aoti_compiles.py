@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, List, Mapping, Tuple
+from typing import Any, List, Mapping, Sequence, Tuple
 
 import pandas as pd
 
@@ -87,11 +87,13 @@ def shares(found: pd.DataFrame) -> pd.DataFrame:
     return artifacts.counts(found, flags, SHARE_COLUMNS)
 
 
-def failures(found: pd.DataFrame) -> List[Tuple[artifacts.Failure, List[Tuple[str, ...]]]]:
+def failures(
+    found: pd.DataFrame, where: Sequence[str] = ("case", "mode", "saved", "loaded")
+) -> List[Tuple[artifacts.Failure, List[Tuple[str, ...]]]]:
     """The failures of a :func:`table` (or part of one) grouped as :func:`.artifacts.errors` does (the status with
-    the step where a compile stopped), the most common first: each with its (case, mode, exported-on, compiled-on).
-    A compile not tried is no failure."""
-    groups = artifacts.errors(found, COMPILE, ("case", "mode", "saved", "loaded"))
+    the step where a compile stopped), the most common first: each with the ``where`` of its rows (case, mode,
+    exported-on, compiled-on). A compile not tried is no failure."""
+    groups = artifacts.errors(found, COMPILE, where)
     return sorted(groups, key=lambda item: -len(item[1]))
 
 

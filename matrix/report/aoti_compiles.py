@@ -14,9 +14,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import pandas as pd
 
+from matrix.contract.products import COMPILE
 from matrix.contract.schema import (
-    AOTI_COMPILE_MEANING,
-    AOTI_STATUSES,
     AOTI_SYMBOL,
     NO_RECORD,
     STAGE_SKIPPED,
@@ -29,7 +28,7 @@ from matrix.report import case_grids, known_issues, shares
 from matrix.report import charts as charting
 from matrix.report import markdown as md
 
-TABLE = "aoti_compiles.parquet"
+TABLE = COMPILE.table
 TITLE = "Exported on one release, compiled on a newer one"
 CORNER = "exported on ↓ / compiled on →"
 # What a square without a record means: the pair was not compiled, which `--aoti-from nearest-and-oldest` leaves.
@@ -147,13 +146,12 @@ def grids(rows: pd.DataFrame, orders: Sequence[Sequence[str]]) -> str:
 
 def compile_legend() -> str:
     """The outcomes of a compile: symbol, name and meaning."""
-    missing = "this release did not compile this program"
-    return case_grids.legend(AOTI_SYMBOL, AOTI_COMPILE_MEANING, AOTI_STATUSES, "outcome", missing)
+    return case_grids.legend(COMPILE, AOTI_SYMBOL, "outcome", "compile")
 
 
 def _failed_pairs(found: pd.DataFrame) -> List[Tuple[artifacts.Failure, List[Tuple[str, ...]]]]:
     """:func:`matrix.records.aoti_compiles.failures`, each with its (exported-on, compiled-on) pairs."""
-    return [(failure, [(p[2], p[3]) for p in programs]) for failure, programs in aoti_compiles.failures(found)]
+    return aoti_compiles.failures(found, ("saved", "loaded"))
 
 
 def _number(value: Any, form: str) -> str:

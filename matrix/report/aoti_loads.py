@@ -14,7 +14,7 @@ from typing import Optional, Sequence
 
 import pandas as pd
 
-from matrix.contract.schema import AOTI_LOAD_MEANING, LOAD_STATUSES
+from matrix.contract.products import PACKAGE
 from matrix.records import artifacts as loads_table
 from matrix.records.aoti_compiles import Compiles
 from matrix.records.aoti_loads import PROMISED_FROM, PackageLoads
@@ -24,7 +24,7 @@ from matrix.report import case_grids, known_issues, shares
 from matrix.report import charts as charting
 from matrix.report import markdown as md
 
-TABLE = "aoti_loads.parquet"
+TABLE = PACKAGE.table
 TITLE = "Compiled packages (AOTInductor) across releases"
 CORNER = "compiled on ↓ / loaded on →"
 SYMBOLS = shares.SYMBOLS
@@ -192,6 +192,4 @@ def promise_words(p: Promise) -> str:
 
 def legend() -> str:
     """The load statuses as they read for a package: symbol, name and meaning."""
-    return case_grids.legend(
-        SYMBOLS, AOTI_LOAD_MEANING, LOAD_STATUSES, "status", "this release did not load this package"
-    )
+    return case_grids.legend(PACKAGE, SYMBOLS)
