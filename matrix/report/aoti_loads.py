@@ -10,7 +10,7 @@ and compiled on a newer one, ``load --aoti``); this module words it in Markdown:
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Callable, List, Optional, Sequence
 
 import pandas as pd
 
@@ -124,37 +124,38 @@ def epochs_table(found: Sequence[Epoch]) -> str:
         " and every newer one of the range (for each pair, at least half of the packages tried; the cases that"
         " fail are the exceptions).\n\n"
     )
-    rows = [
-        [
-            md.text(e.first if len(e.releases) == 1 else "%s–%s" % (e.first, e.last)),
-            str(e.programs) + (" (%d more not tried)" % e.untried if e.untried else ""),
-            "%d of %d" % (e.passed, e.tried),
-            OLDER_READ_NEWER.get(e.backward, e.backward),
-            _exceptions(e),
-            _cut(e),
+    rows = [epoch_cells(e, md.text, md.text) for e in found]
+    return intro + md.table(epoch_headers("package"), rows, ["l", "r", "r", "l", "l", "l"])
+
+
+def epoch_headers(noun: str) -> List[str]:
+    """The columns of an epochs table of ``noun`` (``program``, ``package``)."""
+    return ["epoch", noun + "s loaded", "loads that match", "older read newer", "exceptions", "older %ss fail" % noun]
+
+
+def epoch_cells(e: Epoch, escape: Callable[..., str], case: Callable[[str], str]) -> List[str]:
+    """A row of an epochs table (:func:`epoch_headers`), in Markdown or HTML: ``escape(value, limit=None)`` makes
+    text safe for the page (cut to ``limit`` characters), ``case`` names a case (a link, where it has a page)."""
+    cut = "–"
+    if e.cut is not None and e.cut_from is not None:
+        cut = "%s → %s: %s" % (escape(e.cut_from), escape(e.first), escape(e.cut.text, CAUSE_LIMIT))
+    exceptions = "none"
+    if e.exceptions:
+        cases = list(dict.fromkeys(x.case for x in e.exceptions))
+        named = [
+            "%s (%s)" % (case(name), escape(", ".join(x.mode for x in e.exceptions if x.case == name)))
+            for name in cases[:SHOWN_EXCEPTIONS]
         ]
-        for e in found
+        more = " … (+%d)" % (len(cases) - SHOWN_EXCEPTIONS) if len(cases) > SHOWN_EXCEPTIONS else ""
+        exceptions = "%s: %s%s" % (md.plural(len(cases), "case"), ", ".join(named), more)
+    return [
+        escape(e.first if len(e.releases) == 1 else "%s–%s" % (e.first, e.last)),
+        str(e.programs) + (" (%d more not tried)" % e.untried if e.untried else ""),
+        "%d of %d" % (e.passed, e.tried),
+        escape(OLDER_READ_NEWER.get(e.backward, e.backward)),
+        exceptions,
+        cut,
     ]
-    headers = ["epoch", "packages loaded", "loads that match", "older read newer", "exceptions", "older packages fail"]
-    return intro + md.table(headers, rows, ["l", "r", "r", "l", "l", "l"])
-
-
-def _exceptions(e: Epoch) -> str:
-    if not e.exceptions:
-        return "none"
-    cases = list(dict.fromkeys(x.case for x in e.exceptions))
-    named = [
-        "%s (%s)" % (md.text(case), md.text(", ".join(x.mode for x in e.exceptions if x.case == case)))
-        for case in cases[:SHOWN_EXCEPTIONS]
-    ]
-    more = " … (+%d)" % (len(cases) - SHOWN_EXCEPTIONS) if len(cases) > SHOWN_EXCEPTIONS else ""
-    return "%s: %s%s" % (md.plural(len(cases), "case"), ", ".join(named), more)
-
-
-def _cut(e: Epoch) -> str:
-    if e.cut is None or e.cut_from is None:
-        return "–"
-    return "%s → %s: %s" % (md.text(e.cut_from), md.text(e.first), md.text(e.cut.text, CAUSE_LIMIT))
 
 
 def promise_text(p: Promise) -> str:
