@@ -29,7 +29,6 @@ from matrix.records import artifacts as loads_table
 from matrix.records import load_regressions, tables, transitions
 from matrix.records.aoti_compiles import Compiles
 from matrix.records.aoti_loads import PackageLoads
-from matrix.report import aoti_compiles as compile_page
 from matrix.report import aoti_loads as package_page
 from matrix.report import case_grids, files, shares
 from matrix.report import charts as charting
@@ -97,10 +96,10 @@ def write(
         written.add(package_page.TABLE)
     if compiled is not None:
         if charts:
-            mine += heatmap_charts(compiled.shares, compiled.table, out, compile_page.chart_title,
+            mine += heatmap_charts(compiled.shares, compiled.table, out, package_page.compile_chart_title,
                                    "aoti-compiles", "exported on", "compiled on")  # fmt: skip
-        _store(compiled.table, out, compile_page.TABLE)
-        written.add(compile_page.TABLE)
+        _store(compiled.table, out, package_page.COMPILE_TABLE)
+        written.add(package_page.COMPILE_TABLE)
     if held is not None or compiled is not None:
         drawn += mine
         text = (

@@ -3,7 +3,7 @@ under each.
 
 The saved programs' grid (saved on × loaded on, :mod:`matrix.report.artifacts`), the compiled packages' grid
 (compiled on × loaded on, :mod:`matrix.report.aoti_loads`) and the compiles' grid (exported on × compiled on,
-:mod:`matrix.report.aoti_compiles`) are this one layout, with one kind of legend;
+:func:`matrix.report.aoti_loads.compile_grids`) are this one layout, with one kind of legend;
 each page says what its rows and columns mean, its statuses' glyphs and meanings and which of its records are
 failures.
 """

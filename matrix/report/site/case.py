@@ -33,7 +33,7 @@ from matrix.records import failures as stage_failures
 from matrix.records import graph_diffs as graph_diffs_table
 from matrix.records.aoti_loads import PROMISED_FROM
 from matrix.records.repro import Failure
-from matrix.report import aoti_compiles as aoti_compiles_report
+from matrix.report import aoti_loads as aoti_report
 from matrix.report import case_grids, case_page, diff_files
 from matrix.report import markdown as md
 from matrix.report import repro as report_repro
@@ -385,7 +385,7 @@ def compile_section(
         " listed under each grid. %s</p>"
         % inline(
             "S: not compiled, %s; %s %s."
-            % (AOTI_COMPILE_MEANING["skipped"].split(": ", 1)[-1], NO_RECORD, aoti_compiles_report.NOT_COMPILED)
+            % (AOTI_COMPILE_MEANING["skipped"].split(": ", 1)[-1], NO_RECORD, aoti_report.NOT_COMPILED)
         ),
         *[compile_grid(rows, mode, orders, said) for mode in MODES if any(r["mode"] == mode for r in rows)],
     ]
