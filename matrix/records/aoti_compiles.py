@@ -50,13 +50,6 @@ class Compiles(artifacts.Uses):
     cost: pd.DataFrame  # :func:`cost` of the table
 
 
-def table(records: pd.DataFrame) -> pd.DataFrame:
-    """One row per (exported-on, compiled-on, case, mode, with_set) of ``Store.aoti_compiles``, the latest record
-    winning; columns ``saved`` (the exporting environment's label), ``loaded`` (the compiling one's) and
-    AOTI_COMPILE_KEYS."""
-    return artifacts.product_table(records, COMPILE)[0]
-
-
 def judge(records: pd.DataFrame) -> Compiles:
     """The compiles of ``Store.aoti_compiles``: the table, its orders, shares and cost."""
     found, exported, compiled = artifacts.product_table(records, COMPILE)
@@ -74,9 +67,9 @@ def reached(row: Mapping[str, Any]) -> Tuple[bool, bool, bool, bool]:
 
 
 def shares(found: pd.DataFrame) -> pd.DataFrame:
-    """Per mode, exported-on × compiled-on of a :func:`table`: the programs tried, compiled, whose package loaded
-    (``loads``) and that matched (``passed``, of ``total`` = tried), those not tried by why, and ``share`` =
-    passed / total (NaN where none was tried). Rows in mode, exported, compiled order."""
+    """Per mode, exported-on × compiled-on of a :func:`.artifacts.table`: the programs tried, compiled, whose
+    package loaded (``loads``) and that matched (``passed``, of ``total`` = tried), those not tried by why, and
+    ``share`` = passed / total (NaN where none was tried). Rows in mode, exported, compiled order."""
     status = found["status"]
     reach = [reached(row) for row in found.to_dict("records")]
     flags = pd.DataFrame(reach, index=found.index, columns=["tried", "compiled", "loads", "passed"], dtype=int)
@@ -90,9 +83,9 @@ def shares(found: pd.DataFrame) -> pd.DataFrame:
 def failures(
     found: pd.DataFrame, where: Sequence[str] = ("case", "mode", "saved", "loaded")
 ) -> List[Tuple[artifacts.Failure, List[Tuple[str, ...]]]]:
-    """The failures of a :func:`table` (or part of one) grouped as :func:`.artifacts.errors` does (the status with
-    the step where a compile stopped), the most common first: each with the ``where`` of its rows (case, mode,
-    exported-on, compiled-on). A compile not tried is no failure."""
+    """The failures of a :func:`.artifacts.table` (or part of one) grouped as :func:`.artifacts.errors` does (the
+    status with the step where a compile stopped), the most common first: each with the ``where`` of its rows
+    (case, mode, exported-on, compiled-on). A compile not tried is no failure."""
     groups = artifacts.errors(found, COMPILE, where)
     return sorted(groups, key=lambda item: -len(item[1]))
 
@@ -103,8 +96,9 @@ def common_failure(rows: pd.DataFrame) -> str:
 
 
 def cost(found: pd.DataFrame) -> pd.DataFrame:
-    """Per compiling build of a :func:`table`, in version order: the compiles that finished (compiled or failed
-    with a time), the median and longest compile in seconds, the median load of a package and its median size."""
+    """Per compiling build of a :func:`.artifacts.table`, in version order: the compiles that finished (compiled or
+    failed with a time), the median and longest compile in seconds, the median load of a package and its median
+    size."""
     if found.empty:
         return pd.DataFrame({column: pd.Series(dtype=object) for column in COST_COLUMNS})
     _, compiled = artifacts.orders(found)

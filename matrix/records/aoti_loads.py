@@ -40,12 +40,6 @@ class PackageLoads(artifacts.Uses):
     promise: Promise
 
 
-def table(records: pd.DataFrame) -> pd.DataFrame:
-    """One row per (compiled-on, loaded-on, case, mode, with_set) of ``Store.aoti_loads``, the latest record
-    winning; columns ``saved`` (the compiling environment's label), ``loaded`` and AOTI_LOAD_KEYS."""
-    return artifacts.product_table(records, PACKAGE)[0]
-
-
 def judge(records: pd.DataFrame) -> PackageLoads:
     """The package loads of ``Store.aoti_loads``: the table, its orders, shares, epochs and :func:`promise`."""
     found, compiled, loaded = artifacts.product_table(records, PACKAGE)
@@ -54,8 +48,8 @@ def judge(records: pd.DataFrame) -> PackageLoads:
 
 
 def promise(found: pd.DataFrame) -> Promise:
-    """Upstream's promise (see the module docstring) against a package :func:`table`, each pair's failure the most
-    common one (:func:`.artifacts.common_failure`)."""
+    """Upstream's promise (see the module docstring) against a package :func:`.artifacts.table`, each pair's
+    failure the most common one (:func:`.artifacts.common_failure`)."""
     return epochs.promise(found, PACKAGE, _common_failure)
 
 

@@ -31,7 +31,6 @@ from matrix.contract.products import Product
 from matrix.contract.schema import (
     LOAD_KEYS,
     LOAD_REQUIRED,
-    LOAD_STATUSES,
     MODES,
     STAGE_MISMATCH,
     LoadStatus,
@@ -50,23 +49,21 @@ COLUMNS = ["saved", "loaded", *LOAD_KEYS]
 HEATMAP_COLUMNS = ["mode", "saved", "loaded", "passed", "total", "not_applicable", "untrusted", "share"]
 
 
-def table(
-    loads: pd.DataFrame, keys: Sequence[str] = LOAD_KEYS, statuses: Sequence[str] = LOAD_STATUSES
-) -> pd.DataFrame:
-    """One row per (saved-on, loaded-on, case, mode, with_set), the latest record winning; report order.
+def table(loads: pd.DataFrame, product: Product = products.PROGRAM) -> pd.DataFrame:
+    """One row per (saved-on, loaded-on, case, mode, with_set) of a ``product``'s records (``Store.loads`` for
+    programs, ``Store.products[product.name]``), the latest record winning; report order.
 
-    Records whose identity is not text, or whose mode or status is unknown, are left out. ``keys``: the
-    record keys kept, LOAD_KEYS for programs (``schema.AOTI_LOAD_KEYS`` for packages, :mod:`.aoti_loads`);
-    ``statuses`` those a record may hold (``schema.AOTI_STATUSES`` for compiles, :mod:`.aoti_compiles`).
+    Records whose identity is not text, or whose mode or status is not one of the product's, are left out; the
+    columns are ``saved`` and ``loaded`` (the making and the using environment's labels), then the product's keys.
     """
-    columns = ["saved", "loaded", *keys]
+    keys, columns = product.keys, ["saved", "loaded", *product.keys]
     if loads.empty:
         return pd.DataFrame({column: pd.Series(dtype=object) for column in columns})
     frame = loads.reindex(columns=list(keys)).astype(object)
     # A record from before --with sets had folders of their own has no with_set: it had none.
     frame["with_set"] = [v if isinstance(v, str) else "" for v in frame["with_set"]]
     text = frame[list(LOAD_REQUIRED)].apply(lambda column: column.map(lambda v: isinstance(v, str))).all(axis=1)
-    frame = frame[text & frame["mode"].isin(MODES) & frame["status"].isin(list(statuses))]
+    frame = frame[text & frame["mode"].isin(MODES) & frame["status"].isin(list(product.statuses))]
     if frame.empty:
         return pd.DataFrame({column: pd.Series(dtype=object) for column in columns})
     rows = frame.to_dict("records")
@@ -105,7 +102,7 @@ class Uses:
 
 def product_table(records: pd.DataFrame, product: Product) -> Tuple[pd.DataFrame, List[str], List[str]]:
     """A product's :func:`table` of its records (``Store.products[product.name]``) and its :func:`orders`."""
-    found = table(records, product.keys, product.statuses)
+    found = table(records, product)
     return (found, *orders(found))
 
 

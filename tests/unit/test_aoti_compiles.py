@@ -12,6 +12,7 @@ import pandas as pd
 from markdown_it import MarkdownIt
 
 from matrix.contract import records, schema
+from matrix.contract.products import COMPILE
 from matrix.contract.schema import AOTI_COMPILE_KEYS, AOTI_COMPILE_KIND
 from matrix.records import aoti_compiles, merge, store
 from matrix.records import artifacts as loads_table
@@ -89,13 +90,13 @@ def test_the_table_keeps_the_latest_record_of_each_program_and_compiling_release
     rows = compile_records()
     again = compile_record("2.8.0", "2.10.0", "mlp", finished_at="2025-02-01T00:00:00+00:00")  # a fix, recorded later
     old = {k: v for k, v in compile_record("2.6.0", "2.8.0", "old").items() if k not in ("failed_step", "with_set")}
-    found = aoti_compiles.table(frame([*rows, again, old]))
+    found = loads_table.table(frame([*rows, again, old]), COMPILE)
     assert len(found) == len(rows) + 1  # the later record replaces one; one without the newer keys still reads
     mlp = found[(found["saved"] == "2.8.0") & (found["loaded"] == "2.10.0") & (found["case"] == "mlp")]
     assert sorted(mlp["status"]) == ["ok", "ok"]  # strict: fixed by the later record; non-strict: passed
     assert list(found.columns) == ["saved", "loaded", *AOTI_COMPILE_KEYS]
     # A status outside the vocabulary is no compile.
-    assert aoti_compiles.table(frame([compile_record("2.6.0", "2.8.0", status="pass")])).empty
+    assert loads_table.table(frame([compile_record("2.6.0", "2.8.0", status="pass")]), COMPILE).empty
 
 
 def test_each_pair_counts_how_far_its_programs_got_and_what_was_not_tried() -> None:
@@ -138,7 +139,7 @@ def test_compile_failures_that_differ_only_in_numbers_are_one_the_most_common_fi
     ]
     found = [
         (failure.text, [where[2:] for where in wheres])
-        for failure, wheres in aoti_compiles.failures(aoti_compiles.table(frame(rows)))
+        for failure, wheres in aoti_compiles.failures(loads_table.table(frame(rows), COMPILE))
     ]
     assert found == [
         ("run error: RuntimeError: API call failed at model_container_runner.cpp, line …",
