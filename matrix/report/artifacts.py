@@ -293,12 +293,7 @@ def break_failure(row: Dict[str, Any], limit: int = 160) -> str:
     """A load regression's most common failure, as plain text, with how many of its programs share it."""
     if not isinstance(row.get("status"), str):
         return "no failure recorded"
-    found = loads_table.Failure(
-        row["status"],
-        row["error_type"] if isinstance(row.get("error_type"), str) else "",
-        row["error_message"] if isinstance(row.get("error_message"), str) else "",
-    )
-    text = _cause(found, limit)
+    text = _cause(loads_table.Failure.of(row), limit)
     sharing, programs = int(row["sharing"]), int(row["programs"])
     return text if sharing == programs else "%s (%d of the %d)" % (text, sharing, programs)
 
