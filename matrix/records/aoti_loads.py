@@ -15,18 +15,24 @@ pair with none tried breaks a range, as for programs.
 Upstream promises that a package loads on newer releases from 2.6 on and not on older ones
 (backward compatibility, not forward): an epoch that starts at 2.6 or later and whose older
 releases do not read its newer ones' packages is what that promise predicts.
+
+The AOTInductor verdict (:func:`verdict`) is that promise pair by pair (:class:`.epochs.Promise`: each
+(compiled-on, loaded-on) pair with a load tried is covered, the release's own, before the promise, or loaded on
+an older release), then the compiles of older programs (:mod:`.aoti_compiles`), kept or broken per pair the same
+way; the modes tried are named, so that a mode that did not run is said, not counted.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Tuple
+from typing import Optional, Set, Tuple
 
 import pandas as pd
 
-from matrix.contract.products import PACKAGE
-from matrix.records import artifacts, epochs
-from matrix.records.epochs import Promise
+from matrix.contract.products import COMPILE, PACKAGE
+from matrix.contract.schema import MODES
+from matrix.records import aoti_compiles, artifacts, epochs
+from matrix.records.epochs import Pair, Promise
 
 # The first release whose packages upstream promises to load on newer releases.
 PROMISED_FROM = str(PACKAGE.promised_from)
@@ -56,3 +62,25 @@ def promise(found: pd.DataFrame) -> Promise:
 def _common_failure(rows: pd.DataFrame) -> str:
     found = artifacts.common_failure(rows, PACKAGE)
     return found.text if found is not None else ""
+
+
+@dataclass(frozen=True)
+class AotiVerdict(Promise):
+    """What the package and compile tables say, pair by pair: the packages' promise, then the compiles (each tuple in
+    making, then using order)."""
+
+    compiles: Tuple[Pair, ...]  # exported on an older release, compiled on a newer one
+    modes: Tuple[str, ...]  # the modes packages or compiles were tried in
+
+
+def verdict(packages: PackageLoads, compiles: aoti_compiles.Compiles) -> Optional[AotiVerdict]:
+    """The verdict of a report's packages and compiles (``Model.packages``, ``Model.compiles``); None with neither."""
+    if packages.empty and compiles.empty:
+        return None
+    modes: Set[str] = set()
+    for uses, product in ((packages, PACKAGE), (compiles, COMPILE)):
+        if not uses.empty:
+            modes |= set(map(str, uses.table.loc[uses.table["status"].isin(product.tried), "mode"]))
+    crossed = epochs.tried_pairs(compiles.table, COMPILE, aoti_compiles.common_failure) if not compiles.empty else []
+    compiled = tuple(pair for _, pair in crossed)
+    return AotiVerdict(**vars(packages.promise), compiles=compiled, modes=tuple(m for m in MODES if m in modes))
