@@ -29,7 +29,6 @@ import pandas as pd
 from matrix.contract import products
 from matrix.contract.products import Product
 from matrix.contract.schema import (
-    LOAD_KEYS,
     LOAD_REQUIRED,
     MODES,
     STAGE_MISMATCH,
@@ -45,7 +44,6 @@ SAVED_ENV = ["saved_torch_version", "saved_variant", "saved_python"]
 LOADED_ENV = ["torch_version", "variant", "python"]
 # One saved program: its loads on every release are its series.
 PROGRAM = [*SAVED_ENV, "case", "mode", "with_set"]
-COLUMNS = ["saved", "loaded", *LOAD_KEYS]
 HEATMAP_COLUMNS = ["mode", "saved", "loaded", "passed", "total", "not_applicable", "untrusted", "share"]
 
 

@@ -182,8 +182,6 @@ def build(
         # Labels of the whole table: an environment is named alike on every page, whatever was left out.
         names=judged.environment_names(cells) if not cells.empty else None,
     )
-    packages = aoti_loads.judge(loaded.aoti_loads)
-    compiles = aoti_compiles.judge(loaded.aoti_compiles)
     figures = headline.of(moves, verdicts.regressions.open_count)
     figures_since = _figures_since(base, base_figures, comparison, moves, figures, lacking)
     if verdicts.baseline is not None:
