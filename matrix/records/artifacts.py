@@ -1,6 +1,8 @@
 """Programs saved on one release and loaded on another: the load table, its heatmap and reach.
 
-Pure functions over ``Store.loads`` (one row per load record, columns ``schema.LOAD_KEYS``).
+Pure functions over ``Store.loads`` (one row per load record, columns ``schema.LOAD_KEYS``); the table, the
+share counts (:func:`counts`) and the failures (:class:`Failure`, :func:`errors`, :func:`common_failure`) serve
+every product (``matrix.contract.products``) alike, a product's outcomes and those that tried it its own.
 
 - :func:`table`: one row per (saved-on, loaded-on, case, mode, ``--with`` set), the latest record
   winning by ``schema.recency``, with a short label for each side (``saved``, ``loaded``). A
