@@ -126,9 +126,9 @@ def pairs(
     flags = loads.assign(_tried=tried.astype(int), _passed=(loads["status"] == product.statuses[0]).astype(int))
     for (saved, loaded), group in flags.groupby(["saved", "loaded"], sort=False):
         key = (str(saved), str(loaded))
-        passed = int(group["_passed"].sum())
-        said = failure(group) if failure is not None and passed < int(group["_tried"].sum()) else ""
-        found[key] = Pair(key[0], key[1], int(group["_tried"].sum()), passed, said)
+        count, passed = int(group["_tried"].sum()), int(group["_passed"].sum())
+        said = failure(group) if failure is not None and passed < count else ""
+        found[key] = Pair(key[0], key[1], count, passed, said)
     return found
 
 
@@ -238,7 +238,7 @@ def loads_across(found: Sequence[Epoch], saved: str, loaded: str) -> Optional[Ep
 class Promise:
     """What the records say of upstream's promise for a product (``Product.promised_from``: one made on that release
     or later is usable on every newer release), each (made-on, used-on) pair with a use tried in one of these,
-    each tuple in making, then using order (builds of one release are neither newer nor older)."""
+    each tuple in making, then using order (two builds of one release are that release's own)."""
 
     promised_from: str
     covered: Tuple[Pair, ...]  # used on a newer release, made on promised_from or later: kept or broken
