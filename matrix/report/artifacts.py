@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import pandas as pd
 
-from matrix.contract.products import PROGRAM
+from matrix.contract.products import COMPILE, PACKAGE, PROGRAM, Product
 from matrix.contract.schema import MODES, NO_RECORD, first_line
 from matrix.records import artifacts as loads_table
 from matrix.records import load_regressions, tables, transitions
@@ -89,17 +89,12 @@ def write(
         written.add(TABLE)
         rows = tuple(regressions.to_dict("records"))
     mine: List[charting.Chart] = []
-    if held is not None:
-        if charts:
-            mine += heatmap_charts(held.shares, held.table, out, package_page.chart_title, "aoti-loads", "compiled on")
-        _store(held.table, out, package_page.TABLE)
-        written.add(package_page.TABLE)
-    if compiled is not None:
-        if charts:
-            mine += heatmap_charts(compiled.shares, compiled.table, out, package_page.compile_chart_title,
-                                   "aoti-compiles", "exported on", "compiled on")  # fmt: skip
-        _store(compiled.table, out, package_page.COMPILE_TABLE)
-        written.add(package_page.COMPILE_TABLE)
+    products = ((held, PACKAGE, package_page.chart_title), (compiled, COMPILE, package_page.compile_chart_title))
+    for uses, product, title in products:
+        if uses is not None:
+            mine += heatmap_charts(uses.shares, uses.table, out, title, product) if charts else []
+            _store(uses.table, out, product.table)
+            written.add(product.table)
     if held is not None or compiled is not None:
         drawn += mine
         text = (
@@ -347,12 +342,13 @@ def heatmap_charts(
     table: pd.DataFrame,
     out: str,
     title: Callable[[str], str] = _chart_title,
-    name: str = "artifacts",
-    rows: str = "saved on",
-    columns: str = "loaded on",
+    product: Product = PROGRAM,
 ) -> List[charting.Chart]:
-    """One heatmap per mode: saving (``rows``) × loading release (``columns``), coloured by the share that passes;
-    the chart of a mode is ``title(mode)``, its file ``charts/<name>-<mode>``."""
+    """One heatmap per mode of a ``product``'s uses: making × using release, coloured by the share that passes; the
+    chart of a mode is ``title(mode)``, its file ``charts/<name>-<mode>`` (``artifacts`` for programs, else the
+    product's name: ``aoti-loads``)."""
+    name = "artifacts" if product is PROGRAM else product.name.replace("_", "-")
+    rows, columns = product.made + " on", product.used + " on"
     if grid.empty:
         return []
     charting.prepare()
