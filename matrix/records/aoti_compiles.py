@@ -20,21 +20,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Tuple
+from typing import Any, List, Mapping, Sequence, Tuple
 
 import pandas as pd
 
 from matrix.contract.products import COMPILE
 from matrix.contract.schema import (
     AOTI_TRIED,
-    MODES,
     STAGE_MISMATCH,
     STAGE_OK,
     STAGE_SKIPPED,
     LoadStatus,
     Status,
 )
-from matrix.records import alike, artifacts
+from matrix.records import artifacts
 
 SHARE_COLUMNS = [
     "mode", "saved", "loaded", "tried", "compiled", "loads", "passed", "total", "skipped", "not_applicable",
@@ -49,13 +48,6 @@ class Compiles(artifacts.Uses):
     """The compiles of programs saved on older releases: made is exported-on, used compiled-on."""
 
     cost: pd.DataFrame  # :func:`cost` of the table
-
-
-def table(records: pd.DataFrame) -> pd.DataFrame:
-    """One row per (exported-on, compiled-on, case, mode, with_set) of ``Store.aoti_compiles``, the latest record
-    winning; columns ``saved`` (the exporting environment's label), ``loaded`` (the compiling one's) and
-    AOTI_COMPILE_KEYS."""
-    return artifacts.product_table(records, COMPILE)[0]
 
 
 def judge(records: pd.DataFrame) -> Compiles:
@@ -75,72 +67,38 @@ def reached(row: Mapping[str, Any]) -> Tuple[bool, bool, bool, bool]:
 
 
 def shares(found: pd.DataFrame) -> pd.DataFrame:
-    """Per mode, exported-on × compiled-on of a :func:`table`: the programs tried, compiled, whose package loaded
-    (``loads``) and that matched (``passed``, of ``total`` = tried), those not tried by why, and ``share`` =
-    passed / total (NaN where none was tried). Rows in mode, exported, compiled order."""
-    if found.empty:
-        return pd.DataFrame({column: pd.Series(dtype=object) for column in SHARE_COLUMNS})
-    exported, compiled = artifacts.orders(found)
-    counted: Dict[Tuple[str, str, str], List[int]] = {}
-    for row in found.to_dict("records"):
-        status = row["status"]
-        flags = (
-            *reached(row), status == STAGE_SKIPPED, status == Status.NOT_APPLICABLE.value,
-            status == LoadStatus.UNTRUSTED.value,
-        )  # fmt: skip
-        counts = counted.setdefault((row["mode"], row["saved"], row["loaded"]), [0] * len(flags))
-        for at, flag in enumerate(flags):
-            counts[at] += int(flag)
-    place = {m: i for i, m in enumerate(MODES)}
-    order = sorted(counted, key=lambda k: (place[k[0]], exported.index(k[1]), compiled.index(k[2])))
-    rows = []
-    for mode, saved, loaded in order:
-        tried, made, loads, matched, skipped, na, untrusted = counted[(mode, saved, loaded)]
-        share = matched / tried if tried else math.nan
-        rows.append([mode, saved, loaded, tried, made, loads, matched, tried, skipped, na, untrusted, share])
-    frame = pd.DataFrame(rows, columns=SHARE_COLUMNS)
-    frame["share"] = frame["share"].astype(float)
-    return frame
+    """Per mode, exported-on × compiled-on of a :func:`.artifacts.table`: the programs tried, compiled, whose
+    package loaded (``loads``) and that matched (``passed``, of ``total`` = tried), those not tried by why, and
+    ``share`` = passed / total (NaN where none was tried). Rows in mode, exported, compiled order."""
+    status = found["status"]
+    reach = [reached(row) for row in found.to_dict("records")]
+    flags = pd.DataFrame(reach, index=found.index, columns=["tried", "compiled", "loads", "passed"], dtype=int)
+    flags["total"] = flags["tried"]
+    flags["skipped"] = (status == STAGE_SKIPPED).astype(int)
+    flags["not_applicable"] = (status == Status.NOT_APPLICABLE.value).astype(int)
+    flags["untrusted"] = (status == LoadStatus.UNTRUSTED.value).astype(int)
+    return artifacts.counts(found, flags, SHARE_COLUMNS)
 
 
-@dataclass(frozen=True)
-class Failure:
-    """A compile that was tried and did not match: where it stopped, the error class and its first line."""
-
-    outcome: str  # the status, with the step where one stopped: "compile error", "load crash", "mismatch"
-    error_type: str
-    message: str
-
-    @property
-    def text(self) -> str:
-        return ": ".join(part for part in (self.outcome, self.error_type, self.message) if part)
-
-    @classmethod
-    def of(cls, row: Mapping[str, Any]) -> Failure:
-        status, step = str(row.get("status")), row.get("failed_step")
-        outcome = "%s %s" % (step, status) if isinstance(step, str) and status != STAGE_MISMATCH else status
-        base = artifacts.Failure.of(row)
-        return cls(outcome, base.error_type, base.message)
-
-
-def failures(found: pd.DataFrame) -> List[Tuple[Failure, List[Tuple[str, str, str, str]]]]:
-    """The failures of a :func:`table` (or part of one) grouped by :class:`Failure`, the most common first: each
-    with its (case, mode, exported-on, compiled-on). A compile not tried is no failure. Failures of one outcome and
-    error class whose messages differ only in their numbers (a line of generated C++, say) are one group, its
-    message merged as :func:`.alike.merged` does."""
-    items = []
-    for row in found.to_dict("records"):
-        if row["status"] in AOTI_TRIED and row["status"] != STAGE_OK:
-            failure = Failure.of(row)
-            where = (row["case"], row["mode"], row["saved"], row["loaded"])
-            items.append(((failure.outcome, failure.error_type), failure.message, where))
-    groups = [(Failure(kind[0], kind[1], message), wheres) for kind, message, wheres in alike.group(items)]
+def failures(
+    found: pd.DataFrame, where: Sequence[str] = ("case", "mode", "saved", "loaded")
+) -> List[Tuple[artifacts.Failure, List[Tuple[str, ...]]]]:
+    """The failures of a :func:`.artifacts.table` (or part of one) grouped as :func:`.artifacts.errors` does (the
+    status with the step where a compile stopped), the most common first: each with the ``where`` of its rows
+    (case, mode, exported-on, compiled-on). A compile not tried is no failure."""
+    groups = artifacts.errors(found, COMPILE, where)
     return sorted(groups, key=lambda item: -len(item[1]))
 
 
+def common_failure(rows: pd.DataFrame) -> str:
+    """The text of the most common of :func:`failures` of ``rows``."""
+    return failures(rows)[0][0].text
+
+
 def cost(found: pd.DataFrame) -> pd.DataFrame:
-    """Per compiling build of a :func:`table`, in version order: the compiles that finished (compiled or failed
-    with a time), the median and longest compile in seconds, the median load of a package and its median size."""
+    """Per compiling build of a :func:`.artifacts.table`, in version order: the compiles that finished (compiled or
+    failed with a time), the median and longest compile in seconds, the median load of a package and its median
+    size."""
     if found.empty:
         return pd.DataFrame({column: pd.Series(dtype=object) for column in COST_COLUMNS})
     _, compiled = artifacts.orders(found)

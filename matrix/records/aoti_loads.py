@@ -15,50 +15,27 @@ pair with none tried breaks a range, as for programs.
 Upstream promises that a package loads on newer releases from 2.6 on and not on older ones
 (backward compatibility, not forward): an epoch that starts at 2.6 or later and whose older
 releases do not read its newer ones' packages is what that promise predicts.
+
+The AOTInductor verdict (:func:`verdict`) is that promise pair by pair (:class:`.epochs.Promise`: each
+(compiled-on, loaded-on) pair with a load tried is covered, the release's own, before the promise, or loaded on
+an older release), then the compiles of older programs (:mod:`.aoti_compiles`), kept or broken per pair the same
+way; the modes tried are named, so that a mode that did not run is said, not counted.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, List, Optional, Tuple
+from typing import Optional, Set, Tuple
 
 import pandas as pd
 
-from matrix.contract.products import PACKAGE
-from matrix.contract.schema import LoadStatus
-from matrix.envs import releases
-from matrix.records import artifacts, epochs
+from matrix.contract.products import COMPILE, PACKAGE
+from matrix.contract.schema import MODES
+from matrix.records import aoti_compiles, artifacts, epochs
+from matrix.records.epochs import Pair, Promise
 
 # The first release whose packages upstream promises to load on newer releases.
 PROMISED_FROM = str(PACKAGE.promised_from)
-
-
-@dataclass(frozen=True)
-class Broken:
-    """A pair the promise covers where some package tried did not load and match: how many, and why."""
-
-    compiled: str
-    loaded: str
-    failed: int
-    tried: int
-    failure: Optional[artifacts.Failure]  # the most common failure of the pair
-
-
-@dataclass(frozen=True)
-class Promise:
-    """What the records say of upstream's promise: packages compiled on PROMISED_FROM or later load and match on
-    every newer release. ``pairs``: (compiled-on, loaded-on) pairs it covers with a load tried; ``broken`` those
-    where some package did not load and match, in version order; ``forward``: the pairs the other way (loaded
-    on an older release) tried, and ``forward_passed`` those where every package tried loaded and matched."""
-
-    pairs: int
-    broken: Tuple[Broken, ...]
-    forward: int
-    forward_passed: int
-
-    @property
-    def kept(self) -> int:
-        return self.pairs - len(self.broken)
 
 
 @dataclass(frozen=True)
@@ -69,52 +46,41 @@ class PackageLoads(artifacts.Uses):
     promise: Promise
 
 
-def table(records: pd.DataFrame) -> pd.DataFrame:
-    """One row per (compiled-on, loaded-on, case, mode, with_set) of ``Store.aoti_loads``, the latest record
-    winning; columns ``saved`` (the compiling environment's label), ``loaded`` and AOTI_LOAD_KEYS."""
-    return artifacts.product_table(records, PACKAGE)[0]
-
-
 def judge(records: pd.DataFrame) -> PackageLoads:
-    """The package loads of ``Store.aoti_loads``: the table, its orders, shares and epochs."""
+    """The package loads of ``Store.aoti_loads``: the table, its orders, shares, epochs and :func:`promise`."""
     found, compiled, loaded = artifacts.product_table(records, PACKAGE)
     shares = artifacts.heatmap(found)
     return PackageLoads(found, tuple(compiled), tuple(loaded), shares, tuple(epochs.epochs(found)), promise(found))
 
 
-def version(value: Any) -> Optional[Any]:
-    """A release's version (``releases.version_key``), None for what is not a torch version."""
-    try:
-        return releases.version_key(str(value))
-    except releases.ReleaseError:
-        return None
-
-
 def promise(found: pd.DataFrame) -> Promise:
-    """Upstream's promise (see the module docstring) against a package :func:`table`: each pair of releases it
-    covers, and the pairs loaded on an older release than the one that compiled (builds of one release are
-    neither)."""
-    if found.empty:
-        return Promise(0, (), 0, 0)
-    floor = releases.version_key(PROMISED_FROM)
-    compiled_order, loaded_order = artifacts.orders(found)
-    tried = found[found["status"].map(artifacts.tried).astype(bool)]
-    broken: List[Broken] = []
-    pairs = forward = forward_passed = 0
-    for (compiled, loaded), group in tried.groupby(["saved", "loaded"], sort=False):
-        made, used = version(group["saved_torch_version"].iloc[0]), version(group["torch_version"].iloc[0])
-        if made is None or used is None or made == used:
-            continue
-        passed = int((group["status"] == LoadStatus.PASS.value).sum())
-        if used < made:
-            forward += 1
-            forward_passed += int(passed == len(group))
-        elif made >= floor:
-            pairs += 1
-            if passed < len(group):
-                cause = artifacts.common_failure(group)
-                broken.append(Broken(str(compiled), str(loaded), len(group) - passed, len(group), cause))
-    position = {label: i for i, label in enumerate(compiled_order)}
-    across = {label: i for i, label in enumerate(loaded_order)}
-    broken.sort(key=lambda b: (position.get(b.compiled, 0), across.get(b.loaded, 0)))
-    return Promise(pairs, tuple(broken), forward, forward_passed)
+    """Upstream's promise (see the module docstring) against a package :func:`.artifacts.table`, each pair's
+    failure the most common one (:func:`.artifacts.common_failure`)."""
+    return epochs.promise(found, PACKAGE, _common_failure)
+
+
+def _common_failure(rows: pd.DataFrame) -> str:
+    found = artifacts.common_failure(rows, PACKAGE)
+    return found.text if found is not None else ""
+
+
+@dataclass(frozen=True)
+class AotiVerdict(Promise):
+    """What the package and compile tables say, pair by pair: the packages' promise, then the compiles (each tuple in
+    making, then using order)."""
+
+    compiles: Tuple[Pair, ...]  # exported on an older release, compiled on a newer one
+    modes: Tuple[str, ...]  # the modes packages or compiles were tried in
+
+
+def verdict(packages: PackageLoads, compiles: aoti_compiles.Compiles) -> Optional[AotiVerdict]:
+    """The verdict of a report's packages and compiles (``Model.packages``, ``Model.compiles``); None with neither."""
+    if packages.empty and compiles.empty:
+        return None
+    modes: Set[str] = set()
+    for uses, product in ((packages, PACKAGE), (compiles, COMPILE)):
+        if not uses.empty:
+            modes |= set(map(str, uses.table.loc[uses.table["status"].isin(product.tried), "mode"]))
+    crossed = epochs.tried_pairs(compiles.table, COMPILE, aoti_compiles.common_failure) if not compiles.empty else []
+    compiled = tuple(pair for _, pair in crossed)
+    return AotiVerdict(**vars(packages.promise), compiles=compiled, modes=tuple(m for m in MODES if m in modes))

@@ -1,6 +1,8 @@
 """Programs saved on one release and loaded on another: the load table, its heatmap and reach.
 
-Pure functions over ``Store.loads`` (one row per load record, columns ``schema.LOAD_KEYS``).
+Pure functions over ``Store.loads`` (one row per load record, columns ``schema.LOAD_KEYS``); the table, the
+share counts (:func:`counts`) and the failures (:class:`Failure`, :func:`errors`, :func:`common_failure`) serve
+every product (``matrix.contract.products``) alike, a product's outcomes and those that tried it its own.
 
 - :func:`table`: one row per (saved-on, loaded-on, case, mode, ``--with`` set), the latest record
   winning by ``schema.recency``, with a short label for each side (``saved``, ``loaded``). A
@@ -26,12 +28,12 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import pandas as pd
 
+from matrix.contract import products
 from matrix.contract.products import Product
 from matrix.contract.schema import (
-    LOAD_KEYS,
     LOAD_REQUIRED,
-    LOAD_STATUSES,
     MODES,
+    STAGE_MISMATCH,
     LoadStatus,
     first_line,
     load_identity,
@@ -44,27 +46,24 @@ SAVED_ENV = ["saved_torch_version", "saved_variant", "saved_python"]
 LOADED_ENV = ["torch_version", "variant", "python"]
 # One saved program: its loads on every release are its series.
 PROGRAM = [*SAVED_ENV, "case", "mode", "with_set"]
-COLUMNS = ["saved", "loaded", *LOAD_KEYS]
 HEATMAP_COLUMNS = ["mode", "saved", "loaded", "passed", "total", "not_applicable", "untrusted", "share"]
 
 
-def table(
-    loads: pd.DataFrame, keys: Sequence[str] = LOAD_KEYS, statuses: Sequence[str] = LOAD_STATUSES
-) -> pd.DataFrame:
-    """One row per (saved-on, loaded-on, case, mode, with_set), the latest record winning; report order.
+def table(loads: pd.DataFrame, product: Product = products.PROGRAM) -> pd.DataFrame:
+    """One row per (saved-on, loaded-on, case, mode, with_set) of a ``product``'s records (``Store.loads`` for
+    programs, ``Store.products[product.name]``), the latest record winning; report order.
 
-    Records whose identity is not text, or whose mode or status is unknown, are left out. ``keys``: the
-    record keys kept, LOAD_KEYS for programs (``schema.AOTI_LOAD_KEYS`` for packages, :mod:`.aoti_loads`);
-    ``statuses`` those a record may hold (``schema.AOTI_STATUSES`` for compiles, :mod:`.aoti_compiles`).
+    Records whose identity is not text, or whose mode or status is not one of the product's, are left out; the
+    columns are ``saved`` and ``loaded`` (the making and the using environment's labels), then the product's keys.
     """
-    columns = ["saved", "loaded", *keys]
+    keys, columns = product.keys, ["saved", "loaded", *product.keys]
     if loads.empty:
         return pd.DataFrame({column: pd.Series(dtype=object) for column in columns})
     frame = loads.reindex(columns=list(keys)).astype(object)
     # A record from before --with sets had folders of their own has no with_set: it had none.
     frame["with_set"] = [v if isinstance(v, str) else "" for v in frame["with_set"]]
     text = frame[list(LOAD_REQUIRED)].apply(lambda column: column.map(lambda v: isinstance(v, str))).all(axis=1)
-    frame = frame[text & frame["mode"].isin(MODES) & frame["status"].isin(list(statuses))]
+    frame = frame[text & frame["mode"].isin(MODES) & frame["status"].isin(list(product.statuses))]
     if frame.empty:
         return pd.DataFrame({column: pd.Series(dtype=object) for column in columns})
     rows = frame.to_dict("records")
@@ -103,7 +102,7 @@ class Uses:
 
 def product_table(records: pd.DataFrame, product: Product) -> Tuple[pd.DataFrame, List[str], List[str]]:
     """A product's :func:`table` of its records (``Store.products[product.name]``) and its :func:`orders`."""
-    found = table(records, product.keys, product.statuses)
+    found = table(records, product)
     return (found, *orders(found))
 
 
@@ -172,6 +171,11 @@ def tried(status: Any) -> bool:
     return load_rank(status) is not None
 
 
+def failing(found: pd.DataFrame, product: Product = products.PROGRAM) -> pd.Series:
+    """Which rows of a ``product``'s :func:`table` tried the product and did not pass (its first status)."""
+    return found["status"].isin(product.tried) & (found["status"] != product.statuses[0])
+
+
 def heatmap(loads: pd.DataFrame) -> pd.DataFrame:
     """Per mode, saving × loading environment of a :func:`table`: artifacts that pass, those tried, their share.
 
@@ -179,17 +183,29 @@ def heatmap(loads: pd.DataFrame) -> pd.DataFrame:
     ``untrusted`` those it did not, by why; ``share`` is ``passed / total``, NaN where it tried none.
     Rows in mode, saved, loaded order.
     """
-    if loads.empty:
-        return pd.DataFrame({column: pd.Series(dtype=object) for column in HEATMAP_COLUMNS})
-    saved_order, loaded_order = orders(loads)
-    counted = ["passed", "total", "not_applicable", "untrusted"]
-    flags = loads.assign(
-        passed=(loads["status"] == "pass").astype(int),
-        total=loads["status"].map(tried).astype(int),
-        not_applicable=(loads["status"] == LoadStatus.NOT_APPLICABLE.value).astype(int),
-        untrusted=(loads["status"] == LoadStatus.UNTRUSTED.value).astype(int),
+    status = loads["status"]
+    flags = pd.DataFrame(
+        {
+            "passed": status == LoadStatus.PASS.value,
+            "total": status.map(tried).astype(bool),
+            "not_applicable": status == LoadStatus.NOT_APPLICABLE.value,
+            "untrusted": status == LoadStatus.UNTRUSTED.value,
+        },
+        index=loads.index,
     )
-    grouped = flags.groupby(["mode", "saved", "loaded"], sort=False)[counted].sum().reset_index()
+    return counts(loads, flags.astype(int), HEATMAP_COLUMNS)
+
+
+def counts(found: pd.DataFrame, flags: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """Per mode, made × used of a :func:`table`: the sum of each of ``flags`` (0 or 1 per row of ``found``) and
+    ``share`` = ``passed / total``, NaN where ``total`` is 0; ``columns`` in order, rows in mode, saved, used order.
+    """
+    if found.empty:
+        return pd.DataFrame({column: pd.Series(dtype=object) for column in columns})
+    saved_order, loaded_order = orders(found)
+    counted = list(flags.columns)
+    grouped = found[["mode", "saved", "loaded"]].join(flags).groupby(["mode", "saved", "loaded"], sort=False)
+    grouped = grouped[counted].sum().reset_index()
     grouped["share"] = [p / t if t else math.nan for p, t in zip(grouped["passed"], grouped["total"])]
     grouped = grouped.assign(
         _mode=grouped["mode"].map({m: i for i, m in enumerate(MODES)}),
@@ -201,12 +217,13 @@ def heatmap(loads: pd.DataFrame) -> pd.DataFrame:
     for column in counted:
         grouped[column] = grouped[column].astype("int64")
     grouped["share"] = grouped["share"].astype(float)
-    return grouped[HEATMAP_COLUMNS]
+    return grouped[list(columns)]
 
 
 @dataclass(frozen=True)
 class Failure:
-    """What a failing load said: its status, error class and the first line of its message ("" where none)."""
+    """What a failing use said: its status (with the step where a compile stopped: ``compile error``, but never
+    ``run mismatch``), error class and the first line of its message ("" where none)."""
 
     status: str
     error_type: str = ""
@@ -219,9 +236,9 @@ class Failure:
 
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> Failure:
-        error_type = row.get("error_type")
+        status, step, error_type = str(row.get("status")), row.get("failed_step"), row.get("error_type")
         return cls(
-            str(row.get("status")),
+            "%s %s" % (step, status) if isinstance(step, str) and status != STAGE_MISMATCH else status,
             error_type if isinstance(error_type, str) else "",
             first_line(row.get("error_message"), limit=None),
         )
@@ -315,27 +332,29 @@ def reach(loads: pd.DataFrame) -> List[Reach]:
     return found
 
 
-def common_failure(rows: pd.DataFrame) -> Optional[Failure]:
+def common_failure(rows: pd.DataFrame, product: Product = products.PROGRAM) -> Optional[Failure]:
     """The most common failure among ``rows`` (status and error type), with its first message; None if none failed."""
-    failing = rows[rows["status"].map(tried).astype(bool) & (rows["status"] != LoadStatus.PASS.value)]
-    if failing.empty:
+    failed = rows[failing(rows, product)]
+    if failed.empty:
         return None
-    kinds = failing["error_type"].map(lambda v: v if isinstance(v, str) else "")
-    counts = collections.Counter(zip(failing["status"].astype(str), kinds))
+    kinds = failed["error_type"].map(lambda v: v if isinstance(v, str) else "")
+    counts = collections.Counter(zip(failed["status"].astype(str), kinds))
     (status, error_type), _ = min(counts.items(), key=lambda item: (-item[1], item[0]))
-    first = failing[(failing["status"] == status) & (kinds == error_type)]
+    first = failed[(failed["status"] == status) & (kinds == error_type)]
     return Failure.of(first.iloc[0].to_dict())
 
 
-def errors(loads: pd.DataFrame) -> List[Tuple[Failure, List[Tuple[str, str]]]]:
-    """The failures of a :func:`table` (or part of one) grouped by :class:`Failure`: each with its
-    (saved, loaded) pairs, groups in order of first appearance. A load not tried is no failure.
+def errors(
+    found: pd.DataFrame, product: Product = products.PROGRAM, where: Sequence[str] = ("saved", "loaded")
+) -> List[Tuple[Failure, List[Tuple[str, ...]]]]:
+    """The failures of a ``product``'s :func:`table` (or part of one) grouped by :class:`Failure`: each with the
+    ``where`` columns of its rows ((saved, loaded) pairs), groups in order of first appearance. A use not tried is no
+    failure.
 
     Failures of one status and error class whose messages differ only in their numbers (the schema
     versions of each pair, mostly) are one group, its message merged as :func:`.alike.merged` does."""
-    failing = loads["status"].map(tried).astype(bool) & (loads["status"] != LoadStatus.PASS.value)
     items = []
-    for row in loads[failing].to_dict("records"):
-        found = Failure.of(row)
-        items.append(((found.status, found.error_type), found.message, (str(row["saved"]), str(row["loaded"]))))
+    for row in found[failing(found, product)].to_dict("records"):
+        failure = Failure.of(row)
+        items.append(((failure.status, failure.error_type), failure.message, tuple(str(row[c]) for c in where)))
     return [(Failure(kind[0], kind[1], message), pairs) for kind, message, pairs in alike.group(items)]

@@ -18,18 +18,23 @@ breaks it: there is no evidence that those programs load.
 :func:`epochs` gives the maximal ranges, oldest first; a release none of whose neighbours reads
 its programs is an epoch of its own. Maximal ranges may share releases (C reads nothing of A,
 but B reads A's and C reads B's: A–B and B–C), and then both are given.
+
+The same pairs, of any product (``matrix.contract.products``), judge upstream's promise where it makes one
+(:func:`promise`: the compiled packages') and the compiles of older programs (:func:`.aoti_loads.verdict`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import pandas as pd
 
+from matrix.contract.products import PROGRAM, Product
 from matrix.contract.schema import MODES, LoadStatus, load_rank
+from matrix.envs import releases as torch_releases
 from matrix.records import store
-from matrix.records.artifacts import LOADED_ENV, SAVED_ENV, Failure, common_failure
+from matrix.records.artifacts import LOADED_ENV, SAVED_ENV, Failure, common_failure, orders
 
 # A pair of releases is compatible when at least this share of the programs tried loads and matches.
 COMPATIBLE_SHARE = 0.5
@@ -39,16 +44,22 @@ BACKWARD = ("all", "some", "none", "untried")
 
 @dataclass(frozen=True)
 class Pair:
-    """The loads of the programs saved on one release by another: how many were tried, how many passed."""
+    """The uses of the products made on one release by another (a program saved on one, loaded on the other): how
+    many were tried, how many passed, and the most common failure's text where it was asked for."""
 
-    saved: str
-    loaded: str
+    made: str  # the making environment's label (``saved``)
+    used: str  # the using one's (``loaded``)
     tried: int
     passed: int
+    failure: str = ""
 
     @property
     def compatible(self) -> bool:
         return self.tried > 0 and self.passed >= COMPATIBLE_SHARE * self.tried
+
+    @property
+    def kept(self) -> bool:
+        return self.passed == self.tried
 
 
 @dataclass(frozen=True)
@@ -103,16 +114,21 @@ def releases(loads: pd.DataFrame) -> List[str]:
     return sorted(keys, key=lambda label: keys[label])
 
 
-def pairs(loads: pd.DataFrame) -> Dict[Tuple[str, str], Pair]:
-    """Per (saved, loaded) of a load table: the loads tried and those that passed."""
+def pairs(
+    loads: pd.DataFrame, product: Product = PROGRAM, failure: Optional[Callable[[pd.DataFrame], str]] = None
+) -> Dict[Tuple[str, str], Pair]:
+    """Per (saved, loaded) of a ``product``'s table: the uses tried, those that passed, and ``failure`` of the pair's
+    rows where given."""
     found: Dict[Tuple[str, str], Pair] = {}
     if loads.empty:
         return found
-    tried = loads["status"].map(lambda s: load_rank(s) is not None).astype(bool)
-    flags = loads.assign(_tried=tried.astype(int), _passed=(loads["status"] == LoadStatus.PASS.value).astype(int))
+    tried = loads["status"].isin(product.tried)
+    flags = loads.assign(_tried=tried.astype(int), _passed=(loads["status"] == product.statuses[0]).astype(int))
     for (saved, loaded), group in flags.groupby(["saved", "loaded"], sort=False):
         key = (str(saved), str(loaded))
-        found[key] = Pair(key[0], key[1], int(group["_tried"].sum()), int(group["_passed"].sum()))
+        count, passed = int(group["_tried"].sum()), int(group["_passed"].sum())
+        said = failure(group) if failure is not None and passed < count else ""
+        found[key] = Pair(key[0], key[1], count, passed, said)
     return found
 
 
@@ -216,3 +232,56 @@ def loads_across(found: Sequence[Epoch], saved: str, loaded: str) -> Optional[Ep
             if epoch.releases.index(saved) <= epoch.releases.index(loaded):
                 return epoch
     return None
+
+
+@dataclass(frozen=True)
+class Promise:
+    """What the records say of upstream's promise for a product (``Product.promised_from``: one made on that release
+    or later is usable on every newer release), each (made-on, used-on) pair with a use tried in one of these,
+    each tuple in making, then using order (two builds of one release are that release's own)."""
+
+    promised_from: str
+    covered: Tuple[Pair, ...]  # used on a newer release, made on promised_from or later: kept or broken
+    own: Tuple[Pair, ...]  # each release using its own products, which the promise takes for granted
+    before: Tuple[Pair, ...]  # made before promised_from, used on a newer release
+    older: Tuple[Pair, ...]  # used on an older release than the making one, which nothing promises
+
+    @property
+    def broken(self) -> Tuple[Pair, ...]:
+        return tuple(p for p in self.covered if not p.kept)
+
+    @property
+    def own_failing(self) -> Tuple[Pair, ...]:
+        return tuple(p for p in self.own if not p.kept)
+
+
+def version(value: Any) -> Optional[Any]:
+    """A release's version (``releases.version_key``), None for what is not a torch version."""
+    try:
+        return torch_releases.version_key(str(value))
+    except torch_releases.ReleaseError:
+        return None
+
+
+def tried_pairs(
+    found: pd.DataFrame, product: Product, failure: Callable[[pd.DataFrame], str]
+) -> List[Tuple[Tuple[Any, Any], Pair]]:
+    """Each (made, used) :func:`pairs` of a product's table with a use tried, in the table's orders, with the two
+    releases' :func:`version`; ``failure`` names the most common failure of a pair's rows."""
+    made_order, used_order = orders(found)
+    made = dict(zip(found["saved"], found["saved_torch_version"]))
+    used = dict(zip(found["loaded"], found["torch_version"]))
+    tried = [p for p in pairs(found, product, failure).values() if p.tried]
+    tried.sort(key=lambda p: (made_order.index(p.made), used_order.index(p.used)))
+    return [((version(made[p.made]), version(used[p.used])), p) for p in tried]
+
+
+def promise(found: pd.DataFrame, product: Product, failure: Callable[[pd.DataFrame], str]) -> Promise:
+    """Upstream's promise for ``product`` against its table: each pair tried, by what the promise says of it."""
+    floor = torch_releases.version_key(str(product.promised_from))
+    groups: Dict[str, List[Pair]] = {"covered": [], "own": [], "before": [], "older": []}
+    for (made, used), pair in tried_pairs(found, product, failure):
+        if made is not None and used is not None:
+            kind = "own" if made == used else "older" if used < made else "covered" if made >= floor else "before"
+            groups[kind].append(pair)
+    return Promise(str(product.promised_from), **{kind: tuple(found) for kind, found in groups.items()})

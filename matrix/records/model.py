@@ -27,7 +27,6 @@ import pandas as pd
 
 from matrix.contract.schema import APPLICABLE
 from matrix.records import aoti_compiles, aoti_loads, candidate, completeness, repro, store, tables, transitions
-from matrix.records import aoti_verdict as aoti_judged
 from matrix.records import artifacts as loads_table
 from matrix.records import baseline as since
 from matrix.records import builds as compared_builds
@@ -104,7 +103,7 @@ class Model:
     # The tables indexed for the upgrade answer between any two released builds (:mod:`.upgrade`).
     upgrades: upgrade_answer.Upgrades = field(default_factory=lambda: upgrade_answer.Upgrades(pd.DataFrame()))
     # What the packages and compiles say of upstream's promise, pair by pair (None without either).
-    aoti: Optional[aoti_judged.AotiVerdict] = None
+    aoti: Optional[aoti_loads.AotiVerdict] = None
     # The headline figures (figures.of), and how they moved since the baseline's (None without its figures).
     figures: Dict[str, int] = field(default_factory=dict)
     figures_since: Optional[headline.Since] = None
@@ -225,7 +224,7 @@ def build(
             ],
         ),
         upgrades=upgrade_answer.Upgrades(released, loads, packages.table, compiles.table),
-        aoti=aoti_judged.judge(packages, compiles),
+        aoti=aoti_loads.verdict(packages, compiles),
         elsewhere=elsewhere,
         devices=by_device.compare(cells, elsewhere),
         figures=figures,

@@ -7,9 +7,9 @@ and mode, four questions, each answered from one table:
 - **saved**: does a program saved on ``before`` load on ``after`` and reproduce its saved outputs (the
   load table, ``artifacts.table``);
 - **package**: does an AOTInductor package compiled on ``before`` load and match on ``after`` (the
-  package table, ``aoti_loads.table``);
+  package table, ``artifacts.table`` of products.PACKAGE);
 - **compile**: does a program exported on ``before`` compile with AOTInductor on ``after``, its package
-  load and match (the compile table, ``aoti_compiles.table``).
+  load and match (the compile table, ``artifacts.table`` of products.COMPILE).
 
 Each answer is YES, NO or NOT_TRIED. Not tried is never a failure: no record (a mode or stage that did
 not run, a program that was never saved because its export failed) or a status that says the release

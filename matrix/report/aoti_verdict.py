@@ -1,5 +1,5 @@
-"""The AOTInductor verdict in words (:mod:`matrix.records.aoti_verdict`'s), as the verdicts' lines of the Markdown
-front page and of the site: each line a (title, plain text) pair that each page escapes and links itself."""
+"""The AOTInductor verdict in words (:func:`matrix.records.aoti_loads.verdict`'s), as the verdicts' lines of the
+Markdown front page and of the site: each line a (title, plain text) pair that each page escapes and links itself."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from matrix.contract.schema import MODES
 from matrix.records import store
-from matrix.records.aoti_verdict import AotiVerdict, Pair
+from matrix.records.aoti_loads import AotiVerdict
+from matrix.records.epochs import Pair
 from matrix.report import markdown as md
 
 # The heading of the packages' section on the saved-programs page, as a link names it.

@@ -23,12 +23,12 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import pandas as pd
 
-from matrix.contract.schema import LOAD_STATUSES, MODES, NO_RECORD, LoadStatus, first_line
-from matrix.records import alike, load_regressions, tables, transitions
+from matrix.contract.products import COMPILE, PACKAGE, PROGRAM, Product
+from matrix.contract.schema import MODES, NO_RECORD, first_line
 from matrix.records import artifacts as loads_table
+from matrix.records import load_regressions, tables, transitions
 from matrix.records.aoti_compiles import Compiles
 from matrix.records.aoti_loads import PackageLoads
-from matrix.report import aoti_compiles as compile_page
 from matrix.report import aoti_loads as package_page
 from matrix.report import case_grids, files, shares
 from matrix.report import charts as charting
@@ -89,17 +89,12 @@ def write(
         written.add(TABLE)
         rows = tuple(regressions.to_dict("records"))
     mine: List[charting.Chart] = []
-    if held is not None:
-        if charts:
-            mine += heatmap_charts(held.shares, held.table, out, package_page.chart_title, "aoti-loads", "compiled on")
-        _store(held.table, out, package_page.TABLE)
-        written.add(package_page.TABLE)
-    if compiled is not None:
-        if charts:
-            mine += heatmap_charts(compiled.shares, compiled.table, out, compile_page.chart_title,
-                                   "aoti-compiles", "exported on", "compiled on")  # fmt: skip
-        _store(compiled.table, out, compile_page.TABLE)
-        written.add(compile_page.TABLE)
+    products = ((held, PACKAGE, package_page.chart_title), (compiled, COMPILE, package_page.compile_chart_title))
+    for uses, product, title in products:
+        if uses is not None:
+            mine += heatmap_charts(uses.shares, uses.table, out, title, product) if charts else []
+            _store(uses.table, out, product.table)
+            written.add(product.table)
     if held is not None or compiled is not None:
         drawn += mine
         text = (
@@ -170,7 +165,7 @@ def _untried(r: loads_table.Reach, order: Sequence[str]) -> str:
         where = ", none tried on %s" % md.release_spans(r.unsigned, order) if r.unsigned else ""
         said.append(
             "%s untrusted (no signature, or one that does not match: load --trust)%s"
-            % (_count(r.untrusted, "load"), where)
+            % (md.plural(r.untrusted, "load"), where)
         )
     return "; ".join(said) or "–"
 
@@ -187,7 +182,7 @@ def _builds(table: pd.DataFrame, version: str, variant: str) -> str:
     """``16 builds of 15 releases``: the builds (torch version and variant) of a side of the load table."""
     builds = set(zip(table[version].astype(str), table[variant].astype(str)))
     releases = {transitions.base(v) for v, _ in builds}
-    return "%s of %s" % (_count(len(builds), "build"), _count(len(releases), "release"))
+    return "%s of %s" % (md.plural(len(builds), "build"), md.plural(len(releases), "release"))
 
 
 def failure(found: loads_table.Failure) -> str:
@@ -218,7 +213,7 @@ def render(
 ) -> str:
     """The page's Markdown; ``regressions`` and ``programs`` are records.load_regressions' ``regressions`` and
     ``program_regressions`` of ``table`` (the latter computed here when not given)."""
-    saved_order, loaded_order = loads_table.orders(table)
+    orders = loads_table.orders(table)
     parts = [
         "# Saved programs loaded on other releases\n",
         "Each cell that exported and passed its check on a release saved its program with"
@@ -226,7 +221,7 @@ def render(
         " --artifacts`). `export-matrix load` loads each of them on every release, runs it on those"
         " inputs and compares with those outputs. %s saved on %s, loaded on %s."
         % (
-            _count(len(table.drop_duplicates(["saved", "case", "mode", "with_set"])), "artifact"),
+            md.plural(len(table.drop_duplicates(["saved", "case", "mode", "with_set"])), "artifact"),
             _builds(table, "saved_torch_version", "saved_variant"),
             _builds(table, "torch_version", "variant"),
         )
@@ -239,20 +234,15 @@ def render(
         " artifacts that passed of those the loading release tried; a load not tried (%s, %s) is no"
         " failure and is left out.\n" % (shares.NOT_APPLICABLE, shares.UNTRUSTED),
     ]
-    charts_by_mode = {chart.title: chart for chart in drawn}
-    for mode in [m for m in MODES if m in set(grid["mode"])]:
-        parts.append("### %s\n" % md.text(mode))
-        chart = charts_by_mode.get(_chart_title(mode))
-        if chart is not None:
-            parts.append("![%s](%s)\n" % (md.text(chart.title), chart.path))
-        parts.append(shares.table(grid[grid["mode"] == mode], saved_order, loaded_order, "saved on ↓ / loaded on →"))
+    corner = "saved on ↓ / loaded on →"
+    parts += shares.per_mode(grid, drawn, _chart_title, lambda rows: shares.table(rows, *orders, corner), "###")
     parts.append("## Load regressions\n")
     parts.append(
         "A load regression: a loading release that does worse with the artifacts saved on one release than"
         " the loading release before it (pass > mismatch > run-error > load-error = crash = timeout). A change"
         " of format counts once per saving release it breaks, however many programs that release saved: %s,"
         " affecting %s.\n"
-        % (_count(len(regressions), "load regression"), _count(int(regressions["programs"].sum()), "program"))
+        % (md.plural(len(regressions), "load regression"), md.plural(int(regressions["programs"].sum()), "program"))
     )
     parts.append(breaks(regressions))
     parts.append("### Programs affected\n")
@@ -267,13 +257,7 @@ def render(
 
 def legend() -> str:
     """The load statuses: symbol, name and meaning."""
-    rows = [[SYMBOLS[s], md.text(s), md.text(LoadStatus(s).meaning)] for s in LOAD_STATUSES]
-    rows.append([NO_RECORD, "no record", "this release did not load this artifact"])
-    return md.table(["", "status", "meaning"], rows)
-
-
-def _count(number: int, noun: str) -> str:
-    return "%d %s%s" % (number, noun, "" if number == 1 else "s")
+    return case_grids.legend(PROGRAM, SYMBOLS)
 
 
 def breaks(regressions: pd.DataFrame) -> str:
@@ -304,12 +288,7 @@ def break_failure(row: Dict[str, Any], limit: int = 160) -> str:
     """A load regression's most common failure, as plain text, with how many of its programs share it."""
     if not isinstance(row.get("status"), str):
         return "no failure recorded"
-    found = loads_table.Failure(
-        row["status"],
-        row["error_type"] if isinstance(row.get("error_type"), str) else "",
-        row["error_message"] if isinstance(row.get("error_message"), str) else "",
-    )
-    text = _cause(found, limit)
+    text = _cause(loads_table.Failure.of(row), limit)
     sharing, programs = int(row["sharing"]), int(row["programs"])
     return text if sharing == programs else "%s (%d of the %d)" % (text, sharing, programs)
 
@@ -347,30 +326,11 @@ def _error(row: Dict[str, Any]) -> str:
 
 def case_section(rows: pd.DataFrame, saved_order: List[str], loaded_order: List[str]) -> str:
     """A case's part of the load table (``rows``) on its page: a saved × loaded grid per mode, and its failures."""
-    parts = ["## Saved programs across releases\n"]
-    for mode in [m for m in MODES if m in set(rows["mode"])]:
-        mine = rows[rows["mode"] == mode]
-        records = mine.to_dict("records")
-        status_of = {(loads_table.program_label(r), r["loaded"]): r["status"] for r in records}
-        loaded = [label for label in loaded_order if label in set(mine["loaded"])]
-        grid = []
-        for saved in loads_table.program_rows(records, saved_order):
-            grid.append([md.text(saved)] + [_symbol(status_of.get((saved, label))) for label in loaded])
-        header = "%s: saved on ↓ / loaded on →" % mode
-        parts.append(md.table([md.text(header)] + [md.text(label) for label in loaded], grid,
-                              ["l"] + ["c"] * len(loaded)))  # fmt: skip
-        failures = loads_table.errors(mine)
-        if failures:
-            lines = []
-            for said, pairs in alike.joined((md.text(failure(found), limit=300), pairs) for found, pairs in failures):
-                lines.append("- %s — %s" % (said, md.text(case_grids.named(pairs, SHOWN_PAIRS))))
-            parts.append(md.details("%s: %d failing loads" % (mode, sum(len(p) for _, p in failures)),
-                                    "\n".join(lines)))  # fmt: skip
-    return "\n".join(parts)
-
-
-def _symbol(value: Any) -> str:
-    return SYMBOLS.get(value, "?") if isinstance(value, str) else NO_RECORD
+    corner, failing = "saved on ↓ / loaded on →", "failing loads"
+    grids = case_grids.per_mode(
+        rows, (saved_order, loaded_order), corner, SYMBOLS, loads_table.errors, failing, SHOWN_PAIRS, failing
+    )
+    return "\n".join(["## Saved programs across releases\n"] + ([grids] if grids else []))
 
 
 def _chart_title(mode: str) -> str:
@@ -382,12 +342,13 @@ def heatmap_charts(
     table: pd.DataFrame,
     out: str,
     title: Callable[[str], str] = _chart_title,
-    name: str = "artifacts",
-    rows: str = "saved on",
-    columns: str = "loaded on",
+    product: Product = PROGRAM,
 ) -> List[charting.Chart]:
-    """One heatmap per mode: saving (``rows``) × loading release (``columns``), coloured by the share that passes;
-    the chart of a mode is ``title(mode)``, its file ``charts/<name>-<mode>``."""
+    """One heatmap per mode of a ``product``'s uses: making × using release, coloured by the share that passes; the
+    chart of a mode is ``title(mode)``, its file ``charts/<name>-<mode>`` (``artifacts`` for programs, else the
+    product's name: ``aoti-loads``)."""
+    name = "artifacts" if product is PROGRAM else product.name.replace("_", "-")
+    rows, columns = product.made + " on", product.used + " on"
     if grid.empty:
         return []
     charting.prepare()

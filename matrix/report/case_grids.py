@@ -1,8 +1,9 @@
 """A case's grids of outcomes in Markdown, one per mode: a program per row, a release per column, the failures
 under each.
 
-The compiled packages' grid (compiled on × loaded on, :mod:`matrix.report.aoti_loads`) and the compiles' grid
-(exported on × compiled on, :mod:`matrix.report.aoti_compiles`) are this one layout, with one kind of legend;
+The saved programs' grid (saved on × loaded on, :mod:`matrix.report.artifacts`), the compiled packages' grid
+(compiled on × loaded on, :mod:`matrix.report.aoti_loads`) and the compiles' grid (exported on × compiled on,
+:func:`matrix.report.aoti_loads.compile_grids`) are this one layout, with one kind of legend;
 each page says what its rows and columns mean, its statuses' glyphs and meanings and which of its records are
 failures.
 """
@@ -13,13 +14,14 @@ from typing import Any, Callable, Mapping, Optional, Protocol, Sequence, Tuple
 
 import pandas as pd
 
+from matrix.contract.products import Product
 from matrix.contract.schema import MODES, NO_RECORD
 from matrix.records import alike
 from matrix.records import artifacts as loads_table
 from matrix.report import markdown as md
 
 # A row's release and a column's, as a failure lists where it was seen.
-Pair = Tuple[str, str]
+Pair = Tuple[str, ...]
 
 
 class Failure(Protocol):
@@ -37,13 +39,14 @@ def per_mode(
     failures: Callable[[pd.DataFrame], Sequence[Tuple[Failure, Sequence[Pair]]]],
     failing: str,
     shown: Optional[int] = None,
+    many: str = "",
 ) -> str:
     """One grid per mode of a case's ``rows``, each followed by the failures it shows.
 
     ``orders``: the rows' releases and the columns', in order; ``corner`` names the two axes; ``symbols`` are the
     statuses' glyphs; ``failures`` groups a mode's rows by failure, each with the pairs it
     hit (at most ``shown`` named, every one where None); ``failing`` is what the summary counts (``failing
-    compile``).
+    compile``), ``many`` its plural where it is not ``failing`` + s.
     """
     parts = []
     for mode in [m for m in MODES if m in set(rows["mode"])]:
@@ -62,7 +65,7 @@ def per_mode(
         if groups:
             said = alike.joined((md.text(failure.text, limit=300), pairs) for failure, pairs in groups)
             lines = ["- %s — %s" % (text, md.text(named(pairs, shown))) for text, pairs in said]
-            summary = "%s: %s" % (mode, md.plural(sum(len(pairs) for _, pairs in groups), failing))
+            summary = "%s: %s" % (mode, md.plural(sum(len(pairs) for _, pairs in groups), failing, many))
             parts.append(md.details(summary, "\n".join(lines)))
     return "\n".join(parts)
 
@@ -80,11 +83,9 @@ def glyph(symbols: Mapping[str, str], status: Any) -> str:
     return symbols.get(status, "?") if isinstance(status, str) else NO_RECORD
 
 
-def legend(
-    symbols: Mapping[str, str], meanings: Mapping[str, str], statuses: Sequence[str], name: str, missing: str
-) -> str:
-    """What a grid's glyphs mean: each of ``statuses`` (a ``name``) with its symbol and meaning, then the no-record
-    mark, ``missing`` saying what it means."""
-    rows = [[symbols[s], md.text(s), md.text(meanings[s])] for s in statuses]
-    rows.append([NO_RECORD, "no record", missing])
+def legend(product: Product, symbols: Mapping[str, str], name: str = "status", verb: str = "load") -> str:
+    """What a grid of ``product``'s uses shows: each of its statuses (a ``name``) with its symbol and meaning, then the
+    no-record mark: this release did not ``verb`` this product."""
+    rows = [[symbols[s], md.text(s), md.text(product.meaning[s])] for s in product.statuses]
+    rows.append([NO_RECORD, "no record", "this release did not %s this %s" % (verb, product.noun)])
     return md.table(["", name, "meaning"], rows)

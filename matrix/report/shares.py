@@ -59,13 +59,14 @@ def per_mode(
     drawn: Sequence[charting.Chart],
     chart_title: Callable[[str], str],
     squares: Callable[[pd.DataFrame], str],
+    heading: str = "####",
 ) -> List[str]:
-    """Each mode's part of a page: its heading, its heatmap where one was drawn (the chart ``chart_title(mode)``)
+    """Each mode's part of a page: its ``heading``, its heatmap where one was drawn (the chart ``chart_title(mode)``)
     and ``squares`` of its rows of ``by_mode`` (a share table, one row per pair and mode)."""
     charts = {chart.title: chart for chart in drawn}
     parts = []
     for mode in [m for m in MODES if m in set(by_mode["mode"])]:
-        parts.append("#### %s\n" % md.text(mode))
+        parts.append("%s %s\n" % (heading, md.text(mode)))
         chart = charts.get(chart_title(mode))
         if chart is not None:
             parts.append("![%s](%s)\n" % (md.text(chart.title), chart.path))

@@ -27,7 +27,7 @@ from matrix.contract import layout, records
 from matrix.contract.layout import Artifact
 from matrix.contract.requests import KEY_VARIABLE
 from matrix.contract.schema import AOTI_COMPILE_KEYS, AOTI_COMPILE_KIND
-from matrix.report import aoti_compiles as compile_page
+from matrix.report import aoti_loads as compile_page
 from matrix.report import build as report
 from matrix.worker import aoti, aoti_compiles, batch, loader, messages
 from matrix.worker.pristine import Server
@@ -174,8 +174,8 @@ def test_a_report_of_the_compile_shows_it_in_the_packages_section(compiled: Dict
     out = tmp / "report"
     report.build_report([str(folder)], str(out), charts=False)
     page = (out / "artifacts.md").read_text(encoding="utf-8")
-    section = page[page.index("### " + compile_page.TITLE) :]
+    section = page[page.index("### " + compile_page.COMPILE_TITLE) :]
     release = record["torch_version"]
     assert "| %s | 1/1/1 of 1 |" % release in section
     assert "_None: every program tried compiled, loaded and matched._" in section
-    assert (out / compile_page.TABLE).is_file()
+    assert (out / compile_page.COMPILE_TABLE).is_file()

@@ -12,10 +12,10 @@ import pandas as pd
 from markdown_it import MarkdownIt
 
 from matrix.contract import records, schema
+from matrix.contract.products import COMPILE
 from matrix.contract.schema import AOTI_COMPILE_KEYS, AOTI_COMPILE_KIND
 from matrix.records import aoti_compiles, merge, store
 from matrix.records import artifacts as loads_table
-from matrix.report import aoti_compiles as compile_page
 from matrix.report import aoti_loads as package_page
 from matrix.report import artifacts as page
 from matrix.report import build as report
@@ -90,13 +90,13 @@ def test_the_table_keeps_the_latest_record_of_each_program_and_compiling_release
     rows = compile_records()
     again = compile_record("2.8.0", "2.10.0", "mlp", finished_at="2025-02-01T00:00:00+00:00")  # a fix, recorded later
     old = {k: v for k, v in compile_record("2.6.0", "2.8.0", "old").items() if k not in ("failed_step", "with_set")}
-    found = aoti_compiles.table(frame([*rows, again, old]))
+    found = loads_table.table(frame([*rows, again, old]), COMPILE)
     assert len(found) == len(rows) + 1  # the later record replaces one; one without the newer keys still reads
     mlp = found[(found["saved"] == "2.8.0") & (found["loaded"] == "2.10.0") & (found["case"] == "mlp")]
     assert sorted(mlp["status"]) == ["ok", "ok"]  # strict: fixed by the later record; non-strict: passed
     assert list(found.columns) == ["saved", "loaded", *AOTI_COMPILE_KEYS]
     # A status outside the vocabulary is no compile.
-    assert aoti_compiles.table(frame([compile_record("2.6.0", "2.8.0", status="pass")])).empty
+    assert loads_table.table(frame([compile_record("2.6.0", "2.8.0", status="pass")]), COMPILE).empty
 
 
 def test_each_pair_counts_how_far_its_programs_got_and_what_was_not_tried() -> None:
@@ -139,7 +139,7 @@ def test_compile_failures_that_differ_only_in_numbers_are_one_the_most_common_fi
     ]
     found = [
         (failure.text, [where[2:] for where in wheres])
-        for failure, wheres in aoti_compiles.failures(aoti_compiles.table(frame(rows)))
+        for failure, wheres in aoti_compiles.failures(loads_table.table(frame(rows), COMPILE))
     ]
     assert found == [
         ("run error: RuntimeError: API call failed at model_container_runner.cpp, line …",
@@ -188,15 +188,15 @@ def test_merge_keeps_a_compile_beside_the_load_and_the_package_load_of_the_same_
 def test_the_packages_section_ends_with_the_exported_by_compiled_grid_its_cost_and_failures(tmp_path: Path) -> None:
     empty = loads_table.table(pd.DataFrame({k: [] for k in schema.LOAD_KEYS}, dtype=object))
     written = page.write(str(tmp_path), empty, compiles=judged())
-    assert {"artifacts.md", compile_page.TABLE, "charts/aoti-compiles-strict.png"} <= written.files
+    assert {"artifacts.md", package_page.COMPILE_TABLE, "charts/aoti-compiles-strict.png"} <= written.files
     assert package_page.TABLE not in written.files  # no package load: no package table
     text = (tmp_path / "artifacts.md").read_text(encoding="utf-8")
     section = text[text.index("## " + package_page.TITLE) :]
-    assert "### " + compile_page.TITLE in section
+    assert "### " + package_page.COMPILE_TITLE in section
     counted = "18 records (a program and a release that compiled it, or did not) of programs exported on 3 builds,"
     assert counted + " compiled on 3 builds." in section
     rows = table_rows(section)
-    assert rows[0] == [compile_page.CORNER, *COMPILED]
+    assert rows[0] == [package_page.COMPILE_CORNER, *COMPILED]
     assert rows[1] == ["2.6.0", "2/2/2 of 2", "2/2/2 of 2", "1/1/1 of 1"]
     assert rows[2] == ["2.8.0", "·", "1/0/0 of 2", "2/2/2 of 2"]
     assert rows[3] == ["2.10.0", "·", "·", "2/2/1 of 2"]
@@ -212,7 +212,7 @@ def test_the_packages_section_ends_with_the_exported_by_compiled_grid_its_cost_a
         "![Programs compiled on a newer release that load and match: strict](charts/aoti-compiles-strict.png)"
         in section
     )
-    stored = pd.read_parquet(tmp_path / compile_page.TABLE)
+    stored = pd.read_parquet(tmp_path / package_page.COMPILE_TABLE)
     assert len(stored) == 18 and set(stored["kind"]) == {AOTI_COMPILE_KIND}
     assert {"compile_s", "load_s", "run_s", "package_bytes", "failed_step", "error_type"} <= set(stored.columns)
 
@@ -232,7 +232,7 @@ def test_the_report_writes_the_table_each_case_page_its_grid_and_rebuilds_from_t
     out, again = tmp_path / "report", tmp_path / "again"
     report.build_report([str(_records(tmp_path / "records"))], str(out), charts=False)
     case = (out / "cases" / "cond.md").read_text(encoding="utf-8")
-    grid = table_rows(case[case.index("### " + compile_page.TITLE) :])
+    grid = table_rows(case[case.index("### " + package_page.COMPILE_TITLE) :])
     assert grid[0] == ["strict: exported on ↓ / compiled on →", *COMPILED]
     assert grid[1:4] == [["2.6.0", "✅", "✅", "⏭️"], ["2.8.0", "·", "❌", "✅"], ["2.10.0", "·", "·", "⚠️"]]
     # The site's case page: the grid beside the others, every glyph under its release.
@@ -246,7 +246,7 @@ def test_the_report_writes_the_table_each_case_page_its_grid_and_rebuilds_from_t
     assert "aoti_compiles.parquet" in (out / "site" / "index.html").read_text(encoding="utf-8")  # a download
     # The published tables stand for the records: the report rebuilt from them is the same.
     report.build_report([str(out)], str(again), charts=False)
-    for name in ("artifacts.md", "cases/cond.md", compile_page.TABLE, "site/cases/cond.html"):
+    for name in ("artifacts.md", "cases/cond.md", package_page.COMPILE_TABLE, "site/cases/cond.html"):
         assert (out / name).read_bytes() == (again / name).read_bytes(), name
 
 

@@ -12,8 +12,9 @@ import pandas as pd
 from markdown_it import MarkdownIt
 
 from matrix.contract import records, schema
+from matrix.contract.products import PACKAGE
 from matrix.contract.schema import AOTI_LOAD_KEYS, AOTI_LOAD_KIND
-from matrix.records import aoti_loads, model, store
+from matrix.records import aoti_loads, epochs, model, store
 from matrix.records import artifacts as loads_table
 from matrix.report import aoti_loads as package_page
 from matrix.report import artifacts as page
@@ -125,7 +126,7 @@ def table_rows(text: str) -> List[List[str]]:
 def test_the_package_table_has_one_row_per_pair_case_and_mode_with_the_latest_record() -> None:
     rows = package_loads()
     rows.append(package_load("2.8.0", "2.10.0", status="crash", finished_at="2024-01-01T00:00:00+00:00"))
-    found = aoti_loads.table(frame(rows))
+    found = loads_table.table(frame(rows), PACKAGE)
     assert len(found) == len(COMPILED) * len(RELEASES) * len(PACKAGES)
     assert list(found.columns) == ["saved", "loaded", *AOTI_LOAD_KEYS]
     older = found[(found["saved"] == "2.8.0") & (found["loaded"] == "2.10.0") & (found["case"] == "mlp")]
@@ -148,13 +149,14 @@ def test_epochs_follow_the_programs_rule_and_name_where_packages_stop_loading() 
 
 def test_the_promise_is_checked_on_every_pair_it_covers_and_forward_loads_are_counted_apart() -> None:
     promise = judged().promise
-    assert promise.pairs == 3 and promise.kept == 2  # 2.6.0 → 2.8.0, 2.6.0 → 2.10.0, 2.8.0 → 2.10.0
+    covered = len(promise.covered)
+    assert covered == 3 and covered - len(promise.broken) == 2  # 2.6.0 → 2.8.0, 2.6.0 → 2.10.0, 2.8.0 → 2.10.0
     (broken,) = promise.broken
-    assert (broken.compiled, broken.loaded, broken.failed, broken.tried) == ("2.6.0", "2.10.0", 1, 3)
-    assert broken.failure is not None and broken.failure.text == "mismatch: AssertionError: output 0 differs"
+    assert (broken.made, broken.used, broken.tried - broken.passed, broken.tried) == ("2.6.0", "2.10.0", 1, 3)
+    assert broken.failure == "mismatch: AssertionError: output 0 differs"
     # Loaded on an older release than compiled it: 2.5.1, 2.6.0 and 2.8.0 tried newer packages, and none loaded.
-    assert (promise.forward, promise.forward_passed) == (6, 0)
-    assert aoti_loads.promise(aoti_loads.table(frame([]))) == aoti_loads.Promise(0, (), 0, 0)
+    assert (len(promise.older), sum(p.kept for p in promise.older)) == (6, 0)
+    assert aoti_loads.promise(loads_table.table(frame([]), PACKAGE)) == epochs.Promise("2.6", (), (), (), ())
 
 
 def test_the_store_reads_package_loads_apart_from_program_loads(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
-"""The AOTInductor verdict (matrix.records.aoti_verdict and its words) on hand-written package and compile records:
-upstream's promise kept or broken pair by pair, a release that cannot load its own packages named as an exception,
-what nothing promises counted apart, and a mode that did not run said rather than counted."""
+"""The AOTInductor verdict (matrix.records.aoti_loads.verdict and its words) on hand-written package and compile
+records: upstream's promise kept or broken pair by pair, a release that cannot load its own packages named as an
+exception, what nothing promises counted apart, and a mode that did not run said rather than counted."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, Dict, List
 import pandas as pd
 
 from matrix.contract.schema import AOTI_COMPILE_KEYS, AOTI_LOAD_KEYS
-from matrix.records import aoti_compiles, aoti_loads, aoti_verdict
+from matrix.records import aoti_compiles, aoti_loads
 from matrix.report import aoti_verdict as words
 from unit.test_aoti_compiles import compile_record
 from unit.test_aoti_loads import package_load
@@ -44,7 +44,7 @@ def records() -> List[Dict[str, Any]]:
     return rows
 
 
-def judged() -> aoti_verdict.AotiVerdict:
+def judged() -> aoti_loads.AotiVerdict:
     packages = aoti_loads.judge(frame(records(), AOTI_LOAD_KEYS))
     compiles = aoti_compiles.judge(
         frame(
@@ -56,7 +56,7 @@ def judged() -> aoti_verdict.AotiVerdict:
             AOTI_COMPILE_KEYS,
         )
     )  # fmt: skip
-    found = aoti_verdict.judge(packages, compiles)
+    found = aoti_loads.verdict(packages, compiles)
     assert found is not None
     return found
 
@@ -96,9 +96,9 @@ def test_the_words_name_the_broken_pairs_the_exceptions_and_the_mode_not_run() -
 
 def test_a_promise_kept_everywhere_reads_as_one_span() -> None:
     rows = [load(made, used) for i, made in enumerate(RELEASES[1:]) for used in RELEASES[1:][i:]]
-    found = aoti_verdict.judge(aoti_loads.judge(frame(rows, AOTI_LOAD_KEYS)), aoti_compiles.judge(pd.DataFrame()))
+    found = aoti_loads.verdict(aoti_loads.judge(frame(rows, AOTI_LOAD_KEYS)), aoti_compiles.judge(pd.DataFrame()))
     assert found is not None
     (promise, _) = [said for _, said in words.lines(found)]
     assert promise.endswith("each of 2.6.0–2.8.0 on every newer build up to 2.10.0.")
-    assert aoti_verdict.judge(aoti_loads.judge(pd.DataFrame()), aoti_compiles.judge(pd.DataFrame())) is None
+    assert aoti_loads.verdict(aoti_loads.judge(pd.DataFrame()), aoti_compiles.judge(pd.DataFrame())) is None
     assert words.lines(None) == []

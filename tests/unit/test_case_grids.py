@@ -9,6 +9,7 @@ from typing import List, Sequence, Tuple
 import pandas as pd
 from markdown_it import MarkdownIt
 
+from matrix.contract.products import Product
 from matrix.contract.schema import NO_RECORD
 from matrix.report import case_grids
 
@@ -62,10 +63,14 @@ def test_a_failure_names_its_first_pairs_and_counts_the_rest() -> None:
 
 
 def test_the_legend_lists_each_status_then_the_square_of_no_record() -> None:
-    text = case_grids.legend(SYMBOLS, {"pass": "ran", "fail": "did not"}, ["pass", "fail"], "status", "not tried")
+    product = Product(
+        name="things", kind="thing", keys=(), statuses=("pass", "fail"), tried=("pass", "fail"),
+        meaning={"pass": "ran", "fail": "did not"}, noun="thing", made="made", used="tried",
+    )  # fmt: skip
+    text = case_grids.legend(product, SYMBOLS, "status", "try")
     assert html_rows(MarkdownIt("commonmark").enable("table").render(text)) == [
         ["", "status", "meaning"],
         ["P", "pass", "ran"],
         ["F", "fail", "did not"],
-        [NO_RECORD, "no record", "not tried"],
+        [NO_RECORD, "no record", "this release did not try this thing"],
     ]

@@ -27,13 +27,13 @@ from matrix.contract.schema import (
     Status,
     first_line,
 )
-from matrix.records import alike, aoti_compiles, packages, repro, store
+from matrix.records import alike, packages, repro, store
 from matrix.records import artifacts as loads_table
 from matrix.records import failures as stage_failures
 from matrix.records import graph_diffs as graph_diffs_table
 from matrix.records.aoti_loads import PROMISED_FROM
 from matrix.records.repro import Failure
-from matrix.report import aoti_compiles as aoti_compiles_report
+from matrix.report import aoti_loads as aoti_report
 from matrix.report import case_grids, case_page, diff_files
 from matrix.report import markdown as md
 from matrix.report import repro as report_repro
@@ -385,7 +385,7 @@ def compile_section(
         " listed under each grid. %s</p>"
         % inline(
             "S: not compiled, %s; %s %s."
-            % (AOTI_COMPILE_MEANING["skipped"].split(": ", 1)[-1], NO_RECORD, aoti_compiles_report.NOT_COMPILED)
+            % (AOTI_COMPILE_MEANING["skipped"].split(": ", 1)[-1], NO_RECORD, aoti_report.NOT_COMPILED)
         ),
         *[compile_grid(rows, mode, orders, said) for mode in MODES if any(r["mode"] == mode for r in rows)],
     ]
@@ -399,7 +399,7 @@ def compile_grid(
 
     def square(row: Row) -> Square:
         css, glyph = compile_status(str(row["status"]))
-        said = aoti_compiles.Failure.of(row).text if row["status"] != STAGE_OK else str(row["status"])
+        said = loads_table.Failure.of(row).text if row["status"] != STAGE_OK else str(row["status"])
         title = clip(said, NOTE_LIMIT)
         failed = row["status"] in AOTI_TRIED and row["status"] != STAGE_OK
         issue = stage_failures.use_issue(row, stage_failures.AOTI) if failed else None

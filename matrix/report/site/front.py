@@ -22,7 +22,6 @@ from matrix.report.findings import Findings
 from matrix.report.real_models import PREFIX as REAL_MODELS
 from matrix.report.site import changes, charts, devices, glossary, grid_marks, legend, real_models, run, saved
 from matrix.report.site import upgrade as upgrade_page
-from matrix.report.site.aoti_verdict import lines as aoti_lines
 from matrix.report.site.downloads import CSV, TABLES
 from matrix.report.site.markup import GLYPHS, clip, listed, page, present, script_json, text
 from matrix.report.site.verdicts import ANY_FAILURE
@@ -160,7 +159,7 @@ def render(f: Findings, pages: Mapping[str, str], downloads: Sequence[str], csv:
                 dict(reversed(list(zip(f.cells["release"].astype(str), f.labels.astype(str))))),
                 f.candidates,
                 f.model.known_issues,
-                more=[*aoti_lines(f), upgrade_page.line(f.model.upgrades), devices.line(f.model.devices)],
+                more=[*saved.aoti_lines(f), upgrade_page.line(f.model.upgrades), devices.line(f.model.devices)],
             ),
         ),
         ("newest", "Newest release", changes.newest(f.steps, newest, pages)),

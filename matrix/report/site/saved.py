@@ -5,7 +5,8 @@ Nothing is judged here: the epochs are the verdicts' (:mod:`matrix.records.epoch
 :func:`matrix.report.verdicts.epochs_section` renders them) and the load regressions and heatmaps what the
 saved-programs page wrote (``Findings.artifacts``, :mod:`matrix.report.artifacts`); the packages' epochs and
 promise are :mod:`matrix.records.aoti_loads`', as the model holds them (``Model.packages``). Every pair of a case is
-on its page's saved × loaded grid, and its compiled × loaded grid.
+on its page's saved × loaded grid, and its compiled × loaded grid. The front page's AOTInductor verdicts
+(:func:`aoti_lines`) link the packages' epochs.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from matrix.records import failures as stage_failures
 from matrix.records.aoti_loads import PROMISED_FROM, PackageLoads
 from matrix.records.epochs import Epoch
 from matrix.report import aoti_loads as report_aoti
+from matrix.report import aoti_verdict
 from matrix.report import artifacts as report_artifacts
 from matrix.report.findings import Findings
 from matrix.report.site import known_issues
 from matrix.report.site.markup import clip, table, text
-from matrix.report.verdicts import BACKWARD, CAUSE_LIMIT, SHOWN_EXCEPTIONS
 
 SHOWN_LOAD_REGRESSIONS = 20  # listed; the rest are counted
 EPOCH_RULE = (
@@ -35,55 +36,19 @@ PACKAGE_RULE = (
 )
 
 
-def span(e: Epoch) -> str:
-    return e.first if len(e.releases) == 1 else "%s–%s" % (e.first, e.last)
-
-
 def _case(case: str, pages: Mapping[str, str]) -> str:
     page = pages.get(case)
     return '<a href="%s">%s</a>' % (text(page), text(case)) if page else text(case)
 
 
-def _exceptions(e: Epoch, pages: Mapping[str, str]) -> str:
-    if not e.exceptions:
-        return "none"
-    cases = list(dict.fromkeys(found.case for found in e.exceptions))
-    named = [
-        "%s (%s)" % (_case(case, pages), text(", ".join(x.mode for x in e.exceptions if x.case == case)))
-        for case in cases[:SHOWN_EXCEPTIONS]
-    ]
-    more = " … (+%d)" % (len(cases) - SHOWN_EXCEPTIONS) if len(cases) > SHOWN_EXCEPTIONS else ""
-    return "%d case%s: %s%s" % (len(cases), "" if len(cases) == 1 else "s", ", ".join(named), more)
-
-
-def _cut(e: Epoch) -> str:
-    if e.cut is None or e.cut_from is None:
-        return "–"
-    return text("%s → %s: %s" % (e.cut_from, e.first, clip(report_artifacts.failure(e.cut), CAUSE_LIMIT)))
+def _escape(value: str, limit: Optional[int] = None) -> str:
+    return text(clip(value, limit) if limit is not None else value)
 
 
 def epochs_table(epochs: Sequence[Epoch], pages: Mapping[str, str], noun: str = "program", css: str = "epochs") -> str:
     """The epochs as a table; ``noun`` what was loaded (``program``, ``package``)."""
-    rows = [
-        [
-            text(span(e)),
-            "%d%s" % (e.programs, " (%d more not tried)" % e.untried if e.untried else ""),
-            "%d of %d" % (e.passed, e.tried),
-            text(BACKWARD.get(e.backward, e.backward)),
-            _exceptions(e, pages),
-            _cut(e),
-        ]
-        for e in epochs
-    ]
-    headers = [
-        "epoch",
-        noun + "s loaded",
-        "loads that match",
-        "older read newer",
-        "exceptions",
-        "older %ss fail" % noun,
-    ]
-    return table(headers, rows, css)
+    rows = [report_aoti.epoch_cells(e, _escape, lambda case: _case(case, pages)) for e in epochs]
+    return table(report_aoti.epoch_headers(noun), rows, css)
 
 
 def _regressions(written: Optional[report_artifacts.Written]) -> str:
@@ -160,3 +125,13 @@ def packages(found: Optional[PackageLoads], pages: Mapping[str, str]) -> str:
         " loaded</em>), under its saved programs.</p>"
     )
     return "\n".join(parts)
+
+
+def aoti_lines(f: Findings) -> List[str]:
+    """One ``<li>`` per line of the AOTInductor verdict (:mod:`matrix.report.aoti_verdict`'s), each linking the
+    packages' epochs; none without packages or compiles."""
+    return [
+        '<li class="aoti-verdict"><strong>%s</strong>: %s <a href="#aoti-epochs">every pair</a></li>'
+        % (text(title), text(said))
+        for title, said in aoti_verdict.lines(f.model.aoti)
+    ]
