@@ -265,7 +265,7 @@ def _build(
     shelf = diff_files.Shelf()  # the graph diffs the pages link, each written once
     draw = charts and not cells.empty
     if draw:
-        from matrix.report import chart_keys, front_charts, heatmaps, release_charts
+        from matrix.report import chart_keys, heatmaps, release_charts
         from matrix.report import charts as charting
     # A large report draws its status heatmaps, the slowest charts, in a side process while
     # this one draws the other charts and writes the tables and the case pages. (Drawing the
@@ -297,10 +297,8 @@ def _build(
         if redraw_grid:
             grid = side.submit(heatmaps.status_heatmaps, heat, labels, out)
         if draw:
-            fresh = [name for name in ("overview", "summary", "transitions", "export-time") if name not in drawn]
-            if fresh:
-                every = front_charts.summary_charts(findings.summary, findings.steps, cells, out, only=fresh)
-                drawn.update({name: every[name] for name in fresh})
+            fresh = [name for name in inputs if name not in drawn]  # the grid is drawn above
+            drawn.update(release_charts.front_page(findings.summary, findings.steps, cells, out, only=fresh))
         written |= _write_tables(out, findings)
         pages = _write_case_pages(
             out, cells, labels, moves, roots, judged.loads, judged.load_orders, judged.repros, packages, compiles,
@@ -424,15 +422,9 @@ def _write_case_pages(
     release); ``kept`` the graph diffs earlier reports kept (``graph_diffs.carried``); ``shelf`` keeps the diff
     files the pages link.
     """
-    failures_by_case: Dict[str, List[repro.Failure]] = {}
-    for failure in failures:
-        failures_by_case.setdefault(failure.case, []).append(failure)
-    by_case: Dict[str, List[Dict[str, Any]]] = {}
-    for row in cells.assign(environment=labels).to_dict("records"):
-        by_case.setdefault(str(row["case"]), []).append(row)
-    moves_by_case: Dict[str, List[Dict[str, Any]]] = {}
-    for move in moves.to_dict("records"):
-        moves_by_case.setdefault(str(move["case"]), []).append(move)
+    failures_by_case = report_case.by_case(failures, lambda failure: failure.case)
+    by_case = report_case.by_case(cells.assign(environment=labels).to_dict("records"))
+    moves_by_case = report_case.by_case(moves.to_dict("records"))
     saved_order, loaded_order = orders
     loads_by_case = {str(case): rows for case, rows in table.groupby("case")} if not table.empty else {}
     pages = set()

@@ -6,7 +6,7 @@ import ast
 import difflib
 import os
 import posixpath
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from matrix.contract.schema import MODES, STAGE_ERROR, STAGES, Status
 from matrix.records import failures, graph_diffs, packages, store
@@ -84,6 +84,14 @@ def docstring(source: str) -> Optional[str]:
 
 
 Row = Dict[str, Any]
+
+
+def by_case(items: Iterable[Any], case: Callable[[Any], Any] = lambda row: row["case"]) -> Dict[str, List[Any]]:
+    """Records (or anything ``case`` names the case of) by the name of their case, each case's in their order."""
+    found: Dict[str, List[Any]] = {}
+    for item in items:
+        found.setdefault(str(case(item)), []).append(item)
+    return found
 
 
 def render(
@@ -237,7 +245,7 @@ def _graph_diffs(
     series: Dict[Tuple[str, str, str], Dict[str, Row]] = {}
     for row in rows:
         if _has_text(row) or (kept and isinstance(row.get("graph_hash"), str)):
-            series.setdefault((str(row["variant"]), _with(row), str(row["mode"])), {})[str(row["release"])] = row
+            series.setdefault((str(row["variant"]), with_set(row), str(row["mode"])), {})[str(row["release"])] = row
     variants = sorted({variant for variant, _, _ in series})
     for variant, requested, mode in sorted(series, key=lambda k: (k[0], k[1], _mode_index(k[2]))):
         previous: Optional[Row] = None
@@ -275,7 +283,7 @@ def _has_text(row: Row) -> bool:
 def _pair_key(before: Row, after: Row) -> Tuple[str, ...]:
     """The key of a kept diff (graph_diffs.KEY) between two cells of a case."""
     named = dict(
-        case=before["case"], mode=before["mode"], with_set=_with(after), variant_before=before["variant"],
+        case=before["case"], mode=before["mode"], with_set=with_set(after), variant_before=before["variant"],
         before=before["release"], variant=after["variant"], after=after["release"],
         hash_before=before["graph_hash"], hash_after=after["graph_hash"],
     )  # fmt: skip
@@ -332,7 +340,7 @@ def _errors(rows: List[Row]) -> List[str]:
         if isinstance(row["error_type"], str) or row["status"] in ("crash", "timeout"):
             key = (
                 str(row["mode"]),
-                _with(row),
+                with_set(row),
                 str(row["status"]),
                 _str(row["error_type"]),
                 _str(row["error_message"]),
@@ -341,7 +349,7 @@ def _errors(rows: List[Row]) -> List[str]:
     stage_groups: Dict[Tuple[str, str, str, str, str], List[Row]] = {}
     for row in rows:
         for label in failures.failed_stages(row):
-            key = (str(row["mode"]), _with(row), "%s fails" % label, "", failures.stage_line(row, label))
+            key = (str(row["mode"]), with_set(row), "%s fails" % label, "", failures.stage_line(row, label))
             stage_groups.setdefault(key, []).append(row)
     parts = []
     for (mode, requested, status, kind, message), members in sorted(
@@ -417,7 +425,7 @@ def _diagnoses(rows: List[Row]) -> str:
             if isinstance(problem, dict):
                 table.append(
                     [
-                        md.text(str(row["release"]) + _bracketed(_with(row))),
+                        md.text(str(row["release"]) + _bracketed(with_set(row))),
                         md.text(str(row["mode"])),
                         md.text(str(problem.get("kind"))),
                         md.text(_clip(str(problem.get("message")), 200)),
@@ -430,7 +438,7 @@ def _diagnoses(rows: List[Row]) -> str:
     return md.table(["release", "mode", "problem", "message", "where", "times"], table)
 
 
-def _with(row: Row) -> str:
+def with_set(row: Row) -> str:
     """The cell's ``--with`` set ("" for none, or for a record that predates it)."""
     value = row.get("with_set")
     return value if isinstance(value, str) else ""
@@ -448,8 +456,8 @@ def _dependencies(rows: List[Row]) -> str:
     """
     if not any(packages.requirements(row.get("dependency_set")) for row in rows):
         return ""
-    own = next((packages.declared(r.get("dependency_set"), _with(r)) for r in rows if r.get("dependency_set")), ())
-    requested = list(dict.fromkeys(_with(row) for row in rows if _with(row)))
+    own = next((packages.declared(r.get("dependency_set"), with_set(r)) for r in rows if r.get("dependency_set")), ())
+    requested = list(dict.fromkeys(with_set(row) for row in rows if with_set(row)))
     facts = ["- declared by the case (PEP 723): %s" % (", ".join(md.code(r) for r in own) or "nothing")]
     if requested:
         facts.append("- added with `--with`: %s" % "; ".join(md.code(r) for r in requested))

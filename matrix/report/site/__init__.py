@@ -38,7 +38,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Set
 import pandas as pd
 
 from matrix.records.repro import Failure
-from matrix.report import diff_files, files
+from matrix.report import case_page, diff_files, files
 from matrix.report import markdown as md
 from matrix.report.findings import Findings
 from matrix.report.site import badge, case, downloads, front, glossary, upgrade
@@ -86,9 +86,7 @@ def write(
     # (`load --aoti`), as the model judged them.
     packages, compiles = f.model.packages, f.model.compiles
     package_rows, compile_rows = _by_case(packages.table), _by_case(compiles.table)
-    failures: Dict[str, List[Failure]] = {}
-    for failure in f.model.repros:
-        failures.setdefault(failure.case, []).append(failure)
+    failures: Dict[str, List[Failure]] = case_page.by_case(f.model.repros, lambda failure: failure.case)
     for name, target in pages.items():
         text = case.render(
             name, rows[name], moves.get(name, []), saved.get(name, []), f.load_orders, roots, failures.get(name, []),
@@ -106,12 +104,7 @@ def _write(out: str, relative: str, content: str) -> Set[str]:
 
 
 def _by_case(frame: pd.DataFrame) -> Dict[str, List[Dict[str, Any]]]:
-    found: Dict[str, List[Dict[str, Any]]] = {}
-    if frame.empty:
-        return found
-    for row in frame.to_dict("records"):
-        found.setdefault(str(row["case"]), []).append(row)
-    return found
+    return case_page.by_case(frame.to_dict("records"))
 
 
 def ours(entry: str) -> bool:
