@@ -134,27 +134,30 @@ def _each_device(envs: pd.DataFrame, cells: pd.DataFrame, elsewhere: pd.DataFram
     return "; ".join(parts)
 
 
-def _header(f: Findings) -> str:
-    cells = f.cells
-    envs = f.environments
+def run_facts(f: Findings, unknown: str = "") -> List[Tuple[str, str]]:
+    """The run in (label, plain text) pairs: the front page's "The run" table, and the site's; ``unknown`` stands
+    for a machine or device the records do not name."""
+    cells, envs = f.cells, f.environments
     started = sorted(str(v)[:10] for v in envs.get("started_at", pd.Series(dtype=object)).dropna())
     when = " to ".join(dict.fromkeys([started[0], started[-1]])) if started else "unknown"
-    lines = [
-        "## The run\n",
-        "| | |",
-        "| :--- | :--- |",
-        "| releases | %s: %s |" % (md.releases_and_builds(f.scope), md.text(", ".join(md.build_names(f.scope)))),
-        "| variants | %s |" % md.text(", ".join(values_of(cells, "variant"))),
-        "| Python | %s |" % md.text(", ".join(values_of(cells, "python", ordered=True))),
-        "| sources | %s |" % md.text(", ".join(values_of(cells, "source"))),
-        "| machine | %s |" % md.text("; ".join(machines(envs))),
-        "| device | %s |" % md.text(devices(envs, cells, f.model.elsewhere)),
-        "| CPU | %s |" % md.text(citation.cpu(envs)),
-        "| GPU | %s |" % md.text(citation.gpu(envs)),
-        "| device per build | %s |" % md.text(citation.devices_words(envs) or citation.NOT_RECORDED),
-        "| run on | %s (UTC, from the environment records) |" % md.text(when),
-        "| cells | %s; from %s |" % (md.cells_counted(f.scope), md.plural(f.runs, "cell record")),
+    return [
+        ("releases", "%s: %s" % (md.releases_and_builds(f.scope), ", ".join(md.build_names(f.scope)))),
+        ("variants", ", ".join(values_of(cells, "variant"))),
+        ("Python", ", ".join(values_of(cells, "python", ordered=True))),
+        ("sources", ", ".join(values_of(cells, "source"))),
+        ("machine", "; ".join(machines(envs)) or unknown),
+        ("device", devices(envs, cells, f.model.elsewhere) or unknown),
+        ("CPU", citation.cpu(envs)),
+        ("GPU", citation.gpu(envs)),
+        ("device per build", citation.devices_words(envs) or citation.NOT_RECORDED),
+        ("run on", "%s (UTC, from the environment records)" % when),
+        ("cells", "%s; from %s" % (md.cells_counted(f.scope), md.plural(f.runs, "cell record"))),
     ]
+
+
+def _header(f: Findings) -> str:
+    lines = ["## The run\n", "| | |", "| :--- | :--- |"]
+    lines += ["| %s | %s |" % (label, md.text(value)) for label, value in run_facts(f)]
     return "\n".join(lines) + "\n"
 
 
