@@ -335,37 +335,30 @@ def _errors(rows: List[Row]) -> List[str]:
     named after the stage. A failure that a known upstream issue labels names it.
     """
     order = store.ordered(row["release"] for row in rows)
-    groups: Dict[Tuple[str, str, str, str, str], List[Row]] = {}
+    # Keyed (0: an error, 1: a stage; the mode's place, mode, --with set, status, class, message): the errors
+    # first, then the stages, each by mode.
+    groups: Dict[Tuple[int, int, str, str, str, str, str], List[Row]] = {}
     for row in rows:
+        place = (_mode_index(str(row["mode"])), str(row["mode"]), with_set(row))
         if isinstance(row["error_type"], str) or row["status"] in ("crash", "timeout"):
-            key = (
-                str(row["mode"]),
-                with_set(row),
-                str(row["status"]),
-                _str(row["error_type"]),
-                _str(row["error_message"]),
-            )
+            key = (0, *place, str(row["status"]), _str(row["error_type"]), _str(row["error_message"]))
             groups.setdefault(key, []).append(row)
-    stage_groups: Dict[Tuple[str, str, str, str, str], List[Row]] = {}
-    for row in rows:
         for label in failures.failed_stages(row):
-            key = (str(row["mode"]), with_set(row), "%s fails" % label, "", failures.stage_line(row, label))
-            stage_groups.setdefault(key, []).append(row)
+            groups.setdefault((1, *place, "%s fails" % label, "", failures.stage_line(row, label)), []).append(row)
     parts = []
-    for (mode, requested, status, kind, message), members in sorted(
-        groups.items(), key=lambda g: (_mode_index(g[0][0]), g[0])
-    ):
-        # The newest release that kept a traceback speaks for the group.
-        newest = next((r for r in reversed(members) if _str(r["error_traceback"])), members[-1])
-        summary = "%s · %s · %s%s — %s%s%s" % (
-            mode,
-            status,
-            kind,
+    for (stage, _, mode, requested, status, kind, message), members in sorted(groups.items(), key=lambda g: g[0]):
+        summary = "%s%s — %s%s%s" % (
+            " · ".join([mode, status] + ([] if stage else [kind])),
             (": " + _clip(message, 300)) if message else "",
             md.release_spans([str(r["release"]) for r in members], order),
             _bracketed(requested),
-            _known(members, failures.EXPORT),
+            _known(members, status[: -len(" fails")] if stage else failures.EXPORT),
         )
+        if stage:
+            parts.append(md.details(summary, md.fence(message, "text") if message else "_No error recorded._"))
+            continue
+        # The newest release that kept a traceback speaks for the group.
+        newest = next((r for r in reversed(members) if _str(r["error_traceback"])), members[-1])
         body = []
         for label, value in (
             ("traceback (%s)" % newest["release"], _tail(newest["error_traceback"])),
@@ -375,18 +368,6 @@ def _errors(rows: List[Row]) -> List[str]:
             if value:
                 body.append("%s:\n\n%s" % (md.text(label), md.fence(value, "text")))
         parts.append(md.details(summary, "\n".join(body) or "_No traceback recorded._"))
-    for (mode, requested, failing, _, message), members in sorted(
-        stage_groups.items(), key=lambda g: (_mode_index(g[0][0]), g[0])
-    ):
-        summary = "%s · %s%s — %s%s%s" % (
-            mode,
-            failing,
-            (": " + _clip(message, 300)) if message else "",
-            md.release_spans([str(r["release"]) for r in members], order),
-            _bracketed(requested),
-            _known(members, failing[: -len(" fails")]),
-        )
-        parts.append(md.details(summary, md.fence(message, "text") if message else "_No error recorded._"))
     return parts
 
 

@@ -291,21 +291,23 @@ def _pass_rates(f: Findings) -> str:
     return md.table(headers, rows, ["l"] + ["r"] * (1 + len(modes) + len(STAGES)))
 
 
+# The table of environments that failed to install, on the front page and the site's.
+ENV_ERROR_HEADERS = ["release", "variant", "Python", "environment", "error", "message"]
+
+
+def env_error_cells(row: Dict[str, Any]) -> List[Any]:
+    """An environment that failed to install, as the table names it, but for its message."""
+    return [row.get("torch_version"), row.get("variant"), row.get("python"), row.get("dependency_set") or "torch alone"]
+
+
 def _env_errors(f: Findings) -> str:
     if f.env_errors.empty:
         return ""
     rows = [
-        [
-            md.text(r["torch_version"]),
-            md.text(r["variant"]),
-            md.text(r["python"]),
-            md.text(r.get("dependency_set") or "torch alone"),
-            md.code(r["error_type"]),
-            md.text(r["error_message"], 300),
-        ]
+        [md.text(v) for v in env_error_cells(r)] + [md.code(r["error_type"]), md.text(r["error_message"], 300)]
         for r in f.env_errors.to_dict("records")
     ]
-    table = md.table(["release", "variant", "Python", "environment", "error", "message"], rows)
+    table = md.table(ENV_ERROR_HEADERS, rows)
     more = "\nWhat the installer said: [installer output](%s).\n" % pages.INSTALL_ERRORS
     return "## Environments that failed to install\n\n" + table + (more if pages.installer_outputs(f) else "")
 

@@ -53,6 +53,7 @@ from matrix.report.site.markup import (
     present,
     script_json,
     status,
+    table,
     text,
 )
 
@@ -216,13 +217,12 @@ def reproduce(failure: Failure, order: Sequence[str], roots: Sequence[str]) -> s
 
 
 def _moves_table(moves: List[Row]) -> str:
-    lines = [
-        "<tr><td>%s → %s</td><td>%s</td><td>%s</td><td>%s</td></tr>"
-        % tuple(text(v) for v in (m["before"], m["after"], _mode(m), m["kind"], clip(present(m.get("detail")), 300)))
+    rows = [
+        ["%s → %s" % (text(m["before"]), text(m["after"]))]
+        + [text(v) for v in (_mode(m), m["kind"], clip(present(m.get("detail")), 300))]
         for m in moves
     ]
-    head = "<tr><th>releases</th><th>mode</th><th>kind</th><th>detail</th></tr>"
-    return '<table class="moves"><thead>%s</thead><tbody>%s</tbody></table>' % (head, "".join(lines))
+    return table(["releases", "mode", "kind", "detail"], rows, "moves")
 
 
 def _mode(move: Row) -> str:

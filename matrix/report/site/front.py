@@ -19,12 +19,13 @@ from matrix.records.columns import FAILING
 from matrix.report import citation
 from matrix.report import markdown as md
 from matrix.report.findings import Findings
+from matrix.report.index import ENV_ERROR_HEADERS, env_error_cells
 from matrix.report.real_models import PREFIX as REAL_MODELS
 from matrix.report.site import changes, charts, devices, glossary, grid_marks, legend, real_models, run, saved
 from matrix.report.site import upgrade as upgrade_page
 from matrix.report.site.aoti_verdict import lines as aoti_lines
 from matrix.report.site.downloads import CSV, TABLES
-from matrix.report.site.markup import GLYPHS, clip, listed, page, present, script_json, text
+from matrix.report.site.markup import GLYPHS, clip, listed, page, present, script_json, table, text
 from matrix.report.site.verdicts import ANY_FAILURE
 from matrix.report.site.verdicts import render as verdicts_section
 
@@ -264,23 +265,11 @@ def env_errors(frame: pd.DataFrame) -> str:
     """The environments that could not be installed, and why: their cells are missing from the grid."""
     if frame.empty:
         return ""
-    rows = "".join(
-        "<tr>%s</tr>"
-        % "".join(
-            "<td>%s</td>" % text(value)
-            for value in (
-                row.get("torch_version"),
-                row.get("variant"),
-                row.get("python"),
-                row.get("dependency_set") or "torch alone",
-                row.get("error_type"),
-                clip(first_line(row.get("error_message"), limit=None), 300),
-            )
-        )
+    rows = [
+        [text(v) for v in env_error_cells(row)]
+        + [text(row.get("error_type")), text(clip(first_line(row.get("error_message"), limit=None), 300))]
         for row in frame.to_dict("records")
-    )
-    head = "".join("<th>%s</th>" % h for h in ("release", "variant", "Python", "environment", "error", "message"))
-    return (
-        '<section id="env-errors"><h2>Environments that failed to install</h2>'
-        "<table><thead><tr>%s</tr></thead><tbody>%s</tbody></table></section>" % (head, rows)
+    ]
+    return '<section id="env-errors"><h2>Environments that failed to install</h2>%s</section>' % table(
+        ENV_ERROR_HEADERS, rows
     )
