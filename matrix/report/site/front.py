@@ -25,7 +25,7 @@ from matrix.report.site import changes, charts, devices, glossary, grid_marks, l
 from matrix.report.site import upgrade as upgrade_page
 from matrix.report.site.aoti_verdict import lines as aoti_lines
 from matrix.report.site.downloads import CSV, TABLES
-from matrix.report.site.markup import GLYPHS, clip, listed, page, present, script_json, table, text
+from matrix.report.site.markup import GLYPHS, clip, listed, page, present, script_json, selects, table, text
 from matrix.report.site.verdicts import ANY_FAILURE
 from matrix.report.site.verdicts import render as verdicts_section
 
@@ -212,11 +212,7 @@ def cases_section(f: Findings, data: Mapping[str, Any], count: int) -> str:
         "mode": [("", "both modes")] + [(m, m) for m in data["modes"]],
         "pack": [("", "every case"), ("real", "real-model pack"), ("other", "all but the real-model pack")],
     }
-    selects = "".join(
-        '<label>%s <select id="f-%s">%s</select></label>'
-        % (name, name, "".join('<option value="%s">%s</option>' % (text(v), text(label)) for v, label in options))
-        for name, options in choices.items()
-    )
+    menus = selects("f", ((name, name, options) for name, options in choices.items()))
     return "\n".join(
         [
             '<section id="cases"><h2>Cases</h2>',
@@ -224,7 +220,7 @@ def cases_section(f: Findings, data: Mapping[str, Any], count: int) -> str:
             " exported but failed a later stage. Search matches case names, tags, packages and error text.</p>",
             '<form id="filters" class="filters" onsubmit="return false"><label>search <input id="f-search"'
             ' type="search" placeholder="case name, tag, package or error text" autocomplete="off"></label>%s</form>'
-            % selects,
+            % menus,
             '<p id="f-count" aria-live="polite">%d cases</p>' % count,
             "<noscript><p>The grid needs JavaScript; the tables to download hold the same data.</p></noscript>",
             '<div class="grid-wrap"><div id="grid"></div></div></section>',
