@@ -138,8 +138,6 @@ def run_facts(f: Findings, unknown: str = "") -> List[Tuple[str, str]]:
     """The run in (label, plain text) pairs: the front page's "The run" table, and the site's; ``unknown`` stands
     for a machine or device the records do not name."""
     cells, envs = f.cells, f.environments
-    started = sorted(str(v)[:10] for v in envs.get("started_at", pd.Series(dtype=object)).dropna())
-    when = " to ".join(dict.fromkeys([started[0], started[-1]])) if started else "unknown"
     return [
         ("releases", "%s: %s" % (md.releases_and_builds(f.scope), ", ".join(md.build_names(f.scope)))),
         ("variants", ", ".join(values_of(cells, "variant"))),
@@ -150,7 +148,7 @@ def run_facts(f: Findings, unknown: str = "") -> List[Tuple[str, str]]:
         ("CPU", citation.cpu(envs)),
         ("GPU", citation.gpu(envs)),
         ("device per build", citation.devices_words(envs) or citation.NOT_RECORDED),
-        ("run on", "%s (UTC, from the environment records)" % when),
+        ("run on", "%s (UTC, from the environment records)" % (citation.dates(envs) or "unknown")),
         ("cells", "%s; from %s" % (md.cells_counted(f.scope), md.plural(f.runs, "cell record"))),
     ]
 

@@ -93,7 +93,7 @@ def write(
             package_rows.get(name, []), packages.orders, compile_rows.get(name, []), compiles.orders, shelf,
         )  # fmt: skip
         written |= _write(out, target, text)
-    _remove_stale(out, listed, written)
+    files.remove_stale(out, listed, written, ours, _emptied)  # the site's files and CSV tables it wrote no more
     return written
 
 
@@ -127,17 +127,6 @@ def _script(parts: List[str]) -> bool:
     return len(parts) == 3 and parts[0] == "cases" and parts[1].endswith(files.SCRIPTS) and parts[2].endswith(".py")
 
 
-def _remove_stale(out: str, listed: Set[str], written: Set[str]) -> None:
-    """Remove the site's files and CSV tables that the last build listed and this one did not write."""
-    for entry in sorted(listed - written):
-        if not ours(entry):
-            continue
-        path = os.path.join(out, *entry.split("/"))
-        if os.path.islink(path) or not os.path.isfile(path):
-            continue  # a link or folder there now was put by someone else: the report writes plain files
-        os.remove(files.target(out, entry))
-        if _script(entry.split("/")[1:]) or entry.startswith("%s/%s/" % (FOLDER, downloads.TABLES)):
-            try:
-                os.rmdir(os.path.dirname(path))  # the script's or the CSV's folder, once its last file is gone
-            except OSError:
-                pass  # something is left in it
+def _emptied(entry: str) -> bool:
+    """Whether a file's folder goes once empty: a repro script's copy, or a CSV table's."""
+    return _script(entry.split("/")[1:]) or entry.startswith("%s/%s/" % (FOLDER, downloads.TABLES))
