@@ -175,15 +175,8 @@ def main(options: ReportOptions) -> int:
 def counts(report: Report) -> str:
     """What a build found, in one line: ``12 cells, 6 case pages, 3 regressions (1 now wrong numbers), 2 fixes``."""
     wrong = " (%d now wrong numbers)" % report.wrong_results if report.wrong_results else ""
-    return "%d cells, %d case pages, %d regression%s%s, %d fix%s" % (
-        report.cells,
-        report.pages,
-        report.regressions,
-        "" if report.regressions == 1 else "s",
-        wrong,
-        report.fixes,
-        "" if report.fixes == 1 else "es",
-    )
+    regressions, fixes = md.plural(report.regressions, "regression"), md.plural(report.fixes, "fix", "fixes")
+    return "%d cells, %d case pages, %s%s, %s" % (report.cells, report.pages, regressions, wrong, fixes)
 
 
 def build_report(

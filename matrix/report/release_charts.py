@@ -129,8 +129,7 @@ def pass_rate_figure(summary: pd.DataFrame) -> Optional[Any]:
                 va="bottom",
                 ha="left",
             )
-    ax.set_xticks(range(len(envs)), [label(env) for env in envs], rotation=60, ha="right")
-    ax.set_xlim(-0.6, len(envs) - 0.4)
+    _across(ax, envs)
     ax.set_ylim(low, high)
     ax.yaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
     ax.yaxis.set_major_formatter(PercentFormatter(decimals=0))
@@ -144,6 +143,12 @@ def pass_rate_figure(summary: pd.DataFrame) -> Optional[Any]:
     figure.legend(handles=handles, loc="outside right upper", fontsize=8, frameon=False)
     ax.set_title("Pass rate per release")
     return figure
+
+
+def _across(ax: Any, names: Sequence[Any]) -> None:
+    """The x axis: one slanted label per release (or transition), from the first to the last."""
+    ax.set_xticks(range(len(names)), [label(name) for name in names], rotation=60, ha="right")
+    ax.set_xlim(-0.6, len(names) - 0.4)
 
 
 def rate_limits(percents: Sequence[float]) -> Tuple[float, float]:
@@ -193,8 +198,7 @@ def export_times_figure(table: pd.DataFrame) -> Optional[Any]:
             boxes["boxes"][0].set_label(mode)
     ax.set_yscale("log")
     _duration_axis(ax.yaxis, done["export_s"].astype(float).tolist())
-    ax.set_xticks(range(len(releases)), [label(r) for r in releases], rotation=60, ha="right")
-    ax.set_xlim(-0.6, len(releases) - 0.4)
+    _across(ax, releases)
     ax.set_ylabel("export time per cell (median of runs)")
     ax.grid(axis="y", alpha=0.3, which="both")
     figure.legend(loc="outside right upper", fontsize=8, frameon=False)
@@ -278,8 +282,7 @@ def transitions_figure(steps: Sequence[Step]) -> Optional[Any]:
         if bars is not None:
             ax.bar_label(bars, labels=[str(total) for total in bottom], fontsize=7, padding=1)
         tallest = max([tallest, *bottom])
-    ax.set_xticks(list(positions), [label(title) for title in counts["transition"]], rotation=60, ha="right")
-    ax.set_xlim(-0.6, len(counts) - 0.4)
+    _across(ax, list(counts["transition"]))
     # Counts of cells: a tick at 0.5 would read as half a cell.
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("cells (case and mode) that changed")
