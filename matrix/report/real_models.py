@@ -116,9 +116,7 @@ def _cell(rows: List[dict], modes: List[str], not_installed: bool = False) -> st
     if not rows:
         return str(NoCell.ENV_ERROR) if not_installed else NO_RECORD
     status = {str(row["mode"]): row for row in rows}
-    symbols = "".join(
-        md.SYMBOLS.get(status[m]["status"], "?") + md.marks(status[m]) if m in status else NO_RECORD for m in modes
-    )
+    symbols = "".join(md.marked(status[m]) if m in status else NO_RECORD for m in modes)
     # Both modes of an environment usually ran in one run; one that knows its versions speaks for it.
     known = next((row for row in rows if packages.resolved(row.get("added_packages"))), rows[0])
     libraries = packages.describe(known.get("dependency_set"), known.get("added_packages"))
