@@ -46,6 +46,10 @@ class Pack:
         """The models, sorted: the rows."""
         return sorted({case for case, _ in self.by_cell})
 
+    def passes(self, env: str) -> str:
+        """The last row's cell: :func:`share` of the models recorded in ``env``, then those not installed there."""
+        return share(self.cells[self.cells["_env"] == env], self.modes, sum(1 for _, e in self.failed if e == env))
+
 
 def pack(f: Findings) -> Optional[Pack]:
     """The pack's table, or None when the records hold no real model."""
@@ -69,16 +73,13 @@ def section(f: Findings) -> str:
     laid = pack(f)
     if laid is None:
         return ""
-    cells, envs, modes, by_cell, failed = laid.cells, laid.envs, laid.modes, laid.by_cell, laid.failed
+    envs, modes, by_cell, failed = laid.envs, laid.modes, laid.by_cell, laid.failed
     rows = []
     for case in laid.names:
         rows.append(
             [md.case_link(case)] + [_cell(by_cell.get((case, env), []), modes, (case, env) in failed) for env in envs]
         )
-    rows.append(
-        ["**passes**"]
-        + [share(cells[cells["_env"] == env], modes, sum(1 for _, e in failed if e == env)) for env in envs]
-    )
+    rows.append(["**passes**"] + [laid.passes(env) for env in envs])
     intro = (
         "Real architectures built in code with random weights (`cases/real_models/`), each with the libraries it"
         " names. Each cell shows %s, then the version of each library that release resolved; %s where the"
