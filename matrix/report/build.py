@@ -31,20 +31,17 @@ from matrix import parallel
 from matrix.contract.errors import UserError
 from matrix.contract.options import FAIL_ON, from_namespace
 from matrix.contract.products import COMPILE, PACKAGE
+from matrix.records import baseline as since
 from matrix.records import (
-    aoti_compiles,
-    aoti_loads,
     candidate,
     completeness,
     graph_diffs,
     model,
     published,
-    repro,
     store,
     tables,
     transitions,
 )
-from matrix.records import baseline as since
 from matrix.records import figures as headline
 from matrix.records.completeness import IncompleteBuild
 from matrix.report import aoti_loads as report_aoti
@@ -178,15 +175,8 @@ def main(options: ReportOptions) -> int:
 def counts(report: Report) -> str:
     """What a build found, in one line: ``12 cells, 6 case pages, 3 regressions (1 now wrong numbers), 2 fixes``."""
     wrong = " (%d now wrong numbers)" % report.wrong_results if report.wrong_results else ""
-    return "%d cells, %d case pages, %d regression%s%s, %d fix%s" % (
-        report.cells,
-        report.pages,
-        report.regressions,
-        "" if report.regressions == 1 else "s",
-        wrong,
-        report.fixes,
-        "" if report.fixes == 1 else "es",
-    )
+    regressions, fixes = md.plural(report.regressions, "regression"), md.plural(report.fixes, "fix", "fixes")
+    return "%d cells, %d case pages, %s%s, %s" % (report.cells, report.pages, regressions, wrong, fixes)
 
 
 def build_report(
@@ -265,7 +255,7 @@ def _build(
     shelf = diff_files.Shelf()  # the graph diffs the pages link, each written once
     draw = charts and not cells.empty
     if draw:
-        from matrix.report import chart_keys, front_charts, heatmaps, release_charts
+        from matrix.report import chart_keys, heatmaps, release_charts
         from matrix.report import charts as charting
     # A large report draws its status heatmaps, the slowest charts, in a side process while
     # this one draws the other charts and writes the tables and the case pages. (Drawing the
@@ -297,15 +287,10 @@ def _build(
         if redraw_grid:
             grid = side.submit(heatmaps.status_heatmaps, heat, labels, out)
         if draw:
-            fresh = [name for name in ("overview", "summary", "transitions", "export-time") if name not in drawn]
-            if fresh:
-                every = front_charts.summary_charts(findings.summary, findings.steps, cells, out, only=fresh)
-                drawn.update({name: every[name] for name in fresh})
+            fresh = [name for name in inputs if name not in drawn]  # the grid is drawn above
+            drawn.update(release_charts.front_page(findings.summary, findings.steps, cells, out, only=fresh))
         written |= _write_tables(out, findings)
-        pages = _write_case_pages(
-            out, cells, labels, moves, roots, judged.loads, judged.load_orders, judged.repros, packages, compiles,
-            graph_diffs.carried(judged.graph_diffs), shelf,
-        )  # fmt: skip
+        pages = _write_case_pages(out, judged, roots, shelf)
         written |= pages
         written |= report_repro.write(out, judged.repros, roots)
         if redraw_grid:
@@ -402,53 +387,26 @@ def incomplete_notes(builds: Sequence[IncompleteBuild]) -> List[str]:
     ]
 
 
-def _write_case_pages(
-    out: str,
-    cells: pd.DataFrame,
-    labels: pd.Series,
-    moves: pd.DataFrame,
-    roots: Sequence[str],
-    table: pd.DataFrame,
-    orders: Tuple[List[str], List[str]],
-    failures: Sequence[repro.Failure] = (),
-    packages: Optional[aoti_loads.PackageLoads] = None,
-    compiles: Optional[aoti_compiles.Compiles] = None,
-    kept: Optional[Dict[Tuple[str, ...], Dict[str, Any]]] = None,
-    shelf: Optional[diff_files.Shelf] = None,
-) -> Set[str]:
-    """One page per case, with its saved programs' loads when there are any; returns their paths relative to ``out``.
-
-    ``table`` is the load table (``Model.loads``) and ``orders`` its saving and loading orders (``Model.load_orders``);
-    ``failures`` the distinct failures (``Model.repros``), whose repros a case's page shows; ``packages`` the loads
-    of compiled packages, whose grid follows the saved programs', then ``compiles``' (programs compiled on a newer
-    release); ``kept`` the graph diffs earlier reports kept (``graph_diffs.carried``); ``shelf`` keeps the diff
-    files the pages link.
-    """
-    failures_by_case: Dict[str, List[repro.Failure]] = {}
-    for failure in failures:
-        failures_by_case.setdefault(failure.case, []).append(failure)
-    by_case: Dict[str, List[Dict[str, Any]]] = {}
-    for row in cells.assign(environment=labels).to_dict("records"):
-        by_case.setdefault(str(row["case"]), []).append(row)
-    moves_by_case: Dict[str, List[Dict[str, Any]]] = {}
-    for move in moves.to_dict("records"):
-        moves_by_case.setdefault(str(move["case"]), []).append(move)
-    saved_order, loaded_order = orders
-    loads_by_case = {str(case): rows for case, rows in table.groupby("case")} if not table.empty else {}
+def _write_case_pages(out: str, judged: model.Model, roots: Sequence[str], shelf: diff_files.Shelf) -> Set[str]:
+    """One page per case, with its repros, the graph diffs earlier reports kept (``graph_diffs.carried``), and where
+    the records hold them its saved programs' loads, its compiled packages' loads and its programs compiled on a
+    newer release; returns their paths relative to ``out``. ``shelf`` keeps the diff files the pages link."""
+    kept = graph_diffs.carried(judged.graph_diffs)
+    failures = report_case.by_case(judged.repros, lambda failure: failure.case)
+    moves = report_case.by_case(judged.moves.to_dict("records"))
+    loads = {str(case): rows for case, rows in judged.loads.groupby("case")} if not judged.loads.empty else {}
+    cells = report_case.by_case(judged.cells.assign(environment=judged.labels).to_dict("records"))
+    packages, compiles = judged.packages, judged.compiles
     pages = set()
-    for case in sorted(by_case):
+    for case, rows in sorted(cells.items()):
         page = md.page_name(case)
-        order = store.ordered(row["release"] for row in by_case[case])
-        reproduce = report_repro.markdown(failures_by_case.get(case, []), order, roots)
-        text = report_case.render(case, by_case[case], moves_by_case.get(case, []), roots, reproduce, kept, shelf)
-        if case in loads_by_case:
-            text += "\n" + report_artifacts.case_section(loads_by_case[case], saved_order, loaded_order)
-        compiled = packages.of_case(case) if packages is not None else pd.DataFrame()
-        crossed = compiles.of_case(case) if compiles is not None else pd.DataFrame()
+        reproduce = report_repro.markdown(failures.get(case, []), store.ordered(row["release"] for row in rows), roots)
+        text = report_case.render(case, rows, moves.get(case, []), roots, reproduce, kept, shelf)
+        if case in loads:
+            text += "\n" + report_artifacts.case_section(loads[case], *judged.load_orders)
+        compiled, crossed = packages.of_case(case), compiles.of_case(case)
         if not compiled.empty or not crossed.empty:
-            orders = packages.orders if packages is not None else ([], [])
-            crossed_orders = compiles.orders if compiles is not None else ([], [])
-            text += "\n" + report_aoti.case_section(compiled, orders, crossed, crossed_orders)
+            text += "\n" + report_aoti.case_section(compiled, packages.orders, crossed, compiles.orders)
         files.write_text(out, page, text)
         pages.add(page)
     return pages

@@ -6,7 +6,7 @@ import ast
 import difflib
 import os
 import posixpath
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from matrix.contract.schema import MODES, STAGE_ERROR, STAGES, Status
 from matrix.records import failures, graph_diffs, packages, store
@@ -84,6 +84,14 @@ def docstring(source: str) -> Optional[str]:
 
 
 Row = Dict[str, Any]
+
+
+def by_case(items: Iterable[Any], case: Callable[[Any], Any] = lambda row: row["case"]) -> Dict[str, List[Any]]:
+    """Records (or anything ``case`` names the case of) by the name of their case, each case's in their order."""
+    found: Dict[str, List[Any]] = {}
+    for item in items:
+        found.setdefault(str(case(item)), []).append(item)
+    return found
 
 
 def render(
@@ -237,7 +245,7 @@ def _graph_diffs(
     series: Dict[Tuple[str, str, str], Dict[str, Row]] = {}
     for row in rows:
         if _has_text(row) or (kept and isinstance(row.get("graph_hash"), str)):
-            series.setdefault((str(row["variant"]), _with(row), str(row["mode"])), {})[str(row["release"])] = row
+            series.setdefault((str(row["variant"]), with_set(row), str(row["mode"])), {})[str(row["release"])] = row
     variants = sorted({variant for variant, _, _ in series})
     for variant, requested, mode in sorted(series, key=lambda k: (k[0], k[1], _mode_index(k[2]))):
         previous: Optional[Row] = None
@@ -275,7 +283,7 @@ def _has_text(row: Row) -> bool:
 def _pair_key(before: Row, after: Row) -> Tuple[str, ...]:
     """The key of a kept diff (graph_diffs.KEY) between two cells of a case."""
     named = dict(
-        case=before["case"], mode=before["mode"], with_set=_with(after), variant_before=before["variant"],
+        case=before["case"], mode=before["mode"], with_set=with_set(after), variant_before=before["variant"],
         before=before["release"], variant=after["variant"], after=after["release"],
         hash_before=before["graph_hash"], hash_after=after["graph_hash"],
     )  # fmt: skip
@@ -327,37 +335,30 @@ def _errors(rows: List[Row]) -> List[str]:
     named after the stage. A failure that a known upstream issue labels names it.
     """
     order = store.ordered(row["release"] for row in rows)
-    groups: Dict[Tuple[str, str, str, str, str], List[Row]] = {}
+    # Keyed (0: an error, 1: a stage; the mode's place, mode, --with set, status, class, message): the errors
+    # first, then the stages, each by mode.
+    groups: Dict[Tuple[int, int, str, str, str, str, str], List[Row]] = {}
     for row in rows:
+        place = (_mode_index(str(row["mode"])), str(row["mode"]), with_set(row))
         if isinstance(row["error_type"], str) or row["status"] in ("crash", "timeout"):
-            key = (
-                str(row["mode"]),
-                _with(row),
-                str(row["status"]),
-                _str(row["error_type"]),
-                _str(row["error_message"]),
-            )
+            key = (0, *place, str(row["status"]), _str(row["error_type"]), _str(row["error_message"]))
             groups.setdefault(key, []).append(row)
-    stage_groups: Dict[Tuple[str, str, str, str, str], List[Row]] = {}
-    for row in rows:
         for label in failures.failed_stages(row):
-            key = (str(row["mode"]), _with(row), "%s fails" % label, "", failures.stage_line(row, label))
-            stage_groups.setdefault(key, []).append(row)
+            groups.setdefault((1, *place, "%s fails" % label, "", failures.stage_line(row, label)), []).append(row)
     parts = []
-    for (mode, requested, status, kind, message), members in sorted(
-        groups.items(), key=lambda g: (_mode_index(g[0][0]), g[0])
-    ):
-        # The newest release that kept a traceback speaks for the group.
-        newest = next((r for r in reversed(members) if _str(r["error_traceback"])), members[-1])
-        summary = "%s · %s · %s%s — %s%s%s" % (
-            mode,
-            status,
-            kind,
+    for (stage, _, mode, requested, status, kind, message), members in sorted(groups.items(), key=lambda g: g[0]):
+        summary = "%s%s — %s%s%s" % (
+            " · ".join([mode, status] + ([] if stage else [kind])),
             (": " + _clip(message, 300)) if message else "",
             md.release_spans([str(r["release"]) for r in members], order),
             _bracketed(requested),
-            _known(members, failures.EXPORT),
+            _known(members, status[: -len(" fails")] if stage else failures.EXPORT),
         )
+        if stage:
+            parts.append(md.details(summary, md.fence(message, "text") if message else "_No error recorded._"))
+            continue
+        # The newest release that kept a traceback speaks for the group.
+        newest = next((r for r in reversed(members) if _str(r["error_traceback"])), members[-1])
         body = []
         for label, value in (
             ("traceback (%s)" % newest["release"], _tail(newest["error_traceback"])),
@@ -367,18 +368,6 @@ def _errors(rows: List[Row]) -> List[str]:
             if value:
                 body.append("%s:\n\n%s" % (md.text(label), md.fence(value, "text")))
         parts.append(md.details(summary, "\n".join(body) or "_No traceback recorded._"))
-    for (mode, requested, failing, _, message), members in sorted(
-        stage_groups.items(), key=lambda g: (_mode_index(g[0][0]), g[0])
-    ):
-        summary = "%s · %s%s — %s%s%s" % (
-            mode,
-            failing,
-            (": " + _clip(message, 300)) if message else "",
-            md.release_spans([str(r["release"]) for r in members], order),
-            _bracketed(requested),
-            _known(members, failing[: -len(" fails")]),
-        )
-        parts.append(md.details(summary, md.fence(message, "text") if message else "_No error recorded._"))
     return parts
 
 
@@ -417,7 +406,7 @@ def _diagnoses(rows: List[Row]) -> str:
             if isinstance(problem, dict):
                 table.append(
                     [
-                        md.text(str(row["release"]) + _bracketed(_with(row))),
+                        md.text(str(row["release"]) + _bracketed(with_set(row))),
                         md.text(str(row["mode"])),
                         md.text(str(problem.get("kind"))),
                         md.text(_clip(str(problem.get("message")), 200)),
@@ -430,7 +419,7 @@ def _diagnoses(rows: List[Row]) -> str:
     return md.table(["release", "mode", "problem", "message", "where", "times"], table)
 
 
-def _with(row: Row) -> str:
+def with_set(row: Row) -> str:
     """The cell's ``--with`` set ("" for none, or for a record that predates it)."""
     value = row.get("with_set")
     return value if isinstance(value, str) else ""
@@ -448,8 +437,8 @@ def _dependencies(rows: List[Row]) -> str:
     """
     if not any(packages.requirements(row.get("dependency_set")) for row in rows):
         return ""
-    own = next((packages.declared(r.get("dependency_set"), _with(r)) for r in rows if r.get("dependency_set")), ())
-    requested = list(dict.fromkeys(_with(row) for row in rows if _with(row)))
+    own = next((packages.declared(r.get("dependency_set"), with_set(r)) for r in rows if r.get("dependency_set")), ())
+    requested = list(dict.fromkeys(with_set(row) for row in rows if with_set(row)))
     facts = ["- declared by the case (PEP 723): %s" % (", ".join(md.code(r) for r in own) or "nothing")]
     if requested:
         facts.append("- added with `--with`: %s" % "; ".join(md.code(r) for r in requested))

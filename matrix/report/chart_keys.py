@@ -14,12 +14,12 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pandas as pd
 
-from matrix.report import charts, front_charts, heatmaps, release_charts
+from matrix.report import charts, heatmaps, release_charts
 from matrix.report import files as report_files
 from matrix.report.charts import Chart
 
 # The code that draws the charts: a change to any of it draws every chart group again.
-DRAWING = (charts, heatmaps, release_charts, front_charts)
+DRAWING = (charts, heatmaps, release_charts)
 KEYS = "charts/.chart-keys.json"
 
 

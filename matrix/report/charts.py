@@ -1,9 +1,9 @@
 """How the report's charts are drawn and written (matplotlib, no pyplot state): the palette, the settings, the files.
 
 The charts themselves live beside this module: :mod:`matrix.report.heatmaps` (status by case
-and release), :mod:`matrix.report.release_charts` (pass rate, export time, transitions) and
-:mod:`matrix.report.front_charts` (the front page's sections); :mod:`matrix.report.chart_keys`
-lets a rebuild keep the charts whose data did not change.
+and release) and :mod:`matrix.report.release_charts` (pass rate, export time, transitions, and
+the front page's sections); :mod:`matrix.report.chart_keys` lets a rebuild keep the charts whose
+data did not change.
 
 Every colour comes from Okabe and Ito's colour-blind-safe palette (OKABE_ITO) or is a grey:
 the statuses' colours are the schema's, the modes' are MODE_COLORS. A continuous scale (a
@@ -27,7 +27,7 @@ import functools
 import io
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, List, Tuple, TypeVar, cast
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, TypeVar, cast
 
 from matrix.contract.schema import Status
 from matrix.report import files as report_files
@@ -147,6 +147,9 @@ def label(value: object, limit: int = LABEL_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def one_chart(files: List[str], title: str) -> List[Chart]:
-    """The chart whose files :func:`save` wrote, as the list a drawing function returns."""
+def one_chart(figure: Optional[Any], out: str, name: str, title: str, svg: bool = False) -> List[Chart]:
+    """``figure`` written by :func:`save` as the list a drawing function returns; none where there is no figure."""
+    if figure is None:
+        return []
+    files = save(figure, out, name, svg)
     return [Chart(files[0], title, tuple(files))]

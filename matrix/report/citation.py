@@ -68,10 +68,15 @@ def devices_words(envs: pd.DataFrame) -> str:
     return "; ".join("%s: %s" % (device, ", ".join(builds)) for device, builds in found)
 
 
+def dates(envs: pd.DataFrame) -> str:
+    """The days the cells ran (UTC, from the environment records): ``2026-11-20 to 2026-11-24``; "" for none."""
+    started = sorted(str(v)[:10] for v in envs.get("started_at", pd.Series(dtype=object)).dropna())
+    return " to ".join(dict.fromkeys([started[0], started[-1]])) if started else ""
+
+
 def line(stamp: Optional[Stamp], envs: pd.DataFrame) -> str:
     """The header's line: the build's stamp, then the machine, the GPU and the devices the cells ran on."""
-    started = sorted(str(v)[:10] for v in envs.get("started_at", pd.Series(dtype=object)).dropna())
-    when = " to ".join(dict.fromkeys([started[0], started[-1]])) if started else "on dates not recorded"
+    when = dates(envs) or "on dates not recorded"
     made = stamp.words()[0].upper() + stamp.words()[1:] + "; " if stamp is not None else ""
     return "%scells run %s on %s; GPU: %s; device per build: %s." % (
         made,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
-from typing import Iterable, Optional, Set
+from typing import Callable, Iterable, Optional, Set
 
 from matrix.contract.errors import UserError
 
@@ -82,11 +82,18 @@ def write_manifest(out: str, written: Iterable[str]) -> None:
     write_text(out, MANIFEST, json.dumps({"files": files}, indent=2) + "\n")
 
 
-def remove_stale(out: str, listed: Iterable[str], written: Iterable[str]) -> None:
-    """Remove the files of an earlier build's list that this build did not write."""
+def remove_stale(
+    out: str,
+    listed: Iterable[str],
+    written: Iterable[str],
+    removable: Optional[Callable[[str], bool]] = None,
+    emptied: Optional[Callable[[str], bool]] = None,
+) -> None:
+    """Remove the files of an earlier build's list that this build did not write, those ``removable`` accepts (by
+    default the report's own), and the folder of each whose folder ``emptied`` says goes once empty."""
     kept = {_posix(path) for path in written}
     for entry in sorted(set(listed) - kept):
-        if not _removable(entry):
+        if not (removable or _removable)(entry):
             continue
         path = os.path.join(out, *entry.split("/"))
         # A link or folder there now was put by someone else: the report writes plain files.
@@ -95,8 +102,12 @@ def remove_stale(out: str, listed: Iterable[str], written: Iterable[str]) -> Non
         resolved = _inside(out, entry)
         if resolved is not None:
             os.remove(resolved)
-            if _script(entry) or posixpath.dirname(entry) in _GONE_WHEN_EMPTY:
+            if (emptied or _emptied)(entry):
                 _remove_if_empty(os.path.dirname(resolved))
+
+
+def _emptied(entry: str) -> bool:
+    return _script(entry) or posixpath.dirname(entry) in _GONE_WHEN_EMPTY
 
 
 def _removable(entry: str) -> bool:

@@ -134,27 +134,28 @@ def _each_device(envs: pd.DataFrame, cells: pd.DataFrame, elsewhere: pd.DataFram
     return "; ".join(parts)
 
 
-def _header(f: Findings) -> str:
-    cells = f.cells
-    envs = f.environments
-    started = sorted(str(v)[:10] for v in envs.get("started_at", pd.Series(dtype=object)).dropna())
-    when = " to ".join(dict.fromkeys([started[0], started[-1]])) if started else "unknown"
-    lines = [
-        "## The run\n",
-        "| | |",
-        "| :--- | :--- |",
-        "| releases | %s: %s |" % (md.releases_and_builds(f.scope), md.text(", ".join(md.build_names(f.scope)))),
-        "| variants | %s |" % md.text(", ".join(values_of(cells, "variant"))),
-        "| Python | %s |" % md.text(", ".join(values_of(cells, "python", ordered=True))),
-        "| sources | %s |" % md.text(", ".join(values_of(cells, "source"))),
-        "| machine | %s |" % md.text("; ".join(machines(envs))),
-        "| device | %s |" % md.text(devices(envs, cells, f.model.elsewhere)),
-        "| CPU | %s |" % md.text(citation.cpu(envs)),
-        "| GPU | %s |" % md.text(citation.gpu(envs)),
-        "| device per build | %s |" % md.text(citation.devices_words(envs) or citation.NOT_RECORDED),
-        "| run on | %s (UTC, from the environment records) |" % md.text(when),
-        "| cells | %s; from %s |" % (md.cells_counted(f.scope), _plural(f.runs, "cell record")),
+def run_facts(f: Findings, unknown: str = "") -> List[Tuple[str, str]]:
+    """The run in (label, plain text) pairs: the front page's "The run" table, and the site's; ``unknown`` stands
+    for a machine or device the records do not name."""
+    cells, envs = f.cells, f.environments
+    return [
+        ("releases", "%s: %s" % (md.releases_and_builds(f.scope), ", ".join(md.build_names(f.scope)))),
+        ("variants", ", ".join(values_of(cells, "variant"))),
+        ("Python", ", ".join(values_of(cells, "python", ordered=True))),
+        ("sources", ", ".join(values_of(cells, "source"))),
+        ("machine", "; ".join(machines(envs)) or unknown),
+        ("device", devices(envs, cells, f.model.elsewhere) or unknown),
+        ("CPU", citation.cpu(envs)),
+        ("GPU", citation.gpu(envs)),
+        ("device per build", citation.devices_words(envs) or citation.NOT_RECORDED),
+        ("run on", "%s (UTC, from the environment records)" % (citation.dates(envs) or "unknown")),
+        ("cells", "%s; from %s" % (md.cells_counted(f.scope), md.plural(f.runs, "cell record"))),
     ]
+
+
+def _header(f: Findings) -> str:
+    lines = ["## The run\n", "| | |", "| :--- | :--- |"]
+    lines += ["| %s | %s |" % (label, md.text(value)) for label, value in run_facts(f)]
     return "\n".join(lines) + "\n"
 
 
@@ -172,10 +173,6 @@ def _count(f: Findings, *kinds: str) -> int:
     return int(f.moves["kind"].isin(kinds).sum()) if not f.moves.empty else 0
 
 
-def _plural(count: int, one: str, many: str = "") -> str:
-    return "%d %s" % (count, one if count == 1 else (many or one + "s"))
-
-
 def _summary(f: Findings) -> str:
     stage = f.stage_failures
     per_stage = {name: int((stage["stage"] == name).sum()) if not stage.empty else 0 for name, _ in STAGES}
@@ -185,21 +182,21 @@ def _summary(f: Findings) -> str:
         "- Between consecutive releases: **%s** (%s, **%d now wrong numbers**: an export that failed now gives"
         " other numbers than eager, %s), %s (%s, %s), %s, %s; %s ([per transition](#release-transitions))."
         % (
-            _plural(_count(f, *transitions.REGRESSIONS), "regression"),
-            _plural(_count(f, "regression"), "status regression"),
+            md.plural(_count(f, *transitions.REGRESSIONS), "regression"),
+            md.plural(_count(f, "regression"), "status regression"),
             _count(f, "wrong-result"),
-            _plural(_count(f, "stage-regression"), "stage regression"),
-            _plural(_count(f, *transitions.FIXES), "fix", "fixes"),
-            _plural(_count(f, "fix"), "status fix", "status fixes"),
-            _plural(_count(f, "stage-fix"), "stage fix", "stage fixes"),
-            _plural(_count(f, "graph-change"), "graph change"),
+            md.plural(_count(f, "stage-regression"), "stage regression"),
+            md.plural(_count(f, *transitions.FIXES), "fix", "fixes"),
+            md.plural(_count(f, "fix"), "status fix", "status fixes"),
+            md.plural(_count(f, "stage-fix"), "stage fix", "stage fixes"),
+            md.plural(_count(f, "graph-change"), "graph change"),
             _op_drifts(f),
             _timing_counts(f),
         ),
         "- %s whose program does not save/load; %d whose decomposition fails (marked %s and %s in the"
         " [status grid](%s))."
         % (
-            _plural(per_stage["serialize"], "passing cell"),
+            md.plural(per_stage["serialize"], "passing cell"),
             per_stage["decompose"],
             md.STAGE_MARKS["serialize"],
             md.STAGE_MARKS["decompose"],
@@ -210,7 +207,7 @@ def _summary(f: Findings) -> str:
         % (
             _disagree(f),
             _flakiness(f),
-            _plural(len(f.claims), "cell"),
+            md.plural(len(f.claims), "cell"),
         ),
         *_load_regression_count(f),
         "",
@@ -223,13 +220,13 @@ def _summary(f: Findings) -> str:
 
 def _op_drifts(f: Findings) -> str:
     """The op drifts, per program they were counted for: ``7 op drifts (5 in the exported program, 2 in …)``."""
-    total = _plural(_count(f, "op-drift"), "op drift", "op drifts")
+    total = md.plural(_count(f, "op-drift"), "op drift", "op drifts")
     if f.moves.empty or not _count(f, "op-drift"):
         return total
     drifts = f.moves[f.moves["kind"] == "op-drift"]
     per_program = ["%d in %s" % (int((drifts["stage"] == stage).sum()), name) for stage, name in OP_PROGRAMS]
     changed = len(drifts.drop_duplicates(["case", "mode", "variant", "with_set", "before", "after"]))
-    return "%s (%s; %s)" % (total, ", ".join(per_program), _plural(changed, "cell changed", "cells changed"))
+    return "%s (%s; %s)" % (total, ", ".join(per_program), md.plural(changed, "cell changed", "cells changed"))
 
 
 def _timing_counts(f: Findings) -> str:
@@ -237,7 +234,7 @@ def _timing_counts(f: Findings) -> str:
     missing = transition_page.not_timed(f.steps)
     if missing is not None:
         return "slowdowns and speedups %s" % md.text(missing)
-    counts = "%s, %s" % (_plural(_count(f, "slowdown"), "slowdown"), _plural(_count(f, "speedup"), "speedup"))
+    counts = "%s, %s" % (md.plural(_count(f, "slowdown"), "slowdown"), md.plural(_count(f, "speedup"), "speedup"))
     timed = sum(len(step.timed) for step in f.steps)
     exported = sum(len(step.exported) for step in f.steps)
     if timed == exported:
@@ -251,7 +248,7 @@ def _flakiness(f: Findings) -> str:
     fewest, most = timings.repeats(runs)
     if most < 2:
         return "flakiness not assessed: %s" % transition_page.runs_phrase(fewest, most)
-    flaky = _plural(len(f.flaky), "flaky cell")
+    flaky = md.plural(len(f.flaky), "flaky cell")
     if fewest >= 2:
         return flaky
     repeated = sum(1 for value in runs if timings.repeats([value])[0] >= 2)
@@ -263,7 +260,7 @@ def _load_regression_count(f: Findings) -> List[str]:
         return []
     return [
         "- Saved programs: %s, affecting %s ([saved programs across releases](#saved-programs-across-releases))."
-        % (_plural(f.artifacts.regressions, "load regression"), _plural(f.artifacts.affected, "program"))
+        % (md.plural(f.artifacts.regressions, "load regression"), md.plural(f.artifacts.affected, "program"))
     ]
 
 
@@ -292,21 +289,23 @@ def _pass_rates(f: Findings) -> str:
     return md.table(headers, rows, ["l"] + ["r"] * (1 + len(modes) + len(STAGES)))
 
 
+# The table of environments that failed to install, on the front page and the site's.
+ENV_ERROR_HEADERS = ["release", "variant", "Python", "environment", "error", "message"]
+
+
+def env_error_cells(row: Dict[str, Any]) -> List[Any]:
+    """An environment that failed to install, as the table names it, but for its message."""
+    return [row.get("torch_version"), row.get("variant"), row.get("python"), row.get("dependency_set") or "torch alone"]
+
+
 def _env_errors(f: Findings) -> str:
     if f.env_errors.empty:
         return ""
     rows = [
-        [
-            md.text(r["torch_version"]),
-            md.text(r["variant"]),
-            md.text(r["python"]),
-            md.text(r.get("dependency_set") or "torch alone"),
-            md.code(r["error_type"]),
-            md.text(r["error_message"], 300),
-        ]
+        [md.text(v) for v in env_error_cells(r)] + [md.code(r["error_type"]), md.text(r["error_message"], 300)]
         for r in f.env_errors.to_dict("records")
     ]
-    table = md.table(["release", "variant", "Python", "environment", "error", "message"], rows)
+    table = md.table(ENV_ERROR_HEADERS, rows)
     more = "\nWhat the installer said: [installer output](%s).\n" % pages.INSTALL_ERRORS
     return "## Environments that failed to install\n\n" + table + (more if pages.installer_outputs(f) else "")
 
@@ -325,11 +324,6 @@ def _change(move: Dict[str, Any]) -> str:
     return md.text("%s, %s starts failing" % (move["status_after"], STAGE_LABELS.get(move["stage"], move["stage"])))
 
 
-def _error(kind: Any, message: Any) -> str:
-    parts = [md.code(kind) if isinstance(kind, str) else "", md.text(message, 200) if isinstance(message, str) else ""]
-    return ": ".join(p for p in parts if p)
-
-
 def _regressions(f: Findings) -> str:
     found = f.moves[f.moves["kind"].isin(transitions.REGRESSIONS)] if not f.moves.empty else f.moves
     # One row per change, its modes together: the same case breaking the same way in both modes is one story.
@@ -344,7 +338,7 @@ def _regressions(f: Findings) -> str:
             md.case_with(members[0]["case"], members[0].get("with_set")),
             md.text(", ".join(str(m["mode"]) for m in members)),
             _change(members[0]),
-            _error(members[0]["error_type"], members[0]["error_message"]),
+            transition_page.error(members[0]["error_type"], members[0]["error_message"], 200),
         ]
         for members in groups.values()
     ]
@@ -355,7 +349,7 @@ def _regressions(f: Findings) -> str:
         " the [transition pages](#release-transitions).\n\n"
     )
     table = md.table(["releases", "case", "mode", "change", "error in the newer release"], rows)
-    return "## Regressions (%s)\n\n%s%s" % (_plural(len(found), "cell"), intro, table)
+    return "## Regressions (%s)\n\n%s%s" % (md.plural(len(found), "cell"), intro, table)
 
 
 def _signatures(f: Findings) -> str:
@@ -380,7 +374,7 @@ def _disagree(f: Findings) -> str:
     unrun = _not_run(f)
     if unrun:
         return "strict and non-strict not compared: %s" % unrun
-    return "%s where strict and non-strict disagree" % _plural(len(f.disagreements), "cell")
+    return "%s where strict and non-strict disagree" % md.plural(len(f.disagreements), "cell")
 
 
 def _modes(f: Findings) -> str:
@@ -477,8 +471,8 @@ def _load_regressions(saved: report_artifacts.Written) -> str:
         " loading release before it, counted once per saving release however many programs it saved"
         " ([each program](%s#programs-affected)):\n"
         % (
-            _plural(saved.regressions, "load regression"),
-            _plural(saved.affected, "saved program"),
+            md.plural(saved.regressions, "load regression"),
+            md.plural(saved.affected, "saved program"),
             report_artifacts.PAGE,
         )
     )

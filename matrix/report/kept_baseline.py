@@ -65,16 +65,14 @@ def stored(record_dirs: Sequence[str]) -> Optional[str]:
 def write(out: str, kept: Kept, figures: Optional[Mapping[str, int]]) -> Set[str]:
     """Keep ``kept`` and the baseline's headline ``figures`` in ``out/baseline/``; the paths written, relative to
     ``out``."""
-    written: Set[str] = set()
+    texts = {NAME: json.dumps({"name": kept.name}, indent=2) + "\n"}
+    if figures is not None:
+        texts[FIGURES] = dumps(figures)
     for name, data in sorted(kept.tables.items()):
         path = files.target(out, "%s/%s" % (FOLDER, name))
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "wb") as f:
             f.write(data)
-        written.add("%s/%s" % (FOLDER, name))
-    if figures is not None:
-        files.write_text(out, "%s/%s" % (FOLDER, FIGURES), dumps(figures))
-        written.add("%s/%s" % (FOLDER, FIGURES))
-    files.write_text(out, "%s/%s" % (FOLDER, NAME), json.dumps({"name": kept.name}, indent=2) + "\n")
-    written.add("%s/%s" % (FOLDER, NAME))
-    return written
+    for name, text in texts.items():
+        files.write_text(out, "%s/%s" % (FOLDER, name), text)
+    return {"%s/%s" % (FOLDER, name) for name in (*kept.tables, *texts)}

@@ -261,6 +261,11 @@ def marks(row: Dict[str, Any]) -> str:
     return "".join(STAGE_MARKS[stage] for stage, _ in STAGES if row.get(stage + "_outcome") == STAGE_ERROR)
 
 
+def marked(row: Dict[str, Any]) -> str:
+    """A cell's status symbol, then its marks."""
+    return SYMBOLS.get(row["status"], "?") + marks(row)
+
+
 def spans(chosen: Iterable[str], order: Sequence[str]) -> str:
     """Releases as runs of consecutive releases of ``order`` (``2.1.2–2.3.1, 2.5.0``), escaped."""
     return text(release_spans(chosen, order))

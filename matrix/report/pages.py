@@ -59,11 +59,8 @@ def grid(f: Findings) -> str:
     """Every case in every environment and mode, grouped by tag, with the counts per status."""
     cells = f.cells.assign(_env=f.labels)
     envs = list(dict.fromkeys(store.sort_cells(cells, release="release")["_env"]))
-    symbol: Dict[Tuple[str, str, str], str] = {}
-    for row in cells[["case", "_env", "mode", "status", "serialize_outcome", "decompose_outcome"]].to_dict("records"):
-        symbol[(str(row["case"]), str(row["_env"]), str(row["mode"]))] = md.SYMBOLS.get(row["status"], "?") + md.marks(
-            row
-        )
+    shown = cells[["case", "_env", "mode", "status", "serialize_outcome", "decompose_outcome"]].to_dict("records")
+    symbol = {(str(row["case"]), str(row["_env"]), str(row["mode"])): md.marked(row) for row in shown}
     by_tag: Dict[str, List[str]] = {}
     firsts = cells.drop_duplicates("case")
     for case, tags in zip(firsts["case"], firsts["tags"]):

@@ -4,21 +4,24 @@ The project commits its reports' Markdown pages, charts and tables (``reports/la
 their site, which is the form CI publishes to the reports branch or GitHub Pages. This builds the site from the
 folder's own tables, compared with the baseline the folder keeps (:mod:`.kept_baseline`), in a scratch folder,
 and puts its ``site/`` (git-ignored) beside the committed pages, whose charts, tables, repro scripts and graph
-diffs it links. The committed files are not touched.
+diffs it links. The committed files are not touched. Before it says it is done, it checks that every relative
+link of the site's pages names a file of the folder.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import posixpath
 import shutil
 import sys
 import tempfile
-from typing import Callable, Optional, Sequence
+from html.parser import HTMLParser
+from typing import Any, Callable, List, Optional, Sequence, Tuple
+from urllib.parse import unquote, urlsplit
 
 from matrix.contract.errors import UserError
 from matrix.records import published
-from matrix.report import links
 from matrix.report.build import build_report
 
 SITE = "site"
@@ -43,7 +46,7 @@ def build(folder: str, aoti: Optional[str] = None, notify: Optional[Callable[[st
         if os.path.isdir(site):
             shutil.rmtree(site)
         shutil.copytree(os.path.join(out, SITE), site)
-    missing = links.broken_html(folder, SITE)
+    missing = broken_html(folder, SITE)
     if missing:
         shown = "; ".join("%s -> %s" % pair for pair in missing[:SHOWN]) + ("; …" if len(missing) > SHOWN else "")
         raise SiteError(
@@ -52,6 +55,56 @@ def build(folder: str, aoti: Optional[str] = None, notify: Optional[Callable[[st
             % (site, len(missing), "" if len(missing) == 1 else "s", folder, shown, folder)
         )
     return os.path.join(site, "index.html")
+
+
+class _Targets(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: List[str] = []
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        for name, value in attrs:
+            if name in ("href", "src") and value:
+                self.found.append(value)
+
+
+def html_targets(html: str) -> List[str]:
+    """Every ``href`` and ``src`` of ``html``, as written."""
+    parser = _Targets()
+    parser.feed(html)
+    return parser.found
+
+
+def relative(target: str) -> bool:
+    """Whether ``target`` names a file beside its page: not another site, nor a place in the same page."""
+    parts = urlsplit(target)
+    return not (parts.scheme or parts.netloc or not parts.path)
+
+
+def resolve(page: str, target: str) -> str:
+    """The path, relative to the report's folder, that ``target`` names from ``page`` (also relative to it)."""
+    return posixpath.normpath(posixpath.join(posixpath.dirname(page), unquote(urlsplit(target).path)))
+
+
+def broken_html(report: str, under: str) -> List[Tuple[str, str]]:
+    """The relative links of the HTML pages under ``report/under`` that name no file nor folder of ``report``:
+    (page relative to ``report``, target as written)."""
+    missing: List[Tuple[str, str]] = []
+    for top, _, names in sorted(os.walk(os.path.join(report, under))):
+        for name in sorted(names):
+            if not name.endswith(".html"):
+                continue
+            path = os.path.join(top, name)
+            page = os.path.relpath(path, report).replace(os.sep, "/")
+            with open(path, encoding="utf-8") as f:
+                targets = html_targets(f.read())
+            for target in targets:
+                if not relative(target):
+                    continue
+                found = resolve(page, target)
+                if found.startswith("../") or not os.path.exists(os.path.join(report, *found.split("/"))):
+                    missing.append((page, target))
+    return missing
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -46,6 +46,10 @@ class Pack:
         """The models, sorted: the rows."""
         return sorted({case for case, _ in self.by_cell})
 
+    def passes(self, env: str) -> str:
+        """The last row's cell: :func:`share` of the models recorded in ``env``, then those not installed there."""
+        return share(self.cells[self.cells["_env"] == env], self.modes, sum(1 for _, e in self.failed if e == env))
+
 
 def pack(f: Findings) -> Optional[Pack]:
     """The pack's table, or None when the records hold no real model."""
@@ -69,16 +73,13 @@ def section(f: Findings) -> str:
     laid = pack(f)
     if laid is None:
         return ""
-    cells, envs, modes, by_cell, failed = laid.cells, laid.envs, laid.modes, laid.by_cell, laid.failed
+    envs, modes, by_cell, failed = laid.envs, laid.modes, laid.by_cell, laid.failed
     rows = []
     for case in laid.names:
         rows.append(
             [md.case_link(case)] + [_cell(by_cell.get((case, env), []), modes, (case, env) in failed) for env in envs]
         )
-    rows.append(
-        ["**passes**"]
-        + [share(cells[cells["_env"] == env], modes, sum(1 for _, e in failed if e == env)) for env in envs]
-    )
+    rows.append(["**passes**"] + [laid.passes(env) for env in envs])
     intro = (
         "Real architectures built in code with random weights (`cases/real_models/`), each with the libraries it"
         " names. Each cell shows %s, then the version of each library that release resolved; %s where the"
@@ -116,9 +117,7 @@ def _cell(rows: List[dict], modes: List[str], not_installed: bool = False) -> st
     if not rows:
         return str(NoCell.ENV_ERROR) if not_installed else NO_RECORD
     status = {str(row["mode"]): row for row in rows}
-    symbols = "".join(
-        md.SYMBOLS.get(status[m]["status"], "?") + md.marks(status[m]) if m in status else NO_RECORD for m in modes
-    )
+    symbols = "".join(md.marked(status[m]) if m in status else NO_RECORD for m in modes)
     # Both modes of an environment usually ran in one run; one that knows its versions speaks for it.
     known = next((row for row in rows if packages.resolved(row.get("added_packages"))), rows[0])
     libraries = packages.describe(known.get("dependency_set"), known.get("added_packages"))

@@ -1,4 +1,5 @@
-"""Charts over the releases: pass rate and export time per release, regressions and fixes per transition.
+"""Charts over the releases: pass rate and export time per release, regressions and fixes per transition; and
+which charts each section of the report's front page shows.
 
 Releases run left to right in the records' release order. A mode has the same colour in the
 pass-rate and export-time charts (MODE_COLORS), and the transition chart counts regressions
@@ -15,7 +16,7 @@ import pandas as pd
 from matrix.contract.schema import MODES
 from matrix.records import store, tables, transitions
 from matrix.records.transitions import Step
-from matrix.report import transition_page
+from matrix.report import heatmaps, transition_page
 from matrix.report.charts import (
     COLORS,
     MODE_COLORS,
@@ -24,7 +25,6 @@ from matrix.report.charts import (
     label,
     new_figure,
     one_chart,
-    save,
     with_settings,
 )
 
@@ -41,10 +41,7 @@ KIND_HATCHES = ("", "////", "....", "xxxx", "\\\\")
 @with_settings
 def pass_rate(summary: pd.DataFrame, out: str) -> List[Chart]:
     """Pass rate (pass / applicable cells) per environment: a line per mode, a marker per variant."""
-    figure = pass_rate_figure(summary)
-    if figure is None:
-        return []
-    return one_chart(save(figure, out, "pass-rate", svg=True), "Pass rate per release")
+    return one_chart(pass_rate_figure(summary), out, "pass-rate", "Pass rate per release", svg=True)
 
 
 @with_settings
@@ -132,8 +129,7 @@ def pass_rate_figure(summary: pd.DataFrame) -> Optional[Any]:
                 va="bottom",
                 ha="left",
             )
-    ax.set_xticks(range(len(envs)), [label(env) for env in envs], rotation=60, ha="right")
-    ax.set_xlim(-0.6, len(envs) - 0.4)
+    _across(ax, envs)
     ax.set_ylim(low, high)
     ax.yaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
     ax.yaxis.set_major_formatter(PercentFormatter(decimals=0))
@@ -149,6 +145,12 @@ def pass_rate_figure(summary: pd.DataFrame) -> Optional[Any]:
     return figure
 
 
+def _across(ax: Any, names: Sequence[Any]) -> None:
+    """The x axis: one slanted label per release (or transition), from the first to the last."""
+    ax.set_xticks(range(len(names)), [label(name) for name in names], rotation=60, ha="right")
+    ax.set_xlim(-0.6, len(names) - 0.4)
+
+
 def rate_limits(percents: Sequence[float]) -> Tuple[float, float]:
     """The pass-rate axis: the data's range widened to multiples of 5 %, with room for the value labels."""
     low = max(0.0, 5 * math.floor((min(percents) - 3) / 5))
@@ -161,10 +163,7 @@ def rate_limits(percents: Sequence[float]) -> Tuple[float, float]:
 @with_settings
 def export_times(table: pd.DataFrame, out: str) -> List[Chart]:
     """Distribution of median export time per release and mode, for cells that exported (log scale)."""
-    figure = export_times_figure(table)
-    if figure is None:
-        return []
-    return one_chart(save(figure, out, "export-time"), "Export time per release")
+    return one_chart(export_times_figure(table), out, "export-time", "Export time per release")
 
 
 @with_settings
@@ -199,8 +198,7 @@ def export_times_figure(table: pd.DataFrame) -> Optional[Any]:
             boxes["boxes"][0].set_label(mode)
     ax.set_yscale("log")
     _duration_axis(ax.yaxis, done["export_s"].astype(float).tolist())
-    ax.set_xticks(range(len(releases)), [label(r) for r in releases], rotation=60, ha="right")
-    ax.set_xlim(-0.6, len(releases) - 0.4)
+    _across(ax, releases)
     ax.set_ylabel("export time per cell (median of runs)")
     ax.grid(axis="y", alpha=0.3, which="both")
     figure.legend(loc="outside right upper", fontsize=8, frameon=False)
@@ -232,10 +230,7 @@ def _duration_axis(axis: Any, seconds: Sequence[float]) -> None:
 @with_settings
 def transition_counts(steps: Sequence[Step], out: str) -> List[Chart]:
     """Regressions and fixes per release transition, all modes and variants together."""
-    figure = transitions_figure(steps)
-    if figure is None:
-        return []
-    return one_chart(save(figure, out, "transitions"), "Regressions and fixes per release transition")
+    return one_chart(transitions_figure(steps), out, "transitions", "Regressions and fixes per release transition")
 
 
 def step_counts(steps: Sequence[Step]) -> pd.DataFrame:
@@ -287,8 +282,7 @@ def transitions_figure(steps: Sequence[Step]) -> Optional[Any]:
         if bars is not None:
             ax.bar_label(bars, labels=[str(total) for total in bottom], fontsize=7, padding=1)
         tallest = max([tallest, *bottom])
-    ax.set_xticks(list(positions), [label(title) for title in counts["transition"]], rotation=60, ha="right")
-    ax.set_xlim(-0.6, len(counts) - 0.4)
+    _across(ax, list(counts["transition"]))
     # Counts of cells: a tick at 0.5 would read as half a cell.
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("cells (case and mode) that changed")
@@ -297,3 +291,17 @@ def transitions_figure(steps: Sequence[Step]) -> Optional[Any]:
     figure.legend(loc="outside lower center", ncol=3, fontsize=8, frameon=False)
     ax.set_title("Regressions and fixes per release transition")
     return figure
+
+
+def front_page(
+    summary: pd.DataFrame, steps: Sequence[Step], table: pd.DataFrame, out: str, only: Optional[Sequence[str]] = None
+) -> Dict[str, List[Chart]]:
+    """The charts of the report's front page, by section: status overview, pass rate, transitions, export time
+    (those named in ``only``, where given)."""
+    draw = {
+        "overview": lambda: heatmaps.status_overview(table, out),
+        "summary": lambda: pass_rate(summary, out),
+        "transitions": lambda: transition_counts(steps, out),
+        "export-time": lambda: export_times(table, out),
+    }
+    return {name: make() for name, make in draw.items() if only is None or name in only}

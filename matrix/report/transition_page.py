@@ -11,7 +11,7 @@ counts what it holds.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from matrix.records import graph_diffs, timings, transitions
 from matrix.records.transitions import Step
@@ -113,52 +113,62 @@ def _variant_cell(move: Row) -> List[str]:
     return [md.text(new if old == new or not isinstance(old, str) else "%s → %s" % (old, new))]
 
 
-def _error(kind: Any, message: Any, limit: int = 300) -> str:
+def error(kind: Any, message: Any, limit: int = 300) -> str:
+    """``KeyError: the message`` (Markdown), the message cut to ``limit``; either part may be missing."""
     parts = [md.code(kind) if isinstance(kind, str) else ""]
     parts.append(md.text(message, limit) if isinstance(message, str) else "")
     return ": ".join(p for p in parts if p)
 
 
-def _status_moves(step: Step, kind: str, release: str, which: str, several: bool) -> str:
-    found = step.of(kind)
-    headers = ["case", "mode"] + (["variant"] if several else []) + ["status", "error in %s (%s)" % (release, which)]
+def _table(found: List[Row], several: bool, headers: List[str], cells: Callable[[Row], List[str]]) -> str:
+    """A table of transitions: case and mode (and variant where ``several``), then ``cells`` of each under
+    ``headers`` (escaped)."""
     rows = [
         [md.case_with(m["case"], m.get("with_set")), md.text(m["mode"])]
         + (_variant_cell(m) if several else [])
-        + [
-            "%s → %s" % (md.status(m["status_before"]), md.status(m["status_after"])),
-            _error(m["error_type"], m["error_message"]),
-        ]
+        + cells(m)
         for m in found
     ]
-    intro = INTROS.get(kind, "")
-    return "## %s (%d)\n\n%s%s" % (TITLES[kind], len(found), intro, md.table([md.text(h) for h in headers], rows))
+    return md.table(["case", "mode"] + (["variant"] if several else []) + headers, rows)
+
+
+def _status_moves(step: Step, kind: str, release: str, which: str, several: bool) -> str:
+    found = step.of(kind)
+    table = _table(
+        found,
+        several,
+        ["status", md.text("error in %s (%s)" % (release, which))],
+        lambda m: [
+            "%s → %s" % (md.status(m["status_before"]), md.status(m["status_after"])),
+            error(m["error_type"], m["error_message"]),
+        ],
+    )
+    return "## %s (%d)\n\n%s%s" % (TITLES[kind], len(found), INTROS.get(kind, ""), table)
 
 
 def _stage_moves(step: Step, several: bool) -> str:
     found = step.of("stage-regression", "stage-fix")
-    headers = ["case", "mode"] + (["variant"] if several else []) + ["stage", "change", "error"]
-    rows = [
-        [md.case_with(m["case"], m.get("with_set")), md.text(m["mode"])]
-        + (_variant_cell(m) if several else [])
-        + [
+    table = _table(
+        found,
+        several,
+        ["stage", "change", "error"],
+        lambda m: [
             md.text(transitions.STAGE_LABELS.get(m["stage"], m["stage"])),
             md.text(m["detail"]),
-            _error(None, m["error_message"]),
-        ]
-        for m in found
-    ]
+            error(None, m["error_message"]),
+        ],
+    )
     intro = (
         "Cells that pass in both releases while a stage run on the exported program starts or stops failing;"
         " the error is the failing side's.\n\n"
     )
-    return "## Save/load and decomposition (%d)\n\n%s%s" % (len(found), intro, md.table(headers, rows))
+    return "## Save/load and decomposition (%d)\n\n%s%s" % (len(found), intro, table)
 
 
 def _graph_changes(step: Step, several: bool, shelf: diff_files.Shelf) -> str:
     found = step.of("graph-change")
     texts: Dict[Tuple[str, str, str, str, str], Tuple[Row, Row]] = {
-        (str(a["case"]), str(a["mode"]), str(b.get("variant")), str(a.get("variant")), _with_set(a)): (b, a)
+        (str(a["case"]), str(a["mode"]), str(b.get("variant")), str(a.get("variant")), case_page.with_set(a)): (b, a)
         for b, a in step.pairs
     }
     out = ["## Graph changes (%d)\n" % len(found)]
@@ -169,7 +179,9 @@ def _graph_changes(step: Step, several: bool, shelf: diff_files.Shelf) -> str:
         if several:
             line += " · " + _variant_cell(m)[0]
         line += " · %s → %s" % (md.code(m["hash_before"]), md.code(m["hash_after"]))
-        pair = texts.get((str(m["case"]), str(m["mode"]), str(m["variant_before"]), str(m["variant"]), _with_set(m)))
+        pair = texts.get(
+            (str(m["case"]), str(m["mode"]), str(m["variant_before"]), str(m["variant"]), case_page.with_set(m))
+        )
         lines = _diff(pair) if pair is not None else None
         label = "graph diff"
         if lines is None and isinstance(m.get(graph_diffs.CARRIED), str):
@@ -185,11 +197,6 @@ def _graph_changes(step: Step, several: bool, shelf: diff_files.Shelf) -> str:
         else:
             out.append("%s · _No graph text recorded._\n" % line)
     return "\n".join(out)
-
-
-def _with_set(row: Row) -> str:
-    value = row.get("with_set")
-    return value if isinstance(value, str) else ""
 
 
 def _diff(pair: Tuple[Row, Row]) -> Optional[List[str]]:
@@ -209,15 +216,14 @@ def _ops(values: Any) -> str:
 
 def _op_drift(step: Step, several: bool) -> str:
     found = step.of("op-drift")
-    headers = ["case", "mode"] + (["variant"] if several else []) + ["program", "added", "removed"]
-    rows = [
-        [md.case_with(m["case"], m.get("with_set")), md.text(m["mode"])]
-        + (_variant_cell(m) if several else [])
-        + [md.text(OP_PROGRAMS.get(str(m["stage"]), m["stage"])), _ops(m["added"]), _ops(m["removed"])]
-        for m in found
-    ]
+    table = _table(
+        found,
+        several,
+        ["program", "added", "removed"],
+        lambda m: [md.text(OP_PROGRAMS.get(str(m["stage"]), m["stage"])), _ops(m["added"]), _ops(m["removed"])],
+    )
     intro = "Operators that appear in or vanish from the exported program, or from it decomposed to core ATen.\n\n"
-    return "## Op drift (%d)\n\n%s%s" % (len(found), intro, md.table(headers, rows))
+    return "## Op drift (%d)\n\n%s%s" % (len(found), intro, table)
 
 
 def rule() -> str:
@@ -261,11 +267,5 @@ def _timings(step: Step, several: bool) -> str:
     missing = not_timed([step])
     if missing is not None:
         return "## Slowdowns and speedups (%s)\n\n%s\n" % (md.text(missing), rule())
-    headers = ["case", "mode"] + (["variant"] if several else []) + ["kind", "evidence"]
-    rows = [
-        [md.case_with(m["case"], m.get("with_set")), md.text(m["mode"])]
-        + (_variant_cell(m) if several else [])
-        + [md.text(m["kind"]), md.text(m["detail"])]
-        for m in found
-    ]
-    return "## Slowdowns and speedups (%d)\n\n%s\n\n%s" % (len(found), rule(), md.table(headers, rows))
+    table = _table(found, several, ["kind", "evidence"], lambda m: [md.text(m["kind"]), md.text(m["detail"])])
+    return "## Slowdowns and speedups (%d)\n\n%s\n\n%s" % (len(found), rule(), table)

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 from markdown_it import MarkdownIt
 
-from matrix.report import links as links_html
+from matrix.report import published_site as links_html
 
 
 def _markdown_targets(text: str) -> List[str]:

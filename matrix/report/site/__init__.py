@@ -38,7 +38,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Set
 import pandas as pd
 
 from matrix.records.repro import Failure
-from matrix.report import diff_files, files
+from matrix.report import case_page, diff_files, files
 from matrix.report import markdown as md
 from matrix.report.findings import Findings
 from matrix.report.site import badge, case, downloads, front, glossary, upgrade
@@ -86,16 +86,14 @@ def write(
     # (`load --aoti`), as the model judged them.
     packages, compiles = f.model.packages, f.model.compiles
     package_rows, compile_rows = _by_case(packages.table), _by_case(compiles.table)
-    failures: Dict[str, List[Failure]] = {}
-    for failure in f.model.repros:
-        failures.setdefault(failure.case, []).append(failure)
+    failures: Dict[str, List[Failure]] = case_page.by_case(f.model.repros, lambda failure: failure.case)
     for name, target in pages.items():
         text = case.render(
             name, rows[name], moves.get(name, []), saved.get(name, []), f.load_orders, roots, failures.get(name, []),
             package_rows.get(name, []), packages.orders, compile_rows.get(name, []), compiles.orders, shelf,
         )  # fmt: skip
         written |= _write(out, target, text)
-    _remove_stale(out, listed, written)
+    files.remove_stale(out, listed, written, ours, _emptied)  # the site's files and CSV tables it wrote no more
     return written
 
 
@@ -106,12 +104,7 @@ def _write(out: str, relative: str, content: str) -> Set[str]:
 
 
 def _by_case(frame: pd.DataFrame) -> Dict[str, List[Dict[str, Any]]]:
-    found: Dict[str, List[Dict[str, Any]]] = {}
-    if frame.empty:
-        return found
-    for row in frame.to_dict("records"):
-        found.setdefault(str(row["case"]), []).append(row)
-    return found
+    return case_page.by_case(frame.to_dict("records"))
 
 
 def ours(entry: str) -> bool:
@@ -134,17 +127,6 @@ def _script(parts: List[str]) -> bool:
     return len(parts) == 3 and parts[0] == "cases" and parts[1].endswith(files.SCRIPTS) and parts[2].endswith(".py")
 
 
-def _remove_stale(out: str, listed: Set[str], written: Set[str]) -> None:
-    """Remove the site's files and CSV tables that the last build listed and this one did not write."""
-    for entry in sorted(listed - written):
-        if not ours(entry):
-            continue
-        path = os.path.join(out, *entry.split("/"))
-        if os.path.islink(path) or not os.path.isfile(path):
-            continue  # a link or folder there now was put by someone else: the report writes plain files
-        os.remove(files.target(out, entry))
-        if _script(entry.split("/")[1:]) or entry.startswith("%s/%s/" % (FOLDER, downloads.TABLES)):
-            try:
-                os.rmdir(os.path.dirname(path))  # the script's or the CSV's folder, once its last file is gone
-            except OSError:
-                pass  # something is left in it
+def _emptied(entry: str) -> bool:
+    """Whether a file's folder goes once empty: a repro script's copy, or a CSV table's."""
+    return _script(entry.split("/")[1:]) or entry.startswith("%s/%s/" % (FOLDER, downloads.TABLES))

@@ -53,6 +53,7 @@ from matrix.report.site.markup import (
     present,
     script_json,
     status,
+    table,
     text,
 )
 
@@ -138,13 +139,14 @@ def render(
         order = store.ordered(row["release"] for row in rows)
         body += ["<h2>Reproduce</h2>", "<p>%s</p>" % text(report_repro.INTRO)]
         body += [reproduce(failure, order, roots) for failure in failures]
+    body += _grids(
+        "<h2>Saved × loaded</h2>",
+        "Rows: the release that saved the exported program; columns: the release that loaded it and ran it on the"
+        " saved inputs; the failures are listed under each grid.",
+        loads,
+        lambda mine, mode: load_grid(mine, mode, orders, said=said),
+    )
     if loads:
-        body.append("<h2>Saved × loaded</h2>")
-        body.append(
-            "<p>Rows: the release that saved the exported program; columns: the release that loaded it and ran"
-            " it on the saved inputs; the failures are listed under each grid.</p>"
-        )
-        body += [load_grid(loads, mode, orders, said=said) for mode in MODES if any(r["mode"] == mode for r in loads)]
         body.append("<details open><summary>What the glyphs mean</summary>%s</details>" % legend.loads())
     body += package_section(package_loads, package_orders, said)
     body += compile_section(compiles, compile_orders, said)
@@ -216,13 +218,12 @@ def reproduce(failure: Failure, order: Sequence[str], roots: Sequence[str]) -> s
 
 
 def _moves_table(moves: List[Row]) -> str:
-    lines = [
-        "<tr><td>%s → %s</td><td>%s</td><td>%s</td><td>%s</td></tr>"
-        % tuple(text(v) for v in (m["before"], m["after"], _mode(m), m["kind"], clip(present(m.get("detail")), 300)))
+    rows = [
+        ["%s → %s" % (text(m["before"]), text(m["after"]))]
+        + [text(v) for v in (_mode(m), m["kind"], clip(present(m.get("detail")), 300))]
         for m in moves
     ]
-    head = "<tr><th>releases</th><th>mode</th><th>kind</th><th>detail</th></tr>"
-    return '<table class="moves"><thead>%s</thead><tbody>%s</tbody></table>' % (head, "".join(lines))
+    return table(["releases", "mode", "kind", "detail"], rows, "moves")
 
 
 def _mode(move: Row) -> str:
@@ -352,21 +353,27 @@ def _errors(rows: List[Row]) -> List[str]:
     return parts
 
 
+def _grids(heading: str, intro: str, rows: Sequence[Row], grid: Callable[[List[Row], str], str]) -> List[str]:
+    """A section of grids: ``heading``, ``intro`` (HTML) and ``grid(rows, mode)`` for each mode of ``rows``; none
+    without rows."""
+    mine = list(rows)
+    grids = [grid(mine, mode) for mode in MODES if any(r["mode"] == mode for r in mine)]
+    return [heading, "<p>%s</p>" % intro, *grids] if mine else []
+
+
 def package_section(
     package_loads: Sequence[Row], orders: Tuple[Sequence[str], Sequence[str]], said: Optional[Said] = None
 ) -> List[str]:
     """The case's compiled × loaded grids of AOTInductor packages, under its saved × loaded ones; none without."""
-    if not package_loads:
-        return []
-    rows = list(package_loads)
-    return [
+    return _grids(
         '<h2 id="compiled-loaded">Compiled × loaded</h2>',
-        "<p>The AOTInductor package compiled from the exported program (run with --stages …,aoti). Rows: the release"
+        "The AOTInductor package compiled from the exported program (run with --stages …,aoti). Rows: the release"
         " that compiled it; columns: the release that loaded it, in a process of its own, and ran it on the saved"
         " inputs; the failures are listed under each grid. Upstream promises that packages load on newer releases"
-        " from %s on, not on older ones.</p>" % text(PROMISED_FROM),
-        *[load_grid(rows, mode, orders, "compiled", said) for mode in MODES if any(r["mode"] == mode for r in rows)],
-    ]
+        " from %s on, not on older ones." % text(PROMISED_FROM),
+        package_loads,
+        lambda rows, mode: load_grid(rows, mode, orders, "compiled", said),
+    )
 
 
 def compile_section(
@@ -374,21 +381,19 @@ def compile_section(
 ) -> List[str]:
     """The case's exported × compiled grids (programs compiled on a newer release), beside its compiled × loaded
     ones; none without."""
-    if not compiles:
-        return []
-    rows = list(compiles)
-    return [
+    return _grids(
         '<h2 id="exported-compiled">Exported × compiled</h2>',
-        "<p>The exported program saved on one release, compiled with AOTInductor on a newer one (load --aoti), its"
+        "The exported program saved on one release, compiled with AOTInductor on a newer one (load --aoti), its"
         " package loaded there in a process that never compiled and run on the saved inputs. Rows: the release that"
         " exported it; columns: the release that compiled it; the failures, with the step where each stopped, are"
-        " listed under each grid. %s</p>"
+        " listed under each grid. %s"
         % inline(
             "S: not compiled, %s; %s %s."
             % (AOTI_COMPILE_MEANING["skipped"].split(": ", 1)[-1], NO_RECORD, aoti_report.NOT_COMPILED)
         ),
-        *[compile_grid(rows, mode, orders, said) for mode in MODES if any(r["mode"] == mode for r in rows)],
-    ]
+        compiles,
+        lambda rows, mode: compile_grid(rows, mode, orders, said),
+    )
 
 
 def compile_grid(

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from matrix.records import transitions
 from matrix.records.transitions import Step
 from matrix.report import transition_page
-from matrix.report.site.markup import clip, filter_link, present, status, text
+from matrix.report.site.markup import clip, filter_link, present, selects, status, text
 
 KINDS = transitions.REGRESSIONS + transitions.FIXES
 GROUPS = (("regressions", transitions.REGRESSIONS), ("fixes", transitions.FIXES))
@@ -213,11 +213,7 @@ def section(steps: Sequence[Step], pages: Mapping[str, str], charts: str = "") -
     options = [("", "every transition")] + [(i, "into %s (from %s)" % (i, " or ".join(froms[i]))) for i in intos]
     kinds = [("", "regressions and fixes"), ("regressions", "regressions"), ("fixes", "fixes")]
     kinds += [(k, transition_page.COUNTED[k]) for k in KINDS]
-    selects = "".join(
-        '<label>%s <select id="c-%s">%s</select></label>'
-        % (label, name, "".join('<option value="%s">%s</option>' % (text(v), text(t)) for v, t in choices))
-        for name, label, choices in (("into", "transition", options), ("change", "change", kinds))
-    )
+    menus = selects("c", (("into", "transition", options), ("change", "change", kinds)))
     timing = transition_page.not_timed(steps)
     return "\n".join(
         [
@@ -233,7 +229,7 @@ def section(steps: Sequence[Step], pages: Mapping[str, str], charts: str = "") -
             ),
             steps_table(steps),
             charts,
-            '<form id="change-filters" class="filters" onsubmit="return false">%s</form>' % selects,
+            '<form id="change-filters" class="filters" onsubmit="return false">%s</form>' % menus,
             '<p id="c-count" aria-live="polite">%d changes</p>' % len(found),
             table(found, pages, "changes", "change-table", PAGE),
             '<p><button type="button" id="c-more" hidden>Show all</button></p>',

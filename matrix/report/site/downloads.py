@@ -26,20 +26,6 @@ def names(parquet: Iterable[str]) -> List[str]:
     return sorted(posixpath.basename(p)[: -len(".parquet")] for p in parquet)
 
 
-def copy(out: str, source: str, target: str) -> bool:
-    """Copy the file ``source`` of ``out`` to ``target`` (both relative to ``out``); False where there is none."""
-    path = files.target(out, source)
-    if os.path.islink(path) or not os.path.isfile(path):
-        return False
-    with open(path, "rb") as read:
-        content = read.read()
-    destination = files.target(out, target)
-    os.makedirs(os.path.dirname(destination), exist_ok=True)
-    with open(destination, "wb") as written:
-        written.write(content)
-    return True
-
-
 def write_tables(out: str, folder: str, parquet: Iterable[str]) -> Set[str]:
     """A gzipped CSV of each of the ``parquet`` tables of ``out``, in ``folder/tables/``.
 

@@ -19,11 +19,12 @@ from matrix.records.columns import FAILING
 from matrix.report import citation
 from matrix.report import markdown as md
 from matrix.report.findings import Findings
+from matrix.report.index import ENV_ERROR_HEADERS, env_error_cells
 from matrix.report.real_models import PREFIX as REAL_MODELS
 from matrix.report.site import changes, charts, devices, glossary, grid_marks, legend, real_models, run, saved
 from matrix.report.site import upgrade as upgrade_page
 from matrix.report.site.downloads import CSV, TABLES
-from matrix.report.site.markup import GLYPHS, clip, listed, page, present, script_json, text
+from matrix.report.site.markup import GLYPHS, clip, listed, page, present, script_json, selects, table, text
 from matrix.report.site.verdicts import ANY_FAILURE
 from matrix.report.site.verdicts import render as verdicts_section
 
@@ -210,11 +211,7 @@ def cases_section(f: Findings, data: Mapping[str, Any], count: int) -> str:
         "mode": [("", "both modes")] + [(m, m) for m in data["modes"]],
         "pack": [("", "every case"), ("real", "real-model pack"), ("other", "all but the real-model pack")],
     }
-    selects = "".join(
-        '<label>%s <select id="f-%s">%s</select></label>'
-        % (name, name, "".join('<option value="%s">%s</option>' % (text(v), text(label)) for v, label in options))
-        for name, options in choices.items()
-    )
+    menus = selects("f", ((name, name, options) for name, options in choices.items()))
     return "\n".join(
         [
             '<section id="cases"><h2>Cases</h2>',
@@ -222,7 +219,7 @@ def cases_section(f: Findings, data: Mapping[str, Any], count: int) -> str:
             " exported but failed a later stage. Search matches case names, tags, packages and error text.</p>",
             '<form id="filters" class="filters" onsubmit="return false"><label>search <input id="f-search"'
             ' type="search" placeholder="case name, tag, package or error text" autocomplete="off"></label>%s</form>'
-            % selects,
+            % menus,
             '<p id="f-count" aria-live="polite">%d cases</p>' % count,
             "<noscript><p>The grid needs JavaScript; the tables to download hold the same data.</p></noscript>",
             '<div class="grid-wrap"><div id="grid"></div></div></section>',
@@ -263,23 +260,11 @@ def env_errors(frame: pd.DataFrame) -> str:
     """The environments that could not be installed, and why: their cells are missing from the grid."""
     if frame.empty:
         return ""
-    rows = "".join(
-        "<tr>%s</tr>"
-        % "".join(
-            "<td>%s</td>" % text(value)
-            for value in (
-                row.get("torch_version"),
-                row.get("variant"),
-                row.get("python"),
-                row.get("dependency_set") or "torch alone",
-                row.get("error_type"),
-                clip(first_line(row.get("error_message"), limit=None), 300),
-            )
-        )
+    rows = [
+        [text(v) for v in env_error_cells(row)]
+        + [text(row.get("error_type")), text(clip(first_line(row.get("error_message"), limit=None), 300))]
         for row in frame.to_dict("records")
-    )
-    head = "".join("<th>%s</th>" % h for h in ("release", "variant", "Python", "environment", "error", "message"))
-    return (
-        '<section id="env-errors"><h2>Environments that failed to install</h2>'
-        "<table><thead><tr>%s</tr></thead><tbody>%s</tbody></table></section>" % (head, rows)
+    ]
+    return '<section id="env-errors"><h2>Environments that failed to install</h2>%s</section>' % table(
+        ENV_ERROR_HEADERS, rows
     )

@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 import pandas as pd
 
 from matrix.contract import dependencies
+from matrix.report.case_page import with_set
 
 STAGE_FAILURE = "stage-failure"  # the filter value for cells whose program failed a later stage
 # The transitions that become filters (since the previous release of the cell's series), with the filter's words.
@@ -49,8 +50,7 @@ def moves_by_cell(
     chosen = moves[moves["kind"].isin(MOVE_KINDS)]
     found: Dict[str, Dict[str, List[str]]] = {}
     for move in chosen.to_dict("records"):
-        with_set = move.get("with_set")
-        env = (str(move["after"]), str(move["variant"]), str(move["python_after"]), _text(with_set))
+        env = (str(move["after"]), str(move["variant"]), str(move["python_after"]), with_set(move))
         label = label_of.get(env)
         column = position.get((label, str(move["mode"]))) if label is not None else None
         if column is None:
@@ -68,7 +68,3 @@ def status_choices(any_failure: str) -> Sequence[Tuple[str, str]]:
         (STAGE_FAILURE, "a later stage fails"),
         *MOVE_FILTERS,
     ]
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""

@@ -117,6 +117,16 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]], css: str = "") 
     return "<table%s><thead><tr>%s</tr></thead><tbody>%s</tbody></table>" % (klass, head, body)
 
 
+def selects(prefix: str, menus: Iterable[Tuple[str, str, Sequence[Tuple[str, str]]]]) -> str:
+    """A form's filter menus: per (name, label, options), a labelled ``<select id="PREFIX-NAME">`` of its (value,
+    text) options."""
+    return "".join(
+        '<label>%s <select id="%s-%s">%s</select></label>'
+        % (label, prefix, name, "".join('<option value="%s">%s</option>' % (text(v), text(t)) for v, t in options))
+        for name, label, options in menus
+    )
+
+
 def status_glyph(value: Any) -> str:
     """A cell status as its coloured glyph alone; no record as a dot."""
     if not isinstance(value, str):

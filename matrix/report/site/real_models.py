@@ -8,9 +8,7 @@ it, and each cell shows the versions alone, so that sixteen builds fit a laptop'
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Sequence, Set, Tuple
-
-import pandas as pd
+from typing import Any, Dict, List, Mapping, Sequence
 
 from matrix.contract.schema import NO_RECORD, NoCell
 from matrix.records import packages
@@ -46,19 +44,12 @@ def _cell(rows: Sequence[Row], modes: Sequence[str], not_installed: bool) -> str
     return "<td>%s%s</td>" % (glyphs, "<br><small>%s</small>" % text(", ".join(versions)) if versions else "")
 
 
-def _share(cells: pd.DataFrame, modes: Sequence[str], failed: Set[Tuple[str, str]], env: str) -> str:
-    """The models that pass of those recorded, per mode (the Markdown's count), a line each, so that the column
-    stays as narrow as its cells; then those not installed."""
-    said = text(pack.share(cells, list(modes), sum(1 for _, e in failed if e == env)))
-    return said.replace(" · ", "<br>").replace(" (", "<br>(")
-
-
 def section(f: Findings, pages: Mapping[str, str]) -> str:
     """The section; "" when the records hold no real model."""
     laid = pack.pack(f)
     if laid is None:
         return ""
-    cells, envs, modes, by_cell, failed = laid.cells, laid.envs, laid.modes, laid.by_cell, laid.failed
+    envs, modes, by_cell, failed = laid.envs, laid.modes, laid.by_cell, laid.failed
     models = laid.names
     lines = []
     for case in models:
@@ -70,8 +61,9 @@ def section(f: Findings, pages: Mapping[str, str]) -> str:
         libraries = "<br><small>%s</small>" % text(", ".join(_libraries(mine))) if _libraries(mine) else ""
         cells_html = "".join(_cell(by_cell.get((case, env), []), modes, (case, env) in failed) for env in envs)
         lines.append("<tr><th>%s%s</th>%s</tr>" % (name, libraries, cells_html))
+    # The Markdown's count of passes, a mode a line, so that the column stays as narrow as its cells.
     shares = "".join(
-        '<td class="num">%s</td>' % _share(cells[cells["_env"] == env], modes, failed, env) for env in envs
+        '<td class="num">%s</td>' % text(laid.passes(env)).replace(" · ", "<br>").replace(" (", "<br>(") for env in envs
     )
     lines.append("<tr><th>passes</th>%s</tr>" % shares)
     head = "<th>model (libraries)</th>" + "".join("<th>%s</th>" % breakable(env) for env in envs)

@@ -1,11 +1,10 @@
 """The site's section on the run: what ran where and when, as the front page's header says it, and how to run it
 again.
 
-The facts are the Markdown header's (:func:`matrix.report.index.run_facts` would be their one home; until then
-the same helpers give the same values): the builds, variants, Pythons, sources, machine, device, dates and
-cells. The commands are the noxfile's: the ``run`` sessions take the builds as ``EXPORT_MATRIX_TORCH``
-selection words (a PyPI build by its release, any other by its local tag), and ``--with`` sets as
-``EXPORT_MATRIX_WITH``.
+The facts are the Markdown header's (:func:`matrix.report.index.run_facts`): the builds, variants, Pythons,
+sources, machine, device, dates and cells. The commands are the noxfile's: the ``run`` sessions take the builds
+as ``EXPORT_MATRIX_TORCH`` selection words (a PyPI build by its release, any other by its local tag), and
+``--with`` sets as ``EXPORT_MATRIX_WITH``.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ import pandas as pd
 from matrix.envs.releases import DEFAULT_VARIANT
 from matrix.records import devices, transitions
 from matrix.records.scope import Build
-from matrix.report import citation, index
+from matrix.report import index
 from matrix.report import markdown as md
 from matrix.report.findings import Findings
 from matrix.report.site.markup import text
@@ -25,22 +24,9 @@ from matrix.report.site.markup import text
 
 def facts(f: Findings) -> List[Tuple[str, str]]:
     """The run in (label, plain text) pairs, as the Markdown front page's "The run" table has them."""
-    cells, envs = f.cells, f.environments
-    started = sorted(str(v)[:10] for v in envs.get("started_at", pd.Series(dtype=object)).dropna())
-    when = " to ".join(dict.fromkeys([started[0], started[-1]])) if started else "unknown"
-    return [
-        ("releases", "%s: %s" % (md.releases_and_builds(f.scope), ", ".join(md.build_names(f.scope)))),
-        ("variants", ", ".join(index.values_of(cells, "variant"))),
-        ("Python", ", ".join(index.values_of(cells, "python", ordered=True))),
-        ("sources", ", ".join(index.values_of(cells, "source"))),
-        ("machine", "; ".join(index.machines(envs)) or "not recorded"),
-        ("device", index.devices(envs, cells, f.model.elsewhere) or "not recorded"),
-        ("CPU", citation.cpu(envs)),
-        ("GPU", citation.gpu(envs)),
-        ("device per build", citation.devices_words(envs) or citation.NOT_RECORDED),
-        ("run on", "%s (UTC, from the environment records)" % when),
-        ("cells", "%s; from %d cell records" % (md.cells_counted(f.scope), f.runs)),
-    ]
+    found = index.run_facts(f, unknown="not recorded")
+    found[-1] = ("cells", "%s; from %d cell records" % (md.cells_counted(f.scope), f.runs))
+    return found
 
 
 def selection_word(build: Build) -> str:
