@@ -2,7 +2,7 @@
 
 "Exported on X, compiled on Y": on the loading release Y, every selected program saved on an *older* release X
 (in version order: ``2.9.1 < 2.10.0.dev20251001 < 2.10.0``; the variant does not matter) is compiled with Y's
-AOTInductor and its package loaded in a fresh process (:mod:`.aoti_compile_job`). A program saved on Y itself
+AOTInductor and its package loaded in a fresh process (:mod:`.load_job`). A program saved on Y itself
 is not: compiling a program on the release that exported it is the aoti stage of ``run``. Nor is one saved on a
 newer release, which no user compiles on an older one. A program whose own load fails here is tried and
 recorded ``skipped`` by the job, without a compile: a program that cannot be loaded cannot be compiled.

@@ -9,7 +9,7 @@ stage's ``timeout`` or ``crash``, and the cell's status stays what its export an
 The package waits in a temporary folder until the cell keeps its program
 (:func:`matrix.worker.artifacts.keep`), which lists and signs it with the rest; a cell whose program
 is not kept (it did not pass) does not load its package: the stage is ``skipped`` and says why. The
-load itself, in a process that never compiled, is the cell's follow-up (:mod:`.aoti_job`), which
+load itself, in a process that never compiled, is the cell's follow-up (:mod:`.load_job`), which
 decides ``aoti_status``.
 
 Standard library only (torch is imported when the stage runs), Python 3.8 syntax.

@@ -15,9 +15,9 @@ from ..contract import layout
 from ..contract.requests import AOTI, RunRequest
 from ..contract.schema import ARTIFACT_SAVED, now
 from . import batch, exportdb, gpu, known, reads, reuse
-from .aoti_job import FRESH_PACKAGE_LOAD
 from .cell_job import FRESH_LOAD, CellJob
 from .journal import Key
+from .load_job import FRESH_PACKAGE_LOAD
 
 
 class CachedCells(batch.Batch):

@@ -56,11 +56,9 @@ from ..contract.requests import LoadRequest, add_load_arguments
 from ..contract.schema import LOAD_STATUSES, STAGE_SKIPPED, LoadStatus, now
 from . import aoti, aoti_compiles, artifacts, batch, first_use, reuse, signing
 from .aoti import NEEDS_COMPILER, NO_COMPILER_TYPE
-from .aoti_compile_job import AotiCompileJob
-from .aoti_job import AotiLoadJob
 from .environment import installed_torch_version, variant_of
 from .journal import Key as JournalKey
-from .load_job import LoadJob, incomplete
+from .load_job import AotiCompileJob, AotiLoadJob, LoadJob, incomplete
 from .progress import say
 from .signing import untrusted
 
