@@ -39,7 +39,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from ..contract import dependencies, layout, records
 from ..contract.errors import UserError
 from ..contract.layout import Artifact, Key
-from ..contract.options import AOTI_FROM, DEFAULT_AOTI_TIMEOUT_S, from_namespace
+from ..contract.options import AOTI_FROM, DEFAULT_AOTI_TIMEOUT_S
 from ..contract.products import (
     BY_KIND,
     COMPILE,
@@ -68,17 +68,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 @dataclasses.dataclass(frozen=True)
-class LoadOptions(LoadRequest):
+class LoadOptions(batch.Options, LoadRequest):
     """The options of ``export-matrix load``: a load request, validated before torch is imported."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.validate()
-        object.__setattr__(self, "timeout", float(self.timeout))
-
-    @classmethod
-    def from_args(cls, namespace: argparse.Namespace) -> LoadOptions:
-        return from_namespace(cls, namespace)
 
     def settings(self, path: str) -> batch.Settings:
         """How the engine runs the loads that go to the record file ``path``."""
