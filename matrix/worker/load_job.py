@@ -45,8 +45,6 @@ from .aoti_stage import compile_in_child
 from .forensics import blame_case_module, load_error
 from .messages import FOLLOW_UP, message
 
-NOT_APPLICABLE, CRASH, TIMEOUT = Status.NOT_APPLICABLE.value, Status.CRASH.value, Status.TIMEOUT.value
-
 
 @dataclasses.dataclass(frozen=True)
 class LoadJob:
@@ -389,7 +387,7 @@ def _compile(folder: str, meta: Dict[str, Any], timeout_s: float, private: str, 
         return False
     api, missing = aoti.find_api()
     if api is None:
-        fields.update(status=NOT_APPLICABLE, error_message=missing)
+        fields.update(status=LoadStatus.NOT_APPLICABLE.value, error_message=missing)
         return False
     fields["aoti_api"] = api.name
     fields["case_module"] = import_case(meta)
@@ -404,15 +402,12 @@ def _compile(folder: str, meta: Dict[str, Any], timeout_s: float, private: str, 
     args, kwargs = calls[0] if calls else ((), {})
     path = os.path.join(private, api.file)
 
-    result = compile_in_child(api, program, args, kwargs, path, timeout_s, describe_error)
+    result = compile_in_child(api, program, args, kwargs, path, timeout_s, describe_error, "the compile's")
     fields["compile_s"] = result.get("compile_s")
-    status = result.get("status")
-    if status != "compiled":
-        if status == TIMEOUT:
-            result["error_message"] = "ran past the compile's %g s limit (--aoti-timeout) and was killed" % timeout_s
-        outcome = status if status in (NOT_APPLICABLE, CRASH, TIMEOUT) else STAGE_ERROR
+    outcome = result["status"]
+    if outcome != "compiled":
         fields.update({k: v for k, v in result.items() if k in ("error_type", "error_message", "error_traceback")})
-        fields.update(status=outcome, failed_step="compile" if outcome != NOT_APPLICABLE else None)
+        fields.update(status=outcome, failed_step="compile" if outcome != LoadStatus.NOT_APPLICABLE.value else None)
         return False
     fields["package_bytes"] = os.path.getsize(path)
     derived = _package_folder(folder, meta, private, api, spec, fields["compile_s"])
