@@ -114,7 +114,7 @@ def _load_and_run(folder: str, meta: Dict[str, Any], fields: Dict[str, Any]) -> 
     fields["case_module"] = import_case(meta)
     # load_s times torch.export.load and reading the saved data, not the checks and imports before.
     start = time.perf_counter()
-    program, calls, failed = load_program(folder, meta, lambda found: calls_of(folder, meta, found))
+    program, calls, failed = load_program(folder, meta, lambda found: calls_of(folder, meta, artifacts.in_spec(found)))
     fields["load_s"] = round(time.perf_counter() - start, 6)
     if failed is not None:
         fields.update(failed, status=LoadStatus.LOAD_ERROR.value)
@@ -124,13 +124,9 @@ def _load_and_run(folder: str, meta: Dict[str, Any], fields: Dict[str, Any]) -> 
     settle(fields, run_calls(program.module, calls[0], calls[1], check, fields), check, meta, blame=True)
 
 
-def calls_of(folder: str, meta: Dict[str, Any], program: Any = None, spec: Any = None) -> Tuple[Any, Any]:
-    """The saved calls' inputs, for the loaded ``program`` (or a package's pytree ``spec``), and their outputs."""
-    if program is not None:
-        inputs = artifacts.read_inputs(folder, meta, program)
-    else:
-        forms = meta.get("inputs_form", artifacts.ARGS_KWARGS)
-        inputs = artifacts.rebuild_inputs(artifacts.read_data(folder, layout.INPUTS), spec, forms)
+def calls_of(folder: str, meta: Dict[str, Any], spec: Any) -> Tuple[Any, Any]:
+    """The saved calls' inputs, for a program whose in_spec is ``spec``, and their outputs."""
+    inputs = artifacts.read_inputs(folder, meta, spec)
     outputs = artifacts.read_data(folder, layout.OUTPUTS)
     if len(inputs) != len(outputs):
         raise ValueError("%s and %s do not hold matching calls" % (layout.INPUTS, layout.OUTPUTS))
@@ -287,7 +283,7 @@ def _load_package(folder: str, meta: Dict[str, Any], trust: bool, private: str, 
     finally:
         fields["load_s"] = round(time.perf_counter() - start, 6)
     try:
-        inputs, outputs = calls_of(folder, meta, spec=aoti.spec_of(entry["in_spec"]))
+        inputs, outputs = calls_of(folder, meta, aoti.spec_of(entry["in_spec"]))
     except Exception as exc:
         fields.update(describe_error(exc), status=LoadStatus.LOAD_ERROR.value)
         return
@@ -392,7 +388,7 @@ def _compile(folder: str, meta: Dict[str, Any], timeout_s: float, private: str, 
     fields["aoti_api"] = api.name
     fields["case_module"] = import_case(meta)
     program, read, found = load_program(folder, meta, lambda loaded: (
-        artifacts.read_inputs(folder, meta, loaded), aoti.spec_text(loaded)))  # fmt: skip
+        artifacts.read_inputs(folder, meta, artifacts.in_spec(loaded)), aoti.spec_text(loaded)))  # fmt: skip
     if found is not None:  # the error torch met, as a load's
         said = first_line(records.without_paths(found.get("error_message") or ""), 400) or "no message"
         fields.update(found, status=STAGE_SKIPPED,
