@@ -28,7 +28,7 @@ import time
 import uuid
 from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Type, TypeVar
 
-from ..contract import records
+from ..contract import products, records
 from ..contract.faults import harness_fault
 from ..contract.options import from_namespace
 from ..contract.schema import Status, now
@@ -143,8 +143,9 @@ class Batch:
         """After an item ran and its record is complete: what else its result gives (see CachedCells')."""
 
     def tally(self, record: Dict[str, Any]) -> str:
-        """What a recorded item counts as in the command's summary: its status (a batch of two kinds may say which)."""
-        return str(record["status"])
+        """What a recorded item counts as in the command's summary: its status, after what was done where a
+        product's outcomes are not the loads' (``products.tally``: a compile's ``compiled ok``)."""
+        return str(products.tally(record))
 
     def preimport(self, settings: Settings) -> None:
         """Import the items' libraries once in this process, so that each forked item does not.

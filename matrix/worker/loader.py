@@ -50,7 +50,6 @@ from ..contract.products import (
     Product,
     keys_of,
     planned_record,
-    tally,
 )
 from ..contract.requests import LoadRequest, add_load_arguments
 from ..contract.schema import LOAD_STATUSES, STAGE_SKIPPED, LoadStatus, now
@@ -320,10 +319,6 @@ class LoadBatch(batch.Batch):
 
     def finished(self, item: batch.Item, result: Dict[str, Any]) -> None:
         own_keys(item.record)
-
-    def tally(self, record: Dict[str, Any]) -> str:
-        """A compile counts apart from the loads (its outcomes share words with theirs): ``compiled ok``."""
-        return tally(record)  # type: ignore[no-any-return]
 
     def died(self, item: batch.Item) -> None:
         product = self.uses[item.key][0]
