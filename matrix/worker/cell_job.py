@@ -72,11 +72,8 @@ class CellJob:
         packaged = record.pop(PACKAGED, None)
         if not self.artifacts and record.get("artifact") == ARTIFACT_SAVED:
             record["artifact"] = None  # kept for the fresh loads alone, not for other releases
-        follows = []
-        if packaged:
-            follows.append(fresh_load(packaged, discard=False, package=True))
-        if folder:
-            follows.append(fresh_load(folder, discard=False))
+        kept = ((packaged, True), (folder, False))  # the package's load first
+        follows = [fresh_load(where, discard=False, package=package) for where, package in kept if where]
         if follows:
             follows[-1]["discard"] = not self.artifacts  # the last one removes a folder kept for them alone
             record[FOLLOW_UP] = follows[0] if len(follows) == 1 else follows

@@ -29,7 +29,6 @@ content, this build and the C++ compiler.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -51,7 +50,7 @@ from ..contract.products import (
     keys_of,
     planned_record,
 )
-from ..contract.requests import LoadRequest, add_load_arguments
+from ..contract.requests import LoadRequest
 from ..contract.schema import LOAD_STATUSES, STAGE_SKIPPED, LoadStatus, now
 from . import aoti, aoti_compiles, artifacts, batch, first_use, reuse, signing
 from .aoti import NEEDS_COMPILER, NO_COMPILER_TYPE
@@ -61,9 +60,7 @@ from .load_job import AotiCompileJob, AotiLoadJob, LoadJob, incomplete
 from .progress import say
 from .signing import untrusted
 
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    add_load_arguments(parser)  # one definition, shared with the host's requests (matrix.contract.requests)
+configure = LoadRequest.add_arguments  # one definition, shared with the host's requests (matrix.contract.requests)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -7,7 +7,6 @@ are flushed one by one, so an interrupted run keeps every finished cell and the 
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import shutil
@@ -19,7 +18,7 @@ from ..contract import dependencies, records, stages
 from ..contract.case import CaseInfo
 from ..contract.errors import UserError
 from ..contract.options import DIAGNOSIS_SHARE
-from ..contract.requests import AOTI, RunRequest, add_run_arguments
+from ..contract.requests import AOTI, RunRequest
 from ..contract.schema import CELL_KEYS, STATUSES, Status, cell_id
 from . import batch, exportdb, gpu, reuse, scratch
 from .case import missing_for
@@ -30,9 +29,7 @@ from .journal import Key
 from .progress import say
 from .sources import cases_of, plan
 
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    add_run_arguments(parser)  # one definition, shared with the host's requests (matrix.contract.requests)
+configure = RunRequest.add_arguments  # one definition, shared with the host's requests (matrix.contract.requests)
 
 
 @dataclasses.dataclass(frozen=True)
