@@ -46,6 +46,8 @@ NO_LOADER = (
 # What torch raises where it finds no C++ compiler, wrapped or not, and its qualified name.
 NO_COMPILER_ERROR = "InvalidCxxCompiler"
 NO_COMPILER_TYPE = "torch._inductor.exc." + NO_COMPILER_ERROR
+# How no_compiler's message starts: a machine without a C++ compiler.
+NEEDS_COMPILER = "needs a C++ compiler"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,7 +141,7 @@ def no_compiler(exc: BaseException) -> Optional[str]:
         seen.add(id(current))
         if type(current).__name__ == NO_COMPILER_ERROR or str(current).startswith(NO_COMPILER_ERROR):
             detail = str(current).split(": ", 1)[-1] if str(current).startswith(NO_COMPILER_ERROR) else str(current)
-            return "needs a C++ compiler (g++, or the one $CXX names), which this machine lacks: %s" % detail
+            return "%s (g++, or the one $CXX names), which this machine lacks: %s" % (NEEDS_COMPILER, detail)
         current = current.__cause__ or current.__context__
     return None
 

@@ -2,7 +2,7 @@
 
 "Exported on X, compiled on Y": on the loading release Y, every selected program saved on an *older* release X
 (in version order: ``2.9.1 < 2.10.0.dev20251001 < 2.10.0``; the variant does not matter) is compiled with Y's
-AOTInductor and its package loaded in a fresh process (:mod:`.aoti_compile_job`). A program saved on Y itself
+AOTInductor and its package loaded in a fresh process (:mod:`.load_job`). A program saved on Y itself
 is not: compiling a program on the release that exported it is the aoti stage of ``run``. Nor is one saved on a
 newer release, which no user compiles on an older one. A program whose own load fails here is tried and
 recorded ``skipped`` by the job, without a compile: a program that cannot be loaded cannot be compiled.
@@ -16,27 +16,17 @@ Standard library only, Python 3.8 syntax.
 
 from __future__ import annotations
 
-import json
-import os
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
-from ..contract.layout import Artifact, Key
+from ..contract.layout import Artifact
 from ..contract.options import AOTI_FROM
-from ..contract.products import COMPILE, planned_record
-from ..contract.schema import AOTI_COMPILE_KIND, STAGE_SKIPPED, Status
-from . import aoti
-from .aoti_compile_job import AotiCompileJob
-from .batch import Item
-from .journal import Key as JournalKey
 
 _VERSION = re.compile(r"(\d+(?:\.\d+)*)(?:(a|b|rc)(\d+))?(?:\.post\d+)?(?:\.dev(\d+))?")
 _PHASES = {"a": 0, "b": 1, "rc": 2}
 # Where a final release sorts among its own pre-releases and development builds.
 _FINAL = (3, 0)
 _NO_DEV = float("inf")
-# How aoti.no_compiler's message starts: a machine without a C++ compiler.
-NEEDS_COMPILER = "needs a C++ compiler"
 
 Order = Tuple[Tuple[int, ...], Tuple[int, int], float]
 # Where a version older() read sorts (never: to_compile keeps only those it reads); typed as one.
@@ -91,51 +81,3 @@ def schema_major(artifact: Artifact) -> Optional[str]:
     """The serializer's major schema version a program was saved with (``8`` of ``8.20``), as its meta says."""
     version = (artifact.meta or {}).get("serializer_version")
     return str(version).split(".", 1)[0] if version else None
-
-
-def compile_key(key: Key, dependency_set: str = "") -> JournalKey:
-    """The key of a program's compile on this release: never its load's nor its package's (its own kind last)."""
-    return (json.dumps(list(key[:4]) + [dependency_set, AOTI_COMPILE_KIND]), key[4], 0)
-
-
-def compile_record(artifact: Artifact, env: Dict[str, Any]) -> Dict[str, Any]:
-    """The record of a program's compile here, as far as the parent knows it before compiling."""
-    return planned_record(COMPILE, artifact, env, (artifact.meta or {}).get("device"))
-
-
-def label(artifact: Artifact) -> str:
-    """What progress shows for a program's compile: its folder, and what is done to it."""
-    return "%s (compiled here)" % artifact.relative
-
-
-def item(
-    key: JournalKey,
-    artifact: Artifact,
-    env: Dict[str, Any],
-    distrust: Optional[Dict[str, Any]],
-    api: Tuple[Optional[aoti.Api], Optional[str]],
-    timeout_s: float,
-) -> Item:
-    """A program's compile here, as the parent plans it: ``distrust`` the fields of a folder it refuses (None: it
-    may be read), ``api`` this release's AOTInductor API or what it lacks (no torch.export.load, no API, no C++
-    compiler), ``timeout_s`` what the compile may take (--aoti-timeout). Only a compile that can be tried gets a
-    job; the others are complete without a process."""
-    record = compile_record(artifact, env)
-    where = label(artifact)
-    if artifact.problem is not None:
-        record.update(status=STAGE_SKIPPED, error_type="IncompleteArtifact",
-                      error_message="not compiled: incomplete artifact: %s" % artifact.problem)  # fmt: skip
-        return Item(key, where, record)
-    if distrust is not None:
-        record.update(distrust)
-        return Item(key, where, record)
-    found, missing = api
-    if found is None:
-        lacking = missing or "no AOTInductor API"
-        record.update(status=Status.NOT_APPLICABLE.value, error_message=lacking,
-                      error_type=aoti.NO_COMPILER_TYPE if lacking.startswith(NEEDS_COMPILER) else None)  # fmt: skip
-        return Item(key, where, record)
-    record["aoti_api"] = found.name
-    assert artifact.meta is not None  # an artifact without a usable meta.json has a problem
-    job = AotiCompileJob(folder=os.path.abspath(artifact.folder), meta=artifact.meta, timeout_s=timeout_s)
-    return Item(key, where, record, job, extra_s=timeout_s)

@@ -9,7 +9,7 @@ stage's ``timeout`` or ``crash``, and the cell's status stays what its export an
 The package waits in a temporary folder until the cell keeps its program
 (:func:`matrix.worker.artifacts.keep`), which lists and signs it with the rest; a cell whose program
 is not kept (it did not pass) does not load its package: the stage is ``skipped`` and says why. The
-load itself, in a process that never compiled, is the cell's follow-up (:mod:`.aoti_job`), which
+load itself, in a process that never compiled, is the cell's follow-up (:mod:`.load_job`), which
 decides ``aoti_status``.
 
 Standard library only (torch is imported when the stage runs), Python 3.8 syntax.
@@ -85,14 +85,11 @@ def compile_stage(
         _failed(record, STAGE_ERROR, describe(exc), "compile")
         return None
 
-    result = compile_in_child(api, program, args, kwargs, path, timeout_s, describe)
+    result = compile_in_child(api, program, args, kwargs, path, timeout_s, describe, "the aoti stage's")
     record["aoti_compile_s"] = result.get("compile_s")
-    if result.get("status") != "compiled":
+    if result["status"] != "compiled":
         shutil.rmtree(folder, ignore_errors=True)
-        status = result.get("status")
-        if status == TIMEOUT:
-            result["error_message"] = "ran past the aoti stage's %g s limit (--aoti-timeout) and was killed" % timeout_s
-        _failed(record, status if status in (NOT_APPLICABLE, CRASH, TIMEOUT) else STAGE_ERROR, result, "compile")
+        _failed(record, result["status"], result, "compile")
         return None
     record["aoti_package_bytes"] = os.path.getsize(path)
     meta = {"file": api.file, "api": api.name, "in_spec": spec, "device": device, "compile_s": result["compile_s"]}
@@ -107,10 +104,11 @@ def compile_in_child(
     path: str,
     timeout_s: float,
     describe: Callable[[BaseException], Dict[str, Any]],
+    limited: str,
 ) -> Dict[str, Any]:
-    """Compile ``program`` into ``path`` in a forked child bounded by ``timeout_s``: ``{"status": "compiled",
-    "compile_s": ...}``, or the failure's status (error, not-applicable without a compiler, crash, timeout) and
-    error fields, as ``describe`` gives them."""
+    """Compile ``program`` into ``path`` in a forked child bounded by ``timeout_s`` (``limited``: whose limit, for
+    a timeout's message): ``{"status": "compiled", "compile_s": ...}``, or the failure's status (error,
+    not-applicable without a compiler, crash, timeout) and error fields, as ``describe`` gives them."""
 
     def compile_here() -> Dict[str, Any]:
         start = time.perf_counter()
@@ -126,7 +124,13 @@ def compile_in_child(
             return fields
         return {"status": "compiled", "compile_s": _since(start)}
 
-    return forked.run(compile_here, timeout_s)
+    result = forked.run(compile_here, timeout_s)
+    status = result.get("status")
+    if status == TIMEOUT:
+        result["error_message"] = "ran past %s %g s limit (--aoti-timeout) and was killed" % (limited, timeout_s)
+    if status != "compiled":
+        result["status"] = status if status in (NOT_APPLICABLE, CRASH, TIMEOUT) else STAGE_ERROR
+    return result
 
 
 def settle(record: Dict[str, Any], compiled: Compiled, kept: Optional[str]) -> None:

@@ -263,11 +263,7 @@ def _replace(temp: str, final: str) -> None:
         os.rename(final, os.path.join(old, "artifact"))
     os.rename(temp, final)
     try:
-        fd = os.open(os.path.dirname(final), os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _sync(os.path.dirname(final))
     except OSError:  # not every file system syncs folders
         pass
     if old is not None:
@@ -332,11 +328,12 @@ def read_data(folder: str, name: str) -> List[Any]:
     return value["calls"]
 
 
-def read_inputs(folder: str, meta: Dict[str, Any], program: Any) -> List[Tuple[Tuple[Any, ...], Dict[str, Any]]]:
-    """The ``(args, kwargs)`` of each saved call, for the loaded ``program``, in either format."""
+def read_inputs(folder: str, meta: Dict[str, Any], spec: Any) -> List[Tuple[Tuple[Any, ...], Dict[str, Any]]]:
+    """The ``(args, kwargs)`` of each saved call, for a loaded program whose in_spec is ``spec`` (a package's: the
+    one meta.json keeps), in either format."""
     calls = read_data(folder, INPUTS)
     if meta.get("format_version") != 1:
-        return rebuild_inputs(calls, in_spec(program), meta.get("inputs_form", ARGS_KWARGS))
+        return rebuild_inputs(calls, spec, meta.get("inputs_form", ARGS_KWARGS))
     if not all(isinstance(call, (list, tuple)) and len(call) == 2 and isinstance(call[1], dict) for call in calls):
         raise ValueError("%s holds calls that are not [args, kwargs]" % INPUTS)
     return [(tuple(args), kwargs) for args, kwargs in calls]

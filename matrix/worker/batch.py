@@ -26,10 +26,11 @@ import os
 import sys
 import time
 import uuid
-from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Type, TypeVar
 
-from ..contract import records
+from ..contract import products, records
 from ..contract.faults import harness_fault
+from ..contract.options import from_namespace
 from ..contract.schema import Status, now
 from .journal import Journal, Key, culprits, interrupted
 from .messages import TIME_LIMIT, Message, Result, message
@@ -37,6 +38,25 @@ from .progress import Progress, say
 from .reuse import ResultCache, machine_dependent, reused
 from .scratch import run_folder
 from .settings import Settings, backend, fork_safe, prepare_parent
+
+_Options = TypeVar("_Options", bound="Options")
+
+
+class Options:
+    """What a command's options add to its request (``contract.requests``), the first of its bases: the request
+    validated before torch is imported, its seconds (``SECONDS``) as floats, and read from the command line."""
+
+    SECONDS: Tuple[str, ...] = ("timeout",)  # a class constant: this base is no dataclass
+
+    def __post_init__(self) -> None:
+        super().__post_init__()  # type: ignore[misc]
+        self.validate()  # type: ignore[attr-defined]
+        for name in self.SECONDS:
+            object.__setattr__(self, name, float(getattr(self, name)))
+
+    @classmethod
+    def from_args(cls: Type[_Options], namespace: Any) -> _Options:
+        return from_namespace(cls, namespace)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,8 +143,9 @@ class Batch:
         """After an item ran and its record is complete: what else its result gives (see CachedCells')."""
 
     def tally(self, record: Dict[str, Any]) -> str:
-        """What a recorded item counts as in the command's summary: its status (a batch of two kinds may say which)."""
-        return str(record["status"])
+        """What a recorded item counts as in the command's summary: its status, after what was done where a
+        product's outcomes are not the loads' (``products.tally``: a compile's ``compiled ok``)."""
+        return str(products.tally(record))
 
     def preimport(self, settings: Settings) -> None:
         """Import the items' libraries once in this process, so that each forked item does not.

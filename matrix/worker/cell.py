@@ -171,7 +171,7 @@ def run_cell(
 
             settle(record, compiled, folder)
             if folder:
-                record[PACKAGED] = folder  # the runner loads the package in a fresh process (aoti_job.merge_aoti_load)
+                record[PACKAGED] = folder  # the runner loads the package in a fresh process (load_job.merge_aoti_load)
         return record
 
     except MemoryError as exc:  # wherever it was met: the cell ends as a crash

@@ -15,9 +15,9 @@ from ..contract import layout
 from ..contract.requests import AOTI, RunRequest
 from ..contract.schema import ARTIFACT_SAVED, now
 from . import batch, exportdb, gpu, known, reads, reuse
-from .aoti_job import FRESH_PACKAGE_LOAD
 from .cell_job import FRESH_LOAD, CellJob
 from .journal import Key
+from .load_job import FRESH_PACKAGE_LOAD
 
 
 class CachedCells(batch.Batch):
@@ -179,15 +179,16 @@ class CachedCells(batch.Batch):
             return
         if item.record.get("artifact") != ARTIFACT_SAVED:
             return
-        from .fresh_loads import keep_fresh_load, keep_fresh_package_load
-        from .loader import LoadBatch
+        from ..contract.products import PACKAGE
+        from .loader import LoadBatch, keep_fresh_load
 
         if self._load_cache is None:
             self._load_cache = reuse.ResultCache(cache, LoadBatch.noun)  # where `load` looks
         if isinstance(load, dict):
             keep_fresh_load(self._program_folder(item), load, self.env, self._load_cache)
         if isinstance(package_load, dict):
-            keep_fresh_package_load(self._program_folder(item), package_load, self.env, self._load_cache, self.compiler)
+            folder = self._program_folder(item)
+            keep_fresh_load(folder, package_load, self.env, self._load_cache, PACKAGE, self.compiler)
 
     def _program_folder(self, item: batch.Item) -> str:
         job, record = _job(item), item.record

@@ -4,7 +4,7 @@ A job kind of the batch engine (:data:`.jobs.KINDS`), run for ``run`` (:mod:`.ru
 that kept its program asks for a follow-up (``messages.FOLLOW_UP``): the program loaded again
 by a load job (:mod:`.load_job`) in a process that never exported, which
 :func:`merge_fresh_load` (``"fresh-load"`` in :data:`.jobs.MERGES`) folds into the cell's record.
-A cell whose aoti stage kept a package asks for its load too (:mod:`.aoti_job`), first: the last
+A cell whose aoti stage kept a package asks for its load too (:mod:`.load_job`), first: the last
 follow-up removes a folder kept for the follow-ups alone.
 
 Standard library only (torch is imported when the job runs), Python 3.8 syntax.
@@ -20,8 +20,8 @@ from ..contract.case import CaseInfo
 from ..contract.options import DEFAULT_AOTI_TIMEOUT_S, DEFAULT_DIAGNOSIS_BUDGET_S
 from ..contract.schema import ARTIFACT_SAVED, STAGE_ERROR, STAGE_MISMATCH, STAGE_OK, LoadStatus
 from . import exportdb, reads
-from .load_job import LoadJob
-from .messages import FOLLOW_UP, message
+from .load_job import fresh_load
+from .messages import FOLLOW_UP
 from .sources import loader_for
 
 
@@ -72,13 +72,8 @@ class CellJob:
         packaged = record.pop(PACKAGED, None)
         if not self.artifacts and record.get("artifact") == ARTIFACT_SAVED:
             record["artifact"] = None  # kept for the fresh loads alone, not for other releases
-        follows = []
-        if packaged:
-            from .aoti_job import aoti_load
-
-            follows.append(aoti_load(packaged, discard=False))
-        if folder:
-            follows.append(fresh_load(folder, discard=False))
+        kept = ((packaged, True), (folder, False))  # the package's load first
+        follows = [fresh_load(where, discard=False, package=package) for where, package in kept if where]
         if follows:
             follows[-1]["discard"] = not self.artifacts  # the last one removes a folder kept for them alone
             record[FOLLOW_UP] = follows[0] if len(follows) == 1 else follows
@@ -95,15 +90,6 @@ class CellJob:
             "dependency_set": self.dependency_set,
         }  # fmt: skip
         return Kept(self.cache, exportdb.source_file(self.info), cell, self.origin, (self.artifacts, self.scratch))
-
-
-def fresh_load(folder: str, discard: bool) -> Dict[str, Any]:
-    """The follow-up of a cell that kept its program: ``load``'s own job, in a process that never exported."""
-    from ..contract.layout import read_meta
-
-    meta, _ = read_meta(folder)
-    job = LoadJob(folder=folder, meta=meta or {})
-    return {"message": message(job), "merge": "fresh-load", "folder": folder, "discard": discard}
 
 
 # The result key that carries a kept program's fresh load to the runner; never a record field.

@@ -10,7 +10,7 @@ artifact of ``load``), and nothing else. A job kind is a class that provides (:c
   may ask for a follow-up (``messages.FOLLOW_UP``), whose merge is named in :data:`MERGES`.
 
 Every kind is listed in :data:`KINDS`, by name, and imported here: adding one (the load of an
-AOTInductor package, :mod:`.aoti_job`) is a module of its own holding its job class, and a line here.
+AOTInductor package, :mod:`.load_job`) is its job class, in the module of its concept, and a line here.
 The kinds import :mod:`.messages`, never the engine; the engine (:mod:`.batch`, :mod:`.pristine`,
 :mod:`.child`) imports this registry; the commands (:mod:`.runner`, :mod:`.loader`) import both.
 
@@ -21,10 +21,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, ClassVar, Dict, Protocol, Type, runtime_checkable
 
-from .aoti_compile_job import AotiCompileJob, merge_aoti_compile
-from .aoti_job import AotiLoadJob, merge_aoti_load
 from .cell_job import CellJob, merge_fresh_load
-from .load_job import LoadJob
+from .load_job import AotiCompileJob, AotiLoadJob, LoadJob, merge_aoti_compile, merge_aoti_load
 from .messages import Message, Result
 
 

@@ -11,7 +11,7 @@ imported), so an artifact whose ``meta.json`` is not signed with this machine's 
 command. An untrusted record does not count as done: a later ``load --trust`` tries it.
 
 An artifact whose cell ran the aoti stage holds its AOTInductor package too (``aoti.pt2``, or ``aoti.so`` from 2.3 and
-2.4), loaded as well under the same rules (:mod:`.aoti_packages`): refused by the parent when its folder is untrusted,
+2.4), loaded as well under the same rules (:meth:`LoadBatch.items`): refused by the parent when its folder is untrusted,
 never read before every file meta.json lists is whole, a crash or hang of its process that load's alone, and
 ``not-applicable`` with no process where the release has no loader for its file. With ``--aoti``, each program saved
 on an older release is also compiled here with AOTInductor within ``--aoti-timeout``, and its package loaded in a
@@ -29,7 +29,6 @@ content, this build and the C++ compiler.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -39,35 +38,34 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from ..contract import dependencies, layout, records
 from ..contract.errors import UserError
 from ..contract.layout import Artifact, Key
-from ..contract.options import AOTI_FROM, DEFAULT_AOTI_TIMEOUT_S, from_namespace
-from ..contract.products import COMPILE, PACKAGE, PRODUCTS, PROGRAM, TALLIES, Product, keys_of, planned_record, tally
-from ..contract.requests import LoadRequest, add_load_arguments
-from ..contract.schema import LoadStatus
+from ..contract.options import AOTI_FROM, DEFAULT_AOTI_TIMEOUT_S
+from ..contract.products import (
+    BY_KIND,
+    COMPILE,
+    PACKAGE,
+    PRODUCTS,
+    PROGRAM,
+    TALLIES,
+    Product,
+    keys_of,
+    planned_record,
+)
+from ..contract.requests import LoadRequest
+from ..contract.schema import LOAD_STATUSES, STAGE_SKIPPED, LoadStatus, now
 from . import aoti, aoti_compiles, artifacts, batch, first_use, reuse, signing
-from .aoti_packages import listed, package_item, package_key, package_of, package_record
+from .aoti import NEEDS_COMPILER, NO_COMPILER_TYPE
 from .environment import installed_torch_version, variant_of
 from .journal import Key as JournalKey
-from .load_job import LoadJob, incomplete
+from .load_job import AotiCompileJob, AotiLoadJob, LoadJob, incomplete
 from .progress import say
 from .signing import untrusted
 
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    add_load_arguments(parser)  # one definition, shared with the host's requests (matrix.contract.requests)
+configure = LoadRequest.add_arguments  # one definition, shared with the host's requests (matrix.contract.requests)
 
 
 @dataclasses.dataclass(frozen=True)
-class LoadOptions(LoadRequest):
+class LoadOptions(batch.Options, LoadRequest):
     """The options of ``export-matrix load``: a load request, validated before torch is imported."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.validate()
-        object.__setattr__(self, "timeout", float(self.timeout))
-
-    @classmethod
-    def from_args(cls, namespace: argparse.Namespace) -> LoadOptions:
-        return from_namespace(cls, namespace)
 
     def settings(self, path: str) -> batch.Settings:
         """How the engine runs the loads that go to the record file ``path``."""
@@ -85,15 +83,28 @@ def file_name(torch_version: str, variant: str, python: str) -> str:
     return "load_" + records.env_file_name(torch_version, variant, python)
 
 
-def journal_key(key: Key, dependency_set: str = "") -> JournalKey:
-    """One load's key in the journal and in resuming: its artifact's key and the set it was saved with."""
+def journal_key(key: Key, dependency_set: str = "", product: Product = PROGRAM) -> JournalKey:
+    """One use's key in the journal and in resuming: its artifact's key, the set it was saved with and, for a
+    product other than a program's load, its kind (six parts, never a program's four or five)."""
     # The journal keeps (case, mode, run): the saving release and any set go into the first part;
     # torch alone adds nothing, so that the keys of loads recorded before sets were told apart still match.
-    return (json.dumps(list(key[:4]) + ([dependency_set] if dependency_set else [])), key[4], 0)
+    more = [dependency_set] if dependency_set else []
+    if product is not PROGRAM:
+        more = [dependency_set, product.kind]
+    return (json.dumps(list(key[:4]) + more), key[4], 0)
 
 
-# Each product a load record file holds, and the key of its item (for resuming).
-_KEYED = {PROGRAM.kind: journal_key, PACKAGE.kind: package_key, COMPILE.kind: aoti_compiles.compile_key}
+def package_of(artifact: Artifact) -> Optional[Dict[str, Any]]:
+    """What an artifact's meta.json says of the AOTInductor package kept with its program (its ``aoti`` key),
+    or None where its cell kept none."""
+    described = (artifact.meta or {}).get("aoti")
+    return described if isinstance(described, dict) else None
+
+
+def listed(meta: Dict[str, Any], name: Any) -> Dict[str, Any]:
+    """The entry of the file ``name`` in meta.json's list (its size and sha256), or {}."""
+    entries = [e for e in meta.get("files") or [] if isinstance(e, dict) and e.get("name") == name]
+    return entries[0] if entries else {}
 
 
 # --- in the parent ---------------------------------------------------------------------------
@@ -119,38 +130,37 @@ class LoadBatch(batch.Batch):
         """``signing_key`` verifies each artifact's signature, unless ``trust``; None: there is no key.
         ``compile_older`` (``--aoti``): compile the programs saved on older releases (those ``aoti_from`` picks,
         ``--aoti-from``), each within ``aoti_timeout``."""
-        self.artifacts = {journal_key(artifact.key, artifact.dependency_set): artifact for artifact in found}
-        self.packages = {
-            package_key(artifact.key, artifact.dependency_set): artifact
-            for artifact in found
-            if package_of(artifact) is not None
-        }
-        self.compiles = {
-            aoti_compiles.compile_key(artifact.key, artifact.dependency_set): artifact
-            for artifact in (aoti_compiles.to_compile(found, version, aoti_from) if compile_older else [])
-        }
-        self.follow_ups = bool(self.compiles)  # each compiled package is loaded in a fresh process
+        # Each use, in order: each program's load, then its package's where it has one; the compiles last (each
+        # takes seconds to minutes).
+        self.uses: Dict[JournalKey, Tuple[Product, Artifact]] = {}
+        for artifact in found:
+            self.plan(PROGRAM, artifact)
+            if package_of(artifact) is not None:
+                self.plan(PACKAGE, artifact)
+        for artifact in aoti_compiles.to_compile(found, version, aoti_from) if compile_older else []:
+            self.plan(COMPILE, artifact)
+        self.follow_ups = any(p is COMPILE for p, _ in self.uses.values())  # each compiled package: a fresh load
         self.aoti_timeout = aoti_timeout
         self.compile_api: Tuple[Optional[aoti.Api], Optional[str]] = (None, "no AOTInductor API was looked for")
         self.env: Dict[str, Any] = {"torch_version": version, "variant": variant, "python": python}
         self.can_load = False
         # Per package file (layout.AOTI_FILES): the loader this release has for it, or None and what it lacks.
         self.loaders: Dict[str, Tuple[Optional[str], Optional[str]]] = {}
-        self.compiler = ""  # the C++ compiler a package's loader may run: part of a package load's key
+        self.compiler = ""  # the C++ compiler a package's loader or a compile runs: part of their keys
         self.signing_key = signing_key
         self.trust = trust
 
+    def plan(self, product: Product, artifact: Artifact) -> JournalKey:
+        """Plan a use of ``product`` made from ``artifact``; returns its key."""
+        key = journal_key(artifact.key, artifact.dependency_set, product)
+        self.uses[key] = (product, artifact)
+        return key
+
     def wanted(self) -> List[JournalKey]:
-        # Each program, then its package where it has one.
-        found: List[JournalKey] = []
-        for key, artifact in self.artifacts.items():
-            found.append(key)
-            if package_of(artifact) is not None:
-                found.append(package_key(artifact.key, artifact.dependency_set))
-        return found + list(self.compiles)  # the compiles last: each takes seconds to minutes
+        return list(self.uses)
 
     def done(self, path: str) -> Tuple[Set[JournalKey], List[str]]:
-        """The artifacts and packages already recorded in a load record file, for resuming."""
+        """The uses already recorded in a load record file, for resuming."""
         if not os.path.exists(path):
             return set(), []
         found, warnings = records.read(path)
@@ -158,12 +168,12 @@ class LoadBatch(batch.Batch):
         for record in found:
             kind = record.get("kind")
             # An untrusted one was never tried: a later `load --trust` (or with the right key) tries it.
-            if kind not in _KEYED or record.get("status") == LoadStatus.UNTRUSTED.value:
+            if kind not in BY_KIND or record.get("status") == LoadStatus.UNTRUSTED.value:
                 continue
             key = tuple(record.get(k) for k in ("saved_torch_version", "saved_variant", "saved_python", "case", "mode"))
             saved_set = record.get("dependency_set") or ""
             if all(isinstance(part, str) for part in (*key, saved_set)):
-                keys.add(_KEYED[kind](key, saved_set))  # type: ignore[arg-type, index]
+                keys.add(journal_key(key, saved_set, BY_KIND[str(kind)]))  # type: ignore[arg-type]
             else:
                 warnings.append("%s: skipped a %s record without a usable saving release, case and mode" % (path, kind))
         return keys, warnings
@@ -176,11 +186,11 @@ class LoadBatch(batch.Batch):
         except Exception:
             self.can_load = False
         self.env.update(run_id=run_id, serializer_version=artifacts.serializer_version())
-        if self.packages or self.compiles:
+        if any(product is not PROGRAM for product, _ in self.uses.values()):
             # Found once, here: importing torch._inductor before forking spares each package's process that import.
             self.loaders = {name: aoti.loader_for(name) for name in layout.AOTI_FILES}
             self.compiler = aoti.compiler_identity()
-        if self.compiles:
+        if self.follow_ups:
             api, missing = aoti.find_api()
             problem = aoti.compiler_problem() if api is not None else None
             self.compile_api = (api, missing) if problem is None else (None, problem)
@@ -190,85 +200,96 @@ class LoadBatch(batch.Batch):
 
     def libraries(self) -> List[str]:
         # The packages the programs were saved with: each load imports its case module, and with it them.
-        sets = {saved_with(artifact) for artifact in self.artifacts.values()}
+        sets = {saved_with(artifact) for _, artifact in self.uses.values()}
         return sorted({r for key in sets for r in dependencies.key_requirements(key)})
 
-    def planned(self, key: JournalKey) -> Tuple[Product, Artifact]:
-        """What the item ``key`` uses (a program's compile, a package's load, or a program's load) and its artifact."""
-        for product, found in ((COMPILE, self.compiles), (PACKAGE, self.packages)):
-            if key in found:
-                return product, found[key]
-        return PROGRAM, self.artifacts[key]
+    def record(self, product: Product, artifact: Artifact) -> Dict[str, Any]:
+        """The record of a use of ``product`` made from ``artifact``, as far as the parent knows it before the use."""
+        meta, described = artifact.meta or {}, package_of(artifact) or {}
+        device = described.get("device") if product is PACKAGE else None
+        record = planned_record(product, artifact, self.env, device or meta.get("device"))
+        if product is PROGRAM:
+            record.update(
+                saved_serializer_version=meta.get("serializer_version"),
+                serializer_version=self.env["serializer_version"], format_version=meta.get("format_version"),
+            )  # fmt: skip
+        elif product is PACKAGE:
+            name, api = described.get("file"), described.get("api")
+            size = listed(meta, name).get("size")
+            record.update(
+                package=name if isinstance(name, str) else None, package_bytes=size if isinstance(size, int) else None,
+                aoti_api=api if isinstance(api, str) else None,
+            )  # fmt: skip
+        return record
 
     def items(self, keys: Sequence[JournalKey]) -> List[batch.Item]:
-        make = {PROGRAM.kind: self._item, PACKAGE.kind: self._package_item, COMPILE.kind: self._compile_item}
-        return [make[self.planned(key)[0].kind](key) for key in keys]
+        return [self._item(key) for key in keys]
 
     def _item(self, key: JournalKey) -> batch.Item:
-        artifact, env = self.artifacts[key], self.env
-        meta = artifact.meta or {}
-        record = planned_record(PROGRAM, artifact, env, meta.get("device"))
-        record.update(
-            saved_serializer_version=meta.get("serializer_version"), serializer_version=env["serializer_version"],
-            format_version=meta.get("format_version"),
-        )  # fmt: skip
-        if artifact.problem is not None:
-            record.update(incomplete(artifact.problem))
-            return batch.Item(key, artifact.relative, record)
+        """A use as the parent plans it: complete without a process where the folder is damaged or untrusted, or
+        where this release (or machine) lacks what the use needs; else with its job."""
+        product, artifact = self.uses[key]
+        record = self.record(product, artifact)
+        label = artifact.relative
+        if product is PACKAGE:
+            label = "%s/%s" % (artifact.relative, record["package"] or "aoti")
+        elif product is COMPILE:
+            label = "%s (compiled here)" % artifact.relative
+        refused = self._refused(product, artifact, record)
+        if refused is not None:
+            record.update(refused)
+            return batch.Item(key, label, record)
         assert artifact.meta is not None  # an artifact without a usable meta.json has a problem
-        distrust = self._distrust(artifact)
-        if distrust is not None:
-            record.update(distrust)
-            return batch.Item(key, artifact.relative, record)
-        if not self.can_load:
-            record.update(
-                status=LoadStatus.NOT_APPLICABLE.value,
-                error_message="torch %s has no torch.export.load" % env["torch_version"],
-            )
-            return batch.Item(key, artifact.relative, record)
-        job = LoadJob(folder=os.path.abspath(artifact.folder), meta=artifact.meta)
-        return batch.Item(key, artifact.relative, record, job)
+        folder, extra_s = os.path.abspath(artifact.folder), 0.0
+        job: Any = LoadJob(folder=folder, meta=artifact.meta)
+        if product is PACKAGE:
+            job = AotiLoadJob(folder=folder, meta=artifact.meta, trust=self.trust)
+        elif product is COMPILE:
+            record["aoti_api"] = self.compile_api[0].name  # type: ignore[union-attr]  # else refused
+            job = AotiCompileJob(folder=folder, meta=artifact.meta, timeout_s=self.aoti_timeout)
+            extra_s = self.aoti_timeout
+        return batch.Item(key, label, record, job, extra_s=extra_s)
 
-    def _distrust(self, artifact: Artifact) -> Optional[Dict[str, Any]]:
-        """The fields of an untrusted artifact's load, or None where it may be loaded.
-
-        Decided here, in the parent: no process is started for it, nothing of it is unpickled or imported.
-        """
-        assert artifact.meta is not None
+    def _refused(self, product: Product, artifact: Artifact, record: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+        """The fields of a use decided here, or None where it runs. Decided in the parent, an untrusted folder
+        starts no process: nothing of it is unpickled or imported."""
+        if artifact.problem is not None and product is not PACKAGE:  # a package's load finds it in its process
+            if product is PROGRAM:
+                return incomplete(artifact.problem)
+            return {"status": STAGE_SKIPPED, "error_type": "IncompleteArtifact",
+                    "error_message": "not compiled: incomplete artifact: %s" % artifact.problem}  # fmt: skip
+        assert artifact.meta is not None  # only an artifact with a usable meta.json describes a package
         distrust = None if self.trust else untrusted(artifact.folder, artifact.meta, self.signing_key)
-        if distrust is None:
+        if distrust is not None:
+            return {
+                "status": LoadStatus.UNTRUSTED.value,
+                "error_type": "UntrustedArtifact",
+                "error_message": "untrusted artifact: %s; pass --trust to load folders you made or trust" % distrust,
+            }
+        if product is PACKAGE and record["package"] not in layout.AOTI_FILES:
+            return incomplete("%s describes no AOTInductor package" % layout.META)
+        found: Any = True
+        missing: Optional[str] = "torch %s has no torch.export.load" % self.env["torch_version"]
+        if product is PACKAGE:
+            found, missing = self.loaders.get(record["package"], (None, "no loader was looked for"))
+        elif not self.can_load:
+            found = None
+        elif product is COMPILE:
+            found, missing = self.compile_api
+        if found is not None:
             return None
+        lacking = missing or "no AOTInductor API"
+        no_compiler = lacking.startswith(NEEDS_COMPILER)  # the machine lacks a C++ compiler
         return {
-            "status": LoadStatus.UNTRUSTED.value,
-            "error_type": "UntrustedArtifact",
-            "error_message": "untrusted artifact: %s; pass --trust to load folders you made or trust" % distrust,
-        }
-
-    def package_record(self, artifact: Artifact) -> Dict[str, Any]:
-        """The record of the load of an artifact's package, as far as the parent knows it before loading."""
-        return package_record(artifact, self.env)
-
-    def _package_item(self, key: JournalKey) -> batch.Item:
-        artifact = self.packages[key]
-        return package_item(key, artifact, self.env, self._distrust(artifact), self.loaders, self.trust)
-
-    def _compile_item(self, key: JournalKey) -> batch.Item:
-        artifact = self.compiles[key]
-        distrust = self._distrust(artifact) if artifact.problem is None else None
-        lacking = "torch %s has no torch.export.load" % self.env["torch_version"]
-        api = self.compile_api if self.can_load else (None, lacking)
-        return aoti_compiles.item(key, artifact, self.env, distrust, api, self.aoti_timeout)
+            "status": LoadStatus.NOT_APPLICABLE.value, "error_message": lacking,
+            "error_type": NO_COMPILER_TYPE if no_compiler else None,
+        }  # fmt: skip
 
     def cache_key(self, item: batch.Item) -> Optional[str]:
-        product, artifact = self.planned(item.key)
-        keyed = {
-            PROGRAM.kind: self._cache_key,
-            PACKAGE.kind: self.package_cache_key,
-            COMPILE.kind: self.compile_cache_key,
-        }
-        return keyed[product.kind](artifact)
-
-    def _cache_key(self, artifact: Artifact, **more: Any) -> Optional[str]:
+        """The key of a use's result: the artifact's content and the loading build; for a package's load, the
+        package's own sha256 too, and for it and a compile the C++ compiler here (the compile and the loaders run it,
+        to compile or to check the device)."""
+        product, artifact = self.uses[item.key]
         meta = reuse.file_hash(os.path.join(artifact.folder, layout.META))  # it lists each file's sha256
         if meta is None:
             return None
@@ -278,37 +299,26 @@ class LoadBatch(batch.Batch):
             "saved": list(artifact.key),
             "dependency_set": artifact.dependency_set, "with_set": artifact.with_set, "meta_sha256": meta,
         }  # fmt: skip
-        fields.update(more)
+        if product is PACKAGE:
+            name = (package_of(artifact) or {}).get("file")
+            sha256 = listed(artifact.meta or {}, name).get("sha256")
+            if not isinstance(sha256, str):
+                return None
+            fields.update(package=name, package_sha256=sha256)
+        if product is not PROGRAM:
+            fields.update(kind=product.kind, compiler=self.compiler)
         return reuse.digest(fields)
-
-    def package_cache_key(self, artifact: Artifact) -> Optional[str]:
-        """The key of a package's load: its program's, the package's own sha256, and the C++ compiler here."""
-        name = (package_of(artifact) or {}).get("file")
-        sha256 = listed(artifact.meta or {}, name).get("sha256")
-        if not isinstance(sha256, str):
-            return None
-        return self._cache_key(artifact, kind=PACKAGE.kind, package=name, package_sha256=sha256,
-                               compiler=self.compiler)  # fmt: skip
-
-    def compile_cache_key(self, artifact: Artifact) -> Optional[str]:
-        """The key of a program's compile here: its load's (the program's content, this build, the worker) and the
-        C++ compiler that compiles it and checks the device when its package loads."""
-        return self._cache_key(artifact, kind=COMPILE.kind, compiler=self.compiler)
 
     def reusable(self, item: batch.Item, entry: Dict[str, Any], cache: reuse.ResultCache) -> bool:
         """The files must still be what meta.json lists: a damaged program or package is loaded, and found damaged."""
-        artifact = self.planned(item.key)[1]
+        artifact = self.uses[item.key][1]
         return artifact.meta is not None and layout.verify(artifact.folder, artifact.meta) is None
 
     def finished(self, item: batch.Item, result: Dict[str, Any]) -> None:
         own_keys(item.record)
 
-    def tally(self, record: Dict[str, Any]) -> str:
-        """A compile counts apart from the loads (its outcomes share words with theirs): ``compiled ok``."""
-        return tally(record)  # type: ignore[no-any-return]
-
     def died(self, item: batch.Item) -> None:
-        product = self.planned(item.key)[0]
+        product = self.uses[item.key][0]
         what, done = product.noun, product.used
         item.record.update(
             status=LoadStatus.CRASH.value,
@@ -320,6 +330,40 @@ class LoadBatch(batch.Batch):
     def warm_up(self) -> None:
         if self.can_load:
             first_use.load()  # imports only: loads are forked from a process that never exported
+
+
+def keep_fresh_load(
+    folder: str, result: Dict[str, Any], env: Dict[str, Any], cache: reuse.ResultCache, product: Product = PROGRAM,
+    compiler: str = "",
+) -> bool:  # fmt: skip
+    """Keep a run's fresh load of a program it saved in --artifacts (or of the package its aoti stage kept with
+    it) as this build's ``load`` of it: each is ``load``'s own job on the build that saved (or compiled) it, so
+    ``load`` reuses it like any kept load, after the same checks (signature, files unchanged).
+
+    ``env``: the run's environment record; ``compiler``: its C++ compiler (part of a package load's key). A
+    package's load that was not tried (not-applicable) is not kept: ``load`` decides those without loading.
+    """
+    artifact = layout.artifact_at(folder)
+    status = result.get("status")
+    untried = (LoadStatus.NOT_APPLICABLE.value, LoadStatus.UNTRUSTED.value)
+    tried = status in LOAD_STATUSES and (product is PROGRAM or status not in untried)
+    if artifact is None or artifact.problem is not None or not tried or reuse.machine_dependent(result):
+        return False
+    loads = LoadBatch([artifact], env["torch_version"], env["variant"], env["python"], trust=True)
+    loads.env.update(run_id=env["run_id"], serializer_version=artifacts.serializer_version())
+    loads.compiler = compiler
+    key = journal_key(artifact.key, artifact.dependency_set, product)
+    if key not in loads.uses:  # a folder that holds no package
+        return False
+    item = batch.Item(key, artifact.relative, loads.record(product, artifact))
+    digest = loads.cache_key(item)
+    if digest is None:
+        return False
+    batch.fill(loads, item.record, result)
+    own_keys(item.record)
+    item.record["finished_at"] = now()
+    cache.put(digest, item.record)
+    return True
 
 
 def own_keys(record: Dict[str, Any]) -> None:

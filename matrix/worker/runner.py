@@ -7,7 +7,6 @@ are flushed one by one, so an interrupted run keeps every finished cell and the 
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import shutil
@@ -18,8 +17,8 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from ..contract import dependencies, records, stages
 from ..contract.case import CaseInfo
 from ..contract.errors import UserError
-from ..contract.options import DIAGNOSIS_SHARE, from_namespace
-from ..contract.requests import AOTI, RunRequest, add_run_arguments
+from ..contract.options import DIAGNOSIS_SHARE
+from ..contract.requests import AOTI, RunRequest
 from ..contract.schema import CELL_KEYS, STATUSES, Status, cell_id
 from . import batch, exportdb, gpu, reuse, scratch
 from .case import missing_for
@@ -30,25 +29,14 @@ from .journal import Key
 from .progress import say
 from .sources import cases_of, plan
 
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    add_run_arguments(parser)  # one definition, shared with the host's requests (matrix.contract.requests)
+configure = RunRequest.add_arguments  # one definition, shared with the host's requests (matrix.contract.requests)
 
 
 @dataclasses.dataclass(frozen=True)
-class RunOptions(RunRequest):
+class RunOptions(batch.Options, RunRequest):
     """The options of ``export-matrix run``: a run request, validated before torch is imported."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.validate()
-        object.__setattr__(self, "timeout", float(self.timeout))
-        object.__setattr__(self, "diagnosis_budget", float(self.diagnosis_budget))
-        object.__setattr__(self, "aoti_timeout", float(self.aoti_timeout))
-
-    @classmethod
-    def from_args(cls, namespace: argparse.Namespace) -> RunOptions:
-        return from_namespace(cls, namespace)
+    SECONDS = ("timeout", "diagnosis_budget", "aoti_timeout")
 
     def settings(self, path: str) -> batch.Settings:
         """How the engine runs the cells that go to the record file ``path``."""

@@ -25,11 +25,12 @@ import pytest
 
 from matrix.contract import layout, records
 from matrix.contract.layout import Artifact
+from matrix.contract.products import COMPILE
 from matrix.contract.requests import KEY_VARIABLE
 from matrix.contract.schema import AOTI_COMPILE_KEYS, AOTI_COMPILE_KIND
 from matrix.report import aoti_loads as compile_page
 from matrix.report import build as report
-from matrix.worker import aoti, aoti_compiles, batch, loader, messages
+from matrix.worker import aoti, batch, loader, messages
 from matrix.worker.pristine import Server
 
 from conftest import ROOT
@@ -53,11 +54,12 @@ def compile_here(artifact: Artifact, scratch: Path, timeout_s: float) -> Dict[st
     """The compile of ``artifact`` on this build as ``load --aoti`` plans and runs it; its record and wall time."""
     import torch
 
-    env = {"torch_version": torch.__version__, "variant": "cpu", "python": "3.11", "run_id": "test"}
     api, missing = aoti.find_api()
     assert api is not None, missing
-    key = aoti_compiles.compile_key(artifact.key, artifact.dependency_set)
-    item = aoti_compiles.item(key, artifact, env, None, (api, None), timeout_s)
+    loads = loader.LoadBatch([], torch.__version__, "cpu", "3.11", trust=True, aoti_timeout=timeout_s)
+    loads.env["run_id"], loads.can_load, loads.compile_api = "test", True, (api, None)
+    (item,) = loads.items([loads.plan(COMPILE, artifact)])
+    key = item.key
     assert item.job is not None and item.extra_s == timeout_s
     settings = batch.Settings(out=str(scratch / "unused.jsonl"), timeout=BATCH_TIMEOUT_S, isolation="fork")
     threads = torch.get_num_threads()

@@ -121,7 +121,7 @@ def test_a_fresh_load_rebuilds_the_inputs_with_the_programs_own_in_spec(tmp_path
     meta, _ = layout.read_meta(str(folder))
     assert meta is not None
     program = torch.export.load(str(folder / layout.PROGRAM))
-    calls = artifacts.read_inputs(str(folder), meta, program)
+    calls = artifacts.read_inputs(str(folder), meta, artifacts.in_spec(program))
     (args, kwargs), (extra_args, _) = calls
     assert isinstance(args[0], Batch) and isinstance(args[1], Pair) and args[2:] == (2, None)
     assert torch.equal(args[0].ids, case.example_args[0].ids) and set(kwargs) == {"shift"}

@@ -20,7 +20,7 @@ from matrix.contract.requests import LoadRequest, load_words
 from matrix.contract.schema import AOTI_COMPILE_KEYS, AOTI_COMPILE_KIND, AOTI_LOAD_KIND, LoadStatus
 from matrix.envs import releases
 from matrix.worker import aoti, aoti_compiles, batch, loader, messages, reuse, settings, signing
-from matrix.worker.aoti_compile_job import AotiCompileJob, merge_aoti_compile
+from matrix.worker.load_job import AotiCompileJob, merge_aoti_compile
 
 KEY = "c" * 40
 OTHER_KEY = "d" * 40
