@@ -247,7 +247,7 @@ CAPABILITIES = frozenset(
 )
 
 # Where ExportDB's examples are: the worker's ``--source exportdb`` names each bundled example
-# PREFIX + its name; our own copies of them lie in a folder named CASES_FOLDER.
+# PREFIX + its name; our own copies of them lie in a folder named EXPORTDB_FOLDER.
 EXPORTDB_SOURCE = "exportdb"
 EXPORTDB_PREFIX = "torch-exportdb/"
 EXPORTDB_FOLDER = "exportdb"

@@ -3,7 +3,7 @@
 A stage has a name (the word of ``--stages``), what ``--stages``' help says of it, whether it runs by default
 or only where ``--stages`` names it, the name of its outcome's column in the report (where it has one of its
 own), the record fields only a run that selected it writes (beside ``schema.CELL_KEYS``), the option that
-bounds what it may take, and, for a stage in a worker module of its own, that module: ``matrix.worker.stages``
+bounds what it may take, and, for a stage in a worker module of its own, that module: ``matrix.worker.cell``
 imports it and the cell calls its ``run`` on a passing cell. A new stage is that module and its declaration here.
 ``run --stages``, ``check --stages``, the record's columns and the report's stage columns read :data:`DECLARED`.
 

@@ -10,23 +10,40 @@ import copy
 import dataclasses
 import io
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from importlib import import_module
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..contract import dependencies, records
 from ..contract.case import CaseError, CaseInfo
 from ..contract.options import DEFAULT_AOTI_TIMEOUT_S, DEFAULT_DIAGNOSIS_BUDGET_S
 from ..contract.schema import STAGE_ERROR, STAGE_MISMATCH, STAGE_OK, STAGE_SKIPPED, Status, first_line
+from ..contract.stages import DECLARED, Stage
 from . import compare, fingerprint
 from .canonical import normalize_text
 from .case import Case
 from .failure import OutOfMemory, allocation_failure, describe_error, one_line, out_of_memory
-from .stages import RUNS as STAGE_RUNS
 
 PASS, MISMATCH, FAIL = Status.PASS.value, Status.MISMATCH.value, Status.FAIL.value
 CASE_ERROR = Status.CASE_ERROR.value
 
 # The ``reason`` of a case-error raised inside a library the case declares: the library fails on this torch.
 DEPENDENCY_IMPORT = "dependency-import"
+
+# How each stage of a module of its own runs on a passing cell, registered by name like :data:`.jobs.KINDS`.
+# A stage is declared in :mod:`matrix.contract.stages` (its name, help, default, report column, record fields,
+# budget, module), which both sides read; its worker module provides ``run(record, program, case)``, which adds
+# its fields to the record of a cell that passed, after decompose and before the program is kept. The five
+# stages the cell runs itself (check, decompose, serialize, diagnose, aoti) declare no module. A stage's module
+# imports torch inside ``run``, not at its top, since the process that forks the cells imports it.
+StageRun = Callable[[Dict[str, Any], Any, Any], None]
+
+
+def runs_of(declared: Sequence[Stage]) -> Dict[str, StageRun]:
+    """Stage name -> the ``run`` of its worker module, for each of ``declared`` that names one."""
+    return {stage.name: import_module("." + stage.module, __package__).run for stage in declared if stage.module}
+
+
+STAGE_RUNS = runs_of(DECLARED)
 
 
 def _blame_dependency(record: Dict[str, Any], exc: BaseException, info: CaseInfo) -> None:
@@ -150,7 +167,7 @@ def run_cell(
         # 5. decompose to core ATen
         if "decompose" in stages:
             _decompose(record, ep, found)
-        # 5b. every other stage selected, as its worker module runs it (worker/stages.py)
+        # 5b. every other stage selected, as its worker module runs it (STAGE_RUNS)
         for name in stages:
             if name in STAGE_RUNS:
                 STAGE_RUNS[name](record, ep, case)

@@ -13,7 +13,7 @@ from typing import List
 
 
 def _cell(job_r: int, result_w: int) -> int:
-    from . import isolate
+    from . import framing, isolate
 
     job = isolate.read_job(job_r)
     if job is None:
@@ -25,7 +25,7 @@ def _cell(job_r: int, result_w: int) -> int:
     from .jobs import work
 
     reads.allow()  # this process runs this one job and ends: what its cell reads may be recorded
-    isolate.report(result_w, isolate.run_job(work, job))
+    framing.write(result_w, isolate.run_job(work, job))
     return 0
 
 

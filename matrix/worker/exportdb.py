@@ -20,18 +20,16 @@ import os
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..contract.case import EXPORTDB_FOLDER, EXPORTDB_PREFIX, EXPORTDB_SOURCE, CaseError, CaseInfo, exportdb_example
+from ..contract.case import EXPORTDB_PREFIX as PREFIX
+from ..contract.case import EXPORTDB_SOURCE as SOURCE
+from ..contract.case import CaseError, CaseInfo, exportdb_example
 from .case import Case
 
+# Our own case files live under cases/exportdb/; the bundled ones get a prefix of their own (PREFIX).
 PACKAGE = "torch._export.db.examples"
-# Our own case files live under cases/exportdb/; the bundled ones get a prefix of their own.
-PREFIX = EXPORTDB_PREFIX
-SOURCE = EXPORTDB_SOURCE
 
 # ExportDB's SupportLevel names -> our ``expected`` vocabulary.
 SUPPORT_LEVELS = {"SUPPORTED": "supported", "NOT_SUPPORTED_YET": "not-supported-yet"}
-# The folder of our own cases that stand for ExportDB examples, each file named as its example.
-CASES_FOLDER = EXPORTDB_FOLDER
 
 # The installed release's support level per example, read once per process (see claims).
 _claims: Optional[Dict[str, Optional[str]]] = None

@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, Optional
 
 from ..contract.schema import Status
 from . import framing, gpu
-from .keeper import kill, signal_name
+from .keeper import flush_output, kill, signal_name
 
 Result = Dict[str, Any]
 CRASH, TIMEOUT = Status.CRASH.value, Status.TIMEOUT.value
@@ -71,11 +71,7 @@ def _guarded(work: Callable[[], Result]) -> Result:
     except BaseException as exc:  # noqa: B036 - the child must always report
         return {"status": CRASH, "error_type": type(exc).__name__, "error_message": str(exc)[:500]}
     finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
+        flush_output()
 
 
 def _collect(fd: int, timeout: float) -> Optional[Result]:

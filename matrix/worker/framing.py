@@ -18,14 +18,10 @@ from typing import Any, List, Optional
 HEADER = struct.Struct("!Q")
 
 
-def encode(message: Any) -> bytes:
-    data = json.dumps(message, default=str).encode("utf-8")
-    return HEADER.pack(len(data)) + data
-
-
 def write(fd: int, message: Any) -> None:
     """Write one message whole (a pipe may take it in several writes)."""
-    view = memoryview(encode(message))
+    data = json.dumps(message, default=str).encode("utf-8")
+    view = memoryview(HEADER.pack(len(data)) + data)
     while view:
         view = view[os.write(fd, view) :]
 

@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from . import framing, gpu, reads
 from .failure import OUT_OF_MEMORY
-from .keeper import CRASH, Cell, close, collect, keep, kill, ready, tail
+from .keeper import CRASH, Cell, close, collect, flush_output, keep, kill, ready, tail
 
 Job = Dict[str, Any]
 Result = Dict[str, Any]
@@ -74,16 +74,8 @@ def run_job(work: Callable[[Job], Result], job: Job) -> Result:
     except BaseException as exc:  # noqa: B036 - the cell must always report
         result = {"status": CRASH, "error_type": type(exc).__name__, "error_message": str(exc)[:500]}
     result["peak_rss_mb"] = peak_rss_mb()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()  # os._exit does not flush: keep what the case printed in the log
-        except (OSError, ValueError):
-            pass
+    flush_output()  # os._exit does not flush: keep what the case printed in the log
     return result
-
-
-def report(fd: int, result: Result) -> None:
-    framing.write(fd, result)
 
 
 class _Isolation:
@@ -127,16 +119,13 @@ class _Isolation:
         return result
 
     def _launch(self, job: Job) -> Tuple[Optional[Cell], Optional[BaseException]]:
-        data = framing.encode(job)
         failure: Optional[BaseException] = None
         for _ in range(2):  # a spare that died while it waited is replaced once
             cell = self._take_spare()
             try:
                 if cell is None:
                     cell = self._start()
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(cell.fd("job"), view) :]
+                framing.write(cell.fd("job"), job)
                 self._close_fd(cell, "job")
                 return cell, None
             except OSError as exc:  # BrokenPipeError: the cell process died before it read its job
@@ -290,7 +279,7 @@ class ForkIsolation(_Isolation):
         close(log)
         limit_memory(self.memory_mb)
         reads.allow()  # this process runs this one job and ends: what its cell reads may be recorded
-        report(result_w, run_job(self.work, job))
+        framing.write(result_w, run_job(self.work, job))
         return 0
 
 

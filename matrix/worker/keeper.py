@@ -63,6 +63,15 @@ def close(fd: int) -> None:
         pass
 
 
+def flush_output() -> None:
+    """Flush this process's stdout and stderr, where they still can be (``os._exit`` does not)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
 def kill(pid: int, sig: int, group: bool = False) -> None:
     try:
         if group:

@@ -11,7 +11,7 @@ import torch
 
 from matrix.contract import stages as declared
 from matrix.contract.case import CaseInfo
-from matrix.worker import cell, stages
+from matrix.worker import cell
 from matrix.worker.case import Case
 
 INFO = CaseInfo(name="mutates", path="mutates.py", description="d")
@@ -69,7 +69,7 @@ def test_a_selected_stage_runs_on_a_passing_cell_and_writes_its_fields(
     stage = declared.Stage(
         "counted", "count the calls", default=False, keys=("calls_counted",), module="_counted_calls"
     )
-    for name, run in stages.runs_of((stage,)).items():
+    for name, run in cell.runs_of((stage,)).items():
         monkeypatch.setitem(cell.STAGE_RUNS, name, run)
     info = CaseInfo(name="adds", path="adds.py", description="d")
 

@@ -9,7 +9,7 @@ from typing import Any, Dict
 import pytest
 
 from matrix.contract import stages as declared
-from matrix.worker import stages
+from matrix.worker import cell
 
 NAME = "_counted_calls"  # a module of matrix.worker made for this test only
 
@@ -27,15 +27,15 @@ def stage_module(monkeypatch: pytest.MonkeyPatch) -> declared.Stage:
 
 
 def test_a_declared_module_is_registered_under_its_stage_name(stage_module: declared.Stage) -> None:
-    runs = stages.runs_of(declared.DECLARED + (stage_module,))
+    runs = cell.runs_of(declared.DECLARED + (stage_module,))
     assert runs == {"counted": count_calls}
 
 
 def test_the_stages_the_cell_runs_itself_declare_no_module() -> None:
     assert [s.name for s in declared.DECLARED if s.module is None] == list(declared.KNOWN)
-    assert stages.RUNS == {}
+    assert cell.STAGE_RUNS == {}
 
 
 def test_a_missing_module_fails_at_registration_naming_it() -> None:
     with pytest.raises(ImportError, match="no_such_stage_module"):
-        stages.runs_of((declared.Stage("gone", module="no_such_stage_module"),))
+        cell.runs_of((declared.Stage("gone", module="no_such_stage_module"),))
