@@ -28,9 +28,23 @@ Job = Dict[str, Any]
 Result = Dict[str, Any]
 
 
-def die_with_parent() -> None:
-    """A lane or fresh-load server whose runner is gone has nobody to report to: let the kernel end it (Linux)."""
-    prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+def fork_child(body: Callable[[], None]) -> int:
+    """A child (a lane, a fresh-load server) that runs ``body`` and exits (70 where it raised); Ctrl-C is the
+    runner's to handle, and a child whose runner is gone has nobody to report to: the kernel ends it (Linux)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            body()
+        except BaseException:
+            code = 70
+        finally:
+            os._exit(code)
+    return pid
 
 
 class _Lane:
@@ -68,27 +82,19 @@ class Lanes:
     def _fork(self, index: int) -> _Lane:
         jobs_r, jobs_w = os.pipe()
         results_r, results_w = os.pipe()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:  # the lane
-            code = 0
+
+        def lane() -> None:
+            os.close(jobs_w)
+            os.close(results_r)
+            for other in self._lanes:  # the other lanes' pipes are not this lane's to hold open
+                other.close()
+            backend = self._make_backend(index)
             try:
-                die_with_parent()
-                signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle
-                os.close(jobs_w)
-                os.close(results_r)
-                for lane in self._lanes:  # the other lanes' pipes are not this lane's to hold open
-                    lane.close()
-                backend = self._make_backend(index)
-                try:
-                    _lane_main(backend, jobs_r, results_w)
-                finally:
-                    backend.close()
-            except BaseException:
-                code = 70
+                _lane_main(backend, jobs_r, results_w)
             finally:
-                os._exit(code)
+                backend.close()
+
+        pid = fork_child(lane)
         os.close(jobs_r)
         os.close(results_w)
         return _Lane(pid, jobs_w, results_r)
@@ -111,11 +117,10 @@ class Lanes:
                         break
                     try:
                         framing.write(lane.jobs_w, {"job": job, "timeout": timeout})
-                        lane.key = key
                     except OSError:  # the lane is gone: replace it and hand the job to the new one
                         lane, _ = self._replace(index)
                         framing.write(lane.jobs_w, {"job": job, "timeout": timeout})
-                        lane.key = key
+                    lane.key = key
             busy = [lane for lane in self._lanes if lane.key is not None]
             if not busy:
                 return
@@ -157,15 +162,9 @@ class Lanes:
     def close(self) -> None:
         """End every lane: closing its job pipe is its signal to finish and close its backend."""
         for lane in self._lanes:
-            try:
-                os.close(lane.jobs_w)
-            except OSError:
-                pass
+            close(lane.jobs_w)
         for lane in self._lanes:
-            try:
-                os.close(lane.results_r)
-            except OSError:
-                pass
+            close(lane.results_r)
             try:
                 os.waitpid(lane.pid, 0)
             except ChildProcessError:

@@ -21,15 +21,14 @@ import os
 import shutil
 import signal
 import socket
-import sys
 import tempfile
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from ..contract.schema import Status
 from . import first_use, framing
 from .jobs import work
-from .lanes import die_with_parent
+from .lanes import fork_child
 
 Result = Dict[str, Any]
 
@@ -69,7 +68,6 @@ class Server:
             listeners.append(listener)
 
         def first() -> None:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle
             if libraries:
                 from ..contract.dependencies import preimport
 
@@ -79,7 +77,7 @@ class Server:
             gc.freeze()  # once: each job's processes share these pages instead of copying them
             _serve_all(listeners, memory_mb)
 
-        self.pid: Optional[int] = _fork(first)
+        self.pid: Optional[int] = fork_child(first)
         for listener in listeners:
             listener.close()
 
@@ -89,23 +87,6 @@ class Server:
             _end(self.pid)
             self.pid = None
         shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def _fork(body: Callable[[], None]) -> int:
-    """A child that runs ``body`` and exits (70 where it raised), ended by the kernel with this process (Linux)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:
-        code = 0
-        try:
-            die_with_parent()
-            body()
-        except BaseException:
-            code = 70
-        finally:
-            os._exit(code)
-    return pid
 
 
 def _end(pid: int) -> None:
@@ -135,7 +116,7 @@ def _serve_all(listeners: List[socket.socket], memory_mb: Optional[int]) -> None
                     other.close()
                 _serve(listeners[at], memory_mb)
 
-            siblings.append(_fork(sibling))
+            siblings.append(fork_child(sibling))
         for listener in listeners[1:]:
             listener.close()
         _serve(listeners[0], memory_mb)
