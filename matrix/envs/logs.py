@@ -26,7 +26,7 @@ RUNNER_LINE = re.compile(
     r"\[\d+/\d+\] "  # a cell ended: "[3/264] pass  1.02s torch-2.4.1/strict/case"
     r"|torch \S+ \(\S+\): (?:\d+ \w+s, |nothing selected)"  # the plan: selected, recorded, to do, the file
     r"|importing torch"
-    r"|every \w+ known to the result cache"  # a run answered without importing torch (matrix/worker/known.py)
+    r"|every \w+ known to the result cache"  # a run answered without importing torch (matrix/worker/cell_cache.py)
     r"|detected the capabilities"
     r"|\w+ \d+ \w+s(?: again)?, (?:\d+|one) at a time"  # "running 264 cells, 2 at a time", "loading ..."
     r"|warming up"

@@ -97,7 +97,7 @@ class Batch:
 
     def known_set_up(self, settings: Settings, run_id: str) -> Optional[Dict[str, Any]]:
         """``set_up`` without torch, from what the result cache kept of this environment (see
-        :mod:`.known`): the record to write first, or None where the cache cannot stand for it."""
+        :mod:`.cell_cache`): the record to write first, or None where the cache cannot stand for it."""
         return None
 
     def items(self, keys: Sequence[Key]) -> List[Item]:

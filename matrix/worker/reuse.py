@@ -209,7 +209,7 @@ class ResultCache:
         self.programs = ProgramStore(root)
         self.writable = True
         self.warned: Set[str] = set()
-        self.quiet = False  # a lookup whose misses the run will meet again (matrix/worker/known.py) says nothing
+        self.quiet = False  # a lookup whose misses the run will meet again (matrix/worker/cell_cache.py) says nothing
         self.hits = 0
         self.misses = 0  # items with a key that ran again
         # Files of manifests hashed in this run (cells share packages): reads.Hashes, by path.
