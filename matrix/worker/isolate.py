@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+from typing import IO, Any, Callable, Dict, List, Optional, Set, Tuple
 
 from . import framing, gpu, reads
 from .failure import OUT_OF_MEMORY
@@ -133,6 +133,14 @@ class _Isolation:
                 if cell is not None:
                     self._end(cell)
         return None, failure
+
+    def _started(self, keeper: int, opened: List[int], log: IO[bytes], proc: Optional[subprocess.Popen] = None) -> Cell:
+        """The runner's end of a cell whose keeper started: the keeper's ends of the pipes closed here."""
+        job_r, job_w, result_r, result_w, notes_r, notes_w, control_r, control_w = opened
+        for fd in (job_r, result_w, notes_w, control_r):
+            os.close(fd)
+        self.fds.update((job_w, result_r, notes_r, control_w, log.fileno()))
+        return Cell(keeper, job_w, result_r, notes_r, control_w, log, proc)
 
     def _close_fd(self, cell: Cell, name: str) -> None:
         fd = cell.fds[name]
@@ -259,11 +267,7 @@ class ForkIsolation(_Isolation):
                 code = keep(lambda: self._cell(job_r, result_w, log_fd), control_r, notes_w, (job_r, result_w, log_fd))
             finally:
                 os._exit(code)
-        for fd in (job_r, result_w, notes_w, control_r):
-            os.close(fd)
-        cell = Cell(pid, job_w, result_r, notes_r, control_w, log)
-        self.fds.update((job_w, result_r, notes_r, control_w, log.fileno()))
-        return cell
+        return self._started(pid, opened, log)
 
     def _cell(self, job_r: int, result_w: int, log: int) -> int:
         job = read_job(job_r)
@@ -317,11 +321,7 @@ class SpawnIsolation(_Isolation):
             for fd in opened:
                 close(fd)
             raise
-        for fd in theirs:
-            os.close(fd)
-        cell = Cell(proc.pid, job_w, result_r, notes_r, control_w, log, proc)
-        self.fds.update((job_w, result_r, notes_r, control_w, log.fileno()))
-        return cell
+        return self._started(proc.pid, opened, log, proc)
 
 
 class InlineIsolation:
