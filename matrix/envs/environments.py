@@ -26,7 +26,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from ..contract import dependencies, records
 from ..contract.requests import LoadRequest, RunRequest
-from . import channels, companion_table, releases
+from . import channels, companions, releases
 from .builds import Build
 from .install import (
     BuildUnavailable,
@@ -88,12 +88,12 @@ class Spec:
     def requirements(self) -> List[str]:
         """torch's exact build, the series' pins, the set, and the companions' bounds for this series."""
         found = [self.torch_requirement, *self.build.release.requirements, *self.dependencies]
-        return found + list(companion_table.constraints(self.build, self.dependencies))
+        return found + list(companions.constraints(self.build, self.dependencies))
 
     @property
     def constraints(self) -> List[str]:
         """What a dependency set may install of the compiled companions: their builds for this torch build."""
-        return list(companion_table.compiled_builds(self.build)) if self.dependency_set else []
+        return list(companions.compiled_builds(self.build)) if self.dependency_set else []
 
     @property
     def dependencies(self) -> Tuple[str, ...]:
@@ -311,7 +311,7 @@ def _prepare(
             "torch %s has no wheels for Python %s (it supports %s)"
             % (build.release.version, spec.python, ", ".join(build.release.pythons))
         )
-    refused = companion_table.unavailable(spec.requirements)
+    refused = companions.unavailable(spec.requirements)
     if refused:
         raise BuildUnavailable(
             "no version of %s is known to work with torch %s (matrix/envs/companions.toml)"

@@ -16,7 +16,7 @@ import pytest
 from matrix.contract import options, records
 from matrix.envs import (
     channels,
-    companion_table,
+    companions,
     env_errors,
     environments,
     install,
@@ -391,10 +391,10 @@ def test_the_environments_of_a_channel_word_are_every_build_of_it_installed(tmp_
 
 
 def test_a_nightly_pairs_with_the_same_night_of_a_compiled_companion() -> None:
-    table = companion_table.load()
+    table = companions.load()
     nightly = MATRIX.pinned(MATRIX.resolve("nightly"), "2.16.0.dev20260115+cpu")
-    assert companion_table.compiled_builds(nightly, table) == ("torchvision==0.31.0.dev20260115+cpu",)
-    assert companion_table.compiled_builds(MATRIX.resolve("nightly"), table) == ()  # not pinned yet: nothing to pair
+    assert companions.compiled_builds(nightly, table) == ("torchvision==0.31.0.dev20260115+cpu",)
+    assert companions.compiled_builds(MATRIX.resolve("nightly"), table) == ()  # not pinned yet: nothing to pair
 
 
 # --- the sessions ---------------------------------------------------------------------------------
