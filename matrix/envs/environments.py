@@ -22,7 +22,7 @@ import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Callable, Dict, List, Mapping, Optional, Pattern, Tuple, Union
 
 from ..contract import dependencies, records
 from ..contract.requests import LoadRequest, RunRequest
@@ -194,7 +194,11 @@ def of_build(build: Build, envs: Optional[Path] = None) -> List[Path]:
         day = "" if build.date is None else r"\.dev" + build.date.strftime("%Y%m%d")
         version = r"[^_]*%s\+%s" % (day, re.escape(build.variant.local_tag or ""))
         prefix = re.escape("torch-") + version + re.escape("_%s_py" % build.variant.name)
-    name = re.compile(prefix + r"\d+\.\d+(?:_deps-[0-9a-f]{8})?")  # dependencies.set_suffix
+    return folders(envs, re.compile(prefix + r"\d+\.\d+(?:_deps-[0-9a-f]{8})?"))  # dependencies.set_suffix
+
+
+def folders(envs: Path, name: Pattern[str]) -> List[Path]:
+    """The folders in ``envs`` that ``name`` matches whole: never a link, a file or the worker's copies."""
     try:
         entries = sorted(envs.iterdir())
     except OSError:  # no environments folder yet

@@ -182,33 +182,27 @@ class UvInstaller:
         if done.returncode != 0:
             raise PythonUnavailable("uv could not create a Python %s environment" % interpreter, _output(done))
 
-    def _pip(self, args: List[str], sources: Sources, shown: str = "") -> str:
-        # Offline first: a release already in uv's cache or in local wheel folders installs
-        # without a round trip to any index, and without failing when an index is unreachable.
-        command = [self.uv, "pip", "install", *sources.uv_args(), *args]
-        env = sources.pip.uv_env()
-        offline = ""
-        if sources.channel is None:  # a channel's index was just asked which build it names: no cache stands in
-            done = run_captured(command[:3] + ["--offline"] + command[3:], env)
-            if done.returncode == 0:
-                return _output(done)
-            offline = _output(done)
-        done = run_captured(command, env, self.echo)
-        if done.returncode != 0:
-            raise classify(_output(done), "uv pip install " + (shown or " ".join(args[2:])), offline)
-        return _output(done)
-
     def install(
         self, python: Path, requirements: Sequence[str], sources: Sources, constraints: Sequence[str] = ()
     ) -> str:
         # Bytecode compiled at install, as pip does: where PYTHONDONTWRITEBYTECODE is set (CI runners, container
         # images), Python keeps nothing it compiles, and every process that imports torch would compile it again.
+        # Offline first: a release already in uv's cache or in local wheel folders installs
+        # without a round trip to any index, and without failing when an index is unreachable.
+        env = sources.pip.uv_env()
         with constraint_file(constraints) as given:
-            return self._pip(
-                ["--python", str(python), COMPILE_BYTECODE, *given, *requirements],
-                sources,
-                described(requirements, constraints),
-            )
+            command = [self.uv, "pip", "install", *sources.uv_args(), "--python", str(python), COMPILE_BYTECODE]
+            command += [*given, *requirements]
+            offline = ""
+            if sources.channel is None:  # a channel's index was just asked which build it names: no cache stands in
+                done = run_captured(command[:3] + ["--offline"] + command[3:], env)
+                if done.returncode == 0:
+                    return _output(done)
+                offline = _output(done)
+            done = run_captured(command, env, self.echo)
+        if done.returncode != 0:
+            raise classify(_output(done), "uv pip install " + described(requirements, constraints), offline)
+        return _output(done)
 
 
 class PipInstaller:
@@ -221,18 +215,15 @@ class PipInstaller:
         if done.returncode != 0:
             raise PythonUnavailable("%s could not create an environment" % interpreter, _output(done))
 
-    def _pip(self, python: Path, args: List[str], sources: Sources, shown: str = "") -> str:
-        command = [str(python), "-m", "pip", "install", "--disable-pip-version-check", *sources.pip_args(), *args]
-        done = run_captured(command)
-        if done.returncode != 0:
-            raise classify(_output(done), "pip install " + (shown or " ".join(args)))
-        return _output(done)
-
     def install(
         self, python: Path, requirements: Sequence[str], sources: Sources, constraints: Sequence[str] = ()
     ) -> str:
         with constraint_file(constraints) as given:
-            return self._pip(python, [*given, *requirements], sources, described(requirements, constraints))
+            command = [str(python), "-m", "pip", "install", "--disable-pip-version-check", *sources.pip_args()]
+            done = run_captured([*command, *given, *requirements])
+        if done.returncode != 0:
+            raise classify(_output(done), "pip install " + described(requirements, constraints))
+        return _output(done)
 
 
 def described(requirements: Sequence[str], constraints: Sequence[str]) -> str:
