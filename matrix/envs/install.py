@@ -88,11 +88,10 @@ class Sources:
             args += ["--index-strategy", "unsafe-best-match"]
         if self.torch_index:
             args += ["--index", self.torch_index]
-        pip_args = self.pip.uv_args()
-        if self.default_index:
-            args += ["--default-index", self.default_index]
-            pip_args = _without_option(pip_args, "--default-index")
-        return args + pip_args
+        if not self.default_index:
+            return args + self.pip.uv_args()
+        args += ["--default-index", self.default_index]  # in place of pip's own
+        return args + dataclasses.replace(self.pip, index_url=None).uv_args()
 
     def pip_args(self) -> List[str]:
         # pip reads its own configuration; only what this project adds goes on the command line.
@@ -103,19 +102,6 @@ class Sources:
         if self.default_index:
             args += ["--index-url", self.default_index]
         return args
-
-
-def _without_option(args: List[str], option: str) -> List[str]:
-    kept: List[str] = []
-    skip = False
-    for arg in args:
-        if skip:
-            skip = False
-        elif arg == option:
-            skip = True
-        else:
-            kept.append(arg)
-    return kept
 
 
 # --- installers ------------------------------------------------------------------------------------
