@@ -22,13 +22,15 @@ import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Callable, Dict, List, Mapping, Optional, Pattern, Tuple, Union
 
 from ..contract import dependencies, records
 from ..contract.requests import LoadRequest, RunRequest
-from . import channels, companion_table, releases
+from ..contract.schema import SCHEMA_VERSION, first_line
+from . import channels, companions, releases
 from .builds import Build
 from .install import (
+    OUTPUT_TAIL,
     BuildUnavailable,
     Installer,
     InstallError,
@@ -88,12 +90,12 @@ class Spec:
     def requirements(self) -> List[str]:
         """torch's exact build, the series' pins, the set, and the companions' bounds for this series."""
         found = [self.torch_requirement, *self.build.release.requirements, *self.dependencies]
-        return found + list(companion_table.constraints(self.build, self.dependencies))
+        return found + list(companions.constraints(self.build, self.dependencies))
 
     @property
     def constraints(self) -> List[str]:
         """What a dependency set may install of the compiled companions: their builds for this torch build."""
-        return list(companion_table.compiled_builds(self.build)) if self.dependency_set else []
+        return list(companions.compiled_builds(self.build)) if self.dependency_set else []
 
     @property
     def dependencies(self) -> Tuple[str, ...]:
@@ -192,7 +194,11 @@ def of_build(build: Build, envs: Optional[Path] = None) -> List[Path]:
         day = "" if build.date is None else r"\.dev" + build.date.strftime("%Y%m%d")
         version = r"[^_]*%s\+%s" % (day, re.escape(build.variant.local_tag or ""))
         prefix = re.escape("torch-") + version + re.escape("_%s_py" % build.variant.name)
-    name = re.compile(prefix + r"\d+\.\d+(?:_deps-[0-9a-f]{8})?")  # dependencies.set_suffix
+    return folders(envs, re.compile(prefix + r"\d+\.\d+(?:_deps-[0-9a-f]{8})?"))  # dependencies.set_suffix
+
+
+def folders(envs: Path, name: Pattern[str]) -> List[Path]:
+    """The folders in ``envs`` that ``name`` matches whole: never a link, a file or the worker's copies."""
     try:
         entries = sorted(envs.iterdir())
     except OSError:  # no environments folder yet
@@ -283,6 +289,62 @@ def prepare(
     return _prepare(spec, envs, tool, sources, force, log, wheel)
 
 
+# --- env-error records: an environment that cannot be installed, in the output folder ----------------
+
+
+def env_error_file(spec: Spec) -> str:
+    return "env-error_%s.jsonl" % spec.name
+
+
+def env_error_record(spec: Spec, error: InstallError) -> Dict[str, object]:
+    cls = type(error)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "env-error",
+        "torch_version": spec.build.torch_version,
+        "variant": spec.build.variant.name,
+        "python": spec.python,
+        "dependency_set": spec.dependency_set or None,
+        "error_type": "%s.%s" % (cls.__module__, cls.__qualname__),
+        "error_message": first_line(str(error), limit=None) or cls.__name__,
+        "installer_output": error.output[-OUTPUT_TAIL:] if error.output else None,
+        "finished_at": now(),
+    }
+
+
+def prepare_or_record(
+    spec: Spec,
+    out: Path,
+    envs: Optional[Path] = None,
+    tool: Optional[Installer] = None,
+    sources: Optional[Sources] = None,
+    force: bool = False,
+    log: Log = log_to_stderr,
+) -> Optional[Environment]:
+    """``prepare``, but a failure becomes an env-error record in ``out`` (and None) instead of an exception.
+
+    A successful install removes the record an earlier failure left, so reports do not
+    show an environment as both broken and working.
+    """
+    try:
+        environment = prepare(spec, envs, tool, sources, force, log)
+    except InstallError as error:
+        record_env_error(spec, out, error, log)
+        return None
+    (Path(out) / env_error_file(spec)).unlink(missing_ok=True)
+    return environment
+
+
+def record_env_error(spec: Spec, out: Path, error: InstallError, log: Log = log_to_stderr) -> None:
+    """Write the env-error record of ``spec`` in ``out``, in place of an earlier one."""
+    record_path = Path(out) / env_error_file(spec)
+    Path(out).mkdir(parents=True, exist_ok=True)
+    record_path.unlink(missing_ok=True)
+    with records.Writer(str(record_path)) as writer:
+        writer.write(env_error_record(spec, error))
+    log("could not install %s: %s (recorded in %s)" % (spec.name, error, record_path))
+
+
 def _prepare(
     spec: Spec,
     envs: Path,
@@ -311,7 +373,7 @@ def _prepare(
             "torch %s has no wheels for Python %s (it supports %s)"
             % (build.release.version, spec.python, ", ".join(build.release.pythons))
         )
-    refused = companion_table.unavailable(spec.requirements)
+    refused = companions.unavailable(spec.requirements)
     if refused:
         raise BuildUnavailable(
             "no version of %s is known to work with torch %s (matrix/envs/companions.toml)"

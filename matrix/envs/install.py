@@ -88,11 +88,10 @@ class Sources:
             args += ["--index-strategy", "unsafe-best-match"]
         if self.torch_index:
             args += ["--index", self.torch_index]
-        pip_args = self.pip.uv_args()
-        if self.default_index:
-            args += ["--default-index", self.default_index]
-            pip_args = _without_option(pip_args, "--default-index")
-        return args + pip_args
+        if not self.default_index:
+            return args + self.pip.uv_args()
+        args += ["--default-index", self.default_index]  # in place of pip's own
+        return args + dataclasses.replace(self.pip, index_url=None).uv_args()
 
     def pip_args(self) -> List[str]:
         # pip reads its own configuration; only what this project adds goes on the command line.
@@ -103,19 +102,6 @@ class Sources:
         if self.default_index:
             args += ["--index-url", self.default_index]
         return args
-
-
-def _without_option(args: List[str], option: str) -> List[str]:
-    kept: List[str] = []
-    skip = False
-    for arg in args:
-        if skip:
-            skip = False
-        elif arg == option:
-            skip = True
-        else:
-            kept.append(arg)
-    return kept
 
 
 # --- installers ------------------------------------------------------------------------------------
@@ -182,33 +168,27 @@ class UvInstaller:
         if done.returncode != 0:
             raise PythonUnavailable("uv could not create a Python %s environment" % interpreter, _output(done))
 
-    def _pip(self, args: List[str], sources: Sources, shown: str = "") -> str:
-        # Offline first: a release already in uv's cache or in local wheel folders installs
-        # without a round trip to any index, and without failing when an index is unreachable.
-        command = [self.uv, "pip", "install", *sources.uv_args(), *args]
-        env = sources.pip.uv_env()
-        offline = ""
-        if sources.channel is None:  # a channel's index was just asked which build it names: no cache stands in
-            done = run_captured(command[:3] + ["--offline"] + command[3:], env)
-            if done.returncode == 0:
-                return _output(done)
-            offline = _output(done)
-        done = run_captured(command, env, self.echo)
-        if done.returncode != 0:
-            raise classify(_output(done), "uv pip install " + (shown or " ".join(args[2:])), offline)
-        return _output(done)
-
     def install(
         self, python: Path, requirements: Sequence[str], sources: Sources, constraints: Sequence[str] = ()
     ) -> str:
         # Bytecode compiled at install, as pip does: where PYTHONDONTWRITEBYTECODE is set (CI runners, container
         # images), Python keeps nothing it compiles, and every process that imports torch would compile it again.
+        # Offline first: a release already in uv's cache or in local wheel folders installs
+        # without a round trip to any index, and without failing when an index is unreachable.
+        env = sources.pip.uv_env()
         with constraint_file(constraints) as given:
-            return self._pip(
-                ["--python", str(python), COMPILE_BYTECODE, *given, *requirements],
-                sources,
-                described(requirements, constraints),
-            )
+            command = [self.uv, "pip", "install", *sources.uv_args(), "--python", str(python), COMPILE_BYTECODE]
+            command += [*given, *requirements]
+            offline = ""
+            if sources.channel is None:  # a channel's index was just asked which build it names: no cache stands in
+                done = run_captured(command[:3] + ["--offline"] + command[3:], env)
+                if done.returncode == 0:
+                    return _output(done)
+                offline = _output(done)
+            done = run_captured(command, env, self.echo)
+        if done.returncode != 0:
+            raise classify(_output(done), "uv pip install " + described(requirements, constraints), offline)
+        return _output(done)
 
 
 class PipInstaller:
@@ -221,18 +201,15 @@ class PipInstaller:
         if done.returncode != 0:
             raise PythonUnavailable("%s could not create an environment" % interpreter, _output(done))
 
-    def _pip(self, python: Path, args: List[str], sources: Sources, shown: str = "") -> str:
-        command = [str(python), "-m", "pip", "install", "--disable-pip-version-check", *sources.pip_args(), *args]
-        done = run_captured(command)
-        if done.returncode != 0:
-            raise classify(_output(done), "pip install " + (shown or " ".join(args)))
-        return _output(done)
-
     def install(
         self, python: Path, requirements: Sequence[str], sources: Sources, constraints: Sequence[str] = ()
     ) -> str:
         with constraint_file(constraints) as given:
-            return self._pip(python, [*given, *requirements], sources, described(requirements, constraints))
+            command = [str(python), "-m", "pip", "install", "--disable-pip-version-check", *sources.pip_args()]
+            done = run_captured([*command, *given, *requirements])
+        if done.returncode != 0:
+            raise classify(_output(done), "pip install " + described(requirements, constraints))
+        return _output(done)
 
 
 def described(requirements: Sequence[str], constraints: Sequence[str]) -> str:

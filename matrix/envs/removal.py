@@ -31,7 +31,7 @@ from . import cache_archives, environments, releases
 from .builds import Build
 from .install import Installer, InstallError, UvInstaller, installer, run_captured
 
-Log = Callable[[str], None]
+Log = environments.Log
 Clean = Callable[[List[str], Log], None]
 Prune = Callable[[List[str], Path, Log], cache_archives.Pruned]
 
@@ -232,11 +232,7 @@ def remove_paths(paths: List[Path], envs: Path, clean: Clean, prune: Prune, log:
 
 def environment_folders(envs: Path) -> List[Path]:
     """The environments in ``envs``, by their folders' names: the worker's copies and anything else stay out."""
-    try:
-        entries = sorted(envs.iterdir())
-    except OSError:  # no environments folder yet
-        return []
-    return [p for p in entries if ENVIRONMENT.fullmatch(p.name) and p.is_dir() and not p.is_symlink()]
+    return environments.folders(envs, ENVIRONMENT)
 
 
 def used(builds: Iterable[Build], envs: Path) -> List[Path]:
