@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -85,18 +85,12 @@ class CaseInfo:
     requires_python: Optional[str] = None
 
     def to_json(self) -> Dict[str, Any]:
+        """Every field, in order, tuples as lists; ``name`` and ``path`` as a record names them (case, case_file)."""
+        named = {"name": "case", "path": "case_file"}
         return {
-            "case": self.name,
-            "case_file": self.path,
-            "description": self.description,
-            "source": self.source,
-            "tags": list(self.tags),
-            "requires": list(self.requires),
-            "expected": self.expected,
-            "skip_check": self.skip_check,
-            "problem": self.problem,
-            "dependencies": list(self.dependencies),
-            "requires_python": self.requires_python,
+            named.get(f.name, f.name): list(value) if isinstance(value, tuple) else value
+            for f in fields(self)
+            for value in (getattr(self, f.name),)
         }
 
 

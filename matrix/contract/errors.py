@@ -9,7 +9,6 @@ import sys
 from typing import Callable, Optional
 
 # Exit statuses of every command.
-OK = 0
 FAILED = 1  # the command ran and its answer is "no" (e.g. bisect found nothing, a policy failed)
 USAGE = 2  # bad input: an option, a file, a configuration
 UNAVAILABLE = 3  # something the command needs could not be had (an environment, a release)

@@ -13,7 +13,6 @@ Standard library only, Python 3.8 syntax: the worker imports this inside every t
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import hashlib
 import json
 import os
@@ -22,6 +21,7 @@ import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import dependencies
+from .case import cell_selected
 from .errors import UserError
 from .schema import MODES
 
@@ -200,14 +200,16 @@ class Artifact:
     @property
     def dependency_set(self) -> str:
         """The packages beside torch it was saved with: "" for torch alone, or where no meta.json says."""
-        value = (self.meta or {}).get("dependency_set")
-        return value if isinstance(value, str) else ""
+        return _text((self.meta or {}).get("dependency_set"))
 
     @property
     def with_set(self) -> str:
         """The part of :attr:`dependency_set` that ``--with`` added: "" for none, or where no meta.json says."""
-        value = (self.meta or {}).get("with_set")
-        return value if isinstance(value, str) else ""
+        return _text((self.meta or {}).get("with_set"))
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def _folders(path: str) -> List[str]:
@@ -276,8 +278,7 @@ def _artifact(folder: str, saved: Tuple[str, str, str], mode: str, name: str) ->
     meta, problem = read_meta(folder)
     if meta is not None:
         # An artifact from before --with sets had folders of their own has no with_set: it had none.
-        with_set = meta.get("with_set")
-        named = artifact_name(meta["case"], with_set if isinstance(with_set, str) else "")
+        named = artifact_name(meta["case"], _text(meta.get("with_set")))
         where = (meta["torch_version"], meta["variant"], meta["python"], meta["mode"], named)
         if where != (torch_version, variant, python, mode, name):
             problem = "%s names %s/%s/%s, not the folder it is in" % (
@@ -294,6 +295,4 @@ def _artifact(folder: str, saved: Tuple[str, str, str], mode: str, name: str) ->
 
 
 def selected(artifact: Artifact, select: Optional[Tuple[str, ...]]) -> bool:
-    return not select or any(
-        fnmatch.fnmatchcase(artifact.case, g) or fnmatch.fnmatchcase(artifact.relative, g) for g in select
-    )
+    return cell_selected(artifact.case, artifact.relative, select)

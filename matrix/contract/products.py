@@ -74,7 +74,6 @@ COMPILE = Product(
 )  # fmt: skip
 PRODUCTS = (PROGRAM, PACKAGE, COMPILE)
 BY_KIND: Dict[str, Product] = {product.kind: product for product in PRODUCTS}
-BY_NAME: Dict[str, Product] = {product.name: product for product in PRODUCTS}
 
 
 def keys_of(kind: object) -> Tuple[str, ...]:

@@ -35,12 +35,15 @@ class Writer:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        folder = os.path.dirname(path)
-        if folder:
-            os.makedirs(folder, exist_ok=True)
         self._terminate_partial_line()
         self._written: List[str] = []
-        self._file: IO[str] = open(path, "a", encoding="utf-8")
+        self._file = self._open()
+
+    def _open(self) -> IO[str]:
+        folder = os.path.dirname(self.path)
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        return open(self.path, "a", encoding="utf-8")
 
     def _terminate_partial_line(self) -> None:
         # A run killed mid-write leaves a line without newline; start ours on a fresh line.
@@ -71,10 +74,7 @@ class Writer:
         # vanish with it. Write it again to a new file of the same name and go on.
         sys.stderr.write("warning: %s was deleted during the run; writing this run's records again\n" % self.path)
         self._file.close()
-        folder = os.path.dirname(self.path)
-        if folder:
-            os.makedirs(folder, exist_ok=True)
-        self._file = open(self.path, "a", encoding="utf-8")
+        self._file = self._open()
         self._file.writelines(self._written)
         self._file.flush()
         os.fsync(self._file.fileno())

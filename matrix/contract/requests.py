@@ -45,8 +45,8 @@ from .options import (
 from .schema import MODES
 
 # The words of the options, read by the worker (runner, sources, batch, signing) from here.
-# STAGES is the default of --stages; OPT_IN_STAGES run only where --stages names them (contract/stages.py).
-STAGES, OPT_IN_STAGES, KNOWN_STAGES = stages.DEFAULT, stages.OPT_IN, stages.KNOWN
+# STAGES is the default of --stages; KNOWN_STAGES adds those run only where --stages names them (contract/stages.py).
+STAGES, KNOWN_STAGES = stages.DEFAULT, stages.KNOWN
 AOTI = stages.AOTI.name  # compile the program with AOTInductor, load the package in a fresh process, compare
 
 

@@ -63,7 +63,7 @@ CELL_KEYS = (
     # else the round trip in the exporting process; that round trip is kept in serialize_in_process_*.
     "serialize_in_process_status", "serialize_in_process_error",
     "serialize_fresh_status", "serialize_fresh_error", "serialize_fresh_s",
-    # Whether a passing cell kept its program for ``load`` (ARTIFACT_STATUSES), and why not.
+    # Whether a passing cell kept its program for ``load`` (ARTIFACT_SAVED, ARTIFACT_NOT_SAVED), and why not.
     "artifact", "artifact_error",
     "load_s", "eager_s", "export_s", "check_s", "decompose_s", "serialize_s", "total_s",
     "peak_rss_mb", "exit_code", "stderr_tail", "finished_at",
@@ -180,13 +180,11 @@ STAGE_MISMATCH = "mismatch"
 # A failed export's diagnosis (``diagnosis_status``): done (its problems are listed), skipped (no
 # time was left), timeout, error (draft_export itself raised), not-applicable (no draft_export).
 DIAGNOSIS_DONE = "done"
-DIAGNOSIS_STATUSES = (DIAGNOSIS_DONE, STAGE_SKIPPED, Status.TIMEOUT.value, STAGE_ERROR, Status.NOT_APPLICABLE.value)
 # A passing cell's saved program (``artifact``), where the run keeps them: saved, or not-saved
 # with a one-line reason in ``artifact_error`` (torch.export.save raised, an input or output
 # that is not plain data). None where the cell did not pass or nothing was to be kept.
 ARTIFACT_SAVED = "saved"
 ARTIFACT_NOT_SAVED = "not-saved"
-ARTIFACT_STATUSES = (ARTIFACT_SAVED, ARTIFACT_NOT_SAVED)
 
 
 # --- loading a saved program on another release (``export-matrix load``) --------------------

@@ -64,7 +64,6 @@ REPORTED = (SERIALIZE, DECOMPOSE)
 DEFAULT = tuple(stage.name for stage in DECLARED if stage.default)  # the default of --stages
 OPT_IN = tuple(stage.name for stage in DECLARED if not stage.default)
 KNOWN = DEFAULT + OPT_IN
-BY_NAME = {stage.name: stage for stage in DECLARED}
 # What --stages' help says of every stage: "check (run and compare with eager), decompose, ...".
 HELP = ", ".join("%s (%s)" % (s.name, s.words) if s.words else s.name for s in DECLARED)
 
