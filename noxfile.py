@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))  # the sessions are thin wrappers around the project's own modules
 
 from matrix.contract.requests import AOTI, STAGES, LoadRequest, RequestError, RunRequest, load_words  # noqa: E402
-from matrix.envs import environments, install, logs, pipconfig, pythons, releases, removal, sets  # noqa: E402
+from matrix.envs import env_errors, environments, install, logs, pipconfig, pythons, releases, removal, sets  # noqa: E402
 
 Request = Union[RunRequest, LoadRequest]
 
@@ -273,7 +273,7 @@ def _environment(session: nox.Session, torch: str, variant: str, out: str) -> en
     """
     build = releases.default_matrix().build(torch, variant)
     spec = environments.Spec(build, pythons.default_python(build.release))
-    environment = environments.prepare_or_record(spec, Path(out), log=session.log)
+    environment = env_errors.prepare_or_record(spec, Path(out), log=session.log)
     if environment is None:
         session.skip("torch %s could not be installed; the env-error record is in %s" % (build.torch_version, out))
     assert environment is not None  # session.skip raises

@@ -23,7 +23,7 @@ from ..contract.case import CaseError, CaseInfo, cell_selected, discover
 from ..contract.errors import UserError
 from ..contract.requests import RunRequest
 from ..contract.schema import Status, cell_id, first_line, now
-from . import environments
+from . import env_errors, environments
 from .install import BuildUnavailable, Installer, InstallError
 
 
@@ -137,8 +137,8 @@ def prepare(
 ) -> Optional[environments.Environment]:
     """A set's environment; None, with the answer recorded in ``out``, where it cannot be had."""
     if not spec.dependency_set:
-        return environments.prepare_or_record(spec, out, envs, tool, force=force, log=log)
-    base = environments.prepare_or_record(spec.base, out, envs, tool, log=log)
+        return env_errors.prepare_or_record(spec, out, envs, tool, force=force, log=log)
+    base = env_errors.prepare_or_record(spec.base, out, envs, tool, log=log)
     if base is None:
         return None  # torch itself cannot be had: the release's env-error says so
     spec = replace(spec, build=base.spec.build)  # a channel's word, as the base pinned it: asked once
@@ -154,5 +154,5 @@ def prepare(
         log("%s: %s" % (spec.name, cells[0]["error_message"] if cells else error))
         return None
     except InstallError as error:  # the network, a build from source: this set alone goes without
-        environments.record_env_error(spec, out, error, log)
+        env_errors.record_env_error(spec, out, error, log)
         return None

@@ -17,7 +17,7 @@ from typing import Dict, List, Tuple
 import pytest
 
 from matrix.contract import records
-from matrix.envs import environments, pythons, releases
+from matrix.envs import env_errors, environments, pythons, releases
 from matrix.records import artifacts as loads_table
 from matrix.records import load_regressions, store
 from matrix.report import artifacts as report_artifacts
@@ -49,9 +49,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, environment
     for word in BUILDS:
         build = matrix.resolve(word)
         spec = environments.Spec(build, pythons.default_python(build.release))
-        environment = environments.prepare_or_record(spec, out, env_dir)
+        environment = env_errors.prepare_or_record(spec, out, env_dir)
         if environment is None:
-            (record,) = records.read(str(out / environments.env_error_file(spec)))[0]
+            (record,) = records.read(str(out / env_errors.env_error_file(spec)))[0]
             pytest.fail("%s did not install: %s\n%s" % (word, record["error_message"], record["installer_output"]))
         found[word] = environment
     return found

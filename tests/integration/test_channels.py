@@ -15,7 +15,7 @@ from typing import Dict, Sequence
 import pytest
 
 from matrix.contract import dependencies
-from matrix.envs import environments, install, releases, sets
+from matrix.envs import env_errors, environments, install, releases, sets
 
 from conftest import CURRENT, ROOT, FailingInstaller, make_wheel, write
 
@@ -64,7 +64,7 @@ def test_the_nightly_channel_installs_from_its_index_never_a_local_wheel_of_the_
     tool = install.UvInstaller(str(install.find_uv()))
     lines: list = []
 
-    newest = environments.prepare_or_record(environments.Spec(nightly, CURRENT), out, envs, tool, log=lines.append)
+    newest = env_errors.prepare_or_record(environments.Spec(nightly, CURRENT), out, envs, tool, log=lines.append)
     assert newest is not None, list((out).glob("*"))
     assert newest.spec.build.torch_version == "9.9.10.dev20260116+cpu" and newest.spec.build.variant == variant
     assert newest.path.name == "torch-9.9.10.dev20260116+cpu_nightly-cpu_py%s" % CURRENT

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from matrix.contract import records
-from matrix.envs import environments, install, releases, worker_copy
+from matrix.envs import env_errors, environments, install, releases, worker_copy
 from matrix.envs.environments import Spec
 from matrix.envs.install import Sources
 
@@ -51,8 +51,8 @@ def test_prepare_reports_a_missing_build_with_the_installer_message(local_wheels
     missing = Spec(releases.Build(releases.Release("9.9.7", "9.9", (CURRENT,), "fakenumpy"), FAKE_VARIANT), CURRENT)
     out = tmp_path / "out"
     tool = install.UvInstaller(uv)
-    assert environments.prepare_or_record(missing, out, tmp_path / "envs", tool, log=lambda _: None) is None
-    (record,) = records.read(str(out / environments.env_error_file(missing)))[0]
+    assert env_errors.prepare_or_record(missing, out, tmp_path / "envs", tool, log=lambda _: None) is None
+    (record,) = records.read(str(out / env_errors.env_error_file(missing)))[0]
     assert record["error_type"] == "matrix.envs.install.BuildUnavailable"
     assert "9.9.7" in record["error_message"]
     assert "torch==9.9.7+cpu" in record["installer_output"]
@@ -61,10 +61,10 @@ def test_prepare_reports_a_missing_build_with_the_installer_message(local_wheels
 def test_a_later_success_removes_the_stale_env_error_record(local_wheels: Path, tmp_path: Path) -> None:
     target = Spec(releases.Build(FAKE_RELEASE, FAKE_VARIANT), CURRENT)
     out, envs = tmp_path / "out", tmp_path / "envs"
-    environments.prepare_or_record(target, out, envs, FailingInstaller(), Sources(), log=lambda _: None)
-    assert (out / environments.env_error_file(target)).exists()
-    assert environments.prepare_or_record(target, out, envs, installers()[0], log=lambda _: None) is not None
-    assert not (out / environments.env_error_file(target)).exists()
+    env_errors.prepare_or_record(target, out, envs, FailingInstaller(), Sources(), log=lambda _: None)
+    assert (out / env_errors.env_error_file(target)).exists()
+    assert env_errors.prepare_or_record(target, out, envs, installers()[0], log=lambda _: None) is not None
+    assert not (out / env_errors.env_error_file(target)).exists()
 
 
 def test_a_changed_worker_needs_no_reinstall(

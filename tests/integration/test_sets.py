@@ -12,7 +12,7 @@ import pytest
 from matrix.contract import records
 from matrix.contract.case import CaseInfo
 from matrix.contract.schema import Status
-from matrix.envs import environments, install, releases, sets
+from matrix.envs import env_errors, environments, install, releases, sets
 from matrix.envs.environments import Spec
 from matrix.envs.install import Sources
 
@@ -111,9 +111,9 @@ def test_a_set_that_fails_to_install_is_an_env_error_of_that_set_alone(local_whe
         sets.prepare(target, out, [info("a", "tinydep")], ["strict"], envs=envs, tool=tool, log=lambda _: None) is None
     )
     assert tool.calls == ["set"]
-    (record,) = records.read(str(out / environments.env_error_file(target)))[0]
+    (record,) = records.read(str(out / env_errors.env_error_file(target)))[0]
     assert record["dependency_set"] == "tinydep" and "dns error" in record["error_message"]
-    assert not (out / environments.env_error_file(BASE)).exists()
+    assert not (out / env_errors.env_error_file(BASE)).exists()
     assert (envs / BASE.name / environments.MARKER).is_file()
 
 

@@ -17,7 +17,7 @@ from matrix.contract import schema
 from matrix.contract.errors import UserError
 from matrix.contract.options import from_namespace
 from matrix.contract.requests import RunRequest
-from matrix.envs import environments, pythons, releases
+from matrix.envs import env_errors, environments, pythons, releases
 
 from conftest import FIXTURES, make_cell
 
@@ -201,7 +201,7 @@ def test_a_probe_compares_the_cell_that_schema_recency_says_wins_not_the_last_on
         (out / "torch-2.5.1_pypi_py3.11.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (later, earlier)))
         return None
 
-    monkeypatch.setattr(environments, "prepare_or_record", lambda spec, out, *rest, **options: FakeEnvironment())
+    monkeypatch.setattr(env_errors, "prepare_or_record", lambda spec, out, *rest, **options: FakeEnvironment())
     monkeypatch.setattr(probe, "run_case", fake_run)
     spec = environments.Spec(releases.default_matrix().resolve("2.5.1"), "3.11")
     assert bisect.probe_cell(spec, args(), ADD_ONE, tmp_path) == later
@@ -212,7 +212,7 @@ def test_a_release_without_a_cell_to_compare_is_skipped_with_the_reason(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     spec = environments.Spec(releases.default_matrix().resolve("2.5.1"), "3.11")
-    monkeypatch.setattr(environments, "prepare_or_record", lambda spec, out, *rest, **options: FakeEnvironment())
+    monkeypatch.setattr(env_errors, "prepare_or_record", lambda spec, out, *rest, **options: FakeEnvironment())
     monkeypatch.setattr(probe, "run_case", lambda *a: "export-matrix run exited with 1: boom")
     with pytest.raises(Skip, match="exited with 1: boom"):
         bisect.probe_cell(spec, args(), ADD_ONE, tmp_path)
@@ -222,6 +222,6 @@ def test_a_release_without_a_cell_to_compare_is_skipped_with_the_reason(
         error = {"schema_version": schema.SCHEMA_VERSION, "kind": "env-error", "error_message": "no wheels"}
         (out / "env-error.jsonl").write_text(json.dumps(error) + "\n")
 
-    monkeypatch.setattr(environments, "prepare_or_record", fail)
+    monkeypatch.setattr(env_errors, "prepare_or_record", fail)
     with pytest.raises(Skip, match="could not be installed"):
         bisect.probe_cell(spec, args(), ADD_ONE, tmp_path)

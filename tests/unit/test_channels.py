@@ -17,6 +17,7 @@ from matrix.contract import options, records
 from matrix.envs import (
     channels,
     companions,
+    env_errors,
     environments,
     install,
     logs,
@@ -347,13 +348,13 @@ def test_a_channel_that_cannot_be_had_is_an_env_error_of_that_build_alone(tmp_pa
     index = simple_index(tmp_path / "n", {"torch": ["9.9.10.dev20260115+cpu"]})
     gone = Spec(dated(fake_channel(index), "2026-01-01"), CURRENT)
     tool, out = FailingInstaller(), tmp_path / "out"
-    assert environments.prepare_or_record(gone, out, tmp_path / "envs", tool, log=lambda _: None) is None
+    assert env_errors.prepare_or_record(gone, out, tmp_path / "envs", tool, log=lambda _: None) is None
     assert tool.calls == []  # nothing was installed: the index said no first
     # The record keeps the word; its file's name holds no colon (Windows, artifact names).
     assert [p.name for p in out.iterdir()] == [
         "env-error_torch-nightly-2026-01-01+cpu_nightly-cpu_py%s.jsonl" % CURRENT
     ]
-    ((record,), _) = records.read(str(out / environments.env_error_file(gone)))
+    ((record,), _) = records.read(str(out / env_errors.env_error_file(gone)))
     assert (record["torch_version"], record["variant"]) == ("nightly:2026-01-01+cpu", "nightly-cpu")
     assert record["error_type"] == "matrix.envs.channels.ChannelUnavailable"
     assert "nightly channel's index %s" % index in record["error_message"] and "2026-01-01" in record["error_message"]
@@ -363,9 +364,9 @@ def test_every_name_a_dated_word_gives_a_file_or_folder_is_safe_and_a_release_ke
     word = Spec(MATRIX.resolve("nightly:2026-01-15"), "3.12", "transformers")
     assert word.name == "torch-nightly-2026-01-15+cpu_nightly-cpu_py3.12" + word.name[len(word.base.name) :]
     assert word.name.startswith(word.base.name + "_deps-")
-    assert environments.env_error_file(word.base) == "env-error_torch-nightly-2026-01-15+cpu_nightly-cpu_py3.12.jsonl"
+    assert env_errors.env_error_file(word.base) == "env-error_torch-nightly-2026-01-15+cpu_nightly-cpu_py3.12.jsonl"
     assert logs.log_path(Path("out"), word.name).name == word.name + ".log"  # the nox sessions' logs
-    assert all(options.is_safe_name(name) for name in (word.name, environments.env_error_file(word)))
+    assert all(options.is_safe_name(name) for name in (word.name, env_errors.env_error_file(word)))
     # Names that were safe stay as they were: environments, records and caches made before are found again.
     assert Spec(MATRIX.resolve("2.7.1+cpu"), "3.12").name == "torch-2.7.1+cpu_cpu_py3.12"
     assert Spec(MATRIX.resolve("nightly"), "3.12").name == "torch-nightly+cpu_nightly-cpu_py3.12"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from matrix.contract import records
-from matrix.envs import environments, install, pythons, releases, worker_copy
+from matrix.envs import env_errors, environments, install, pythons, releases, worker_copy
 from matrix.envs.environments import Spec
 from matrix.envs.install import Sources
 
@@ -24,7 +24,7 @@ def spec(word: str, python: str = CURRENT) -> Spec:
 def test_spec_names_match_the_worker_record_files() -> None:
     assert spec("2.4.1+cpu", "3.11").name == "torch-2.4.1+cpu_cpu_py3.11"
     assert spec("2.4.1", "3.10").name + ".jsonl" == records.env_file_name("2.4.1", "pypi", "3.10")
-    assert environments.env_error_file(spec("2.4.1", "3.10")) == "env-error_torch-2.4.1_pypi_py3.10.jsonl"
+    assert env_errors.env_error_file(spec("2.4.1", "3.10")) == "env-error_torch-2.4.1_pypi_py3.10.jsonl"
 
 
 def test_requirements_pin_the_exact_build_and_the_series_pins() -> None:
@@ -61,9 +61,9 @@ def test_failed_install_becomes_an_env_error_record_and_the_matrix_goes_on(tmp_p
     out = tmp_path / "out"
     tool = FailingInstaller()
     target = spec("2.5.1")
-    assert environments.prepare_or_record(target, out, tmp_path / "envs", tool, Sources(), log=lambda _: None) is None
+    assert env_errors.prepare_or_record(target, out, tmp_path / "envs", tool, Sources(), log=lambda _: None) is None
     assert tool.calls == ["create", "install"]
-    found, warnings = records.read(str(out / environments.env_error_file(target)))
+    found, warnings = records.read(str(out / env_errors.env_error_file(target)))
     assert warnings == []
     (record,) = found
     assert record["kind"] == "env-error"
@@ -75,8 +75,8 @@ def test_failed_install_becomes_an_env_error_record_and_the_matrix_goes_on(tmp_p
     assert "dns error" in record["installer_output"]
     assert record["finished_at"].endswith("+00:00")
     # A second failure replaces the record instead of piling up duplicates.
-    environments.prepare_or_record(target, out, tmp_path / "envs", tool, Sources(), log=lambda _: None)
-    assert len(records.read(str(out / environments.env_error_file(target)))[0]) == 1
+    env_errors.prepare_or_record(target, out, tmp_path / "envs", tool, Sources(), log=lambda _: None)
+    assert len(records.read(str(out / env_errors.env_error_file(target)))[0]) == 1
 
 
 def test_the_worker_copy_holds_only_the_worker_and_follows_its_sources(tmp_path: Path) -> None:

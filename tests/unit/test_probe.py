@@ -13,7 +13,7 @@ import pytest
 from matrix import probe
 from matrix.contract import schema
 from matrix.contract.requests import RunRequest
-from matrix.envs import environments, releases
+from matrix.envs import env_errors, environments, releases
 
 from conftest import FIXTURES, make_cell
 
@@ -52,7 +52,7 @@ def test_where_the_environment_does_not_install_only_its_env_error_counts(
     def fail(spec: environments.Spec, out: Path, *rest: Any, **options: Any) -> None:
         (out / "env-error.jsonl").write_text(json.dumps(error) + "\n")
 
-    monkeypatch.setattr(environments, "prepare_or_record", fail)
+    monkeypatch.setattr(env_errors, "prepare_or_record", fail)
     info = probe.validate_case(str(FIXTURES / "basic" / "add_one.py"))
     probed = probe.probe_case(spec, info, probe.cases_request((info.path,), ["strict"], folder, 1.0))
     assert probed == probe.Probed(env_error=error)
