@@ -3,7 +3,7 @@
 The cell is looked up in record folders (``results/`` by default), its runs summarised as the
 report summarises them; a cell id that several builds recorded (a release and its candidate from
 a channel's index share a version) is narrowed with ``--variant``, as other environments are with
-``--python`` and ``--with`` (:func:`matrix.records.repro.find`). The script
+``--python`` and ``--with`` (:mod:`matrix.records.repro_lookup`). The script
 (:mod:`matrix.records.repro_script`) inlines its case, read from the file its record names inside
 the case folders, and needs only torch to run.
 """
@@ -17,7 +17,7 @@ from typing import Optional, Tuple
 
 from .contract import dependencies
 from .contract.options import add_variant, add_with, requirements, safe_name
-from .records import repro, store
+from .records import repro, repro_lookup, store
 from .report import case_page
 from .report import repro as report_repro
 
@@ -78,8 +78,8 @@ OPTIONS = ReproOptions
 def main(options: ReproOptions) -> int:
     where = ", ".join(options.results)
     loaded = store.load(list(options.results))
-    narrowing = repro.Narrowing(options.python, dependencies.set_key(options.with_requirements), options.variant)
-    cell = repro.find(loaded.cells, options.cell, where, narrowing, loaded.environments)
+    narrowing = repro_lookup.Narrowing(options.python, dependencies.set_key(options.with_requirements), options.variant)
+    cell = repro_lookup.find(loaded.cells, options.cell, where, narrowing, loaded.environments)
     roots = case_page.default_roots() + options.case_root
     text = report_repro.script_for(cell, roots)
     if text is None:
