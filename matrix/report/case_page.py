@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import difflib
 import os
 import posixpath
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
@@ -254,7 +253,7 @@ def _graph_diffs(
             if previous is not None and previous["graph_hash"] != row["graph_hash"] and _comparable(previous, row):
                 place = (str(previous["release"]), str(row["release"]), mode, rest)
                 if _has_text(previous) and _has_text(row):
-                    found.append((place, graph_diff(previous["graph_text"], row["graph_text"])))
+                    found.append((place, graph_diffs.diff_lines(previous["graph_text"], row["graph_text"])))
                 else:
                     held = (kept or {}).get(_pair_key(previous, row))
                     if held is not None:
@@ -293,11 +292,6 @@ def _pair_key(before: Row, after: Row) -> Tuple[str, ...]:
 # Where a diff applies: (release before, release after, mode, the rest of its title: variant, --with set).
 Place = Tuple[str, str, str, str]
 SAME_TEXT = "No line of the two graph texts differs."
-
-
-def graph_diff(before: str, after: str) -> List[str]:
-    """The unified diff of two graph texts, without its two file-name lines: the diff's title names the sides."""
-    return list(difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm=""))[2:]
 
 
 def distinct_diffs(found: Iterable[Tuple[Place, List[str]]]) -> List[Tuple[str, List[str]]]:

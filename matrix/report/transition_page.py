@@ -205,7 +205,7 @@ def _diff(pair: Tuple[Row, Row]) -> Optional[List[str]]:
     old, new = before.get("graph_text"), after.get("graph_text")
     if not isinstance(old, str) or not isinstance(new, str):
         return None
-    return case_page.graph_diff(old, new)
+    return graph_diffs.diff_lines(old, new)
 
 
 def _ops(values: Any) -> str:

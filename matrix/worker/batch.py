@@ -26,11 +26,10 @@ import os
 import sys
 import time
 import uuid
-from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Type, TypeVar
+from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 from ..contract import products, records
 from ..contract.faults import harness_fault
-from ..contract.options import from_namespace
 from ..contract.schema import Status, now
 from .journal import Journal, Key, culprits, interrupted
 from .messages import TIME_LIMIT, Message, Result, message
@@ -39,12 +38,11 @@ from .reuse import ResultCache, machine_dependent, reused
 from .scratch import run_folder
 from .settings import Settings, backend, fork_safe, prepare_parent
 
-_Options = TypeVar("_Options", bound="Options")
-
 
 class Options:
     """What a command's options add to its request (``contract.requests``), the first of its bases: the request
-    validated before torch is imported, its seconds (``SECONDS``) as floats, and read from the command line."""
+    validated before torch is imported, and its seconds (``SECONDS``) as floats; ``contract.options.from_namespace``
+    reads one from the command line."""
 
     SECONDS: Tuple[str, ...] = ("timeout",)  # a class constant: this base is no dataclass
 
@@ -53,10 +51,6 @@ class Options:
         self.validate()  # type: ignore[attr-defined]
         for name in self.SECONDS:
             object.__setattr__(self, name, float(getattr(self, name)))
-
-    @classmethod
-    def from_args(cls: Type[_Options], namespace: Any) -> _Options:
-        return from_namespace(cls, namespace)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -28,7 +28,6 @@ from typing import Any, Dict, Optional, Tuple
 
 from ..contract import records
 from ..contract.errors import UserError
-from ..contract.options import from_namespace
 from ..contract.schema import Status, first_line
 from . import gpu
 
@@ -53,10 +52,6 @@ class GpuCheckOptions:
     select: Optional[Tuple[str, ...]] = None
     jobs: int = 0
     timeout: float = 120.0
-
-    @classmethod
-    def from_args(cls, namespace: argparse.Namespace) -> GpuCheckOptions:
-        return from_namespace(cls, namespace)
 
 
 OPTIONS = GpuCheckOptions

@@ -10,6 +10,7 @@ from typing import Dict
 import pytest
 from markdown_it import MarkdownIt
 
+from matrix.records import graph_diffs
 from matrix.report import build as report
 from matrix.report import case_page, diff_files
 
@@ -161,7 +162,7 @@ def long_diff(tmp_path: Path) -> Path:
 def test_a_long_diff_shows_its_first_lines_and_links_the_whole_stored_once(long_diff: Path):
     page = (long_diff / "cases" / "long.md").read_text(encoding="utf-8")
     shown = diffs(page)["2.4.1 → 2.5.0, strict and non-strict"].splitlines()
-    whole = case_page.graph_diff(LONG_BEFORE, LONG_AFTER)
+    whole = graph_diffs.diff_lines(LONG_BEFORE, LONG_AFTER)
     assert len(whole) == 81 and shown == whole[: diff_files.SHOWN_LINES] + ["…"]
     linked = re.findall(r"\[the whole diff\]\(([^)]+)\) \(81 lines, \+40 −40\)", page)
     assert len(linked) == 1 and linked[0].startswith("long.diffs/") and linked[0].endswith(".diff")

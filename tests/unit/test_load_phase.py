@@ -10,6 +10,7 @@ import pytest
 
 from matrix.contract import layout
 from matrix.contract.errors import UserError
+from matrix.contract.options import from_namespace
 from matrix.worker import artifacts, load_job, loader, runner
 
 # --- the artifacts module -------------------------------------------------------------------
@@ -63,10 +64,12 @@ def test_read_meta_and_verify_name_what_is_wrong(tmp_path: Path) -> None:
 def test_artifacts_are_off_unless_asked() -> None:
     parser = argparse.ArgumentParser()
     runner.configure(parser)
-    assert runner.RunOptions.from_args(parser.parse_args(["--out", "o"])).artifacts is None
-    assert runner.RunOptions.from_args(parser.parse_args(["--out", "o", "--artifacts", "a"])).artifacts == "a"
+    assert from_namespace(runner.RunOptions, parser.parse_args(["--out", "o"])).artifacts is None
+    assert from_namespace(runner.RunOptions, parser.parse_args(["--out", "o", "--artifacts", "a"])).artifacts == "a"
     assert (
-        runner.RunOptions.from_args(parser.parse_args(["--out", "o", "--artifacts", "a", "--no-artifacts"])).artifacts
+        from_namespace(
+            runner.RunOptions, parser.parse_args(["--out", "o", "--artifacts", "a", "--no-artifacts"])
+        ).artifacts
         is None
     )
 
@@ -74,7 +77,7 @@ def test_artifacts_are_off_unless_asked() -> None:
 def test_load_options_are_checked_before_torch_is_imported() -> None:
     parser = argparse.ArgumentParser()
     loader.configure(parser)
-    options = loader.LoadOptions.from_args(parser.parse_args(["a", "b", "--out", "o", "--select", "add*"]))
+    options = from_namespace(loader.LoadOptions, parser.parse_args(["a", "b", "--out", "o", "--select", "add*"]))
     assert (options.artifacts, options.select, options.force) == (("a", "b"), ("add*",), False)
     with pytest.raises(UserError, match="--timeout"):
         loader.LoadOptions(artifacts=("a",), out="o", timeout=0)

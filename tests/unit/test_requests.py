@@ -69,7 +69,7 @@ def test_a_request_survives_its_argv(request_: Any) -> None:
 
 def test_the_workers_parser_reads_a_run_request_into_the_same_options() -> None:
     for request in (RUN, RunRequest(out="records")):
-        options = runner.RunOptions.from_args(worker_namespace(runner, request.argv()))
+        options = from_namespace(runner.RunOptions, worker_namespace(runner, request.argv()))
         fields = {f.name: getattr(request, f.name) for f in dataclasses.fields(RunRequest)}
         assert fields == dataclasses.asdict(options)
         assert {f.name for f in dataclasses.fields(runner.RunOptions)} == set(fields)
@@ -77,7 +77,7 @@ def test_the_workers_parser_reads_a_run_request_into_the_same_options() -> None:
 
 def test_the_workers_parser_reads_a_load_request_into_the_same_options() -> None:
     for request in (LOAD, LoadRequest(("saved",), "records")):
-        options = loader.LoadOptions.from_args(worker_namespace(loader, request.argv()))
+        options = from_namespace(loader.LoadOptions, worker_namespace(loader, request.argv()))
         assert dataclasses.asdict(request) == dataclasses.asdict(options)
 
 
@@ -124,7 +124,7 @@ def test_a_run_request_refuses_what_the_worker_refuses_with_its_message(argv: An
     with pytest.raises(UserError) as refused:
         request.validate()
     with pytest.raises(UserError) as worker:
-        runner.RunOptions.from_args(worker_namespace(runner, request.argv()))
+        from_namespace(runner.RunOptions, worker_namespace(runner, request.argv()))
     assert str(refused.value) == str(worker.value)
 
 

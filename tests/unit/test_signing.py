@@ -11,6 +11,7 @@ from typing import Any, Dict, Tuple
 import pytest
 
 from matrix.contract import layout, schema
+from matrix.contract.options import from_namespace
 from matrix.worker import loader, signing
 
 KEY = b"k" * 40
@@ -147,8 +148,8 @@ def test_trust_is_a_flag_of_the_load_command_and_untrusted_records_are_not_done(
 
     parser = argparse.ArgumentParser()
     loader.configure(parser)
-    assert loader.LoadOptions.from_args(parser.parse_args(["a", "b", "--out", "o"])).trust is False
-    assert loader.LoadOptions.from_args(parser.parse_args(["a", "b", "--out", "o", "--trust"])).trust is True
+    assert from_namespace(loader.LoadOptions, parser.parse_args(["a", "b", "--out", "o"])).trust is False
+    assert from_namespace(loader.LoadOptions, parser.parse_args(["a", "b", "--out", "o", "--trust"])).trust is True
     record = {"schema_version": schema.SCHEMA_VERSION, "kind": "load", "saved_torch_version": "2.5.1",
               "saved_variant": "cpu", "saved_python": "3.11", "case": "lin", "mode": "strict"}  # fmt: skip
     path = tmp_path / "load.jsonl"

@@ -255,7 +255,7 @@ def graph_diffs(rows: List[Row], moves: List[Row]) -> List[Tuple[str, List[str]]
                 source = " (kept from %s)" % move.get(graph_diffs_table.CARRIED_FROM)
                 found.append(((*place[:3], place[3] + source), kept.splitlines()))
             continue
-        found.append((place, case_page.graph_diff(str(before), str(after))))
+        found.append((place, graph_diffs_table.diff_lines(str(before), str(after))))
     return case_page.distinct_diffs(found)
 
 
