@@ -27,7 +27,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Type, Union
+from typing import Any, Dict, List, Optional, Set, Type, Union
 
 import nox
 
@@ -225,8 +225,13 @@ def load(session: nox.Session, torch: str, variant: str) -> None:
     environment = _environment(session, torch, variant, out)
     # One `nox -s run load -- ...` passes the rest (--mode, --tag, ...) to the run sessions only.
     given = load_words(posargs)
+    try:  # the device the options after -- name, if any; else each device programs were saved on, where it is here
+        named = LoadRequest.from_argv(given, artifacts=[str(saved)], out=out, device=None).device
+    except RequestError:
+        named = None
+    cuda: Optional[bool] = None  # whether this build uses a GPU here: asked once, where a program was saved on one
     # Programs saved beside other packages (a case's PEP 723 block, --with) load where those are.
-    for key in _saved_sets(saved):
+    for key, devices in _saved_sets(saved).items():
         spec = dataclasses.replace(environment.spec, dependency_set=key)
         here = environment
         if key:
@@ -237,8 +242,17 @@ def load(session: nox.Session, torch: str, variant: str) -> None:
                 continue
         defaults: Dict[str, Any] = {"artifacts": [str(saved)], "out": out, "variant": variant, "dependency_set": key}
         defaults.update(SELECTION_LOAD.get(_named() or "", {}))  # the aoti selection compiles older programs here
-        command = _worker_command(here, LoadRequest, given, **defaults)
-        _run_logged(session, command, here.worker_env(), logs.log_path(Path(out), "load_" + spec.name))
+        for device in [named] if named else devices:
+            if named is None and device != "cpu":
+                cuda = environments.cuda_available(environment) if cuda is None else cuda
+                if not cuda:
+                    session.log(
+                        "%s: the programs saved on %s are not loaded here: no GPU it can use" % (spec.name, device)
+                    )
+                    continue
+            command = _worker_command(here, LoadRequest, given, **defaults, device=device)
+            log = "load_" + spec.name + ("" if device == "cpu" else "_" + device)
+            _run_logged(session, command, here.worker_env(), logs.log_path(Path(out), log))
 
 
 @nox.session(python=False, default=False)
@@ -259,11 +273,15 @@ def remove(session: nox.Session, torch: str, variant: str) -> None:
         session.error(str(error))
 
 
-def _saved_sets(saved: Path) -> List[str]:
-    """The dependency sets the programs under ``saved`` were saved with ("" for torch alone), "" first."""
+def _saved_sets(saved: Path) -> Dict[str, List[str]]:
+    """The dependency sets the programs under ``saved`` were saved with ("" for torch alone, always, first), each
+    with the devices its programs were saved on (the CPU where there are none)."""
     from matrix.contract import layout
 
-    return sorted({artifact.dependency_set for artifact in layout.discover((str(saved),))} | {""})
+    found: Dict[str, Set[str]] = {"": set()}
+    for artifact in layout.discover((str(saved),)):
+        found.setdefault(artifact.dependency_set, set()).add(artifact.device)
+    return {key: sorted(found[key]) or ["cpu"] for key in sorted(found)}
 
 
 def _environment(session: nox.Session, torch: str, variant: str, out: str) -> environments.Environment:

@@ -174,6 +174,13 @@ def add_load_arguments(parser: argparse.ArgumentParser) -> None:
         " The nox load sessions run one load per set. Default: every program",
     )
     parser.add_argument(
+        "--device",
+        choices=("cpu", "cuda"),
+        default="cpu",
+        help="load the programs saved on this device (`run --device`) and run them there (default cpu); those"
+        " saved on another device are left out, and the command says how many",
+    )
+    parser.add_argument(
         "--aoti",
         action="store_true",
         help="also compile each program saved on an older release with this release's AOTInductor (a C++ compiler,"

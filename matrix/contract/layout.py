@@ -4,7 +4,10 @@
 ``outputs.pt``, ``meta.json`` (what was saved, each file's size and sha256) and ``meta.sig``; a cell
 that ran the aoti stage adds its AOTInductor package (``aoti.pt2``, or ``aoti.so`` where the release
 compiles a bare library), listed in meta.json like the others, so that the signature covers it, and
-described under its ``aoti`` key. matrix/worker/artifacts.py writes and reads the files themselves.
+described under its ``aoti`` key. A program saved on another device than the CPU (``run --device cuda``) holds
+tensors of that device and is kept apart: its case folder ends in ``@<device>`` (``tutorial__add_one@cuda``), a
+name no case folder has otherwise, and ``load --device`` loads the programs of one device.
+matrix/worker/artifacts.py writes and reads the files themselves.
 The host plans loads, removes and reports saved programs with this module alone.
 
 Standard library only, Python 3.8 syntax: the worker imports this inside every torch environment.
@@ -86,15 +89,17 @@ def case_folder(case: str) -> str:
     return "%s~%s" % (readable, digest)
 
 
-def artifact_name(case: str, with_set: str = "") -> str:
-    """The folder name of a case's artifact: its :func:`case_folder`, and the suffix of the ``--with`` set, if any."""
-    return case_folder(case) + dependencies.set_suffix(with_set)
+def artifact_name(case: str, with_set: str = "", device: str = "cpu") -> str:
+    """The folder name of a case's artifact: its :func:`case_folder`, the suffix of the ``--with`` set, if any, and
+    ``@<device>`` where it was saved on another device than the CPU."""
+    return case_folder(case) + dependencies.set_suffix(with_set) + ("" if device == "cpu" else "@" + device)
 
 
 def artifact_folder(
-    root: str, torch_version: str, variant: str, python: str, mode: str, case: str, with_set: str = ""
-) -> str:
-    return os.path.join(root, env_folder(torch_version, variant, python), mode, artifact_name(case, with_set))
+    root: str, torch_version: str, variant: str, python: str, mode: str, case: str, with_set: str = "",
+    device: str = "cpu",
+) -> str:  # fmt: skip
+    return os.path.join(root, env_folder(torch_version, variant, python), mode, artifact_name(case, with_set, device))
 
 
 def sha256_of(path: str) -> str:
@@ -207,6 +212,16 @@ class Artifact:
         """The part of :attr:`dependency_set` that ``--with`` added: "" for none, or where no meta.json says."""
         return _text((self.meta or {}).get("with_set"))
 
+    @property
+    def device(self) -> str:
+        """The device its program and inputs were saved on: the CPU where meta.json does not say, or cannot be
+        read and the folder's name has no ``@<device>``."""
+        saved = (self.meta or {}).get("device")
+        if isinstance(saved, str) and saved:
+            return saved
+        name = os.path.basename(self.folder)
+        return name.rsplit("@", 1)[1] if self.meta is None and "@" in name else "cpu"
+
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
@@ -230,7 +245,8 @@ def _environments(root: str) -> List[str]:
 
 
 def discover(roots: Tuple[str, ...]) -> List[Artifact]:
-    """Every artifact folder under ``roots``, in path order; the first of two with the same key and set is kept."""
+    """Every artifact folder under ``roots``, in path order; the first of two with the same key, set and device is
+    kept."""
     found: List[Artifact] = []
     for root in roots:
         if not os.path.isdir(root):
@@ -248,9 +264,9 @@ def discover(roots: Tuple[str, ...]) -> List[Artifact]:
                 " (it holds <torch>_<variant>_py<X.Y>/<mode>/<case> folders)" % root
             )
         found.extend(here)
-    kept: Dict[Tuple[Key, str], Artifact] = {}
+    kept: Dict[Tuple[Key, str, str], Artifact] = {}
     for artifact in found:
-        identity = (artifact.key, artifact.dependency_set)
+        identity = (artifact.key, artifact.dependency_set, artifact.device)
         if identity in kept:
             sys.stderr.write(
                 "warning: %s is the same artifact as %s; loading the first only\n"
@@ -278,7 +294,7 @@ def _artifact(folder: str, saved: Tuple[str, str, str], mode: str, name: str) ->
     meta, problem = read_meta(folder)
     if meta is not None:
         # An artifact from before --with sets had folders of their own has no with_set: it had none.
-        named = artifact_name(meta["case"], _text(meta.get("with_set")))
+        named = artifact_name(meta["case"], _text(meta.get("with_set")), _text(meta.get("device")) or "cpu")
         where = (meta["torch_version"], meta["variant"], meta["python"], meta["mode"], named)
         if where != (torch_version, variant, python, mode, name):
             problem = "%s names %s/%s/%s, not the folder it is in" % (

@@ -239,6 +239,7 @@ class LoadRequest(_Request):
     progress: str = "auto"
     jobs: int = 0
     trust: bool = False
+    device: str = "cpu"  # the programs saved on this device, loaded and run there
     dependency_set: Optional[str] = None  # "" is torch alone; None: every program
     cache: Optional[str] = None
     no_cache: bool = False

@@ -196,7 +196,8 @@ USE_HEAD = (
     "schema_version", "kind", "run_id", "saved_torch_version", "saved_variant", "saved_python",
     "torch_version", "variant", "python", "device", "case", "mode", "artifact", "dependency_set", "with_set",
 )  # fmt: skip
-USE_TAIL = ("run_s", "total_s", "peak_rss_mb", "exit_code", "stderr_tail", "finished_at", "reused_from")
+# ``gpu``: with load --device cuda, the GPU it ran on, as a cell's record names it; None on the CPU.
+USE_TAIL = ("run_s", "total_s", "peak_rss_mb", "exit_code", "stderr_tail", "finished_at", "reused_from", "gpu")
 LOAD_KEYS = USE_HEAD + (
     "status", "error_type", "error_message", "error_traceback",
     "saved_serializer_version", "serializer_version", "format_version",
@@ -205,10 +206,11 @@ LOAD_KEYS = USE_HEAD + (
 # What identifies one load: the saving environment, the loading one, the case, the mode, and the
 # ``--with`` set the program was saved with (``with_set``, as in a cell's identity: the same case
 # saved under two sets is two programs). Every load record has the first ones (LOAD_REQUIRED); one
-# written before sets had folders of their own has no ``with_set``: it had none.
+# written before sets had folders of their own has no ``with_set``: it had none. ``device`` is where
+# the program was saved and loaded (``load --device``); a record without one loaded on the CPU.
 SAVED_ENV_KEY = ("saved_torch_version", "saved_variant", "saved_python")
 LOAD_REQUIRED = SAVED_ENV_KEY + ENV_KEY + ("case", "mode")
-LOAD_IDENTITY = LOAD_REQUIRED + ("with_set",)
+LOAD_IDENTITY = LOAD_REQUIRED + ("with_set", "device")
 
 
 class LoadStatus(_Outcome, str, enum.Enum):
@@ -352,8 +354,12 @@ def identity(record: Mapping[str, Any]) -> Tuple[Any, ...]:
 
 
 def load_identity(record: Mapping[str, Any]) -> Tuple[Any, ...]:
-    """A load record's identity (LOAD_IDENTITY); a missing ``with_set`` is no ``--with``."""
-    return tuple(record.get(key) for key in LOAD_REQUIRED) + (record.get("with_set") or "",)
+    """A load record's identity (LOAD_IDENTITY); a missing ``with_set`` is no ``--with``, a missing ``device`` the
+    CPU."""
+    return tuple(record.get(key) for key in LOAD_REQUIRED) + (
+        record.get("with_set") or "",
+        record.get("device") or "cpu",
+    )
 
 
 def instant(value: Any) -> float:

@@ -35,6 +35,7 @@ RUNNER_LINE = re.compile(
     r"|imported \S+.* once, before forking"  # a case's libraries, imported in the parent
     r"|crash \(the runner died"  # a cell or artifact an earlier, killed run was in
     r"|nothing under .* was saved with "  # a load of one dependency set, which no program was saved with
+    r"|left out the programs saved on another device"  # a load of one device (load --device)
     r"|warning: "  # the runner's warnings; Python's own read "FILE:LINE: FutureWarning: ..."
     r"|done: "
     r"|export-matrix \w+: "  # an error or an interrupt

@@ -93,6 +93,11 @@ def split(cells: pd.DataFrame) -> Tuple[pd.DataFrame, pd.DataFrame]:
     return cells[mine], cells[~mine]
 
 
+def on(frame: pd.DataFrame, device: str) -> pd.DataFrame:
+    """The rows of ``frame`` (cells, or the uses of a product) that ran on ``device``."""
+    return frame[(of(frame) == device).to_numpy()] if not frame.empty else frame
+
+
 def main_cells(cells: pd.DataFrame) -> pd.DataFrame:
     """The cells of the main device alone: those a report's verdicts read (an earlier report's table holds all)."""
     return split(cells)[0]

@@ -163,13 +163,18 @@ def build(
         else moves
     )
     steps = tuple(transitions.steps(compared, moves))
-    packages, compiles = aoti_loads.judge(loaded.aoti_loads), aoti_compiles.judge(loaded.aoti_compiles)
+    # The products' uses too: the main device's programs and packages, saved and used there.
+    device = by_device.main(everything)
+    packages = aoti_loads.judge(by_device.on(loaded.aoti_loads, device))
+    compiles = aoti_compiles.judge(by_device.on(loaded.aoti_compiles, device))
     comparison = since.compare(cells, moves, base[0], base[1]) if base is not None else None
     labels = tables.environment_labels(cells) if not cells.empty else pd.Series(dtype=object)
     summary = tables.summary(cells)
     disagreements = tables.mode_disagreements(cells)
     # The loads of a set whose latest install failed are left out with its cells (completeness.superseded).
-    loads = loads_table.table(completeness.superseded(loaded.loads, lacking, release="torch_version"))
+    loads = loads_table.table(
+        completeness.superseded(by_device.on(loaded.loads, device), lacking, release="torch_version")
+    )
     verdicts = judged.judge(
         released,
         released_moves,
@@ -204,7 +209,7 @@ def build(
         loads=loads,
         load_orders=loads_table.orders(loads),
         verdicts=verdicts,
-        runs=int((by_device.of(loaded.cells) == by_device.main(everything)).sum()),  # the main device's records
+        runs=int((by_device.of(loaded.cells) == device).sum()),  # the main device's records
         warnings=loaded.warnings,
         baseline=comparison,
         baseline_name=baseline_name,

@@ -3,7 +3,7 @@
 Each cell that exports and passes its check keeps its program in
 ``DIR/<torch_version>_<variant>_py<X.Y>/<mode>/<case folder>/``; a cell run with ``--with``
 adds its set's suffix to the case folder (``<case folder>_deps-1a2b3c4d``), so that each set
-keeps its own program:
+keeps its own program, and a cell run on another device than the CPU ends it in ``@<device>``:
 
 - ``program.pt2``: ``torch.export.save`` of the program, as the cell's serialize stage saved it
   before running it (running a program can update its buffers in place); without that stage it
@@ -197,7 +197,9 @@ def save(
 
     torch_version = str(torch.__version__)
     python = python_version()
-    final = artifact_folder(target.root, torch_version, target.variant, python, mode, case, target.with_set)
+    final = artifact_folder(
+        target.root, torch_version, target.variant, python, mode, case, target.with_set, target.device
+    )
     parent = os.path.dirname(final)
     os.makedirs(parent, exist_ok=True)
     if spec is None and not isinstance(program, (bytes, bytearray)):

@@ -223,7 +223,7 @@ class CachedCells(batch.Batch):
     def _program_folder(self, item: batch.Item) -> str:
         job, record = _job(item), item.record
         return layout.artifact_folder(job.artifacts or "", record["torch_version"], job.variant, record["python"],
-                                      job.mode, job.info.name, job.with_set)  # fmt: skip
+                                      job.mode, job.info.name, job.with_set, job.device)  # fmt: skip
 
 
 def _job(item: batch.Item) -> CellJob:

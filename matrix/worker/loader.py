@@ -17,6 +17,10 @@ never read before every file meta.json lists is whole, a crash or hang of its pr
 on an older release is also compiled here with AOTInductor within ``--aoti-timeout``, and its package loaded in a
 fresh process (:mod:`.aoti_compiles`), refused like a load where the folder is untrusted.
 
+A program is loaded on the device it was saved on: ``--device`` (the CPU by default) picks the programs saved there
+(:func:`on_device`), and the others are left out and counted. With ``--device cuda`` each load initialises CUDA in its
+own process, and its record and result-cache key name the GPU.
+
 The batch engine (:mod:`.batch`) runs the loads as it runs ``run``'s cells (why a load failed: :mod:`.forensics`).
 One record per program, package and compile (their kinds, keys and outcomes: :mod:`matrix.contract.products`) goes
 to ``DIR/load_torch-<version>_<variant>_py<X.Y>.jsonl``. Those already recorded there (same saving release, case,
@@ -29,6 +33,7 @@ content, this build and the C++ compiler.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import os
@@ -52,7 +57,7 @@ from ..contract.products import (
 )
 from ..contract.requests import LoadRequest
 from ..contract.schema import LOAD_STATUSES, STAGE_SKIPPED, LoadStatus, now
-from . import aoti, aoti_compiles, artifacts, batch, first_use, reuse, signing
+from . import aoti, aoti_compiles, artifacts, batch, first_use, gpu, reuse, signing
 from .aoti import NEEDS_COMPILER, NO_COMPILER_TYPE
 from .environment import installed_torch_version, variant_of
 from .journal import Key as JournalKey
@@ -71,7 +76,7 @@ class LoadOptions(batch.Options, LoadRequest):
         """How the engine runs the loads that go to the record file ``path``."""
         return batch.Settings(
             out=path, timeout=self.timeout, max_memory=self.max_memory, isolation=self.isolation, jobs=self.jobs,
-            force=self.force, progress=self.progress, cache=reuse.root(self.cache, self.no_cache),
+            force=self.force, progress=self.progress, device=self.device, cache=reuse.root(self.cache, self.no_cache),
         )  # fmt: skip
 
 
@@ -83,14 +88,17 @@ def file_name(torch_version: str, variant: str, python: str) -> str:
     return "load_" + records.env_file_name(torch_version, variant, python)
 
 
-def journal_key(key: Key, dependency_set: str = "", product: Product = PROGRAM) -> JournalKey:
-    """One use's key in the journal and in resuming: its artifact's key, the set it was saved with and, for a
-    product other than a program's load, its kind (six parts, never a program's four or five)."""
+def journal_key(key: Key, dependency_set: str = "", product: Product = PROGRAM, device: str = "cpu") -> JournalKey:
+    """One use's key in the journal and in resuming: its artifact's key, the set it was saved with, for a product
+    other than a program's load its kind (six parts, never a program's four or five), and off the CPU its device
+    (seven parts)."""
     # The journal keeps (case, mode, run): the saving release and any set go into the first part;
     # torch alone adds nothing, so that the keys of loads recorded before sets were told apart still match.
     more = [dependency_set] if dependency_set else []
     if product is not PROGRAM:
         more = [dependency_set, product.kind]
+    if device != "cpu":
+        more = [dependency_set, product.kind, device]
     return (json.dumps(list(key[:4]) + more), key[4], 0)
 
 
@@ -125,11 +133,14 @@ class LoadBatch(batch.Batch):
     def __init__(
         self, found: List[Artifact], version: str, variant: str, python: str, signing_key: Optional[bytes] = None,
         trust: bool = False, compile_older: bool = False, aoti_timeout: float = DEFAULT_AOTI_TIMEOUT_S,
-        aoti_from: str = AOTI_FROM[0],
+        aoti_from: str = AOTI_FROM[0], device: str = "cpu",
     ) -> None:  # fmt: skip
         """``signing_key`` verifies each artifact's signature, unless ``trust``; None: there is no key.
         ``compile_older`` (``--aoti``): compile the programs saved on older releases (those ``aoti_from`` picks,
-        ``--aoti-from``), each within ``aoti_timeout``."""
+        ``--aoti-from``), each within ``aoti_timeout``. ``device``: where the programs were saved and are used
+        (``found`` holds that device's alone)."""
+        self.device = device
+        self.gpu: Dict[str, Any] = {}  # off the CPU: the GPU the uses run on (gpu.checked)
         # Each use, in order: each program's load, then its package's where it has one; the compiles last (each
         # takes seconds to minutes).
         self.uses: Dict[JournalKey, Tuple[Product, Artifact]] = {}
@@ -152,7 +163,7 @@ class LoadBatch(batch.Batch):
 
     def plan(self, product: Product, artifact: Artifact) -> JournalKey:
         """Plan a use of ``product`` made from ``artifact``; returns its key."""
-        key = journal_key(artifact.key, artifact.dependency_set, product)
+        key = journal_key(artifact.key, artifact.dependency_set, product, artifact.device)
         self.uses[key] = (product, artifact)
         return key
 
@@ -171,14 +182,17 @@ class LoadBatch(batch.Batch):
             if kind not in BY_KIND or record.get("status") == LoadStatus.UNTRUSTED.value:
                 continue
             key = tuple(record.get(k) for k in ("saved_torch_version", "saved_variant", "saved_python", "case", "mode"))
-            saved_set = record.get("dependency_set") or ""
-            if all(isinstance(part, str) for part in (*key, saved_set)):
-                keys.add(journal_key(key, saved_set, BY_KIND[str(kind)]))  # type: ignore[arg-type]
+            saved_set, device = record.get("dependency_set") or "", record.get("device") or "cpu"
+            if all(isinstance(part, str) for part in (*key, saved_set, device)):
+                keys.add(journal_key(key, saved_set, BY_KIND[str(kind)], device))  # type: ignore[arg-type]
             else:
                 warnings.append("%s: skipped a %s record without a usable saving release, case and mode" % (path, kind))
         return keys, warnings
 
     def set_up(self, settings: batch.Settings, run_id: str) -> Optional[Dict[str, Any]]:
+        import torch
+
+        self.gpu = gpu.checked(torch, self.device)  # bad input where --device cuda cannot run here
         try:
             import torch.export
 
@@ -206,8 +220,8 @@ class LoadBatch(batch.Batch):
     def record(self, product: Product, artifact: Artifact) -> Dict[str, Any]:
         """The record of a use of ``product`` made from ``artifact``, as far as the parent knows it before the use."""
         meta, described = artifact.meta or {}, package_of(artifact) or {}
-        device = described.get("device") if product is PACKAGE else None
-        record = planned_record(product, artifact, self.env, device or meta.get("device"))
+        record = planned_record(product, artifact, self.env, artifact.device)
+        record["gpu"] = gpu.label(self.gpu)
         if product is PROGRAM:
             record.update(
                 saved_serializer_version=meta.get("serializer_version"),
@@ -307,6 +321,8 @@ class LoadBatch(batch.Batch):
             fields.update(package=name, package_sha256=sha256)
         if product is not PROGRAM:
             fields.update(kind=product.kind, compiler=self.compiler)
+        if self.device != "cpu":  # a result from one GPU (model, compute capability, driver) never stands for another
+            fields.update(device=self.device, gpu=gpu.identity(self.gpu))
         return reuse.digest(fields)
 
     def reusable(self, item: batch.Item, entry: Dict[str, Any], cache: reuse.ResultCache) -> bool:
@@ -344,6 +360,8 @@ def keep_fresh_load(
     package's load that was not tried (not-applicable) is not kept: ``load`` decides those without loading.
     """
     artifact = layout.artifact_at(folder)
+    if env.get("device", "cpu") != "cpu":  # the GPU's identity is the run's: its loads run again in `load`
+        return False
     status = result.get("status")
     untried = (LoadStatus.NOT_APPLICABLE.value, LoadStatus.UNTRUSTED.value)
     tried = status in LOAD_STATUSES and (product is PROGRAM or status not in untried)
@@ -387,6 +405,7 @@ def execute(options: LoadOptions) -> Dict[str, int]:
     if not found:
         raise UserError("nothing selected: no artifact under %s matches --select %s"
                         % (", ".join(options.artifacts), " ".join(options.select or ["*"])))  # fmt: skip
+    found = on_device(found, options.device, options.artifacts)
     key = None if options.trust else signing.verifying_key()
     version = installed_torch_version()
     variant = options.variant or variant_of(version)
@@ -395,9 +414,26 @@ def execute(options: LoadOptions) -> Dict[str, int]:
     settings = options.settings(os.path.join(options.out, name + ".jsonl"))
     # Packages count as artifacts in the plan's line; each one's progress line names its file (…/aoti.pt2).
     loads = LoadBatch(
-        found, version, variant, python, key, options.trust, options.aoti, options.aoti_timeout, options.aoti_from
-    )
+        found, version, variant, python, key, options.trust, options.aoti, options.aoti_timeout, options.aoti_from,
+        options.device,
+    )  # fmt: skip
     return batch.execute(loads, settings, version, variant)
+
+
+def on_device(found: List[Artifact], device: str, roots: Sequence[str]) -> List[Artifact]:
+    """The artifacts of ``found`` saved on ``device``; says how many others were left out, and is bad input where
+    every one was saved on another device (their tensors live there: a program is loaded where it was saved)."""
+    mine = [a for a in found if a.device == device]
+    others = collections.Counter(a.device for a in found if a.device != device)
+    if not others:
+        return mine
+    counts = ", ".join("%d on %s" % (n, name) for name, n in sorted(others.items()))
+    hint = " or ".join("--device %s" % name for name in sorted(others))
+    if not mine:
+        raise UserError("--device %s: no program selected under %s was saved on %s (%s); %s loads them"
+                        % (device, ", ".join(roots), device, counts, hint))  # fmt: skip
+    say("left out the programs saved on another device than %s (%s): %s loads them" % (device, counts, hint))
+    return mine
 
 
 def saved_with(artifact: Artifact) -> str:

@@ -136,6 +136,42 @@ def test_artifacts_saved_here_load_and_match_here(saved: Tuple[Path, List[Dict[s
     assert len(read_loads(out)) == 9
 
 
+def test_programs_are_loaded_on_the_device_they_were_saved_on(
+    saved: Tuple[Path, List[Dict[str, Any]]], tmp_path: Path
+) -> None:
+    import torch
+
+    art, env = copy_of(saved, tmp_path)
+
+    class AddOne(torch.nn.Module):
+        def forward(self, x: Any) -> Any:
+            return x + 1
+
+    # What `run --device cuda --artifacts` keeps, made here with CPU tensors: a folder beside the CPU one.
+    x = torch.ones(3)
+    target = layout.Target(str(art), "cpu", device="cuda")
+    kept = Path(artifacts.save(target, "add_one", "strict", torch.export.export(AddOne(), (x,)), [((x,), {})], [x + 1]))
+    assert kept == env / "strict" / "add_one@cuda" and (env / "strict" / "add_one" / layout.META).is_file()
+    assert json.loads((kept / layout.META).read_text())["device"] == "cuda"
+    out = tmp_path / "loads"
+    done = run_matrix("load", str(art), "--out", str(out), "--progress", "none")
+    assert "left out the programs saved on another device than cpu (1 on cuda): --device cuda loads them" in done.stderr
+    found = read_loads(out)
+    assert set(by_artifact(found)) == PASSING and len(found) == len(PASSING)
+    assert {(r["device"], r["gpu"], r["status"]) for r in found} == {("cpu", None, "pass")}
+    # Where this torch has no CUDA (or no GPU is visible), --device cuda is refused in one line, nothing recorded.
+    refused = run_matrix("load", str(art), "--out", str(out), "--device", "cuda", check=False)
+    errors = [line for line in refused.stderr.splitlines() if "error" in line]
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+    assert len(errors) == 1 and "--device cuda" in errors[0] and "CUDA" in errors[0], refused.stderr
+    assert len(read_loads(out)) == len(PASSING)
+    # A folder of a GPU's programs alone has nothing to load on the CPU, and says so.
+    only = tmp_path / "gpu-only"
+    shutil.copytree(kept, only / env.name / "strict" / kept.name)
+    refused = run_matrix("load", str(only), "--out", str(out), check=False)
+    assert refused.returncode == 2 and "was saved on cpu (1 on cuda); --device cuda loads them" in refused.stderr
+
+
 def test_a_corrupted_program_is_a_load_error_and_the_others_still_pass(
     saved: Tuple[Path, List[Dict[str, Any]]], tmp_path: Path
 ) -> None:

@@ -9,7 +9,7 @@ import pandas as pd
 
 from matrix.records import devices, model, store, tables
 
-from conftest import make_cell, report_cell, write_by_release
+from conftest import make_cell, make_load, report_cell, write_by_release
 
 
 def cell(release: str, device: Any, status: str = "pass", case: str = "c", **extra: Any) -> Dict[str, Any]:
@@ -122,3 +122,39 @@ def test_a_record_without_a_device_ran_on_the_cpu_and_a_later_one_of_that_cell_r
     loaded = store.load([str(folder)])
     assert loaded.superseded == 1 and loaded.cells["status"].tolist() == ["fail"]
     assert loaded.cells["device"].tolist() == ["cpu"]
+
+
+def test_the_report_judges_the_loads_of_its_main_device_and_a_load_on_another_device_is_another_load(tmp_path: Path):
+    # The same program loaded on the CPU (before --device, so no device) and, saved and loaded on a GPU, failing.
+    on_cuda = dict(
+        device="cuda", error_type="RuntimeError", error_message="CUDA error", finished_at="2025-01-02T00:00:00+00:00"
+    )
+    folder = write_by_release(
+        tmp_path / "records",
+        [
+            report_cell("2.10.0", "steady"),
+            report_cell("2.11.0", "steady"),
+            make_load("2.10.0", "2.11.0", "steady"),
+            make_load("2.10.0", "2.11.0", "steady", "load-error", **on_cuda),
+        ],
+    )
+    loaded = store.load([str(folder)])
+    assert sorted(devices.of(loaded.loads)) == ["cpu", "cuda"]  # two loads: neither replaces the other
+    built = model.build(loaded)
+    assert built.main_device == "cpu"
+    assert built.loads["status"].tolist() == ["pass"]
+    # Without CPU cells, the GPU is the main device, and its load the one judged.
+    gpu_only = write_by_release(
+        tmp_path / "gpu",
+        [
+            report_cell("2.11.0", "steady", device="cuda"),
+            make_load("2.10.0", "2.11.0", "steady", "load-error", **on_cuda),
+        ],
+    )
+    assert model.build(store.load([str(gpu_only)])).loads["status"].tolist() == ["load-error"]
+
+
+def test_rows_on_one_device_a_missing_device_the_cpu():
+    frame = pd.DataFrame([{"device": "cuda", "n": 1}, {"device": None, "n": 2}, {"device": "cpu", "n": 3}])
+    assert devices.on(frame, "cpu")["n"].tolist() == [2, 3] and devices.on(frame, "cuda")["n"].tolist() == [1]
+    assert devices.on(pd.DataFrame(), "cpu").empty

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix.contract import layout
+from matrix.contract import layout, schema
 from matrix.contract.errors import UserError
 from matrix.contract.options import from_namespace
 from matrix.worker import artifacts, load_job, loader, runner
@@ -25,6 +25,43 @@ def test_case_folders_are_plain_where_they_can_be_and_distinct() -> None:
     for name in names:
         assert "/" not in name and "\0" not in name and name not in ("", ".", "..") and not name.startswith(".")
         assert len(name) <= 100
+
+
+def test_a_program_saved_off_the_cpu_has_a_folder_of_its_own_and_a_key_of_its_own(tmp_path: Path) -> None:
+    assert layout.artifact_name("tutorial/add_one") == "tutorial__add_one"
+    assert layout.artifact_name("tutorial/add_one", device="cuda") == "tutorial__add_one@cuda"
+    with_set = layout.artifact_name("a", "packaging==23.2", "cuda")
+    assert with_set.startswith("a_deps-") and with_set.endswith("@cuda")
+    # No case folder has an "@" otherwise: no case's folder on the CPU is another's on a GPU.
+    assert "@" not in layout.case_folder("odd@case/a b")
+    # A folder whose meta.json cannot be read still says its device, from its name.
+    env = tmp_path / layout.env_folder("2.11.0", "cpu", "3.11") / "strict"
+    for name in ("add_one", "add_one@cuda"):
+        (env / name).mkdir(parents=True)
+    found = {a.folder.rsplit("/", 1)[1]: a for a in layout.discover((str(tmp_path),))}
+    assert {name: a.device for name, a in found.items()} == {"add_one": "cpu", "add_one@cuda": "cuda"}
+    # Resuming tells the two loads apart; a CPU load's key is what it was before devices.
+    cpu, cuda = (loader.journal_key(found["add_one"].key, "", device=device) for device in ("cpu", "cuda"))
+    assert cpu == loader.journal_key(found["add_one"].key) and cpu != cuda
+    records = tmp_path / "load.jsonl"
+    record = dict(schema_version=schema.SCHEMA_VERSION, kind="load", status="pass", saved_torch_version="2.11.0",
+                  saved_variant="cpu", saved_python="3.11", case="add_one", mode="strict", device="cuda")  # fmt: skip
+    records.write_text(json.dumps(record) + "\n")
+    assert loader.LoadBatch([], "2.12.0", "cpu", "3.11").done(str(records))[0] == {cuda}
+
+
+def test_load_takes_the_programs_of_its_device_and_says_how_many_it_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env = tmp_path / layout.env_folder("2.11.0", "cpu", "3.11") / "strict"
+    for name in ("add_one", "add_one@cuda", "double@cuda"):
+        (env / name).mkdir(parents=True)
+    found = layout.discover((str(tmp_path),))
+    assert [a.case for a in loader.on_device(found, "cpu", [str(tmp_path)])] == ["add_one"]
+    assert "(2 on cuda): --device cuda loads them" in capsys.readouterr().err
+    assert [a.case for a in loader.on_device(found, "cuda", [str(tmp_path)])] == ["add_one@cuda", "double@cuda"]
+    with pytest.raises(UserError, match=r"--device cpu: no program selected under .* was saved on cpu \(2 on cuda\)"):
+        loader.on_device([a for a in found if a.device == "cuda"], "cpu", [str(tmp_path)])
 
 
 def test_environment_folders_round_trip() -> None:
