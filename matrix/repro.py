@@ -3,7 +3,8 @@
 The cell is looked up in record folders (``results/`` by default), its runs summarised as the
 report summarises them; a cell id that several builds recorded (a release and its candidate from
 a channel's index share a version) is narrowed with ``--variant``, as other environments are with
-``--python`` and ``--with`` (:mod:`matrix.records.repro_lookup`). The script
+``--python`` and ``--with``, and a build run on two devices with ``--device`` (:mod:`matrix.records.repro_lookup`);
+the script of a cell run on a GPU moves the case's model and inputs there. The script
 (:mod:`matrix.records.repro_script`) inlines its case, read from the file its record names inside
 the case folders, and needs only torch to run.
 """
@@ -46,6 +47,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add_with(parser)
     parser.add_argument(
+        "--device",
+        choices=("cpu", "cuda"),
+        default=None,
+        help="the device the cell ran on, where its build ran on the CPU and a GPU (`run --device`)",
+    )
+    parser.add_argument(
         "--case-root",
         action="append",
         metavar="DIR",
@@ -64,6 +71,7 @@ class ReproOptions:
     with_requirements: Tuple[str, ...] = ()
     case_root: Tuple[str, ...] = ()
     variant: Optional[str] = None
+    device: Optional[str] = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "results", tuple(self.results))
@@ -78,7 +86,9 @@ OPTIONS = ReproOptions
 def main(options: ReproOptions) -> int:
     where = ", ".join(options.results)
     loaded = store.load(list(options.results))
-    narrowing = repro_lookup.Narrowing(options.python, dependencies.set_key(options.with_requirements), options.variant)
+    narrowing = repro_lookup.Narrowing(
+        options.python, dependencies.set_key(options.with_requirements), options.variant, options.device
+    )
     cell = repro_lookup.find(loaded.cells, options.cell, where, narrowing, loaded.environments)
     roots = case_page.default_roots() + options.case_root
     text = report_repro.script_for(cell, roots)

@@ -27,6 +27,8 @@ Row = Dict[str, Any]
 _CELL = ("python", "with_set", "case", "mode")
 # The fields of a cell each side of a difference shows.
 _SIDE = ("status", "error_type", "error_message", "graph_hash")
+# And what the other device's side keeps besides, to run that cell again (matrix.records.repro.Cell.from_row).
+_OTHER = (*_SIDE, "release", "variant", "python", "case", "mode", "with_set", "case_file", "source", "device", "gpu")
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,7 @@ class Difference:
     python: str
     with_set: str
     main: Row  # the main device's cell: _SIDE's fields
-    other: Row  # the other device's cell
+    other: Row  # the other device's cell: _OTHER's fields
 
     @property
     def status_differs(self) -> bool:
@@ -138,7 +140,7 @@ def _difference(main_cell: Row, other: Row) -> Difference:
         python=str(other["python"]),
         with_set=_text(other.get("with_set")),
         main=_side(main_cell),
-        other=_side(other),
+        other=_side(other, _OTHER),
     )
 
 
@@ -152,8 +154,8 @@ def _differs(main_cell: Row, other: Row) -> bool:
     return main_cell.get("fingerprint_version") == other.get("fingerprint_version") and before != after
 
 
-def _side(row: Row) -> Row:
-    return {k: row.get(k) if isinstance(row.get(k), str) else None for k in _SIDE}
+def _side(row: Row, keys: Tuple[str, ...] = _SIDE) -> Row:
+    return {k: row.get(k) if isinstance(row.get(k), str) else None for k in keys}
 
 
 def _text(value: Any) -> str:

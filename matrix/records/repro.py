@@ -73,6 +73,8 @@ class Cell:
     dependency_set: str = ""  # the case's PEP 723 requirements and every --with
     added_packages: Tuple[Tuple[str, str], ...] = ()  # (distribution, version) the set added to torch
     git_version: Optional[str] = None  # torch.version.git_version of the build, where its environment record says
+    device: str = "cpu"  # where it ran (--device); a row without one ran on the CPU
+    gpu: Optional[str] = None  # on a GPU, the one its record names (NVIDIA H200, compute 9.0, driver 580.1)
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Cell:
@@ -86,6 +88,8 @@ class Cell:
             decompose_error=_stage_error(row, DECOMPOSE, status),
             serialize_error=_stage_error(row, SERIALIZE, status),
             added_packages=_pairs(row.get("added_packages")),
+            device=_text(row.get("device")) or "cpu",
+            gpu=_text(row.get("gpu")),
         )
 
     @property
@@ -220,6 +224,8 @@ def check_command(cell: Cell, matrix: Optional[releases.Matrix] = None) -> Optio
     words += ["--variant", cell.variant, "--mode", cell.mode, "--python", cell.python]
     for requirement in packages.requirements(cell.with_set):
         words += ["--with", requirement]
+    if cell.device != "cpu":
+        words += ["--device", cell.device]
     return _words(words)
 
 
@@ -289,10 +295,10 @@ def _pinned(requirement: str, versions: Dict[str, str]) -> str:
 def file_name(cell: Cell) -> str:
     """The script's file name, unique among a case's cells: ``torch-2.13.0+cpu_py3.11_strict.py``; a channel's
     build names its variant too (``torch-2.7.1+cpu_test-cpu_py3.11_strict.py``), as a candidate carries the
-    number of the release it precedes."""
+    number of the release it precedes, and a cell off the CPU its device (``..._strict_cuda.py``)."""
     channel = "_" + cell.variant if channel_of(cell.variant) else ""
     name = "torch-%s%s_py%s_%s" % (cell.release, channel, cell.python, cell.mode)
-    name += dependencies.set_suffix(cell.with_set)
+    name += dependencies.set_suffix(cell.with_set) + ("" if cell.device == "cpu" else "_" + cell.device)
     return "".join(c if c.isalnum() or c in "._+-" else "_" for c in name) + ".py"
 
 

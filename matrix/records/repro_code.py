@@ -40,6 +40,27 @@ def _clone(value):
         return value
 '''
 
+# A cell off the CPU (--device cuda): the model and every input moved there, as the worker moves them.
+DEVICE_FUNCTION = '''
+DEVICE = %s  # the cell's device: the case's model and inputs are moved to %s, as the cell moved them
+
+
+def _on_device(value):
+    """`value` with each tensor in it (in tuples, lists, dicts and dataclasses) moved to DEVICE."""
+    if isinstance(value, torch.Tensor):
+        return value.to(DEVICE)
+    if isinstance(value, tuple):
+        return tuple(_on_device(v) for v in value)
+    if isinstance(value, list):
+        return [_on_device(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _on_device(v) for k, v in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: _on_device(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
+        return dataclasses.replace(value, **fields)
+    return value
+'''
+
 VALUE_FUNCTION = '''
 def _value(value):
     """A function (not a module or class) stands for what it returns, as in the worker's case loader."""

@@ -3,8 +3,9 @@
 A cell id (``torch-2.7.1+cpu/strict/models/m``) names a version, a mode and a case, not a build:
 a release candidate carries the number of the release it precedes (``2.7.1+cpu`` from the test
 channel's index, variant ``test-cpu``, beside the release's ``cpu``), and one build may have run
-in several Pythons and ``--with`` sets. Where an id matches more than one, :func:`find` names each
-with the options that choose it (``--variant``, ``--python``, ``--with``) instead of picking one.
+in several Pythons and ``--with`` sets, and on the CPU and a GPU. Where an id matches more than one,
+:func:`find` names each with the options that choose it (``--variant``, ``--python``, ``--with``,
+``--device``) instead of picking one.
 """
 
 from __future__ import annotations
@@ -24,16 +25,21 @@ from matrix.records.repro import Cell, ReproError, variant_of
 
 
 class Place(NamedTuple):
-    """What tells the environments of one cell id apart: the build's variant, the Python, the ``--with`` set."""
+    """What tells the environments of one cell id apart: the build's variant, the Python, the ``--with`` set, the
+    device."""
 
     variant: str
     python: str
     with_set: str
+    device: str
 
     @classmethod
     def of(cls, row: Dict[str, Any]) -> Place:
-        with_set = row["with_set"]
-        return cls(str(row["variant"]), str(row["python"]), with_set if isinstance(with_set, str) else "")
+        with_set, device = row["with_set"], row.get("device")
+        return cls(
+            str(row["variant"]), str(row["python"]), with_set if isinstance(with_set, str) else "",
+            device if isinstance(device, str) and device else "cpu",
+        )  # fmt: skip
 
 
 WHERE = Place._fields
@@ -46,14 +52,16 @@ class Narrowing:
     python: Optional[str] = None
     with_set: str = ""
     variant: Optional[str] = None
+    device: Optional[str] = None
 
     @property
     def text(self) -> str:
-        """The options as given: ``--variant test-cpu --python 3.11 --with a==1``."""
+        """The options as given: ``--variant test-cpu --python 3.11 --with a==1 --device cuda``."""
         parts = (["--variant %s" % self.variant] if self.variant else []) + (
             ["--python %s" % self.python] if self.python else []
         )
-        return (" ".join(parts) + _with_options(self.with_set)).strip()
+        device = " --device %s" % self.device if self.device else ""
+        return (" ".join(parts) + _with_options(self.with_set) + device).strip()
 
 
 def find(
@@ -80,7 +88,7 @@ def find(
     if chosen.empty:
         raise ReproError("%s is in %s, but not with %s" % (wanted, where, narrowing.text))
     commits = git_versions(environments)
-    places = sorted({Place.of(row) for row in chosen[list(WHERE)].to_dict("records")})
+    places = sorted({Place.of(row) for row in chosen.reindex(columns=list(WHERE)).to_dict("records")})
     if len(places) > 1:
         raise ReproError(several(wanted, where, places, _commits_by_place(mine, commits)))
     built = sorted({commits[r] for r in chosen["run_id"] if isinstance(r, str) and r in commits})
@@ -101,6 +109,8 @@ def _narrowed(mine: pd.DataFrame, narrowing: Narrowing) -> pd.DataFrame:
         mine = mine[mine["python"] == narrowing.python]
     if narrowing.variant is not None:
         mine = mine[mine["variant"] == narrowing.variant]
+    if narrowing.device is not None:
+        mine = mine[[Place.of(row).device == narrowing.device for row in mine.to_dict("records")]]
     sets = mine["with_set"].fillna("")
     if narrowing.with_set:
         return mine[sets == narrowing.with_set]
@@ -118,7 +128,7 @@ def git_versions(environments: Optional[pd.DataFrame]) -> Dict[str, str]:
 
 def _commits_by_place(mine: pd.DataFrame, commits: Dict[str, str]) -> Dict[Place, List[str]]:
     found: Dict[Place, List[str]] = {}
-    for row in mine[[*WHERE, "run_id"]].to_dict("records"):
+    for row in mine.reindex(columns=[*WHERE, "run_id"]).to_dict("records"):
         commit = commits.get(row["run_id"]) if isinstance(row["run_id"], str) else None
         if commit and commit not in found.setdefault(Place.of(row), []):
             found[Place.of(row)].append(commit)
@@ -127,12 +137,12 @@ def _commits_by_place(mine: pd.DataFrame, commits: Dict[str, str]) -> Dict[Place
 
 def several(wanted: str, where: str, places: List[Place], commits: Dict[Place, List[str]]) -> str:
     """The message for a cell id that several builds or environments recorded: each with the options that pick it."""
-    builds, pythons, sets = (len({getattr(place, name) for place in places}) > 1 for name in WHERE)
+    builds, pythons, sets, devices = (len({getattr(place, name) for place in places}) > 1 for name in WHERE)
     shown = []
     for place in places:
         choice = Narrowing(
             python=place.python if pythons else None, with_set=place.with_set if sets else "",
-            variant=place.variant if builds else None,
+            variant=place.variant if builds else None, device=place.device if devices else None,
         )  # fmt: skip
         about = " (%s)" % build_text(place.variant, commits.get(place, [])) if builds else ""
         shown.append(choice.text + about)

@@ -30,6 +30,7 @@ from matrix.records.repro_code import (
     CLONE,
     COMPARE_LOADED,
     DECOMPOSE_FUNCTION,
+    DEVICE_FUNCTION,
     EXPORT_FUNCTION,
     INLINED_MODULE,
     INPUTS_FUNCTION,
@@ -113,13 +114,14 @@ def _header(cell: Cell, case: CaseSource, steps: Sequence[str]) -> str:
         "Reproduces, without torch-export-matrix, the failure of the cell",
         "  " + cell.cell_id,
         "",
-        "Recorded on torch %s (variant %s%s), Python %s%s:"
+        "Recorded on torch %s (variant %s%s), Python %s%s%s:"
         % (
             cell.release,
             cell.variant,
             ", git %s" % cell.git_version if cell.git_version else "",
             cell.python,
             " with --with %s" % cell.with_set if cell.with_set else "",
+            "" if cell.device == "cpu" else ", on %s (%s)" % (cell.device, cell.gpu or "its GPU not recorded"),
         ),
         *("  " + line for line in repro.recorded(cell)),
         "This script reproduces %s." % repro.reproduces(cell),
@@ -219,10 +221,12 @@ def _run(cell: Cell, case: CaseSource, steps: Sequence[str]) -> str:
         + "\n# What torch-export-matrix does with the case, in plain torch.\n"
         + RULE
         + "\n"
-        + _imports(steps)
+        + _imports(steps, cell.device)
         + "\n\nSTRICT = %s  # the cell's mode: %s" % (cell.mode == "strict", cell.mode),
         CLONE,
     ]
+    if cell.device != "cpu":
+        parts.append(DEVICE_FUNCTION % (repr(cell.device), cell.device))
     if needs_value:
         parts.append(VALUE_FUNCTION)
     parts.append(_inputs(kinds))
@@ -239,7 +243,7 @@ def _run(cell: Cell, case: CaseSource, steps: Sequence[str]) -> str:
         parts.append(DECOMPOSE_FUNCTION)
     if len([step for step in steps if step in AFTER_CALLS]) > 1:
         parts.append(AFTER_FUNCTION)
-    parts.append(_main(steps))
+    parts.append(_main(steps, cell.device))
     ending = (
         'if __name__ == "__main__":\n'
         '    if sys.argv[1:2] == ["--load"]:  # the fresh process of the save/load step\n'
@@ -253,9 +257,9 @@ def _run(cell: Cell, case: CaseSource, steps: Sequence[str]) -> str:
     return "\n\n\n".join(part.strip("\n") for part in parts)
 
 
-def _imports(steps: Sequence[str]) -> str:
-    """The standard library modules and torch, as the steps need them."""
-    modules = ["copy", "inspect"]
+def _imports(steps: Sequence[str], device: str = "cpu") -> str:
+    """The standard library modules and torch, as the steps (and a device other than the CPU) need them."""
+    modules = ["copy", "inspect"] + ([] if device == "cpu" else ["dataclasses"])
     if SERIALIZE in steps:
         modules.append("sys")
     if len([step for step in steps if step in AFTER_CALLS]) > 1:
@@ -302,12 +306,17 @@ def _inputs(kinds: Dict[str, str]) -> str:
     )
 
 
-def _main(steps: Sequence[str]) -> str:
+def _main(steps: Sequence[str], device: str = "cpu") -> str:
     lines = [
         "def main():",
         '    """The steps that reproduce the recorded failure, in the order the cell ran them."""',
         "    args, kwargs, shapes, extra = inputs()",
     ]
+    if device != "cpu":
+        lines += [
+            "    model.to(DEVICE)  # in place, as the cell moved the case's model",
+            "    args, kwargs, extra = _on_device(args), _on_device(kwargs), [_on_device(a) for a in extra]",
+        ]
     if EAGER in steps:
         lines += [
             "    # Eager first, on copies of the model and of each input, as the cell runs the case before exporting.",

@@ -6,8 +6,9 @@ page that lists, per build, every cell whose status or graph differs between the
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Mapping, Sequence
+from typing import Any, Callable, List, Mapping, Sequence, Tuple
 
+from matrix.records import repro
 from matrix.records.devices import DeviceComparison, Difference
 from matrix.report import markdown as md
 from matrix.report.forms import MARKDOWN, Form
@@ -65,7 +66,30 @@ def render(comparisons: Sequence[DeviceComparison]) -> str:
         headers = ["case", "mode", c.main, c.device, "error on %s" % c.main, "error on %s" % c.device]
         rows = [row(d, md.case_with(d.case, d.with_set)) for d in c.differences]
         out.append(md.table([md.text(h) for h in headers], rows) if rows else "_No difference._\n")
+        checks = checks_of(c)
+        if checks:
+            out.append("%s\n" % md.text(again(c)))
+            out.append(
+                "\n".join("- %s: %s" % (md.text(cell_name(d)), md.code(command)) for d, command in checks) + "\n"
+            )
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def checks_of(c: DeviceComparison) -> List[Tuple[Difference, str]]:
+    """Each difference whose case has a file of ours, with the ``export-matrix check`` that runs the other device's
+    cell again (naming its ``--device``)."""
+    found = [(d, repro.check_command(repro.Cell.from_row(d.other))) for d in c.differences]
+    return [(d, command) for d, command in found if command]
+
+
+def again(c: DeviceComparison) -> str:
+    """What the list of commands under a build's table is."""
+    return "Run again on %s, in the cell's own environment (export-matrix check, from a checkout):" % c.device
+
+
+def cell_name(d: Difference) -> str:
+    """A cell of the table in a few words: ``tutorial/add_one, strict, Python 3.11 [a==1]``."""
+    return "%s, %s, Python %s%s" % (d.case, d.mode, d.python, " [%s]" % d.with_set if d.with_set else "")
 
 
 def row(d: Difference, name: str, form: Form = MARKDOWN, status: Callable[[Any], str] = md.text) -> List[str]:

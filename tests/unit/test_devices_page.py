@@ -27,8 +27,14 @@ def on_two_devices() -> list:
         *history(),
         report_cell("2.6.0", "steady", graph_hash="9" * 16, **cuda),
         report_cell(
-            "2.6.0", "heals", "fail", error_type="RuntimeError", error_message="Expected all tensors on cuda:0", **cuda
-        ),
+            "2.6.0",
+            "heals",
+            "fail",
+            error_type="RuntimeError",
+            error_message="Expected all tensors on cuda:0",
+            case_file="cases/heals.py",
+            **cuda,
+        ),  # fmt: skip
         report_cell("2.6.0", "breaks", "fail", error_type="RuntimeError", error_message="another message", **cuda),
     ]
 
@@ -85,6 +91,12 @@ def test_a_build_on_two_devices_gets_a_page_of_the_cells_that_differ_and_is_neve
     assert "| pass | fail |" in heals and "RuntimeError: Expected all tensors on cuda:0" in heals
     steady = next(r for r in rows if "[steady]" in r)
     assert "| pass, graph `222222222222` | pass, graph `999999999999` |" in steady
+    # Under the table, the command that runs the GPU's cell again, for the cells whose case has a file of ours.
+    again = page.split("Run again on cuda, in the cell's own environment (export-matrix check, from a checkout):")
+    assert len(again) == 2 and [line for line in again[1].splitlines() if line.startswith("- ")] == [
+        "- heals, strict, Python 3.11: `export-matrix check cases/heals.py --torch 2.6.0+cpu --variant cpu --mode strict"
+        " --python 3.11 --device cuda`"
+    ]
     index = (out / "index.md").read_text(encoding="utf-8")
     verdict = next(line for line in index.splitlines() if line.startswith("- **Devices**"))
     assert "(devices.md)" in verdict
@@ -111,6 +123,10 @@ def test_a_build_on_two_devices_gets_a_page_of_the_cells_that_differ_and_is_neve
     assert by_case["heals"]["cpu"].endswith("pass") and by_case["heals"]["cuda"].endswith("fail")
     assert by_case["heals"]["error on cuda"] == "RuntimeError: Expected all tensors on cuda:0"
     assert by_case["heals"]["error on cpu"] == ""
+    commands = re.findall(r'<ul class="commands">(.*?)</ul>', (out / "site" / "index.html").read_text(encoding="utf-8"))
+    assert len(commands) == 1 and re.findall(r"<code>(.*?)</code>", commands[0]) == [
+        "export-matrix check cases/heals.py --torch 2.6.0+cpu --variant cpu --mode strict --python 3.11 --device cuda"
+    ]
 
 
 def test_the_devices_survive_a_rebuild_from_the_tables_and_old_tables_read_as_cpu(tmp_path: Path):

@@ -130,6 +130,13 @@ def _parsed(module: Any, argv: Any) -> Any:
     return parser.parse_args(argv)
 
 
+def test_a_cell_on_a_gpu_is_checked_and_named_on_its_device():
+    on_cuda = Cell.from_row(make_cell("2.13.0+cpu", "x", "fail", case_file="cases/x.py", device="cuda"))
+    assert on_cuda.device == "cuda" and Cell.from_row(make_cell("2.13.0+cpu", "x", "fail")).device == "cpu"
+    assert str(repro.check_command(on_cuda)).endswith("--mode strict --python 3.11 --device cuda")
+    assert repro.file_name(on_cuda) == "torch-2.13.0+cpu_py3.11_strict_cuda.py"
+
+
 def test_a_pypi_build_that_reports_a_cuda_tag_is_installed_and_checked_by_its_public_version():
     cell = Cell.from_row(failed(release="2.1.2+cu121", variant="pypi"))
     assert repro.install(cell, matrix=MATRIX).requirements[0] == "torch==2.1.2"

@@ -132,3 +132,17 @@ def test_a_passing_cell_has_nothing_to_reproduce(tmp_path: Path) -> None:
     with pytest.raises(repro.ReproError) as passed:
         repro_lookup.find(raw, CELL, "results")
     assert passed.value.exit_code == FAILED and "passed in results" in str(passed.value)
+
+
+def test_a_build_run_on_the_cpu_and_a_gpu_is_two_cells_and_the_device_picks_one(tmp_path: Path) -> None:
+    on_cuda = dict(device="cuda", gpu="NVIDIA H200, compute 9.0, driver 580.1", error_message="CUDA error: boom")
+    raw = loaded(tmp_path, failed(), failed(**on_cuda)).cells
+    with pytest.raises(repro.ReproError) as several:
+        repro_lookup.find(raw, CELL, "results")
+    assert str(several.value).endswith("name one with its options: --device cpu; --device cuda")
+    # Never the runs of both devices summarised as one cell: each is its own.
+    assert repro_lookup.find(raw, CELL, "results", Narrowing(device="cpu")).device == "cpu"
+    gpu = repro_lookup.find(raw, CELL, "results", Narrowing(device="cuda"))
+    assert (gpu.device, gpu.gpu, gpu.error_message) == ("cuda", on_cuda["gpu"], "CUDA error: boom")
+    # A build that ran on one device needs no --device, and a record without one ran on the CPU.
+    assert repro_lookup.find(loaded(tmp_path / "one", failed()).cells, CELL, "results").device == "cpu"

@@ -173,3 +173,34 @@ def _inlined(text: str) -> Dict[str, str]:
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "_inlined_module":
             found[ast.literal_eval(node.args[0])] = eval(ast.unparse(node.args[1]), {})
     return found
+
+
+def test_a_cell_on_a_gpu_moves_the_model_and_every_input_there_and_says_where_it_ran(tmp_path: Path):
+    import dataclasses
+
+    import torch
+
+    gpu = "NVIDIA H200, compute 9.0, driver 580.1"
+    text = repro_script.script(cell(device="cuda", gpu=gpu), case_at(tmp_path / "x.py", PLAIN))
+    header = text.split("\n\n", 1)[0]
+    assert "Python 3.11, on cuda (%s):" % gpu in " ".join(line.lstrip("# ") for line in header.splitlines())
+    assert "--python 3.11 --device cuda" in header
+    main = _function(text, "main")
+    assert main.index("args, kwargs, shapes, extra = inputs()") < main.index("model.to(DEVICE)")
+    assert main.index("model.to(DEVICE)") < main.index("eager = _clone(model)")
+    # The script's own mover, run here on the meta device (this machine may have no GPU).
+    namespace: Dict[str, Any] = {"__name__": "repro_under_test"}
+    exec(compile(text, "repro.py", "exec"), namespace)
+    assert namespace["DEVICE"] == "cuda"
+    namespace["DEVICE"] = "meta"
+
+    @dataclasses.dataclass
+    class Pair:
+        a: Any
+        b: Any
+
+    moved = namespace["_on_device"](((torch.ones(2), [torch.ones(1)]), {"k": Pair(torch.ones(3), 4)}, "text"))
+    assert [t.device.type for t in (moved[0][0], moved[0][1][0], moved[1]["k"].a)] == ["meta"] * 3
+    assert isinstance(moved[1]["k"], Pair) and moved[1]["k"].b == 4 and moved[2] == "text"
+    # A CPU cell's script moves nothing.
+    assert "DEVICE" not in repro_script.script(cell(), case_at(tmp_path / "x.py", PLAIN))

@@ -38,6 +38,13 @@ def section(comparisons: Sequence[DeviceComparison], pages: Mapping[str, str]) -
         headers = ["case", "mode", c.main, c.device, "error on %s" % c.main, "error on %s" % c.device]
         rows = [devices_page.row(d, _name(d, pages), HTML, status) for d in c.differences]
         out.append('<div class="wide">%s</div>' % table(headers, rows) if rows else "<p>No difference.</p>")
+        checks = devices_page.checks_of(c)
+        if checks:
+            items = "".join(
+                "<li>%s: <code>%s</code></li>" % (text(devices_page.cell_name(d)), text(command))
+                for d, command in checks
+            )
+            out.append('<p>%s</p><ul class="commands">%s</ul>' % (text(devices_page.again(c)), items))
     out.append("</section>")
     return "\n".join(out)
 
