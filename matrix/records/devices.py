@@ -12,7 +12,7 @@ errors. A build that ran only on another device has nothing to be compared with;
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 import pandas as pd
 
@@ -160,3 +160,29 @@ def _side(row: Row, keys: Tuple[str, ...] = _SIDE) -> Row:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
+
+
+@dataclass(frozen=True)
+class CaseOnDevice:
+    """One case in one build run on another device: how many of its cells ran there, and those that differ."""
+
+    comparison: DeviceComparison  # the build's comparison
+    cells: int  # the case's cells on the other device
+    differences: Tuple[Difference, ...]  # those that differ from their cell on the main device
+
+
+def of_case(case: str, comparisons: Sequence[DeviceComparison], others: pd.DataFrame) -> Tuple[CaseOnDevice, ...]:
+    """Where ``case`` ran on another device (``others``: the cells of every device but the main one), build by
+    build in the order of ``comparisons``."""
+    if others.empty:
+        return ()
+    mine = others[(others["case"] == case).to_numpy()]
+    counted: Dict[Tuple[str, str, str], int] = {}
+    for row, on in zip(mine.to_dict("records"), of(mine)):
+        build = (str(row["release"]), str(row["variant"]), on)
+        counted[build] = counted.get(build, 0) + 1
+    return tuple(
+        CaseOnDevice(c, counted[c.release, c.variant, c.device], tuple(d for d in c.differences if d.case == case))
+        for c in comparisons
+        if counted.get((c.release, c.variant, c.device))
+    )

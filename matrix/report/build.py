@@ -42,12 +42,13 @@ from matrix.records import (
     tables,
     transitions,
 )
+from matrix.records import devices as by_device
 from matrix.records import figures as headline
 from matrix.records.completeness import IncompleteBuild
 from matrix.report import aoti_loads as report_aoti
 from matrix.report import artifacts as report_artifacts
 from matrix.report import case_page as report_case
-from matrix.report import diff_files, files, kept_baseline, stamp, transition_page
+from matrix.report import devices_page, diff_files, files, kept_baseline, stamp, transition_page
 from matrix.report import index as report_index
 from matrix.report import markdown as md
 from matrix.report import pages as report_pages
@@ -401,6 +402,8 @@ def _write_case_pages(out: str, judged: model.Model, roots: Sequence[str], shelf
     for case, rows in sorted(cells.items()):
         page = md.page_name(case)
         reproduce = report_repro.markdown(failures.get(case, []), store.ordered(row["release"] for row in rows), roots)
+        # After its repros: where the case also ran on another device, and how it differs there.
+        reproduce += devices_page.case_markdown(by_device.of_case(case, judged.devices, judged.elsewhere))
         text = report_case.render(case, rows, moves.get(case, []), roots, reproduce, kept, shelf)
         if case in loads:
             text += "\n" + report_artifacts.case_section(loads[case], *judged.load_orders)

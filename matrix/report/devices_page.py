@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Callable, List, Mapping, Sequence, Tuple
 
 from matrix.records import repro
-from matrix.records.devices import DeviceComparison, Difference
+from matrix.records.devices import CaseOnDevice, DeviceComparison, Difference
 from matrix.report import markdown as md
 from matrix.report.forms import MARKDOWN, Form
 
@@ -66,7 +66,7 @@ def render(comparisons: Sequence[DeviceComparison]) -> str:
         headers = ["case", "mode", c.main, c.device, "error on %s" % c.main, "error on %s" % c.device]
         rows = [row(d, md.case_with(d.case, d.with_set)) for d in c.differences]
         out.append(md.table([md.text(h) for h in headers], rows) if rows else "_No difference._\n")
-        checks = checks_of(c)
+        checks = checks_of(c.differences)
         if checks:
             out.append("%s\n" % md.text(again(c)))
             out.append(
@@ -75,10 +75,10 @@ def render(comparisons: Sequence[DeviceComparison]) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def checks_of(c: DeviceComparison) -> List[Tuple[Difference, str]]:
+def checks_of(differences: Sequence[Difference]) -> List[Tuple[Difference, str]]:
     """Each difference whose case has a file of ours, with the ``export-matrix check`` that runs the other device's
     cell again (naming its ``--device``)."""
-    found = [(d, repro.check_command(repro.Cell.from_row(d.other))) for d in c.differences]
+    found = [(d, repro.check_command(repro.Cell.from_row(d.other))) for d in differences]
     return [(d, command) for d, command in found if command]
 
 
@@ -108,3 +108,42 @@ def error(side: Mapping[str, Any]) -> str:
     """A cell's error as one line: ``RuntimeError: Expected all tensors to be on the same device``."""
     kind, message = str(side.get("error_type") or ""), str(side.get("error_message") or "")
     return ("%s: %s" % (kind, message) if kind and message else kind or message).strip()
+
+
+# What a case page says above the builds that ran the case on another device.
+CASE_INTRO = (
+    "The cells above ran on %s. This case ran on another device too, in the builds below: a difference there is the"
+    " device's, never a transition between releases."
+)
+
+
+def case_counts(found: CaseOnDevice) -> str:
+    """``2 cells on cuda, 1 differs from its cell on cpu``."""
+    c, differ = found.comparison, len(found.differences)
+    return "%s on %s, %s from its cell on %s" % (
+        md.plural(found.cells, "cell"), c.device, "none differs" if not differ else "%d differ%s" % (
+            differ, "s" if differ == 1 else ""), c.main,
+    )  # fmt: skip
+
+
+def case_markdown(found: Sequence[CaseOnDevice], page: str = "../" + PAGE) -> str:
+    """A case page's section on the builds that also ran it on another device ("" for none): per build, the case's
+    cells there that differ from the main device's, and the checks that run each again there."""
+    if not found:
+        return ""
+    out = ["## On other devices\n", "%s %s\n" % (md.text(CASE_INTRO % found[0].comparison.main),
+                                                  md.link("Every build's differences.", page))]  # fmt: skip
+    for f in found:
+        c = f.comparison
+        out.append("### %s on %s\n" % (md.text(c.release), md.text(device_name(c))))
+        out.append("%s.\n" % md.text(case_counts(f).capitalize()))
+        if f.differences:
+            headers = ["mode", c.main, c.device, "error on %s" % c.main, "error on %s" % c.device]
+            out.append(md.table([md.text(h) for h in headers], [row(d, "")[1:] for d in f.differences]))
+        checks = checks_of(f.differences)
+        if checks:
+            out.append("%s\n" % md.text(again(c)))
+            out.append(
+                "\n".join("- %s: %s" % (md.text(cell_name(d)), md.code(command)) for d, command in checks) + "\n"
+            )
+    return "\n".join(out)

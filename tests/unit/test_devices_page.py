@@ -94,8 +94,8 @@ def test_a_build_on_two_devices_gets_a_page_of_the_cells_that_differ_and_is_neve
     # Under the table, the command that runs the GPU's cell again, for the cells whose case has a file of ours.
     again = page.split("Run again on cuda, in the cell's own environment (export-matrix check, from a checkout):")
     assert len(again) == 2 and [line for line in again[1].splitlines() if line.startswith("- ")] == [
-        "- heals, strict, Python 3.11: `export-matrix check cases/heals.py --torch 2.6.0+cpu --variant cpu --mode strict"
-        " --python 3.11 --device cuda`"
+        "- heals, strict, Python 3.11: `export-matrix check cases/heals.py --torch 2.6.0+cpu --variant cpu"
+        " --mode strict --python 3.11 --device cuda`"
     ]
     index = (out / "index.md").read_text(encoding="utf-8")
     verdict = next(line for line in index.splitlines() if line.startswith("- **Devices**"))
@@ -155,6 +155,8 @@ def test_a_cpu_only_report_has_no_devices_page_and_says_it_ran_on_the_cpu(tmp_pa
     # A CUDA build's name is no GPU run: the header says so.
     assert "| device | cpu (the CUDA builds, +cu…, ran on the CPU: no cell ran on a GPU) |" in index
     assert 'id="devices"' not in (out / "site" / "index.html").read_text(encoding="utf-8")
+    for page in (*out.glob("cases/*.md"), *out.glob("site/cases/*.html")):
+        assert "On other devices" not in page.read_text(encoding="utf-8"), page
 
 
 def test_a_report_on_two_devices_as_a_baseline_compares_the_main_devices_cells(tmp_path: Path):
@@ -181,3 +183,71 @@ def test_run_it_again_names_each_device_with_the_builds_that_ran_there(tmp_path:
     assert commands[0] == 'EXPORT_MATRIX_TORCH="2.4.1+cpu 2.5.0+cpu 2.6.0+cpu" nox -s run -- --device cpu'
     assert commands[1] == 'EXPORT_MATRIX_TORCH="2.6.0+cpu" nox -s run -- --device cuda'
     assert "on CUDA (a machine with an NVIDIA GPU)" in run and len(commands) == 2
+
+
+class CaseDevices(HTMLParser):
+    """A site case page's section on other devices: its headings, each table's headers and rows, its commands."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inside, self.tag = False, ""
+        self.headings: List[str] = []
+        self.headers: List[str] = []
+        self.rows: List[List[str]] = []
+        self.commands: List[str] = []
+        self.text: List[str] = []
+
+    def handle_starttag(self, tag: str, attrs: List[Tuple[str, Optional[str]]]) -> None:
+        self.tag, self.text = tag, []
+        if tag == "tr" and self.inside and self.headers:
+            self.rows.append([])
+
+    def handle_endtag(self, tag: str) -> None:
+        value = "".join(self.text).strip()
+        if tag == "h2":
+            self.inside = value == "On other devices"
+        elif not self.inside:
+            return
+        elif tag == "h3":
+            self.headings.append(value)
+        elif tag == "th":
+            self.headers.append(value)
+        elif tag == "td":
+            self.rows[-1].append(value)
+        elif tag == "code":
+            self.commands.append(value)
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def test_a_case_page_says_where_the_case_ran_on_another_device_and_how_it_differs(tmp_path: Path):
+    out = tmp_path / "report"
+    report.build_report([str(write_by_release(tmp_path / "records", on_two_devices()))], str(out))
+    heals = (out / "cases" / "heals.md").read_text(encoding="utf-8")
+    section = heals.split("## On other devices\n", 1)[1].split("\n## ", 1)[0]
+    # After the case's own repros, before its source.
+    assert heals.index("## On other devices") < heals.index("## Source")
+    assert "### 2.6.0 on cuda (%s)\n\n1 cell on cuda, 1 differs from its cell on cpu." % GPU in section
+    assert "| strict, Python 3.11 | pass | fail |   | RuntimeError: Expected all tensors on cuda:0 |" in section
+    assert "- heals, strict, Python 3.11: `export-matrix check cases/heals.py --torch 2.6.0+cpu" in section
+    assert "[Every build's differences.](../devices.md)" in section
+    # A case that fails alike on both devices: counted, no table.
+    breaks = (out / "cases" / "breaks.md").read_text(encoding="utf-8")
+    assert "1 cell on cuda, none differs from its cell on cpu." in breaks and "error on cuda" not in breaks
+    # A case that never ran on the GPU has no such section.
+    assert "On other devices" not in (out / "cases" / "nested__case.md").read_text(encoding="utf-8")
+
+    site = CaseDevices()
+    site.feed((out / "site" / "cases" / "heals.html").read_text(encoding="utf-8"))
+    assert site.headings == ["2.6.0 on cuda (%s)" % GPU]
+    assert site.headers == ["mode", "cpu", "cuda", "error on cpu", "error on cuda"]
+    # The row's values sit under their headers: the GPU's failure under cuda, its error in the last column.
+    (row,) = site.rows
+    assert dict(zip(site.headers, row)) == {
+        "mode": "strict, Python 3.11", "cpu": "✓ pass", "cuda": "✗ fail", "error on cpu": "",
+        "error on cuda": "RuntimeError: Expected all tensors on cuda:0",
+    }  # fmt: skip
+    assert site.commands == [
+        "export-matrix check cases/heals.py --torch 2.6.0+cpu --variant cpu --mode strict --python 3.11 --device cuda"
+    ]

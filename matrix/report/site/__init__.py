@@ -37,11 +37,12 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Set
 
 import pandas as pd
 
+from matrix.records import devices as by_device
 from matrix.records.repro import Failure
 from matrix.report import case_page, diff_files, files
 from matrix.report import markdown as md
 from matrix.report.findings import Findings
-from matrix.report.site import badge, case, downloads, front, glossary, upgrade
+from matrix.report.site import badge, case, devices, downloads, front, glossary, upgrade
 
 FOLDER = "site"
 ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assets")
@@ -91,6 +92,7 @@ def write(
         text = case.render(
             name, rows[name], moves.get(name, []), saved.get(name, []), f.load_orders, roots, failures.get(name, []),
             package_rows.get(name, []), packages.orders, compile_rows.get(name, []), compiles.orders, shelf,
+            devices.case_section(by_device.of_case(name, f.model.devices, f.model.elsewhere)),
         )  # fmt: skip
         written |= _write(out, target, text)
     files.remove_stale(out, listed, written, ours, _emptied)  # the site's files and CSV tables it wrote no more

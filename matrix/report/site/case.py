@@ -93,6 +93,7 @@ def render(
     compiles: Sequence[Row] = (),
     compile_orders: Tuple[Sequence[str], Sequence[str]] = ((), ()),
     shelf: Optional[diff_files.Shelf] = None,
+    devices: str = "",
 ) -> str:
     """The page of one case: ``rows`` its cells in report order with an ``environment`` label, ``moves`` its
     transitions, ``loads`` its rows of the load table, ``orders`` the saving and loading releases in order,
@@ -101,7 +102,9 @@ def render(
     the compiled packages' table (``Model.packages``) and ``package_orders`` that table's compiling and loading
     releases in order, ``compiles`` its rows of the table of programs compiled on a newer release
     (``Model.compiles``) and ``compile_orders`` that table's exporting and compiling releases in order; ``shelf``
-    keeps the graph diff files the page links (:mod:`matrix.report.diff_files`), for the build to write."""
+    keeps the graph diff files the page links (:mod:`matrix.report.diff_files`), for the build to write; ``devices``
+    the section on the builds that also ran the case on another device (:func:`.devices.case_section`), after its
+    repros."""
     roots = case_page.default_roots() if roots is None else roots
     diffs_kept = diff_files.Shelf() if shelf is None else shelf
     said: Said = {}  # what the squares of every grid on the page say, each once
@@ -139,6 +142,8 @@ def render(
         order = store.ordered(row["release"] for row in rows)
         body += ["<h2>Reproduce</h2>", "<p>%s</p>" % text(report_repro.INTRO)]
         body += [reproduce(failure, order, roots) for failure in failures]
+    if devices:
+        body.append(devices)
     body += _grids(
         "<h2>Saved × loaded</h2>",
         "Rows: the release that saved the exported program; columns: the release that loaded it and ran it on the"
