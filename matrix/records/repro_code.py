@@ -183,12 +183,16 @@ def load(path):
     Eager runs last: what it does (a lazy registration) must not help the load, as it cannot in the cell's.
     """
     args, kwargs, _, _ = inputs()
-    print("torch %%s: torch.export.load, then a run of the loaded program" %% torch.__version__, flush=True)
+%s    print("torch %%s: torch.export.load, then a run of the loaded program" %% torch.__version__, flush=True)
     loaded = torch.export.load(path)
     actual = loaded.module()(*_clone(args), **_clone(kwargs))
     %s
 '''
 
+# What the fresh process adds for a cell off the CPU: the model and inputs where the program was saved.
+LOAD_ON_DEVICE = """    model.to(DEVICE)
+    args, kwargs = _on_device(args), _on_device(kwargs)
+"""
 COMPARE_LOADED = """expected = _clone(model)(*_clone(args), **_clone(kwargs))
     _same(expected, actual, "the loaded program's output")"""
 SKIPPED = "# the case compares nothing with eager (skip_check: %s)"

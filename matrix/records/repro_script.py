@@ -35,6 +35,7 @@ from matrix.records.repro_code import (
     INLINED_MODULE,
     INPUTS_FUNCTION,
     LOAD_FUNCTION,
+    LOAD_ON_DEVICE,
     SAME,
     SAVE_FUNCTION,
     SKIPPED,
@@ -238,7 +239,7 @@ def _run(cell: Cell, case: CaseSource, steps: Sequence[str]) -> str:
     if SERIALIZE in steps:
         parts.append(SAVE_FUNCTION)
         last = COMPARE_LOADED if compared else SKIPPED % _one_line(str(case.skip_check))
-        parts.append(LOAD_FUNCTION % last)
+        parts.append(LOAD_FUNCTION % ("" if cell.device == "cpu" else LOAD_ON_DEVICE, last))
     if DECOMPOSE in steps:
         parts.append(DECOMPOSE_FUNCTION)
     if len([step for step in steps if step in AFTER_CALLS]) > 1:

@@ -66,12 +66,7 @@ def render(comparisons: Sequence[DeviceComparison]) -> str:
         headers = ["case", "mode", c.main, c.device, "error on %s" % c.main, "error on %s" % c.device]
         rows = [row(d, md.case_with(d.case, d.with_set)) for d in c.differences]
         out.append(md.table([md.text(h) for h in headers], rows) if rows else "_No difference._\n")
-        checks = checks_of(c.differences)
-        if checks:
-            out.append("%s\n" % md.text(again(c)))
-            out.append(
-                "\n".join("- %s: %s" % (md.text(cell_name(d)), md.code(command)) for d, command in checks) + "\n"
-            )
+        out += checks_markdown(c, c.differences)
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -80,6 +75,16 @@ def checks_of(differences: Sequence[Difference]) -> List[Tuple[Difference, str]]
     cell again (naming its ``--device``)."""
     found = [(d, repro.check_command(repro.Cell.from_row(d.other))) for d in differences]
     return [(d, command) for d, command in found if command]
+
+
+def checks_markdown(c: DeviceComparison, differences: Sequence[Difference]) -> List[str]:
+    """The checks that run each of ``differences`` again on its device: a line and a list, or nothing where no case
+    has a file of ours."""
+    checks = checks_of(differences)
+    if not checks:
+        return []
+    items = "\n".join("- %s: %s" % (md.text(cell_name(d)), md.code(command)) for d, command in checks)
+    return ["%s\n" % md.text(again(c)), items + "\n"]
 
 
 def again(c: DeviceComparison) -> str:
@@ -120,10 +125,8 @@ CASE_INTRO = (
 def case_counts(found: CaseOnDevice) -> str:
     """``2 cells on cuda, 1 differs from its cell on cpu``."""
     c, differ = found.comparison, len(found.differences)
-    return "%s on %s, %s from its cell on %s" % (
-        md.plural(found.cells, "cell"), c.device, "none differs" if not differ else "%d differ%s" % (
-            differ, "s" if differ == 1 else ""), c.main,
-    )  # fmt: skip
+    differing = "none differs" if not differ else "1 differs" if differ == 1 else "%d differ" % differ
+    return "%s on %s, %s from its cell on %s" % (md.plural(found.cells, "cell"), c.device, differing, c.main)
 
 
 def case_markdown(found: Sequence[CaseOnDevice], page: str = "../" + PAGE) -> str:
@@ -140,10 +143,5 @@ def case_markdown(found: Sequence[CaseOnDevice], page: str = "../" + PAGE) -> st
         if f.differences:
             headers = ["mode", c.main, c.device, "error on %s" % c.main, "error on %s" % c.device]
             out.append(md.table([md.text(h) for h in headers], [row(d, "")[1:] for d in f.differences]))
-        checks = checks_of(f.differences)
-        if checks:
-            out.append("%s\n" % md.text(again(c)))
-            out.append(
-                "\n".join("- %s: %s" % (md.text(cell_name(d)), md.code(command)) for d, command in checks) + "\n"
-            )
+        out += checks_markdown(c, f.differences)
     return "\n".join(out)

@@ -175,6 +175,12 @@ def _inlined(text: str) -> Dict[str, str]:
     return found
 
 
+def on_the_cpu(on_device: Cell) -> Cell:
+    import dataclasses
+
+    return dataclasses.replace(on_device, device="cpu", gpu=None)
+
+
 def test_a_cell_on_a_gpu_moves_the_model_and_every_input_there_and_says_where_it_ran(tmp_path: Path):
     import dataclasses
 
@@ -204,3 +210,10 @@ def test_a_cell_on_a_gpu_moves_the_model_and_every_input_there_and_says_where_it
     assert isinstance(moved[1]["k"], Pair) and moved[1]["k"].b == 4 and moved[2] == "text"
     # A CPU cell's script moves nothing.
     assert "DEVICE" not in repro_script.script(cell(), case_at(tmp_path / "x.py", PLAIN))
+    # The fresh process of the save/load step runs the program it loads on the device it was saved on.
+    saved = cell("pass", device="cuda", serialize_status="error", serialize_error="load: KeyError: s")
+    load = _function(repro_script.script(saved, case_at(tmp_path / "x.py", PLAIN)), "load")
+    assert load.index("args, kwargs = _on_device(args), _on_device(kwargs)") < load.index("loaded.module()(")
+    assert load.index("model.to(DEVICE)") < load.index("expected = _clone(model)")
+    on_cpu = _function(repro_script.script(on_the_cpu(saved), case_at(tmp_path / "x.py", PLAIN)), "load")
+    assert "DEVICE" not in on_cpu and "_on_device" not in on_cpu
