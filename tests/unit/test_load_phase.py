@@ -64,6 +64,29 @@ def test_load_takes_the_programs_of_its_device_and_says_how_many_it_left_out(
         loader.on_device([a for a in found if a.device == "cuda"], "cpu", [str(tmp_path)])
 
 
+def test_a_load_on_a_gpu_names_it_and_its_result_never_stands_for_another_gpu(tmp_path: Path) -> None:
+    folder = tmp_path / layout.env_folder("2.11.0", "cpu", "3.11") / "strict" / "add_one@cuda"
+    folder.mkdir(parents=True)
+    meta = dict(case="add_one", mode="strict", torch_version="2.11.0", variant="cpu", python="3.11", device="cuda",
+                format_version=layout.FORMAT_VERSION, files=[])  # fmt: skip
+    (folder / layout.META).write_text(json.dumps(meta), encoding="utf-8")
+    (artifact,) = layout.discover((str(tmp_path),))
+    assert artifact.device == "cuda" and artifact.problem is None
+    loads = loader.LoadBatch([artifact], "2.12.0", "cpu", "3.11", trust=True, device="cuda")
+    loads.env.update(run_id="r", serializer_version=None)  # what set_up adds, which needs a GPU here
+    keys = {}
+    for name, driver in (("NVIDIA H200", "580.1"), ("NVIDIA H200", "590.2"), ("NVIDIA H100", "580.1")):
+        loads.gpu = {"gpu_name": name, "gpu_capability": "9.0", "gpu_driver": driver}
+        (item,) = loads.items(loads.wanted())
+        assert (item.record["device"], item.record["gpu"]) == ("cuda", "%s, compute 9.0, driver %s" % (name, driver))
+        keys[name, driver] = loads.cache_key(item)
+    assert None not in keys.values() and len(set(keys.values())) == 3  # another model or driver: another key
+    # A batch on the CPU keys the same files without a device or GPU: never one of those keys.
+    cpu = loader.LoadBatch([artifact], "2.12.0", "cpu", "3.11", trust=True)
+    cpu.env.update(run_id="r", serializer_version=None)
+    assert cpu.cache_key(cpu.items(cpu.wanted())[0]) not in keys.values()
+
+
 def test_environment_folders_round_trip() -> None:
     name = layout.env_folder("2.10.0.dev20250101+cu126", "cu126_x", "3.12")
     assert name == "2.10.0.dev20250101+cu126_cu126_x_py3.12"
