@@ -26,7 +26,7 @@ The same pairs, of any product (``matrix.contract.products``), judge upstream's 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import pandas as pd
 
@@ -223,15 +223,6 @@ def _exceptions(tried: pd.DataFrame, position: Dict[str, int]) -> List[FailingCa
         if failure is not None:
             found.append(FailingCase(str(case), str(mode), tuple(where), failure))
     return found
-
-
-def loads_across(found: Sequence[Epoch], saved: str, loaded: str) -> Optional[Epoch]:
-    """The epoch in which a program saved on ``saved`` loads on ``loaded`` (not older), if one holds both."""
-    for epoch in found:
-        if saved in epoch.releases and loaded in epoch.releases:
-            if epoch.releases.index(saved) <= epoch.releases.index(loaded):
-                return epoch
-    return None
 
 
 @dataclass(frozen=True)

@@ -229,15 +229,6 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def sentence(since: Since) -> str:
-    """The moves in plain words: ``still broken 10 → 8 (−2: ...); fixes 156 → 150 (−6: ...)``; "" when none."""
-    said = []
-    for m in since.moved:
-        parts = ", ".join(cause(p) for p in m.parts)
-        said.append("%s %d → %d (%s)" % (m.figure, m.before, m.now, parts))
-    return "; ".join(said)
-
-
 def short(since: Since) -> str:
     """The moves without their causes: ``still broken 10 → 8, fixes 156 → 150``."""
     return ", ".join("%s %d → %d" % (m.figure, m.before, m.now) for m in since.moved)

@@ -64,7 +64,7 @@ def test_a_transition_gone_for_no_reason_the_tables_show_is_not_attributed() -> 
     now = moves([move("op-drift", "a", "2.12.0", "2.13.0")])
     found = figures.moved(figures.of(old, 0), figures.of(now, 0), same_cells(), old, now)
     assert found.moved[0].parts == (figures.Part(-1, ""),)
-    assert figures.sentence(found) == "op drift 2 → 1 (−1 not attributed)"
+    assert figures.cause(found.moved[0].parts[0]) == "−1 not attributed"
 
 
 def test_a_transition_of_a_cell_that_changed_is_put_down_to_the_cells() -> None:
