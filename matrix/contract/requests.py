@@ -282,9 +282,10 @@ def batch_choices(isolation: Optional[str], progress: str, warm_up: str) -> None
 # The options of `run` that `load` reads too, and load's own flags: one `nox -s run load -- ...` passes
 # the rest (--mode, --tag, ...) to the run sessions only. --trust and --aoti are load's alone (`nox -s load --
 # --aoti`): the run and load sessions of one machine share the signing key, and --stages chooses run's aoti stage.
+# --device is both's: the programs a run on a device kept are loaded there.
 SHARED_WITH_LOAD = (
     "select", "timeout", "max_memory", "out", "progress", "force", "trust", "cache", "no_cache", "aoti",
-    "aoti_timeout", "aoti_from",
+    "aoti_timeout", "aoti_from", "device",
 )  # fmt: skip
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
-from typing import List
+from typing import Any, Dict, List, Tuple
 
 import pytest
 
@@ -71,6 +71,7 @@ def test_the_load_sessions_take_only_the_options_load_understands() -> None:
     given = ["--select", "cond_*", "exportdb/*", "--mode", "strict", "--force", "--tag", "torch.cond", "--timeout", "9"]
     assert load_words(given) == ["--select", "cond_*", "exportdb/*", "--force", "--timeout", "9"]
     assert load_words(["--trust", "--mode", "strict"]) == ["--trust"]
+    assert load_words(["--device", "cuda", "--mode", "strict"]) == ["--device", "cuda"]  # loaded where they ran
 
 
 def test_the_report_session_takes_its_own_words_and_leaves_run_options_to_run() -> None:
@@ -225,3 +226,66 @@ def test_the_test_environment_is_installed_with_its_bytecode_compiled(monkeypatc
     installed.clear()
     noxfile._test_environment(UvSession())  # type: ignore[arg-type]
     assert installed == [[noxfile.DEFAULT_TEST_TORCH, ".[test]"]]
+
+
+def test_a_load_session_loads_each_devices_programs_where_its_build_can(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataclasses
+    import json
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    import noxfile
+    from matrix.contract import layout
+    from matrix.envs import environments
+
+    out = tmp_path / "results"
+    for name, device in (("add_one", "cpu"), ("add_one@cuda", "cuda")):  # what a CPU run and a GPU run kept
+        folder = out / noxfile.ARTIFACTS / layout.env_folder("2.11.0", "cpu", "3.11") / "strict" / name
+        folder.mkdir(parents=True)
+        meta = dict(case="add_one", mode="strict", torch_version="2.11.0", variant="cpu", python="3.11",
+                    device=device, format_version=layout.FORMAT_VERSION, files=[])  # fmt: skip
+        (folder / layout.META).write_text(json.dumps(meta), encoding="utf-8")
+
+    @dataclasses.dataclass(frozen=True)
+    class Spec:
+        dependency_set: str = ""
+        name: str = "torch-2.12.0_cpu_py3.11"
+
+    class Environment:
+        spec = Spec()
+
+        def worker_command(self, request: Any) -> List[str]:
+            return request.argv()
+
+        def worker_env(self) -> Dict[str, str]:
+            return {}
+
+    ran: List[Tuple[List[str], str]] = []
+    asked: List[bool] = []
+    monkeypatch.setattr(noxfile, "_environment", lambda *args: Environment())
+    monkeypatch.setattr(noxfile, "_run_logged", lambda session, command, env, log: ran.append((command, log.name)))
+    monkeypatch.delenv(noxfile.SELECTION_VARIABLE, raising=False)
+
+    def load(posargs: List[str], gpu: bool) -> List[Tuple[List[str], str]]:
+        monkeypatch.setattr(environments, "cuda_available", lambda environment: asked.append(gpu) or gpu)
+        session = _Session(tmp_path, "")
+        session.posargs = ["--out", str(out), *posargs]  # type: ignore[attr-defined]
+        ran.clear()
+        noxfile.load(session, torch="2.12.0", variant="cpu")
+        return [(["--device cuda" in " ".join(command)], log) for command, log in ran]  # type: ignore[misc]
+
+    # Where the build can use a GPU: the CPU's programs, then the GPU's, each in its own log.
+    assert load([], gpu=True) == [
+        ([False], "load_torch-2.12.0_cpu_py3.11.log"), ([True], "load_torch-2.12.0_cpu_py3.11_cuda.log")
+    ]  # fmt: skip
+    # Where it cannot: the CPU's alone, and the session says why the GPU's are not loaded.
+    session_said: List[str] = []
+    monkeypatch.setattr(_Session, "log", lambda self, text: session_said.append(text))
+    assert load([], gpu=False) == [([False], "load_torch-2.12.0_cpu_py3.11.log")]
+    assert any("programs saved on cuda are not loaded here" in said for said in session_said)
+    # A device named after -- is the one loaded, and no GPU is asked for.
+    asked.clear()
+    assert load(["--device", "cuda"], gpu=False) == [([True], "load_torch-2.12.0_cpu_py3.11_cuda.log")]
+    assert asked == []
