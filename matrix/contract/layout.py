@@ -293,10 +293,15 @@ def _artifact(folder: str, saved: Tuple[str, str, str], mode: str, name: str) ->
     relative = "%s/%s/%s" % (env_folder(torch_version, variant, python), mode, name)
     meta, problem = read_meta(folder)
     if meta is not None:
-        # An artifact from before --with sets had folders of their own has no with_set: it had none.
-        named = artifact_name(meta["case"], _text(meta.get("with_set")), _text(meta.get("device")) or "cpu")
-        where = (meta["torch_version"], meta["variant"], meta["python"], meta["mode"], named)
-        if where != (torch_version, variant, python, mode, name):
+        # An artifact from before --with sets had folders of their own has no with_set: it had none; one saved on a
+        # GPU before devices had folders of their own has its device in meta.json alone.
+        with_set = _text(meta.get("with_set"))
+        named = artifact_name(meta["case"], with_set, _text(meta.get("device")) or "cpu")
+        where = (meta["torch_version"], meta["variant"], meta["python"], meta["mode"])
+        if where != (torch_version, variant, python, mode) or name not in (
+            named,
+            artifact_name(meta["case"], with_set),
+        ):
             problem = "%s names %s/%s/%s, not the folder it is in" % (
                 META,
                 env_folder(meta["torch_version"], meta["variant"], meta["python"]),

@@ -40,6 +40,14 @@ def test_a_program_saved_off_the_cpu_has_a_folder_of_its_own_and_a_key_of_its_ow
         (env / name).mkdir(parents=True)
     found = {a.folder.rsplit("/", 1)[1]: a for a in layout.discover((str(tmp_path),))}
     assert {name: a.device for name, a in found.items()} == {"add_one": "cpu", "add_one@cuda": "cuda"}
+    # A GPU's program kept before devices had folders of their own: its meta.json says where it was saved.
+    older = tmp_path / "older" / layout.env_folder("2.11.0", "cpu", "3.11") / "strict" / "add_one"
+    older.mkdir(parents=True)
+    meta = dict(case="add_one", mode="strict", torch_version="2.11.0", variant="cpu", python="3.11", device="cuda",
+                format_version=layout.FORMAT_VERSION, files=[])  # fmt: skip
+    (older / layout.META).write_text(json.dumps(meta), encoding="utf-8")
+    (kept,) = layout.discover((str(tmp_path / "older"),))
+    assert (kept.problem, kept.device) == (None, "cuda")
     # Resuming tells the two loads apart; a CPU load's key is what it was before devices.
     cpu, cuda = (loader.journal_key(found["add_one"].key, "", device=device) for device in ("cpu", "cuda"))
     assert cpu == loader.journal_key(found["add_one"].key) and cpu != cuda
