@@ -402,9 +402,8 @@ def _write_case_pages(out: str, judged: model.Model, roots: Sequence[str], shelf
     for case, rows in sorted(cells.items()):
         page = md.page_name(case)
         reproduce = report_repro.markdown(failures.get(case, []), store.ordered(row["release"] for row in rows), roots)
-        # After its repros: where the case also ran on another device, and how it differs there.
-        reproduce += devices_page.case_markdown(by_device.of_case(case, judged.devices, judged.elsewhere))
-        text = report_case.render(case, rows, moves.get(case, []), roots, reproduce, kept, shelf)
+        elsewhere = devices_page.case_markdown(by_device.of_case(case, judged.devices, judged.elsewhere))
+        text = report_case.render(case, rows, moves.get(case, []), roots, reproduce, kept, shelf, elsewhere)
         if case in loads:
             text += "\n" + report_artifacts.case_section(loads[case], *judged.load_orders)
         compiled, crossed = packages.of_case(case), compiles.of_case(case)

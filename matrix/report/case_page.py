@@ -101,6 +101,7 @@ def render(
     reproduce: str = "",
     kept: Optional[Mapping[Tuple[str, ...], Row]] = None,
     shelf: Optional[diff_files.Shelf] = None,
+    devices: str = "",
 ) -> str:
     """The page of one case.
 
@@ -109,7 +110,9 @@ def render(
     ``roots`` the folders its source may be shown from; ``reproduce`` the section on reproducing
     its failures (:func:`matrix.report.repro.markdown`), shown after its errors; ``kept`` the graph
     diffs earlier reports kept (``graph_diffs.carried``), shown where the texts are missing; ``shelf`` keeps
-    the diff files the page links (:mod:`.diff_files`), for the build to write.
+    the diff files the page links (:mod:`.diff_files`), for the build to write; ``devices`` the section on the
+    builds that also ran the case on another device (:func:`matrix.report.devices_page.case_markdown`), after its
+    repros.
     """
     first = rows[-1]
     source, doc = read_source(first["case_file"], roots)
@@ -153,6 +156,8 @@ def render(
         parts.extend(errors)
     if reproduce:
         parts.append(reproduce)
+    if devices:
+        parts.append(devices)
     diagnosed = _diagnoses(rows)
     if diagnosed:
         parts.append("## What draft_export found\n")

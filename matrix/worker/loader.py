@@ -359,9 +359,9 @@ def keep_fresh_load(
     ``env``: the run's environment record; ``compiler``: its C++ compiler (part of a package load's key). A
     package's load that was not tried (not-applicable) is not kept: ``load`` decides those without loading.
     """
-    artifact = layout.artifact_at(folder)
     if env.get("device", "cpu") != "cpu":  # the GPU's identity is the run's: its loads run again in `load`
         return False
+    artifact = layout.artifact_at(folder)
     status = result.get("status")
     untried = (LoadStatus.NOT_APPLICABLE.value, LoadStatus.UNTRUSTED.value)
     tried = status in LOAD_STATUSES and (product is PROGRAM or status not in untried)
