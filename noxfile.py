@@ -54,7 +54,6 @@ DEFAULT_TEST_TORCH = "torch==2.13.0"
 RECORDS = "results"
 LOCAL_REPORT = "reports/local"
 PUBLISHED_REPORT = "reports/latest"
-AOTI_REPORT = "reports/aoti"  # the AOTInductor selection's published report
 
 
 # What the quick selection runs beside its releases: the case set, and the smallest model of each
@@ -378,11 +377,9 @@ def publish(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def site(session: nox.Session) -> None:
-    """Build the HTML site of the committed reports, reports/latest/site/ and reports/aoti/site/ (git-ignored), from
-    their own tables."""
+    """Build the HTML site of the committed report, reports/latest/site/ (git-ignored), from its own tables."""
     _install(session, ".")
-    session.run("python", "-m", "matrix.report.published_site", PUBLISHED_REPORT, "--aoti", AOTI_REPORT)
-    session.run("python", "-m", "matrix.report.published_site", AOTI_REPORT)
+    session.run("python", "-m", "matrix.report.published_site", PUBLISHED_REPORT)
 
 
 def _previous_publication(session: nox.Session, args: List[str]) -> List[str]:

@@ -99,7 +99,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--aoti",
         metavar="DIR",
         help="a record folder or published report whose AOTInductor packages and compiles this report shows"
-        " beside its own (its cells and saved programs are left out), e.g. reports/aoti",
+        " beside its own (its cells and saved programs are left out): the aoti selection's record folder",
     )
     parser.add_argument("--no-charts", action="store_true", help="skip the matplotlib charts")
     parser.add_argument(

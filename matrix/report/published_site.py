@@ -1,8 +1,9 @@
 """The HTML site of a committed report, built beside its pages: ``nox -s site``.
 
-The project commits its reports' Markdown pages, charts and tables (``reports/latest``, ``reports/aoti``), not
-their site, which is the form CI publishes to the reports branch or GitHub Pages. This builds the site from the
-folder's own tables, compared with the baseline the folder keeps (:mod:`.kept_baseline`), in a scratch folder,
+The project commits its report's Markdown pages, charts and tables (``reports/latest``, whose tables hold the
+AOTInductor selection's packages and compiles too), not its site, which is the form CI publishes to the reports
+branch or GitHub Pages. This builds the site from the folder's own tables, compared with the baseline the folder
+keeps (:mod:`.kept_baseline`), in a scratch folder,
 and puts its ``site/`` (git-ignored) beside the committed pages, whose charts, tables, repro scripts and graph
 diffs it links. The committed files are not touched. Before it says it is done, it checks that every relative
 link of the site's pages names a file of the folder.
@@ -33,7 +34,7 @@ class SiteError(UserError):
     """A folder that is not a report, or a site whose links the committed pages do not hold."""
 
 
-def build(folder: str, aoti: Optional[str] = None, notify: Optional[Callable[[str], None]] = None) -> str:
+def build(folder: str, notify: Optional[Callable[[str], None]] = None) -> str:
     """Build ``folder``'s site into ``folder/site/`` and return the path of its front page."""
     if not published.is_report(folder):
         raise SiteError(
@@ -41,7 +42,7 @@ def build(folder: str, aoti: Optional[str] = None, notify: Optional[Callable[[st
         )
     with tempfile.TemporaryDirectory(prefix="export-matrix-site-") as scratch:
         out = os.path.join(scratch, os.path.basename(os.path.normpath(folder)))
-        build_report([folder], out, aoti=aoti, notify=notify)
+        build_report([folder], out, notify=notify)
         site = os.path.join(folder, SITE)
         if os.path.isdir(site):
             shutil.rmtree(site)
@@ -113,10 +114,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         description="Build the HTML site of a committed report folder into FOLDER/site/ from its own tables.",
     )
     parser.add_argument("folder", metavar="FOLDER", help="a committed report folder, e.g. reports/latest")
-    parser.add_argument("--aoti", metavar="DIR", help="a report whose AOTInductor products the site shows too")
     args = parser.parse_args(argv)
     try:
-        index = build(args.folder, aoti=args.aoti, notify=lambda line: print(line, file=sys.stderr, flush=True))
+        index = build(args.folder, notify=lambda line: print(line, file=sys.stderr, flush=True))
     except UserError as exc:
         print("error: %s" % exc, file=sys.stderr)
         return 2
