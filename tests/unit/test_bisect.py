@@ -179,6 +179,8 @@ def test_command_refuses_bad_input_with_exit_status_2(tmp_path: Path, capsys: py
 
 
 class FakeEnvironment:
+    reused = True
+
     def worker_command(self) -> List[str]:
         return ["python", "-m", "matrix.worker"]
 
