@@ -11,14 +11,15 @@ left it, and the search starts from its oldest nightly, saying so.
 from __future__ import annotations
 
 import datetime
+import shlex
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 
 from packaging.version import Version
 
 from .contract.errors import UserError
 from .envs import channels, pythons, releases
-from .envs.builds import Build, Release
+from .envs.builds import Build, Release, channel_word
 from .envs.channels import ChannelUnavailable, Offer
 
 UPSTREAM = "https://github.com/pytorch/pytorch"
@@ -170,3 +171,33 @@ def day_of(offer: Offer) -> datetime.date:
     """A listed nightly's day (``channels.nightlies`` lists only dated ones)."""
     assert offer.day is not None
     return offer.day
+
+
+def bisect_commands(verdicts: Sequence[Any], paths: Mapping[str, str], added: Sequence[str] = ()) -> List[str]:
+    """The ``export-matrix bisect`` that finds the nightly that broke each cell a nightly candidate broke.
+
+    ``verdicts`` are ``candidate.Verdict``s, ``paths`` each case's file by its name, ``added`` the ``--with``
+    requirements the check used. The bad end is the candidate's own day, so the command gives the same answer
+    after a newer nightly; a cell whose status did not change (a stage that stopped working) has no command.
+    """
+    matrix = releases.default_matrix()
+    found: List[str] = []
+    for verdict in verdicts:
+        try:
+            variant = matrix.variant(verdict.variant)
+        except releases.ReleaseError:
+            continue
+        channel = matrix.channel(variant.channel or "")
+        day = Offer(verdict.candidate, "").day
+        if channel is None or not channel.dated or day is None:
+            continue  # a release candidate: nothing to bisect over
+        for cell in verdict.broken:
+            if cell.get("status_before") == cell.get("status_after") or cell.get("case") not in paths:
+                continue
+            words = ["export-matrix", "bisect", paths[cell["case"]], "--good", verdict.reference.partition("+")[0]]
+            words += ["--bad", channel_word(channel.name, day), "--mode", str(cell["mode"])]
+            words += ["--variant", str(variant.local_tag)] + [w for r in added for w in ("--with", r)]
+            command = " ".join(shlex.quote(word) for word in words)
+            if command not in found:
+                found.append(command)
+    return found

@@ -8,8 +8,10 @@ writes what each nightly gives (its cell and its environment record with a git v
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
+import shlex
 from pathlib import Path
 from typing import Callable, List, Optional, Sequence
 
@@ -121,17 +123,18 @@ def answer(captured: str) -> str:
     return captured.strip().splitlines()[-1]
 
 
+@pytest.mark.parametrize("after_the_gate, installs", [(True, 7), (False, 8)])
 def test_a_day_found_among_60_nightlies_with_at_most_7_installs_after_the_gate(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, after_the_gate: bool, installs: int
 ) -> None:
     nightlies = [version(day) for day in days(60)]
     world = World(tmp_path, monkeypatch, nightlies)
     broken = days(60)[37]
     world.breaks_on(broken)
-    # The gate (`check --torch nightly`) installed the newest nightly: the search reuses it.
-    newest = environments.Spec(MATRIX.pinned(MATRIX.resolve("nightly"), nightlies[-1]), CURRENT)
-    environments.prepare(newest, log=lambda _: None)
-    world.installer.installed.clear()
+    if after_the_gate:  # `check --torch nightly` installed the newest nightly: the search reuses it
+        newest = environments.Spec(MATRIX.pinned(MATRIX.resolve("nightly"), nightlies[-1]), CURRENT)
+        environments.prepare(newest, log=lambda _: None)
+        world.installer.installed.clear()
 
     assert world.bisect("--good", "nightly:%s" % START, "--bad", "nightly") == 0
     out = capsys.readouterr().out
@@ -142,7 +145,7 @@ def test_a_day_found_among_60_nightlies_with_at_most_7_installs_after_the_gate(
         % (broken, bad, git_of(bad), days(60)[36], good, git_of(good), git_of(good), git_of(bad),
            len(world.installer.installed), sum(line.startswith("  2026-") for line in out.splitlines()))
     )  # fmt: skip
-    assert len(world.installer.installed) <= 7 and nightlies[-1] not in world.installer.installed
+    assert len(world.installer.installed) == installs  # the two ends and six halvings, less what was there
     assert "over 60 nightlies of the nightly-cpu index" in out
 
     # Again: every environment it needs is there, and nothing is installed.
@@ -268,3 +271,26 @@ def test_the_compare_link_needs_both_commits() -> None:
         "https://github.com/pytorch/pytorch/compare/%s...%s" % ("a" * 40, "b" * 40)
     )
     assert nightly_range.compare_link(None, "b") is None
+
+
+def test_the_gate_offers_a_search_for_each_cell_a_nightly_broke_and_none_for_a_release_candidate() -> None:
+    from matrix.records.candidate import Verdict
+
+    broken = (
+        {"case": "my model", "mode": "strict", "status_before": "pass", "status_after": "fail"},
+        {"case": "my model", "mode": "non-strict", "status_before": "pass", "status_after": "pass"},  # a stage
+    )
+    nightly = Verdict("2.16.0.dev20260115+cpu", "nightly-cpu", "2.15.0+cpu", "cpu", 2, broken, (), ())
+    rc = Verdict("2.16.0+cpu", "test-cpu", "2.15.0+cpu", "cpu", 2, broken, (), ())
+    paths = {"my model": "models/my model.py"}
+    assert nightly_range.bisect_commands([nightly, rc], paths, ["numpy<2"]) == [
+        "export-matrix bisect 'models/my model.py' --good 2.15.0 --bad nightly:2026-01-15 --mode strict"
+        " --variant cpu --with 'numpy<2'"
+    ]
+    # The command is one bisect reads: its ends are a release and a day of the nightly index.
+    parser = argparse.ArgumentParser()
+    bisect.configure(parser)
+    (command,) = nightly_range.bisect_commands([nightly], paths)
+    read = parser.parse_args(shlex.split(command)[2:])
+    bad, good = nightly_range.ends(MATRIX, read.good, read.bad, read.variant)
+    assert (bad.date, bad.variant.name, good) == (datetime.date(2026, 1, 15), "nightly-cpu", MATRIX.release("2.15.0"))
