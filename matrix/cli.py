@@ -24,9 +24,15 @@ COMMANDS = {
         "matrix.worker.gpu_check",
         "on a GPU machine: the case set on the CPU, with the GPU hidden, and on CUDA",
     ),
-    "check": ("matrix.check", "run case files (or folders of them) against several torch releases and print a table"),
-    "bisect": ("matrix.bisect", "find the first release where a case's status or graph changes"),
-    "repro": ("matrix.repro", "write a standalone script that reproduces a recorded cell's failure without this tool"),
+    "check": (
+        "matrix.commands.check",
+        "run case files (or folders of them) against several torch releases and print a table",
+    ),
+    "bisect": ("matrix.commands.bisect", "find the first release where a case's status or graph changes"),
+    "repro": (
+        "matrix.commands.repro",
+        "write a standalone script that reproduces a recorded cell's failure without this tool",
+    ),
     "report": ("matrix.report.build", "build the Markdown report, tables and charts from record folders"),
     "merge": ("matrix.records.merge", "merge record shards from several machines into one folder"),
     "cache": ("matrix.worker.cache", "show the result cache's size, entries and hit rate, or prune it by age or size"),

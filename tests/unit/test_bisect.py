@@ -11,8 +11,9 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import pytest
 
-from matrix import bisect, cli, probe
-from matrix.bisect import BisectError, Skip, search
+from matrix import cli
+from matrix.commands import bisect, probe
+from matrix.commands.bisect import BisectError, Skip, search
 from matrix.contract import schema
 from matrix.contract.errors import UserError
 from matrix.contract.options import from_namespace

@@ -17,7 +17,8 @@ from typing import Callable, List, Optional, Sequence
 
 import pytest
 
-from matrix import bisect, cli, nightly_range, probe
+from matrix import cli
+from matrix.commands import bisect, nightly_range, probe
 from matrix.contract import records
 from matrix.contract.requests import RunRequest
 from matrix.envs import environments, install, releases

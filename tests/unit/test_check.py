@@ -8,15 +8,16 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import pytest
 
-from matrix import check, check_table, probe
-from matrix.check import CheckError
+from matrix import check_table
 from matrix.check_table import Row
+from matrix.commands import check, probe
+from matrix.commands.check import CheckError
+from matrix.commands.probe import Probed
 from matrix.contract import records, schema
 from matrix.contract.case import CaseInfo
 from matrix.contract.requests import RunRequest
 from matrix.contract.schema import NoCell, Status
 from matrix.envs import releases
-from matrix.probe import Probed
 
 from conftest import FIXTURES, make_cell
 

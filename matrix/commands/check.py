@@ -19,16 +19,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ..check_table import Row, cell_tables, progress, short_error, show
+from ..contract import dependencies, resources, stages
+from ..contract.case import CaseError, CaseInfo, discover
+from ..contract.commands import add_run_options
+from ..contract.errors import UserError
+from ..contract.options import DEFAULT_AOTI_TIMEOUT_S, DEFAULT_TIMEOUT_S, FAIL_ON, add_jobs, add_variant
+from ..contract.requests import STAGES, RunRequest
+from ..contract.schema import MODES, STATUSES, NoCell, Status
+from ..envs import environments, pythons, releases, sets
 from . import nightly_range
-from .check_table import Row, cell_tables, progress, short_error, show
-from .contract import dependencies, resources, stages
-from .contract.case import CaseError, CaseInfo, discover
-from .contract.commands import add_run_options
-from .contract.errors import UserError
-from .contract.options import DEFAULT_AOTI_TIMEOUT_S, DEFAULT_TIMEOUT_S, FAIL_ON, add_jobs, add_variant
-from .contract.requests import STAGES, RunRequest
-from .contract.schema import MODES, STATUSES, NoCell, Status
-from .envs import environments, pythons, releases, sets
 from .probe import Probed, cases_request, probe_cases, validate_case
 
 CURRENT = "current"
@@ -299,7 +299,7 @@ def main(options: CheckOptions) -> int:
     judged = show(checked, options.format, options.fail_on)
     if options.fail_on == "never":
         return 0
-    from .records import candidate  # pandas: only where a candidate is judged
+    from ..records import candidate  # pandas: only where a candidate is judged
 
     why = candidate.should_fail(options.fail_on, candidate.failing(cell_tables(checked)), judged)
     if why is not None:

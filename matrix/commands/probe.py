@@ -12,12 +12,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
-from .contract import records
-from .contract.case import CaseInfo, read_info
-from .contract.errors import UserError
-from .contract.requests import RunRequest
-from .contract.schema import recency
-from .envs import environments, sets
+from ..contract import records
+from ..contract.case import CaseInfo, read_info
+from ..contract.errors import UserError
+from ..contract.requests import RunRequest
+from ..contract.schema import recency
+from ..envs import environments, sets
 
 Record = Dict[str, Any]
 

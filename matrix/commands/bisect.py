@@ -16,11 +16,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, Generic, Hashable, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
-from . import nightly_range
-from .contract import dependencies
-from .contract.case import CaseInfo
-from .contract.errors import FAILED, UNAVAILABLE, UserError
-from .contract.options import (
+from ..contract import dependencies
+from ..contract.case import CaseInfo
+from ..contract.errors import FAILED, UNAVAILABLE, UserError
+from ..contract.options import (
     DEFAULT_TIMEOUT_S,
     add_mode,
     add_timeout,
@@ -29,7 +28,8 @@ from .contract.options import (
     positive_seconds,
     requirements,
 )
-from .envs import environments, pythons, releases
+from ..envs import environments, pythons, releases
+from . import nightly_range
 from .probe import Probed, cases_request, probe_case, validate_case
 
 V = TypeVar("V", bound=Hashable)

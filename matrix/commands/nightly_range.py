@@ -17,10 +17,10 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 
 from packaging.version import Version
 
-from .contract.errors import UserError
-from .envs import channels, pythons, releases
-from .envs.builds import Build, Release, channel_word
-from .envs.channels import ChannelUnavailable, Offer
+from ..contract.errors import UserError
+from ..envs import channels, pythons, releases
+from ..envs.builds import Build, Release, channel_word
+from ..envs.channels import ChannelUnavailable, Offer
 
 UPSTREAM = "https://github.com/pytorch/pytorch"
 
