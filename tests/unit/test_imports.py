@@ -22,7 +22,7 @@ from conftest import ROOT
 PACKAGE = ROOT / "matrix"
 # The only host modules that reach the worker: the command line runs the worker's commands in this
 # interpreter (`export-matrix run`), and environments ship a copy of the worker and start it there.
-HOST_WORKER_DOORS = {"matrix.cli", "matrix.envs.environments"}
+HOST_WORKER_DOORS = {"matrix.commands", "matrix.envs.environments"}  # the command table, the environments
 STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 
 
