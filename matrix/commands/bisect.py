@@ -330,6 +330,12 @@ class Plan:
 def plan_search(options: BisectOptions) -> Plan:
     """Releases between --good and --bad, or the nightlies an index holds where --bad is a nightly."""
     matrix = releases.default_matrix()
+    for flag, word in (("--good", options.good), ("--bad", options.bad)):
+        if word and not word[:1].isdigit():
+            try:  # a word, not a version: one that names nothing is said before anything else
+                matrix.resolve(word, None if "+" in word else nightly_range.channel_variant(options.variant))
+            except releases.ReleaseError as exc:
+                raise BisectInputError("%s: %s" % (flag, exc))
     if not nightly_range.asks_nightlies(matrix, options.bad):
         chosen, python = plan(options)
         return Plan(tuple(chosen), python, "releases of the %s variant" % chosen[0].build.variant.name)

@@ -44,7 +44,7 @@ def asks_nightlies(matrix: releases.Matrix, bad: Optional[str]) -> bool:
     return channel is not None and channel.dated
 
 
-def _variant(variant: Optional[str]) -> Optional[str]:
+def channel_variant(variant: Optional[str]) -> Optional[str]:
     # The command's default variant is PyPI's, which has no nightly: the channel's first index stands for it.
     return None if variant in (None, releases.DEFAULT_VARIANT) else variant
 
@@ -52,7 +52,7 @@ def _variant(variant: Optional[str]) -> Optional[str]:
 def ends(matrix: releases.Matrix, good: str, bad: str, variant: Optional[str]) -> Tuple[Build, Union[Build, Release]]:
     """The bad end's pending build and the good end: a dated build of the same channel, or a release."""
     try:
-        bad_build = matrix.resolve(bad, _variant(variant))
+        bad_build = matrix.resolve(bad, channel_variant(variant))
         channel = matrix.channel(bad.partition("+")[0].partition(":")[0])
         assert channel is not None and bad_build.pending
         head = good.partition("+")[0].partition(":")[0]

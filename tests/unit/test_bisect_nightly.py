@@ -92,6 +92,7 @@ class World:
         self.index = stand_in_index(tmp_path / "index", versions)
         self.installer = Installer()
         self.gives: Callable[[str], str] = lambda torch: "pass"
+        self.graph: Callable[[str], str] = lambda torch: "aaaa"  # the graph hash each nightly exports
         monkeypatch.setenv(NIGHTLY.variant("cpu").env, self.index)
         monkeypatch.setenv(environments.ENV_DIR_VARIABLE, str(self.envs))
         monkeypatch.setenv("EXPORT_MATRIX_PYTHON", CURRENT)
@@ -105,7 +106,9 @@ class World:
         torch, out = marker["torch"], Path(request.out)
         status = self.gives(torch)
         error = {} if status == "pass" else {"error_type": "torch._dynamo.exc.Unsupported", "error_message": "boom"}
-        cell = make_cell(torch, "add_one", status, variant="nightly-cpu", python=CURRENT, **error)
+        cell = make_cell(
+            torch, "add_one", status, variant="nightly-cpu", python=CURRENT, graph_hash=self.graph(torch), **error
+        )
         environment = dict(environment_record(torch), variant="nightly-cpu", torch_git_version=git_of(torch))
         with records.Writer(str(out / "records.jsonl")) as writer:
             writer.write(environment)
@@ -223,6 +226,20 @@ def test_a_nightly_that_fails_to_install_is_gone_around_and_named_where_it_hides
     assert nightlies[4] not in world.installer.installed
 
 
+def test_on_hash_finds_the_nightly_whose_graph_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    nightlies = [version(day) for day in days(12)]
+    world = World(tmp_path, monkeypatch, nightlies)
+    world.graph = lambda torch: "bbbb" if torch >= nightlies[5] else "aaaa"  # every nightly passes
+    assert world.bisect("--good", "nightly:%s" % START, "--bad", "nightly", "--on", "hash") == 0
+    assert answer(capsys.readouterr().out).startswith(
+        "first bad nightly: %s %s (git %s): bbbb; last good: %s %s (git %s): aaaa;"
+        % (days(12)[5], nightlies[5], git_of(nightlies[5]), days(12)[4], nightlies[4], git_of(nightlies[4]))
+    )
+    assert world.bisect("--good", "nightly:%s" % START, "--bad", "nightly") == 1  # on status: nothing changed
+
+
 def test_ends_that_agree_exit_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     nightlies = [version(day) for day in days(6)]
     world = World(tmp_path, monkeypatch, nightlies)
@@ -243,6 +260,7 @@ def test_ends_that_agree_exit_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         (["--good", "nightly:2026-01-03", "--bad", "nightly:2026-01-03"], "must be newer than --good"),
         (["--good", "rc", "--bad", "nightly"], "a nightly bisection's good end is a nightly day or a release"),
         (["--bad", "nightly"], "give --good"),
+        (["--good", "2.15.0", "--bad", "nightlyy"], "--bad: unknown torch selection word 'nightlyy'; known words: "),
         (["--good", "nightly:2026-01-02", "--bad", "nightly+cu999"], "the nightly channel has no cu999 index"),
     ],
 )
