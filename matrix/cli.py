@@ -11,26 +11,9 @@ import importlib
 import sys
 from typing import List, Optional
 
+from .commands import COMMANDS
 from .contract.errors import USAGE
 from .contract.options import run_command
-
-# command -> (module, one-line help). Each module defines configure(parser), OPTIONS and
-# main(options) -> int; modules are imported only when chosen, so `run` works where only torch is.
-COMMANDS = {
-    "run": ("matrix.worker.runner", "run the cases in this interpreter's torch and append records to --out"),
-    "cases": ("matrix.worker.catalogue", "list the cases with their tags, requirements and expectations"),
-    "load": ("matrix.worker.loader", "load programs saved by `run --artifacts` on any release, run and compare them"),
-    "gpu-check": (
-        "matrix.worker.gpu_check",
-        "on a GPU machine: the case set on the CPU, with the GPU hidden, and on CUDA",
-    ),
-    "check": ("matrix.check", "run case files (or folders of them) against several torch releases and print a table"),
-    "bisect": ("matrix.bisect", "find the first release where a case's status or graph changes"),
-    "repro": ("matrix.repro", "write a standalone script that reproduces a recorded cell's failure without this tool"),
-    "report": ("matrix.report.build", "build the Markdown report, tables and charts from record folders"),
-    "merge": ("matrix.records.merge", "merge record shards from several machines into one folder"),
-    "cache": ("matrix.worker.cache", "show the result cache's size, entries and hit rate, or prune it by age or size"),
-}
 
 EPILOG = """\
 The whole matrix runs through nox, which installs each torch release in its own
@@ -61,7 +44,3 @@ def main(argv: Optional[List[str]] = None) -> int:
         return USAGE
     module_name, description = COMMANDS[argv[0]]
     return run_command("export-matrix " + argv[0], importlib.import_module(module_name), argv[1:], description)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -19,7 +19,7 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import FrozenSet, List, Mapping, Optional, Tuple
+from typing import Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from packaging import tags
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
@@ -138,8 +138,8 @@ def timeout(environ: Mapping[str, str]) -> float:
     return DEFAULT_TIMEOUT
 
 
-def offered(build: Build, python: str, environ: Optional[Mapping[str, str]] = None) -> Offer:
-    """The build a pending channel build names for ``python`` now: its index's newest, or its day's."""
+def listing(build: Build, python: str, environ: Optional[Mapping[str, str]] = None) -> List[Offer]:
+    """The builds of ``build``'s variant (its local tag) its channel's index offers for ``python``, newest first."""
     environ = os.environ if environ is None else environ
     index = build.variant.index(environ)
     where = "%s (the %s channel's index %s)" % (build.label, build.variant.channel, index)
@@ -158,12 +158,28 @@ def offered(build: Build, python: str, environ: Optional[Mapping[str, str]] = No
             "%s: none of its %d torch wheels is a +%s build for Python %s on this machine"
             % (where, len(wheels), tag, python)
         )
+    return here
+
+
+def nightlies(build: Build, python: str, environ: Optional[Mapping[str, str]] = None) -> List[Offer]:
+    """The dated builds the index offers, oldest first, one a day (the day's newest version, as ``offered`` takes)."""
+    by_day: Dict[datetime.date, Offer] = {}
+    for offer in listing(build, python, environ):
+        if offer.day is not None:
+            by_day.setdefault(offer.day, offer)
+    return [by_day[day] for day in sorted(by_day)]
+
+
+def offered(build: Build, python: str, environ: Optional[Mapping[str, str]] = None) -> Offer:
+    """The build a pending channel build names for ``python`` now: its index's newest, or its day's."""
+    here = listing(build, python, environ)
     if build.date is None:
         return here[0]
     days = sorted({o.day for o in here if o.day})
     of_day = [o for o in here if o.day == build.date]
     if not of_day:
         has = "%s to %s" % (days[0], days[-1]) if days else "no dated build"
+        where = "%s (the %s channel's index %s)" % (build.label, build.variant.channel, build.variant.index(environ))
         raise ChannelUnavailable(
             "%s: no build of %s for Python %s (the index no longer has it, or never had); it has %s"
             % (where, build.date, python, has)

@@ -3,7 +3,7 @@
 The table is data (``companions.toml``): per library, a requirement per minor series, and whether
 the library is compiled against one torch build. ``constraints`` turns it into what an environment
 installs beside a set's own requirements. :func:`newest_working` is the search that finds its bounds
-again; the command that runs a case in environments to do so is :mod:`matrix.companion_probe`.
+again; the command that runs a case in environments to do so is :mod:`matrix.commands.companion_probe`.
 """
 
 from __future__ import annotations

@@ -10,13 +10,7 @@ import importlib
 import sys
 
 from ..contract.options import run_command
-
-COMMANDS = {
-    "run": ("matrix.worker.runner", "run cases in the installed torch and append records to --out"),
-    "cases": ("matrix.worker.catalogue", "list the cases with their tags, requirements and expectations"),
-    "load": ("matrix.worker.loader", "load programs saved by `run --artifacts` on any release, run and compare them"),
-    "gpu-check": ("matrix.worker.gpu_check", "run the case set on the CPU, the CPU with the GPU hidden, and CUDA"),
-}
+from .commands import COMMANDS
 
 
 def main() -> int:

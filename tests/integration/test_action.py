@@ -227,3 +227,24 @@ def test_the_actions_result_cache_follows_an_edit_to_the_model_owners_package(tm
     assert runs[0].returncode == 0, runs[0].stderr
     assert runs[1].returncode == 1 and "--fail-on failing" in runs[1].stderr, runs[1].stderr
     assert "| pass " not in (tmp_path / "second" / "check.md").read_text()
+
+
+def test_the_bisect_step_runs_the_first_search_the_checks_summary_offers(tmp_path: Path) -> None:
+    table = tmp_path / "check.md"
+    env = {"TABLE": str(table), "EXPORT_MATRIX_ENV_DIR": str(tmp_path / "envs")}
+    table.write_text("| torch | mode | status |\n")  # no search offered: a stage that stopped working, say
+    done = run_step(step("Find the nightly that broke the first cell"), env, tmp_path)
+    assert done.returncode == 0 and "no cell the nightly broke has a search" in done.stdout
+    # The first command offered runs (here it stops on a day that is no date: one line, exit 2, nothing installed).
+    first = "export-matrix bisect '%s' --good 2.15.0 --bad nightly:2026-13-01 --mode strict --variant cpu" % (
+        USER_MODELS / "models" / "pooled conv.py"
+    )
+    (tmp_path / "models").mkdir()
+    table.write_text("```sh\n%s\nexport-matrix bisect other.py --good 2.15.0 --bad nightly\n```\n" % first)
+    done = run_step(step("Find the nightly that broke the first cell"), env, tmp_path)
+    assert done.returncode == 2, done.stderr
+    summary = (tmp_path / "summary").read_text()
+    assert summary.startswith("### The nightly that broke it\n") and "pooled conv.py: no such case file" in summary
+    answer = outputs(tmp_path)["answer"]
+    assert answer.startswith("export-matrix bisect: error: ") and "other.py" not in summary
+    assert not (tmp_path / "envs").exists()

@@ -11,7 +11,7 @@ from typing import List, Tuple
 
 import pytest
 
-from matrix import ci
+from matrix.commands import ci
 
 from conftest import ROOT
 
@@ -131,7 +131,7 @@ def test_plan_runs_nox_itself_when_no_session_file_is_given(tmp_path: Path) -> N
     noxfile = tmp_path / "noxfile.py"
     noxfile.write_text(FIXTURE_NOXFILE)
     done = subprocess.run(
-        [sys.executable, "-m", "matrix.ci", "plan", "--noxfile", str(noxfile), "--releases", "latest"],
+        [sys.executable, "-m", "matrix.commands.ci", "plan", "--noxfile", str(noxfile), "--releases", "latest"],
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -15,7 +15,7 @@ from typing import Dict, List
 import pandas as pd
 import pytest
 
-from matrix import ci_summary
+from matrix.commands import ci_summary
 from matrix.records import tables
 
 from conftest import ROOT

@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
-from matrix import ci
+from matrix.commands import ci
 from matrix.envs import environments, logs, pythons, releases
 
 from conftest import ROOT

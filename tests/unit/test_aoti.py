@@ -12,13 +12,14 @@ from typing import Any, Dict, List
 
 import pytest
 
-from matrix import check, check_table
+from matrix import check_table
 from matrix.check_table import Row
+from matrix.commands import check
+from matrix.commands.probe import Probed
 from matrix.contract import layout, requests
 from matrix.contract.errors import UserError
 from matrix.contract.requests import KEY_VARIABLE, RunRequest
 from matrix.contract.schema import AOTI_KEYS, AOTI_STATUSES, LoadStatus
-from matrix.probe import Probed
 from matrix.worker import aoti, aoti_stage, cell_job, jobs, load_job, settings, signing
 from matrix.worker.messages import FOLLOW_UP
 

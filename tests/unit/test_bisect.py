@@ -11,8 +11,9 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import pytest
 
-from matrix import bisect, cli, probe
-from matrix.bisect import BisectError, Skip, search
+from matrix import cli
+from matrix.commands import bisect, probe
+from matrix.commands.bisect import BisectError, Skip, search
 from matrix.contract import schema
 from matrix.contract.errors import UserError
 from matrix.contract.options import from_namespace
@@ -179,6 +180,8 @@ def test_command_refuses_bad_input_with_exit_status_2(tmp_path: Path, capsys: py
 
 
 class FakeEnvironment:
+    reused = True
+
     def worker_command(self) -> List[str]:
         return ["python", "-m", "matrix.worker"]
 

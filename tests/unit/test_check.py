@@ -8,15 +8,16 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import pytest
 
-from matrix import check, check_table, probe
-from matrix.check import CheckError
+from matrix import check_table
 from matrix.check_table import Row
+from matrix.commands import check, probe
+from matrix.commands.check import CheckError
+from matrix.commands.probe import Probed
 from matrix.contract import records, schema
 from matrix.contract.case import CaseInfo
 from matrix.contract.requests import RunRequest
 from matrix.contract.schema import NoCell, Status
 from matrix.envs import releases
-from matrix.probe import Probed
 
 from conftest import FIXTURES, make_cell
 
@@ -392,6 +393,14 @@ def test_several_cases_get_a_table_each_and_one_verdict(
         (line,) = [line for line in out.splitlines() if line.startswith("candidate ") and "tiny_mlp" in line]
         assert line.startswith("candidate %s (%s) vs 2.15.0 (" % NIGHTLY[:2]) and ": regresses (" in line
         assert "tiny_mlp strict: pass → fail" in line and "tiny_mlp non-strict: pass → fail" in line
+        # The gate failed: it offers the search for the nightly that broke each cell, on the candidate's day.
+        bisect = "export-matrix bisect %s --good 2.15.0 --bad nightly:2026-01-15 --mode %%s --variant cpu" % (
+            USER_MODELS / "models" / "tiny_mlp.py"
+        )
+        offer = "#### The nightly that broke it\n\n```sh\n%s\n%s\n```" % (bisect % "non-strict", bisect % "strict")
+        assert offer in out
+    else:
+        assert "The nightly that broke it" not in out
 
 
 def test_one_case_prints_its_table_alone(monkeypatch: pytest.MonkeyPatch, capsys) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix import ci
+from matrix.commands import ci
 
 
 def test_plan_command_rejects_bad_input_clearly(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix import ci, ci_summary
+from matrix.commands import ci, ci_summary
 
 from conftest import BASELINE, grid, write_report
 

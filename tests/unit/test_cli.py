@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
+import importlib.util
 import inspect
 import re
+from pathlib import Path
 from typing import Dict, List
 
 import pytest
@@ -105,3 +107,25 @@ def test_every_command_takes_its_options_and_gives_a_cell_the_same_time(command:
     for action in timeouts:
         assert action.default == fields["timeout"] == DEFAULT_TIMEOUT_S
         assert "(default %g)" % DEFAULT_TIMEOUT_S in action.help
+
+
+def test_one_table_lists_every_entry_point_and_the_worker_keeps_its_half() -> None:
+    from matrix import commands
+    from matrix.worker import commands as worker_commands
+
+    # export-matrix's words: the worker's half, then the host's, and nothing else.
+    assert cli.COMMANDS == {**worker_commands.COMMANDS, **commands.HOST}
+    assert not set(worker_commands.COMMANDS) & set(commands.HOST)
+    assert all(module.startswith("matrix.worker.") for module, _ in worker_commands.COMMANDS.values())
+    # Every module that runs as `python -m` (a __main__ block or a package's __main__.py) is in the table, and
+    # every module the table names is one.
+    package = Path(cli.__file__).parent
+    runnable = set()
+    for path in package.rglob("*.py"):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        if parts[-1] == "__main__":
+            runnable.add(".".join(parts[:-1]))
+        elif 'if __name__ == "__main__":\n' in path.read_text(encoding="utf-8"):
+            runnable.add(".".join(parts))
+    assert runnable == set(commands.MODULES)
+    assert all(importlib.util.find_spec(module) is not None for module, _ in cli.COMMANDS.values())

@@ -10,7 +10,7 @@ from typing import List, Optional, Tuple
 
 import pandas as pd
 
-from matrix import ci_summary
+from matrix.commands import ci_summary
 from matrix.records import baseline
 from matrix.report import build as report
 

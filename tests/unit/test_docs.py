@@ -26,10 +26,10 @@ PAGES = [README, *DOCS, ROOT / "reports" / "FINDINGS.md"]
 
 # The helper modules the docs name, and the argv that prints each one's options.
 HELPERS = {
-    "matrix.ci plan": ("matrix.ci", ["plan", "--help"]),
-    "matrix.ci summary": ("matrix.ci", ["summary", "--help"]),
+    "matrix.commands.ci plan": ("matrix.commands.ci", ["plan", "--help"]),
+    "matrix.commands.ci summary": ("matrix.commands.ci", ["summary", "--help"]),
     "matrix.envs.removal": ("matrix.envs.removal", ["--help"]),
-    "matrix.companion_probe probe": ("matrix.companion_probe", ["probe", "--help"]),
+    "matrix.commands.companion_probe probe": ("matrix.commands.companion_probe", ["probe", "--help"]),
 }
 # nox's own options, written before a session's `--`.
 NOX_OPTIONS = {"--list", "--json", "--sessions", "--no-venv", "--noxfile", "--tags"}

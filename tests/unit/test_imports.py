@@ -22,7 +22,7 @@ from conftest import ROOT
 PACKAGE = ROOT / "matrix"
 # The only host modules that reach the worker: the command line runs the worker's commands in this
 # interpreter (`export-matrix run`), and environments ship a copy of the worker and start it there.
-HOST_WORKER_DOORS = {"matrix.cli", "matrix.envs.environments"}
+HOST_WORKER_DOORS = {"matrix.commands", "matrix.envs.environments"}  # the command table, the environments
 STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 
 
@@ -119,8 +119,8 @@ def test_at_most_two_host_modules_reach_the_worker() -> None:
 
 
 # The host's layers, lowest first: a module imports from its own layer and those below, never from one above; the
-# commands (matrix.check, matrix.probe, matrix.companion_probe, ...) are the top layer. matrix.parallel, a process
-# pool, is a tool of every layer. The worker's side is checked above.
+# commands (matrix.commands.check, matrix.commands.probe, matrix.commands.companion_probe, ...) are the top layer.
+# matrix.parallel, a process pool, is a tool of every layer. The worker's side is checked above.
 LAYERS = ("matrix.contract", "matrix.envs", "matrix.records", "matrix.report")
 TOOLS = {"matrix", "matrix.parallel"}
 

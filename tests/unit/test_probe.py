@@ -10,7 +10,7 @@ from typing import Any, List
 
 import pytest
 
-from matrix import probe
+from matrix.commands import probe
 from matrix.contract import schema
 from matrix.contract.requests import RunRequest
 from matrix.envs import env_errors, environments, releases

@@ -115,7 +115,7 @@ def test_the_check_command_runs_the_same_cell_with_only_options_check_has():
         "export-matrix check cases/models/m.py --torch 2.13.0+cpu --variant cpu --mode strict --python 3.11"
         " --with transformers==4.57.1"
     )
-    from matrix import check
+    from matrix.commands import check
 
     options = from_namespace(check.CheckOptions, _parsed(check, shlex.split(str(command))[2:]))
     assert (options.torch, options.variant, options.mode, options.python) == (("2.13.0+cpu",), "cpu", "strict", "3.11")

@@ -10,15 +10,16 @@ bisection installs as few environments as it can.
 from __future__ import annotations
 
 import argparse
+import datetime
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Dict, Generic, Hashable, List, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Dict, Generic, Hashable, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
-from .contract import dependencies
-from .contract.case import CaseInfo
-from .contract.errors import FAILED, UNAVAILABLE, UserError
-from .contract.options import (
+from ..contract import dependencies
+from ..contract.case import CaseInfo
+from ..contract.errors import FAILED, UNAVAILABLE, UserError
+from ..contract.options import (
     DEFAULT_TIMEOUT_S,
     add_mode,
     add_timeout,
@@ -27,8 +28,9 @@ from .contract.options import (
     positive_seconds,
     requirements,
 )
-from .envs import environments, pythons, releases
-from .probe import cases_request, probe_case, validate_case
+from ..envs import environments, pythons, releases
+from . import nightly_range
+from .probe import Probed, cases_request, probe_case, validate_case
 
 V = TypeVar("V", bound=Hashable)
 
@@ -159,12 +161,20 @@ def search(
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = (
-        "Find the first release where a case's status (or graph hash) differs from the good release's."
-        " Exit status: 0 found, 1 the two ends agree, 2 bad input, 3 an end could not be installed or run."
+        "Find the first release, or the first nightly, where a case's status (or graph hash) differs from the good"
+        " end's. Exit status: 0 found, 1 the two ends agree, 2 bad input, 3 an end could not be installed or run."
     )
     parser.add_argument("case", metavar="CASE_FILE", help="a case module (see cases/ for the format)")
-    parser.add_argument("--good", help="a release where the case behaves as expected, e.g. 2.5.1")
-    parser.add_argument("--bad", help="a later release where it does not, e.g. 2.9.1")
+    parser.add_argument(
+        "--good",
+        help="a release where the case behaves as expected, e.g. 2.5.1; before --bad nightly, a release (the search"
+        " starts at the first nightly after its branch cut) or a nightly's day, nightly:YYYY-MM-DD",
+    )
+    parser.add_argument(
+        "--bad",
+        help="a later release where it does not, e.g. 2.9.1; or nightly (the index's newest) or nightly:YYYY-MM-DD:"
+        " then the search runs over the nightlies the index holds between the ends",
+    )
     parser.add_argument(
         "--versions",
         nargs="+",
@@ -276,13 +286,24 @@ def describe(value: Any, cell: Optional[Dict[str, Any]]) -> str:
     return text
 
 
-def probe_cell(spec: environments.Spec, options: BisectOptions, info: CaseInfo, out: Path) -> Dict[str, Any]:
-    """The case's winning cell in the chosen mode on one release; Skip where there is none to compare."""
+def probe_cell(
+    spec: environments.Spec,
+    options: BisectOptions,
+    info: CaseInfo,
+    out: Path,
+    seen: Optional[Dict[str, Probed]] = None,
+) -> Dict[str, Any]:
+    """The case's winning cell in the chosen mode on one release; Skip where there is none to compare.
+
+    ``seen`` keeps what each version left, by version: whether its environment was installed, its git version.
+    """
     folder = out / spec.name
     request = cases_request(
         (info.path,), [options.mode], folder, options.timeout, options.verbose, added=options.with_requirements
     )
     probed = probe_case(spec, info, request, verbose=options.verbose)
+    if seen is not None:
+        seen[spec.build.torch_version] = probed
     if probed.env_error is not None:
         raise Skip("its environment could not be installed (see %s)" % folder)
     cell = probed.cell(options.mode)
@@ -291,55 +312,118 @@ def probe_cell(spec: environments.Spec, options: BisectOptions, info: CaseInfo, 
     return cell
 
 
+@dataclass(frozen=True)
+class Plan:
+    """The environments to search, oldest first, and how they were chosen."""
+
+    specs: Tuple[environments.Spec, ...]
+    python: str
+    what: str  # "releases of the pypi variant", "nightlies of the nightly-cpu index"
+    notes: Tuple[str, ...] = ()
+    days: Mapping[str, datetime.date] = field(default_factory=dict)  # a nightly's day, by its version
+
+    def label(self, version: str) -> str:
+        day = self.days.get(version)
+        return "%s %s" % (day, version) if day else version
+
+
+def plan_search(options: BisectOptions) -> Plan:
+    """Releases between --good and --bad, or the nightlies an index holds where --bad is a nightly."""
+    matrix = releases.default_matrix()
+    for flag, word in (("--good", options.good), ("--bad", options.bad)):
+        if word and not word[:1].isdigit():
+            try:  # a word, not a version: one that names nothing is said before anything else
+                matrix.resolve(word, None if "+" in word else nightly_range.channel_variant(options.variant))
+            except releases.ReleaseError as exc:
+                raise BisectInputError("%s: %s" % (flag, exc))
+    if not nightly_range.asks_nightlies(matrix, options.bad):
+        chosen, python = plan(options)
+        return Plan(tuple(chosen), python, "releases of the %s variant" % chosen[0].build.variant.name)
+    if options.versions:
+        raise BisectInputError("give either --versions or --good/--bad, not both")
+    if not options.good:
+        raise BisectInputError("give --good: a release (2.15) or a nightly's day (nightly:YYYY-MM-DD)")
+    found, python = nightly_range.find(matrix, options.good, str(options.bad), options.variant, options.python)
+    specs = tuple(environments.Spec(matrix.pinned(found.channel, o.version), python) for o in found.nightlies)
+    days = {spec.build.torch_version: nightly_range.day_of(o) for spec, o in zip(specs, found.nightlies)}
+    what = "nightlies of the %s index" % found.channel.variant.name
+    return Plan(specs, python, what, found.notes, days)
+
+
 def main(options: BisectOptions) -> int:
     info = validate_case(options.case)
-    case = info.name
-    specs, python = plan(options)
+    found = plan_search(options)
     needed = dependencies.set_key((*info.dependencies, *options.with_requirements))
-    specs = [replace(spec, dependency_set=needed) for spec in specs]
-    by_version = {spec.build.release.version: spec for spec in specs}
-    cells: Dict[str, Optional[Dict[str, Any]]] = {}
+    by_version = {spec.build.torch_version: replace(spec, dependency_set=needed) for spec in found.specs}
+    seen: Dict[str, Probed] = {}
     versions = list(by_version)
+    listed = "%s to %s" % (found.label(versions[0]), found.label(versions[-1])) if found.days else " ".join(versions)
     print(
-        "bisecting %s (%s, %s) over %d releases of the %s variant for Python %s: %s"
-        % (case, options.mode, options.on, len(versions), specs[0].build.variant.name, python, " ".join(versions))
+        "bisecting %s (%s, %s) over %d %s for Python %s: %s"
+        % (info.name, options.mode, options.on, len(versions), found.what, found.python, listed)
     )
+    for note in found.notes:
+        print("  " + note)
 
     with tempfile.TemporaryDirectory(prefix="export-matrix-bisect-") as scratch:
         out = Path(options.out) if options.out else Path(scratch)
 
         def probe(version: str) -> Any:
-            cell = probe_cell(by_version[version], options, info, out)
-            cells[version] = cell
-            return value_of(cell, options.on)
+            return value_of(probe_cell(by_version[version], options, info, out, seen), options.on)
 
         def prefer(version: str) -> bool:
             return environments.is_ready(by_version[version])
 
         def show(step: Step[str]) -> None:
-            detail = step.reason if step.verdict == "skipped" else describe(step.value, cells.get(step.version))
-            print("  %-12s %-8s %s" % (step.version, step.verdict, detail), flush=True)
+            detail = (
+                step.reason
+                if step.verdict == "skipped"
+                else describe(step.value, cell_of(seen, step.version, options.mode))
+            )
+            print("  %-12s %-8s %s" % (found.label(step.version), step.verdict, detail), flush=True)
 
         outcome = search(versions, probe, prefer, show)
+    installed = sum(1 for probed in seen.values() if probed.installed)
+    tally = "%d environment%s installed, %d probes" % (installed, "" if installed == 1 else "s", outcome.probes)
     if not outcome.changed:
         print(
-            "no change: %s gives %s at both ends (%s and %s)"
-            % (options.on, outcome.good_value, versions[0], versions[-1])
+            "no change: %s gives %s at both ends (%s and %s); %s"
+            % (options.on, outcome.good_value, found.label(versions[0]), found.label(versions[-1]), tally)
         )
         return FAILED
-    print(
-        "first release where the %s %s differs from %s (%s): %s (%s); last like it: %s. %d probes."
-        % (
-            options.mode,
-            options.on,
-            versions[0],
-            outcome.good_value,
-            outcome.first_bad,
-            describe(outcome.bad_value, cells.get(str(outcome.first_bad))),
-            outcome.last_good,
-            outcome.probes,
-        )
-    )
     if outcome.untested:
-        print("untested in between (their environments failed): %s" % ", ".join(outcome.untested))
+        print(
+            "not installed, and any of them may be the first unlike %s: %s"
+            % (found.label(versions[0]), ", ".join(found.label(v) for v in outcome.untested))
+        )
+    good, bad = str(outcome.last_good), str(outcome.first_bad)
+    if found.days:
+        gits = [_git(seen.get(v)) for v in (good, bad)]
+        link = nightly_range.compare_link(*gits) or "no compare link (a build without torch.version.git_version)"
+        print(
+            "first bad nightly: %s (git %s): %s; last good: %s (git %s): %s; commits: %s; %s"
+            % (
+                found.label(bad), gits[1], describe(outcome.bad_value, cell_of(seen, bad, options.mode)),
+                found.label(good), gits[0], outcome.good_value, link, tally,
+            )
+        )  # fmt: skip
+        return 0
+    print(
+        "first release where the %s %s differs from %s (%s): %s (%s); last like it: %s; %s."
+        % (
+            options.mode, options.on, versions[0], outcome.good_value, bad,
+            describe(outcome.bad_value, cell_of(seen, bad, options.mode)), good, tally,
+        )
+    )  # fmt: skip
     return 0
+
+
+def cell_of(seen: Mapping[str, Probed], version: str, mode: str) -> Optional[Dict[str, Any]]:
+    probed = seen.get(version)
+    return None if probed is None else probed.cell(mode)
+
+
+def _git(probed: Optional[Probed]) -> Optional[str]:
+    """The build's ``torch.version.git_version``, as the worker's environment record has it."""
+    found = ((probed and probed.environment) or {}).get("torch_git_version")
+    return str(found) if found else None

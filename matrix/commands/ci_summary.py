@@ -1,6 +1,6 @@
 """The run's summary in CI: a report folder's counts, and what is new since the published baseline.
 
-``python -m matrix.ci summary REPORT_DIR`` writes the run's Markdown summary and decides whether the
+``python -m matrix.commands.ci summary REPORT_DIR`` writes the run's Markdown summary and decides whether the
 run has new regressions since the baseline report.
 """
 
@@ -163,7 +163,7 @@ def configure_summary(parser: argparse.ArgumentParser) -> None:
 
 @dataclass(frozen=True)
 class SummaryOptions:
-    """The options of ``python -m matrix.ci summary``."""
+    """The options of ``python -m matrix.commands.ci summary``."""
 
     report_dir: str
     baseline: Optional[str] = None
@@ -189,6 +189,9 @@ def run_summary(args: SummaryOptions) -> int:
         with open(args.github_output, "a", encoding="utf-8") as f:
             f.write("new-regressions=%d\nbaseline=%s\n" % (found.new_regressions, str(found.has_baseline).lower()))
     if found.new_regressions and args.on_regression == "fail":
-        print("matrix.ci summary: %d new regression(s) since the baseline" % found.new_regressions, file=sys.stderr)
+        print(
+            "matrix.commands.ci summary: %d new regression(s) since the baseline" % found.new_regressions,
+            file=sys.stderr,
+        )
         return FAILED
     return 0

@@ -17,17 +17,18 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .check_table import Row, cell_tables, progress, short_error, show
-from .contract import dependencies, resources, stages
-from .contract.case import CaseError, CaseInfo, discover
-from .contract.commands import add_run_options
-from .contract.errors import UserError
-from .contract.options import DEFAULT_AOTI_TIMEOUT_S, DEFAULT_TIMEOUT_S, FAIL_ON, add_jobs, add_variant
-from .contract.requests import STAGES, RunRequest
-from .contract.schema import MODES, STATUSES, NoCell, Status
-from .envs import environments, pythons, releases, sets
+from ..check_table import Row, cell_tables, progress, short_error, show
+from ..contract import dependencies, resources, stages
+from ..contract.case import CaseError, CaseInfo, discover
+from ..contract.commands import add_run_options
+from ..contract.errors import UserError
+from ..contract.options import DEFAULT_AOTI_TIMEOUT_S, DEFAULT_TIMEOUT_S, FAIL_ON, add_jobs, add_variant
+from ..contract.requests import STAGES, RunRequest
+from ..contract.schema import MODES, STATUSES, NoCell, Status
+from ..envs import environments, pythons, releases, sets
+from . import nightly_range
 from .probe import Probed, cases_request, probe_cases, validate_case
 
 CURRENT = "current"
@@ -298,13 +299,27 @@ def main(options: CheckOptions) -> int:
     judged = show(checked, options.format, options.fail_on)
     if options.fail_on == "never":
         return 0
-    from .records import candidate  # pandas: only where a candidate is judged
+    from ..records import candidate  # pandas: only where a candidate is judged
 
     why = candidate.should_fail(options.fail_on, candidate.failing(cell_tables(checked)), judged)
     if why is not None:
+        if options.fail_on == "regression":
+            offer_bisect(judged, {info.name: info.path for info in cases}, options)
         print("--fail-on %s: %s" % (options.fail_on, why), file=sys.stderr)
         return 1
     return 0
+
+
+def offer_bisect(judged: Sequence[Any], paths: Dict[str, str], options: CheckOptions) -> None:
+    """After the tables: the command that finds the nightly that broke each cell, for the gate's reader."""
+    commands = nightly_range.bisect_commands(judged, paths, options.with_requirements)
+    if not commands:
+        return
+    if options.format == "markdown":
+        print("\n#### The nightly that broke it\n\n```sh\n%s\n```" % "\n".join(commands))
+        return
+    where = sys.stderr if options.format == "json" else sys.stdout
+    print("\nThe nightly that broke it:\n%s" % "\n".join("  " + c for c in commands), file=where)
 
 
 def groups(target: Target, cases: Sequence[CaseInfo], added: Sequence[str]) -> List[Tuple[Target, List[CaseInfo]]]:

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
-from .contract import records
-from .contract.case import CaseInfo, read_info
-from .contract.errors import UserError
-from .contract.requests import RunRequest
-from .contract.schema import recency
-from .envs import environments, sets
+from ..contract import records
+from ..contract.case import CaseInfo, read_info
+from ..contract.errors import UserError
+from ..contract.requests import RunRequest
+from ..contract.schema import recency
+from ..envs import environments, sets
 
 Record = Dict[str, Any]
 
@@ -119,6 +119,7 @@ class Probed:
     env_error: Optional[Record] = None  # the environment did not install; this record says why
     problem: Optional[str] = None  # the worker did not finish cleanly: its exit status and last line
     environment: Optional[Record] = None  # the worker's environment record: torch, what a set added
+    installed: bool = False  # its environment was installed for this probe, not reused
 
     def cell(self, mode: str) -> Optional[Record]:
         return self.cells.get(mode)
@@ -154,19 +155,22 @@ def probe_cases(
     earlier run left in the folder are not this release's answer now.
     """
     folder, modes = Path(request.out), request.modes
+    fresh = False
     if spec is None:
         command, env = environments.current_worker()
     else:
         environment = sets.prepare(spec, folder, infos, modes, force=reinstall)
         if environment is None:
             return {info.name: _not_installed(read_folder(folder), info, modes) for info in infos}
-        command, env = environment.worker_command(), environment.worker_env()
+        command, env, fresh = environment.worker_command(), environment.worker_env(), not environment.reused
         request = replace(request, variant=spec.build.variant.name, dependency_set=spec.dependency_set)
     problem = run_case(command, env, request, verbose)
     found = read_folder(folder)
     environment_record = latest(r for r in found if r.get("kind") == "environment")
     return {
-        info.name: Probed(cells=winners(found, info.name, modes), problem=problem, environment=environment_record)
+        info.name: Probed(
+            winners(found, info.name, modes), problem=problem, environment=environment_record, installed=fresh
+        )
         for info in infos
     }
 

@@ -1,9 +1,10 @@
-"""``python -m matrix.companion_probe probe NAME --torch ... --case FILE``: find the newest version of a library per
-torch release, by running a case beside each candidate version in an environment of that release.
+"""``python -m matrix.commands.companion_probe probe NAME --torch ... --case FILE``: find the newest version of a
+library per torch release, by running a case beside each candidate version in an environment of that release.
 
 What it finds is what ``matrix/envs/companions.toml`` keeps (:mod:`matrix.envs.companions`, whose
 :func:`~matrix.envs.companions.newest_working` chooses the versions to try); this command runs the cases
-(:mod:`matrix.probe`), beside ``check`` and ``bisect``, so that the environments layer imports nothing above it.
+(:mod:`matrix.commands.probe`), beside ``check`` and ``bisect``, so that the environments layer imports nothing
+above it.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence
 
-from .contract import dependencies
-from .envs import environments, pythons, releases
-from .envs.companions import NONE, WORKING, candidates, newest_working
-from .envs.releases import Build
+from ..contract import dependencies
+from ..envs import environments, pythons, releases
+from ..envs.companions import NONE, WORKING, candidates, newest_working
+from ..envs.releases import Build
 from .probe import cases_request, probe_case, validate_case
 
 
@@ -70,10 +71,11 @@ def _exports(name: str, info: Any, build: Build, scratch: Path, timeout: float, 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     import argparse
 
-    from .contract.errors import report_errors
+    from ..contract.errors import report_errors
 
     parser = argparse.ArgumentParser(
-        prog="python -m matrix.companion_probe", description="find the newest version of a library per torch release"
+        prog="python -m matrix.commands.companion_probe",
+        description="find the newest version of a library per torch release",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("probe", help="install candidate versions beside each release and export a case")

@@ -16,11 +16,11 @@ import sys
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-from .contract import dependencies
-from .contract.options import add_variant, add_with, requirements, safe_name
-from .records import repro, repro_lookup, store
-from .report import case_page
-from .report import repro as report_repro
+from ..contract import dependencies
+from ..contract.options import add_variant, add_with, requirements, safe_name
+from ..records import repro, repro_lookup, store
+from ..report import case_page
+from ..report import repro as report_repro
 
 DEFAULT_RESULTS = "results"
 

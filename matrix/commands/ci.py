@@ -1,9 +1,9 @@
 """The CI side of the matrix: the job plan from nox's session list, and the run's summary.
 
-``python -m matrix.ci plan`` turns ``nox -l --json`` into a GitHub Actions job matrix,
-filtered by the workflow's inputs. ``python -m matrix.ci summary REPORT_DIR`` writes the
+``python -m matrix.commands.ci plan`` turns ``nox -l --json`` into a GitHub Actions job matrix,
+filtered by the workflow's inputs. ``python -m matrix.commands.ci summary REPORT_DIR`` writes the
 run's Markdown summary and decides whether the run has new regressions since the
-published baseline (:mod:`matrix.ci_summary`). Both are plain functions so the workflow stays a thin shell.
+published baseline (:mod:`matrix.commands.ci_summary`). Both are plain functions so the workflow stays a thin shell.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sys
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from matrix.ci_summary import SummaryOptions, configure_summary, run_summary
+from matrix.commands.ci_summary import SummaryOptions, configure_summary, run_summary
 from matrix.contract.errors import UserError, report_errors
 from matrix.contract.options import from_namespace
 
@@ -170,7 +170,7 @@ def _configure_plan(parser: argparse.ArgumentParser) -> None:
 
 @dataclass(frozen=True)
 class PlanOptions:
-    """The options of ``python -m matrix.ci plan``."""
+    """The options of ``python -m matrix.commands.ci plan``."""
 
     sessions: Optional[str] = None
     noxfile: str = "noxfile.py"
@@ -192,7 +192,10 @@ def run_plan(args: PlanOptions) -> int:
     chosen = select(parse_sessions(text, source), tokens(args.releases), tokens(args.variants))
     jobs, skipped = plan(chosen, args.cpu_runner, args.gpu_runner)
     for session in skipped:
-        print("matrix.ci plan: note: %s needs a GPU runner; none configured, skipped" % session.name, file=sys.stderr)
+        print(
+            "matrix.commands.ci plan: note: %s needs a GPU runner; none configured, skipped" % session.name,
+            file=sys.stderr,
+        )
     matrix = json.dumps({"include": [job.to_json() for job in jobs]}, sort_keys=True)
     print(matrix)
     if args.github_output:
@@ -202,12 +205,12 @@ def run_plan(args: PlanOptions) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m matrix.ci", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m matrix.commands.ci", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _configure_plan(commands.add_parser("plan", help="print the job matrix for the chosen releases and variants"))
     configure_summary(commands.add_parser("summary", help="write the run's Markdown summary; judge new regressions"))
     args = parser.parse_args(argv)
-    prog = "matrix.ci " + args.command
+    prog = "matrix.commands.ci " + args.command
     if args.command == "plan":
         return report_errors(prog, lambda: run_plan(from_namespace(PlanOptions, args)))
     return report_errors(prog, lambda: run_summary(from_namespace(SummaryOptions, args)))
