@@ -10,7 +10,8 @@ from matrix.report import document as d
 from matrix.report.writers import glyph
 from matrix.report.writers import html as html_writer
 from matrix.report.writers import markdown as md_writer
-from tests.unit.forms_support import differences, facts, markdown_facts
+
+from .forms_support import differences, facts, markdown_facts
 
 HOSTILE = "RuntimeError: a | b `x` <script>alert(1)</script> [link](http://evil) *bold* _u_"
 
@@ -31,7 +32,9 @@ def _page() -> d.Page:
                     d.Items(
                         (
                             d.Item(d.phrase("2 of 3 ", d.link("releases", d.page("index", "verdicts"))), title="Still"),
-                            d.Item(d.phrase(HOSTILE), items=(d.Item(d.phrase("nested ", d.Mark("pass", named=False))),)),
+                            d.Item(
+                                d.phrase(HOSTILE), items=(d.Item(d.phrase("nested ", d.Mark("pass", named=False))),)
+                            ),
                         )
                     ),
                     d.Table(
@@ -52,8 +55,13 @@ def _page() -> d.Page:
                         "saved ↓ loaded →",
                         ("2.14.1", "2.15.0"),
                         (
-                            (d.phrase("2.14.1"), (d.Square("pass", "load", tip="ok", target=case),
-                                                  d.Square("load-error", "load", tip=HOSTILE, target=case))),
+                            (
+                                d.phrase("2.14.1"),
+                                (
+                                    d.Square("pass", "load", tip="ok", target=case),
+                                    d.Square("load-error", "load", tip=HOSTILE, target=case),
+                                ),
+                            ),
                             (d.phrase("2.15.0"), (d.Square(None), d.Square("pass", "load", marks="ˢ", tip="t"))),
                         ),
                     ),  # fmt: skip
