@@ -240,7 +240,7 @@ def upgrade_summary(checked: Sequence[Tuple[CaseInfo, Sequence[Row]]], fmt: str 
     lines = ["upgrade %s → %s:" % (answer.before, answer.after)]
     for case in answer.cases:
         broken = words.breaks_words(case)
-        lines.append("  %s: %s%s" % (case.case, words.VERDICTS[case.verdict], " (%s)" % broken if broken else ""))
+        lines.append("  %s: %s%s" % (case.case, words.case_words(case), " (%s)" % broken if broken else ""))
     lines += ["  %s" % line for line in words.tallies_words(answer)]
     if fmt == "markdown":
         lines = [lines[0]] + ["- " + line.strip() for line in lines[1:]]

@@ -32,7 +32,7 @@ STYLE = (
     ".verdict-breaks{color:#a40e26;font-weight:600}.verdict-fixed{color:#116329;font-weight:600}"
     "#upgrade-form label{margin-right:1rem}"
 )
-VERDICTS = ("breaks", "fixed", "works", "fails", "not tried")
+VERDICTS = upgrade.CASE_ORDER  # a case's verdict, by its index here
 
 
 def _codes() -> Tuple[Dict[Tuple[str, str], str], Dict[str, List[str]]]:
