@@ -35,6 +35,14 @@ def _table(folder: Path, name: str, key: List[str]) -> Dict[Tuple[str, ...], Dic
     return {tuple(str(r[k]) for k in key): r for r in frame.to_dict("records")}
 
 
+def _stage(cell: Optional[Dict[str, Any]], stage: str) -> Optional[bool]:
+    """A stage's outcome on a cell that exported: it runs on the exported program alone."""
+    if not cell or cell.get("status") != "pass":
+        return None
+    outcome = cell.get(stage + "_status")
+    return True if outcome == "ok" else False if outcome == "error" else None
+
+
 class Raw:
     """A report folder's tables, keyed as a row reads them."""
 
@@ -58,14 +66,7 @@ class Raw:
 
         found["export"] = (export(ca), export(cb))
         for stage in ("decompose", "serialize"):
-
-            def ran(cell: Optional[Dict[str, Any]]) -> Optional[bool]:
-                if not cell or cell.get("status") != "pass":
-                    return None
-                outcome = cell.get(stage + "_status")
-                return True if outcome == "ok" else False if outcome == "error" else None
-
-            found[stage] = (ran(ca), ran(cb))
+            found[stage] = (_stage(ca, stage), _stage(cb, stage))
         for product, fails, good in (("saved", LOAD_FAILS, "pass"), ("package", LOAD_FAILS, "pass"),
                                      ("compile", COMPILE_FAILS, "ok")):  # fmt: skip
 
