@@ -25,6 +25,12 @@ VERDICTS = {
     "fails on B": "fails, not tried on the older build",
     "not tried": "not tried",
 }
+# What happened to one thing of a row, where it fails on the newer build.
+CHANGES = {
+    "broken": "broken",
+    "still fails": "fails on both (since %(since)s)",
+    "fails on B": "fails, not tried on the older build",
+}
 NOT_TRIED = "–"
 SHOWN_ERROR = 100
 SHOWN_APART = 3  # the disagreements the front page's line names
@@ -84,9 +90,7 @@ def note_words(m: ModeAnswer) -> str:
     for o in m.outcomes:
         if o.change in ("not tried", "works", "fixed"):
             continue
-        part = "%s %s" % (HEADERS.get(o.thing, o.thing), o.change)
-        if o.change == "still fails":
-            part += " (fails on the older build too, since %s)" % o.since
+        part = "%s %s" % (HEADERS.get(o.thing, o.thing), CHANGES[o.change] % {"since": o.since})
         if o.error:
             part += ": " + o.error[:SHOWN_ERROR]
         if o.issue is not None:

@@ -334,3 +334,8 @@ def test_the_front_pages_two_verdicts_name_the_same_cells_or_say_why_not() -> No
     ]
     line = page.line(upgrades.answer("2.14.1", "2.15.0"), newest)
     assert "Not the cells that regressed in 2.15.0: saved strict: a product made on 2.14.1" in line
+    from matrix.report.site import upgrade as site
+
+    assert "Not the cells that regressed in 2.15.0: saved strict: a product made on 2.14.1" in site.line(
+        upgrades, newest
+    )
