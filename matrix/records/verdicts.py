@@ -6,8 +6,10 @@
   The denominator is every case of the table documented to work on that release, whether the
   release ran it or not (a case it did not run is judged by its own ``expected``): a cell an
   environment did not run, or that was not applicable there, counts as not passing, so a
-  release that ran fewer cells never gets a better-looking rate for it. Where no release's
-  ExportDB names a claim, the denominator is the same for every environment.
+  release that ran fewer cells never gets a better-looking rate for it. A mode the release lacks
+  (every cell of it not applicable, :func:`exists`) has no row: "0 of N" would read as N failures.
+  Where no release's ExportDB names a claim, the denominator is the same for every environment.
+- :func:`passes`: whether a release passes a case (every mode that exists there passes), as ``check`` says too.
 - :func:`best`: per mode, the environments that pass the largest share of those cells.
 - :func:`since_baseline`: what changed since an earlier report, in counts.
 
