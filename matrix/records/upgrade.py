@@ -363,11 +363,17 @@ class Upgrades:
         return load_answer(used.status if used else None)
 
     def _outcomes(self, m: ModeAnswer, before: str, after: str, case: str) -> Iterable[Outcome]:
-        """Each thing asked of ``m``: the export, each stage that ran on either side, each product tried on B."""
+        """Each thing asked of ``m``: the export and each stage where either side tried it, each product used on B."""
         for thing, on in self._things(m, case):
-            a, b = on(before), m.answer(thing) if thing in PRODUCTS else on(after)
-            if a is Answer.NOT_TRIED and b is Answer.NOT_TRIED:
-                continue
+            if thing in PRODUCTS:
+                b = m.answer(thing)
+                if b is Answer.NOT_TRIED:  # A's product not used on B: nothing the upgrade did to it
+                    continue
+                a = on(before)
+            else:
+                a, b = on(before), on(after)
+                if a is Answer.NOT_TRIED and b is Answer.NOT_TRIED:
+                    continue
             error, issue, since = "", None, ""
             if b is Answer.NO:
                 error = self._error(m, thing)
