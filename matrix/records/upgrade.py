@@ -31,7 +31,7 @@ import enum
 import functools
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import pandas as pd
 
@@ -179,7 +179,7 @@ class ModeAnswer:
     def outcome(self, thing: str) -> Optional[Outcome]:
         return next((o for o in self.outcomes if o.thing == thing), None)
 
-    @property
+    @functools.cached_property
     def verdict(self) -> str:
         """This mode's verdict (one of VERDICTS), from its own outcomes: the first that applies of ``breaks``
         (something broken), ``fixed`` (something that failed on A works on B), ``fails`` (something fails on B
@@ -206,11 +206,9 @@ class CaseAnswer:
     @property
     def by_verdict(self) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
         """Each verdict its modes have and those modes, in CASE_ORDER: what the case's verdict summarises."""
-        return tuple(
-            (v, tuple(m.mode for m in self.modes if m.verdict == v))
-            for v in CASE_ORDER
-            if any(m.verdict == v for m in self.modes)
-        )
+        said = [(m.mode, m.verdict) for m in self.modes]
+        found = ((v, tuple(mode for mode, mine in said if mine == v)) for v in CASE_ORDER)
+        return tuple((v, modes) for v, modes in found if modes)
 
     @property
     def verdict(self) -> str:
@@ -327,6 +325,8 @@ class Upgrades:
             "compile": _pairs(compiles),
         }
         self.issues = tuple(known_issues.load() if issues is None else issues)
+        # Each (thing, case, mode, release)'s run of failing releases: every pair from that release asks again.
+        self._runs: Dict[Tuple[str, str, str, str], str] = {}
 
     def pairs(self) -> List[Tuple[str, str]]:
         """Every (older, newer) pair of the builds, in version order."""
@@ -364,35 +364,37 @@ class Upgrades:
 
     def _outcomes(self, m: ModeAnswer, before: str, after: str, case: str) -> Iterable[Outcome]:
         """Each thing asked of ``m``: the export and each stage where either side tried it, each product used on B."""
-        for thing, on in self._things(m, case):
+        for thing in ("export", *_labels(m), *PRODUCTS):
             if thing in PRODUCTS:
                 b = m.answer(thing)
                 if b is Answer.NOT_TRIED:  # A's product not used on B: nothing the upgrade did to it
                     continue
-                a = on(before)
             else:
-                a, b = on(before), on(after)
-                if a is Answer.NOT_TRIED and b is Answer.NOT_TRIED:
-                    continue
+                b = self.on(thing, after, case, m.mode)
+            a = self.on(thing, before, case, m.mode)
+            if a is Answer.NOT_TRIED and b is Answer.NOT_TRIED:
+                continue
             error, issue, since = "", None, ""
             if b is Answer.NO:
                 error = self._error(m, thing)
                 stage = _ISSUE_STAGE.get(thing, thing)
                 issue = known_issues.label(stage, None, error, after, before, self.issues) if error else None
             if a is Answer.NO:
-                since = self._since(on, before)
+                key = (thing, case, m.mode, before)
+                since = self._runs[key] if key in self._runs else self._runs.setdefault(key, self._since(key))
             yield Outcome(thing, a, b, error, issue, since)
 
-    def _things(self, m: ModeAnswer, case: str) -> Iterable[Tuple[str, Callable[[str], Answer]]]:
-        def export(release: str) -> Answer:
-            cell = self.cells.get((release, case, m.mode))
+    def on(self, thing: str, release: str, case: str, mode: str) -> Answer:
+        """What ``release`` itself says of a thing: its cell's export or stage (a stage says nothing where the export
+        failed: it runs on the exported program), or a product it made, used on itself (:meth:`home`)."""
+        if thing in PRODUCTS:
+            return self.home(thing, release, case=case, mode=mode)
+        cell = self.cells.get((release, case, mode))
+        if thing == "export" or cell is None:
             return export_answer(cell.status if cell else None)
-
-        yield "export", export
-        for label in _labels(m):
-            yield label, _stage_of(self.cells, case, m.mode, label)
-        for question in PRODUCTS:
-            yield question, functools.partial(self.home, question, case=case, mode=m.mode)
+        if cell.status != Status.PASS.value:
+            return Answer.NOT_TRIED
+        return stage_answer(next((o for label, o, _ in cell.stages if label == thing), None))
 
     def _error(self, m: ModeAnswer, thing: str) -> str:
         if thing == "export":
@@ -402,11 +404,12 @@ class Upgrades:
             return found.error if found else ""
         return next((e for label, _, e in (m.after.stages if m.after else ()) if label == thing), "")
 
-    def _since(self, on: Callable[[str], Answer], release: str) -> str:
-        """The oldest release of the run of releases ending on ``release`` where ``on`` says NO."""
+    def _since(self, key: Tuple[str, str, str, str]) -> str:
+        """The oldest release of the run of releases ending on ``release`` where the thing fails (:meth:`on`)."""
+        thing, case, mode, release = key
         since = release
         for older in reversed(self.releases[: self.releases.index(release)] if release in self.releases else ()):
-            if on(older) is not Answer.NO:
+            if self.on(thing, older, case, mode) is not Answer.NO:
                 break
             since = older
         return since
@@ -414,18 +417,8 @@ class Upgrades:
 
 def _labels(m: ModeAnswer) -> List[str]:
     """The labels of the stages that ran on A's or B's cell, in STAGES order."""
-    ran = {label for cell in (m.before, m.after) if cell is not None for label, _, _ in cell.stages}
-    return [label for _, label in STAGES if label in ran]
-
-
-def _stage_of(cells: Mapping[Tuple[str, str, str], Found], case: str, mode: str, label: str) -> Callable[[str], Answer]:
-    def on(release: str) -> Answer:
-        cell = cells.get((release, case, mode))
-        outcome = next((o for name, o, _ in (cell.stages if cell else ()) if name == label), None)
-        # A stage runs on an exported program: where the export failed it says nothing.
-        return stage_answer(outcome) if cell is not None and cell.status == Status.PASS.value else Answer.NOT_TRIED
-
-    return on
+    ran = [stage[0] for cell in (m.before, m.after) if cell is not None for stage in cell.stages]
+    return [label for _, label in STAGES if label in ran] if ran else []
 
 
 def _versions(a: Optional[Found], b: Optional[Found]) -> Tuple[Tuple[str, str, str], ...]:
