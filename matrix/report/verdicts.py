@@ -343,7 +343,7 @@ def documented(v: Verdicts) -> str:
         "Cases documented to work (their claim is `supported`, or `strict-only` / `non-strict-only` for that mode;"
         " for an ExportDB case, the claim of that release's own ExportDB where it names one, else the case's"
         " `expected`): %s. Each release is counted against all of them: a case it did not run, or could not (not"
-        " applicable), counts as not passing; a mode the release lacks is shown as –. *Ran*: those it ran." % counted
+        " applicable), counts as not passing. *Ran*: those it ran." % counted
     )
     rows = []
     for name, found in _by_env(v):
