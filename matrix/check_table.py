@@ -240,7 +240,7 @@ def upgrade_summary(checked: Sequence[Tuple[CaseInfo, Sequence[Row]]], fmt: str 
     lines = ["upgrade %s → %s:" % (answer.before, answer.after)]
     for case in answer.cases:
         broken = words.breaks_words(case)
-        lines.append("  %s: %s%s" % (case.case, words.VERDICTS[case.verdict], " (%s)" % broken if broken else ""))
+        lines.append("  %s: %s%s" % (case.case, words.case_words(case), " (%s)" % broken if broken else ""))
     lines += ["  %s" % line for line in words.tallies_words(answer)]
     if fmt == "markdown":
         lines = [lines[0]] + ["- " + line.strip() for line in lines[1:]]
@@ -251,7 +251,8 @@ def passing_summary(rows: Sequence[Row]) -> Optional[str]:
     """For a case that fails somewhere: where it passes, and from which release on it keeps passing.
 
     Releases are taken in the order of the rows (the order asked, oldest first for the
-    usual selections); a release passes when every mode asked passes there.
+    usual selections); a release passes as the report says (``records.verdicts.passes``): every mode that exists
+    there passes (a not-applicable mode does not count against it).
     """
     statuses: Dict[str, List[Shown]] = {}
     variants: Dict[str, set] = {}
@@ -262,7 +263,9 @@ def passing_summary(rows: Sequence[Row]) -> Optional[str]:
         label = row.torch if len(variants[row.torch]) == 1 else "%s (%s)" % (row.torch, row.variant)
         statuses.setdefault(label, []).append(row.status)
     labels = list(statuses)
-    passing = [label for label in labels if all(status == Status.PASS for status in statuses[label])]
+    from .records.verdicts import passes  # the report's rule: a not-applicable mode does not count against it
+
+    passing = [label for label in labels if passes(statuses[label])]
     if len(passing) == len(labels):
         return None
     if not passing:

@@ -1,5 +1,7 @@
-"""Failures of torch that upstream knows of: their signatures, kept as data in ``known_issues.toml``, and the one
-function that labels a failure with the issue it matches (:func:`label`).
+"""Failures of torch that upstream knows of, or that this project reads as torch's: their signatures, kept as data
+in ``known_issues.toml``, and the one function that labels a failure with the issue it matches (:func:`label`).
+An entry with an upstream reference (``link``) is a known upstream issue; one without is unconfirmed, and says so
+(:attr:`KnownIssue.kind`, :attr:`KnownIssue.words`).
 
 A labelled failure is still a failure: every count and verdict keeps it; the label only says where upstream tracks
 it. Entries are read into frozen :class:`KnownIssue` values; a malformed file or entry is a
@@ -56,9 +58,23 @@ class KnownIssue:
         return "%s#%s" % found.groups() if found else self.link
 
     @property
+    def confirmed(self) -> bool:
+        """Whether upstream tracks it: an entry without an upstream reference is only this project's reading of a
+        failure, not yet upstream's."""
+        return bool(self.link)
+
+    @property
+    def kind(self) -> str:
+        """What the entry is, as a verdict's heading names it."""
+        return "Known upstream issue" if self.confirmed else "Unconfirmed issue"
+
+    @property
     def words(self) -> str:
-        """The label a reader sees beside the failure: the issue, or that upstream has none on record."""
-        return "known upstream issue %s" % self.reference if self.link else "known upstream bug, no issue on record"
+        """The label a reader sees beside the failure: the issue, or that it is unconfirmed (none upstream on
+        record)."""
+        if not self.confirmed:
+            return "unconfirmed, no upstream issue on record"
+        return "known upstream issue %s" % self.reference
 
     def matches(self, stage: str, error_type: Any, message: Any, release: Any, made_on: Any = None) -> bool:
         """Whether a failure at ``stage`` on ``release`` (of a program or package made on ``made_on``) is this one.

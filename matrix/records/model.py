@@ -123,6 +123,16 @@ class Model:
         return self.verdicts.epochs
 
     @property
+    def upgrade_agreement(self) -> Tuple[upgrade_answer.Disagreement, ...]:
+        """Where the front page's "upgrading A → B breaks" (the newest pair) and "regressed in B" name different
+        cells, and why (:func:`.upgrade.agreement`); none with fewer than two builds."""
+        pair = upgrade_answer.newest_pair(self.upgrades.releases)
+        if pair is None:
+            return ()
+        regressed = [(o.case, mode) for o in self.verdicts.regressions.in_newest for mode in o.modes]
+        return upgrade_answer.agreement(self.upgrades.answer(*pair), regressed, pair[0])
+
+    @property
     def newest_pass_rate(self) -> Tuple[str, int, int]:
         """See :func:`newest_pass_rate`."""
         return newest_pass_rate(self.pass_rates)

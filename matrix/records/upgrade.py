@@ -13,21 +13,32 @@ and mode, four questions, each answered from one table:
 
 Each answer is YES, NO or NOT_TRIED. Not tried is never a failure: no record (a mode or stage that did
 not run, a program that was never saved because its export failed) or a status that says the release
-could not try (not-applicable, untrusted, a case that cannot load). A case's verdict names what the
-upgrade breaks: an export that passed on ``before`` and fails on ``after``, and every NO of the other
-three questions.
+could not try (not-applicable, untrusted, a case that cannot load).
+
+Each thing asked of a mode (the export, each stage run on the exported program, each product) is judged
+from that mode's own records, on ``before`` and on ``after`` (:class:`Outcome`): for a product, ``before``
+is the same product used on the release that made it (a program saved on A loaded on A; a package
+compiled on A loaded on A; for a compile, A's own compile of its program), so that the upgrade breaks a
+product only where it worked on the older build with its own files. A mode's verdict is judged from its
+outcomes (:attr:`ModeAnswer.verdict`); a case's is the summary of its modes' (:attr:`CaseAnswer.verdict`,
+each mode's in :attr:`CaseAnswer.by_verdict`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+import functools
+import json
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import pandas as pd
 
-from matrix.contract.schema import AOTI_TRIED, MODES, STAGE_OK, LoadStatus, Status
-from matrix.records import artifacts, store
+from matrix.contract.schema import AOTI_TRIED, MODES, STAGE_ERROR, STAGE_OK, STAGES, LoadStatus, Status
+from matrix.records import artifacts, known_issues, store
+from matrix.records import packages as dependency_packages
+from matrix.records.known_issues import KnownIssue
 
 # The cases of the real-model pack (cases/real_models/).
 PACK_PREFIX = "real_models/"
@@ -42,6 +53,7 @@ class Answer(str, enum.Enum):
 
 
 QUESTIONS = ("export", "saved", "package", "compile")
+PRODUCTS = QUESTIONS[1:]
 # What each question asks, for a pair "A → B".
 ASKED = {
     "export": "exports on B (and did on A)",
@@ -49,6 +61,14 @@ ASKED = {
     "package": "a package compiled on A loads and matches on B",
     "compile": "a program exported on A compiles on B, its package loads and matches",
 }
+# Where each thing shows a failure, as known_issues names it (a stage is named by its own label).
+_ISSUE_STAGE = {"export": "export", "saved": "load", "package": "aoti", "compile": "aoti"}
+# A mode's verdict, worst first: the upgrade breaks something; fixes something that failed on A; something fails on
+# B that failed on A too; something fails on B that A did not try; everything tried on B works; nothing was tried.
+VERDICTS = ("breaks", "fixed", "fails", "fails on B", "works", "not tried")
+# A case's verdict summarises its modes': the first of this order that some mode has (a case that works in one mode
+# and fails in the other "works", and says in which mode it fails: CaseAnswer.by_verdict).
+CASE_ORDER = ("breaks", "fixed", "works", "fails on B", "fails", "not tried")
 
 
 def export_answer(status: Optional[str]) -> Answer:
@@ -72,17 +92,60 @@ def compile_answer(status: Optional[str]) -> Answer:
     return Answer.NO if status in AOTI_TRIED else Answer.NOT_TRIED
 
 
+def stage_answer(outcome: Optional[str]) -> Answer:
+    """A stage's outcome on an exported program (``decompose_status``): ok is YES, error NO, skipped not tried."""
+    if outcome == STAGE_OK:
+        return Answer.YES
+    return Answer.NO if outcome == STAGE_ERROR else Answer.NOT_TRIED
+
+
 @dataclass(frozen=True)
 class Found:
-    """One record's outcome for a question: its status and, where it failed, the error's first line."""
+    """One record's outcome for a question: its status and, where it failed, the error's first line.
+
+    A cell's also holds what its row shows beside the export: each reported stage that ran (label, outcome, error's
+    first line), its own AOTInductor compile's status ("" where it has none) and error, and the packages its
+    dependency set names with the versions installed."""
 
     status: str
     error: str = ""
+    stages: Tuple[Tuple[str, str, str], ...] = ()
+    aoti: str = ""
+    aoti_error: str = ""
+    packages: Tuple[Tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One thing asked of a mode (``export``, a stage's label, or a product of PRODUCTS), on A and on B.
+
+    For a product, ``before`` is the product used on the release that made it (its own files); ``error`` and
+    ``issue`` are B's failure's first line and the known issue it matches, where B fails; ``since`` is, where A
+    fails, the oldest release of the run of releases ending on A that fail alike (A itself where the run starts
+    there)."""
+
+    thing: str
+    before: Answer
+    after: Answer
+    error: str = ""
+    issue: Optional[KnownIssue] = None
+    since: str = ""
+
+    @property
+    def change(self) -> str:
+        """``broken`` (YES on A, NO on B), ``fixed`` (NO → YES), ``still fails`` (NO on both), ``fails on B`` (not
+        tried on A), ``works`` (YES on B) or ``not tried`` (nothing on B)."""
+        if self.after is Answer.NO:
+            return {Answer.YES: "broken", Answer.NO: "still fails"}.get(self.before, "fails on B")
+        if self.after is Answer.YES:
+            return "fixed" if self.before is Answer.NO else "works"
+        return "not tried"
 
 
 @dataclass(frozen=True)
 class ModeAnswer:
-    """The four questions for one case in one mode; None where no record answers."""
+    """The four questions for one case in one mode; None where no record answers. ``outcomes``: each thing asked,
+    judged from this mode's records alone (:class:`Outcome`)."""
 
     mode: str
     before: Optional[Found]  # the cell on A
@@ -90,6 +153,9 @@ class ModeAnswer:
     saved: Optional[Found]  # A's saved program loaded on B
     package: Optional[Found]  # A's package loaded on B
     compiled: Optional[Found]  # A's program compiled on B
+    outcomes: Tuple[Outcome, ...] = ()
+    # Each package the case's dependency set names whose version differs between A and B: (name, on A, on B).
+    versions: Tuple[Tuple[str, str, str], ...] = ()
 
     def found(self, question: str) -> Optional[Found]:
         """The record that answers one of QUESTIONS (for export: the cell on B)."""
@@ -106,12 +172,25 @@ class ModeAnswer:
         return export_answer(self.before.status if self.before else None)
 
     def broken(self) -> List[str]:
-        """What the upgrade breaks in this mode, in words ("" when nothing)."""
-        found = []
-        if self.exported_before is Answer.YES and self.answer("export") is Answer.NO:
-            found.append("export")
-        found += [q for q in QUESTIONS[1:] if self.answer(q) is Answer.NO]
-        return found
+        """What the upgrade breaks in this mode: each thing that worked on A (a product: with A's own files) and
+        fails on B."""
+        return [o.thing for o in self.outcomes if o.change == "broken"]
+
+    def outcome(self, thing: str) -> Optional[Outcome]:
+        return next((o for o in self.outcomes if o.thing == thing), None)
+
+    @functools.cached_property
+    def verdict(self) -> str:
+        """This mode's verdict (one of VERDICTS), from its own outcomes: the first that applies of ``breaks``
+        (something broken), ``fixed`` (something that failed on A works on B), ``fails`` (something fails on B
+        and failed on A too), ``fails on B`` (something fails on B that A did not try), ``works`` (something
+        works on B), else ``not tried``."""
+        changes = {o.change for o in self.outcomes}
+        for verdict, change in (("breaks", "broken"), ("fixed", "fixed"), ("fails on B", "fails on B"),
+                                ("fails", "still fails"), ("works", "works")):  # fmt: skip
+            if change in changes:
+                return verdict
+        return "not tried"
 
 
 @dataclass(frozen=True)
@@ -121,21 +200,23 @@ class CaseAnswer:
 
     @property
     def breaks(self) -> Tuple[Tuple[str, str], ...]:
-        """(mode, question) of each thing the upgrade breaks."""
+        """(mode, thing) of each thing the upgrade breaks."""
         return tuple((m.mode, q) for m in self.modes for q in m.broken())
 
     @property
+    def by_verdict(self) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
+        """Each verdict its modes have and those modes, in CASE_ORDER: what the case's verdict summarises."""
+        said = [(m.mode, m.verdict) for m in self.modes]
+        found = ((v, tuple(mode for mode, mine in said if mine == v)) for v in CASE_ORDER)
+        return tuple((v, modes) for v, modes in found if modes)
+
+    @property
     def verdict(self) -> str:
-        """``breaks`` when the upgrade breaks something, ``fixed`` when an export failing on A passes on B,
-        ``works`` when it exports on B in some mode, ``fails`` when it fails on both, else ``not tried``."""
-        if self.breaks:
-            return "breaks"
-        after = [m.answer("export") for m in self.modes]
-        if any(m.exported_before is Answer.NO and m.answer("export") is Answer.YES for m in self.modes):
-            return "fixed"
-        if Answer.YES in after:
-            return "works"
-        return "fails" if Answer.NO in after else "not tried"
+        """The summary of the modes' verdicts: the first of CASE_ORDER that some mode has (``not tried`` without
+        a mode). ``works`` is said where some mode works and none breaks or fixes anything: :attr:`by_verdict`
+        says which modes fail."""
+        found = self.by_verdict
+        return found[0][0] if found else "not tried"
 
 
 @dataclass(frozen=True)
@@ -188,14 +269,32 @@ class Upgrade:
         return tuple(found)
 
 
+def _first_line(*parts: Any) -> str:
+    return ": ".join(str(v) for v in parts if isinstance(v, str) and v).split("\n", 1)[0]
+
+
 def _found(row: Mapping[str, Any]) -> Found:
     status = str(row.get("status"))
     error = ""
     if status not in (Status.PASS.value, STAGE_OK):
-        kind, message = row.get("error_type"), row.get("error_message")
-        parts = [str(v) for v in (kind, message) if isinstance(v, str) and v]
-        error = ": ".join(parts).split("\n", 1)[0]
-    return Found(status, error)
+        error = _first_line(row.get("error_type"), row.get("error_message"))
+    stages = tuple(
+        (label, str(row[name + "_status"]), _first_line(row.get(name + "_error")))
+        for name, label in STAGES
+        if isinstance(row.get(name + "_status"), str)
+    )
+    aoti = row.get("aoti_status")
+    added = row.get("added_packages")
+    if isinstance(added, str):  # a published table keeps it as JSON text
+        added = json.loads(added) if added.startswith("{") else None
+    named = tuple((n, v) for n, v in dependency_packages.named_versions(row.get("dependency_set"), added) if v)
+    return Found(status, error, stages, aoti if isinstance(aoti, str) else "",
+                 _first_line(row.get("aoti_error_type"), row.get("aoti_error")), named)  # fmt: skip
+
+
+# The cell columns an answer reads besides the status and the error's.
+_CELL_EXTRA = ("dependency_set", "added_packages", "aoti_status", "aoti_error_type", "aoti_error",
+               *(name + suffix for name, _ in STAGES for suffix in ("_status", "_error")))  # fmt: skip
 
 
 class Upgrades:
@@ -204,6 +303,7 @@ class Upgrades:
     ``cells`` is ``tables.cells`` (or the published ``cells.parquet``); ``loads``, ``packages`` and ``compiles``
     are the load, package and compile tables (each with ``saved_torch_version``, ``torch_version``, ``case``,
     ``mode``, ``status``); any may be empty. Rows of a ``--with`` set are left out: the answer is torch's alone.
+    ``issues``: the known issues that label a failure (default: the shipped file's).
     """
 
     def __init__(
@@ -212,9 +312,10 @@ class Upgrades:
         loads: Optional[pd.DataFrame] = None,
         packages: Optional[pd.DataFrame] = None,
         compiles: Optional[pd.DataFrame] = None,
+        issues: Optional[Sequence[KnownIssue]] = None,
     ) -> None:
         self.cells: Dict[Tuple[str, str, str], Found] = {}
-        for row in _plain(cells, ("release", "case", "mode")):
+        for row in _plain(cells, ("release", "case", "mode", *_CELL_EXTRA)):
             self.cells[(str(row["release"]), str(row["case"]), str(row["mode"]))] = _found(row)
         self.releases: Tuple[str, ...] = tuple(store.ordered(k[0] for k in self.cells))
         self.case_names: Tuple[str, ...] = tuple(sorted({k[1] for k in self.cells}))
@@ -223,6 +324,9 @@ class Upgrades:
             "package": _pairs(packages),
             "compile": _pairs(compiles),
         }
+        self.issues = tuple(known_issues.load() if issues is None else issues)
+        # Each (thing, case, mode, release)'s run of failing releases: every pair from that release asks again.
+        self._runs: Dict[Tuple[str, str, str, str], str] = {}
 
     def pairs(self) -> List[Tuple[str, str]]:
         """Every (older, newer) pair of the builds, in version order."""
@@ -237,12 +341,92 @@ class Upgrades:
             for mode in MODES:
                 a, b = self.cells.get((before, case, mode)), self.cells.get((after, case, mode))
                 key = (before, after, case, mode)
-                saved, package, compiled = (self.products[q].get(key) for q in ("saved", "package", "compile"))
+                saved, package, compiled = (self.products[q].get(key) for q in PRODUCTS)
                 if a is None and b is None and saved is None and package is None and compiled is None:
                     continue
-                modes.append(ModeAnswer(mode, a, b, saved, package, compiled))
+                mine = ModeAnswer(mode, a, b, saved, package, compiled)
+                outcomes = tuple(self._outcomes(mine, before, after, case))
+                modes.append(dataclasses.replace(mine, outcomes=outcomes, versions=_versions(a, b)))
             found.append(CaseAnswer(case, tuple(modes)))
         return Upgrade(before, after, tuple(found))
+
+    def home(self, question: str, release: str, *, case: str, mode: str) -> Answer:
+        """A product of ``release`` used on ``release`` itself (its own files): the saved program or package loaded
+        there; for a compile, the release's own compile of its program (its cell's AOTInductor stage), else its
+        own package's load."""
+        if question == "compile":
+            cell = self.cells.get((release, case, mode))
+            if cell is not None and cell.aoti:
+                return compile_answer(cell.aoti)
+            question = "package"
+        used = self.products[question].get((release, release, case, mode))
+        return load_answer(used.status if used else None)
+
+    def _outcomes(self, m: ModeAnswer, before: str, after: str, case: str) -> Iterable[Outcome]:
+        """Each thing asked of ``m``: the export and each stage where either side tried it, each product used on B."""
+        for thing in ("export", *_labels(m), *PRODUCTS):
+            if thing in PRODUCTS:
+                b = m.answer(thing)
+                if b is Answer.NOT_TRIED:  # A's product not used on B: nothing the upgrade did to it
+                    continue
+            else:
+                b = self.on(thing, after, case, m.mode)
+            a = self.on(thing, before, case, m.mode)
+            if a is Answer.NOT_TRIED and b is Answer.NOT_TRIED:
+                continue
+            error, issue, since = "", None, ""
+            if b is Answer.NO:
+                error = self._error(m, thing)
+                stage = _ISSUE_STAGE.get(thing, thing)
+                issue = known_issues.label(stage, None, error, after, before, self.issues) if error else None
+            if a is Answer.NO:
+                key = (thing, case, m.mode, before)
+                since = self._runs[key] if key in self._runs else self._runs.setdefault(key, self._since(key))
+            yield Outcome(thing, a, b, error, issue, since)
+
+    def on(self, thing: str, release: str, case: str, mode: str) -> Answer:
+        """What ``release`` itself says of a thing: its cell's export or stage (a stage says nothing where the export
+        failed: it runs on the exported program), or a product it made, used on itself (:meth:`home`)."""
+        if thing in PRODUCTS:
+            return self.home(thing, release, case=case, mode=mode)
+        cell = self.cells.get((release, case, mode))
+        if thing == "export" or cell is None:
+            return export_answer(cell.status if cell else None)
+        if cell.status != Status.PASS.value:
+            return Answer.NOT_TRIED
+        return stage_answer(next((o for label, o, _ in cell.stages if label == thing), None))
+
+    def _error(self, m: ModeAnswer, thing: str) -> str:
+        if thing == "export":
+            return m.after.error if m.after else ""
+        if thing in PRODUCTS:
+            found = m.found(thing)
+            return found.error if found else ""
+        return next((e for label, _, e in (m.after.stages if m.after else ()) if label == thing), "")
+
+    def _since(self, key: Tuple[str, str, str, str]) -> str:
+        """The oldest release of the run of releases ending on ``release`` where the thing fails (:meth:`on`)."""
+        thing, case, mode, release = key
+        since = release
+        for older in reversed(self.releases[: self.releases.index(release)] if release in self.releases else ()):
+            if self.on(thing, older, case, mode) is not Answer.NO:
+                break
+            since = older
+        return since
+
+
+def _labels(m: ModeAnswer) -> List[str]:
+    """The labels of the stages that ran on A's or B's cell, in STAGES order."""
+    ran = [stage[0] for cell in (m.before, m.after) if cell is not None for stage in cell.stages]
+    return [label for _, label in STAGES if label in ran] if ran else []
+
+
+def _versions(a: Optional[Found], b: Optional[Found]) -> Tuple[Tuple[str, str, str], ...]:
+    """The packages named on both cells whose versions differ: (name, on A, on B)."""
+    if a is None or b is None:
+        return ()
+    newer = dict(b.packages)
+    return tuple((name, v, newer[name]) for name, v in a.packages if name in newer and newer[name] != v)
 
 
 def _plain(frame: Optional[pd.DataFrame], columns: Sequence[str]) -> List[Dict[str, Any]]:
@@ -268,3 +452,53 @@ def newest_pair(releases: Sequence[str]) -> Optional[Tuple[str, str]]:
     """The two newest builds of ``releases`` (version order), or None with fewer than two."""
     ordered = store.ordered(releases)
     return (ordered[-2], ordered[-1]) if len(ordered) >= 2 else None
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A cell that one of the front page's two verdicts on B names and the other does not, and why.
+
+    ``said_by``: ``upgrade`` (upgrading A → B breaks it, yet it did not regress in B) or ``regressed`` (it
+    regressed in B, yet the upgrade from A does not break it)."""
+
+    case: str
+    mode: str
+    said_by: str
+    why: str
+
+
+def agreement(found: Upgrade, regressed: Iterable[Tuple[str, str]], previous: str) -> Tuple[Disagreement, ...]:
+    """Where "upgrading A → B breaks" (``found``) and "regressed in B" (``regressed``: the (case, mode) of B's open
+    regressions, which judge the cells of the transition ``previous`` → B) name different cells, each with why.
+
+    The regressions judge a cell's export and stages; the upgrade also judges the products made on A, which no
+    transition judges. A regression in B that the upgrade does not break failed on A already (or A did not try it);
+    an upgrade's break of a cell that did not regress in B broke in a release between A and B."""
+    modes = {(c.case, m.mode): m for c in found.cases for m in c.modes}
+    wanted = set(regressed)
+    said: List[Disagreement] = []
+    for (case, mode), m in sorted(modes.items()):
+        broken = m.broken()
+        cells = [t for t in broken if t not in PRODUCTS]
+        if (case, mode) in wanted:
+            continue
+        if cells and previous != found.before:
+            why = "broke in a release after %s, up to %s (%s)" % (found.before, previous, ", ".join(cells))
+        elif cells:
+            why = "not among %s's open regressions (%s)" % (found.after, ", ".join(cells))
+        elif broken:
+            why = "a product made on %s (%s): the regressions judge the cells alone" % (found.before, ", ".join(broken))
+        else:
+            continue
+        said.append(Disagreement(case, mode, "upgrade", why))
+    for case, mode in sorted(wanted):
+        mine = modes.get((case, mode))
+        if mine is not None and mine.broken():
+            continue
+        failing = [o for o in (mine.outcomes if mine else ()) if o.change == "still fails"]
+        if not failing:
+            why = "not tried on %s" % found.before
+        else:
+            why = "failing on %s already (%s, since %s)" % (found.before, failing[0].thing, failing[0].since)
+        said.append(Disagreement(case, mode, "regressed", why))
+    return tuple(said)

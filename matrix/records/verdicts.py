@@ -6,8 +6,10 @@
   The denominator is every case of the table documented to work on that release, whether the
   release ran it or not (a case it did not run is judged by its own ``expected``): a cell an
   environment did not run, or that was not applicable there, counts as not passing, so a
-  release that ran fewer cells never gets a better-looking rate for it. Where no release's
-  ExportDB names a claim, the denominator is the same for every environment.
+  release that ran fewer cells never gets a better-looking rate for it. A mode the release lacks
+  (every cell of it not applicable, :func:`exists`) has no row: "0 of N" would read as N failures.
+  Where no release's ExportDB names a claim, the denominator is the same for every environment.
+- :func:`passes`: whether a release passes a case (every mode that exists there passes), as ``check`` says too.
 - :func:`best`: per mode, the environments that pass the largest share of those cells.
 - :func:`since_baseline`: what changed since an earlier report, in counts.
 
@@ -20,11 +22,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 import pandas as pd
 
-from matrix.contract.schema import MODES, rank
+from matrix.contract.schema import MODES, Status, rank
 from matrix.records import epochs as saved_epochs
 from matrix.records import store, tables
 from matrix.records.baseline import BaselineComparison
@@ -136,6 +138,22 @@ def judge(
     )
 
 
+# --- whether a release passes ------------------------------------------------------------------------
+
+
+def exists(statuses: Iterable[Any]) -> bool:
+    """Whether a mode exists on a release, from its cells' statuses there: one cell that is not not-applicable
+    (a release that lacks the mode, as 2.1 lacks non-strict, has every cell of it not applicable)."""
+    return any(str(s) != Status.NOT_APPLICABLE.value for s in statuses)
+
+
+def passes(statuses: Iterable[Any]) -> bool:
+    """Whether a release passes a case, from the statuses of its modes there: every mode that exists there passes,
+    and one does (a not-applicable mode does not count against it; a release that could run none does not pass)."""
+    existing = [str(s) for s in statuses if str(s) != Status.NOT_APPLICABLE.value]
+    return bool(existing) and all(s == Status.PASS.value for s in existing)
+
+
 # --- cells of cases documented to work ---------------------------------------------------------------
 
 
@@ -214,6 +232,8 @@ def expected(cells: pd.DataFrame, names: Optional[Mapping[Tuple[str, ...], str]]
             if mode not in ran_modes or not any(working[(k, mode)] for k in keys):
                 continue
             mine = group[group["mode"] == mode]
+            if not mine.empty and not exists(mine["status"]):
+                continue  # the release lacks the mode: "0 of N" would read as N failures
             of_work = mine[mine["case"].astype(str).isin(working[(key, mode)])]
             ran = of_work[of_work["status"].map(lambda s: rank(s) is not None).astype(bool)]
             found.append(

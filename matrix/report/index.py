@@ -88,7 +88,7 @@ def render(f: Findings) -> str:
 
 
 def _upgrade(f: Findings) -> str:
-    line = report_upgrade.line(report_upgrade.newest(f.model.upgrades))
+    line = report_upgrade.line(report_upgrade.newest(f.model.upgrades), f.model.upgrade_agreement)
     return "- " + line.rstrip("\n") if line else ""
 
 

@@ -80,5 +80,5 @@ def markdown_lines(found: Sequence[Sighting]) -> List[str]:
         line = md.text(verdict_words(s))
         if s.issue.link:
             line = line.replace(md.text(s.issue.reference), "[%s](%s)" % (md.text(s.issue.reference), s.issue.link), 1)
-        lines.append("- **Known upstream issue**: " + line)
+        lines.append("- **%s**: %s" % (s.issue.kind, line))
     return lines

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence
 
+from matrix.contract.schema import STAGE_ERROR
 from matrix.records import upgrade
 from matrix.records.upgrade import CaseAnswer, ModeAnswer, Tally, Upgrade
 from matrix.report import markdown as md
@@ -15,16 +16,24 @@ from matrix.report import markdown as md
 PAGE = "upgrade.md"
 # What each question is called in a table's header.
 HEADERS = {"export": "export", "saved": "saved program", "package": "AOTInductor package", "compile": "compile"}
-# A case's verdict, as a reader reads it.
+# A verdict (a mode's, or a case's summary of its modes'), as a reader reads it.
 VERDICTS = {
     "breaks": "breaks",
     "fixed": "fixed",
     "works": "works",
     "fails": "fails on both",
+    "fails on B": "fails, not tried on the older build",
     "not tried": "not tried",
+}
+# What happened to one thing of a row, where it fails on the newer build.
+CHANGES = {
+    "broken": "broken",
+    "still fails": "fails on both (since %(since)s)",
+    "fails on B": "fails, not tried on the older build",
 }
 NOT_TRIED = "–"
 SHOWN_ERROR = 100
+SHOWN_APART = 3  # the disagreements the front page's line names
 
 
 def tally_words(t: Tally) -> str:
@@ -53,10 +62,42 @@ def tallies_words(found: Upgrade, cases: Optional[Sequence[CaseAnswer]] = None) 
 
 
 def export_words(m: ModeAnswer) -> str:
-    """``fail → pass``: the cell's status on the older and the newer build (``–`` where it did not run)."""
-    before = m.before.status if m.before else NOT_TRIED
-    after = m.after.status if m.after else NOT_TRIED
-    return "%s → %s" % (before, after)
+    """``fail → pass``: the cell's status on the older and the newer build (``–`` where it did not run), each
+    failing stage named beside its pass: ``pass, decomposition error → pass, decomposition error``."""
+    return "%s → %s" % (_cell_words(m.before), _cell_words(m.after))
+
+
+def _cell_words(cell: Optional[upgrade.Found]) -> str:
+    if cell is None:
+        return NOT_TRIED
+    failed = ["%s %s" % (label, outcome) for label, outcome, _ in cell.stages if outcome == STAGE_ERROR]
+    return ", ".join([cell.status, *failed]) if cell.status == "pass" else cell.status
+
+
+def case_words(c: CaseAnswer) -> str:
+    """The case's verdict as the summary of its modes': ``works in non-strict; fails on both in strict``, or one
+    verdict where every mode has it (``works``)."""
+    found = c.by_verdict
+    if len(found) <= 1:
+        return VERDICTS[c.verdict]
+    return "; ".join("%s in %s" % (VERDICTS[v], ", ".join(modes)) for v, modes in found)
+
+
+def note_words(m: ModeAnswer) -> str:
+    """Why a mode's verdict is what it is: each thing that fails on B, with its error's first line and the known
+    issue it matches, or where it failed on the older build too; the case's packages whose versions differ."""
+    said = []
+    for o in m.outcomes:
+        if o.change in ("not tried", "works", "fixed"):
+            continue
+        part = "%s %s" % (HEADERS.get(o.thing, o.thing), CHANGES[o.change] % {"since": o.since})
+        if o.error:
+            part += ": " + o.error[:SHOWN_ERROR]
+        if o.issue is not None:
+            part += " (%s)" % o.issue.words
+        said.append(part)
+    said += ["%s %s → %s" % v for v in m.versions]
+    return "; ".join(said)
 
 
 def found_words(found: Optional[upgrade.Found]) -> str:
@@ -72,17 +113,16 @@ def breaks_words(c: CaseAnswer) -> str:
     """What the upgrade breaks, in words: ``strict: saved program; non-strict: AOTInductor package``."""
     by_mode: Dict[str, List[str]] = {}
     for mode, question in c.breaks:
-        by_mode.setdefault(mode, []).append(HEADERS[question])
+        by_mode.setdefault(mode, []).append(HEADERS.get(question, question))
     return "; ".join("%s: %s" % (mode, ", ".join(qs)) for mode, qs in by_mode.items())
 
 
 def first_error(c: CaseAnswer) -> str:
-    """The first error behind what breaks, for the reader who wants the why."""
+    """The first error behind what breaks, with the known issue it matches, for the reader who wants the why."""
     for m in c.modes:
-        for question in m.broken():
-            found = m.found(question)
-            if found is not None and found.error:
-                return found.error
+        for o in m.outcomes:
+            if o.change == "broken" and o.error:
+                return o.error + (" (%s)" % o.issue.words if o.issue is not None else "")
     return ""
 
 
@@ -90,8 +130,8 @@ def _rows(cases: Sequence[CaseAnswer]) -> List[List[str]]:
     rows = []
     for c in cases:
         for m in c.modes:
-            rows.append([md.case_link(c.case), md.text(VERDICTS[c.verdict]), md.text(m.mode)]
-                        + [md.text(v) for v in mode_cells(m)])  # fmt: skip
+            rows.append([md.case_link(c.case), md.text(VERDICTS[m.verdict]), md.text(m.mode)]
+                        + [md.text(v) for v in mode_cells(m)] + [md.text(note_words(m), 2 * SHOWN_ERROR)])  # fmt: skip
     return rows
 
 
@@ -111,7 +151,7 @@ def render(found: Optional[Upgrade]) -> str:
     lines.append("## Every case\n")
     lines += ["- %s" % md.text(line) for line in tallies_words(found)]
     lines.append("")
-    headers = ["case", "verdict", "mode", "export", *[HEADERS[q] for q in upgrade.QUESTIONS[1:]]]
+    headers = ["case", "verdict", "mode", "export", *[HEADERS[q] for q in upgrade.QUESTIONS[1:]], "why"]
     if found.pack:
         lines.append("## The real-model pack\n")
         lines += ["- %s" % md.text(line) for line in tallies_words(found, found.pack)]
@@ -120,26 +160,38 @@ def render(found: Optional[Upgrade]) -> str:
     broken = [c for c in found.cases if c.breaks and c not in found.pack]
     lines.append("## Other cases the upgrade breaks\n")
     if broken:
-        rows = [[md.case_link(c.case), md.text(breaks_words(c)), md.text(first_error(c), SHOWN_ERROR)] for c in broken]
-        lines.append(md.table(["case", "breaks", "first error"], rows))
+        rows = [[md.case_link(c.case), md.text(case_words(c)), md.text(breaks_words(c)),
+                 md.text(first_error(c), SHOWN_ERROR)] for c in broken]  # fmt: skip
+        lines.append(md.table(["case", "verdict", "breaks", "first error"], rows))
     else:
         lines.append("_None._\n")
     return "\n".join(lines)
 
 
-def line(found: Optional[Upgrade]) -> str:
-    """The front page's line: the newest pair's tallies and a link to the page ("" without a pair)."""
+def line(found: Optional[Upgrade], apart: Sequence[upgrade.Disagreement] = ()) -> str:
+    """The front page's line: the newest pair's tallies and a link to the page ("" without a pair); ``apart``: the
+    cells it and "regressed in B" do not both name, and why (``Model.upgrade_agreement``)."""
     if found is None or not found.cases:
         return ""
     broken = sum(1 for c in found.cases if c.breaks)
-    return "**Upgrading %s → %s**: the upgrade breaks %s of %d; %s ([per case](%s)).\n" % (
+    return "**Upgrading %s → %s**: the upgrade breaks %s of %d; %s%s ([per case](%s)).\n" % (
         md.text(found.before),
         md.text(found.after),
         md.plural(broken, "case"),
         len(found.cases),
         md.text("; ".join(tallies_words(found)[1:])),
+        md.text(apart_words(found, apart)),
         PAGE,
     )
+
+
+def apart_words(found: Upgrade, apart: Sequence[upgrade.Disagreement]) -> str:
+    """Why the upgrade's breaks and the regressions in B name different cells, the first few (plain text)."""
+    if not apart:
+        return ""
+    said = ["%s %s: %s" % (d.case, d.mode, d.why) for d in apart[:SHOWN_APART]]
+    more = " and %d more" % (len(apart) - SHOWN_APART) if len(apart) > SHOWN_APART else ""
+    return ". Not the cells that regressed in %s: %s%s" % (found.after, "; ".join(said), more)
 
 
 def newest(upgrades: upgrade.Upgrades) -> Optional[Upgrade]:

@@ -62,6 +62,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         load("2.4.1", "2.6.0", "real_models/resnet", "load-error", error_type="RuntimeError",
              error_message="Serialized version ['7', '3'] does not match")
     )  # fmt: skip
+    rows.append(load("2.4.1", "2.4.1", "real_models/resnet", "pass"))  # it loaded on its own release: 2.6.0 breaks it
     rows.append(load("2.4.1", "2.6.0", "steady", "pass"))
     rows.append(load("2.5.0", "2.6.0", "real_models/resnet", "pass"))
     main = write(root / "records", rows)

@@ -159,6 +159,16 @@ def test_passing_summary_names_where_a_failing_case_passes_and_from_when_it_keep
     mixed = rows_of("pass", "pass")
     mixed[3] = Row("2.2.0", "pypi", "3.11", "non-strict", "fail")  # one mode failing is not a pass
     assert check_table.passing_summary(mixed) == "passes on 2.1.0; fails on the newest release checked (2.2.0)"
+    # A mode the release lacks (2.1.0 has no non-strict) does not count against it: it passes in every mode it has.
+    lacking = rows_of("pass", "pass")
+    lacking[1] = Row("2.1.0", "pypi", "3.11", "non-strict", "not-applicable")
+    assert check_table.passing_summary(lacking) is None
+    lacking[3] = Row("2.2.0", "pypi", "3.11", "non-strict", "fail")
+    assert check_table.passing_summary(lacking) == "passes on 2.1.0; fails on the newest release checked (2.2.0)"
+    # A release that could run neither mode does not pass.
+    nothing = rows_of("pass", "pass")
+    nothing[:2] = [Row("2.1.0", "pypi", "3.11", m, "not-applicable") for m in ("strict", "non-strict")]
+    assert check_table.passing_summary(nothing) == "passes on 2.2.0; keeps passing from 2.2.0 on"
 
 
 def test_parallel_check_prints_the_table_of_a_serial_one(monkeypatch: pytest.MonkeyPatch, capsys) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from matrix.records import failures, known_issues
 from matrix.records.known_issues import KnownIssue, KnownIssueError
+from matrix.report import known_issues as report_known
 
 CODECACHE = KnownIssue(
     id="codecache",
@@ -69,6 +70,18 @@ def test_the_shipped_file_labels_2_10s_codecache_failure_with_its_issue() -> Non
     assert issue is not None and issue.reference == "pytorch/pytorch#173706"
     assert issue.words == "known upstream issue pytorch/pytorch#173706"
     assert known_issues.label("aoti", "AttributeError", CODECACHE_MESSAGE, "2.9.1+cu128") is None
+
+
+def test_an_entry_without_an_upstream_reference_is_labelled_unconfirmed() -> None:
+    assert CODECACHE.confirmed and CODECACHE.kind == "Known upstream issue"
+    assert not INCLUDE.confirmed and INCLUDE.kind == "Unconfirmed issue"
+    assert INCLUDE.words == "unconfirmed, no upstream issue on record"
+    assert "known upstream" not in INCLUDE.words
+    shipped = {issue.id: issue for issue in known_issues.load()}
+    assert shipped["aoti-absolute-include"].kind == "Unconfirmed issue"  # no link in the file
+    sighting = failures.Sighting(INCLUDE, ("2.5.1+cu124",), (("aoti_loads", 1),))
+    (line,) = report_known.markdown_lines([sighting])
+    assert line.startswith("- **Unconfirmed issue**: ") and "known upstream" not in line.lower()
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ from typing import Any, Dict, List
 
 import pandas as pd
 
+from matrix.contract.schema import MODES
 from matrix.records import upgrade
 from matrix.records.upgrade import Answer
 
@@ -49,6 +50,8 @@ CELLS = frame([
 ])  # fmt: skip
 LOADS = frame(
     [
+        # Each product also used on the release that made it: what it did with its own files.
+        used("2.5.1", "2.5.1", "real_models/resnet", "strict", "pass"),
         used("2.5.1", "2.15.0", "real_models/resnet", "strict", "load-error", "Serialized version ['7', '3']\nmore"),
         used("2.5.1", "2.15.0", "real_models/resnet", "non-strict", "pass"),
         used("2.5.1", "2.15.0", "models/cond", "strict", "untrusted"),
@@ -57,6 +60,7 @@ LOADS = frame(
 )
 PACKAGES = frame(
     [
+        used("2.5.1", "2.5.1", "real_models/resnet", "non-strict", "pass"),
         used(
             "2.5.1", "2.15.0", "real_models/resnet", "non-strict", "load-error", "Failed to find a generated cpp file"
         ),
@@ -147,8 +151,10 @@ def test_the_markdown_page_answers_the_pack_case_by_case_and_lists_what_else_bre
     pack = text.split("## The real-model pack")[1].split("## Other cases")[0]
     rows = [line for line in pack.splitlines() if line.startswith("| [")]
     # One row per case and mode, each answer in its column.
-    assert rows[2].split(" | ")[1:] == ["breaks", "strict", "pass → pass", "load-error", "–", "– |"]
-    assert rows[3].split(" | ")[1:] == ["breaks", "non-strict", "pass → pass", "pass", "load-error", "ok |"]
+    assert rows[2].split(" | ")[1:6] == ["breaks", "strict", "pass → pass", "load-error", "–"]
+    assert rows[3].split(" | ")[1:7] == ["breaks", "non-strict", "pass → pass", "pass", "load-error", "ok"]
+    # Each row that breaks says why: the error's first line.
+    assert rows[2].split(" | ")[-1].startswith("saved program broken: RuntimeError: Serialized version")
     # Packages were made in non-strict mode only: the line names that mode alone.
     assert "\n- packages, non-strict: 0 of 1 load and match\n" in pack
     others = text.split("## Other cases the upgrade breaks")[1]
@@ -179,3 +185,157 @@ def test_the_site_offers_every_pair_or_within_its_budget_those_to_the_newest_and
         ("2.5.1", "2.10.0"), ("2.5.1", "2.15.0"), ("2.10.0", "2.12.0"), ("2.10.0", "2.15.0"), ("2.12.0", "2.15.0"),
     ]  # fmt: skip
     assert not site.data(more, {})["every_pair"]
+
+
+# --- the answer true row by row --------------------------------------------------------------------------------
+
+
+def test_a_verdict_is_judged_per_mode_and_the_case_verdict_summarises_its_modes() -> None:
+    from matrix.report import upgrade as page
+
+    cells = frame([
+        cell("2.14.1", "real_models/vit", "strict", "fail", "Unsupported: dynamic img size"),
+        cell("2.15.0", "real_models/vit", "strict", "fail", "Unsupported: dynamic img size"),
+        cell("2.14.1", "real_models/vit", "non-strict", "pass"),
+        cell("2.15.0", "real_models/vit", "non-strict", "pass"),
+    ])  # fmt: skip
+    (vit,) = upgrade.Upgrades(cells).answer("2.14.1", "2.15.0").cases
+    strict, loose = vit.modes
+    # fail → fail is no "works", whatever the other mode does.
+    assert (strict.verdict, loose.verdict) == ("fails", "works")
+    assert vit.verdict == "works" and vit.by_verdict == (("works", ("non-strict",)), ("fails", ("strict",)))
+    assert page.case_words(vit) == "works in non-strict; fails on both in strict"
+    page_text = page.render(upgrade.Upgrade("2.14.1", "2.15.0", (vit,)))
+    rows = [line.split(" | ")[1:4] for line in page_text.splitlines() if line.startswith("| [real_models/vit]")]
+    # Each row prints its own mode's verdict.
+    assert rows == [["fails on both", "strict", "fail → fail"], ["works", "non-strict", "pass → pass"]]
+
+
+def test_a_product_is_broken_only_where_it_worked_on_the_older_build_with_its_own_files() -> None:
+    cells = frame([cell(r, "m", mode, "pass") for r in ("2.4.1", "2.5.1", "2.15.0") for mode in MODES])
+    loads = frame([
+        # strict: never loaded on 2.4.1 or 2.5.1 themselves, nor on 2.15.0: it fails on both, since 2.4.1.
+        used("2.4.1", "2.4.1", "m", "strict", "load-error", "AttributeError: no codecache"),
+        used("2.5.1", "2.5.1", "m", "strict", "load-error", "AttributeError: no codecache"),
+        used("2.5.1", "2.15.0", "m", "strict", "load-error", "AttributeError: no codecache"),
+        # non-strict: no record of its load on 2.5.1: it fails on B, and nothing says the upgrade broke it.
+        used("2.5.1", "2.15.0", "m", "non-strict", "load-error", "AttributeError: no codecache"),
+    ])  # fmt: skip
+    (m,) = upgrade.Upgrades(cells, loads).answer("2.5.1", "2.15.0").cases
+    strict, loose = m.modes
+    assert m.breaks == () and (strict.verdict, loose.verdict) == ("fails", "fails on B")
+    saved = strict.outcome("saved")
+    assert saved is not None and (saved.change, saved.since) == ("still fails", "2.4.1")
+    # The same load, having worked on 2.5.1 with its own files, is broken by the upgrade.
+    home = frame([used("2.5.1", "2.5.1", "m", "non-strict", "pass")])
+    (m,) = upgrade.Upgrades(cells, pd.concat([loads, home])).answer("2.5.1", "2.15.0").cases
+    assert m.breaks == (("non-strict", "saved"),) and m.modes[1].verdict == "breaks"
+
+
+def test_a_compile_is_broken_only_where_the_older_build_compiled_its_own_program() -> None:
+    cells = frame([
+        {**cell("2.5.1", "m", "non-strict", "pass"), "aoti_status": "ok"},
+        {**cell("2.5.1", "n", "non-strict", "pass"), "aoti_status": "error"},
+        cell("2.15.0", "m", "non-strict", "pass"),
+        cell("2.15.0", "n", "non-strict", "pass"),
+    ])  # fmt: skip
+    compiles = frame([used("2.5.1", "2.15.0", c, "non-strict", "error", "CppCompileError: boom") for c in "mn"])
+    found = by_case(upgrade.Upgrades(cells, compiles=compiles).answer("2.5.1", "2.15.0"))
+    assert found["m"].breaks == (("non-strict", "compile"),)
+    assert found["n"].breaks == () and found["n"].modes[0].verdict == "fails"
+
+
+def test_a_stage_failure_shows_as_what_it_is() -> None:
+    from matrix.report import upgrade as page
+
+    def staged(release: str, case: str, outcome: str) -> Dict[str, Any]:
+        error = "ValueError: Cannot view a tensor" if outcome == "error" else None
+        return {**cell(release, case, "strict", "pass"), "decompose_status": outcome, "decompose_error": error,
+                "serialize_status": "ok"}  # fmt: skip
+
+    cells = frame([staged("2.14.1", "gpt2", "error"), staged("2.15.0", "gpt2", "error"),
+                   staged("2.14.1", "swin", "ok"), staged("2.15.0", "swin", "error")])  # fmt: skip
+    found = by_case(upgrade.Upgrades(cells).answer("2.14.1", "2.15.0"))
+    gpt2, swin = found["gpt2"].modes[0], found["swin"].modes[0]
+    assert page.export_words(gpt2) == "pass, decomposition error → pass, decomposition error"
+    assert gpt2.verdict == "fails" and found["gpt2"].breaks == ()
+    assert swin.verdict == "breaks" and found["swin"].breaks == (("strict", "decomposition"),)
+    assert page.export_words(swin) == "pass → pass, decomposition error"
+    assert "decomposition broken: ValueError: Cannot view a tensor" in page.note_words(swin)
+
+
+def test_a_row_that_breaks_carries_its_error_and_the_known_issue_it_matches() -> None:
+    from matrix.records.known_issues import KnownIssue
+    from matrix.report import upgrade as page
+
+    issue = KnownIssue("codecache", "cannot load packages", "https://github.com/pytorch/pytorch/issues/173706",
+                       ("aoti",), "AttributeError", "no attribute 'codecache'", ("2.10",))  # fmt: skip
+    cells = frame([cell(r, "m", "non-strict", "pass") for r in ("2.9.1", "2.10.0")])
+    packages = frame([
+        used("2.9.1", "2.9.1", "m", "non-strict", "pass"),
+        {**used("2.9.1", "2.10.0", "m", "non-strict", "load-error"), "error_type": "AttributeError",
+         "error_message": "module 'torch._inductor' has no attribute 'codecache'\ntraceback"},
+    ])  # fmt: skip
+    (m,) = upgrade.Upgrades(cells, packages=packages, issues=[issue]).answer("2.9.1", "2.10.0").cases
+    (mode,) = m.modes
+    package = mode.outcome("package")
+    assert package is not None and package.issue == issue
+    assert package.error == "AttributeError: module 'torch._inductor' has no attribute 'codecache'"
+    assert page.note_words(mode) == (
+        "AOTInductor package broken: AttributeError: module 'torch._inductor' has no attribute 'codecache'"
+        " (known upstream issue pytorch/pytorch#173706)"
+    )
+    assert page.first_error(m).endswith("(known upstream issue pytorch/pytorch#173706)")
+
+
+def test_the_library_versions_that_differ_between_the_builds_are_on_the_row() -> None:
+    from matrix.report import upgrade as page
+
+    def with_versions(release: str, transformers: str) -> Dict[str, Any]:
+        added = {"transformers": transformers, "tokenizers": "0.23.3"}
+        return {**cell(release, "bert", "strict", "pass"), "dependency_set": "transformers", "added_packages": added}
+
+    published = {**with_versions("2.15.0", "5.23.0"), "added_packages": '{"transformers": "5.23.0"}'}
+    for after in (with_versions("2.15.0", "5.23.0"), published):  # a published table keeps them as JSON text
+        (bert,) = upgrade.Upgrades(frame([with_versions("2.5.1", "5.18.0"), after])).answer("2.5.1", "2.15.0").cases
+        assert bert.modes[0].versions == (("transformers", "5.18.0", "5.23.0"),)
+        assert page.note_words(bert.modes[0]) == "transformers 5.18.0 → 5.23.0"
+    (same,) = (
+        upgrade.Upgrades(frame([with_versions("2.5.1", "5.18.0"), with_versions("2.15.0", "5.18.0")]))
+        .answer("2.5.1", "2.15.0")
+        .cases
+    )
+    assert same.modes[0].versions == ()
+
+
+def test_the_front_pages_two_verdicts_name_the_same_cells_or_say_why_not() -> None:
+    from matrix.report import upgrade as page
+
+    cells = frame([
+        # Regressed in 2.15.0 and broken by the upgrade: both name it.
+        cell("2.14.1", "both", "strict", "pass"), cell("2.15.0", "both", "strict", "fail", "boom"),
+        # Regressed in 2.15.0 (from 2.14.1), but failing on 2.5.1 too: the upgrade from 2.5.1 breaks nothing.
+        cell("2.5.1", "old", "strict", "fail", "boom"), cell("2.14.1", "old", "strict", "pass"),
+        cell("2.15.0", "old", "strict", "fail", "boom"),
+        # A saved program that loaded on 2.14.1 and does not on 2.15.0: no transition judges it.
+        cell("2.14.1", "saved", "strict", "pass"), cell("2.15.0", "saved", "strict", "pass"),
+    ])  # fmt: skip
+    loads = frame([used("2.14.1", "2.14.1", "saved", "strict", "pass"),
+                   used("2.14.1", "2.15.0", "saved", "strict", "load-error", "boom")])  # fmt: skip
+    upgrades = upgrade.Upgrades(cells, loads)
+    regressed = [("both", "strict"), ("old", "strict")]
+    newest = upgrade.agreement(upgrades.answer("2.14.1", "2.15.0"), regressed, "2.14.1")
+    assert [(d.case, d.said_by) for d in newest] == [("saved", "upgrade")]
+    assert "a product made on 2.14.1 (saved)" in newest[0].why
+    older = upgrade.agreement(upgrades.answer("2.5.1", "2.15.0"), regressed, "2.14.1")
+    assert [(d.case, d.said_by, d.why) for d in older] == [
+        ("both", "regressed", "not tried on 2.5.1"),  # no cell of it on 2.5.1
+        ("old", "regressed", "failing on 2.5.1 already (export, since 2.5.1)"),
+    ]
+    line = page.line(upgrades.answer("2.14.1", "2.15.0"), newest)
+    assert "Not the cells that regressed in 2.15.0: saved strict: a product made on 2.14.1" in line
+    from matrix.report.site import upgrade as site
+
+    assert "Not the cells that regressed in 2.15.0: saved strict: a product made on 2.14.1" in site.line(
+        upgrades, newest
+    )

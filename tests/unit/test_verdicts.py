@@ -249,6 +249,30 @@ def test_an_exportdb_case_is_judged_by_each_releases_own_claim_falling_back_to_i
     assert (best.environments, best.passed, best.cases) == (("2.9.1", "2.15.0"), 1, 1)
 
 
+def test_a_mode_a_release_lacks_is_not_counted_as_documented_cases_failing_there() -> None:
+    # 2.1.0 has no non-strict mode: each of its non-strict cells is not applicable. 2.2.0 has both.
+    rows = [
+        make_cell(r, c, status, mode=mode, expected="supported")
+        for r, lacks in (("2.1.0", True), ("2.2.0", False))
+        for c in ("a", "b")
+        for mode, status in (("strict", "pass"), ("non-strict", "not-applicable" if lacks else "pass"))
+    ]
+    rows.append(make_cell("2.2.0", "c", "not-applicable", mode="non-strict", expected="supported"))
+    found = {(e.release, e.mode): e for e in judged.expected(cells(rows))}
+    assert ("2.1.0", "non-strict") not in found  # not "0 of 2 (0.0%)"
+    # Its strict mode is counted against every case documented to work, c too, which it did not run.
+    assert (found[("2.1.0", "strict")].passed, found[("2.1.0", "strict")].cases) == (2, 3)
+    # Where the mode exists, a case it could not run still counts against it.
+    assert (found[("2.2.0", "non-strict")].passed, found[("2.2.0", "non-strict")].cases) == (2, 3)
+
+
+def test_a_release_passes_a_case_when_every_mode_that_exists_there_passes() -> None:
+    assert judged.passes(["pass", "not-applicable"]) and judged.passes(["pass", "pass"])
+    assert not judged.passes(["pass", "fail"]) and not judged.passes(["not-applicable", "not-applicable"])
+    assert not judged.passes([]) and not judged.passes(["pass", "env-error"])
+    assert judged.exists(["not-applicable", "fail"]) and not judged.exists(["not-applicable"])
+
+
 def test_no_claim_means_no_expected_rows_and_no_best() -> None:
     table = cells([make_cell("2.5.0", "a", "pass")])
     assert judged.expected(table) == [] and judged.best([]) == []

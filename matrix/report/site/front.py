@@ -160,7 +160,11 @@ def render(f: Findings, pages: Mapping[str, str], downloads: Sequence[str], csv:
                 dict(reversed(list(zip(f.cells["release"].astype(str), f.labels.astype(str))))),
                 f.candidates,
                 f.model.known_issues,
-                more=[*saved.aoti_lines(f), upgrade_page.line(f.model.upgrades), devices.line(f.model.devices)],
+                more=[
+                    *saved.aoti_lines(f),
+                    upgrade_page.line(f.model.upgrades, f.model.upgrade_agreement),
+                    devices.line(f.model.devices),
+                ],
             ),
         ),
         ("newest", "Newest release", changes.newest(f.steps, newest, pages)),

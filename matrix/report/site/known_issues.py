@@ -21,7 +21,7 @@ def linked(issue: KnownIssue, said: str) -> str:
 
 def verdict_items(found: Sequence[Sighting]) -> List[str]:
     """The verdicts' list items of known upstream issues; none where the report shows none."""
-    return ["<li><strong>Known upstream issue</strong>: %s</li>" % linked(s.issue, verdict_words(s)) for s in found]
+    return ["<li><strong>%s</strong>: %s</li>" % (text(s.issue.kind), linked(s.issue, verdict_words(s))) for s in found]
 
 
 def stage_paragraph(found: Sequence[Sighting], stage: str) -> str:

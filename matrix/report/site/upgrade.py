@@ -11,7 +11,7 @@ export statuses are held once, per build; the tallies come already worded (:mod:
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from matrix.contract.schema import AOTI_STATUSES, LOAD_STATUSES, MODES, STATUSES
 from matrix.records import upgrade
@@ -32,7 +32,7 @@ STYLE = (
     ".verdict-breaks{color:#a40e26;font-weight:600}.verdict-fixed{color:#116329;font-weight:600}"
     "#upgrade-form label{margin-right:1rem}"
 )
-VERDICTS = ("breaks", "fixed", "works", "fails", "not tried")
+VERDICTS = upgrade.CASE_ORDER  # a case's verdict, by its index here
 
 
 def _codes() -> Tuple[Dict[Tuple[str, str], str], Dict[str, List[str]]]:
@@ -154,9 +154,9 @@ def render(title: str, upgrades: Upgrades, pages: Mapping[str, str]) -> str:
     return page("Upgrading · %s" % title, "\n".join(body), "")
 
 
-def line(upgrades: Upgrades) -> str:
+def line(upgrades: Upgrades, apart: Sequence[upgrade.Disagreement] = ()) -> str:
     """The front page's verdict: the newest pair's cases broken, linking the page with that pair chosen ("" with
-    fewer than two builds)."""
+    fewer than two builds); ``apart``: the cells it and "regressed in B" do not both name, and why."""
     pair = upgrade.newest_pair(upgrades.releases)
     if pair is None:
         return ""
@@ -164,7 +164,7 @@ def line(upgrades: Upgrades) -> str:
     broken = sum(1 for c in found.cases if c.breaks)
     return (
         '<li><strong>Upgrading</strong> %s → %s breaks %s of %d; <a href="%s#upgrade=%s..%s">any pair, case by'
-        " case</a>: export, saved programs, AOTInductor packages and compiles.</li>"
+        " case</a>: export, saved programs, AOTInductor packages and compiles%s.</li>"
         % (text(pair[0]), text(pair[1]), text(words.md.plural(broken, "case")), len(found.cases), PAGE,
-           text(pair[0]), text(pair[1]))
+           text(pair[0]), text(pair[1]), text(words.apart_words(found, apart)))
     )  # fmt: skip
