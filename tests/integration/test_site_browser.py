@@ -248,12 +248,13 @@ def test_a_reader_filters_the_grid_and_opens_a_case(site: Path, browser: Any, tm
     page = (site / "cases" / "breaks.html").as_uri()
     WebDriverWait(browser, 30).until(lambda shown: shown.current_url == page and shown.find_elements(By.TAG_NAME, "h1"))
     assert browser.find_element(By.TAG_NAME, "h1").text == "breaks"
-    statuses = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "table.status tbody td")]
-    assert statuses == ["✓ pass", "✗ fail RuntimeError", "✗ fail RuntimeError"]
-    summary = browser.find_element(By.CSS_SELECTOR, "details summary")
+    statuses = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "section#status tbody td:not(:first-child)")]
+    passed, failed = schema.Status.PASS.symbol, schema.Status.FAIL.symbol
+    assert statuses == [passed + " pass", failed + " fail RuntimeError", failed + " fail RuntimeError"]
+    summary = browser.find_element(By.CSS_SELECTOR, "section#errors details summary")
     summary.click()
     assert "<script>alert(1)</script>" in summary.text  # the hostile error shows as text
-    assert "</details><script>alert(2)</script>" in browser.find_element(By.CSS_SELECTOR, "details pre").text
+    assert "</details><script>alert(2)</script>" in browser.find_element(By.CSS_SELECTOR, "section#errors pre").text
     with pytest.raises(NoAlertPresentException):
         browser.switch_to.alert.text  # noqa: B018 (no script of the record ran)
     browser.save_screenshot(str(tmp_path / "case.png"))

@@ -124,3 +124,23 @@ def test_every_case_page_of_the_published_report_says_the_same_in_both_forms(tmp
     assert len(found) == built.pages == len(list(PUBLISHED.glob("cases/*.md")))
     # The saved programs' grid is on the pages of the cases whose programs were loaded.
     assert sum("Saved × loaded" in words(page) for page in found.values()) > 0
+
+
+def test_the_front_pages_product_parts_say_the_same_in_both_forms(tmp_path: Path) -> None:
+    from matrix.records import model, store
+    from matrix.report import aoti_verdict, products
+    from matrix.report import document as d
+    from matrix.report.writers import html as html_writer
+    from matrix.report.writers import markdown as md_writer
+
+    judged = model.build(store.load([str(package_records(tmp_path / "packages"))]))
+    parts = (products.epochs(judged.packages.epochs, "package"), d.Items(products.verdict(judged.aoti)))
+    page = d.Page("index", "products", parts)
+    shown = markdown_facts(md_writer.write(page), "index.md")
+    assert differences(shown, facts(html_writer.write(page, {"index"}), "site/index.html")) is None
+    said = words(shown)
+    assert "packages loaded" in said and "2.6.0–2.10.0 9 17 of 18" in said
+    # Each verdict line links the section with every pair.
+    links = [value for kind, value in shown if kind == "link"]
+    assert links.count("page:artifacts#" + aoti_verdict.ANCHOR) == len(aoti_verdict.lines(judged.aoti)) > 0
+    assert "AOTInductor packages, backward promise" in said
