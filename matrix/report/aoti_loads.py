@@ -11,7 +11,6 @@ compiles' :func:`compile_grids`). :mod:`matrix.report.artifacts` writes both, wi
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import pandas as pd
@@ -92,23 +91,6 @@ def _packages(packages: PackageLoads, drawn: Sequence[charting.Chart]) -> str:
         parts.append(grids(rows, packages.orders))
     parts.append("### Package statuses\n")
     parts.append(legend())
-    return "\n".join(parts)
-
-
-def case_section(
-    rows: pd.DataFrame,
-    orders: Sequence[Sequence[str]],
-    compiled: Optional[pd.DataFrame] = None,
-    compile_orders: Sequence[Sequence[str]] = ((), ()),
-) -> str:
-    """A case's part of the package table on its page: a compiled × loaded grid per mode, and its failures; then
-    its programs compiled on a newer release (``compiled``, rows of the compiles' table), where there are any."""
-    parts = ["## %s\n" % TITLE]
-    if not rows.empty:
-        parts.append(grids(rows, orders))
-    if compiled is not None and not compiled.empty:
-        parts.append("### %s\n" % COMPILE_TITLE)
-        parts.append(compile_grids(compiled, compile_orders))
     return "\n".join(parts)
 
 
@@ -196,7 +178,7 @@ def promise_words(p: Promise) -> str:
 
 def legend() -> str:
     """The load statuses as they read for a package: symbol, name and meaning."""
-    return case_grids.legend(PACKAGE, SYMBOLS)
+    return case_grids.legend_markdown(PACKAGE, SYMBOLS)
 
 
 COMPILE_TABLE = COMPILE.table
@@ -311,15 +293,9 @@ def failure_list(found: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def compile_grids(rows: pd.DataFrame, orders: Sequence[Sequence[str]]) -> str:
-    """One exported × compiled grid per mode of a case's compiles, each with the failures it shows."""
-    found = known_issues.labelled("aoti", functools.partial(aoti_compiles.failures, where=("saved", "loaded")))
-    return case_grids.per_mode(rows, orders, COMPILE_CORNER, AOTI_SYMBOL, found, "failing compile")
-
-
 def compile_legend() -> str:
     """The outcomes of a compile: symbol, name and meaning."""
-    return case_grids.legend(COMPILE, AOTI_SYMBOL, "outcome", "compile")
+    return case_grids.legend_markdown(COMPILE, AOTI_SYMBOL, "outcome", "compile")
 
 
 def _number(value: Any, form: str) -> str:

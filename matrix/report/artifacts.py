@@ -257,7 +257,7 @@ def render(
 
 def legend() -> str:
     """The load statuses: symbol, name and meaning."""
-    return case_grids.legend(PROGRAM, SYMBOLS)
+    return case_grids.legend_markdown(PROGRAM, SYMBOLS)
 
 
 def breaks(regressions: pd.DataFrame) -> str:
@@ -322,15 +322,6 @@ def _error(row: Dict[str, Any]) -> str:
     if message:
         parts.append(md.text(message, limit=200))
     return " ".join(parts)
-
-
-def case_section(rows: pd.DataFrame, saved_order: List[str], loaded_order: List[str]) -> str:
-    """A case's part of the load table (``rows``) on its page: a saved × loaded grid per mode, and its failures."""
-    corner, failing = "saved on ↓ / loaded on →", "failing loads"
-    grids = case_grids.per_mode(
-        rows, (saved_order, loaded_order), corner, SYMBOLS, loads_table.errors, failing, SHOWN_PAIRS, failing
-    )
-    return "\n".join(["## Saved programs across releases\n"] + ([grids] if grids else []))
 
 
 def _chart_title(mode: str) -> str:

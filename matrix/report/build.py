@@ -45,10 +45,9 @@ from matrix.records import (
 from matrix.records import devices as by_device
 from matrix.records import figures as headline
 from matrix.records.completeness import IncompleteBuild
-from matrix.report import aoti_loads as report_aoti
 from matrix.report import artifacts as report_artifacts
+from matrix.report import case_grids, diff_files, files, kept_baseline, publish, stamp, transition_page
 from matrix.report import case_page as report_case
-from matrix.report import devices_page, diff_files, files, kept_baseline, stamp, transition_page
 from matrix.report import index as report_index
 from matrix.report import markdown as md
 from matrix.report import pages as report_pages
@@ -324,14 +323,14 @@ def _build(
         and p not in (published.TEXTS, graph_diffs.TABLE)
         and not p.startswith(kept_baseline.FOLDER + "/")
     ]
-    written |= report_site.write(out, findings, tables_offered, roots, shelf, csv=csv)
+    written |= report_site.write(out, findings, tables_offered, csv=csv, pages=pages)
     written |= shelf.write(out)
     files.remove_stale(out, listed, written)
     files.write_manifest(out, written)
     return Report(
         out=out,
         index=index,
-        pages=len(pages),
+        pages=sum(1 for path in pages if path.endswith(".md")),
         cells=len(cells),
         regressions=int(moves["kind"].isin(transitions.REGRESSIONS).sum()) if not moves.empty else 0,
         fixes=int(moves["kind"].isin(transitions.FIXES).sum()) if not moves.empty else 0,
@@ -389,29 +388,24 @@ def incomplete_notes(builds: Sequence[IncompleteBuild]) -> List[str]:
 
 
 def _write_case_pages(out: str, judged: model.Model, roots: Sequence[str], shelf: diff_files.Shelf) -> Set[str]:
-    """One page per case, with its repros, the graph diffs earlier reports kept (``graph_diffs.carried``), and where
-    the records hold them its saved programs' loads, its compiled packages' loads and its programs compiled on a
-    newer release; returns their paths relative to ``out``. ``shelf`` keeps the diff files the pages link."""
+    """One page per case in both its forms (``cases/NAME.md``, ``site/cases/NAME.html``), with its repros, the graph
+    diffs earlier reports kept (``graph_diffs.carried``), its other devices and each product's grids; returns their
+    paths relative to ``out``. ``shelf`` keeps the diff files the pages link."""
     kept = graph_diffs.carried(judged.graph_diffs)
     failures = report_case.by_case(judged.repros, lambda failure: failure.case)
     moves = report_case.by_case(judged.moves.to_dict("records"))
-    loads = {str(case): rows for case, rows in judged.loads.groupby("case")} if not judged.loads.empty else {}
     cells = report_case.by_case(judged.cells.assign(environment=judged.labels).to_dict("records"))
-    packages, compiles = judged.packages, judged.compiles
-    pages = set()
-    for case, rows in sorted(cells.items()):
-        page = md.page_name(case)
-        reproduce = report_repro.markdown(failures.get(case, []), store.ordered(row["release"] for row in rows), roots)
-        elsewhere = devices_page.case_markdown(by_device.of_case(case, judged.devices, judged.elsewhere))
-        text = report_case.render(case, rows, moves.get(case, []), roots, reproduce, kept, shelf, elsewhere)
-        if case in loads:
-            text += "\n" + report_artifacts.case_section(loads[case], *judged.load_orders)
-        compiled, crossed = packages.of_case(case), compiles.of_case(case)
-        if not compiled.empty or not crossed.empty:
-            text += "\n" + report_aoti.case_section(compiled, packages.orders, crossed, compiles.orders)
-        files.write_text(out, page, text)
-        pages.add(page)
-    return pages
+    uses = case_grids.uses(judged)
+    pages = [
+        report_case.build(
+            case, rows, moves.get(case, []), roots, failures.get(case, []), kept, shelf,
+            by_device.of_case(case, judged.devices, judged.elsewhere),
+            case_grids.of_case(uses, case),
+        )
+        for case, rows in sorted(cells.items())
+    ]  # fmt: skip
+    tips = {p.name: {report_case.TIPS: report_site.TIPS_WIDGET} for p in pages}
+    return publish.write(out, pages, report_site.PAGES, tips, nav=())
 
 
 def _write_pages(out: str, f: report_index.Findings, shelf: Optional[diff_files.Shelf] = None) -> Set[str]:

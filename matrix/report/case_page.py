@@ -1,20 +1,33 @@
-"""One Markdown page per case: what it is, its status everywhere, how its graph changed, its errors."""
+"""One page per case, built once for its Markdown and its site form: what it is, its status everywhere, how its
+graph changed, its errors and their repros, its other devices, and each product's grids (saved × loaded, compiled ×
+loaded, exported × compiled)."""
 
 from __future__ import annotations
 
 import ast
 import os
 import posixpath
+import re
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from matrix.contract.schema import MODES, STAGE_ERROR, STAGES, Status
-from matrix.records import failures, graph_diffs, packages, store
+import pandas as pd
+
+from matrix.contract import stages
+from matrix.contract.products import Product
+from matrix.contract.schema import MODES, STAGE_ERROR, STAGES, Status, first_line
+from matrix.records import failures, graph_diffs, packages, repro, store
+from matrix.records.devices import CaseOnDevice
 from matrix.records.transitions import version_of
-from matrix.report import diff_files
+from matrix.report import case_grids, devices_page, diff_files
+from matrix.report import document as d
 from matrix.report import markdown as md
+from matrix.report import repro as report_repro
+from matrix.report.real_models import PREFIX as REAL_MODELS
 
 # Long tracebacks and graphs stay readable; the tail of a traceback is where the error is.
 TRACEBACK_LINES = 80
+# The opt-in stages with an outcome of their own in a cell's record (``NAME_status``), shown beside its status.
+OPT_IN = tuple(s for s in stages.DECLARED if not s.default and s.name + "_status" in s.keys)
 
 
 def default_roots() -> Tuple[str, ...]:
@@ -93,87 +106,62 @@ def by_case(items: Iterable[Any], case: Callable[[Any], Any] = lambda row: row["
     return found
 
 
-def render(
+def build(
     case: str,
     rows: List[Row],
-    moves: List[Row],
+    moves: Sequence[Row] = (),
     roots: Sequence[str] = (),
-    reproduce: str = "",
+    repros: Sequence[repro.Failure] = (),
     kept: Optional[Mapping[Tuple[str, ...], Row]] = None,
     shelf: Optional[diff_files.Shelf] = None,
-    devices: str = "",
-) -> str:
-    """The page of one case.
+    elsewhere: Sequence[CaseOnDevice] = (),
+    uses: Sequence[Tuple[Product, pd.DataFrame, Sequence[Sequence[str]]]] = (),
+) -> d.Page:
+    """The page of one case, for both its forms.
 
-    ``rows`` are its cells in report order (release, variant, python, mode) as dicts with
-    the graph and traceback texts and an ``environment`` label; ``moves`` its transitions;
-    ``roots`` the folders its source may be shown from; ``reproduce`` the section on reproducing
-    its failures (:func:`matrix.report.repro.markdown`), shown after its errors; ``kept`` the graph
-    diffs earlier reports kept (``graph_diffs.carried``), shown where the texts are missing; ``shelf`` keeps
-    the diff files the page links (:mod:`.diff_files`), for the build to write; ``devices`` the section on the
-    builds that also ran the case on another device (:func:`matrix.report.devices_page.case_markdown`), after its
-    repros.
+    ``rows`` are its cells in report order (release, variant, python, mode) as dicts with the graph and traceback
+    texts and an ``environment`` label; ``moves`` its transitions; ``roots`` the folders its source may be shown
+    from; ``failures`` its distinct failures (``Model.repros``), each shown with its repro; ``kept`` the graph diffs
+    earlier reports kept (``graph_diffs.carried``), shown where the texts are missing; ``shelf`` keeps the diff
+    files the page links (:mod:`.diff_files`), for the build to write; ``elsewhere`` the builds that also ran the
+    case on another device; ``uses`` each product's rows of this case with that product's orders.
     """
     first = rows[-1]
     source, doc = read_source(first["case_file"], roots)
-    parts = ["# %s\n" % md.text(case), "[← back to the matrix](../index.md)\n"]
-    if doc:
-        parts.append("\n".join("> " + md.text(line) if line.strip() else ">" for line in doc.splitlines()) + "\n")
-    parts.append(_facts(first))
-    parts.append("## Status\n")
-    parts.append(_status_table(rows))
-    needs = _dependencies(rows)
-    if needs:
-        parts.append("## Dependencies\n")
-        parts.append(needs)
+    order = store.ordered(row["release"] for row in rows)
+    blocks: List[Any] = [d.Paragraph(_said(" ".join(p.split()))) for p in (doc or "").split("\n\n") if p.strip()]
+    blocks.append(_facts(case, first))
+    blocks.append(d.Section("status", "Status", (_status_table(rows),)))
+    blocks.append(_dependencies(rows))
     if moves:
-        parts.append("## Transitions\n")
-        parts.append(
-            md.table(
-                ["releases", "mode", "variant", "kind", "detail"],
-                [
-                    [
-                        md.link(
-                            md.transition_title(m["before"], m["after"], m.get("variant_before"), m.get("variant")),
-                            "../" + md.transition_page(m["before"], m["after"]),
-                        ),
-                        md.text(m["mode"]),
-                        md.text(m["variant"]),
-                        md.text(m["kind"]),
-                        md.text(m["detail"], limit=300),
-                    ]
-                    for m in moves
-                ],
-            )
-        )
+        blocks.append(d.Section("transitions", "Transitions", (_moves_table(moves),)))
     diffs = _graph_diffs(case, rows, kept, shelf if shelf is not None else diff_files.Shelf())
     if diffs:
-        parts.append("## Graph changes\n")
-        parts.extend(diffs)
+        blocks.append(d.Section("graph-changes", "Graph changes", tuple(diffs)))
     errors = _errors(rows)
     if errors:
-        parts.append("## Errors\n")
-        parts.extend(errors)
-    if reproduce:
-        parts.append(reproduce)
-    if devices:
-        parts.append(devices)
-    diagnosed = _diagnoses(rows)
-    if diagnosed:
-        parts.append("## What draft_export found\n")
-        parts.append(
-            "Where export failed on a release that has `torch.export.draft_export`, the cell ran it too:"
-            " it exports anyway and lists every problem it met, with the line of the case it points at.\n"
-        )
-        parts.append(diagnosed)
-    parts.append("## Source\n")
-    if not isinstance(first["case_file"], str):
-        parts.append("_%s_\n" % NO_CASE_FILE)
-    elif source is None:
-        parts.append("_%s_\n" % (NOT_FOUND % md.code(first["case_file"])))
-    else:
-        parts.append("%s, %s:\n\n%s" % (md.code(first["case_file"]), AS_IT_IS, md.fence(source, "python")))
-    return "\n".join(parts)
+        blocks.append(d.Section("errors", "Errors", tuple(errors)))
+    blocks.append(report_repro.section(repros, order, roots))
+    blocks.append(devices_page.case_section(elsewhere))
+    blocks.append(_diagnoses(rows))
+    grids = [case_grids.section(product, found, orders) for product, found, orders in uses]
+    blocks += grids
+    if any(grids):
+        blocks.append(d.Widget(TIPS))
+    blocks.append(d.Section("source", "Source", (_source(first["case_file"], source),)))
+    return d.Page(
+        name=PAGES + md.page_file(case),
+        title=case,
+        blocks=tuple(b for b in blocks if b is not None),
+        lead=d.phrase("Terms and glyphs: ", d.link("glossary", d.page("glossary")), "."),
+        up=d.link("← back to the matrix", d.page("index")),
+    )
+
+
+# The folder of the case pages, as their names start; the site's widget that adds each grid square's row and column
+# to its tooltip (assets/tips.js).
+PAGES = "cases/"
+TIPS = "tips"
 
 
 # What a page says of a case that carries no claim (no ``expected``).
@@ -189,44 +177,74 @@ NOT_FOUND = (
 AS_IT_IS = "as it is where this report was built (the records keep no copy of the source that ran)"
 
 
-def _facts(row: Row) -> str:
-    facts = []
-    for label, key in (("tags", "tags"), ("requires", "requires")):
-        if _listed(row[key]):
-            facts.append("- %s: %s" % (label, ", ".join(md.code(v) for v in sorted(str(v) for v in row[key]))))
+def _said(text: str) -> d.Phrase:
+    """A docstring's paragraph: its words, and what it quotes between backticks as code."""
+    return d.phrase(*(d.Code(part) if i % 2 else part for i, part in enumerate(re.split(r"`([^`]+)`", text))))
+
+
+def _facts(case: str, row: Row) -> d.Items:
+    """What the case is: its tags, what it requires, where it comes from, its claim, its pack."""
+    facts = [
+        d.Item(d.joined(d.phrase(d.Code(v)) for v in sorted(str(v) for v in row[key])), title=key)
+        for key in ("tags", "requires")
+        if _listed(row[key])
+    ]
     if isinstance(row["source"], str):
-        facts.append("- source: %s" % md.text(row["source"]))
-    facts.append("- claim: %s" % (md.text(row["expected"]) if isinstance(row["expected"], str) else NO_CLAIM))
-    return "\n".join(facts) + "\n"
+        facts.append(d.Item(d.phrase(row["source"]), title="source"))
+    facts.append(d.Item(d.phrase(row["expected"] if isinstance(row["expected"], str) else NO_CLAIM), title="claim"))
+    if case.startswith(REAL_MODELS):
+        facts.append(d.Item(d.phrase("real models"), title="pack"))
+    return d.Items(tuple(facts))
 
 
-def _status_table(rows: List[Row]) -> str:
-    cell: Dict[Tuple[str, str], str] = {}
+def _status_table(rows: List[Row]) -> d.Table:
+    """Each environment's status per mode, with the stages that failed on its program and the opt-in stages'
+    outcomes."""
+    cell: Dict[Tuple[str, str], d.Phrase] = {}
     order: List[str] = []
     for row in rows:
         env = str(row["environment"])
         if env not in order:
             order.append(env)
-        text = md.status(row["status"])
+        failed = [stage for stage, _ in STAGES if row.get(stage + "_outcome") == STAGE_ERROR]
+        said: List[Any] = [d.Mark(row["status"], marks="".join(md.STAGE_MARKS.get(s, "") for s in failed))]
         if isinstance(row["error_type"], str):
-            text += " " + md.code(row["error_type"])
-        for stage, label in STAGES:
-            if row.get(stage + "_outcome") == STAGE_ERROR:
-                text += " · %s %s fails" % (md.STAGE_MARKS[stage], label)
-        if isinstance(row.get("aoti_status"), str):
-            # The opt-in AOTInductor stage: its outcome, and what the compile took.
-            took = row.get("aoti_compile_s")
-            seconds = " (compiled in %.1f s)" % took if isinstance(took, (int, float)) and took == took else ""
-            text += " · AOTInductor %s%s" % (md.text(row["aoti_status"]), seconds)
+            said += [" ", d.Code(row["error_type"])]
+        said += [" · %s fails" % label for stage, label in STAGES if stage in failed]
+        for stage in OPT_IN:
+            outcome = row.get(stage.name + "_status")
+            if isinstance(outcome, str):
+                # The opt-in stage's outcome, and what its compile took where it timed one.
+                took = row.get(stage.name + "_compile_s")
+                seconds = " (compiled in %.1f s)" % took if isinstance(took, (int, float)) and took == took else ""
+                said.append(" · %s %s%s" % (stage.name, outcome, seconds))
         if row["flaky"] is True:
-            text += " (flaky: %s)" % md.text(row["statuses"])
+            said.append(" (flaky: %s)" % row["statuses"])
         if row["status"] == Status.NOT_APPLICABLE and _listed(row["missing"]):
-            text += " (lacks %s)" % ", ".join(md.code(v) for v in row["missing"])
-        cell[(env, row["mode"])] = text
+            said += [" (lacks ", d.joined(d.phrase(d.Code(v)) for v in row["missing"]), ")"]
+        cell[(env, row["mode"])] = d.phrase(*said)
     modes = [m for m in MODES if any(key[1] == m for key in cell)]
-    return md.table(
-        ["environment", *modes], [[md.text(env)] + [cell.get((env, m), md.NO_RECORD) for m in modes] for env in order]
+    return d.Table(
+        tuple(d.Column(label) for label in ["environment", *modes]),
+        tuple(tuple([d.phrase(env)] + [cell.get((env, m), d.phrase(md.NO_RECORD)) for m in modes]) for env in order),
     )
+
+
+def _moves_table(moves: Sequence[Row]) -> d.Table:
+    rows = tuple(
+        (
+            d.phrase(d.link(
+                md.transition_title(m["before"], m["after"], m.get("variant_before"), m.get("variant")),
+                d.page(md.transition_page(m["before"], m["after"])[: -len(".md")]),
+            )),
+            d.phrase(str(m["mode"]) + _bracketed(with_set(m))),
+            d.phrase(str(m["variant"])),
+            d.phrase(str(m["kind"])),
+            d.phrase(_clip(" ".join(str(m["detail"] or "").split()), 300)),
+        )
+        for m in moves
+    )  # fmt: skip
+    return d.Table(tuple(d.Column(c) for c in ("releases", "mode", "variant", "kind", "detail")), rows)
 
 
 def _listed(value: Any) -> bool:
@@ -235,7 +253,7 @@ def _listed(value: Any) -> bool:
 
 def _graph_diffs(
     case: str, rows: List[Row], kept: Optional[Mapping[Tuple[str, ...], Row]], shelf: diff_files.Shelf
-) -> List[str]:
+) -> List[d.Block]:
     """Unified diffs of the graph between consecutive releases (among those with a graph) where it changed.
 
     A diff that several transitions share (both modes, or the same change again) is shown once, titled with
@@ -266,18 +284,19 @@ def _graph_diffs(
                         found.append(((*place[:3], rest + source), str(held["diff"]).splitlines()))
             previous = row
     return [
-        "### %s\n\n%s" % (md.text(title), diff_block(case, lines, shelf) if lines else "_%s_\n" % SAME_TEXT)
+        diff_block(case, title, lines, shelf) if lines else d.Paragraph(d.phrase(title, ": ", SAME_TEXT))
         for title, lines in distinct_diffs(found)
     ]
 
 
-def diff_block(case: str, lines: List[str], shelf: diff_files.Shelf) -> str:
-    """A diff on a case's page: its first lines, then a link to the whole (a file of its own)."""
-    shelf.put(case, lines)
+def diff_block(case: str, title: str, lines: List[str], shelf: diff_files.Shelf) -> d.Details:
+    """A diff on a case's page, behind its title and counts: its first lines, then a link to the whole (a file of
+    its own, which every page showing this diff links)."""
+    where = shelf.put(case, lines)
     part = diff_files.excerpt(lines)
     label = "the whole diff" if part.cut else "the diff as a file"
-    shown = md.fence("\n".join(part.shown + (("…",) if part.cut else ())), "diff")
-    return "%s\n%s (%s)\n" % (shown, md.link(label, diff_files.link(case, lines, md.page_name(case))), part.counts())
+    shown = d.CodeBlock("\n".join(part.shown + (("…",) if part.cut else ())), "diff")
+    return d.Details("%s (%s)" % (title, part.counts()), (shown, d.Paragraph(d.phrase(d.link(label, d.file(where))))))
 
 
 def _has_text(row: Row) -> bool:
@@ -327,55 +346,60 @@ def _mode_index(mode: str) -> int:
     return MODES.index(mode) if mode in MODES else len(MODES)
 
 
-def _errors(rows: List[Row]) -> List[str]:
-    """One collapsed block per distinct error (mode, status, class, first line), with the releases it shows in.
+def _errors(rows: List[Row]) -> List[d.Block]:
+    """One collapsed block per distinct error (mode, --with set, status, class, first line), with the releases it
+    shows in: the export's errors first, then the stages that failed on an exported program, each by mode.
 
-    A stage that failed on an exported program (save/load, decomposition, aoti) is an error of its own,
-    named after the stage. A failure that a known upstream issue labels names it.
+    A stage that failed on an exported program (save/load, decomposition, aoti) is an error of its own, named
+    after the stage, its own error shown. A failure that a known upstream issue labels names it, with its link.
     """
     order = store.ordered(row["release"] for row in rows)
-    # Keyed (0: an error, 1: a stage; the mode's place, mode, --with set, status, class, message): the errors
-    # first, then the stages, each by mode.
+    # Keyed (0: an error, 1: a stage; the mode's place, mode, --with set, status, class, first line).
     groups: Dict[Tuple[int, int, str, str, str, str, str], List[Row]] = {}
     for row in rows:
         place = (_mode_index(str(row["mode"])), str(row["mode"]), with_set(row))
-        if isinstance(row["error_type"], str) or row["status"] in ("crash", "timeout"):
-            key = (0, *place, str(row["status"]), _str(row["error_type"]), _str(row["error_message"]))
+        if isinstance(row["error_type"], str) or row["status"] in (Status.CRASH.value, Status.TIMEOUT.value):
+            key = (0, *place, str(row["status"]), _str(row["error_type"]), first_line(row["error_message"]))
             groups.setdefault(key, []).append(row)
         for label in failures.failed_stages(row):
-            groups.setdefault((1, *place, "%s fails" % label, "", failures.stage_line(row, label)), []).append(row)
-    parts = []
+            groups.setdefault(
+                (1, *place, "%s fails" % label, "", first_line(failures.stage_line(row, label))), []
+            ).append(row)
+    parts: List[d.Block] = []
     for (stage, _, mode, requested, status, kind, message), members in sorted(groups.items(), key=lambda g: g[0]):
-        summary = "%s%s — %s%s%s" % (
-            " · ".join([mode, status] + ([] if stage else [kind])),
-            (": " + _clip(message, 300)) if message else "",
+        found = [failures.cell_issues(r).get(status[: -len(" fails")] if stage else failures.EXPORT) for r in members]
+        issues = list({i.id: i for i in found if i is not None}.values())
+        said = ": ".join(p for p in (kind, _clip(message, 300)) if p)
+        summary = "%s — %s%s%s" % (
+            " · ".join(p for p in (mode, status, said) if p),
             md.release_spans([str(r["release"]) for r in members], order),
             _bracketed(requested),
-            _known(members, status[: -len(" fails")] if stage else failures.EXPORT),
+            "".join(" · " + issue.words for issue in issues),
         )
+        body: List[d.Block] = [
+            d.Paragraph(d.phrase(d.link(i.words, d.url(i.link)) if i.link else i.words, ": ", i.summary))
+            for i in issues
+        ]
         if stage:
-            parts.append(md.details(summary, md.fence(message, "text") if message else "_No error recorded._"))
-            continue
-        # The newest release that kept a traceback speaks for the group.
-        newest = next((r for r in reversed(members) if _str(r["error_traceback"])), members[-1])
-        body = []
-        for label, value in (
-            ("traceback (%s)" % newest["release"], _tail(newest["error_traceback"])),
-            ("check", _str(newest["check_detail"])),
-            ("stderr", _tail(newest["stderr_tail"])),
-        ):
-            if value:
-                body.append("%s:\n\n%s" % (md.text(label), md.fence(value, "text")))
-        parts.append(md.details(summary, "\n".join(body) or "_No traceback recorded._"))
+            body.append(d.CodeBlock(message, "text") if message else d.Paragraph(d.phrase("No error recorded.")))
+        else:
+            # The newest release that kept a traceback speaks for the group.
+            newest = next((r for r in reversed(members) if _str(r["error_traceback"])), members[-1])
+            shown = 0
+            whole = _str(newest["error_message"])
+            for label, value in (
+                ("the whole message (%s)" % newest["release"], whole if "\n" in whole.strip() else ""),
+                ("traceback (%s)" % newest["release"], _tail(newest["error_traceback"])),
+                ("check", _str(newest["check_detail"])),
+                ("stderr", _tail(newest["stderr_tail"])),
+            ):
+                if value:
+                    body += [d.Paragraph(d.phrase(label + ":")), d.CodeBlock(value, "text")]
+                    shown += 1
+            if not shown:
+                body.append(d.Paragraph(d.phrase("No traceback recorded.")))
+        parts.append(d.Details(summary, tuple(body)))
     return parts
-
-
-def _known(members: List[Row], stage: str) -> str:
-    """`` · known upstream issue pytorch/pytorch#173706`` where a known issue labels the group's failure on one of
-    its releases (the releases it names), else ""."""
-    found = [failures.cell_issues(row).get(stage) for row in members]
-    named = list(dict.fromkeys(issue.words for issue in found if issue is not None))
-    return "".join(" · " + words for words in named)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -394,8 +418,8 @@ def _tail(value: Any, lines: int = TRACEBACK_LINES) -> str:
     return text
 
 
-def _diagnoses(rows: List[Row]) -> str:
-    """One table row per (release, mode, problem) that draft_export found for a failed export."""
+def _diagnoses(rows: List[Row]) -> Optional[d.Section]:
+    """One table row per (release, mode, problem) that draft_export found for a failed export; None for none."""
     table = []
     for row in rows:
         problems = row.get("diagnosis")
@@ -403,19 +427,33 @@ def _diagnoses(rows: List[Row]) -> str:
             continue
         for problem in problems:
             if isinstance(problem, dict):
-                table.append(
-                    [
-                        md.text(str(row["release"]) + _bracketed(with_set(row))),
-                        md.text(str(row["mode"])),
-                        md.text(str(problem.get("kind"))),
-                        md.text(_clip(str(problem.get("message")), 200)),
-                        md.code(str(problem["frame"])) if problem.get("frame") else "",
-                        str(problem.get("count") or 1),
-                    ]
-                )
+                table.append((
+                    d.phrase(str(row["release"]) + _bracketed(with_set(row))),
+                    d.phrase(str(row["mode"])),
+                    d.phrase(str(problem.get("kind"))),
+                    d.phrase(_clip(" ".join(str(problem.get("message")).split()), 200)),
+                    d.phrase(d.Code(str(problem["frame"])) if problem.get("frame") else None),
+                    d.phrase(str(problem.get("count") or 1)),
+                ))  # fmt: skip
     if not table:
-        return ""
-    return md.table(["release", "mode", "problem", "message", "where", "times"], table)
+        return None
+    intro = (
+        "Where export failed on a release that has torch.export.draft_export, the cell ran it too: it exports anyway"
+        " and lists every problem it met, with the line of the case it points at."
+    )
+    columns = tuple(d.Column(c) for c in ("release", "mode", "problem", "message", "where", "times"))
+    return d.Section(
+        "draft-export", "What draft_export found", (d.Paragraph(d.phrase(intro)), d.Table(columns, tuple(table)))
+    )
+
+
+def _source(case_file: Any, source: Optional[str]) -> d.Block:
+    """The case's source, behind a click; or one line saying why it is not shown."""
+    if not isinstance(case_file, str):
+        return d.Paragraph(d.phrase(NO_CASE_FILE))
+    if source is None:
+        return d.Paragraph(d.phrase(NOT_FOUND % case_file))
+    return d.Details("%s, %s" % (case_file, AS_IT_IS), (d.CodeBlock(source, "python"),))
 
 
 def with_set(row: Row) -> str:
@@ -428,19 +466,23 @@ def _bracketed(requested: str) -> str:
     return " [%s]" % requested if requested else ""
 
 
-def _dependencies(rows: List[Row]) -> str:
+def _dependencies(rows: List[Row]) -> Optional[d.Section]:
     """What the case needs besides torch, and which version of each named package ran in each environment.
 
-    Empty for a case of torch alone. Versions come from the environment record of the run that
+    None for a case of torch alone. Versions come from the environment record of the run that
     recorded the cell; ``–`` where none is known (the set did not install there).
     """
     if not any(packages.requirements(row.get("dependency_set")) for row in rows):
-        return ""
+        return None
     own = next((packages.declared(r.get("dependency_set"), with_set(r)) for r in rows if r.get("dependency_set")), ())
     requested = list(dict.fromkeys(with_set(row) for row in rows if with_set(row)))
-    facts = ["- declared by the case (PEP 723): %s" % (", ".join(md.code(r) for r in own) or "nothing")]
+    facts = [
+        d.Item(
+            d.joined(d.phrase(d.Code(r)) for r in own) or d.phrase("nothing"), title="declared by the case (PEP 723)"
+        )
+    ]
     if requested:
-        facts.append("- added with `--with`: %s" % "; ".join(md.code(r) for r in requested))
+        facts.append(d.Item(d.joined((d.phrase(d.Code(r)) for r in requested), "; "), title="added with --with"))
     environments: Dict[str, Row] = {}
     for row in rows:
         env = str(row["environment"])
@@ -453,20 +495,23 @@ def _dependencies(rows: List[Row]) -> str:
     for env, row in environments.items():
         versions = packages.resolved(row.get("added_packages"))
         named = packages.names(row["dependency_set"])  # a package of another --with set is blank here
-        table.append([md.text(env)] + [md.text(versions.get(name, "–")) if name in named else "" for name in names])
+        table.append(
+            tuple([d.phrase(env)] + [d.phrase(versions.get(name, "–") if name in named else None) for name in names])
+        )
         if versions:
             listed = ", ".join("%s %s" % (name, version) for name, version in sorted(versions.items()))
-            everything.append([md.text(env), md.text(listed)])
-    parts = [
-        "\n".join(facts) + "\n",
-        "The version of each package the set names that ran in each environment"
-        " (–: not known, e.g. the set did not install there):\n",
-        md.table(["environment", *(md.code(name) for name in names)], table),
-    ]
+            everything.append((d.phrase(env), d.phrase(listed)))
+    blocks: List[d.Block] = [
+        d.Items(tuple(facts)),
+        d.Paragraph(d.phrase(
+            "The version of each package the set names that ran in each environment (–: not known, e.g. the set did"
+            " not install there):"
+        )),
+        d.Table(tuple(d.Column(c) for c in ["environment", *names]), tuple(table)),
+    ]  # fmt: skip
     if everything:
-        parts.append(
-            md.details(
-                "every package each environment added to torch", md.table(["environment", "packages"], everything)
-            )
+        columns = (d.Column("environment"), d.Column("packages"))
+        blocks.append(
+            d.Details("every package each environment added to torch", (d.Table(columns, tuple(everything)),))
         )
-    return "\n".join(parts)
+    return d.Section("dependencies", "Dependencies", tuple(blocks))

@@ -6,10 +6,11 @@ page that lists, per build, every cell whose status or graph differs between the
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Mapping, Sequence, Tuple
+from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple
 
 from matrix.records import repro
 from matrix.records.devices import CaseOnDevice, DeviceComparison, Difference
+from matrix.report import document as d
 from matrix.report import markdown as md
 from matrix.report.forms import MARKDOWN, Form
 
@@ -129,19 +130,39 @@ def case_counts(found: CaseOnDevice) -> str:
     return "%s on %s, %s from its cell on %s" % (md.plural(found.cells, "cell"), c.device, differing, c.main)
 
 
-def case_markdown(found: Sequence[CaseOnDevice], page: str = "../" + PAGE) -> str:
-    """A case page's section on the builds that also ran it on another device ("" for none): per build, the case's
+def case_section(found: Sequence[CaseOnDevice]) -> Optional[d.Section]:
+    """A case page's section on the builds that also ran it on another device (None for none): per build, the case's
     cells there that differ from the main device's, and the checks that run each again there."""
     if not found:
-        return ""
-    out = ["## On other devices\n", "%s %s\n" % (md.text(CASE_INTRO % found[0].comparison.main),
-                                                  md.link("Every build's differences.", page))]  # fmt: skip
-    for f in found:
+        return None
+    intro = d.phrase(
+        CASE_INTRO % found[0].comparison.main, " ", d.link("Every build's differences.", d.page("devices"))
+    )
+    blocks: List[d.Block] = [d.Paragraph(intro)]
+    for number, f in enumerate(found, 1):
         c = f.comparison
-        out.append("### %s on %s\n" % (md.text(c.release), md.text(device_name(c))))
-        out.append("%s.\n" % md.text(case_counts(f).capitalize()))
+        said: List[d.Block] = [d.Paragraph(d.phrase(case_counts(f).capitalize() + "."))]
         if f.differences:
             headers = ["mode", c.main, c.device, "error on %s" % c.main, "error on %s" % c.device]
-            out.append(md.table([md.text(h) for h in headers], [row(d, "")[1:] for d in f.differences]))
-        out += checks_markdown(c, f.differences)
-    return "\n".join(out)
+            said.append(d.Table(tuple(d.Column(h) for h in headers), tuple(_cells(x) for x in f.differences)))
+        checks = checks_of(f.differences)
+        if checks:
+            said.append(d.Paragraph(d.phrase(again(c))))
+            said.append(d.Items(tuple(d.Item(d.phrase(cell_name(x) + ": ", d.Code(cmd))) for x, cmd in checks)))
+        blocks.append(d.Section("device-%d" % number, "%s on %s" % (c.release, device_name(c)), tuple(said)))
+    return d.Section("on-other-devices", "On other devices", tuple(blocks))
+
+
+def _cells(x: Difference) -> Tuple[d.Phrase, ...]:
+    """A cell that differs, as a case page's table row: its mode and Python, each device's outcome and error."""
+    outcomes = tuple(
+        d.phrase(d.Mark(side.get("status")), None if x.status_differs else ", graph ",
+                 None if x.status_differs else d.Code((side.get("graph_hash") or "")[:12]))
+        for side in (x.main, x.other)
+    )  # fmt: skip
+    errors = tuple(d.phrase(_clip(error(side), ERROR_LIMIT)) for side in (x.main, x.other))
+    return (d.phrase("%s, Python %s" % (x.mode, x.python)), *outcomes, *errors)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -3,7 +3,7 @@
 For each of a case's distinct failures (:func:`matrix.records.repro.failures`: one per mode,
 ``--with`` set and way of failing, on the newest release that shows it) the report writes a
 standalone script to ``cases/NAME.repro/FILE.py``, beside the case's page ``cases/NAME.md``,
-and both case pages (Markdown and site) show the ``export-matrix check`` command and link that
+and the case page (both its forms) shows the ``export-matrix check`` command and links that
 one script. A script inlines the case's source, so it is written only where the case file lies in
 the case folders the report reads sources from; elsewhere the page says so.
 """
@@ -11,11 +11,12 @@ the case folders the report reads sources from; elsewhere the page says so.
 from __future__ import annotations
 
 import posixpath
-from typing import Iterable, Optional, Sequence, Set
+from typing import Iterable, List, Optional, Sequence, Set
 
 from matrix.records import repro, repro_script
 from matrix.records.repro import Cell, Failure
 from matrix.report import case_page, files
+from matrix.report import document as d
 from matrix.report import markdown as md
 
 # What the section says first, as plain text (each page escapes it).
@@ -25,22 +26,12 @@ INTRO = (
     " its first lines say what was recorded, what it reproduces and what to install."
     " export-matrix repro CELL_ID writes the script of any failing cell."
 )
-NO_SCRIPT = "no standalone script: the case file %s is not in the case folders this report was built with"
+NO_SCRIPT = "No standalone script: the case file %s is not in the case folders this report was built with"
 
 
 def script_path(failure: Failure) -> str:
     """Where a failure's script lies, relative to the report folder: ``cases/NAME.repro/FILE.py``."""
     return "cases/%s%s/%s" % (md.page_file(failure.case), files.SCRIPTS, repro.file_name(failure.cell))
-
-
-def page_link(failure: Failure) -> str:
-    """The script's path relative to its case's Markdown page (both lie in ``cases/``)."""
-    return posixpath.relpath(script_path(failure), "cases")
-
-
-def site_link(failure: Failure) -> str:
-    """The same script's path relative to its case's site page (``site/cases/``): the one file both pages link."""
-    return posixpath.relpath(script_path(failure), "site/cases")
 
 
 def shown_on(failure: Failure, order: Sequence[str]) -> str:
@@ -77,26 +68,27 @@ def write(out: str, failures: Iterable[Failure], roots: Sequence[str]) -> Set[st
     return written
 
 
-def markdown(failures: Sequence[Failure], order: Sequence[str], roots: Sequence[str]) -> str:
-    """The case page's section: per failure, where it shows, its check command and its script's link.
-
-    ``order``: the releases of the case's cells in report order; "" without failures.
-    """
+def section(failures: Sequence[Failure], order: Sequence[str], roots: Sequence[str]) -> Optional[d.Section]:
+    """The case page's section: per failure, where it shows, what was recorded, its check command and its script's
+    link. ``order``: the releases of the case's cells in report order; None without failures."""
     if not failures:
-        return ""
-    parts = ["## Reproduce\n", md.text(INTRO) + "\n"]
-    for failure in failures:
-        parts.append("### %s\n" % md.text(failure.title))
-        parts.append("\n".join("- %s" % md.text(line) for line in repro.recorded(failure.cell)) + "\n")
-        parts.append(
-            "Shows on %s; the newest cell: %s.\n" % (md.text(shown_on(failure, order)), md.code(failure.cell.cell_id))
-        )
+        return None
+    blocks: List[d.Block] = [d.Paragraph(d.phrase(INTRO))]
+    for number, failure in enumerate(failures, 1):
+        said: List[d.Block] = [
+            d.Items(tuple(d.Item(d.phrase(line)) for line in repro.recorded(failure.cell))),
+            d.Paragraph(
+                d.phrase("Shows on %s; the newest cell: " % shown_on(failure, order), d.Code(failure.cell.cell_id), ".")
+            ),
+        ]
         command = repro.check_command(failure.cell)
         if command:
-            parts.append(md.fence(command, "sh"))
+            said.append(d.CodeBlock(command, "sh"))
         if available(failure, roots):
-            name = posixpath.basename(script_path(failure))
-            parts.append("Without this tool: %s, a standalone script.\n" % md.link(name, page_link(failure)))
+            path = script_path(failure)
+            link = d.link(posixpath.basename(path), d.file(path))
+            said.append(d.Paragraph(d.phrase("Without this tool: ", link, ", a standalone script.")))
         else:
-            parts.append("_%s._\n" % (NO_SCRIPT % md.code(failure.cell.case_file)))
-    return "\n".join(parts)
+            said.append(d.Paragraph(d.phrase(NO_SCRIPT % failure.cell.case_file + ".")))
+        blocks.append(d.Section("repro-%d" % number, failure.title, tuple(said)))
+    return d.Section("reproduce", "Reproduce", tuple(blocks))

@@ -155,6 +155,6 @@ def test_a_report_of_the_records_shows_the_package_beside_the_program(loads: Dic
     assert "| %s | 1 | 1 of 1 | – | none | – |" % release in section
     assert "| %s | ✅ |" % release in section
     case = (out / "cases" / "dynamic_batch.md").read_text(encoding="utf-8")
-    assert case.index("## Saved programs across releases") < case.index("## " + package_page.TITLE)
+    assert case.index("## Saved × loaded") < case.index("## Compiled × loaded")
     lines: List[str] = section[: section.index("### Package statuses")].splitlines()
     print("\n" + "\n".join(lines))

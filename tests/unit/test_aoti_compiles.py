@@ -19,7 +19,6 @@ from matrix.records import artifacts as loads_table
 from matrix.report import aoti_loads as package_page
 from matrix.report import artifacts as page
 from matrix.report import build as report
-from matrix.report.site import case as site_case
 
 from .test_aoti_loads import html_rows, table_rows
 from conftest import make_cell, make_load
@@ -232,24 +231,20 @@ def test_the_report_writes_the_table_each_case_page_its_grid_and_rebuilds_from_t
     out, again = tmp_path / "report", tmp_path / "again"
     report.build_report([str(_records(tmp_path / "records"))], str(out), charts=False)
     case = (out / "cases" / "cond.md").read_text(encoding="utf-8")
-    grid = table_rows(case[case.index("### " + package_page.COMPILE_TITLE) :])
-    assert grid[0] == ["strict: exported on ↓ / compiled on →", *COMPILED]
-    assert grid[1:4] == [["2.6.0", "✅", "✅", "⏭️"], ["2.8.0", "·", "❌", "✅"], ["2.10.0", "·", "·", "⚠️"]]
-    # The site's case page: the grid beside the others, every glyph under its release.
+    grid = table_rows(case[case.index("## Exported × compiled") :])
+    assert grid[0] == ["strict: exported on ↓ compiled on →", *COMPILED]
+    # A compile's outcome has the glyph of the same idea; a skipped compile, which no status of the writers names,
+    # reads as unknown, its word in its tooltip.
+    assert grid[1:4] == [["2.6.0", "✅", "✅", "?"], ["2.8.0", "·", "❌", "✅"], ["2.10.0", "·", "·", "⚠️"]]
+    assert '<span title="skipped">?</span>' in case
+    # The site's case page: the same grid, every glyph under its release.
     site = (out / "site" / "cases" / "cond.html").read_text(encoding="utf-8")
     rows = html_rows(site[site.index('id="exported-compiled"') :])
-    assert rows[0] == ["exported on ↓ compiled on →", *COMPILED]
-    assert rows[1:4] == [["2.6.0", "✓", "✓", "S"], ["2.8.0", "·", "✗", "✓"], ["2.10.0", "·", "·", "≠"]]
-    assert "<li>load error: RuntimeError: %s: 2.8.0 → 2.10.0</li>" % UNDEFINED in site
-    # What a square without a compile means names the option as code, not as Markdown between backticks.
-    assert "<code>load --aoti-from nearest-and-oldest</code>" in site and "`load --aoti-from" not in site
+    assert rows[0] == ["strict: exported on ↓ compiled on →", *COMPILED]
+    assert rows[1:4] == grid[1:4]
+    assert "<li>load error: RuntimeError: %s — 2.8.0 → 2.10.0</li>" % UNDEFINED in site
     assert "aoti_compiles.parquet" in (out / "site" / "index.html").read_text(encoding="utf-8")  # a download
     # The published tables stand for the records: the report rebuilt from them is the same.
     report.build_report([str(out)], str(again), charts=False)
     for name in ("artifacts.md", "cases/cond.md", package_page.COMPILE_TABLE, "site/cases/cond.html"):
         assert (out / name).read_bytes() == (again / name).read_bytes(), name
-
-
-def test_the_site_case_page_has_no_exported_grid_without_compiles() -> None:
-    cell = dict(make_cell("2.10.0", "cond"), release="2.10.0", environment="2.10.0")
-    assert "exported-compiled" not in site_case.render("cond", [cell], [], [], ([], []), roots=())

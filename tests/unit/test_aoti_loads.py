@@ -12,18 +12,18 @@ import pandas as pd
 from markdown_it import MarkdownIt
 
 from matrix.contract import records, schema
-from matrix.contract.products import PACKAGE
+from matrix.contract.products import PACKAGE, PROGRAM
 from matrix.contract.schema import AOTI_LOAD_KEYS, AOTI_LOAD_KIND
 from matrix.records import aoti_loads, epochs, model, store
 from matrix.records import artifacts as loads_table
 from matrix.report import aoti_loads as package_page
 from matrix.report import artifacts as page
 from matrix.report import build as report
+from matrix.report import case_page
 from matrix.report import files as report_files
-from matrix.report.site import case as site_case
+from matrix.report.writers import html as html_writer
 
-from .tips_support import tooltips
-from conftest import make_cell
+from conftest import cell_table, make_cell
 from conftest import make_load as program_load
 
 RELEASES = ("2.1.2", "2.3.1", "2.5.1", "2.6.0", "2.8.0", "2.10.0")
@@ -253,10 +253,10 @@ def test_the_report_writes_the_package_table_and_each_case_page_shows_its_grid_u
     listed = json.loads((out / report_files.MANIFEST).read_text(encoding="utf-8"))["files"]
     assert {"artifacts.md", "loads.parquet", package_page.TABLE} <= set(listed)
     case = (out / "cases" / "cond.md").read_text(encoding="utf-8")
-    assert case.index("## Saved programs across releases") < case.index("## " + package_page.TITLE)
-    grid = table_rows(case[case.index("## " + package_page.TITLE) :])
-    assert grid[0] == ["strict: compiled on ↓ / loaded on →", *RELEASES]
-    assert grid[1:] == [
+    assert case.index("## Saved × loaded") < case.index("## Compiled × loaded")
+    grid = table_rows(case[case.index("## Compiled × loaded") :])
+    assert grid[0] == ["strict: compiled on ↓ loaded on →", *RELEASES]
+    assert grid[1:6] == [
         ["2.3.1", "➖", "✅", "✅", "🚫", "🚫", "🚫"],
         ["2.5.1", "➖", "➖", "✅", "🚫", "🚫", "🚫"],
         ["2.6.0", "➖", "➖", "🚫", "✅", "✅", "⚠️"],
@@ -274,26 +274,21 @@ def test_the_report_writes_the_package_table_and_each_case_page_shows_its_grid_u
     report.build_report([str(_records(tmp_path / "plain", with_packages=False))], str(out), charts=False)
     assert not (out / package_page.TABLE).exists()
     assert package_page.TITLE not in (out / "artifacts.md").read_text(encoding="utf-8")
-    assert package_page.TITLE not in (out / "cases" / "cond.md").read_text(encoding="utf-8")
+    assert "Compiled × loaded" not in (out / "cases" / "cond.md").read_text(encoding="utf-8")
     assert 'id="aoti-epochs"' not in (out / "site" / "index.html").read_text(encoding="utf-8")
 
 
-def test_the_site_case_page_draws_the_package_grid_under_the_saved_program_grid() -> None:
+def test_the_case_page_draws_the_package_grid_under_the_saved_program_grid() -> None:
     packages = judged()
-    rows = packages.of_case("cond").to_dict("records")
-    cell = dict(make_cell("2.10.0", "cond"), release="2.10.0", environment="2.10.0")
-    saved = [dict(program_load("2.6.0", "2.10.0", "cond"), saved="2.6.0", loaded="2.10.0", with_set="")]
-    html = site_case.render("cond", [cell], [], saved, (["2.6.0"], ["2.10.0"]), roots=(),
-                            package_loads=rows, package_orders=packages.orders)  # fmt: skip
-    assert html.index("<h2>Saved × loaded</h2>") < html.index('<h2 id="compiled-loaded">Compiled × loaded</h2>')
+    cell = dict(cell_table([make_cell("2.10.0", "cond")]).to_dict("records")[0], environment="2.10.0")
+    saved = pd.DataFrame([dict(program_load("2.6.0", "2.10.0", "cond"), saved="2.6.0", loaded="2.10.0", with_set="")])
+    uses = ((PROGRAM, saved, (["2.6.0"], ["2.10.0"])), (PACKAGE, packages.of_case("cond"), packages.orders))
+    html = html_writer.write(case_page.build("cond", [cell], uses=uses), {"index"})
+    assert html.index('<section id="saved-loaded">') < html.index('<section id="compiled-loaded"><h2>Compiled × loaded')
     grid = html_rows(html[html.index('id="compiled-loaded"') :])
-    assert grid[0] == ["compiled on ↓ loaded on →", *RELEASES]
-    assert grid[3] == ["2.6.0", "–", "–", "⊘", "✓", "✓", "≠"]  # every glyph under its release's header
-    packaged = tooltips(html)[-1]
-    assert (
-        packaged[("2.6.0", "2.10.0")]
-        == "compiled on 2.6.0, loaded on 2.10.0: mismatch — AssertionError: output 0 differs"
-    )
-    assert "<li>mismatch — AssertionError: output 0 differs: 2.6.0 → 2.10.0</li>" in html
-    without = site_case.render("cond", [cell], [], saved, (["2.6.0"], ["2.10.0"]), roots=())
+    assert grid[0] == ["strict: compiled on ↓ loaded on →", *RELEASES]
+    assert grid[3] == ["2.6.0", "➖", "➖", "🚫", "✅", "✅", "⚠️"]  # every glyph under its release's header
+    assert 'title="mismatch: AssertionError">⚠️</span>' in html  # the square's failure, in a few words
+    assert "<li>mismatch: AssertionError: output 0 differs — 2.6.0 → 2.10.0</li>" in html
+    without = html_writer.write(case_page.build("cond", [cell], uses=uses[:1]), {"index"})
     assert "Compiled × loaded" not in without

@@ -67,7 +67,7 @@ def test_the_legend_lists_each_status_then_the_square_of_no_record() -> None:
         name="things", kind="thing", keys=(), statuses=("pass", "fail"), tried=("pass", "fail"),
         meaning={"pass": "ran", "fail": "did not"}, noun="thing", made="made", used="tried",
     )  # fmt: skip
-    text = case_grids.legend(product, SYMBOLS, "status", "try")
+    text = case_grids.legend_markdown(product, SYMBOLS, "status", "try")
     assert html_rows(MarkdownIt("commonmark").enable("table").render(text)) == [
         ["", "status", "meaning"],
         ["P", "pass", "ran"],

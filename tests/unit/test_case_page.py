@@ -1,4 +1,5 @@
-"""A case's Markdown page: graph diffs per --with set, each distinct diff once, the case's source."""
+"""A case's page (its Markdown form, and its site form where it says more): graph diffs per --with set, each distinct
+diff once, the case's source."""
 
 from __future__ import annotations
 
@@ -82,7 +83,7 @@ def pages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def diffs(page: str) -> Dict[str, str]:
     """Each graph diff of a page by its title."""
     changes = page.split("## Graph changes\n", 1)[1].split("\n## ", 1)[0]
-    return dict(re.findall(r"^### ([^\n]*)\n\n```diff\n(.*?)```\n", changes, re.S | re.M))
+    return dict(re.findall(r"<summary>(.*?) \(\d+ lines?, [^)]*\)</summary>\n\n```diff\n(.*?)```\n", changes, re.S))
 
 
 def test_a_diff_shared_by_both_modes_is_shown_once_naming_both(pages: Path):
@@ -111,8 +112,8 @@ def test_the_same_change_between_other_releases_is_shown_once_naming_each_transi
 def test_the_source_is_a_python_block_that_renders_escaped(pages: Path):
     page = (pages / "twin.md").read_text(encoding="utf-8")
     assert page.endswith(
-        "## Source\n\n`cases/x.py`, as it is where this report was built (the records keep no copy of the source"
-        " that ran):\n\n```python\n%s```\n" % SOURCE
+        "## Source\n\n<details><summary>cases/x.py, as it is where this report was built (the records keep no copy of"
+        " the source that ran)</summary>\n\n```python\n%s```\n\n</details>\n" % SOURCE
     )
     html = MarkdownIt("commonmark").render(page)
     assert "<script>" not in html and "# keeps x &lt; y &amp; &quot;z&quot; &lt;/pre&gt;&lt;script&gt;" in html
@@ -121,8 +122,8 @@ def test_the_source_is_a_python_block_that_renders_escaped(pages: Path):
 def test_a_source_that_is_not_there_is_said_in_one_line(pages: Path):
     page = (pages / "gone.md").read_text(encoding="utf-8")
     assert page.endswith(
-        "## Source\n\n_The source is not available: the case file `cases/gone.py` is not a file in the case folders"
-        " this report was built with._\n"
+        "## Source\n\nThe source is not available: the case file cases/gone.py is not a file in the case folders"
+        " this report was built with.\n"
     )
 
 
@@ -134,10 +135,10 @@ def test_every_case_page_states_its_claim_or_that_it_has_none(tmp_path: Path):
     report.build_report([str(folder)], str(tmp_path / "out"), charts=False)
     claimed = (tmp_path / "out" / "cases" / "claimed.md").read_text(encoding="utf-8")
     silent = (tmp_path / "out" / "cases" / "silent.md").read_text(encoding="utf-8")
-    assert "\n- claim: supported\n" in claimed
-    assert "\n- claim: %s\n" % case_page.NO_CLAIM in silent
+    assert "\n- **claim**: supported\n" in claimed
+    assert "\n- **claim**: %s\n" % case_page.NO_CLAIM in silent
     site = (tmp_path / "out" / "site" / "cases" / "silent.html").read_text(encoding="utf-8")
-    assert "<dt>claim</dt><dd>none: no source" in site
+    assert "<li><strong>claim</strong>: none: no source" in site
 
 
 LONG_BEFORE = "".join("v%d = aten.add(x, %d)\n" % (n, n) for n in range(40))
@@ -164,7 +165,8 @@ def test_a_long_diff_shows_its_first_lines_and_links_the_whole_stored_once(long_
     shown = diffs(page)["2.4.1 → 2.5.0, strict and non-strict"].splitlines()
     whole = graph_diffs.diff_lines(LONG_BEFORE, LONG_AFTER)
     assert len(whole) == 81 and shown == whole[: diff_files.SHOWN_LINES] + ["…"]
-    linked = re.findall(r"\[the whole diff\]\(([^)]+)\) \(81 lines, \+40 −40\)", page)
+    assert "<summary>2.4.1 → 2.5.0, strict and non-strict (81 lines, +40 −40)</summary>" in page
+    linked = re.findall(r"\[the whole diff\]\(([^)]+)\)", page)
     assert len(linked) == 1 and linked[0].startswith("long.diffs/") and linked[0].endswith(".diff")
     stored = long_diff / "cases" / linked[0]
     assert stored.read_text(encoding="utf-8").splitlines() == whole

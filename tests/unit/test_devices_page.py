@@ -229,7 +229,7 @@ def test_a_case_page_says_where_the_case_ran_on_another_device_and_how_it_differ
     # After the case's own repros, before its source.
     assert heals.index("## On other devices") < heals.index("## Source")
     assert "### 2.6.0 on cuda (%s)\n\n1 cell on cuda, 1 differs from its cell on cpu." % GPU in section
-    assert "| strict, Python 3.11 | pass | fail |   | RuntimeError: Expected all tensors on cuda:0 |" in section
+    assert "| strict, Python 3.11 | ✅ pass | ❌ fail |   | RuntimeError: Expected all tensors on cuda:0 |" in section
     assert "- heals, strict, Python 3.11: `export-matrix check cases/heals.py --torch 2.6.0+cpu" in section
     assert "[Every build's differences.](../devices.md)" in section
     # A case that fails alike on both devices: counted, no table.
@@ -245,7 +245,7 @@ def test_a_case_page_says_where_the_case_ran_on_another_device_and_how_it_differ
     # The row's values sit under their headers: the GPU's failure under cuda, its error in the last column.
     (row,) = site.rows
     assert dict(zip(site.headers, row)) == {
-        "mode": "strict, Python 3.11", "cpu": "✓ pass", "cuda": "✗ fail", "error on cpu": "",
+        "mode": "strict, Python 3.11", "cpu": "✅ pass", "cuda": "❌ fail", "error on cpu": "",
         "error on cuda": "RuntimeError: Expected all tensors on cuda:0",
     }  # fmt: skip
     assert site.commands == [

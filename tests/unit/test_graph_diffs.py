@@ -12,6 +12,8 @@ import pytest
 from matrix.records import graph_diffs, published
 from matrix.report import build as report
 from matrix.report import case_page, diff_files
+from matrix.report import document as d
+from matrix.report.writers import markdown as md_writer
 
 from . import links_support
 from conftest import history, write_by_release
@@ -80,8 +82,8 @@ def test_a_case_page_shows_the_kept_diff_of_two_graphs_whose_texts_are_missing()
     ]
     held = graph_diffs.carried(kept("-v0 = old\n+v0 = new", before="2.4.1", after="2.6.0"))
     shelf = diff_files.Shelf()
-    shown = "\n".join(case_page._graph_diffs("c", rows, held, shelf))
-    assert "### 2.4.1 → 2.6.0, strict (kept from reports/latest in commit abc1234)" in shown
+    shown = md_writer.write(d.Page("cases/c", "c", tuple(case_page._graph_diffs("c", rows, held, shelf))))
+    assert "<summary>2.4.1 → 2.6.0, strict (kept from reports/latest in commit abc1234) (2 lines, +1 −1)" in shown
     assert "-v0 = old\n+v0 = new" in shown
     assert shelf.paths() == {diff_files.path("c", ["-v0 = old", "+v0 = new"])}
     assert case_page._graph_diffs("c", rows, None, diff_files.Shelf()) == []  # without kept diffs, texts alone: none
@@ -107,7 +109,7 @@ def test_a_rebuild_from_tables_without_texts_still_shows_every_graph_diff(tmp_pa
     (first / published.TEXTS).unlink()
     report.build_report([str(first)], str(second), charts=False)
     page = (second / "cases" / "steady.md").read_text(encoding="utf-8")
-    assert "### 2.4.1 → 2.5.0, strict (kept from an earlier build of this report)" in page and ADDED in page
+    assert "<summary>2.4.1 → 2.5.0, strict (kept from an earlier build of this report) (" in page and ADDED in page
     step = (second / "transition-2.4.1__2.5.0.md").read_text(encoding="utf-8")
     assert "No graph text recorded" not in step and "graph diff (kept from" in step
     assert ADDED in links_support.linked_diffs(second, "transition-2.4.1__2.5.0.md")

@@ -113,14 +113,14 @@ def test_the_pass_rates_and_the_case_page_tell_the_sets_apart(tmp_path: Path):
     assert "| 2.9.1 \\[transformers==5.2.0\\] | 2 | 0.0% | 100.0% |" in index
     assert "| 2.9.1 \\[transformers==4.57.1\\] | 2 | 100.0% | 100.0% |" in index
     page = (out / "cases" / "real_models__hf_bert.md").read_text(encoding="utf-8")
-    assert "- declared by the case (PEP 723): nothing\n" in page
-    assert "- added with `--with`: `transformers==4.57.1`; `transformers==5.2.0`\n" in page
+    assert "- **declared by the case (PEP 723)**: nothing\n" in page
+    assert "- **added with --with**: `transformers==4.57.1`; `transformers==5.2.0`\n" in page
     assert "| 2.9.1 \\[transformers==4.57.1\\] | 4.57.1 |" in page
     assert "| 2.9.1 \\[transformers==5.2.0\\] | 5.2.0 |" in page
     assert "| 2.5.1 \\[transformers==4.57.1\\] (incomplete) | – |" in page
     assert "tokenizers 0.23.0, transformers 5.2.0" in page  # every package each environment added
     resnet = (out / "cases" / "real_models__tv_resnet18.md").read_text(encoding="utf-8")
-    assert "- declared by the case (PEP 723): `torchvision`\n" in resnet and "added with" not in resnet
+    assert "- **declared by the case (PEP 723)**: `torchvision`\n" in resnet and "added with" not in resnet
     assert "| 2.5.1 (incomplete) | 0.20.1 |" in resnet and "| 2.9.1 | 0.24.1 |" in resnet
     plain = (out / "cases" / "plain.md").read_text(encoding="utf-8")
     assert "## Dependencies" not in plain

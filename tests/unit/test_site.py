@@ -20,7 +20,6 @@ from matrix.report import site
 from matrix.report.site import badge, front, markup, verdicts
 
 from . import links_support
-from .tips_support import tooltips
 from conftest import history, make_cell, report_cell, write_by_release
 from conftest import make_load as load
 
@@ -293,9 +292,9 @@ def test_record_text_stays_text_on_every_page(built: Path):
     for path in (built / "site").rglob("*.html"):
         page = path.read_text(encoding="utf-8")
         seen = parsed(page)
-        # The grid's data and script, the upgrade answer's data and script, a case's list of what its grids'
-        # squares say and the script that makes them tooltips; no other page has one.
-        scripts = 2 if path.name in ("index.html", "upgrade.html") or "data-made=" in page else 0
+        # The grid's data and script, the upgrade answer's data and script, the script that names a case's grid
+        # squares' rows and columns in their tooltips; no other page has one.
+        scripts = 2 if path.name in ("index.html", "upgrade.html") else 1 if 'data-widget="tips"' in page else 0
         assert seen.tags.count("script") == scripts, path
         assert "<script>alert" not in page and "</details><script>" not in page, path
         assert "\x1b" not in page
@@ -306,32 +305,22 @@ def test_record_text_stays_text_on_every_page(built: Path):
 
 def test_a_case_page_has_its_history_diffs_packages_and_saved_loaded_grid(built: Path):
     steady = (built / "site" / "cases" / "steady.html").read_text(encoding="utf-8")
-    assert "<h2>Graph changes</h2>" in steady
-    assert '<span class="add">+mul(x, 2)</span>' in steady
-    assert "<h2>Saved × loaded</h2>" in steady
-    squares = re.findall(r'<td class="st l(\d+)" data-t="\d+">', steady)
-    [tips] = tooltips(steady)
-    # Each square's tooltip names its saving and loading releases and says its status, in the grid's order.
-    assert [title.split(": ")[0] for title in tips.values()] == [
-        "saved on 2.5.0, loaded on 2.5.0",
-        "saved on 2.5.0, loaded on 2.6.0",
-        "saved on 2.6.0, loaded on 2.5.0",
-        "saved on 2.6.0, loaded on 2.6.0",
-    ]
+    assert "<h2>Graph changes</h2>" in steady and "\n+mul(x, 2)" in steady
+    grid = steady[steady.index('<section id="saved-loaded">') :].split("<details><summary>What the glyphs mean")[0]
+    # Each square's glyph, in the grid's order; a failure's tooltip says it in a few words (tips.js names the row and
+    # the column), its record text escaped.
+    squares = re.findall(r'<span class="st l(\d+)"', grid)
     assert [schema.LOAD_STATUSES[int(i)] for i in squares] == ["pass", "pass", "load-error", "pass"]
-    assert [title.split(": ")[1].split(" — ")[0] for title in tips.values()] == ["pass", "pass", "load-error", "pass"]
-    assert tips[("2.6.0", "2.5.0")].startswith(
-        "saved on 2.6.0, loaded on 2.5.0: load-error — KeyError: <script>alert(3)"
-    )
-    assert "<script>alert(3)" not in steady  # the list that holds it is JSON that cannot close its element
-    listed = re.findall(r'<ul class="load-errors">(.*?)</ul>', steady)
-    assert len(listed) == 1 and listed[0].startswith("<li>load-error — KeyError: &lt;script&gt;alert(3)")
-    assert listed[0].endswith(" red: 2.6.0 → 2.5.0</li>")  # the failure, and the one pair it shows on
+    assert '<span class="st l3" title="load-error: KeyError">' in grid
+    assert "<script>alert(3)" not in steady
+    listed = re.findall(r"<li>(load-error.*?)</li>", grid)
+    assert len(listed) == 1 and listed[0].startswith("load-error: KeyError: &lt;script&gt;alert(3)")
+    assert listed[0].endswith(" red — 2.6.0 → 2.5.0")  # the failure, and the one pair it shows on
     model = (built / "site" / "cases" / "real_models__hf_tiny.html").read_text(encoding="utf-8")
-    assert "<th>packages beside torch</th>" in model
     # The packages the case's set names, at the version its environment resolved (not what they pulled in).
-    assert "<td>transformers 4.50.0</td>" in model and "<td>transformers 4.57.1</td>" in model
-    assert "<dt>pack</dt><dd>real models</dd>" in model
+    dependencies = model[model.index('<section id="dependencies">') :]
+    assert ">4.50.0</td>" in dependencies and ">4.57.1</td>" in dependencies
+    assert "<li><strong>pack</strong>: real models</li>" in model
     heals = (built / "site" / "cases" / "heals.html").read_text(encoding="utf-8")
     assert "<code>torch._dynamo.exc.Unsupported</code>" in heals and "<h2>Errors</h2>" in heals
 
@@ -415,32 +404,49 @@ def test_an_environment_that_did_not_install_is_named_on_the_front_page(tmp_path
     assert "<td>no wheel for &lt;b&gt;this&lt;/b&gt;</td>" in index
 
 
-def test_an_untrusted_load_on_a_case_page_is_not_listed_as_a_failure() -> None:
+def grid_html(table: pd.DataFrame) -> str:
+    """A case page holding the saved × loaded section of ``table`` alone, as the site draws it."""
+    from matrix.contract.products import PROGRAM
     from matrix.records import artifacts as loads_table
-    from matrix.report.site import case
+    from matrix.report import case_grids
+    from matrix.report import document as d
+    from matrix.report.writers import html as html_writer
 
+    section = case_grids.section(PROGRAM, table, loads_table.orders(table))
+    return html_writer.write(d.Page("cases/x", "x", (section,) if section else ()), {"index"})
+
+
+def loads_of(rows: List[Dict[str, Any]]) -> pd.DataFrame:
+    from matrix.records import artifacts as loads_table
+
+    return loads_table.table(pd.DataFrame({key: [r.get(key) for r in rows] for key in schema.LOAD_KEYS}, dtype=object))
+
+
+def test_an_untrusted_load_on_a_case_page_is_not_listed_as_a_failure() -> None:
     unsigned = dict(error_type="UntrustedArtifact", error_message="untrusted artifact: no signature")
     rows = [
         load("2.5.0", "2.5.0", "steady"),
         load("2.5.0", "2.6.0", "steady", "untrusted", **unsigned),
         load("2.6.0", "2.6.0", "steady", "load-error", error_type="KeyError", error_message="no version"),
     ]
-    frame = pd.DataFrame({key: [r.get(key) for r in rows] for key in schema.LOAD_KEYS}, dtype=object)
-    table = loads_table.table(frame)
-    html = case.load_grid(table.to_dict("records"), "strict", loads_table.orders(table))
+    html = grid_html(loads_of(rows))
     listed = re.findall(r"<li>(.*?)</li>", html)
-    assert listed[0] == "load-error — KeyError: no version: 2.6.0 → 2.6.0"
+    assert listed == ["load-error: KeyError: no version — 2.6.0 → 2.6.0"]
     # The untrusted pair is counted as not tried, apart from the failures, and its error is not quoted as one.
-    assert listed[1].startswith("U untrusted, not loaded: its signature is missing") and listed[1].endswith(
-        ": 1 load, no failure"
+    untrusted = schema.LOAD_STATUSES.index("untrusted")
+    assert (
+        '<p>strict, not tried (no failure): <span class="st l%d">%s</span> untrusted: 1 use</p>'
+        % (untrusted, markup_glyph("untrusted"))
+        in html
     )
-    assert len(listed) == 2 and "UntrustedArtifact" not in html.split("<ul")[1]
+    assert "UntrustedArtifact" not in html
+
+
+def markup_glyph(status: str) -> str:
+    return schema.LoadStatus(status).symbol
 
 
 def test_failures_that_differ_only_in_numbers_are_one_line_under_a_grid() -> None:
-    from matrix.records import artifacts as loads_table
-    from matrix.report.site import case
-
     def mismatch(saved: str, loaded: object) -> str:
         return "Serialized version ['%s', '1'] does not match our current schema version (%s, 2)." % (saved, loaded)
 
@@ -451,31 +457,25 @@ def test_failures_that_differ_only_in_numbers_are_one_line_under_a_grid() -> Non
         for minor, loaded in enumerate(releases[1:], start=4)
     ]
     rows.append(load("2.4.0", "2.3.0", "steady", "load-error", error_type="KeyError", error_message="no 'version' 7"))
-    frame = pd.DataFrame({key: [r.get(key) for r in rows] for key in schema.LOAD_KEYS}, dtype=object)
-    table = loads_table.table(frame)
-    html = case.load_grid(table.to_dict("records"), "strict", loads_table.orders(table))
+    html = grid_html(loads_of(rows))
     listed = re.findall(r"<li>(.*?)</li>", html)
-    merged = "load-error — RuntimeError: Serialized version [&#x27;5&#x27;, &#x27;1&#x27;] does not match our"
-    merged += " current schema version (…, 2).: "
+    merged = "load-error: RuntimeError: Serialized version [&#x27;5&#x27;, &#x27;1&#x27;] does not match our"
+    merged += " current schema version (…, 2). — "
     assert len(listed) == 2 and listed[0].startswith(merged), listed
     # The first eight pairs named, and how many more; the other failure keeps its own line and number.
     assert listed[0].endswith("2.3.0 → 2.11.0 … (+3)")
-    assert listed[1] == "load-error — KeyError: no &#x27;version&#x27; 7: 2.4.0 → 2.3.0"
+    assert listed[1] == "load-error: KeyError: no &#x27;version&#x27; 7 — 2.4.0 → 2.3.0"
     # Failures of two shapes that read alike where a line is cut are one line, their pairs in the grid's order.
-    long = "KeyError: " + "no item named version " * 10
+    long = "KeyError: " + "no item named version " * 15
     rows = [
         load("2.3.0", "2.4.0", "steady", "load-error", error_type="KeyError", error_message=long + "[loader 1]"),
         load("2.3.0", "2.5.0", "steady", "load-error", error_type="KeyError", error_message=long + "[loader (5, 1)]"),
         load("2.4.0", "2.5.0", "steady", "load-error", error_type="KeyError", error_message=long + "[loader 2]"),
     ]
-    frame = pd.DataFrame({key: [r.get(key) for r in rows] for key in schema.LOAD_KEYS}, dtype=object)
-    table = loads_table.table(frame)
-    cut = re.findall(r"<li>(.*?)</li>", case.load_grid(table.to_dict("records"), "strict", loads_table.orders(table)))
-    assert len(cut) == 1 and cut[0].endswith("…: 2.3.0 → 2.4.0, 2.3.0 → 2.5.0, 2.4.0 → 2.5.0"), cut
-    # Each square keeps its own message in its tooltip; a message is stored once however many squares show it.
-    [tips] = tooltips(html)
-    assert tips[("2.3.0", "2.9.0")] == "saved on 2.3.0, loaded on 2.9.0: load-error — RuntimeError: %s" % mismatch(
-        "5", "9"
+    cut = re.findall(r"<li>(.*?)</li>", grid_html(loads_of(rows)))
+    assert len(cut) == 1 and cut[0].endswith("… — 2.3.0 → 2.4.0, 2.3.0 → 2.5.0, 2.4.0 → 2.5.0"), cut
+    # A square's tooltip says its failure in a few words, never its message: a page of many squares stays small.
+    assert (
+        html.count('title="load-error: RuntimeError"') == 11
+        and "pass" not in html.split("<table")[1].split("</table>")[0]
     )
-    assert tips[("2.3.0", "2.3.0")] == "saved on 2.3.0, loaded on 2.3.0: pass"
-    assert html.count("pass") == html.count('"pass"') == 1

@@ -33,68 +33,48 @@ from __future__ import annotations
 
 import os
 import posixpath
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Set
+from typing import Iterable, List, Set
 
-import pandas as pd
-
-from matrix.records import devices as by_device
-from matrix.records.repro import Failure
-from matrix.report import case_page, diff_files, files
+from matrix.report import files
 from matrix.report import markdown as md
 from matrix.report.findings import Findings
-from matrix.report.site import badge, case, devices, downloads, front, glossary, upgrade
+from matrix.report.site import badge, downloads, front, glossary, upgrade
 
 FOLDER = "site"
 ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assets")
-COPIED = ("site.css", "site.js", upgrade.SCRIPT, case.TIPS)  # copied as they are; badge.svg is a template
+TIPS = "tips.js"  # adds each case page grid square's row and column to its tooltip
+COPIED = ("site.css", "site.js", upgrade.SCRIPT, TIPS)  # copied as they are; badge.svg is a template
+# The site's pages written here (the others are documents, written in both forms by matrix.report.publish), and the
+# widget that brings the tooltips' script into a case page.
+PAGES = ("index", glossary.PAGE[: -len(".html")], upgrade.PAGE[: -len(".html")])
+TIPS_WIDGET = '<script src="../%s"></script>' % TIPS
 # What a build writes in the site's folder, and so what a later build may remove from it.
 _SUFFIXES = (".html", ".css", ".js", ".svg", ".png", ".parquet", downloads.CSV)
 CSV = downloads.CSV
 
 
 def write(
-    out: str,
-    f: Findings,
-    parquet: Iterable[str] = (),
-    roots: Optional[Sequence[str]] = None,
-    shelf: Optional[diff_files.Shelf] = None,
-    csv: bool = False,
+    out: str, f: Findings, parquet: Iterable[str] = (), csv: bool = False, pages: Iterable[str] = ()
 ) -> Set[str]:
     """Write the site under ``out/site``, with the gzipped CSV of each ``parquet`` table of ``out`` where ``csv``;
     returns the paths.
 
     The pages render ``f``'s model (:mod:`matrix.records.model`), as the Markdown pages do; paths are relative
-    to ``out``, as the manifest lists them.
-    ``roots``: the folders case pages read sources from (default: the project's ``cases/``); ``shelf`` keeps the
-    graph diff files the case pages link, for the caller to write (:mod:`matrix.report.diff_files`).
+    to ``out``, as the manifest lists them. ``pages``: what the build wrote of the site's pages besides (the case
+    pages, both forms of one document: :mod:`matrix.report.case_page`), which stay.
     """
     listed = files.previous(out)
     tables = sorted(parquet)
     written = downloads.write_tables(out, FOLDER, tables) if csv else set()
-    pages = {name: "cases/%s.html" % md.page_file(name) for name in sorted(set(map(str, f.cells["case"])))}
-    written |= _write(out, "index.html", front.render(f, pages, downloads.names(tables), csv))
+    links = {name: "cases/%s.html" % md.page_file(name) for name in sorted(set(map(str, f.cells["case"])))}
+    written |= _write(out, "index.html", front.render(f, links, downloads.names(tables), csv))
     written |= _write(out, glossary.PAGE, glossary.render(f.title))
-    written |= _write(out, upgrade.PAGE, upgrade.render(f.title, f.model.upgrades, pages))
+    written |= _write(out, upgrade.PAGE, upgrade.render(f.title, f.model.upgrades, links))
     for name in COPIED:
         with open(os.path.join(ASSETS, name), encoding="utf-8") as source:
             written |= _write(out, name, source.read())
     written |= _write(out, "badge.svg", badge.render(*f.model.newest_pass_rate))
-    shown_cells = f.cells[[c for c in case.COLUMNS if c in f.cells.columns]]
-    rows = _by_case(shown_cells.assign(environment=f.labels.to_numpy()))
-    moves = _by_case(f.moves)
-    saved = _by_case(f.loads)
-    # The compiled packages' loads (the aoti stage, then `load`) and the programs compiled on a newer release
-    # (`load --aoti`), as the model judged them.
-    packages, compiles = f.model.packages, f.model.compiles
-    package_rows, compile_rows = _by_case(packages.table), _by_case(compiles.table)
-    failures: Dict[str, List[Failure]] = case_page.by_case(f.model.repros, lambda failure: failure.case)
-    for name, target in pages.items():
-        text = case.render(
-            name, rows[name], moves.get(name, []), saved.get(name, []), f.load_orders, roots, failures.get(name, []),
-            package_rows.get(name, []), packages.orders, compile_rows.get(name, []), compiles.orders, shelf,
-            devices.case_section(by_device.of_case(name, f.model.devices, f.model.elsewhere)),
-        )  # fmt: skip
-        written |= _write(out, target, text)
+    written |= set(pages)
     files.remove_stale(out, listed, written, ours, _emptied)  # the site's files and CSV tables it wrote no more
     return written
 
@@ -103,10 +83,6 @@ def _write(out: str, relative: str, content: str) -> Set[str]:
     path = posixpath.join(FOLDER, relative)
     files.write_text(out, path, content)
     return {path}
-
-
-def _by_case(frame: pd.DataFrame) -> Dict[str, List[Dict[str, Any]]]:
-    return case_page.by_case(frame.to_dict("records"))
 
 
 def ours(entry: str) -> bool:

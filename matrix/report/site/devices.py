@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from matrix.records.devices import CaseOnDevice, DeviceComparison, Difference
+from matrix.records.devices import DeviceComparison, Difference
 from matrix.report import devices_page
 from matrix.report.site.markup import HTML, status, table, text
 
@@ -41,28 +41,6 @@ def section(comparisons: Sequence[DeviceComparison], pages: Mapping[str, str]) -
         out.append(_checks(c, c.differences))
     out.append("</section>")
     return "\n".join(out)
-
-
-def case_section(found: Sequence[CaseOnDevice]) -> str:
-    """A case page's section on the builds that also ran it on another device ("" for none), in the words of the
-    Markdown page's (:func:`devices_page.case_markdown`)."""
-    if not found:
-        return ""
-    out = [
-        "<h2>On other devices</h2>",
-        '<p>%s <a href="../index.html#%s">Every build\'s differences.</a></p>'
-        % (text(devices_page.CASE_INTRO % found[0].comparison.main), ANCHOR),
-    ]
-    for f in found:
-        c = f.comparison
-        out.append("<h3>%s on %s</h3>" % (text(c.release), text(devices_page.device_name(c))))
-        out.append("<p>%s.</p>" % text(devices_page.case_counts(f).capitalize()))
-        if f.differences:
-            headers = ["mode", c.main, c.device, "error on %s" % c.main, "error on %s" % c.device]
-            rows = [devices_page.row(d, "", HTML, status)[1:] for d in f.differences]
-            out.append('<div class="wide">%s</div>' % table(headers, rows))
-        out.append(_checks(c, f.differences))
-    return "\n".join(part for part in out if part)
 
 
 def _checks(c: DeviceComparison, differences: Sequence[Difference]) -> str:

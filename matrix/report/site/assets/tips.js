@@ -1,47 +1,33 @@
 // A case page's grids of releases × releases (saved × loaded, compiled × loaded, exported × compiled): each square's
-// tooltip, drawn from its grid's words and its row's and column's headers. A square names its text by index
-// (data-t) in the page's JSON list of what squares say (or, for a grid on its own, the list after its table), so
-// that an error shared by many squares is stored once; the same failures are listed as text under each grid.
-// Record text is only ever set as a title, never parsed as HTML.
+// tooltip names its row's and its column's release, as the grid's corner words them ("strict: saved on ↓ loaded on
+// →"), before what the page says of the square (a failure's outcome and error class), so that a reader hovering a
+// square in a wide grid need not follow its row and column. Record text is only ever set as a title.
 (function () {
   "use strict";
 
-  function label(cell) {
-    return cell ? cell.textContent : "";
-  }
-
-  var page = null; // the page's list, parsed once
+  var CORNER = /(\S+) on ↓ (\S+) on →/;
 
   function tips(table) {
-    var source = table.nextElementSibling;
-    var said;
-    if (source && source.className === "tips") {
-      said = JSON.parse(source.textContent);
-    } else {
-      if (page === null) {
-        source = document.querySelector("body > script.tips");
-        page = source ? JSON.parse(source.textContent) : [];
-      }
-      said = page;
-    }
-    var made = table.getAttribute("data-made");
-    var used = table.getAttribute("data-used");
     var heads = table.tHead ? table.tHead.rows[0].cells : [];
+    var words = heads.length ? CORNER.exec(heads[0].textContent) : null;
+    if (!words) {
+      return;
+    }
     var body = table.tBodies[0] ? table.tBodies[0].rows : [];
     for (var r = 0; r < body.length; r++) {
       var cells = body[r].cells;
-      var row = label(cells[0]);
+      var row = cells[0] ? cells[0].textContent : "";
       for (var c = 1; c < cells.length; c++) {
-        var index = cells[c].getAttribute("data-t");
-        if (index !== null && said[index] !== undefined) {
-          cells[c].title = made + " on " + row + ", " + used + " on " + label(heads[c]) + ": " + said[index];
-        }
+        var square = cells[c].firstElementChild || cells[c];
+        var said = square.getAttribute("title");
+        var where = words[1] + " on " + row + ", " + words[2] + " on " + (heads[c] ? heads[c].textContent : "");
+        square.setAttribute("title", said ? where + ": " + said : where);
       }
     }
   }
 
   function all() {
-    var tables = document.querySelectorAll("table[data-made]");
+    var tables = document.querySelectorAll("table.grid");
     for (var i = 0; i < tables.length; i++) {
       tips(tables[i]);
     }
