@@ -3,13 +3,11 @@
 Written by ``export-matrix report`` from the same model as the Markdown pages (``Findings``); nothing is
 judged again here:
 
-- ``index.html`` (:mod:`.front`): the verdicts; what changed in the newest release and every regression and fix
-  between releases (:mod:`.changes`); the grid of case × release × mode, filtered in the page by a search over
-  case names, tags and error text, and by tag, status, release, mode and the real-model pack; the real models
-  with the library versions each release resolved (:mod:`.real_models`); the saved programs' epochs
-  (:mod:`.saved`); the charts (:mod:`.charts`); the run and how to run it again (:mod:`.run`); the tables to
-  download; a legend of every glyph (:mod:`.legend`);
-- ``glossary.html`` (:mod:`.glossary`): the report's terms and glyphs;
+- ``index.html``, ``glossary.html``, ``devices.html``, ``failures.html``: the pages built once as documents
+  (:mod:`matrix.report.publish` writes them in both forms); this package draws only the front page's widgets
+  (:mod:`.front`): the grid of case × release × mode, filtered in the page by a search over case names, tags and
+  error text, and by tag, status, release, mode and the real-model pack; every regression and fix between releases
+  with its filters (:mod:`.changes`); the CSV downloads and the badge;
 - ``upgrade.html`` (:mod:`.upgrade`): from one build to a newer one, the answer per case and for the real-model
   pack, the pair kept in the address;
 - ``cases/NAME.html`` (:mod:`.case`), NAME as the case's Markdown page's: its history across releases, errors,
@@ -42,7 +40,7 @@ from matrix.records.repro import Failure
 from matrix.report import case_page, diff_files, files
 from matrix.report import markdown as md
 from matrix.report.findings import Findings
-from matrix.report.site import badge, case, devices, downloads, front, glossary, upgrade
+from matrix.report.site import badge, case, devices, downloads, front, upgrade
 
 FOLDER = "site"
 ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assets")
@@ -71,9 +69,7 @@ def write(
     listed = files.previous(out)
     tables = sorted(parquet)
     written = downloads.write_tables(out, FOLDER, tables) if csv else set()
-    pages = {name: "cases/%s.html" % md.page_file(name) for name in sorted(set(map(str, f.cells["case"])))}
-    written |= _write(out, "index.html", front.render(f, pages, downloads.names(tables), csv))
-    written |= _write(out, glossary.PAGE, glossary.render(f.title))
+    pages = case_pages(f)
     written |= _write(out, upgrade.PAGE, upgrade.render(f.title, f.model.upgrades, pages))
     for name in COPIED:
         with open(os.path.join(ASSETS, name), encoding="utf-8") as source:
@@ -97,6 +93,21 @@ def write(
         written |= _write(out, target, text)
     files.remove_stale(out, listed, written, ours, _emptied)  # the site's files and CSV tables it wrote no more
     return written
+
+
+def case_pages(f: Findings) -> Dict[str, str]:
+    """Each case's page on the site, relative to the site's folder."""
+    return {name: "cases/%s.html" % md.page_file(name) for name in sorted(set(map(str, f.cells["case"])))}
+
+
+def own_pages(f: Findings) -> List[str]:
+    """The names (:class:`matrix.report.document.Page`'s) of the pages :func:`write` writes on its own."""
+    return [upgrade.PAGE[: -len(".html")]] + [page[: -len(".html")] for page in case_pages(f).values()]
+
+
+def front_widgets(f: Findings, parquet: Iterable[str], csv: bool = False) -> Dict[str, Dict[str, str]]:
+    """The front page's widgets (:func:`.front.widgets`), as :func:`matrix.report.publish.write` takes them."""
+    return {"index": front.widgets(f, case_pages(f), downloads.names(sorted(parquet)), csv)}
 
 
 def _write(out: str, relative: str, content: str) -> Set[str]:
