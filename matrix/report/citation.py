@@ -107,7 +107,8 @@ def runs(f: Findings) -> List[Tuple[str, str, str, str]]:
         stamp = f.aoti_stamp if what.startswith("AOTInductor") and f.aoti_stamp is not None else f.stamp
         made = stamp.commit if stamp is not None and stamp.commit else NOT_RECORDED
         when = " to ".join(dict.fromkeys([days[0], days[-1]])) if days else NOT_RECORDED
-        out.append((what, str(table["run_id"].nunique()), when, made))
+        counted = table["run_id"].nunique()
+        out.append((what, str(counted) if counted else NOT_RECORDED, when, made))
     return out
 
 
