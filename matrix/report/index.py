@@ -214,22 +214,18 @@ def _count(f: Findings, *kinds: str) -> int:
 def _summary(f: Findings) -> d.Section:
     stage = f.stage_failures
     per_stage = {name: int((stage["stage"] == name).sum()) if not stage.empty else 0 for name, _ in STAGES}
-    changed = (
-        "Between consecutive releases: %s (%s, %d now wrong numbers: an export that failed now gives other numbers"
-        " than eager, %s), %s (%s, %s), %s, %s; %s ("
-        % (
-            md.plural(_count(f, *transitions.REGRESSIONS), "regression"),
-            md.plural(_count(f, "regression"), "status regression"),
-            _count(f, "wrong-result"),
+    changed = d.phrase(
+        "Between consecutive releases: ", d.Strong(d.phrase(parts.count(_count(f, *transitions.REGRESSIONS),
+        "regression"))), " (%s, " % md.plural(_count(f, "regression"), "status regression"),
+        d.Strong(d.phrase("%d now wrong numbers" % _count(f, "wrong-result"))),
+        ": an export that failed now gives other numbers than eager, %s), %s (%s, %s), %s, %s; %s (" % (
             md.plural(_count(f, "stage-regression"), "stage regression"),
             md.plural(_count(f, *transitions.FIXES), "fix", "fixes"),
             md.plural(_count(f, "fix"), "status fix", "status fixes"),
             md.plural(_count(f, "stage-fix"), "stage fix", "stage fixes"),
             md.plural(_count(f, "graph-change"), "graph change"),
-            _op_drifts(f),
-            _timing_counts(f),
-        )
-    )
+            _op_drifts(f), _timing_counts(f)),
+    )  # fmt: skip
     items = [
         d.Item(d.phrase("%s; %s." % (md.cells_counted(f.scope), md.releases_and_builds(f.scope)))),
         d.Item(d.phrase(changed, d.link("per transition", d.here("release-transitions")), ").")),
@@ -341,7 +337,8 @@ def _env_errors(f: Findings) -> Optional[d.Section]:
 
 
 def _clip(value: Any, limit: int) -> str:
-    said = " ".join(str(value or "").splitlines())
+    """Record text on one line, each line break shown (as the Markdown's text does), cut to ``limit``."""
+    said = " ⏎ ".join(str(value or "").splitlines())
     return said if len(said) <= limit else said[: limit - 1] + "…"
 
 
@@ -353,10 +350,9 @@ def _change(move: Dict[str, Any]) -> d.Phrase:
 
 
 def _error(kind: Any, message: Any, limit: int) -> d.Phrase:
-    """A cell's error: its class as code, then its message's first line, cut to ``limit``."""
-    line = str(message).splitlines()[0] if isinstance(message, str) and message else ""
-    return d.phrase(d.Code(kind) if isinstance(kind, str) and kind else None, ": " if kind and line else None,
-                    _clip(line, limit) if line else None)  # fmt: skip
+    """A cell's error: its class as code, then its message, cut to ``limit``."""
+    said = _clip(message, limit) if isinstance(message, str) else ""
+    return d.phrase(d.Code(kind) if isinstance(kind, str) and kind else None, ": " if kind and said else None, said)
 
 
 def _regressions(f: Findings) -> d.Section:

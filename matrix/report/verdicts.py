@@ -227,12 +227,8 @@ def _epochs_line(v: Verdicts) -> Optional[d.Item]:
     if not v.epochs:
         return None
     newest = v.epochs[-1]
-    older = (
-        "; %d of %d programs saved before %s load on %s"
-        % (newest.older_passed, newest.older_tried, newest.first, newest.last)
-        if newest.older_tried
-        else ""
-    )
+    older = "; %d of %d programs saved before %s load on %s" % (
+        newest.older_passed, newest.older_tried, newest.first, newest.last) if newest.older_tried else ""  # fmt: skip
     return d.Item(
         d.phrase(
             "load across ", parts.count(len(v.epochs), "epoch"), ": ", " · ".join(span(e) for e in v.epochs),
@@ -251,14 +247,9 @@ def _since(v: Verdicts) -> List[d.Item]:
         said = d.phrase("no baseline given (", d.Code("report --baseline DIR"), ").")
         return [d.Item(said, "Since the previous report")]
     counted = "%s changed status (%s, %s), %d new and %d vanished cells; %d new and %d gone regressions or fixes" % (
-        md.plural(b.changed, "cell"),
-        md.plural(b.regressions, "regression"),
-        md.plural(b.fixes, "fix", "fixes"),
-        b.new_cells,
-        b.vanished_cells,
-        b.new_transitions,
-        b.gone_transitions,
-    )
+        md.plural(b.changed, "cell"), md.plural(b.regressions, "regression"), md.plural(b.fixes, "fix", "fixes"),
+        b.new_cells, b.vanished_cells, b.new_transitions, b.gone_transitions,
+    )  # fmt: skip
     found = [
         d.Item(d.phrase(counted, " between releases (", d.link("since the previous report", BASELINE), ")."),
                "Since %s" % b.name)
@@ -287,18 +278,10 @@ def _build_changes(v: Verdicts) -> Optional[d.Item]:
     if not changes:
         return None
     shown = [
-        d.phrase(
-            parts.transition(c.before, c.after),
-            " %s → %s (%s, %s)"
-            % (
-                c.build_before,
-                c.build_after,
-                md.plural(c.regressions, "regression"),
-                md.plural(c.fixes, "fix", "fixes"),
-            ),
-        )
+        d.phrase(parts.transition(c.before, c.after), " %s → %s (%s, %s)" % (
+            c.build_before, c.build_after, md.plural(c.regressions, "regression"), md.plural(c.fixes, "fix", "fixes")))
         for c in changes[:SHOWN_CHANGES]
-    ]
+    ]  # fmt: skip
     more = " and %d more" % (len(changes) - SHOWN_CHANGES) if len(changes) > SHOWN_CHANGES else ""
     said = d.phrase(d.joined(shown, "; "), more, ": a change across them mixes release and build.")
     return d.Item(said, "Build changes")
@@ -312,12 +295,9 @@ def documented(v: Verdicts) -> Optional[d.Section]:
     for e in v.expected:
         counts.setdefault(e.mode, []).append(e.cases)
     modes = [m for m in MODES if m in counts]
-    counted = _join(
-        "%d in %s mode" % (min(counts[m]), m)
-        if min(counts[m]) == max(counts[m])
-        else "%d to %d in %s mode, per build" % (min(counts[m]), max(counts[m]), m)
-        for m in modes
-    )
+    fewest, most = {m: min(counts[m]) for m in modes}, {m: max(counts[m]) for m in modes}
+    counted = _join("%d in %s mode" % (most[m], m) if fewest[m] == most[m]
+                    else "%d to %d in %s mode, per build" % (fewest[m], most[m], m) for m in modes)  # fmt: skip
     intro = d.phrase(
         "Cases documented to work (their claim is ", d.Code("supported"), ", or ", d.Code("strict-only"), " / ",
         d.Code("non-strict-only"), " for that mode; for an ExportDB case, the claim of that release's own ExportDB"
