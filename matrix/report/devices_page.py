@@ -68,14 +68,14 @@ def page(comparisons: Sequence[DeviceComparison]) -> d.Page:
             found.append(d.Items(tuple(d.Item(d.phrase(cell_name(x), ": ", d.Code(command))) for x, command in checks)))
         title = "%s: %s vs %s" % (c.release, device_name(c), c.main)
         blocks.append(d.Section(markdown_anchor(title), title, tuple(found)))
-    intro = (
+    intro = d.phrase(
         "Each build whose cases also ran on another device, against its own cells on the report's main device, case"
-        " by case and mode by mode (same Python and `--with` set). A cell differs when its status differs, or when"
-        " both exported and their graph hashes, of one scheme, differ. A difference here is the device's, not the"
-        " release's: these cells are never in a transition between releases."
-    )
+        " by case and mode by mode (same Python and ", d.Code("--with"), " set). A cell differs when its status"
+        " differs, or when both exported and their graph hashes, of one scheme, differ. A difference here is the"
+        " device's, not the release's: these cells are never in a transition between releases.",
+    )  # fmt: skip
     return d.Page(
-        NAME, "One build on two devices", (d.Paragraph(d.phrase(intro)), *blocks),
+        NAME, "One build on two devices", (d.Paragraph(intro), *blocks),
         up=d.link("← back to the matrix", d.page("index")),
     )  # fmt: skip
 
