@@ -14,6 +14,7 @@ badge) are widgets (:mod:`matrix.report.site.front`), which the Markdown form le
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import pandas as pd
@@ -59,6 +60,13 @@ OP_PROGRAMS = (("exported", "the exported program"), ("decomposed", "the decompo
 # The site's widgets on the front page, by name (matrix.report.site.front draws them).
 BADGE, CHANGES, GRID, DOWNLOADS, SCRIPTS = "badge", "changes", "grid", "downloads", "scripts"
 PACKAGES = "packages"  # the compiled packages' epochs, the site's still (matrix.report.site.saved)
+# The sections the site opens on a click, so that its front page reads in a few screens (the grid, the verdicts and
+# the table of changes open); a link to one still lands on its heading. The Markdown shows them whole.
+COLLAPSED = {
+    "the-run", "summary", "environments-that-failed-to-install", "regressions", "top-failure-signatures",
+    "strict-vs-non-strict", "release-transitions", "saved-programs-across-releases", "tables",
+    "since-the-previous-report",
+}  # fmt: skip
 
 
 def _page_of(path: str) -> d.Target:
@@ -113,7 +121,9 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
         blocks.append(report_baseline.section(f.baseline, f.baseline_name, f.model.figures_since))
     blocks.append(d.Widget(SCRIPTS))
     lead = d.phrase("%s; %s." % (md.cells_counted(f.scope), md.releases_and_builds(f.scope)))
-    return d.Page(NAME, f.title, tuple(b for b in blocks if b is not None), lead=lead)
+    shown = (dataclasses.replace(b, collapsed=True) if isinstance(b, d.Section) and b.id in COLLAPSED else b
+             for b in blocks if b is not None)  # fmt: skip
+    return d.Page(NAME, f.title, tuple(shown), lead=lead)
 
 
 def _percent(passed: int, total: int) -> str:
@@ -331,9 +341,7 @@ def _env_errors(f: Findings) -> Optional[d.Section]:
     if pages.installer_outputs(f):
         said = d.phrase("What the installer said: ", d.link("installer output", _page_of(pages.INSTALL_ERRORS)), ".")
         blocks.append(d.Paragraph(said))
-    return d.Section(
-        "environments-that-failed-to-install", "Environments that failed to install", tuple(blocks), collapsed=True
-    )
+    return d.Section("environments-that-failed-to-install", "Environments that failed to install", tuple(blocks))
 
 
 def _clip(value: Any, limit: int) -> str:
@@ -538,7 +546,7 @@ def _tables(offered: Sequence[str]) -> Optional[d.Section]:
         return None
     items = tuple(d.Item(d.phrase(d.link(name, d.file(name)))) for name in sorted(offered))
     intro = d.phrase("The report's tables, as Parquet (pandas and pyarrow read them):")
-    return d.Section("tables", "Tables", (d.Paragraph(intro), d.Items(items), d.Widget(DOWNLOADS)), collapsed=True)
+    return d.Section("tables", "Tables", (d.Paragraph(intro), d.Items(items), d.Widget(DOWNLOADS)))
 
 
 def _more(f: Findings) -> d.Section:

@@ -318,7 +318,7 @@ def documented(v: Verdicts) -> Optional[d.Section]:
     headers = ["release"] + ["%s: pass" % m for m in modes] + ["ran (%s)" % " / ".join(modes)]
     headers += ["unexpected failures", "failing with no claim", "all failing cells"]
     table = parts.table(headers, rows, "l" + "r" * (len(modes) + 4))
-    return d.Section(DOCUMENTED.anchor, "Documented to work", (d.Paragraph(intro), table))
+    return d.Section(DOCUMENTED.anchor, "Documented to work", (d.Paragraph(intro), table), collapsed=True)
 
 
 def _passed(e: Optional[judged.Expected]) -> str:
