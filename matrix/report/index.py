@@ -60,6 +60,7 @@ OP_PROGRAMS = (("exported", "the exported program"), ("decomposed", "the decompo
 # The site's widgets on the front page, by name (matrix.report.site.front draws them).
 BADGE, CHANGES, GRID, DOWNLOADS, SCRIPTS = "badge", "changes", "grid", "downloads", "scripts"
 PACKAGES = "packages"  # the compiled packages' epochs, the site's still (matrix.report.site.saved)
+FAILING = "failing"  # a link to the grid filtered to the newest release's failing cells
 # The sections the site opens on a click, so that its front page reads in a few screens (the grid, the verdicts and
 # the table of changes open); a link to one still lands on its heading. The Markdown shows them whole.
 COLLAPSED = {
@@ -101,7 +102,10 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
                              d.link("glossary", d.page(glossary.NAME)), ".")),  # fmt: skip
         d.Paragraph(d.phrase(citation.line(f.stamp, f.environments))),
         verdicts,
+        d.Widget(FAILING),
         *_charts(f, "overview"),  # below the verdicts: the whole status grid at a glance
+        _cases(f),
+        d.Widget(CHANGES),  # high on the site's page, as the grid: a link to a filter of it scrolls it to the top
         citation.section(f, run_facts(f)),
         _summary(f),
         _env_errors(f),
@@ -110,10 +114,8 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
         _signatures(f),
         _modes(f),
         _transitions(f),
-        d.Widget(CHANGES),
         _saved_programs(f),
         d.Widget(PACKAGES),
-        _cases(f),
         _tables(tables_offered),
         _more(f),
     ]

@@ -76,16 +76,19 @@ def section(f: Findings) -> Optional[d.Section]:
     if laid is None:
         return None
     envs, modes, by_cell, failed = laid.envs, laid.modes, laid.by_cell, laid.failed
-    rows = [
-        [parts.case(case)] + [_cell(by_cell.get((case, env), []), modes, (case, env) in failed) for env in envs]
-        for case in laid.names
-    ]
+    rows = []
+    for case in laid.names:
+        mine = [row for env in envs for row in by_cell.get((case, env), [])]
+        # A model's libraries are named once, beside it, and each cell shows their versions: every column fits.
+        named = list(dict.fromkeys(name for row in mine for name in packages.names(row.get("dependency_set"))))
+        model = d.phrase(parts.case(case), " (%s)" % ", ".join(named) if named else None)
+        rows.append([model] + [_cell(by_cell.get((case, env), []), modes, (case, env) in failed) for env in envs])
     rows.append([d.phrase(d.Strong(d.phrase("passes")))] + [d.phrase(laid.passes(env)) for env in envs])
     intro = d.phrase(
         "Real architectures built in code with random weights (", d.Code("cases/real_models/"), "), each with the"
-        " libraries it names. Each cell shows %s, then the version of each library that release resolved; %s where"
-        " the model's libraries failed to install there. The last row counts the models that pass of those recorded,"
-        " per mode. Status glyphs as in the " % (" then ".join(modes), NoCell.ENV_ERROR),
+        " libraries it names beside it. Each cell shows %s, then the version of each library that release resolved;"
+        " %s where the model's libraries failed to install there. The last row counts the models that pass of those"
+        " recorded, per mode. Status glyphs as in the " % (" then ".join(modes), NoCell.ENV_ERROR),
         d.link("glossary", d.page("glossary", "statuses-and-marks")), ".",
     )  # fmt: skip
     table = parts.table(["model", *envs], rows, wide=True)
@@ -124,8 +127,8 @@ def _cell(rows: List[dict], modes: List[str], not_installed: bool = False) -> d.
               for m in modes]  # fmt: skip
     # Both modes of an environment usually ran in one run; one that knows its versions speaks for it.
     known = next((row for row in rows if packages.resolved(row.get("added_packages"))), rows[0])
-    libraries = packages.describe(known.get("dependency_set"), known.get("added_packages"))
-    return d.phrase(d.joined((d.phrase(g) for g in glyphs), " "), " " + libraries if libraries else None)
+    versions = [v or "–" for _, v in packages.named_versions(known.get("dependency_set"), known.get("added_packages"))]
+    return d.phrase(d.joined((d.phrase(g) for g in glyphs), " "), " " + ", ".join(versions) if versions else None)
 
 
 def share(cells: pd.DataFrame, modes: List[str], not_installed: int = 0) -> str:

@@ -413,7 +413,7 @@ def test_an_environment_that_did_not_install_is_named_on_the_front_page(tmp_path
     assert "<h2>Environments that failed to install</h2>" in index
     row = '<td class="l">2.5.1</td><td class="l">cpu</td><td class="l">3.11</td><td class="l">torch alone</td>'
     assert row + '<td class="l"><code>InstallError</code></td>' in index
-    assert '<td class="l">no wheel for &lt;b&gt;this&lt;/b&gt; more</td>' in index
+    assert '<td class="l">no wheel for &lt;b&gt;this&lt;/b&gt; ⏎ more</td>' in index
 
 
 def test_an_untrusted_load_on_a_case_page_is_not_listed_as_a_failure() -> None:

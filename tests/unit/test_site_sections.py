@@ -114,8 +114,9 @@ def test_the_front_page_has_a_section_for_each_part_of_the_markdown_front_page(b
         assert name in page.sections, name
         assert "#" + name in page.links, name  # the page's navigation reaches it
     assert "glossary.html" in page.links
-    # The table of changes with its filters, the site's own, follows the transitions it details.
-    assert page.sections.index("verdicts") < page.sections.index("release-transitions") < page.sections.index("changes")
+    # The grid and the table of changes with their filters, the site's own, follow the verdicts, high on the page.
+    at = [page.sections.index(name) for name in ("verdicts", "cases", "changes", "the-run")]
+    assert at == sorted(at)
 
 
 def test_what_regressed_in_the_newest_release_is_listed_with_its_error_and_linked_from_the_verdicts(built: Path):
@@ -152,10 +153,10 @@ def test_the_real_models_show_each_environment_and_the_version_it_resolved(built
     head = re.findall(r"<thead><tr>(.*?)</tr></thead>", html)[0]
     assert head.count("<th") == 3 and "2.5.0" in head and "2.6.0" in head
     model = next(cells for _, cells in page.rows if cells and cells[0].startswith("real_models/hf_tiny"))
-    assert model[0] == "real_models/hf_tiny"
-    # Its status in its one mode, then its library and the version resolved there: as the Markdown page says it.
-    assert model[1:] == ["✅ transformers 4.50.0", "✅ transformers 4.57.1"]
-    assert '<td class="l"><span class="st s0">✅</span> transformers 4.50.0</td>' in html
+    assert model[0] == "real_models/hf_tiny (transformers)"  # its library, named once
+    # Its status in its one mode, then the version resolved there: as the Markdown page says it.
+    assert model[1:] == ["✅ 4.50.0", "✅ 4.57.1"]
+    assert '<td class="l"><span class="st s0">✅</span> 4.50.0</td>' in html
 
 
 def test_the_saved_programs_show_the_epochs(built: Path):

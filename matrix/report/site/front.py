@@ -21,7 +21,7 @@ from matrix.report.findings import Findings
 from matrix.report.real_models import PREFIX as REAL_MODELS
 from matrix.report.site import changes, grid_marks, known_issues, saved
 from matrix.report.site.downloads import CSV, TABLES
-from matrix.report.site.markup import clip, listed, present, script_json, selects, text
+from matrix.report.site.markup import clip, filter_link, listed, present, script_json, selects, text
 from matrix.report.writers import glyph
 
 ANY_FAILURE = "failing"  # the grid's status filter for every failing status
@@ -143,9 +143,19 @@ def widgets(f: Findings, pages: Mapping[str, str], downloads: Sequence[str], csv
         index.CHANGES: changes.section(f.steps, pages),
         index.DOWNLOADS: csv_tables(downloads, csv),
         index.PACKAGES: packages(f, pages),
+        index.FAILING: failing(f),
         index.SCRIPTS: '<script type="application/json" id="grid-data">%s</script><script src="site.js"></script>'
         % script_json(data),
     }
+
+
+def failing(f: Findings) -> str:
+    """A link to the grid filtered to the newest release's failing cells ("" without a newest release)."""
+    newest = f.model.newest_pass_rate[0]
+    if not newest:
+        return ""
+    link = filter_link(release=newest, status=ANY_FAILURE)
+    return '<p>In the grid, the newest release\'s cells that fail: <a href="%s">its failing cells</a>.</p>' % link
 
 
 def packages(f: Findings, pages: Mapping[str, str]) -> str:
