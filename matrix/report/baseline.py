@@ -7,7 +7,7 @@ releases that is new or no longer seen, and the new and vanished cells.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import pandas as pd
 
@@ -16,7 +16,9 @@ from matrix.records import figures as headline
 from matrix.records import store, transitions
 from matrix.records.baseline import BaselineComparison
 from matrix.records.figures import Since
+from matrix.report import document as d
 from matrix.report import markdown as md
+from matrix.report import parts
 
 PAGE = "baseline.md"
 TITLE = "Since the previous report"
@@ -25,23 +27,27 @@ SHOWN = 5
 STAGE_LABELS = dict(STAGES)
 
 
-def section(b: BaselineComparison, name: Optional[str], figures: Optional[Since] = None) -> str:
+def section(b: BaselineComparison, name: Optional[str], figures: Optional[Since] = None) -> d.Section:
     """The front page's section: the counts, the figures that moved, the first :data:`SHOWN` new regressions and
     a link to :data:`PAGE`."""
-    out = [
-        "## %s\n" % TITLE,
-        "Compared with %s; every change is on the [full comparison](%s).\n" % (md.code(name or "the baseline"), PAGE),
-        "- %s" % _changed(b),
-        "- %s" % _between_releases(b),
-        *moved_figures(figures),
-    ]
+    full = d.link("full comparison", d.page(PAGE[: -len(".md")]))
+    items = [d.Item(d.phrase(_changed(b))), d.Item(d.phrase(_between_releases(b)))]
+    if figures is not None and figures.moved:
+        lead = "no cell changed, so this version's rules moved them" if figures.same_cells else "the cells changed too"
+        moved = tuple(
+            d.Item(d.phrase("%s: %d → %d" % (m.figure, m.before, m.now)),
+                   items=tuple(d.Item(d.phrase(headline.cause(p))) for p in m.parts))
+            for m in figures.moved
+        )  # fmt: skip
+        items.append(d.Item(d.phrase("Headline figures moved (%s):" % lead), items=moved))
     regressed = _new_regressions(b)
     if regressed:
-        out.append("- Regressions new since then (%d):" % len(regressed))
-        out += ["  - " + line for line in regressed[:SHOWN]]
+        shown = [d.Item(line) for line in regressed[:SHOWN]]
         if len(regressed) > SHOWN:
-            out.append("  - … and %d more on the [full comparison](%s)." % (len(regressed) - SHOWN, PAGE))
-    return "\n".join(out) + "\n"
+            shown.append(d.Item(d.phrase("… and %d more on the " % (len(regressed) - SHOWN), full, ".")))
+        items.append(d.Item(d.phrase("Regressions new since then (%d):" % len(regressed)), items=tuple(shown)))
+    said = d.phrase("Compared with ", d.Code(name or "the baseline"), "; every change is on the ", full, ".")
+    return d.Section("since-the-previous-report", TITLE, (d.Paragraph(said), d.Items(tuple(items))))
 
 
 def page(b: BaselineComparison, name: Optional[str], cells: pd.DataFrame, figures: Optional[Since] = None) -> str:
@@ -102,42 +108,25 @@ def _kinds(frame: pd.DataFrame, kinds: Tuple[str, ...]) -> int:
     return int(frame["kind"].isin(kinds).sum()) if not frame.empty else 0
 
 
-def _new_regressions(b: BaselineComparison) -> List[str]:
+def _new_regressions(b: BaselineComparison) -> List[d.Phrase]:
     """One line per regression that is new: cells worse than in the baseline, then new ones between releases."""
     lines = [
-        "%s %s on %s: %s since the previous report."
-        % (md.case_link(r["case"]), md.text(r["mode"]), md.text(r["release"]), _statuses(r))
+        d.phrase(parts.case(r["case"]), " %s on %s: " % (r["mode"], r["release"]), parts.status(r["status_baseline"]),
+                 " → ", parts.status(r["status"]), " since the previous report.")
         for r in b.changed.to_dict("records")
         if r["kind"] in transitions.REGRESSIONS
-    ]
+    ]  # fmt: skip
     moves = b.new_transitions
     found = moves[moves["kind"].isin(transitions.REGRESSIONS)] if not moves.empty else moves
-    lines += [
-        "%s %s: %s at %s."
-        % (
-            md.case_with(m["case"], m.get("with_set")),
-            md.text(m["mode"]),
-            _move(m),
-            md.link(
-                md.transition_title(m["before"], m["after"], m.get("variant_before"), m.get("variant")),
-                md.transition_page(m["before"], m["after"]),
-            ),
-        )
-        for m in found.to_dict("records")
-    ]
+    for m in found.to_dict("records"):
+        if str(m["kind"]).startswith("stage-"):
+            change = d.phrase("%s starts failing" % STAGE_LABELS.get(str(m.get("stage")), "a stage"))
+        else:
+            wrong = " (now wrong numbers)" if m["kind"] == "wrong-result" else None
+            change = d.phrase(parts.status(m["status_before"]), " → ", parts.status(m["status_after"]), wrong)
+        step = parts.transition(m["before"], m["after"], m.get("variant_before"), m.get("variant"))
+        lines.append(d.phrase(parts.case(m["case"], m.get("with_set")), " %s: " % m["mode"], change, " at ", step, "."))
     return lines
-
-
-def _statuses(changed: Dict[str, Any]) -> str:
-    """A changed cell's status in the baseline, then now."""
-    return "%s → %s" % (md.status(changed["status_baseline"]), md.status(changed["status"]))
-
-
-def _move(m: Dict[str, Any]) -> str:
-    if str(m["kind"]).startswith("stage-"):
-        return "%s starts failing" % STAGE_LABELS.get(str(m.get("stage")), "a stage")
-    wrong = " (now wrong numbers)" if m["kind"] == "wrong-result" else ""
-    return "%s → %s%s" % (md.status(m["status_before"]), md.status(m["status_after"]), wrong)
 
 
 def _transitions(frame: pd.DataFrame, present: set) -> str:

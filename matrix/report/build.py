@@ -46,7 +46,17 @@ from matrix.records import devices as by_device
 from matrix.records import figures as headline
 from matrix.records.completeness import IncompleteBuild
 from matrix.report import artifacts as report_artifacts
-from matrix.report import case_grids, diff_files, files, kept_baseline, publish, stamp, transition_page
+from matrix.report import (
+    case_grids,
+    devices_page,
+    diff_files,
+    files,
+    glossary,
+    kept_baseline,
+    publish,
+    stamp,
+    transition_page,
+)
 from matrix.report import case_page as report_case
 from matrix.report import index as report_index
 from matrix.report import markdown as md
@@ -189,13 +199,15 @@ def build_report(
     notify: Optional[Callable[[str], None]] = None,
     aoti: Optional[str] = None,
     csv: bool = False,
+    made: Optional[stamp.Stamp] = None,
 ) -> Report:
     """Load the records, compute the tables and write the report folder ``out``.
 
     Case pages show sources from the project's ``cases/`` folder and from ``case_roots``. ``notify`` is
     told, before anything is written, of each build the report leaves out of its transitions and verdicts.
     ``aoti``: a folder whose AOTInductor products are added to the records' (:func:`with_aoti`). ``csv``: the site
-    offers each table as gzipped CSV too.
+    offers each table as gzipped CSV too. ``made``: the stamp the report carries (default: this build's); a site
+    built beside a committed report carries that report's.
     """
     if baseline is None:
         baseline = kept_baseline.stored(record_dirs)
@@ -209,7 +221,8 @@ def build_report(
     # that the collector does not walk them again at each collection while the report is built.
     gc.freeze()
     try:
-        return _build(loaded, record_dirs, out, baseline, title, charts, roots, notify, csv)
+        aoti_stamp = (stamp.read(aoti) or stamp.UNKNOWN) if aoti is not None else None
+        return _build(loaded, record_dirs, out, baseline, title, charts, roots, notify, csv, made, aoti_stamp)
     finally:
         gc.unfreeze()
 
@@ -224,6 +237,8 @@ def _build(
     roots: Sequence[str],
     notify: Optional[Callable[[str], None]] = None,
     csv: bool = False,
+    made: Optional[stamp.Stamp] = None,
+    aoti_stamp: Optional[stamp.Stamp] = None,
 ) -> Report:
     if loaded.cells.empty and loaded.env_errors.empty:
         raise ReportError("%s: no cell or env-error records to report on" % ", ".join(record_dirs))
@@ -243,7 +258,9 @@ def _build(
     )
     if previous is not None:
         refuse_lost_diffs(out, previous, judged)
-    findings = report_index.Findings(title=title or DEFAULT_TITLE, model=judged, stamp=stamp.current())
+    findings = report_index.Findings(
+        title=title or DEFAULT_TITLE, model=judged, stamp=made or stamp.current(), aoti_stamp=aoti_stamp
+    )
     if notify is not None:
         for line in incomplete_notes(judged.incomplete):
             notify(line)
@@ -312,8 +329,6 @@ def _build(
         if saved.files:
             findings = dataclasses.replace(findings, artifacts=saved)
     index = os.path.join(out, "index.md")
-    files.write_text(out, "index.md", report_index.render(findings))
-    written.add("index.md")
     # The site offers the tables a reader downloads; texts.parquet is there for rebuilding the report, not reading.
     # The kept baseline's tables are an earlier report's, there for a rebuild's comparison.
     tables_offered = [
@@ -324,6 +339,11 @@ def _build(
         and not p.startswith(kept_baseline.FOLDER + "/")
     ]
     written |= report_site.write(out, findings, tables_offered, csv=csv, pages=pages)
+    front = [report_index.page(findings, tables_offered), glossary.page(), report_pages.failures(findings)]
+    front += [devices_page.page(judged.devices)] if judged.devices else []
+    widgets = report_site.front_widgets(findings, tables_offered, csv)
+    written |= publish.write(out, front, report_site.own_pages(findings), widgets)
+    written |= stamp.write(out, findings.stamp)
     written |= shelf.write(out)
     files.remove_stale(out, listed, written)
     files.write_manifest(out, written)

@@ -7,17 +7,17 @@ cell where another variant's build differs from PyPI's build of its release.
 
 from __future__ import annotations
 
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from matrix.records import transitions
 from matrix.records.builds import BuildComparison
 from matrix.records.completeness import MARK, IncompleteBuild, Missing
+from matrix.report import document as d
 from matrix.report import markdown as md
-from matrix.report.forms import MARKDOWN, Form
 
 PAGE = "builds.md"
 # Anchor of the front page's section on environments that failed to install.
-INSTALL_SECTION = "#environments-that-failed-to-install"
+INSTALL_SECTION = d.here("environments-that-failed-to-install")
 # The longest installer message quoted in a verdict line.
 CAUSE_LIMIT = 100
 # What each kind of transition means between two builds of one release.
@@ -34,32 +34,28 @@ DIFFERENCE = {
 }
 
 
-def incomplete_line(
-    builds: Sequence[IncompleteBuild], form: Form = MARKDOWN, errors: str = "", where: str = " above"
-) -> str:
-    """The front page's verdict on builds that lack a dependency set ("" for none); ``errors``: the link to the
-    installers' errors, ``where``: where the verdicts stand."""
+def incomplete_line(builds: Sequence[IncompleteBuild]) -> Optional[d.Item]:
+    """The front page's verdict on builds that lack a dependency set (None for none)."""
     if not builds:
-        return ""
-    return form.item % (
-        "%s, marked %s wherever named and left out of every transition and verdict%s (a dependency set of their cases"
-        " could not be installed, so their cells say nothing of torch; %s): %s."
-        % (
-            form.strong % "Incomplete builds",
-            form.text(MARK),
-            where,
-            errors or md.link("installer errors", INSTALL_SECTION),
-            " · ".join(lacking(b, form) for b in builds),
-        )
-    )
+        return None
+    return d.Item(
+        d.phrase(
+            "marked %s wherever named and left out of every transition and verdict above (a dependency set of their"
+            " cases could not be installed, so their cells say nothing of torch; " % MARK,
+            d.link("installer errors", INSTALL_SECTION), "): ", d.joined((lacking(b) for b in builds), " · "), ".",
+        ),
+        "Incomplete builds",
+    )  # fmt: skip
 
 
-def lacking(build: IncompleteBuild, form: Form = MARKDOWN) -> str:
+def lacking(build: IncompleteBuild) -> d.Phrase:
     """A build and the dependency sets it lacks, each with why: ``2.5.1 cpu lacks `vision`: no wheel``."""
-    causes = "; ".join(
-        "%s: %s" % (form.code(m.dependency_set), form.clipped(cause(m), CAUSE_LIMIT)) for m in build.missing
-    )
-    return "%s %s lacks %s" % (form.text(build.release), form.text(build.variant), causes)
+    causes = d.joined((d.phrase(d.Code(m.dependency_set), ": " + _clip(cause(m))) for m in build.missing), "; ")
+    return d.phrase("%s %s lacks " % (build.release, build.variant), causes)
+
+
+def _clip(said: str) -> str:
+    return said if len(said) <= CAUSE_LIMIT else said[: CAUSE_LIMIT - 1] + "…"
 
 
 def cause(missing: Missing) -> str:
@@ -69,24 +65,27 @@ def cause(missing: Missing) -> str:
     return lines[0].split(" failed: ", 1)[-1] if lines else missing.error_type
 
 
-def line(comparisons: Sequence[BuildComparison]) -> str:
-    """The front page's verdict on builds of one release compared ("" for none)."""
+def line(comparisons: Sequence[BuildComparison]) -> Optional[d.Item]:
+    """The front page's verdict on builds of one release compared (None for none)."""
     if not comparisons:
-        return ""
-    parts = [compared(c, md.text(c.build)) for c in comparisons]
-    return (
-        "- **Builds of one release** (another variant's build against PyPI's build of the release, never a"
-        " transition between releases; [every difference](%s)): %s." % (PAGE, " · ".join(parts))
-    )
+        return None
+    said = " · ".join(compared(c) for c in comparisons)
+    return d.Item(
+        d.phrase(
+            "another variant's build against PyPI's build of the release, never a transition between releases (",
+            d.link("every difference", d.page(PAGE[: -len(".md")])), "): %s." % said,
+        ),
+        "Builds of one release",
+    )  # fmt: skip
 
 
-def compared(c: BuildComparison, name: str, form: Form = MARKDOWN) -> str:
-    """A build (``name``: as the form names it) against PyPI's build of its release, in counts."""
-    return "%s vs %s: %s%s" % (name, form.text(c.reference), form.said(counts(c)), _mark(c, form))
+def compared(c: BuildComparison) -> str:
+    """A build against PyPI's build of its release, in counts."""
+    return "%s vs %s: %s%s" % (c.build, c.reference, counts(c), _mark(c))
 
 
-def _mark(c: BuildComparison, form: Form = MARKDOWN) -> str:
-    return " " + form.text(MARK) if c.incomplete else ""
+def _mark(c: BuildComparison) -> str:
+    return " " + MARK if c.incomplete else ""
 
 
 def counts(c: BuildComparison) -> str:
@@ -127,7 +126,7 @@ def render(comparisons: Sequence[BuildComparison]) -> str:
     ]
     for c in comparisons:
         title = "## %s vs %s" % (md.text(c.build), md.text(c.reference))
-        out.append(title + _mark(c) + "\n")
+        out.append(title + md.text(_mark(c)) + "\n")
         out.append("%s.\n" % counts(c).capitalize())
         rows = [
             _row(d, DIFFERENCE.get(str(d["kind"]), str(d["kind"])), md.text(_detail(d), 160))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Dict, Sequence, Tuple
 
 from matrix.records.candidate import Verdict
+from matrix.report import document as d
 from matrix.report import markdown as md
 
 PAGE = "candidates.md"
@@ -26,33 +27,29 @@ UNLOADABLE = (
 LIMITS = {"detail": 160, "error_message": 200}
 
 
-def title(v: Verdict) -> str:
+def title_of(v: Verdict) -> str:
     return "%s (%s) vs %s (%s)" % (v.candidate, v.variant, v.reference, v.reference_variant)
 
 
-def line(v: Verdict) -> str:
-    """One verdict line for the front page: whether the candidate regresses, and what."""
-    head = "- **Candidate %s**" % md.text(title(v))
+def line(v: Verdict) -> d.Item:
+    """One verdict for the front page: whether the candidate regresses, and what."""
+    title = "Candidate %s" % title_of(v)
     if not v.compared:
-        return head + ": no cell in common with the release to compare."
+        return d.Item(d.phrase("no cell in common with the release to compare."), title)
     if v.regresses:
         cases = list(dict.fromkeys("%s %s" % (m["case"], m["mode"]) for m in v.broken))
-        named = ", ".join(md.text(c) for c in cases[:SHOWN]) + (
-            " and %d more" % (len(cases) - SHOWN) if len(cases) > SHOWN else ""
-        )
-        verdict = "**regresses**: %s broken%s" % (md.plural(len(v.broken), "cell"), " (%s)" % named if named else "")
-        if v.unloadable:
-            verdict += ", %s no longer load" % md.plural(len(v.unloadable), "saved program")
+        named = ", ".join(cases[:SHOWN]) + (" and %d more" % (len(cases) - SHOWN) if len(cases) > SHOWN else "")
+        verdict = d.phrase(
+            d.Strong(d.phrase("regresses")), ": ", md.plural(len(v.broken), "cell"), " broken",
+            " (%s)" % named if named else None,
+            ", %s no longer load" % md.plural(len(v.unloadable), "saved program") if v.unloadable else None,
+        )  # fmt: skip
     else:
-        verdict = "no regression against the release"
-    return "%s: %s; %s fixed, %s (of %s compared; [every cell](%s))." % (
-        head,
-        verdict,
-        md.plural(len(v.fixed), "cell"),
-        md.plural(len(v.changed), "graph or op change"),
-        md.plural(v.compared, "cell"),
-        PAGE,
-    )
+        verdict = d.phrase("no regression against the release")
+    counted = "; %s fixed, %s (of %s compared; " % (
+        md.plural(len(v.fixed), "cell"), md.plural(len(v.changed), "graph or op change"), md.plural(v.compared, "cell"),
+    )  # fmt: skip
+    return d.Item(d.phrase(verdict, counted, d.link("every cell", d.page(PAGE[: -len(".md")])), ")."), title)
 
 
 def render(verdicts: Sequence[Verdict]) -> str:
@@ -65,7 +62,7 @@ def render(verdicts: Sequence[Verdict]) -> str:
         " candidate, wrong numbers where the release refused, or a stage that stopped working.\n",
     ]
     for v in verdicts:
-        out.append("## %s\n" % md.text(title(v)))
+        out.append("## %s\n" % md.text(title_of(v)))
         out.append(_section("Broken", v.broken, MOVED))
         out.append(_section("Saved programs it cannot load", v.unloadable, UNLOADABLE))
         out.append(_section("Fixed", v.fixed, MOVED))

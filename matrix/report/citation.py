@@ -1,5 +1,6 @@
 """What a reader citing a report needs, from the environment records: the machine (CPU model, cores), the GPU or
-that there was none, and the device each build's cells ran on; with the build's stamp, one line for the header.
+that there was none, and the device each build's cells ran on; with the build's stamp, one line for the header;
+and the front page's section on the run: each run whose records it shows, how to cite it, how to make it again.
 
 Only what the records say is said: a record from before the environment record held ``cores`` gives "cores not
 recorded", and a build whose records name no device is "not recorded", never guessed from its name (a ``+cu…``
@@ -8,12 +9,17 @@ build may well have run on the CPU).
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 import pandas as pd
 
 from matrix.records import store
+from matrix.report import again, parts
+from matrix.report import document as d
 from matrix.report.stamp import Stamp
+
+if TYPE_CHECKING:
+    from matrix.report.findings import Findings
 
 NOT_RECORDED = "not recorded"
 
@@ -85,3 +91,50 @@ def line(stamp: Optional[Stamp], envs: pd.DataFrame) -> str:
         gpu(envs),
         devices_words(envs) or NOT_RECORDED,
     )
+
+
+def runs(f: Findings) -> List[Tuple[str, str, str, str]]:
+    """Each kind of record the report shows, with its runs: (what, how many runs, the days its records were written
+    on, the commit of the report that first published them); the cells first."""
+    tables = [("cells", f.environments, "started_at"), ("loads of saved programs", f.loads, "finished_at")]
+    products = (("packages", f.model.packages.table), ("compiles", f.model.compiles.table))
+    tables += [("AOTInductor " + name, table, "finished_at") for name, table in products]
+    out = []
+    for what, table, column in tables:
+        if table.empty or "run_id" not in table.columns:
+            continue
+        days = sorted(str(at)[:10] for at in table.get(column, pd.Series(dtype=object)).dropna())
+        stamp = f.aoti_stamp if what.startswith("AOTInductor") and f.aoti_stamp is not None else f.stamp
+        made = stamp.commit if stamp is not None and stamp.commit else NOT_RECORDED
+        when = " to ".join(dict.fromkeys([days[0], days[-1]])) if days else NOT_RECORDED
+        counted = table["run_id"].nunique()
+        out.append((what, str(counted) if counted else NOT_RECORDED, when, made))
+    return out
+
+
+def cite(f: Findings) -> str:
+    """How to cite the report, in one line."""
+    made = f.stamp.words() if f.stamp is not None else "stamp not recorded"
+    runs_on = dates(f.environments) or "dates not recorded"
+    return "%s (%s; cells run %s)." % (f.title, made, runs_on)
+
+
+def section(f: Findings, facts: Sequence[Tuple[str, str]]) -> d.Section:
+    """The run: its ``facts``, the runs whose records it shows, how to cite it and the commands that make it again."""
+    blocks: List[d.Block] = [parts.table(["", ""], [(d.phrase(k), d.phrase(v)) for k, v in facts])]
+    found = runs(f)
+    if found:
+        rows = [tuple(d.phrase(v) for v in run) for run in found]
+        blocks.append(parts.table(["records", "runs", "written on (UTC)", "published at commit"], rows))
+    blocks.append(d.Paragraph(d.phrase(d.Strong(d.phrase("How to cite")), ": ", cite(f))))
+    steps = d.Items(tuple(d.Item(d.phrase(what, ": ", d.Code(command))) for what, command in again.commands(f)), True)
+    blocks.append(
+        d.Section("run-it-again", "Run it again", (
+            d.Paragraph(d.phrase(
+                "From a clone of the project at the commit above, with nox installed (the records go to ",
+                d.Code("results/latest/"), ", the report to ", d.Code("reports/local/"), "):")),
+            steps,
+            d.Paragraph(d.phrase("A single failure is reproduced without this tool by the script on its case's page.")),
+        ), collapsed=True)
+    )  # fmt: skip
+    return d.Section("the-run", "The run", tuple(blocks))

@@ -12,9 +12,12 @@ from matrix.records import repro
 from matrix.records.devices import CaseOnDevice, DeviceComparison, Difference
 from matrix.report import document as d
 from matrix.report import markdown as md
+from matrix.report import parts
 from matrix.report.forms import MARKDOWN, Form
+from matrix.report.writers.markdown import github_anchor as markdown_anchor
 
-PAGE = "devices.md"
+NAME = "devices"  # the page, devices.md and site/devices.html
+PAGE = NAME + ".md"
 # The longest error quoted in a cell of the page.
 ERROR_LIMIT = 200
 
@@ -35,40 +38,62 @@ def counts(c: DeviceComparison) -> str:
     return ", ".join(found)
 
 
-def line(comparisons: Sequence[DeviceComparison], form: Form = MARKDOWN, page: str = PAGE) -> str:
-    """The front page's verdict on builds run on two devices, linking ``page`` ("" for none)."""
+def line(comparisons: Sequence[DeviceComparison]) -> Optional[d.Item]:
+    """The front page's verdict on builds run on two devices, linking the devices page (None for none)."""
     if not comparisons:
-        return ""
-    main = form.text(comparisons[0].main)
-    parts = [
-        "%s on %s vs %s: %s" % (form.text(c.release), form.text(c.device), form.text(c.main), form.said(counts(c)))
-        for c in comparisons
-    ]
-    return form.item % (
-        "%s: the other verdicts, the grid and the changes are of the cells run on %s; the cells run on another device"
-        " are compared with their build's own cells on %s, never in a transition or verdict (%s): %s."
-        % (form.strong % "Devices", main, main, form.link("every difference", page), " · ".join(parts))
-    )
+        return None
+    main = comparisons[0].main
+    said = " · ".join("%s on %s vs %s: %s" % (c.release, c.device, c.main, counts(c)) for c in comparisons)
+    return d.Item(
+        d.phrase(
+            "the other verdicts, the grid and the changes are of the cells run on %s; the cells run on another device"
+            " are compared with their build's own cells on %s, never in a transition or verdict (" % (main, main),
+            d.link("every difference", d.page(NAME)), "): %s." % said,
+        ),
+        "Devices",
+    )  # fmt: skip
 
 
-def render(comparisons: Sequence[DeviceComparison]) -> str:
+def page(comparisons: Sequence[DeviceComparison]) -> d.Page:
     """The page: per build and device, every cell whose status or graph differs from the main device's."""
-    out = [
-        "# One build on two devices\n",
-        "[← back to the matrix](index.md)\n",
-        "Each build whose cases also ran on another device, against its own cells on the report's main device, case"
-        " by case and mode by mode (same Python and `--with` set). A cell differs when its status differs, or when"
-        " both exported and their graph hashes, of one scheme, differ. A difference here is the device's, not the"
-        " release's: these cells are never in a transition between releases.\n",
-    ]
+    blocks: List[d.Block] = []
     for c in comparisons:
-        out.append("## %s: %s vs %s\n" % (md.text(c.release), md.text(device_name(c)), md.text(c.main)))
-        out.append("%s.\n" % counts(c).capitalize())
         headers = ["case", "mode", c.main, c.device, "error on %s" % c.main, "error on %s" % c.device]
-        rows = [row(d, md.case_with(d.case, d.with_set)) for d in c.differences]
-        out.append(md.table([md.text(h) for h in headers], rows) if rows else "_No difference._\n")
-        out += checks_markdown(c, c.differences)
-    return "\n".join(out).rstrip("\n") + "\n"
+        rows = [_row(x, parts.case(x.case, x.with_set)) for x in c.differences]
+        found: List[d.Block] = [d.Paragraph(d.phrase("%s." % counts(c).capitalize())),
+                                parts.table(headers, rows, empty="No difference.")]  # fmt: skip
+        checks = checks_of(c.differences)
+        if checks:
+            found.append(d.Paragraph(d.phrase(again(c))))
+            found.append(d.Items(tuple(d.Item(d.phrase(cell_name(x), ": ", d.Code(command))) for x, command in checks)))
+        title = "%s: %s vs %s" % (c.release, device_name(c), c.main)
+        blocks.append(d.Section(markdown_anchor(title), title, tuple(found)))
+    intro = d.phrase(
+        "Each build whose cases also ran on another device, against its own cells on the report's main device, case"
+        " by case and mode by mode (same Python and ", d.Code("--with"), " set). A cell differs when its status"
+        " differs, or when both exported and their graph hashes, of one scheme, differ. A difference here is the"
+        " device's, not the release's: these cells are never in a transition between releases.",
+    )  # fmt: skip
+    return d.Page(
+        NAME, "One build on two devices", (d.Paragraph(intro), *blocks),
+        up=d.link("← back to the matrix", d.page("index")),
+    )  # fmt: skip
+
+
+def _row(x: Difference, name: d.Phrase) -> List[d.Phrase]:
+    """A cell that differs: its case as ``name``, its mode and Python, then each device's outcome and error."""
+    outcomes = [
+        d.phrase(parts.status(side.get("status")))
+        if x.status_differs
+        else d.phrase(parts.status(side.get("status")), ", graph ", d.Code((side.get("graph_hash") or "")[:12]))
+        for side in (x.main, x.other)
+    ]
+    errors = [d.phrase(_clip(error(side))) for side in (x.main, x.other)]
+    return [name, d.phrase("%s, Python %s" % (x.mode, x.python)), *outcomes, *errors]
+
+
+def _clip(said: str) -> str:
+    return said if len(said) <= ERROR_LIMIT else said[: ERROR_LIMIT - 1] + "…"
 
 
 def checks_of(differences: Sequence[Difference]) -> List[Tuple[Difference, str]]:
@@ -160,9 +185,6 @@ def _cells(x: Difference) -> Tuple[d.Phrase, ...]:
                  None if x.status_differs else d.Code((side.get("graph_hash") or "")[:12]))
         for side in (x.main, x.other)
     )  # fmt: skip
-    errors = tuple(d.phrase(_clip(error(side), ERROR_LIMIT)) for side in (x.main, x.other))
+    errors = tuple(d.phrase(_clip(error(side))) for side in (x.main, x.other))
     return (d.phrase("%s, Python %s" % (x.mode, x.python)), *outcomes, *errors)
 
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

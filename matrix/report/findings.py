@@ -40,7 +40,8 @@ class Findings:
     model: Model
     charts: Dict[str, List[Chart]] = field(default_factory=dict)
     artifacts: Any = None  # report.artifacts.Written, when the records hold loads of saved programs
-    stamp: Optional[Stamp] = None  # the tool's commit and the build date, said in the front pages' header only
+    stamp: Optional[Stamp] = None  # the publication's: the tool's commit and the build date, said on the front page
+    aoti_stamp: Optional[Stamp] = None  # that of the report whose AOTInductor records this one shows (--aoti)
 
     cells = _OfModel[pd.DataFrame]()  # tables.cells
     labels = _OfModel[pd.Series]()  # environment label per row of cells

@@ -1,5 +1,5 @@
-"""The report's glossary: ``glossary.md``, one line per term the front page uses, then the statuses and marks of
-cells and of loads of saved programs.
+"""The report's glossary, built once for ``glossary.md`` and ``site/glossary.html``: one line per term the front page
+uses, then the glyphs and marks of cells, of loads of saved programs and of compiled packages.
 
 The kinds of change between releases take their meaning from :data:`matrix.records.transitions.MEANING`
 and the statuses theirs from the schema, so that the glossary says what the judging code does.
@@ -7,12 +7,16 @@ and the statuses theirs from the schema, so that the glossary says what the judg
 
 from __future__ import annotations
 
-from typing import Tuple
+from typing import List, Tuple
 
+from matrix.contract.products import PACKAGE, PROGRAM, Product
+from matrix.contract.schema import NO_RECORD, STAGES, NoCell, Status
 from matrix.records.aoti_loads import PROMISED_FROM
 from matrix.records.transitions import MEANING
-from matrix.report import aoti_loads, artifacts
+from matrix.report import document as d
 from matrix.report import markdown as md
+from matrix.report import parts
+from matrix.report.writers.markdown import github_anchor as markdown_anchor
 
 PAGE = "glossary.md"
 
@@ -137,18 +141,49 @@ SECTIONS: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = (
 TERMS = tuple(term for _, terms in SECTIONS for term, _ in terms)
 
 
-def render() -> str:
-    """The glossary page: a table of terms per section, then the status symbols and stage marks."""
-    out = ["# Glossary\n", "[← back to the matrix](index.md)\n", "The words the report uses, and what they count.\n"]
+NAME = "glossary"  # the page: glossary.md and site/glossary.html
+
+
+def _term(words: str) -> d.Phrase:
+    """Prose with code spans (a word between backticks) as code."""
+    return d.phrase(*(d.Code(part) if i % 2 else part for i, part in enumerate(words.split("`"))))
+
+
+def _statuses() -> d.Table:
+    rows = [(d.phrase(d.Mark(s.value, named=False)), d.phrase(s.value), d.phrase(s.meaning)) for s in Status]
+    rows.append((d.phrase(NO_RECORD), d.phrase("no record"),
+                 d.phrase("the cell was not run (or its environment failed to install)")))  # fmt: skip
+    rows += [
+        (d.phrase(md.STAGE_MARKS[stage]), d.phrase("%s fails" % label), d.phrase(md.STAGE_MEANING[stage]))
+        for stage, label in STAGES
+    ]
+    rows.append((d.phrase(str(NoCell.ENV_ERROR)), d.phrase("not installed"),
+                 d.phrase("the libraries this case needs failed to install there")))  # fmt: skip
+    return parts.table(["", "status", "meaning"], rows)
+
+
+def _uses(product: Product) -> d.Table:
+    """What a grid of ``product``'s uses shows: each status with its glyph and meaning, then no record."""
+    rows = [
+        (d.phrase(d.Mark(s, "load", named=False)), d.phrase(s), d.phrase(product.meaning[s])) for s in product.statuses
+    ]
+    rows.append((d.phrase(NO_RECORD), d.phrase("no record"),
+                 d.phrase("this release did not load this %s" % product.noun)))  # fmt: skip
+    return parts.table(["", "status", "meaning"], rows)
+
+
+def page() -> d.Page:
+    """The glossary: a table of terms per section, then the status glyphs and stage marks of cells, of saved programs'
+    loads and of compiled packages' loads."""
+    blocks: List[d.Block] = [d.Paragraph(d.phrase("The words the report uses, and what they count."))]
     for title, terms in SECTIONS:
-        out.append("## %s\n" % title)
-        out.append(md.table(["term", "meaning"], [["**%s**" % term, meaning] for term, meaning in terms]))
-    out.append("## Statuses and marks\n")
-    out.append(md.legend())
-    out.append("## Load statuses\n")
-    out.append("What loading a saved program on a release gave.\n")
-    out.append(artifacts.legend())
-    out.append("## Package statuses\n")
-    out.append("What loading a compiled package on a release gave.\n")
-    out.append(aoti_loads.legend())
-    return "\n".join(out)
+        rows = [(d.phrase(d.Strong(_term(term))), _term(meaning)) for term, meaning in terms]
+        blocks.append(d.Section(markdown_anchor(title), title, (parts.table(["term", "meaning"], rows),)))
+    blocks += [
+        d.Section("statuses-and-marks", "Statuses and marks", (_statuses(),)),
+        d.Section("load-statuses", "Load statuses", (
+            d.Paragraph(d.phrase("What loading a saved program on a release gave.")), _uses(PROGRAM))),
+        d.Section("package-statuses", "Package statuses", (
+            d.Paragraph(d.phrase("What loading a compiled package on a release gave.")), _uses(PACKAGE))),
+    ]  # fmt: skip
+    return d.Page(NAME, "Glossary", tuple(blocks), up=d.link("← back to the matrix", d.page("index")))

@@ -1,17 +1,20 @@
-"""The report's front page, index.md, read top-down by whoever decides on a release.
+"""The report's front page, built once as a document (``index.md`` and ``site/index.html``), read top-down by
+whoever decides on a release.
 
-Title and a link to the glossary; the verdicts (report.verdicts: what is still broken, what broke
-in the newest release, what is expected to work and does, the saved-program epochs, the sample's
-confounds); the run header; a summary (pass rate per release, counts of what changed); every
-regression; the most common failure signatures; strict vs non-strict in brief; one line per
-release transition, linking the page that holds its detail; links to the other pages (status
-grid, failures, claims, flaky cells); what changed since the previous report, in brief. The
-detail lives on those pages, so that the front page stays short however many cases and releases
-the matrix has.
+Title, the citation line and a link to the glossary; the verdicts (:mod:`matrix.report.verdicts`: what is still
+broken, what broke in the newest release, what is expected to work and does, the saved-program epochs, the sample's
+confounds); the run (:mod:`matrix.report.citation`: what ran where, the runs it shows, how to cite it and run it
+again); a summary (pass rate per release, counts of what changed); every regression; the real models; the most common
+failure signatures; strict vs non-strict in brief; one line per release transition, linking the page that holds its
+detail; the saved programs; the cases and the tables; links to the other pages; what changed since the previous
+report. The detail lives on those pages, so that the front page stays short however many cases and releases the
+matrix has. What only the site has (the filtered grid, the table of changes with its filters, the downloads, the
+badge) are widgets (:mod:`matrix.report.site.front`), which the Markdown form leaves out.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import pandas as pd
@@ -30,18 +33,21 @@ from matrix.report import (
     glossary,
     known_issues,
     pages,
+    parts,
     real_models,
     transition_page,
 )
 from matrix.report import artifacts as report_artifacts
 from matrix.report import baseline as report_baseline
+from matrix.report import document as d
 from matrix.report import markdown as md
 from matrix.report import upgrade as report_upgrade
 from matrix.report import verdicts as report_verdicts
 from matrix.report.findings import Findings
 
-__all__ = ["Findings", "render"]
+__all__ = ["Findings", "page"]
 
+NAME = "index"
 # The failure signatures shown on the front page; all of them are on pages.FAILURES.
 TOP_SIGNATURES = 10
 # The load regressions named on the front page; all of them are on the artifacts page.
@@ -51,27 +57,56 @@ _TIMINGS = ("slowdown", "speedup")
 STAGE_LABELS = dict(STAGES)
 # The programs an op drift is counted for (transitions.OP_STAGES), as the front page names them.
 OP_PROGRAMS = (("exported", "the exported program"), ("decomposed", "the decomposed one"))
+# The site's widgets on the front page, by name (matrix.report.site.front draws them).
+BADGE, CHANGES, GRID, DOWNLOADS, SCRIPTS = "badge", "changes", "grid", "downloads", "scripts"
+PACKAGES = "packages"  # the compiled packages' epochs, the site's still (matrix.report.site.saved)
+FAILING = "failing"  # a link to the grid filtered to the newest release's failing cells
+# The sections the site opens on a click, so that its front page reads in a few screens (the grid, the verdicts and
+# the table of changes open); a link to one still lands on its heading. The Markdown shows them whole.
+COLLAPSED = {
+    "the-run", "summary", "environments-that-failed-to-install", "regressions", "top-failure-signatures",
+    "strict-vs-non-strict", "release-transitions", "saved-programs-across-releases", "tables",
+    "since-the-previous-report",
+}  # fmt: skip
 
 
-def render(f: Findings) -> str:
-    sections = [
-        "# %s\n" % md.text(f.title),
-        "%s\n" % md.text(citation.line(f.stamp, f.environments)),
-        "What the words mean (cell, build, release, regression, op drift, epoch, …): [glossary](%s).\n" % glossary.PAGE,
-        report_verdicts.render(
-            f.verdicts,
-            builds_page.incomplete_line(f.incomplete),
-            builds_page.line(f.builds),
-            [candidate_page.line(v) for v in f.candidates],
-            known_issues.markdown_lines(f.model.known_issues),
-            more=[
-                *aoti_verdict.markdown(f.model.aoti, report_artifacts.PAGE),
-                _upgrade(f),
-                devices_page.line(f.model.devices),
-            ],
-        ),
-        _header(f),
-        pages.charts(f, "overview"),  # below the verdicts: the whole status grid at a glance
+def _page_of(path: str) -> d.Target:
+    """A page of the report by its Markdown file (``grid.md``)."""
+    return d.page(path[: -len(".md")])
+
+
+def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
+    """The front page; ``tables_offered``: the Parquet tables the report wrote for a reader to download."""
+    newest, passed, total = f.model.newest_pass_rate
+    first = [candidate_page.line(v) for v in f.candidates]
+    if newest:
+        first.append(
+            d.Item(
+                d.phrase("%s of the cells that ran torch.export pass (%d of %d, every mode; " % (
+                    _percent(passed, total), passed, total), d.link("per build", d.here("summary")), ")."),
+                "Newest release, %s" % newest,
+            )
+        )  # fmt: skip
+    more = [builds_page.incomplete_line(f.incomplete)]
+    every_pair = d.page(report_artifacts.PAGE[: -len(".md")], aoti_verdict.ANCHOR)
+    more += [d.Item(d.phrase(said, " (", d.link("every pair", every_pair), ")"), title)
+             for title, said in aoti_verdict.lines(f.model.aoti)]  # fmt: skip
+    more += [_upgrade(f), devices_page.line(f.model.devices)]
+    verdicts = report_verdicts.section(
+        f.verdicts, first, [i for i in more if i is not None], [known_issues.verdict(s) for s in f.model.known_issues],
+        [i for i in [builds_page.line(f.builds)] if i is not None],
+    )  # fmt: skip
+    blocks: List[Any] = [
+        d.Widget(BADGE),
+        d.Paragraph(d.phrase("What the words mean (cell, build, release, regression, op drift, epoch, …): ",
+                             d.link("glossary", d.page(glossary.NAME)), ".")),  # fmt: skip
+        d.Paragraph(d.phrase(citation.line(f.stamp, f.environments))),
+        verdicts,
+        d.Widget(FAILING),
+        *_charts(f, "overview"),  # below the verdicts: the whole status grid at a glance
+        _cases(f),
+        d.Widget(CHANGES),  # high on the site's page, as the grid: a link to a filter of it scrolls it to the top
+        citation.section(f, run_facts(f)),
         _summary(f),
         _env_errors(f),
         _regressions(f),
@@ -80,16 +115,39 @@ def render(f: Findings) -> str:
         _modes(f),
         _transitions(f),
         _saved_programs(f),
+        d.Widget(PACKAGES),
+        _tables(tables_offered),
         _more(f),
     ]
     if f.baseline is not None:
-        sections.append(report_baseline.section(f.baseline, f.baseline_name, f.model.figures_since))
-    return "\n".join(s for s in sections if s).rstrip("\n") + "\n"
+        blocks.append(report_baseline.section(f.baseline, f.baseline_name, f.model.figures_since))
+    blocks.append(d.Widget(SCRIPTS))
+    lead = d.phrase("%s; %s." % (md.cells_counted(f.scope), md.releases_and_builds(f.scope)))
+    shown = (dataclasses.replace(b, collapsed=True) if isinstance(b, d.Section) and b.id in COLLAPSED else b
+             for b in blocks if b is not None)  # fmt: skip
+    return d.Page(NAME, f.title, tuple(shown), lead=lead)
 
 
-def _upgrade(f: Findings) -> str:
-    line = report_upgrade.line(report_upgrade.newest(f.model.upgrades), f.model.upgrade_agreement)
-    return "- " + line.rstrip("\n") if line else ""
+def _percent(passed: int, total: int) -> str:
+    return "%.1f%%" % (100.0 * passed / total) if total else "–"
+
+
+def _charts(f: Findings, key: str) -> List[d.Image]:
+    return [d.Image(d.file(c.path), c.title) for c in f.charts.get(key, [])]
+
+
+def _upgrade(f: Findings) -> Optional[d.Item]:
+    """The upgrade answer for the newest pair of builds: its tallies, linking the upgrade page."""
+    found = report_upgrade.newest(f.model.upgrades)
+    if found is None or not found.cases:
+        return None
+    broken = sum(1 for c in found.cases if c.breaks)
+    said = "the upgrade breaks %s of %d; %s%s (" % (
+        md.plural(broken, "case"), len(found.cases), "; ".join(report_upgrade.tallies_words(found)[1:]),
+        report_upgrade.apart_words(found, f.model.upgrade_agreement),
+    )  # fmt: skip
+    page_of = _page_of(report_upgrade.PAGE)
+    return d.Item(d.phrase(said, d.link("per case", page_of), ")."), "Upgrading %s → %s" % (found.before, found.after))
 
 
 def values_of(frame: pd.DataFrame, column: str, ordered: bool = False) -> List[str]:
@@ -134,29 +192,22 @@ def _each_device(envs: pd.DataFrame, cells: pd.DataFrame, elsewhere: pd.DataFram
     return "; ".join(parts)
 
 
-def run_facts(f: Findings, unknown: str = "") -> List[Tuple[str, str]]:
-    """The run in (label, plain text) pairs: the front page's "The run" table, and the site's; ``unknown`` stands
-    for a machine or device the records do not name."""
+def run_facts(f: Findings) -> List[Tuple[str, str]]:
+    """The run in (label, plain text) pairs: the front page's "The run" table."""
     cells, envs = f.cells, f.environments
     return [
         ("releases", "%s: %s" % (md.releases_and_builds(f.scope), ", ".join(md.build_names(f.scope)))),
         ("variants", ", ".join(values_of(cells, "variant"))),
         ("Python", ", ".join(values_of(cells, "python", ordered=True))),
         ("sources", ", ".join(values_of(cells, "source"))),
-        ("machine", "; ".join(machines(envs)) or unknown),
-        ("device", devices(envs, cells, f.model.elsewhere) or unknown),
+        ("machine", "; ".join(machines(envs)) or citation.NOT_RECORDED),
+        ("device", devices(envs, cells, f.model.elsewhere) or citation.NOT_RECORDED),
         ("CPU", citation.cpu(envs)),
         ("GPU", citation.gpu(envs)),
         ("device per build", citation.devices_words(envs) or citation.NOT_RECORDED),
         ("run on", "%s (UTC, from the environment records)" % (citation.dates(envs) or "unknown")),
         ("cells", "%s; from %s" % (md.cells_counted(f.scope), md.plural(f.runs, "cell record"))),
     ]
-
-
-def _header(f: Findings) -> str:
-    lines = ["## The run\n", "| | |", "| :--- | :--- |"]
-    lines += ["| %s | %s |" % (label, md.text(value)) for label, value in run_facts(f)]
-    return "\n".join(lines) + "\n"
 
 
 def machines(envs: pd.DataFrame) -> List[str]:
@@ -173,49 +224,45 @@ def _count(f: Findings, *kinds: str) -> int:
     return int(f.moves["kind"].isin(kinds).sum()) if not f.moves.empty else 0
 
 
-def _summary(f: Findings) -> str:
+def _summary(f: Findings) -> d.Section:
     stage = f.stage_failures
     per_stage = {name: int((stage["stage"] == name).sum()) if not stage.empty else 0 for name, _ in STAGES}
-    lines = [
-        "## Summary\n",
-        "- %s; %s." % (md.cells_counted(f.scope), md.releases_and_builds(f.scope)),
-        "- Between consecutive releases: **%s** (%s, **%d now wrong numbers**: an export that failed now gives"
-        " other numbers than eager, %s), %s (%s, %s), %s, %s; %s ([per transition](#release-transitions))."
-        % (
-            md.plural(_count(f, *transitions.REGRESSIONS), "regression"),
-            md.plural(_count(f, "regression"), "status regression"),
-            _count(f, "wrong-result"),
+    changed = d.phrase(
+        "Between consecutive releases: ", d.Strong(d.phrase(parts.count(_count(f, *transitions.REGRESSIONS),
+        "regression"))), " (%s, " % md.plural(_count(f, "regression"), "status regression"),
+        d.Strong(d.phrase("%d now wrong numbers" % _count(f, "wrong-result"))),
+        ": an export that failed now gives other numbers than eager, %s), %s (%s, %s), %s, %s; %s (" % (
             md.plural(_count(f, "stage-regression"), "stage regression"),
             md.plural(_count(f, *transitions.FIXES), "fix", "fixes"),
             md.plural(_count(f, "fix"), "status fix", "status fixes"),
             md.plural(_count(f, "stage-fix"), "stage fix", "stage fixes"),
             md.plural(_count(f, "graph-change"), "graph change"),
-            _op_drifts(f),
-            _timing_counts(f),
-        ),
-        "- %s whose program does not save/load; %d whose decomposition fails (marked %s and %s in the"
-        " [status grid](%s))."
-        % (
-            md.plural(per_stage["serialize"], "passing cell"),
-            per_stage["decompose"],
-            md.STAGE_MARKS["serialize"],
-            md.STAGE_MARKS["decompose"],
-            pages.GRID,
-        ),
-        "- %s; %s; %s contradicting the documented claim (for an ExportDB"
-        " case, that release's own ExportDB where it has the example, else the case's `expected`)."
-        % (
-            _disagree(f),
-            _flakiness(f),
-            md.plural(len(f.claims), "cell"),
-        ),
-        *_load_regression_count(f),
-        "",
-        "Pass rate = pass / applicable cells (%s and %s left out); a pass counts whether or not its program"
-        " saves, loads and decomposes.\n" % (Status.NOT_APPLICABLE, Status.CASE_ERROR),
-        _pass_rates(f),
-    ]
-    return "\n".join(lines) + pages.charts(f, "summary")
+            _op_drifts(f), _timing_counts(f)),
+    )  # fmt: skip
+    items = [
+        d.Item(d.phrase("%s; %s." % (md.cells_counted(f.scope), md.releases_and_builds(f.scope)))),
+        d.Item(d.phrase(changed, d.link("per transition", d.here("release-transitions")), ").")),
+        d.Item(d.phrase(
+            "%s whose program does not save/load; %d whose decomposition fails (marked %s and %s in the " % (
+                md.plural(per_stage["serialize"], "passing cell"), per_stage["decompose"], md.STAGE_MARKS["serialize"],
+                md.STAGE_MARKS["decompose"]), d.link("status grid", _page_of(pages.GRID)), ").")),
+        d.Item(d.phrase(
+            "%s; %s; %s contradicting the documented claim (for an ExportDB case, that release's own ExportDB where it"
+            " has the example, else the case's " % (_disagree(f), _flakiness(f), md.plural(len(f.claims), "cell")),
+            d.Code("expected"), ").")),
+    ]  # fmt: skip
+    if f.artifacts is not None:
+        items.append(d.Item(d.phrase(
+            "Saved programs: %s, affecting %s (" % (md.plural(f.artifacts.regressions, "load regression"),
+                                                    md.plural(f.artifacts.affected, "program")),
+            d.link("saved programs across releases", d.here("saved-programs-across-releases")), ").")))  # fmt: skip
+    rule = (
+        "Pass rate = pass / applicable cells (%s and %s left out); a pass counts whether or not its program saves,"
+        " loads and decomposes." % (Status.NOT_APPLICABLE, Status.CASE_ERROR)
+    )
+    blocks: Tuple[d.Block, ...] = (d.Items(tuple(items)), d.Paragraph(d.phrase(rule)), _pass_rates(f))
+    blocks += tuple(_charts(f, "summary"))
+    return d.Section("summary", "Summary", blocks)
 
 
 def _op_drifts(f: Findings) -> str:
@@ -233,7 +280,7 @@ def _timing_counts(f: Findings) -> str:
     """The slowdowns and speedups, or why none can be claimed: ``slowdowns and speedups not assessed: 1 run each``."""
     missing = transition_page.not_timed(f.steps)
     if missing is not None:
-        return "slowdowns and speedups %s" % md.text(missing)
+        return "slowdowns and speedups %s" % missing
     counts = "%s, %s" % (md.plural(_count(f, "slowdown"), "slowdown"), md.plural(_count(f, "speedup"), "speedup"))
     timed = sum(len(step.timed) for step in f.steps)
     exported = sum(len(step.exported) for step in f.steps)
@@ -255,20 +302,9 @@ def _flakiness(f: Findings) -> str:
     return "%s (of %d cells run more than once)" % (flaky, repeated)
 
 
-def _load_regression_count(f: Findings) -> List[str]:
-    if f.artifacts is None:
-        return []
-    return [
-        "- Saved programs: %s, affecting %s ([saved programs across releases](#saved-programs-across-releases))."
-        % (md.plural(f.artifacts.regressions, "load regression"), md.plural(f.artifacts.affected, "program"))
-    ]
-
-
-def _pass_rates(f: Findings) -> str:
+def _pass_rates(f: Findings) -> d.Table:
     """One row per environment: its cells, the pass rate per mode (:mod:`matrix.records.model`'s), its passes
     with a failing stage."""
-    if not f.pass_rates:
-        return "_None._\n"
     modes = [m for m in MODES if m in {r.mode for r in f.pass_rates}]
     failing: Dict[Tuple[str, ...], int] = {}
     for row in f.stage_failures.to_dict("records"):
@@ -280,16 +316,14 @@ def _pass_rates(f: Findings) -> str:
     rows = []
     for env, group in by_env.items():
         rate = {r.mode: r.rate for r in group}
-        rows.append(
-            [md.text(group[0].label), str(sum(r.cells for r in group))]
-            + [md.percent(rate.get(m)) for m in modes]
-            + [str(failing.get((*env, stage), 0)) for stage, _ in STAGES]
-        )
+        said = [group[0].label, str(sum(r.cells for r in group))] + [md.percent(rate.get(m)) for m in modes]
+        said += [str(failing.get((*env, stage), 0)) for stage, _ in STAGES]
+        rows.append([d.phrase(x) for x in said])
     headers = ["release", "cells"] + ["%s pass rate" % m for m in modes] + ["%s fails" % label for _, label in STAGES]
-    return md.table(headers, rows, ["l"] + ["r"] * (1 + len(modes) + len(STAGES)))
+    return parts.table(headers, rows, "l" + "r" * (1 + len(modes) + len(STAGES)))
 
 
-# The table of environments that failed to install, on the front page and the site's.
+# The table of environments that failed to install.
 ENV_ERROR_HEADERS = ["release", "variant", "Python", "environment", "error", "message"]
 
 
@@ -298,33 +332,41 @@ def env_error_cells(row: Dict[str, Any]) -> List[Any]:
     return [row.get("torch_version"), row.get("variant"), row.get("python"), row.get("dependency_set") or "torch alone"]
 
 
-def _env_errors(f: Findings) -> str:
+def _env_errors(f: Findings) -> Optional[d.Section]:
     if f.env_errors.empty:
-        return ""
+        return None
     rows = [
-        [md.text(v) for v in env_error_cells(r)] + [md.code(r["error_type"]), md.text(r["error_message"], 300)]
+        [d.phrase(str(v)) for v in env_error_cells(r)]
+        + [d.phrase(d.Code(r["error_type"])), d.phrase(_clip(r["error_message"], 300))]
         for r in f.env_errors.to_dict("records")
     ]
-    table = md.table(ENV_ERROR_HEADERS, rows)
-    more = "\nWhat the installer said: [installer output](%s).\n" % pages.INSTALL_ERRORS
-    return "## Environments that failed to install\n\n" + table + (more if pages.installer_outputs(f) else "")
+    blocks: List[d.Block] = [parts.table(ENV_ERROR_HEADERS, rows)]
+    if pages.installer_outputs(f):
+        said = d.phrase("What the installer said: ", d.link("installer output", _page_of(pages.INSTALL_ERRORS)), ".")
+        blocks.append(d.Paragraph(said))
+    return d.Section("environments-that-failed-to-install", "Environments that failed to install", tuple(blocks))
 
 
-def _step_link(move: Dict[str, Any]) -> str:
-    return md.link(
-        md.transition_title(move["before"], move["after"], move.get("variant_before"), move.get("variant")),
-        md.transition_page(move["before"], move["after"]),
-    )
+def _clip(value: Any, limit: int) -> str:
+    """Record text on one line, each line break shown (as the Markdown's text does), cut to ``limit``."""
+    said = " ⏎ ".join(str(value or "").splitlines())
+    return said if len(said) <= limit else said[: limit - 1] + "…"
 
 
-def _change(move: Dict[str, Any]) -> str:
+def _change(move: Dict[str, Any]) -> d.Phrase:
     if move["kind"] in ("regression", "wrong-result"):
-        change = "%s → %s" % (md.status(move["status_before"]), md.status(move["status_after"]))
-        return change + (" (now wrong numbers)" if move["kind"] == "wrong-result" else "")
-    return md.text("%s, %s starts failing" % (move["status_after"], STAGE_LABELS.get(move["stage"], move["stage"])))
+        wrong = " (now wrong numbers)" if move["kind"] == "wrong-result" else None
+        return d.phrase(parts.status(move["status_before"]), " → ", parts.status(move["status_after"]), wrong)
+    return d.phrase("%s, %s starts failing" % (move["status_after"], STAGE_LABELS.get(move["stage"], move["stage"])))
 
 
-def _regressions(f: Findings) -> str:
+def _error(kind: Any, message: Any, limit: int) -> d.Phrase:
+    """A cell's error: its class as code, then its message, cut to ``limit``."""
+    said = _clip(message, limit) if isinstance(message, str) else ""
+    return d.phrase(d.Code(kind) if isinstance(kind, str) and kind else None, ": " if kind and said else None, said)
+
+
+def _regressions(f: Findings) -> d.Section:
     found = f.moves[f.moves["kind"].isin(transitions.REGRESSIONS)] if not f.moves.empty else f.moves
     # One row per change, its modes together: the same case breaking the same way in both modes is one story.
     groups: Dict[Tuple[Any, ...], List[Dict[str, Any]]] = {}
@@ -333,35 +375,37 @@ def _regressions(f: Findings) -> str:
         fields += ["status_before", "status_after", "stage", "error_type", "error_message"]
         groups.setdefault(tuple(str(move.get(k)) for k in fields), []).append(move)
     rows = [
-        [
-            _step_link(members[0]),
-            md.case_with(members[0]["case"], members[0].get("with_set")),
-            md.text(", ".join(str(m["mode"]) for m in members)),
-            _change(members[0]),
-            transition_page.error(members[0]["error_type"], members[0]["error_message"], 200),
-        ]
-        for members in groups.values()
+        (
+            d.phrase(parts.transition(m[0]["before"], m[0]["after"], m[0].get("variant_before"), m[0].get("variant"))),
+            parts.case(m[0]["case"], m[0].get("with_set")),
+            d.phrase(", ".join(str(x["mode"]) for x in m)),
+            _change(m[0]),
+            _error(m[0]["error_type"], m[0]["error_message"], 200),
+        )
+        for m in groups.values()
     ]
-    intro = (
+    intro = d.phrase(
         "Every cell that got worse from one release to the next: its status; an export that used to fail and now"
         " gives wrong numbers silently (now wrong numbers); or a stage run on the exported program (save/load,"
         " decomposition) that starts failing while the cell still passes. Fixes, graph changes and timings are on"
-        " the [transition pages](#release-transitions).\n\n"
-    )
-    table = md.table(["releases", "case", "mode", "change", "error in the newer release"], rows)
-    return "## Regressions (%s)\n\n%s%s" % (md.plural(len(found), "cell"), intro, table)
+        " the ", d.link("transition pages", d.here("release-transitions")), ".",
+    )  # fmt: skip
+    table = parts.table(["releases", "case", "mode", "change", "error in the newer release"], rows)
+    return d.Section("regressions", "Regressions (%s)" % md.plural(len(found), "cell"), (d.Paragraph(intro), table))
 
 
-def _signatures(f: Findings) -> str:
+def _signatures(f: Findings) -> d.Section:
+    title = "Top failure signatures"
     if f.signatures.empty:
-        return "## Top failure signatures\n\n_None._\n"
-    intro = (
+        return d.Section("top-failure-signatures", title, (d.Paragraph(d.phrase("None.")),))
+    intro = d.phrase(
         "Failing cells (mismatch, fail, crash, timeout) grouped by error class and the first line of the message;"
-        " the %d most common of %d ([all of them](%s)).\n\n"
-        % (min(TOP_SIGNATURES, len(f.signatures)), len(f.signatures), pages.FAILURES)
-    )
+        " the %d most common of %d (" % (min(TOP_SIGNATURES, len(f.signatures)), len(f.signatures)),
+        d.link("all of them", _page_of(pages.FAILURES)), ").",
+    )  # fmt: skip
     rows = pages.signature_rows(f, TOP_SIGNATURES)
-    return "## Top failure signatures\n\n" + intro + md.table(pages.SIGNATURE_HEADERS, rows, pages.SIGNATURE_ALIGN)
+    table = parts.table(pages.SIGNATURE_HEADERS, rows, pages.SIGNATURE_ALIGN)
+    return d.Section("top-failure-signatures", title, (d.Paragraph(intro), table))
 
 
 def _not_run(f: Findings) -> str:
@@ -377,33 +421,36 @@ def _disagree(f: Findings) -> str:
     return "%s where strict and non-strict disagree" % md.plural(len(f.disagreements), "cell")
 
 
-def _modes(f: Findings) -> str:
+def _modes(f: Findings) -> d.Section:
     """Per environment: the cases run in both modes, and how often the two modes disagree."""
+    title = "Strict vs non-strict"
     if _not_run(f):
-        return "## Strict vs non-strict\n\nNot compared: %s.\n" % _not_run(f)
+        return d.Section("strict-vs-non-strict", title, (d.Paragraph(d.phrase("Not compared: %s." % _not_run(f))),))
     counts = tables.mode_counts(f.cells, f.disagreements)
     labels = tables.environment_labels(counts).to_numpy() if not counts.empty else []
+    columns = ("both_modes", "disagree", "strict_only", "non_strict_only", "other")
     rows = [
-        [md.text(label)]
-        + [str(int(row[column])) for column in ("both_modes", "disagree", "strict_only", "non_strict_only", "other")]
+        [d.phrase(str(label))] + [d.phrase(str(int(row[c]))) for c in columns]
         for label, row in zip(labels, counts.to_dict("records"))
     ]
-    intro = (
-        "Cases run in both modes (both applicable) and how many end differently; each case is on the"
-        " [strict vs non-strict page](%s).\n\n" % pages.MODES_PAGE
-    )
+    intro = d.phrase(
+        "Cases run in both modes (both applicable) and how many end differently; each case is on the ",
+        d.link("strict vs non-strict page", _page_of(pages.MODES_PAGE)), ".",
+    )  # fmt: skip
+    blocks: List[d.Block] = [d.Paragraph(intro)]
     flip = report_verdicts.strict_note(f.verdicts)
     if flip:
-        intro += flip + "\n\n"
+        blocks.append(d.Paragraph(flip))
     headers = ["release", "cases in both modes", "disagree", "only strict passes", "only non-strict passes", "other"]
-    return "## Strict vs non-strict\n\n" + intro + md.table(headers, rows, ["l"] + ["r"] * 5)
+    blocks.append(parts.table(headers, rows, "lrrrrr"))
+    return d.Section("strict-vs-non-strict", title, tuple(blocks))
 
 
 # A column of the transition table: its header, the kinds it counts and, for op drift, the program ("" for any).
 Column = Tuple[str, Tuple[str, ...], str]
 
 
-def _transitions(f: Findings) -> str:
+def _transitions(f: Findings) -> d.Section:
     # The regressions (transitions.REGRESSIONS), then the fixes (FIXES), kind by kind, as the chart stacks them.
     columns: Sequence[Column] = (
         *((transition_page.COUNTED[kind], (kind,), "") for kind in transitions.REGRESSIONS + transitions.FIXES),
@@ -415,15 +462,16 @@ def _transitions(f: Findings) -> str:
         # A transition without the runs a timing claim needs shows "–" there, not a count of none.
         columns = (*columns, ("slower", ("slowdown",), ""), ("faster", ("speedup",), ""))
     rows = [
-        [md.link(transition_page.title(step), transition_page.page(step)), str(len(step.pairs))]
+        [d.phrase(d.link(transition_page.title(step), _page_of(transition_page.page(step)))),
+         d.phrase(str(len(step.pairs)))]
         + [
-            _number(step, kinds, program) if step.timed or kinds[0] not in _TIMINGS else "–"
+            d.phrase(_number(step, kinds, program) if step.timed or kinds[0] not in _TIMINGS else "–")
             for _, kinds, program in columns
         ]
         for step in f.steps
-    ]
-    timings = (
-        "Slowdowns and speedups %s. " % md.text(untimed)
+    ]  # fmt: skip
+    timed = (
+        "Slowdowns and speedups %s. " % untimed
         if untimed is not None
         else "Slower and faster: – where no cell has the runs a timing claim needs. "
     )
@@ -431,12 +479,13 @@ def _transitions(f: Findings) -> str:
         "Each release compared with the one before it, case by case and mode by mode; each page lists every"
         " change with its error, graph diff or timing evidence. Graphs are compared only when both hashes come from"
         " the same hashing scheme. Op drift is counted per program: the exported one, and the same decomposed to"
-        " core ATen.\n\n%s%s\n\n" % (timings, transition_page.rule())
+        " core ATen."
     )
     headers = ["transition", "cells compared"] + [name for name, _, _ in columns]
-    table = md.table(headers, rows, ["l"] + ["r"] * (1 + len(columns)))
-    charts = pages.charts(f, "transitions") + pages.charts(f, "export-time")
-    return "## Release transitions\n\n" + intro + table + charts
+    table = parts.table(headers, rows, "l" + "r" * (1 + len(columns)), wide=True)
+    blocks: Tuple[d.Block, ...] = (d.Paragraph(d.phrase(intro)), d.Paragraph(d.phrase(timed + transition_page.rule())))
+    blocks += (table, *_charts(f, "transitions"), *_charts(f, "export-time"))
+    return d.Section("release-transitions", "Release transitions", blocks)
 
 
 def _number(step: Step, kinds: Tuple[str, ...], program: str = "") -> str:
@@ -445,76 +494,89 @@ def _number(step: Step, kinds: Tuple[str, ...], program: str = "") -> str:
     return str(count) if count else ""
 
 
-def _saved_programs(f: Findings) -> str:
-    """Programs saved on one release and loaded on another: the summary and the saved × loaded heatmap."""
+def _saved_programs(f: Findings) -> Optional[d.Section]:
+    """Programs saved on one release and loaded on another: the epochs, the load regressions, the heatmaps."""
     if f.artifacts is None:
-        return ""
-    lines = ["## Saved programs across releases\n"]
+        return None
     # The epochs stand for the per-release prose of the artifacts page, which keeps it.
-    epochs = report_verdicts.epochs_section(f.verdicts, f.cells["case"].astype(str))
-    if epochs:
-        lines.append(epochs)
-    lines.append(_load_regressions(f.artifacts))
-    for chart in f.artifacts.charts:
-        lines.append("![%s](%s)\n" % (md.text(chart.title), chart.path))
-    lines.append("Every saved × loaded pair, per case and mode, with its error: [saved programs](artifacts.md).\n")
-    return "\n".join(lines)
+    blocks: List[d.Block] = list(report_verdicts.epochs_section(f.verdicts, f.cells["case"].astype(str)))
+    blocks += _load_regressions(f.artifacts)
+    blocks += [d.Image(d.file(chart.path), chart.title) for chart in f.artifacts.charts]
+    saved = _page_of(report_artifacts.PAGE)
+    blocks.append(d.Paragraph(d.phrase("Every saved × loaded pair, per case and mode, with its error: ",
+                                       d.link("saved programs", saved), ".")))  # fmt: skip
+    return d.Section("saved-programs-across-releases", "Saved programs across releases", tuple(blocks))
 
 
-def _load_regressions(saved: report_artifacts.Written) -> str:
+def _load_regressions(saved: report_artifacts.Written) -> List[d.Block]:
     """The load regressions, one line each: counted once per (saving release, loading release) pair."""
     rows = saved.load_regressions
     if not rows:
-        return "No load regression: no loading release does worse with any saved program than the release before it.\n"
-    head = (
-        "**%s**, affecting %s: a loading release that does worse with the programs saved on one release than the"
-        " loading release before it, counted once per saving release however many programs it saved"
-        " ([each program](%s#programs-affected)):\n"
-        % (
-            md.plural(saved.regressions, "load regression"),
-            md.plural(saved.affected, "saved program"),
-            report_artifacts.PAGE,
-        )
-    )
-    lines = [
-        "- saved on %s, loaded on %s after %s: %s; %s"
-        % (
-            md.text(row["saved"]),
-            md.text(row["after"]),
-            md.text(row["before"]),
-            md.text(report_artifacts.affected(row)),
-            md.text(report_artifacts.break_failure(row)),
-        )
+        said = "No load regression: no loading release does worse with any saved program than the release before it."
+        return [d.Paragraph(d.phrase(said))]
+    page_of = _page_of(report_artifacts.PAGE)
+    head = d.phrase(
+        d.Strong(d.phrase(md.plural(saved.regressions, "load regression"))),
+        ", affecting %s: a loading release that does worse with the programs saved on one release than the loading"
+        " release before it, counted once per saving release however many programs it saved (" % (
+            md.plural(saved.affected, "saved program")),
+        d.link("each program", d.page(page_of.page or "", "programs-affected")), "):",
+    )  # fmt: skip
+    items = [
+        d.Item(d.phrase("saved on %s, loaded on %s after %s: %s; %s" % (
+            row["saved"], row["after"], row["before"], report_artifacts.affected(row),
+            report_artifacts.break_failure(row))))
         for row in rows[:SHOWN_LOAD_REGRESSIONS]
-    ]
+    ]  # fmt: skip
     if len(rows) > SHOWN_LOAD_REGRESSIONS:
-        lines.append(
-            "- … and %d more on the [saved programs page](%s)."
-            % (len(rows) - SHOWN_LOAD_REGRESSIONS, report_artifacts.PAGE)
-        )
-    return head + "\n" + "\n".join(lines) + "\n"
+        items.append(d.Item(d.phrase("… and %d more on the " % (len(rows) - SHOWN_LOAD_REGRESSIONS),
+                                     d.link("saved programs page", page_of), ".")))  # fmt: skip
+    return [d.Paragraph(head), d.Items(tuple(items))]
 
 
-def _more(f: Findings) -> str:
+def _cases(f: Findings) -> d.Section:
+    """The cases: the site's grid of case × release × mode with its filters (a widget), and the status grid page."""
+    said = d.phrase(
+        "Every case in every release and mode: the ", d.link("status grid", _page_of(pages.GRID)),
+        "; one page per case under ", d.Code("cases/"), ", linked from every table.",
+    )  # fmt: skip
+    return d.Section("cases", "Cases", (d.Paragraph(said), d.Widget(GRID), *_charts(f, "grid")))
+
+
+def _tables(offered: Sequence[str]) -> Optional[d.Section]:
+    """The report's tables to download, as Parquet beside the pages; the site adds its CSV (a widget)."""
+    if not offered:
+        return None
+    items = tuple(d.Item(d.phrase(d.link(name, d.file(name)))) for name in sorted(offered))
+    intro = d.phrase("The report's tables, as Parquet (pandas and pyarrow read them):")
+    return d.Section("tables", "Tables", (d.Paragraph(intro), d.Items(items), d.Widget(DOWNLOADS)))
+
+
+def _more(f: Findings) -> d.Section:
+    def item(label: str, target: str, said: str) -> d.Item:
+        return d.Item(d.phrase(d.link(label, _page_of(target)), said))
+
     links = [
-        "- [Status grid](%s): every case in every release and mode, and the counts per status." % pages.GRID,
-        "- [Strict vs non-strict](%s): every case whose modes disagree (%d cells)."
-        % (pages.MODES_PAGE, len(f.disagreements)),
-        "- [Failure signatures](%s): all %d." % (pages.FAILURES, len(f.signatures)),
+        item("Status grid", pages.GRID, ": every case in every release and mode, and the counts per status."),
+        item(
+            "Strict vs non-strict",
+            pages.MODES_PAGE,
+            ": every case whose modes disagree (%d cells)." % len(f.disagreements),
+        ),
+        item("Failure signatures", pages.FAILURES, ": all %d." % len(f.signatures)),
     ]
     if f.cells["expected"].map(lambda v: isinstance(v, str)).any():
-        links.append("- [Documented claim vs observed](%s) (%d cells)." % (pages.CLAIMS, len(f.claims)))
+        links.append(item("Documented claim vs observed", pages.CLAIMS, " (%d cells)." % len(f.claims)))
     if not f.flaky.empty:
-        links.append("- [Flaky cells](%s) (%d)." % (pages.FLAKY, len(f.flaky)))
+        links.append(item("Flaky cells", pages.FLAKY, " (%d)." % len(f.flaky)))
     if f.warnings:
-        links.append("- [Record warnings](%s) (%d)." % (pages.WARNINGS, len(f.warnings)))
+        links.append(item("Record warnings", pages.WARNINGS, " (%d)." % len(f.warnings)))
     if f.candidates:
-        links.append("- [Candidates against the newest release](%s): every cell." % candidate_page.PAGE)
+        links.append(item("Candidates against the newest release", candidate_page.PAGE, ": every cell."))
     if f.builds:
         links.append(
-            "- [Builds of one release compared](%s): another variant's build against PyPI's." % builds_page.PAGE
+            item("Builds of one release compared", builds_page.PAGE, ": another variant's build against PyPI's.")
         )
     if f.model.devices:
-        links.append("- [One build on two devices](%s): the cells that differ by device." % devices_page.PAGE)
-    links.append("- One page per case under `cases/`, linked from every table.")
-    return "## More\n\n" + "\n".join(links) + "\n"
+        links.append(item("One build on two devices", devices_page.PAGE, ": the cells that differ by device."))
+    return d.Section("more", "More", (d.Items(tuple(links)),))

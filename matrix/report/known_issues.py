@@ -1,8 +1,9 @@
-"""How the pages word a known upstream issue beside a failure it labels, and the verdicts' lines about them.
+"""How the pages word a known issue beside a failure it labels, and the verdicts about them.
 
 The matching is :mod:`matrix.records.failures`' (judged once); this module only words it: a failure's line
 gains ``(known upstream issue pytorch/pytorch#173706)``, and the verdicts list each issue the report's failures
-show, on which releases and how many failures, all still counted as failures.
+show, on which releases and how many failures, all still counted as failures. An issue is *known upstream* only
+where upstream confirms it (:func:`confirmed`); an entry without an upstream reference is *unconfirmed*.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pandas as pd
 from matrix.records import failures as judged
 from matrix.records.failures import Sighting
 from matrix.records.known_issues import KnownIssue
+from matrix.report import document as d
 from matrix.report import markdown as md
 from matrix.report.case_grids import Failure as Said
 
@@ -60,25 +62,39 @@ def labelled(
     return found
 
 
+def confirmed(issue: KnownIssue) -> bool:
+    """Whether upstream confirms the issue: the entry's own word where it has one, else whether it names an upstream
+    reference (an entry without one is a signature of ours, unconfirmed)."""
+    said = getattr(issue, "confirmed", None)
+    return bool(issue.link) if said is None else bool(said)
+
+
+def label(issue: KnownIssue) -> str:
+    """What a failure the issue matches is called: ``known upstream issue`` or ``unconfirmed issue``."""
+    return "known upstream issue" if confirmed(issue) else "unconfirmed issue"
+
+
+def reference(issue: KnownIssue) -> d.Phrase:
+    """The issue's upstream reference linked to it, or that none is on record."""
+    if not issue.link:
+        return d.phrase("no upstream issue on record")
+    return d.phrase(d.link(issue.reference, d.url(issue.link)))
+
+
+def verdict(s: Sighting) -> d.Item:
+    """A verdict: ``2.10.0+cu128 cannot load …: pytorch/pytorch#173706. Labelled, still counted as failures: 9 cells'
+    aoti stage, 9 package loads.``, titled by whether upstream confirms it."""
+    counted = ", ".join(md.plural(n, *ONE.get(name, (name, name))) for name, n in s.counts)
+    said = d.phrase(
+        "%s %s: " % (" and ".join(s.releases), s.issue.summary), reference(s.issue),
+        ". Labelled, and still counted as failures: %s." % counted,
+    )  # fmt: skip
+    return d.Item(said, label(s.issue)[0].upper() + label(s.issue)[1:])
+
+
 def verdict_words(s: Sighting) -> str:
-    """A verdict's line, plain text: ``2.10.0+cu128 cannot load …: pytorch/pytorch#173706. Labelled, still counted
-    as failures: 9 cells' aoti stage, 9 package loads.``"""
+    """A verdict's line, plain text, for the site's pages still written on their own."""
     where = " and ".join(s.releases)
-    said = (
-        "%s %s: %s." % (where, s.issue.summary, s.issue.reference)
-        if s.issue.link
-        else "%s %s (no upstream issue on record)." % (where, s.issue.summary)
-    )
+    said = "%s %s: %s." % (where, s.issue.summary, s.issue.reference or "no upstream issue on record")
     counted = ", ".join(md.plural(n, *ONE.get(name, (name, name))) for name, n in s.counts)
     return "%s Labelled, and still counted as failures: %s." % (said, counted)
-
-
-def markdown_lines(found: Sequence[Sighting]) -> List[str]:
-    """The verdicts' lines of known upstream issues, Markdown list items; none where the report shows none."""
-    lines = []
-    for s in found:
-        line = md.text(verdict_words(s))
-        if s.issue.link:
-            line = line.replace(md.text(s.issue.reference), "[%s](%s)" % (md.text(s.issue.reference), s.issue.link), 1)
-        lines.append("- **%s**: %s" % (s.issue.kind, line))
-    return lines

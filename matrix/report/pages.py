@@ -12,7 +12,8 @@ from typing import Dict, List, Tuple
 
 from matrix.contract.schema import MODES, STATUSES
 from matrix.records import store, tables
-from matrix.report import baseline, builds_page, candidate_page, devices_page, glossary
+from matrix.report import baseline, builds_page, candidate_page, parts
+from matrix.report import document as d
 from matrix.report import markdown as md
 from matrix.report import upgrade as upgrade_page
 from matrix.report.findings import Findings
@@ -29,7 +30,7 @@ BACK = "[← back to the matrix](index.md)\n"
 
 def render(f: Findings) -> Dict[str, str]:
     """The linked pages by file name (relative to the report folder)."""
-    pages = {GRID: grid(f), MODES_PAGE: modes(f), FAILURES: failures(f), glossary.PAGE: glossary.render()}
+    pages = {GRID: grid(f), MODES_PAGE: modes(f)}
     if f.cells["expected"].map(lambda v: isinstance(v, str)).any():
         pages[CLAIMS] = claims(f)
     if not f.flaky.empty:
@@ -40,8 +41,6 @@ def render(f: Findings) -> Dict[str, str]:
         pages[INSTALL_ERRORS] = install_errors(f)
     if f.builds:
         pages[builds_page.PAGE] = builds_page.render(f.builds)
-    if f.model.devices:
-        pages[devices_page.PAGE] = devices_page.render(f.model.devices)
     if f.candidates:
         pages[candidate_page.PAGE] = candidate_page.render(f.candidates)
     if upgrade_page.newest(f.model.upgrades) is not None:
@@ -128,40 +127,36 @@ def modes(f: Findings) -> str:
     return "# Strict vs non-strict (%d cells)\n\n%s\n%s%s" % (len(f.disagreements), BACK, intro, table)
 
 
-def signature_rows(f: Findings, limit: int = 0) -> List[List[str]]:
+def signature_rows(f: Findings, limit: int = 0) -> List[Tuple[d.Phrase, ...]]:
     """Rows of the failure-signature table, the most common first (``limit`` 0: all)."""
     order = store.ordered(f.cells["release"])
     shown = f.signatures if not limit else f.signatures.head(limit)
     rows = []
     for r in shown.to_dict("records"):
-        error = md.code(r["error_type"]) if r["error_type"] else "_no error recorded_"
+        error = d.phrase(d.Code(r["error_type"]) if r["error_type"] else "no error recorded")
         if r["first_line"]:
-            error += ": " + md.text(r["first_line"], 160)
-        rows.append(
-            [
-                error,
-                str(r["cells"]),
-                str(r["cases"]),
-                md.text(", ".join(r["statuses"])),
-                md.text(", ".join(r["modes"])),
-                md.spans(r["releases"], order),
-            ]
-        )
+            line = str(r["first_line"])
+            error += d.phrase(": " + (line if len(line) <= 160 else line[:159] + "…"))
+        said = [str(r["cells"]), str(r["cases"]), ", ".join(r["statuses"]), ", ".join(r["modes"])]
+        rows.append((error, *(d.phrase(x) for x in said), d.phrase(md.release_spans(r["releases"], order))))
     return rows
 
 
 SIGNATURE_HEADERS = ["error class and first line", "cells", "cases", "statuses", "modes", "releases"]
-SIGNATURE_ALIGN = ["l", "r", "r", "l", "l", "l"]
+SIGNATURE_ALIGN = "lrrlll"
 
 
-def failures(f: Findings) -> str:
+def failures(f: Findings) -> d.Page:
     """Every failure signature (error class and first line of the message), the most common first."""
     intro = (
         "Cells that failed (mismatch, fail, crash, timeout), grouped by the error class and the first line of"
-        " its message. Each case's page has the full messages and tracebacks.\n\n"
+        " its message. Each case's page has the full messages and tracebacks."
     )
-    table = md.table(SIGNATURE_HEADERS, signature_rows(f), SIGNATURE_ALIGN)
-    return "# Failure signatures (%d)\n\n%s\n%s%s" % (len(f.signatures), BACK, intro, table)
+    table = parts.table(SIGNATURE_HEADERS, signature_rows(f), SIGNATURE_ALIGN)
+    return d.Page(
+        FAILURES[: -len(".md")], "Failure signatures (%d)" % len(f.signatures), (d.Paragraph(d.phrase(intro)), table),
+        up=d.link("← back to the matrix", d.page("index")),
+    )  # fmt: skip
 
 
 # Who made a claim (tables.documented_claims' ``claimed_by``), in the claims table's words.

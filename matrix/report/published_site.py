@@ -23,6 +23,7 @@ from urllib.parse import unquote, urlsplit
 
 from matrix.contract.errors import UserError
 from matrix.records import published
+from matrix.report import stamp
 from matrix.report.build import build_report
 
 SITE = "site"
@@ -42,7 +43,8 @@ def build(folder: str, notify: Optional[Callable[[str], None]] = None) -> str:
         )
     with tempfile.TemporaryDirectory(prefix="export-matrix-site-") as scratch:
         out = os.path.join(scratch, os.path.basename(os.path.normpath(folder)))
-        build_report([folder], out, notify=notify)
+        # The site carries the publication's stamp, as its Markdown pages do, not the day and commit it is built with.
+        build_report([folder], out, notify=notify, made=stamp.read(folder))
         site = os.path.join(folder, SITE)
         if os.path.isdir(site):
             shutil.rmtree(site)

@@ -16,7 +16,9 @@ import pandas as pd
 
 from matrix.contract.schema import MODES, NO_RECORD, NoCell
 from matrix.records import packages, store
+from matrix.report import document as d
 from matrix.report import markdown as md
+from matrix.report import parts
 from matrix.report.findings import Findings
 
 # The case folder of the pack: a case whose name starts with it is a real model.
@@ -68,26 +70,30 @@ def pack(f: Findings) -> Optional[Pack]:
     )
 
 
-def section(f: Findings) -> str:
-    """The section in Markdown; "" when the records hold no real model."""
+def section(f: Findings) -> Optional[d.Section]:
+    """The section; None when the records hold no real model."""
     laid = pack(f)
     if laid is None:
-        return ""
+        return None
     envs, modes, by_cell, failed = laid.envs, laid.modes, laid.by_cell, laid.failed
     rows = []
     for case in laid.names:
-        rows.append(
-            [md.case_link(case)] + [_cell(by_cell.get((case, env), []), modes, (case, env) in failed) for env in envs]
-        )
-    rows.append(["**passes**"] + [laid.passes(env) for env in envs])
-    intro = (
-        "Real architectures built in code with random weights (`cases/real_models/`), each with the libraries it"
-        " names. Each cell shows %s, then the version of each library that release resolved; %s where the"
-        " model's libraries failed to install there. The last row counts the models that pass of those recorded,"
-        " per mode. Status symbols as in the [status grid](grid.md).\n\n" % (" then ".join(modes), NoCell.ENV_ERROR)
-    )
-    table = md.table(["model", *(md.text(env) for env in envs)], rows, ["l"] + ["l"] * len(envs))
-    return "## Real models (%d)\n\n%s%s" % (len({case for case, _ in by_cell}), intro, table)
+        mine = [row for env in envs for row in by_cell.get((case, env), [])]
+        # A model's libraries are named once, beside it, and each cell shows their versions: every column fits.
+        named = list(dict.fromkeys(name for row in mine for name in packages.names(row.get("dependency_set"))))
+        model = d.phrase(parts.case(case), " (%s)" % ", ".join(named) if named else None)
+        rows.append([model] + [_cell(by_cell.get((case, env), []), modes, (case, env) in failed) for env in envs])
+    rows.append([d.phrase(d.Strong(d.phrase("passes")))] + [d.phrase(laid.passes(env)) for env in envs])
+    intro = d.phrase(
+        "Real architectures built in code with random weights (", d.Code("cases/real_models/"), "), each with the"
+        " libraries it names beside it. Each cell shows %s, then the version of each library that release resolved;"
+        " %s where the model's libraries failed to install there. The last row counts the models that pass of those"
+        " recorded, per mode. Status glyphs as in the " % (" then ".join(modes), NoCell.ENV_ERROR),
+        d.link("glossary", d.page("glossary", "statuses-and-marks")), ".",
+    )  # fmt: skip
+    table = parts.table(["model", *envs], rows, wide=True)
+    title = "Real models (%d)" % len(laid.names)
+    return d.Section("real-models", title, (d.Paragraph(intro), table))
 
 
 def not_installed(f: Findings, cells: pd.DataFrame) -> Set[Tuple[str, str]]:
@@ -112,16 +118,17 @@ def not_installed(f: Findings, cells: pd.DataFrame) -> Set[Tuple[str, str]]:
     return found
 
 
-def _cell(rows: List[dict], modes: List[str], not_installed: bool = False) -> str:
-    """One model in one environment: a status symbol per mode, then its libraries' versions."""
+def _cell(rows: List[dict], modes: List[str], not_installed: bool = False) -> d.Phrase:
+    """One model in one environment: a status glyph per mode (with its stage marks), then its libraries' versions."""
     if not rows:
-        return str(NoCell.ENV_ERROR) if not_installed else NO_RECORD
+        return d.phrase(str(NoCell.ENV_ERROR) if not_installed else NO_RECORD)
     status = {str(row["mode"]): row for row in rows}
-    symbols = "".join(md.marked(status[m]) if m in status else NO_RECORD for m in modes)
+    glyphs = [d.Mark(status[m]["status"], named=False, marks=md.marks(status[m])) if m in status else NO_RECORD
+              for m in modes]  # fmt: skip
     # Both modes of an environment usually ran in one run; one that knows its versions speaks for it.
     known = next((row for row in rows if packages.resolved(row.get("added_packages"))), rows[0])
-    libraries = packages.describe(known.get("dependency_set"), known.get("added_packages"))
-    return symbols + (" " + md.text(libraries) if libraries else "")
+    versions = [v or "–" for _, v in packages.named_versions(known.get("dependency_set"), known.get("added_packages"))]
+    return d.phrase(d.joined((d.phrase(g) for g in glyphs), " "), " " + ", ".join(versions) if versions else None)
 
 
 def share(cells: pd.DataFrame, modes: List[str], not_installed: int = 0) -> str:

@@ -1,21 +1,27 @@
 """What a report says about its own making, for a reader who cites it: the tool's commit and the build date.
 
-The two are the only text of a report that changes when the same tables are built again, and both go in the
-header of the front pages only (``index.md`` and ``site/index.html``). The date is the UTC day of the build, or
-of ``SOURCE_DATE_EPOCH`` where that is set (the reproducible-builds convention). The commit is read from the
-git checkout this package runs from, by reading git's files (no git process): ``HEAD``, the branch it names,
-and ``packed-refs``, in a worktree through its ``commondir``. Outside a checkout the package's version is said
-instead.
+The two are the only text of a report that changes when the same tables are built again, and both go on the front
+page only (``index.md`` and ``site/index.html``, one document). The report keeps its stamp in ``stamp.json``, so that
+a site built later beside a committed report (``nox -s site``) carries the publication's stamp, not its own. The
+date is the UTC day of the build, or of ``SOURCE_DATE_EPOCH`` where that is set (the reproducible-builds
+convention). The commit is read from the git checkout this package runs from, by reading git's files (no git
+process): ``HEAD``, the branch it names, and ``packed-refs``, in a worktree through its ``commondir``. Outside a
+checkout the package's version is said instead.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
+import json
 import os
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Set
+
+from matrix.report import files
 
 PACKAGE = "torch-export-matrix"
+FILE = "stamp.json"  # in the report's folder: the stamp it carries, for a site built beside it later
 EPOCH = "SOURCE_DATE_EPOCH"
 
 
@@ -32,6 +38,10 @@ class Stamp:
         tool = "export-matrix %s" % self.version if self.version else "export-matrix"
         where = " at commit %s" % self.commit if self.commit else " (commit unknown: not run from a git checkout)"
         return "built %s by %s%s" % (self.date, tool, where)
+
+
+# The stamp of a report that kept none (built before reports kept their stamp): nothing known.
+UNKNOWN = Stamp(commit="", version="", date="")
 
 
 def build_date(environ: Optional[dict] = None) -> str:
@@ -103,3 +113,21 @@ def version() -> str:
 def current() -> Stamp:
     """This build's stamp."""
     return Stamp(commit=commit(os.path.dirname(__file__)), version=version(), date=build_date())
+
+
+def write(out: str, stamp: Optional[Stamp]) -> Set[str]:
+    """Keep the report's stamp in its folder; returns the path written (none without a stamp)."""
+    if stamp is None:
+        return set()
+    files.write_text(out, FILE, json.dumps(dataclasses.asdict(stamp), sort_keys=True, indent=1) + "\n")
+    return {FILE}
+
+
+def read(folder: str) -> Optional[Stamp]:
+    """The stamp a report folder carries (:func:`write`), None where it has none or it cannot be read."""
+    try:
+        with open(os.path.join(folder, FILE), encoding="utf-8") as f:
+            found = json.load(f)
+        return Stamp(commit=str(found["commit"]), version=str(found["version"]), date=str(found["date"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

@@ -72,9 +72,9 @@ def test_the_entry_page_reads_in_at_most_eight_screens_with_its_long_table_paged
     more.click()
     assert sum(row.is_displayed() for row in rows) == len(rows) and not more.is_displayed()
     # A link to a collapsed section opens it.
-    assert not screen.execute_script("return document.querySelector('#legend > details').open")
-    screen.execute_script("location.hash = '#legend'")
-    assert screen.execute_script("return document.querySelector('#legend > details').open")
+    assert not screen.execute_script("return document.querySelector('#tables > details').open")
+    screen.execute_script("location.hash = '#tables'")
+    assert screen.execute_script("return document.querySelector('#tables > details').open")
     # A filter starts on its first page again.
     choose(screen, "c-change", "fixes")
     fixes = [row for row in rows if "fixes" in row.get_attribute("data-change").split()]

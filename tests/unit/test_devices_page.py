@@ -40,7 +40,7 @@ def on_two_devices() -> list:
 
 
 class Sections(HTMLParser):
-    """The site's front page: the ``devices`` section's table, as header texts and rows of cell texts."""
+    """The site's devices page: its first build's section's table, as header texts and rows of cell texts."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -54,7 +54,7 @@ class Sections(HTMLParser):
     def handle_starttag(self, tag: str, attrs: List[Tuple[str, Optional[str]]]) -> None:
         if tag == "section":
             self.depth += 1
-            if dict(attrs).get("id") == "devices":
+            if not self.headers:
                 self.inside = True
         if not self.inside:
             return
@@ -88,9 +88,9 @@ def test_a_build_on_two_devices_gets_a_page_of_the_cells_that_differ_and_is_neve
     rows = [line for line in page.splitlines() if line.startswith("| [")]
     assert len(rows) == 2, rows  # "breaks" fails on both devices: its message alone is no difference
     heals = next(r for r in rows if "[heals]" in r)
-    assert "| pass | fail |" in heals and "RuntimeError: Expected all tensors on cuda:0" in heals
+    assert "| ✅ pass | ❌ fail |" in heals and "RuntimeError: Expected all tensors on cuda:0" in heals
     steady = next(r for r in rows if "[steady]" in r)
-    assert "| pass, graph `222222222222` | pass, graph `999999999999` |" in steady
+    assert "| ✅ pass, graph `222222222222` | ✅ pass, graph `999999999999` |" in steady
     # Under the table, the command that runs the GPU's cell again, for the cells whose case has a file of ours.
     again = page.split("Run again on cuda, in the cell's own environment (export-matrix check, from a checkout):")
     assert len(again) == 2 and [line for line in again[1].splitlines() if line.startswith("- ")] == [
@@ -115,7 +115,7 @@ def test_a_build_on_two_devices_gets_a_page_of_the_cells_that_differ_and_is_neve
     assert sorted(cells.loc[cells["device"] == "cuda", "case"]) == ["breaks", "heals", "steady"]
 
     site = Sections()
-    site.feed((out / "site" / "index.html").read_text(encoding="utf-8"))
+    site.feed((out / "site" / "devices.html").read_text(encoding="utf-8"))
     assert site.headers == ["case", "mode", "cpu", "cuda", "error on cpu", "error on cuda"]
     # Each row's values sit under their headers: the case first, the GPU's error in the last column.
     by_case = {row[0]: dict(zip(site.headers, row)) for row in site.rows}
@@ -123,8 +123,8 @@ def test_a_build_on_two_devices_gets_a_page_of_the_cells_that_differ_and_is_neve
     assert by_case["heals"]["cpu"].endswith("pass") and by_case["heals"]["cuda"].endswith("fail")
     assert by_case["heals"]["error on cuda"] == "RuntimeError: Expected all tensors on cuda:0"
     assert by_case["heals"]["error on cpu"] == ""
-    commands = re.findall(r'<ul class="commands">(.*?)</ul>', (out / "site" / "index.html").read_text(encoding="utf-8"))
-    assert len(commands) == 1 and re.findall(r"<code>(.*?)</code>", commands[0]) == [
+    devices = (out / "site" / "devices.html").read_text(encoding="utf-8")
+    assert re.findall(r"<code>(export-matrix check [^<]*)</code>", devices) == [
         "export-matrix check cases/heals.py --torch 2.6.0+cpu --variant cpu --mode strict --python 3.11 --device cuda"
     ]
 
@@ -176,7 +176,7 @@ def test_run_it_again_names_each_device_with_the_builds_that_ran_there(tmp_path:
     out = tmp_path / "report"
     report.build_report([str(write_by_release(tmp_path / "records", on_two_devices()))], str(out))
     index = (out / "site" / "index.html").read_text(encoding="utf-8")
-    run = index[index.index('<section id="run">') :]
+    run = index[index.index('<section id="run-it-again">') :]
     run = run[: run.index("</section>")]
     commands = [line for line in re.findall(r"<code>([^<]*)</code>", html.unescape(run)) if "nox -s run" in line]
     # The CPU, where every build ran, comes first; CUDA's command names the one build that ran there.

@@ -1,5 +1,5 @@
-"""The entry page's layout in its HTML (site.front): the sections a reader opens on a click, the paged table of
-changes, the header a citation needs. How they look in a browser: tests/integration/test_entry_page_browser.py."""
+"""The entry page's layout in its HTML: the sections a reader opens on a click, the paged table of changes, the line
+a citation needs. How they look in a browser: tests/integration/test_entry_page_browser.py."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from matrix.report import build as report
-from matrix.report.site import changes, front
+from matrix.report.site import changes
 
 from conftest import history, write_by_release
 
@@ -16,26 +16,16 @@ def test_collapsed_sections_open_on_their_heading_and_the_table_of_changes_is_pa
     records = write_by_release(tmp_path / "records", history())
     report.build_report([str(records)], str(tmp_path / "out"))
     page = (tmp_path / "out" / "site" / "index.html").read_text(encoding="utf-8")
-    present = [anchor for anchor in front.COLLAPSED if '<section id="%s">' % anchor in page]
-    assert {"charts", "tables", "legend"} <= set(present)  # this report has no install error to list
-    for anchor in present:
+    # This report has no install error to list: the tables and the commands open on a click.
+    for anchor, level in (("tables", 2), ("run-it-again", 3)):
         # The section keeps its anchor and heading; its body is inside the <details> the heading opens.
-        found = re.search(r'<section id="%s"><details><summary><h2>[^<]+</h2></summary>(.*?)</details></section>'
-                          % anchor, page, flags=re.S)  # fmt: skip
+        found = re.search(r'<section id="%s"><details><summary><h%d>[^<]+</h%d></summary>(.*?)</details></section>'
+                          % (anchor, level, level), page, flags=re.S)  # fmt: skip
         assert found and found.group(1).strip(), anchor
     for anchor in ("verdicts", "cases", "changes"):
         assert re.search(r'<section id="%s"><h2>' % anchor, page), anchor  # never collapsed
     assert '<table class="changes" id="change-table" data-page="%d">' % changes.PAGE in page
     assert '<button type="button" id="c-more" hidden>' in page
-    # The header says what a citation needs, under the title.
-    header = page[page.index("<header>") : page.index("</header>")]
-    assert re.search(
-        r'<p class="stamp">Built \d{4}-\d\d-\d\d by export-matrix [^<]*GPU: [^<]*device per build: ', header
-    )
-
-
-def test_a_section_without_a_heading_is_left_as_it_is() -> None:
-    assert front.collapsed("<p>no heading</p>") == "<p>no heading</p>"
-    assert front.collapsed('<section id="x"><h2>X</h2><p>body</p></section>') == (
-        '<section id="x"><details><summary><h2>X</h2></summary><p>body</p></details></section>'
-    )
+    # What a citation needs, under the title, before the verdicts.
+    head = page[page.index("</header>") : page.index('<section id="verdicts">')]
+    assert re.search(r"<p>Built \d{4}-\d\d-\d\d by export-matrix [^<]*GPU: [^<]*device per build: ", head)

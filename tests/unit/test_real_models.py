@@ -85,14 +85,14 @@ def test_each_with_set_is_a_column_and_each_release_shows_the_versions_it_resolv
     )
     assert lines[4] == header + " 2.9.1 \\[transformers==5.2.0\\] |"
     rows = {line.split(" | ")[0]: line.split(" | ")[1:] for line in lines[6:]}
-    assert rows["| [real_models/hf_bert](cases/real_models__hf_bert.md)"] == [
-        "·", "➖➖ transformers –", "·", "✅✅ transformers 4.57.1", "❌✅ transformers 5.2.0 |",
+    assert rows["| [real_models/hf_bert](cases/real_models__hf_bert.md) (transformers)"] == [
+        "·", "➖ ➖ –", "·", "✅ ✅ 4.57.1", "❌ ✅ 5.2.0 |",
     ]  # fmt: skip
-    assert rows["| [real_models/tv_resnet18](cases/real_models__tv_resnet18.md)"] == [
-        "✅✅ torchvision 0.20.1", "·", "✅✅ torchvision 0.24.1", "·", "· |",
+    assert rows["| [real_models/tv_resnet18](cases/real_models__tv_resnet18.md) (torchvision)"] == [
+        "✅ ✅ 0.20.1", "·", "✅ ✅ 0.24.1", "·", "· |",
     ]  # fmt: skip
-    assert rows["| [real_models/timm_resnet](cases/real_models__timm_resnet.md)"] == [
-        "env-error", "·", "✅✅ timm 1.0.31", "·", "· |",
+    assert rows["| [real_models/timm_resnet](cases/real_models__timm_resnet.md) (timm)"] == [
+        "env-error", "·", "✅ ✅ 1.0.31", "·", "· |",
     ]  # fmt: skip
     passes = ["1/1 · 1/1 (1: env-error)", "0/1 · 0/1", "2/2 · 2/2", "1/1 · 1/1", "0/1 · 1/1 |"]
     assert rows["| **passes**"] == passes

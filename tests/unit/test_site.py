@@ -17,7 +17,7 @@ from matrix.records import model, store, tables, transitions
 from matrix.report import build as report
 from matrix.report import files as report_files
 from matrix.report import site
-from matrix.report.site import badge, front, markup, verdicts
+from matrix.report.site import badge, front, markup
 
 from . import links_support
 from conftest import history, make_cell, report_cell, write_by_release
@@ -160,7 +160,7 @@ def test_grid_data_holds_each_case_status_per_release_and_mode_with_its_error(tm
     assert [status[i] if i is not None else None for i in bert["cells"]] == [None, None, "pass", "fail"]
     assert bert["notes"] == {"3": "RuntimeError: boom"}
     assert [status[i] for i in data["failing"]] == ["mismatch", "fail", "crash", "timeout"]
-    assert data["glyphs"][status.index("fail")] == markup.GLYPHS["fail"]
+    assert data["glyphs"][status.index("fail")] == schema.Status.FAIL.symbol  # the schema's, as on every page
 
 
 def test_a_cell_note_is_one_line_cut_to_its_limit_and_names_failed_stages():
@@ -222,8 +222,8 @@ def test_pass_rates_count_only_cells_that_ran_and_the_newest_release_takes_every
         ],
     )
     found = model.pass_rates(tables.summary(cells))
-    rates = verdicts.pass_rates(found)
-    assert rates == {"2.5.1": {"strict": (1, 2)}, "2.6.0": {"strict": (1, 1), "non-strict": (0, 1)}}
+    rates = {(r.label, r.mode): (r.passed, r.judged) for r in found}
+    assert rates == {("2.5.1", "strict"): (1, 2), ("2.6.0", "strict"): (1, 1), ("2.6.0", "non-strict"): (0, 1)}
     assert model.newest_pass_rate(found) == ("2.6.0", 1, 2)
 
 
@@ -232,8 +232,8 @@ def test_the_newest_release_is_rated_on_torch_alone_not_on_a_with_set(tmp_path: 
     rows += [make_cell("2.6.0", "m", with_set="transformers==5.0.0", dependency_set="transformers==5.0.0")]
     cells = cells_of(tmp_path, rows)
     found = model.pass_rates(tables.summary(cells))
-    assert list(verdicts.pass_rates(found)) == ["2.6.0", "2.6.0 [transformers==5.0.0]"]
-    assert verdicts.pass_rates(found)["2.6.0 [transformers==5.0.0]"] == {"strict": (1, 1)}
+    assert list(dict.fromkeys(r.label for r in found)) == ["2.6.0", "2.6.0 [transformers==5.0.0]"]
+    assert [(r.passed, r.judged) for r in found if r.label == "2.6.0 [transformers==5.0.0]"] == [(1, 1)]
     assert model.newest_pass_rate(found) == ("2.6.0", 1, 2)
 
 
@@ -327,7 +327,7 @@ def test_a_case_page_has_its_history_diffs_packages_and_saved_loaded_grid(built:
 
 def test_the_verdicts_link_the_newest_releases_failures_in_the_grid(built: Path):
     index = (built / "site" / "index.html").read_text(encoding="utf-8")
-    assert '<a href="#release=2.6.0&amp;status=failing">its failing cells</a>' in index
+    assert "<strong>Newest release, 2.6.0</strong>: " in index and '<a href="#summary">per build</a>' in index
     assert "Still broken on 2.6.0" in index and '<a href="cases/breaks.html">breaks</a>' in index
     svg = ElementTree.fromstring((built / "site" / "badge.svg").read_text(encoding="utf-8"))
     assert [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")][-1].startswith("2.6.0: ")
@@ -353,9 +353,9 @@ def test_without_csv_the_site_offers_the_parquet_and_says_where_the_csv_is_publi
     assert not list(out.rglob("*.csv.gz")) and not (out / "site" / "tables").exists()
     index = (out / "site" / "index.html").read_text(encoding="utf-8")
     assert "tables/" not in index and "CSV (gzip)" not in index and markup.text(front.NO_CSV) in index
-    for parquet in re.findall(r'href="\.\./([^"/]+\.parquet)" download', index):
+    for parquet in re.findall(r'href="\.\./([^"/]+\.parquet)"', index):
         assert (out / parquet).is_file()
-    assert 'href="../cells.parquet" download' in index
+    assert 'href="../cells.parquet"' in index
 
 
 def test_building_twice_is_byte_identical_and_a_gone_case_loses_its_page(tmp_path: Path):
@@ -400,8 +400,9 @@ def test_an_environment_that_did_not_install_is_named_on_the_front_page(tmp_path
     report.build_report([str(folder)], str(tmp_path / "report"), charts=False)
     index = (tmp_path / "report" / "site" / "index.html").read_text(encoding="utf-8")
     assert "<h2>Environments that failed to install</h2>" in index
-    assert "<td>2.5.1</td><td>cpu</td><td>3.11</td><td>torch alone</td><td>InstallError</td>" in index
-    assert "<td>no wheel for &lt;b&gt;this&lt;/b&gt;</td>" in index
+    row = '<td class="l">2.5.1</td><td class="l">cpu</td><td class="l">3.11</td><td class="l">torch alone</td>'
+    assert row + '<td class="l"><code>InstallError</code></td>' in index
+    assert '<td class="l">no wheel for &lt;b&gt;this&lt;/b&gt; ⏎ more</td>' in index
 
 
 def grid_html(table: pd.DataFrame) -> str:

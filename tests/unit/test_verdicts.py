@@ -14,8 +14,10 @@ from matrix.records import baseline, confounds, open_regressions, transitions
 from matrix.records import verdicts as judged
 from matrix.records.epochs import Epoch
 from matrix.report import build as report
+from matrix.report import document as d
 from matrix.report import verdicts as worded
-from matrix.report.site import verdicts as site_verdicts
+from matrix.report.writers import html as html_writer
+from matrix.report.writers import markdown as md_writer
 
 from .report_support import paragraphs
 from conftest import cell_table as cells
@@ -31,6 +33,16 @@ def judge_moves(rows: List[Dict[str, Any]]) -> open_regressions.Regressions:
 
 
 # --- regressions still open on the newest release ---------------------------------------------------
+
+
+def render(v: judged.Verdicts) -> str:
+    """The verdicts' section as the Markdown front page draws it (without the page's title)."""
+    return md_writer.write(d.Page("index", "t", (worded.section(v),))).split("\n", 2)[2]
+
+
+def site(v: judged.Verdicts, pages: object = None) -> str:
+    """The verdicts' section as the site's front page draws it."""
+    return html_writer.write(d.Page("index", "t", (worded.section(v),)), {"index"})
 
 
 def test_open_regressions_are_those_still_worse_on_the_newest_release() -> None:
@@ -130,16 +142,16 @@ def test_a_stage_regression_whose_cell_passes_reads_the_stages_outcome_now() -> 
     listed = {o.case: o for o in found.open}
     assert (listed["saves"].now, listed["saves"].stage_now) == (("pass",), ("error",))
     assert (listed["decomposes"].now, listed["decomposes"].stage_now) == (("fail",), ("",))
-    text = worded.render(verdicts(regressions=found))
+    text = render(verdicts(regressions=found))
     assert (
         "  - [saves](cases/saves.md) strict: save/load stopped working at [2.4.0 → 2.5.0](transition-2.4.0__2.5.0.md);"
         " save/load now error." in text
     )
     assert "decomposition stopped working at [2.4.0 → 2.5.0](transition-2.4.0__2.5.0.md); now ❌ fail." in text
     assert "still fails" not in text and "now ✅ pass" not in text
-    html = site_verdicts.render((), verdicts(regressions=found), {})
-    assert "saves (strict): save/load stopped working at 2.4.0 → 2.5.0; save/load now error</li>" in html
-    assert "pass</li>" not in html
+    html = site(verdicts(regressions=found))
+    assert ">saves</a> strict: save/load stopped working at <a " in html and "; save/load now error.</li>" in html
+    assert "pass.</li>" not in html
 
 
 def test_the_newest_release_line_lists_exactly_the_regressions_that_broke_there() -> None:
@@ -160,17 +172,19 @@ def test_the_newest_release_line_lists_exactly_the_regressions_that_broke_there(
         ("old", "2.1.0", "2.2.0"), ("twice", "2.2.0", "2.3.0"),
         ("again", "2.3.0", "2.4.0"), ("new", "2.3.0", "2.4.0"), ("stage", "2.3.0", "2.4.0"),
     }  # fmt: skip
-    text = worded.render(verdicts(regressions=found))
+    text = render(verdicts(regressions=found))
     part = text[text.index("- **Regressed in 2.4.0**") :].split("\n- ")[0].splitlines()
     assert part[0] == "- **Regressed in 2.4.0**: 4 cells broke there:"
     assert [line.split("](cases/")[0] for line in part[1:]] == ["  - [again", "  - [new", "  - [stage", "  - [twice"]
     assert "  - [twice](cases/twice.md) strict: ⚠️ mismatch → ❌ fail at [2.3.0 → 2.4.0]" in part[4]
-    html = site_verdicts.render((), verdicts(regressions=found), {})
-    assert "<strong>Regressed in 2.4.0</strong>:<ul><li>again (strict)" in html
+    html = site(verdicts(regressions=found))
+    assert '<strong>Regressed in 2.4.0</strong>: 4 cells broke there:<ul><li><a href="cases/again.html">again</a>' in (
+        html.replace("../cases/again.md", "cases/again.html")
+    )
     # With nothing broken in the newest release, the line says so.
     calm = judge_moves([make_cell(r, "old", s) for r, s in zip(releases, ("pass", "fail", "fail", "fail"))])
     assert "- **Regressed in 2.4.0**: nothing broke there ([transitions](#release-transitions))." in (
-        worded.render(verdicts(regressions=calm))
+        render(verdicts(regressions=calm))
     )
 
 
@@ -178,7 +192,7 @@ def test_the_autocast_example_cites_the_regression_a_bisect_should_start_from() 
     case = "models/autocast_cpu_bf16"
     history = (("2.3.1", "pass"), ("2.4.1", "fail"), ("2.5.1", "pass"), ("2.7.1", "pass"), ("2.8.0", "mismatch"))
     found = judge_moves([make_cell(r, case, s) for r, s in history])
-    text = worded.render(verdicts(regressions=found))
+    text = render(verdicts(regressions=found))
     line = next(line for line in text.splitlines() if line.startswith("  - ") and "autocast" in line)
     assert line == (
         "  - [models/autocast_cpu_bf16](cases/models__autocast_cpu_bf16.md) strict: ✅ pass → ⚠️ mismatch at"
@@ -309,23 +323,22 @@ def verdicts(**changes: Any) -> judged.Verdicts:
 
 
 def test_each_verdict_is_one_line_with_its_evidence_and_no_paragraph_runs_long() -> None:
-    text = worded.render(verdicts())
+    text = render(verdicts())
     lines = text.splitlines()
     assert lines[0] == "## Verdicts"
     # "b" failing on 2.5.0 is no regression: 2.4.0 could not run it.
     assert lines[2] == (
         "- **Still broken on 2.5.0**: no regression was found between releases ([transitions](#release-transitions))."
     )
-    assert "- **Unexpected failures** (failing cells of cases documented to work / all failing cells;" in text
-    assert "[claims](claims.md)): 2.4.0 0/3 · 2.5.0 1/6." in text
+    assert "- **Unexpected failures**: 2.4.0 0/3 · 2.5.0 1/6 (failing cells of cases documented to work / all" in text
+    assert "all failing cells; [claims](claims.md))." in text
     assert "- **Passes the most of what is documented to work**: strict: 2.5.0, 2.4.0 (2 of 3);" in text
     assert "non-strict: 2.5.0 (2 of 2) ([per build](#documented-to-work))." in text
     assert "- **Since the previous report**: no baseline given" in text
     assert "- **Sample**: 2 of 2 minor releases" not in text and "every minor release from 2.4 to 2.5 was run" in text
     assert "### Documented to work" in text
     # "n" claims nothing and fails in both modes on both releases: its own line, its own column.
-    assert "- **Failing with no claim** (failing cells of cases whose documentation claims nothing there" in text
-    assert "[claims](claims.md)): 2.4.0 2/3 · 2.5.0 2/6." in text
+    assert "- **Failing with no claim**: 2.4.0 2/3 · 2.5.0 2/6 (failing cells of cases whose documentation" in text
     assert "| unexpected failures | failing with no claim | all failing cells |" in text
     assert "| 2.4.0 | 2 of 3 (66.7%) | 1 of 2 (50.0%) | 2 / 1 | 0 | 2 | 3 |" in text
     assert max(len(p) for p in paragraphs(text)) <= worded.LONGEST
@@ -339,7 +352,7 @@ def test_an_open_wrong_result_says_so_and_names_the_with_set_of_its_cells() -> N
         ("pinned", "regression", "packaging==24.1"),
         ("silent", "wrong-result", ""),
     ]
-    text = worded.render(verdicts(regressions=found))
+    text = render(verdicts(regressions=found))
     assert (
         "  - [pinned](cases/pinned.md) \\[packaging==24.1\\] strict: ✅ pass → ❌ fail at"
         " [2.4.0 → 2.5.0](transition-2.4.0__2.5.0.md); now ❌ fail." in text
@@ -354,9 +367,10 @@ def test_long_lists_are_cut_to_keep_each_verdict_short() -> None:
         )
         for m in range(1, 16)
     ]
-    text = worded.render(verdicts(expected=tuple(many), best=tuple(judged.best(many))))
+    text = render(verdicts(expected=tuple(many), best=tuple(judged.best(many))))
     unexpected = next(p for p in paragraphs(text) if p.startswith("- **Unexpected failures**"))
-    assert unexpected.endswith("3/25 on 2.15.0+cu128 pypi, 0 to 3 per build ([per build](#documented-to-work)).")
+    assert unexpected.startswith("- **Unexpected failures**: 3/25 on 2.15.0+cu128 pypi, 0 to 3 per build (")
+    assert unexpected.endswith("[per build](#documented-to-work)).")
     best = next(p for p in paragraphs(text) if p.startswith("- **Passes the most"))
     assert "strict: 2.14.0+cu128 pypi, 2.11.0+cu128 pypi, 2.8.0+cu128 pypi and 2 more (42 of 50)" in best
     assert max(len(p) for p in paragraphs(text)) <= worded.LONGEST
@@ -373,18 +387,19 @@ def test_the_epochs_line_and_table_name_ranges_exceptions_and_the_cause_of_a_bre
         cut=Failure("load-error", "RuntimeError", "Serialized version | (5, 1)"), cut_from="2.1.0",
         older_tried=4, older_passed=0,
     )  # fmt: skip
-    text = worded.render(verdicts(epochs=(old, new)))
+    text = render(verdicts(epochs=(old, new)))
     assert (
-        "- **Saved programs** load across 2 epochs: 2.1.0 · 2.3.0–2.5.0 ([epochs](#saved-programs-across-releases),"
+        "- **Saved programs**: load across 2 epochs: 2.1.0 · 2.3.0–2.5.0 ([epochs](#saved-programs-across-releases),"
         " [every pair](artifacts.md)); 0 of 4 programs saved before 2.3.0 load on 2.5.0." in text
     )
-    table = worded.epochs_section(judged.Verdicts(**{**verdicts().__dict__, "epochs": (old, new)}), ["b"])
+    blocks = worded.epochs_section(judged.Verdicts(**{**verdicts().__dict__, "epochs": (old, new)}), ["b"])
+    table = md_writer.write(d.Page("index", "t", blocks))
     assert "| 2.1.0 | 4 | 4 of 4 | – | none | – |" in table
     assert (
         "| 2.3.0–2.5.0 | 8 (2 more not tried) | 11 of 12 | partly | 1 case: [b](cases/b.md) (strict) |"
         " 2.1.0 → 2.3.0: load-error: RuntimeError: Serialized version \\| (5, 1) |" in table
     )
-    assert worded.epochs_section(None) == "" and worded.epochs_section(verdicts()) == ""
+    assert worded.epochs_section(None) == () and worded.epochs_section(verdicts()) == ()
 
 
 def test_the_strict_note_says_where_the_default_flips_and_which_releases_between_were_not_run() -> None:
@@ -398,13 +413,13 @@ def test_the_strict_note_says_where_the_default_flips_and_which_releases_between
             confounds.StrictDefault("2.9.0", "non-strict", True),
         ),
     )
-    note = worded.strict_note(verdicts(sample=sample))
-    assert note.startswith(
+    note = md_writer.write(d.Page("index", "t", (d.Paragraph(worded.strict_note(verdicts(sample=sample))),)))
+    assert note.split("\n\n", 1)[1].startswith(
         "`export()` defaults to strict up to 2.5.1 and to non-strict from 2.9.0 (2.6, 2.7 and 2.8, between them, not"
         " run)."
         " 2.1.2: no `strict` keyword, always strict."
     )
-    assert worded.strict_note(verdicts()) == "" and worded.strict_note(None) == ""
+    assert worded.strict_note(verdicts()) == () and worded.strict_note(None) == ()
 
 
 # --- on the front page -------------------------------------------------------------------------------
@@ -445,13 +460,12 @@ def test_the_front_page_opens_with_the_verdicts_and_their_links_lead_somewhere(t
     report.build_report([str(tmp_path / "records")], str(tmp_path / "out"), charts=False, title="Matrix")
     index = (tmp_path / "out" / "index.md").read_text(encoding="utf-8")
     # Under the title, the one line that says when and by what the report was built (report.citation).
-    title, stamp, rest = index.split("\n\n", 2)
-    assert title == "# Matrix" and stamp.startswith("Built 2026-01-01 by export-matrix")
-    index = title + "\n\n" + rest
-    assert index.startswith(
-        "# Matrix\n\nWhat the words mean (cell, build, release, regression, op drift, epoch, …):"
-        " [glossary](glossary.md).\n\n## Verdicts\n\n- **Still broken on 2.6.0**: 2 of the 2 regressions"
-    )
+    title, lead, words, stamp, rest = index.split("\n\n", 4)
+    assert title == "# Matrix" and lead.startswith("12 cells") and stamp.startswith("Built 2026-01-01 by export-matrix")
+    assert words.startswith("What the words mean (cell, build") and words.endswith(": [glossary](glossary.md).")
+    # The verdicts open with the newest release's pass rate, then what is still broken.
+    assert rest.startswith("## Verdicts\n\n- **Newest release, 2.6.0**: 50.0% of the cells that ran torch.export pass")
+    assert "\n- **Still broken on 2.6.0**: 2 of the 2 regressions" in rest
     assert (
         "  - [breaks](cases/breaks.md) strict, non-strict: ✅ pass → ❌ fail at"
         " [2.4.0 → 2.5.0](transition-2.4.0__2.5.0.md) (the build changed there too); now ❌ fail.\n" in index
@@ -461,7 +475,7 @@ def test_the_front_page_opens_with_the_verdicts_and_their_links_lead_somewhere(t
         " [2.5.0 → 2.6.0](transition-2.5.0__2.6.0.md) CPU → CUDA 12.4 (0 regressions, 0 fixes): a change across them"
         " mixes release and build." in index
     )
-    assert "- **Saved programs** load across 2 epochs: 2.4.0 · 2.5.0–2.6.0" in index
+    assert "- **Saved programs**: load across 2 epochs: 2.4.0 · 2.5.0–2.6.0" in index
     assert "| 2.5.0–2.6.0 | 4 | 6 of 6 | yes | none | 2.4.0 → 2.5.0: load-error: RuntimeError:" in index
     assert "## Where each build's programs load" not in index  # that table is on artifacts.md only
     modes = index[index.index("## Strict vs non-strict") :]
@@ -496,7 +510,7 @@ def test_with_a_baseline_the_verdict_says_what_changed_and_links_the_section(tmp
     report.build_report([str(tmp_path / "again")], str(tmp_path / "next"), baseline=str(out), charts=False)
     index = (tmp_path / "next" / "index.md").read_text(encoding="utf-8")
     assert (
-        "- **Since `latest`**: 1 cell changed status (1 regression, 0 fixes), 0 new and 0 vanished cells; 1 new and 0"
+        "- **Since latest**: 1 cell changed status (1 regression, 0 fixes), 0 new and 0 vanished cells; 1 new and 0"
         " gone regressions or fixes between releases ([since the previous report](#since-the-previous-report))."
         in index
     )

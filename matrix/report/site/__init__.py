@@ -3,13 +3,11 @@
 Written by ``export-matrix report`` from the same model as the Markdown pages (``Findings``); nothing is
 judged again here:
 
-- ``index.html`` (:mod:`.front`): the verdicts; what changed in the newest release and every regression and fix
-  between releases (:mod:`.changes`); the grid of case × release × mode, filtered in the page by a search over
-  case names, tags and error text, and by tag, status, release, mode and the real-model pack; the real models
-  with the library versions each release resolved (:mod:`.real_models`); the saved programs' epochs
-  (:mod:`.saved`); the charts (:mod:`.charts`); the run and how to run it again (:mod:`.run`); the tables to
-  download; a legend of every glyph (:mod:`.legend`);
-- ``glossary.html`` (:mod:`.glossary`): the report's terms and glyphs;
+- ``index.html``, ``glossary.html``, ``devices.html``, ``failures.html``: the pages built once as documents
+  (:mod:`matrix.report.publish` writes them in both forms); this package draws only the front page's widgets
+  (:mod:`.front`): the grid of case × release × mode, filtered in the page by a search over case names, tags and
+  error text, and by tag, status, release, mode and the real-model pack; every regression and fix between releases
+  with its filters (:mod:`.changes`); the CSV downloads and the badge;
 - ``upgrade.html`` (:mod:`.upgrade`): from one build to a newer one, the answer per case and for the real-model
   pack, the pair kept in the address;
 - ``cases/NAME.html`` (:mod:`.case`), NAME as the case's Markdown page's: its history across releases, errors,
@@ -33,12 +31,12 @@ from __future__ import annotations
 
 import os
 import posixpath
-from typing import Iterable, List, Set
+from typing import Dict, Iterable, List, Set
 
 from matrix.report import files
 from matrix.report import markdown as md
 from matrix.report.findings import Findings
-from matrix.report.site import badge, downloads, front, glossary, upgrade
+from matrix.report.site import badge, downloads, front, upgrade
 
 FOLDER = "site"
 ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assets")
@@ -46,7 +44,7 @@ TIPS = "tips.js"  # adds each case page grid square's row and column to its tool
 COPIED = ("site.css", "site.js", upgrade.SCRIPT, TIPS)  # copied as they are; badge.svg is a template
 # The site's pages written here (the others are documents, written in both forms by matrix.report.publish), and the
 # widget that brings the tooltips' script into a case page.
-PAGES = ("index", glossary.PAGE[: -len(".html")], upgrade.PAGE[: -len(".html")])
+PAGES = (upgrade.PAGE[: -len(".html")],)
 TIPS_WIDGET = '<script src="../%s"></script>' % TIPS
 # What a build writes in the site's folder, and so what a later build may remove from it.
 _SUFFIXES = (".html", ".css", ".js", ".svg", ".png", ".parquet", downloads.CSV)
@@ -66,10 +64,7 @@ def write(
     listed = files.previous(out)
     tables = sorted(parquet)
     written = downloads.write_tables(out, FOLDER, tables) if csv else set()
-    links = {name: "cases/%s.html" % md.page_file(name) for name in sorted(set(map(str, f.cells["case"])))}
-    written |= _write(out, "index.html", front.render(f, links, downloads.names(tables), csv))
-    written |= _write(out, glossary.PAGE, glossary.render(f.title))
-    written |= _write(out, upgrade.PAGE, upgrade.render(f.title, f.model.upgrades, links))
+    written |= _write(out, upgrade.PAGE, upgrade.render(f.title, f.model.upgrades, case_pages(f)))
     for name in COPIED:
         with open(os.path.join(ASSETS, name), encoding="utf-8") as source:
             written |= _write(out, name, source.read())
@@ -77,6 +72,21 @@ def write(
     written |= set(pages)
     files.remove_stale(out, listed, written, ours, _emptied)  # the site's files and CSV tables it wrote no more
     return written
+
+
+def case_pages(f: Findings) -> Dict[str, str]:
+    """Each case's page on the site, relative to the site's folder."""
+    return {name: "cases/%s.html" % md.page_file(name) for name in sorted(set(map(str, f.cells["case"])))}
+
+
+def own_pages(f: Findings) -> List[str]:
+    """The names (:class:`matrix.report.document.Page`'s) of the pages :func:`write` writes on its own."""
+    return list(PAGES)
+
+
+def front_widgets(f: Findings, parquet: Iterable[str], csv: bool = False) -> Dict[str, Dict[str, str]]:
+    """The front page's widgets (:func:`.front.widgets`), as :func:`matrix.report.publish.write` takes them."""
+    return {"index": front.widgets(f, case_pages(f), downloads.names(sorted(parquet)), csv)}
 
 
 def _write(out: str, relative: str, content: str) -> Set[str]:

@@ -1,5 +1,5 @@
-"""The site's front page: its sections in order, each rendered by its own module from the same model as the
-Markdown front page, and the grid of case × release × mode with its filters.
+"""The widgets of the site's front page (:mod:`matrix.report.index` builds the page itself): the grid of case ×
+release × mode with its filters, the table of changes with its filters, the CSV downloads and the badge.
 
 The grid's data (:func:`grid_data`) is embedded in the page as JSON; ``assets/site.js`` draws the grid from it and
 filters it by a search over case names, tags and error text, and by tag, status, release, mode and pack (the
@@ -16,21 +16,15 @@ import pandas as pd
 from matrix.contract.schema import MODES, STAGES, STATUSES, Status, first_line
 from matrix.records import failures
 from matrix.records.columns import FAILING
-from matrix.report import citation
-from matrix.report import markdown as md
+from matrix.report import index
 from matrix.report.findings import Findings
-from matrix.report.index import ENV_ERROR_HEADERS, env_error_cells
 from matrix.report.real_models import PREFIX as REAL_MODELS
-from matrix.report.site import changes, charts, devices, glossary, grid_marks, legend, real_models, run, saved
-from matrix.report.site import upgrade as upgrade_page
+from matrix.report.site import changes, grid_marks, known_issues, saved
 from matrix.report.site.downloads import CSV, TABLES
-from matrix.report.site.markup import GLYPHS, clip, listed, page, present, script_json, selects, table, text
-from matrix.report.site.verdicts import ANY_FAILURE
-from matrix.report.site.verdicts import render as verdicts_section
+from matrix.report.site.markup import clip, filter_link, listed, present, script_json, selects, text
+from matrix.report.writers import glyph
 
-# The sections that open on a click on their heading, so that the page reads in a few screens; a link to one
-# (#legend) still lands on its heading.
-COLLAPSED = ("env-errors", "charts", "tables", "legend")
+ANY_FAILURE = "failing"  # the grid's status filter for every failing status
 NOTE_LIMIT = 160  # characters of an error kept in a grid cell's tooltip
 ERROR_LIMIT = 400  # characters of an error's first line the search looks in
 
@@ -96,9 +90,9 @@ def grid_data(
     return {
         "envs": envs,
         "modes": modes,
-        "letters": [legend.mode_letter(m) for m in modes],
+        "letters": [m[:1].upper() for m in modes],  # S, N: the letters heading the modes' columns
         "statuses": statuses,
-        "glyphs": [GLYPHS.get(s, "?") for s in statuses],
+        "glyphs": [glyph(s) for s in statuses],
         "failing": [statuses.index(s) for s in FAILING],
         "any_failure": ANY_FAILURE,  # the status filter's value for every failing status and failed stage
         "stage_failure": grid_marks.STAGE_FAILURE,  # the status filter's value for a failed later stage
@@ -138,75 +132,42 @@ def cell_note(row: Mapping[str, Any]) -> str:
     return note if len(note) <= NOTE_LIMIT else note[: NOTE_LIMIT - 1] + "…"
 
 
-def render(f: Findings, pages: Mapping[str, str], downloads: Sequence[str], csv: bool = True) -> str:
-    """The front page; ``pages`` maps each case to its page, ``downloads`` names the report's tables, offered as
-    Parquet and, where ``csv``, as the gzipped CSV under ``tables/``."""
+def widgets(f: Findings, pages: Mapping[str, str], downloads: Sequence[str], csv: bool = True) -> Dict[str, str]:
+    """The front page's widgets (:data:`matrix.report.index.BADGE` and the others) as HTML: the badge, the grid and
+    its filters, the table of changes and its filters, the CSV downloads, and the scripts that drive them.
+    ``pages`` maps each case to its page; ``downloads`` names the report's tables, offered as CSV where ``csv``."""
     data = grid_data(f.cells, f.labels, pages, f.moves)
-    count = len(data["cases"])
-    lead = text("%s; %s." % (md.cells_counted(f.scope), md.releases_and_builds(f.scope)))
-    newest = f.verdicts.regressions.newest if f.verdicts is not None else ()
-    sections = [
-        (
-            "verdicts",
-            "Verdicts",
-            verdicts_section(
-                f.pass_rates,
-                f.verdicts,
-                pages,
-                changes.newest_link(f.steps, newest),
-                f.incomplete,
-                f.builds,
-                # Each build by the label of its first environment: the grid's release filter takes labels.
-                dict(reversed(list(zip(f.cells["release"].astype(str), f.labels.astype(str))))),
-                f.candidates,
-                f.model.known_issues,
-                more=[
-                    *saved.aoti_lines(f),
-                    upgrade_page.line(f.model.upgrades, f.model.upgrade_agreement),
-                    devices.line(f.model.devices),
-                ],
-            ),
-        ),
-        ("newest", "Newest release", changes.newest(f.steps, newest, pages)),
-        ("cases", "Cases", cases_section(f, data, count)),
-        ("changes", "Changes", changes.section(f.steps, pages)),
-        ("devices", "Devices", devices.section(f.model.devices, pages)),
-        ("real-models", "Real models", real_models.section(f, pages)),
-        ("saved", "Saved programs", saved.section(f, pages, charts.figures(f.artifacts.charts) if f.artifacts else "")),
-        ("charts", "Charts", charts.section(f.charts)),
-        ("env-errors", "Install errors", env_errors(f.env_errors)),
-        ("run", "The run", run.render(f)),
-        ("tables", "Tables", tables_section(downloads, csv)),
-        ("legend", "Legend", legend.section(data["modes"], glossary.PAGE)),
-    ]
-    shown = [
-        (anchor, name, collapsed(html) if anchor in COLLAPSED else html) for anchor, name, html in sections if html
-    ]
-    nav = " · ".join('<a href="#%s">%s</a>' % (anchor, text(name)) for anchor, name, _ in shown)
-    nav += ' · <a href="%s">Glossary</a>' % glossary.PAGE
-    body = [
-        "<header><h1>%s</h1>" % text(f.title),
-        '<p class="lead">%s <img src="badge.svg" alt="pass rate of the newest release" class="badge"></p>' % lead,
-        '<p class="stamp">%s <a href="#run">The run</a>.</p>' % text(citation.line(f.stamp, f.environments)),
-        "<nav>%s</nav></header>" % nav,
-        *(html for _, _, html in shown),
-        '<script type="application/json" id="grid-data">%s</script>' % script_json(data),
-        '<script src="site.js"></script>',
-    ]
-    return page(f.title, "\n".join(body), "")
+    return {
+        index.BADGE: '<p><img src="badge.svg" alt="pass rate of the newest release" class="badge"></p>',
+        index.GRID: grid(data),
+        index.CHANGES: changes.section(f.steps, pages),
+        index.DOWNLOADS: csv_tables(downloads, csv),
+        index.PACKAGES: packages(f, pages),
+        index.FAILING: failing(f),
+        index.SCRIPTS: '<script type="application/json" id="grid-data">%s</script><script src="site.js"></script>'
+        % script_json(data),
+    }
 
 
-def collapsed(html: str) -> str:
-    """A section whose body opens on a click on its heading: ``<section><h2>…</h2>…</section>`` in a <details>."""
-    start, end = html.find("<h2"), html.find("</h2>")
-    if start < 0 or end < 0 or not html.rstrip().endswith("</section>"):
-        return html
-    end += len("</h2>")
-    body = html.rstrip()[: -len("</section>")]
-    return "%s<details><summary>%s</summary>%s</details></section>" % (body[:start], body[start:end], body[end:])
+def failing(f: Findings) -> str:
+    """A link to the grid filtered to the newest release's failing cells ("" without a newest release)."""
+    newest = f.model.newest_pass_rate[0]
+    if not newest:
+        return ""
+    link = filter_link(release=newest, status=ANY_FAILURE)
+    return '<p>In the grid, the newest release\'s cells that fail: <a href="%s">its failing cells</a>.</p>' % link
 
 
-def cases_section(f: Findings, data: Mapping[str, Any], count: int) -> str:
+def packages(f: Findings, pages: Mapping[str, str]) -> str:
+    """The compiled packages' epochs and upstream's promise, with the known issues behind their failures (the site's
+    saved-programs section's; "" without package loads)."""
+    if f.model.packages.empty:
+        return ""
+    issues = known_issues.stage_paragraph(f.model.known_issues, failures.AOTI)
+    return '<section id="saved-packages">%s%s</section>' % (saved.packages(f.model.packages, pages), issues)
+
+
+def grid(data: Mapping[str, Any]) -> str:
     """The grid of case × release × mode, with its filters; ``site.js`` draws it from the page's JSON."""
     choices = {
         "tag": [("", "every tag")] + [(t, t) for t in data["tags"]],
@@ -218,15 +179,14 @@ def cases_section(f: Findings, data: Mapping[str, Any], count: int) -> str:
     menus = selects("f", ((name, name, options) for name, options in choices.items()))
     return "\n".join(
         [
-            '<section id="cases"><h2>Cases</h2>',
-            "<p>Every case in every release and mode; a cell's tooltip holds its error, and a cell outlined in red"
-            " exported but failed a later stage. Search matches case names, tags, packages and error text.</p>",
+            "<p>A cell's tooltip holds its error, and a cell outlined in red exported but failed a later stage. Search"
+            " matches case names, tags, packages and error text.</p>",
             '<form id="filters" class="filters" onsubmit="return false"><label>search <input id="f-search"'
             ' type="search" placeholder="case name, tag, package or error text" autocomplete="off"></label>%s</form>'
             % menus,
-            '<p id="f-count" aria-live="polite">%d cases</p>' % count,
+            '<p id="f-count" aria-live="polite">%d cases</p>' % len(data["cases"]),
             "<noscript><p>The grid needs JavaScript; the tables to download hold the same data.</p></noscript>",
-            '<div class="grid-wrap"><div id="grid"></div></div></section>',
+            '<div class="grid-wrap"><div id="grid"></div></div>',
         ]
     )
 
@@ -234,41 +194,17 @@ def cases_section(f: Findings, data: Mapping[str, Any], count: int) -> str:
 # What the tables section says where the build wrote no CSV (the report committed in the project).
 NO_CSV = (
     "As gzipped CSV too where the report is published to the reports branch or GitHub Pages (export-matrix report"
-    " --csv); pandas and pyarrow read the Parquet."
+    " --csv)."
 )
 
 
-def tables_section(downloads: Sequence[str], csv: bool = True) -> str:
-    """The report's tables to download: the Parquet the report wrote, one folder up, and where ``csv`` the CSV from
-    the site's folder; without it, a line saying where the CSV is published."""
-    items = "".join(
-        '<li>%s: %s<a href="%s" download>Parquet</a></li>'
-        % (
-            text(name),
-            '<a href="%s" download>CSV (gzip)</a> · ' % text("%s/%s%s" % (TABLES, name, CSV)) if csv else "",
-            text("../%s.parquet" % name),
+def csv_tables(downloads: Sequence[str], csv: bool = True) -> str:
+    """The tables as gzipped CSV from the site's folder where ``csv``, else where they are published; the badge."""
+    if csv:
+        links = " · ".join(
+            '<a href="%s" download>%s</a>' % (text("%s/%s%s" % (TABLES, name, CSV)), text(name)) for name in downloads
         )
-        for name in downloads
-    )
-    where = "" if csv else "<p>%s</p>" % text(NO_CSV)
-    return "\n".join(
-        [
-            '<section id="tables"><h2>Tables</h2><p>The report\'s tables, to download:</p><ul>%s</ul>%s'
-            % (items, where),
-            '<p>A badge with the newest release\'s pass rate: <a href="badge.svg">badge.svg</a>.</p></section>',
-        ]
-    )
-
-
-def env_errors(frame: pd.DataFrame) -> str:
-    """The environments that could not be installed, and why: their cells are missing from the grid."""
-    if frame.empty:
-        return ""
-    rows = [
-        [text(v) for v in env_error_cells(row)]
-        + [text(row.get("error_type")), text(clip(first_line(row.get("error_message"), limit=None), 300))]
-        for row in frame.to_dict("records")
-    ]
-    return '<section id="env-errors"><h2>Environments that failed to install</h2>%s</section>' % table(
-        ENV_ERROR_HEADERS, rows
-    )
+        said = "<p>As gzipped CSV: %s.</p>" % links
+    else:
+        said = "<p>%s</p>" % text(NO_CSV)
+    return said + '<p>A badge with the newest release\'s pass rate: <a href="badge.svg">badge.svg</a>.</p>'

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List, Sequence
+from typing import Sequence
 
 from matrix.records.failures import Sighting
 from matrix.records.known_issues import KnownIssue
@@ -17,11 +17,6 @@ def linked(issue: KnownIssue, said: str) -> str:
         return escaped
     anchor = '<a href="%s">%s</a>' % (text(issue.link), text(issue.reference))
     return escaped.replace(text(issue.reference), anchor, 1)
-
-
-def verdict_items(found: Sequence[Sighting]) -> List[str]:
-    """The verdicts' list items of known upstream issues; none where the report shows none."""
-    return ["<li><strong>%s</strong>: %s</li>" % (text(s.issue.kind), linked(s.issue, verdict_words(s))) for s in found]
 
 
 def stage_paragraph(found: Sequence[Sighting], stage: str) -> str:
