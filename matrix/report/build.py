@@ -48,7 +48,7 @@ from matrix.records.completeness import IncompleteBuild
 from matrix.report import aoti_loads as report_aoti
 from matrix.report import artifacts as report_artifacts
 from matrix.report import case_page as report_case
-from matrix.report import devices_page, diff_files, files, kept_baseline, stamp, transition_page
+from matrix.report import devices_page, diff_files, files, kept_baseline, publish, stamp, transition_page
 from matrix.report import index as report_index
 from matrix.report import markdown as md
 from matrix.report import pages as report_pages
@@ -301,7 +301,6 @@ def _build(
             written |= {path for group in drawn.values() for chart in group for path in chart.files}
             groups = {name: (keys[name], drawn[name]) for name in inputs}
             written.add(chart_keys.write_keys(out, groups))
-    written |= _write_pages(out, findings, shelf)
     # The headline figures, for a later report's comparison with this one (figures.read).
     files.write_text(out, headline.FILE, headline.dumps(judged.figures))
     written.add(headline.FILE)
@@ -325,6 +324,8 @@ def _build(
         and not p.startswith(kept_baseline.FOLDER + "/")
     ]
     written |= report_site.write(out, findings, tables_offered, roots, shelf, csv=csv)
+    # After the site's own pages: its write removes the site's files of the last build it did not write itself.
+    written |= _write_pages(out, findings, shelf)
     written |= shelf.write(out)
     files.remove_stale(out, listed, written)
     files.write_manifest(out, written)
@@ -415,14 +416,15 @@ def _write_case_pages(out: str, judged: model.Model, roots: Sequence[str], shelf
 
 
 def _write_pages(out: str, f: report_index.Findings, shelf: Optional[diff_files.Shelf] = None) -> Set[str]:
-    """The pages the front page links: one per release transition, then grid, failures and the others."""
-    written = {}
-    for step in f.steps:
-        written[transition_page.page(step)] = transition_page.render(step, shelf)
-    written.update(report_pages.render(f))
-    for name, text in written.items():
+    """The pages the front page links: one per release transition, then grid, failures and the others; each page
+    built as a document is written in both forms."""
+    documents = [transition_page.build(step, shelf) for step in f.steps]
+    site_pages = {"index", "glossary", "upgrade", *(md.page_name(str(c))[: -len(".md")] for c in set(f.cells["case"]))}
+    written = publish.write(out, documents, also_on_site=site_pages, nav=())
+    texts = report_pages.render(f)
+    for name, text in texts.items():
         files.write_text(out, name, text)
-    return set(written)
+    return written | set(texts)
 
 
 def _write_tables(out: str, f: report_index.Findings) -> Set[str]:

@@ -16,7 +16,7 @@ import pandas as pd
 from matrix.contract.schema import MODES, STAGES, STATUSES, Status, first_line
 from matrix.records import failures
 from matrix.records.columns import FAILING
-from matrix.report import citation
+from matrix.report import citation, document, transition_page
 from matrix.report import markdown as md
 from matrix.report.findings import Findings
 from matrix.report.index import ENV_ERROR_HEADERS, env_error_cells
@@ -27,6 +27,7 @@ from matrix.report.site.downloads import CSV, TABLES
 from matrix.report.site.markup import GLYPHS, clip, listed, page, present, script_json, selects, table, text
 from matrix.report.site.verdicts import ANY_FAILURE
 from matrix.report.site.verdicts import render as verdicts_section
+from matrix.report.writers import html as html_writer
 
 # The sections that open on a click on their heading, so that the page reads in a few screens; a link to one
 # (#legend) still lands on its heading.
@@ -145,6 +146,7 @@ def render(f: Findings, pages: Mapping[str, str], downloads: Sequence[str], csv:
     count = len(data["cases"])
     lead = text("%s; %s." % (md.cells_counted(f.scope), md.releases_and_builds(f.scope)))
     newest = f.verdicts.regressions.newest if f.verdicts is not None else ()
+    transitions = transition_page.sections(f.steps, newest)
     sections = [
         (
             "verdicts",
@@ -163,9 +165,9 @@ def render(f: Findings, pages: Mapping[str, str], downloads: Sequence[str], csv:
                 more=[*saved.aoti_lines(f), upgrade_page.line(f.model.upgrades), devices.line(f.model.devices)],
             ),
         ),
-        ("newest", "Newest release", changes.newest(f.steps, newest, pages)),
+        ("newest", "Newest release", _drawn(transitions[0], f, pages)),
         ("cases", "Cases", cases_section(f, data, count)),
-        ("changes", "Changes", changes.section(f.steps, pages)),
+        ("changes", "Changes", _drawn(transitions[1], f, pages)),
         ("devices", "Devices", devices.section(f.model.devices, pages)),
         ("real-models", "Real models", real_models.section(f, pages)),
         ("saved", "Saved programs", saved.section(f, pages, charts.figures(f.artifacts.charts) if f.artifacts else "")),
@@ -190,6 +192,14 @@ def render(f: Findings, pages: Mapping[str, str], downloads: Sequence[str], csv:
         '<script src="site.js"></script>',
     ]
     return page(f.title, "\n".join(body), "")
+
+
+def _drawn(section: document.Section, f: Findings, pages: Mapping[str, str]) -> str:
+    """A section built as a document, drawn as the site draws a page's (until this page is one)."""
+    site_pages = {"index", *(p[: -len(".html")] for p in pages.values()), *map(transition_page.name, f.steps)}
+    return html_writer._Writer(html_writer.page_path("index", site_pages), site_pages, changes.widget(f.steps)).block(
+        section, 2
+    )
 
 
 def collapsed(html: str) -> str:
