@@ -418,7 +418,7 @@ def _write_case_pages(out: str, judged: model.Model, roots: Sequence[str], shelf
 def _write_pages(out: str, f: report_index.Findings, shelf: Optional[diff_files.Shelf] = None) -> Set[str]:
     """The pages the front page links: one per release transition, then grid, failures and the others; each page
     built as a document is written in both forms."""
-    documents = [transition_page.build(step, shelf) for step in f.steps]
+    documents = [transition_page.build(step, shelf) for step in f.steps] + report_pages.build(f)
     site_pages = {"index", "glossary", "upgrade", *(md.page_name(str(c))[: -len(".md")] for c in set(f.cells["case"]))}
     written = publish.write(out, documents, also_on_site=site_pages, nav=())
     texts = report_pages.render(f)

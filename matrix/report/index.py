@@ -39,6 +39,7 @@ from matrix.report import markdown as md
 from matrix.report import upgrade as report_upgrade
 from matrix.report import verdicts as report_verdicts
 from matrix.report.findings import Findings
+from matrix.report.writers import markdown as markdown_writer
 
 __all__ = ["Findings", "render"]
 
@@ -83,7 +84,8 @@ def render(f: Findings) -> str:
         _more(f),
     ]
     if f.baseline is not None:
-        sections.append(report_baseline.section(f.baseline, f.baseline_name, f.model.figures_since))
+        since = report_baseline.section(f.baseline, f.baseline_name, f.model.figures_since)
+        sections.append(markdown_writer._Writer("index.md").block(since, 2))
     return "\n".join(s for s in sections if s).rstrip("\n") + "\n"
 
 
@@ -360,8 +362,8 @@ def _signatures(f: Findings) -> str:
         " the %d most common of %d ([all of them](%s)).\n\n"
         % (min(TOP_SIGNATURES, len(f.signatures)), len(f.signatures), pages.FAILURES)
     )
-    rows = pages.signature_rows(f, TOP_SIGNATURES)
-    return "## Top failure signatures\n\n" + intro + md.table(pages.SIGNATURE_HEADERS, rows, pages.SIGNATURE_ALIGN)
+    table = markdown_writer._Writer("index.md").block(pages.signature_table(f, TOP_SIGNATURES), 2)
+    return "## Top failure signatures\n\n" + intro + table
 
 
 def _not_run(f: Findings) -> str:

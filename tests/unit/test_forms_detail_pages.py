@@ -3,7 +3,6 @@ once as a document, and its Markdown and its site page carry the same facts (a s
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Dict, List, Tuple
 
@@ -11,8 +10,10 @@ import pytest
 
 from matrix.records import model, store
 from matrix.report import document as d
+from matrix.report import pages as pages_of_report
 from matrix.report import transition_page
 from matrix.report.build import build_report
+from matrix.report.findings import Findings
 from matrix.report.site import changes
 from matrix.report.writers import html as html_writer
 from matrix.report.writers import markdown as md_writer
@@ -44,14 +45,14 @@ def both_forms(out: Path, name: str) -> Tuple[List[Tuple[str, str]], List[Tuple[
     return markdown_facts(markdown, name + ".md"), facts(site, "site/%s.html" % name)
 
 
-def written_pages(out: Path) -> List[str]:
-    """The pages of mine written in both forms."""
-    names = [p.stem for p in out.glob("transition-*.md")]
+def written_pages(out: Path, pattern: str = "*.md") -> List[str]:
+    """The pages of the report's folder written in both forms (the front page aside)."""
+    names = [p.stem for p in out.glob(pattern) if p.stem not in ("index", "glossary", "upgrade")]
     return sorted(n for n in names if (out / "site" / (n + ".html")).is_file())
 
 
 def test_a_transition_page_says_the_same_in_both_forms(small: Path) -> None:
-    names = written_pages(small)
+    names = written_pages(small, "transition-*.md")
     assert names == ["transition-2.4.1__2.5.0", "transition-2.5.0__2.6.0"]
     for name in names:
         markdown, site = both_forms(small, name)
@@ -63,6 +64,25 @@ def test_a_transition_page_says_the_same_in_both_forms(small: Path) -> None:
     links = [v for k, v in markdown if k == "link"]
     assert links[0] == "page:index" and "page:cases/twice" in links and "page:cases/breaks" in links
     assert any(v.startswith("file:cases/steady.diffs/") for v in links)  # the graph's diff, as the case pages link it
+
+
+def test_every_detail_page_says_the_same_in_both_forms(small: Path) -> None:
+    names = written_pages(small)
+    assert {"grid", "modes", "failures", "claims"} <= set(names)
+    for name in names:
+        markdown, site = both_forms(small, name)
+        assert differences(markdown, site) is None, name
+        assert markdown[1] == ("link", "page:index"), name  # each page leads back to the matrix
+    grid, _ = both_forms(small, "grid")
+    words = " ".join(v for k, v in grid if k == "text")
+    # A case's cells: one glyph per mode (strict then non-strict) per build, ✅ where both modes pass.
+    assert "Cells per status, release and mode" in words and "torch.cond (5)" in words
+    assert "twice ✅ ✅ ❌ ❌ · ·" in words
+    cases = [v for k, v in grid if k == "link" and v.startswith("page:cases/")]
+    # Under its tag, each case once, in name order.
+    assert cases == [
+        "page:cases/breaks", "page:cases/heals", "page:cases/nested__case", "page:cases/steady", "page:cases/twice"
+    ]  # fmt: skip
 
 
 def _findings(out: Path) -> Tuple[model.Model, List[str]]:
@@ -129,4 +149,11 @@ def test_the_published_reports_transitions_say_the_same_in_both_forms(published:
     regressed = sum(s.count("regression", "wrong-result", "stage-regression") for s in published.steps)
     fixed = sum(s.count("fix", "stage-fix") for s in published.steps)
     assert "Regressions (%d cells)" % regressed in words and "Fixes (%d cells)" % fixed in words
-    assert os.path.basename(str(PUBLISHED)) == "latest"
+    f = Findings(title="published", model=published)
+    pages = pages_of_report.build(f)
+    assert {"grid", "modes", "failures", "claims", "builds", "install-errors"} <= {p.name for p in pages}
+    known = {"index", *(p.name for p in pages)}
+    for page in pages:
+        markdown = markdown_facts(md_writer.write(page), page.name + ".md")
+        site = facts(html_writer.write(page, known), "site/%s.html" % page.name)
+        assert differences(markdown, site) is None, page.name
