@@ -55,6 +55,7 @@ from matrix.report import pages as report_pages
 from matrix.report import repro as report_repro
 from matrix.report import site as report_site
 from matrix.report import verdicts as report_verdicts
+from matrix.report.site import upgrade as site_upgrade
 
 DEFAULT_TITLE = "torch.export compatibility matrix"
 # Warnings printed on the terminal; all of them are listed in index.md.
@@ -420,7 +421,8 @@ def _write_pages(out: str, f: report_index.Findings, shelf: Optional[diff_files.
     built as a document is written in both forms."""
     documents = [transition_page.build(step, shelf) for step in f.steps] + report_pages.build(f)
     site_pages = {"index", "glossary", "upgrade", *(md.page_name(str(c))[: -len(".md")] for c in set(f.cells["case"]))}
-    written = publish.write(out, documents, also_on_site=site_pages, nav=())
+    widgets = {"upgrade": site_upgrade.widget(f.model.upgrades)}
+    written = publish.write(out, documents, also_on_site=site_pages, widgets=widgets, nav=())
     texts = report_pages.render(f)
     for name, text in texts.items():
         files.write_text(out, name, text)

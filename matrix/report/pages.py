@@ -34,8 +34,6 @@ def render(f: Findings) -> Dict[str, str]:
     pages = {glossary.PAGE: glossary.render()}
     if f.model.devices:
         pages[devices_page.PAGE] = devices_page.render(f.model.devices)
-    if upgrade_page.newest(f.model.upgrades) is not None:
-        pages[upgrade_page.PAGE] = upgrade_page.render(upgrade_page.newest(f.model.upgrades))
     return pages
 
 
@@ -56,6 +54,9 @@ def build(f: Findings) -> List[d.Page]:
         pages.append(candidate_page.build(f.candidates))
     if f.baseline is not None:
         pages.append(baseline.build(f.baseline, f.baseline_name, f.cells, f.model.figures_since))
+    found = upgrade_page.newest(f.model.upgrades)
+    if found is not None:
+        pages.append(upgrade_page.build(found, chooser=True))
     return pages
 
 

@@ -47,7 +47,7 @@ def both_forms(out: Path, name: str) -> Tuple[List[Tuple[str, str]], List[Tuple[
 
 def written_pages(out: Path, pattern: str = "*.md") -> List[str]:
     """The pages of the report's folder written in both forms (the front page aside)."""
-    names = [p.stem for p in out.glob(pattern) if p.stem not in ("index", "glossary", "upgrade")]
+    names = [p.stem for p in out.glob(pattern) if p.stem not in ("index", "glossary")]
     return sorted(n for n in names if (out / "site" / (n + ".html")).is_file())
 
 
@@ -68,11 +68,17 @@ def test_a_transition_page_says_the_same_in_both_forms(small: Path) -> None:
 
 def test_every_detail_page_says_the_same_in_both_forms(small: Path) -> None:
     names = written_pages(small)
-    assert {"grid", "modes", "failures", "claims"} <= set(names)
+    assert {"grid", "modes", "failures", "claims", "upgrade"} <= set(names)
     for name in names:
         markdown, site = both_forms(small, name)
         assert differences(markdown, site) is None, name
         assert markdown[1] == ("link", "page:index"), name  # each page leads back to the matrix
+    # The upgrade page answers the newest pair in both forms; the site adds the chooser of any other pair.
+    upgrade, _ = both_forms(small, "upgrade")
+    said = " ".join(v for k, v in upgrade if k == "text")
+    assert "From 2.5.0 to 2.6.0" in said and "Other cases the upgrade breaks" in said
+    site = (small / "site" / "upgrade.html").read_text(encoding="utf-8")
+    assert 'data-widget="pair-chooser"' in site and 'id="upgrade-data"' in site and "upgrade.js" in site
     grid, _ = both_forms(small, "grid")
     words = " ".join(v for k, v in grid if k == "text")
     # A case's cells: one glyph per mode (strict then non-strict) per build, ✅ where both modes pass.

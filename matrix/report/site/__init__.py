@@ -74,7 +74,6 @@ def write(
     pages = {name: "cases/%s.html" % md.page_file(name) for name in sorted(set(map(str, f.cells["case"])))}
     written |= _write(out, "index.html", front.render(f, pages, downloads.names(tables), csv))
     written |= _write(out, glossary.PAGE, glossary.render(f.title))
-    written |= _write(out, upgrade.PAGE, upgrade.render(f.title, f.model.upgrades, pages))
     for name in COPIED:
         with open(os.path.join(ASSETS, name), encoding="utf-8") as source:
             written |= _write(out, name, source.read())
