@@ -4,14 +4,15 @@ Written by ``export-matrix report`` from the same model as the Markdown pages (`
 judged again here:
 
 - ``index.html`` (:mod:`.front`): the verdicts; what changed in the newest release and every regression and fix
-  between releases (:mod:`.changes`); the grid of case × release × mode, filtered in the page by a search over
+  between releases (:mod:`matrix.report.transition_page`'s sections, filtered by :mod:`.changes`); the grid of case × release × mode, filtered in the page by a search over
   case names, tags and error text, and by tag, status, release, mode and the real-model pack; the real models
   with the library versions each release resolved (:mod:`.real_models`); the saved programs' epochs
   (:mod:`.saved`); the charts (:mod:`.charts`); the run and how to run it again (:mod:`.run`); the tables to
   download; a legend of every glyph (:mod:`.legend`);
 - ``glossary.html`` (:mod:`.glossary`): the report's terms and glyphs;
-- ``upgrade.html`` (:mod:`.upgrade`): from one build to a newer one, the answer per case and for the real-model
-  pack, the pair kept in the address;
+- ``upgrade.html``, the transition pages and the detail pages (grid, failures, builds, ...): each page built once
+  as a document (:mod:`matrix.report.publish`), beside its Markdown form; the upgrade page's chooser of any pair
+  of builds, the pair kept in the address, is the site's own (:mod:`.upgrade`);
 - ``cases/NAME.html`` (:mod:`.case`), NAME as the case's Markdown page's: its history across releases, errors,
   graph diffs, packages beside torch, repros (each linked where the report wrote it, ``../../cases/NAME.repro/``),
   saved × loaded grid, and where the records hold them compiled × loaded and exported × compiled grids;
