@@ -18,8 +18,6 @@ from matrix.report import phrases as say
 from matrix.report.forms import MARKDOWN, Form
 
 PAGE = "builds.md"
-# Record text as it is: the document's writers escape it.
-PLAIN = Form(text=str, clipped=say.clip, said=str, code=str, status=str, strong="%s", item="%s", link=lambda a, b: a)
 # Anchor of the front page's section on environments that failed to install.
 INSTALL_SECTION = "#environments-that-failed-to-install"
 # The longest installer message quoted in a verdict line.
@@ -134,7 +132,8 @@ def build(comparisons: Sequence[BuildComparison]) -> d.Page:
         rows += [_row(row, "not comparable", "%s on this build" % row.get("status")) for row in c.unranked]
         table = d.Table(tuple(d.Column(h) for h in headers), tuple(rows), empty="No difference.")
         said = d.Paragraph(d.phrase("%s." % counts(c).capitalize()))
-        blocks.append(d.Section("build-%d" % i, "%s vs %s%s" % (c.build, c.reference, _mark(c, PLAIN)), (said, table)))
+        heading = "%s vs %s%s" % (c.build, c.reference, " " + MARK if c.incomplete else "")
+        blocks.append(d.Section("build-%d" % i, heading, (said, table)))
     return d.Page(PAGE[: -len(".md")], "Builds of one release compared", tuple(blocks),
                   up=d.link("← back to the matrix", d.page("index")))  # fmt: skip
 
