@@ -4,7 +4,8 @@ Written by ``export-matrix report`` from the same model as the Markdown pages (`
 judged again here:
 
 - ``index.html`` (:mod:`.front`): the verdicts; what changed in the newest release and every regression and fix
-  between releases (:mod:`matrix.report.transition_page`'s sections, filtered by :mod:`.changes`); the grid of case × release × mode, filtered in the page by a search over
+  between releases (:mod:`matrix.report.transition_page`'s sections, filtered by :mod:`.changes`); the
+  grid of case × release × mode, filtered in the page by a search over
   case names, tags and error text, and by tag, status, release, mode and the real-model pack; the real models
   with the library versions each release resolved (:mod:`.real_models`); the saved programs' epochs
   (:mod:`.saved`); the charts (:mod:`.charts`); the run and how to run it again (:mod:`.run`); the tables to
