@@ -50,6 +50,7 @@ from matrix.report import (
     case_grids,
     devices_page,
     diff_files,
+    document,
     files,
     glossary,
     kept_baseline,
@@ -64,6 +65,7 @@ from matrix.report import pages as report_pages
 from matrix.report import repro as report_repro
 from matrix.report import site as report_site
 from matrix.report import verdicts as report_verdicts
+from matrix.report.site import upgrade as site_upgrade
 
 DEFAULT_TITLE = "torch.export compatibility matrix"
 # Warnings printed on the terminal; all of them are listed in index.md.
@@ -307,8 +309,7 @@ def _build(
             fresh = [name for name in inputs if name not in drawn]  # the grid is drawn above
             drawn.update(release_charts.front_page(findings.summary, findings.steps, cells, out, only=fresh))
         written |= _write_tables(out, findings)
-        pages = _write_case_pages(out, judged, roots, shelf)
-        written |= pages
+        case_pages = _case_pages(judged, roots, shelf)
         written |= report_repro.write(out, judged.repros, roots)
         if redraw_grid:
             drawn["grid"] = grid()
@@ -317,7 +318,6 @@ def _build(
             written |= {path for group in drawn.values() for chart in group for path in chart.files}
             groups = {name: (keys[name], drawn[name]) for name in inputs}
             written.add(chart_keys.write_keys(out, groups))
-    written |= _write_pages(out, findings, shelf)
     # The headline figures, for a later report's comparison with this one (figures.read).
     files.write_text(out, headline.FILE, headline.dumps(judged.figures))
     written.add(headline.FILE)
@@ -338,11 +338,9 @@ def _build(
         and p not in (published.TEXTS, graph_diffs.TABLE)
         and not p.startswith(kept_baseline.FOLDER + "/")
     ]
-    written |= report_site.write(out, findings, tables_offered, csv=csv, pages=pages)
-    front = [report_index.page(findings, tables_offered), glossary.page(), report_pages.failures(findings)]
-    front += [devices_page.page(judged.devices)] if judged.devices else []
-    widgets = report_site.front_widgets(findings, tables_offered, csv)
-    written |= publish.write(out, front, report_site.own_pages(findings), widgets)
+    written |= report_site.write(out, findings, tables_offered, csv=csv)
+    # After the site's own files: its write removes the site's files of the last build that it did not write itself.
+    written |= _write_documents(out, findings, case_pages, shelf, tables_offered, csv)
     written |= stamp.write(out, findings.stamp)
     written |= shelf.write(out)
     files.remove_stale(out, listed, written)
@@ -350,7 +348,7 @@ def _build(
     return Report(
         out=out,
         index=index,
-        pages=sum(1 for path in pages if path.endswith(".md")),
+        pages=len(case_pages),
         cells=len(cells),
         regressions=int(moves["kind"].isin(transitions.REGRESSIONS).sum()) if not moves.empty else 0,
         fixes=int(moves["kind"].isin(transitions.FIXES).sum()) if not moves.empty else 0,
@@ -407,16 +405,15 @@ def incomplete_notes(builds: Sequence[IncompleteBuild]) -> List[str]:
     ]
 
 
-def _write_case_pages(out: str, judged: model.Model, roots: Sequence[str], shelf: diff_files.Shelf) -> Set[str]:
-    """One page per case in both its forms (``cases/NAME.md``, ``site/cases/NAME.html``), with its repros, the graph
-    diffs earlier reports kept (``graph_diffs.carried``), its other devices and each product's grids; returns their
-    paths relative to ``out``. ``shelf`` keeps the diff files the pages link."""
+def _case_pages(judged: model.Model, roots: Sequence[str], shelf: diff_files.Shelf) -> List[document.Page]:
+    """One page per case, with its repros, the graph diffs earlier reports kept (``graph_diffs.carried``), its other
+    devices and each product's grids. ``shelf`` keeps the diff files the pages link."""
     kept = graph_diffs.carried(judged.graph_diffs)
     failures = report_case.by_case(judged.repros, lambda failure: failure.case)
     moves = report_case.by_case(judged.moves.to_dict("records"))
     cells = report_case.by_case(judged.cells.assign(environment=judged.labels).to_dict("records"))
     uses = case_grids.uses(judged)
-    pages = [
+    return [
         report_case.build(
             case, rows, moves.get(case, []), roots, failures.get(case, []), kept, shelf,
             by_device.of_case(case, judged.devices, judged.elsewhere),
@@ -424,19 +421,25 @@ def _write_case_pages(out: str, judged: model.Model, roots: Sequence[str], shelf
         )
         for case, rows in sorted(cells.items())
     ]  # fmt: skip
-    tips = {p.name: {report_case.TIPS: report_site.TIPS_WIDGET} for p in pages}
-    return publish.write(out, pages, report_site.PAGES, tips, nav=())
 
 
-def _write_pages(out: str, f: report_index.Findings, shelf: Optional[diff_files.Shelf] = None) -> Set[str]:
-    """The pages the front page links: one per release transition, then grid, failures and the others."""
-    written = {}
-    for step in f.steps:
-        written[transition_page.page(step)] = transition_page.render(step, shelf)
-    written.update(report_pages.render(f))
-    for name, text in written.items():
-        files.write_text(out, name, text)
-    return set(written)
+def _write_documents(
+    out: str,
+    f: report_index.Findings,
+    case_pages: List[document.Page],
+    shelf: Optional[diff_files.Shelf],
+    tables_offered: Sequence[str],
+    csv: bool,
+) -> Set[str]:
+    """Every page built as a document, written in both forms in one go, so that each links the others in its own
+    form: the front page, the glossary, the devices page, one page per release transition, the detail pages and the
+    case pages; the site's widgets drawn into them."""
+    documents = [report_index.page(f, tables_offered), glossary.page()]
+    documents += [devices_page.page(f.model.devices)] if f.model.devices else []
+    documents += [transition_page.build(step, shelf) for step in f.steps] + report_pages.build(f) + case_pages
+    widgets = {**report_site.front_widgets(f, tables_offered, csv), "upgrade": site_upgrade.widget(f.model.upgrades)}
+    widgets.update({p.name: {report_case.TIPS: report_site.TIPS_WIDGET} for p in case_pages})
+    return publish.write(out, documents, report_site.PAGES, widgets)
 
 
 def _write_tables(out: str, f: report_index.Findings) -> Set[str]:

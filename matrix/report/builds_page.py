@@ -7,13 +7,14 @@ cell where another variant's build differs from PyPI's build of its release.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from matrix.records import transitions
 from matrix.records.builds import BuildComparison
 from matrix.records.completeness import MARK, IncompleteBuild, Missing
 from matrix.report import document as d
 from matrix.report import markdown as md
+from matrix.report import phrases as say
 
 PAGE = "builds.md"
 # Anchor of the front page's section on environments that failed to install.
@@ -114,39 +115,36 @@ def _unranked_statuses(c: BuildComparison) -> str:
     return ", ".join("%d %s on this build" % (n, status) for status, n in sorted(counts.items()))
 
 
-def render(comparisons: Sequence[BuildComparison]) -> str:
+def build(comparisons: Sequence[BuildComparison]) -> d.Page:
     """The page: per build, every cell where it differs from PyPI's build of its release."""
-    out = [
-        "# Builds of one release compared\n",
-        "[← back to the matrix](index.md)\n",
+    intro = (
         "Each build of another variant (the CPU index's, a CUDA index's) against PyPI's build of the same release,"
         " case by case and mode by mode, under the rules of a transition: statuses compared only where both ran"
         " torch.export, graphs only where both hashes come from one scheme, timings only on enough runs. A"
-        " difference here is the build's, not the release's: these cells are never in a release transition.\n",
-    ]
-    for c in comparisons:
-        title = "## %s vs %s" % (md.text(c.build), md.text(c.reference))
-        out.append(title + md.text(_mark(c)) + "\n")
-        out.append("%s.\n" % counts(c).capitalize())
-        rows = [
-            _row(d, DIFFERENCE.get(str(d["kind"]), str(d["kind"])), md.text(_detail(d), 160))
-            for d in _ordered(c.differences)
-        ]
-        rows += [_row(row, "not comparable", md.text("%s on this build" % row.get("status"))) for row in c.unranked]
-        headers = ["case", "mode", "difference", "PyPI's → this build", "error"]
-        out.append(md.table(headers, rows) if rows else "_No difference._\n")
-    return "\n".join(out).rstrip("\n") + "\n"
+        " difference here is the build's, not the release's: these cells are never in a release transition."
+    )
+    blocks: List[d.Block] = [d.Paragraph(d.phrase(intro))]
+    headers = ("case", "mode", "difference", "PyPI's → this build", "error")
+    for i, c in enumerate(comparisons):
+        rows = [_row(x, DIFFERENCE.get(str(x["kind"]), str(x["kind"])), _detail(x)) for x in _ordered(c.differences)]
+        rows += [_row(row, "not comparable", "%s on this build" % row.get("status")) for row in c.unranked]
+        table = d.Table(tuple(d.Column(h) for h in headers), tuple(rows), empty="No difference.")
+        said = d.Paragraph(d.phrase("%s." % counts(c).capitalize()))
+        heading = "%s vs %s%s" % (c.build, c.reference, " " + MARK if c.incomplete else "")
+        blocks.append(d.Section("build-%d" % i, heading, (said, table)))
+    return d.Page(PAGE[: -len(".md")], "Builds of one release compared", tuple(blocks),
+                  up=d.link("← back to the matrix", d.page("index")))  # fmt: skip
 
 
-def _row(cell: Dict[str, object], difference: str, detail: str) -> List[str]:
-    """A cell of the page's table: its case, mode, difference, ``detail`` (Markdown) and error."""
-    return [
-        md.case_link(str(cell["case"])),
-        md.text(cell["mode"]),
-        md.text(difference),
-        detail,
-        md.text(cell.get("error_message") or "", 200),
-    ]
+def _row(cell: Dict[str, object], difference: str, detail: str) -> Tuple[d.Phrase, ...]:
+    """A cell of the page's table: its case, mode, difference, detail and error."""
+    return (
+        say.case(cell["case"]),
+        d.phrase(say.plain(cell["mode"])),
+        d.phrase(difference),
+        d.phrase(say.clip(detail, 160)),
+        d.phrase(say.clip(cell.get("error_message") or "", 200)),
+    )
 
 
 def _detail(d: Dict[str, object]) -> str:

@@ -7,11 +7,12 @@ not, then the evidence, cell by cell, on the page.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 from matrix.records.candidate import Verdict
 from matrix.report import document as d
 from matrix.report import markdown as md
+from matrix.report import phrases as say
 
 PAGE = "candidates.md"
 # Cells named in the front page's line before the rest are counted.
@@ -52,29 +53,39 @@ def line(v: Verdict) -> d.Item:
     return d.Item(d.phrase(verdict, counted, d.link("every cell", d.page(PAGE[: -len(".md")])), ")."), title)
 
 
-def render(verdicts: Sequence[Verdict]) -> str:
+def build(verdicts: Sequence[Verdict]) -> d.Page:
     """The page: per candidate, what it breaks, the programs it cannot load, what it fixes and what changed."""
-    out = [
-        "# Candidates against the newest release\n",
-        "[← back to the matrix](index.md)\n",
+    intro = (
         "Each build from a pre-release channel (a nightly, a release candidate) against the newest release's build"
-        " of its family, case by case and mode by mode, under the rules of a transition. *Broken*: worse on the"
-        " candidate, wrong numbers where the release refused, or a stage that stopped working.\n",
-    ]
-    for v in verdicts:
-        out.append("## %s\n" % md.text(title_of(v)))
-        out.append(_section("Broken", v.broken, MOVED))
-        out.append(_section("Saved programs it cannot load", v.unloadable, UNLOADABLE))
-        out.append(_section("Fixed", v.fixed, MOVED))
-        out.append(_section("Graph and op changes", v.changed, MOVED))
-    return "\n".join(out).rstrip("\n") + "\n"
+        " of its family, case by case and mode by mode, under the rules of a transition. "
+    )
+    blocks: List[d.Block] = [
+        d.Paragraph(d.phrase(intro, d.Strong(d.phrase("Broken")), ": worse on the candidate, wrong numbers where the"
+                             " release refused, or a stage that stopped working."))
+    ]  # fmt: skip
+    for i, v in enumerate(verdicts):
+        parts = (
+            ("broken", "Broken", v.broken, MOVED),
+            ("unloadable", "Saved programs it cannot load", v.unloadable, UNLOADABLE),
+            ("fixed", "Fixed", v.fixed, MOVED),
+            ("changed", "Graph and op changes", v.changed, MOVED),
+        )
+        blocks.append(
+            d.Section("candidate-%d" % i, title_of(v),
+                      tuple(_section("%s-%d" % (anchor, i), heading, rows, columns)
+                            for anchor, heading, rows, columns in parts))
+        )  # fmt: skip
+    return d.Page(PAGE[: -len(".md")], "Candidates against the newest release", tuple(blocks),
+                  up=d.link("← back to the matrix", d.page("index")))  # fmt: skip
 
 
-def _section(title: str, rows: Sequence[Dict[str, Any]], columns: Sequence[Tuple[str, str]]) -> str:
+def _section(
+    anchor: str, heading: str, rows: Sequence[Dict[str, Any]], columns: Sequence[Tuple[str, str]]
+) -> d.Section:
     """A heading that counts ``rows``, then their table: the case, then each column's (header, field)."""
-    if not rows:
-        return "### %s (0)\n\n_None._\n" % title
-    table = [
-        [md.case_link(str(r["case"]))] + [md.text(r.get(f) or "", LIMITS.get(f)) for _, f in columns] for r in rows
-    ]
-    return "### %s (%d)\n\n%s" % (title, len(rows), md.table(["case", *(h for h, _ in columns)], table))
+    table = d.Table(
+        (d.Column("case"), *(d.Column(h) for h, _ in columns)),
+        tuple((say.case(r["case"]), *(d.phrase(say.clip(r.get(f) or "", LIMITS.get(f))) for _, f in columns))
+              for r in rows),
+    )  # fmt: skip
+    return d.Section(anchor, "%s (%d)" % (heading, len(rows)), (table,))

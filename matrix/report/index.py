@@ -58,14 +58,14 @@ STAGE_LABELS = dict(STAGES)
 # The programs an op drift is counted for (transitions.OP_STAGES), as the front page names them.
 OP_PROGRAMS = (("exported", "the exported program"), ("decomposed", "the decomposed one"))
 # The site's widgets on the front page, by name (matrix.report.site.front draws them).
-BADGE, CHANGES, GRID, DOWNLOADS, SCRIPTS = "badge", "changes", "grid", "downloads", "scripts"
+BADGE, GRID, DOWNLOADS, SCRIPTS = "badge", "grid", "downloads", "scripts"
 PACKAGES = "packages"  # the compiled packages' epochs, the site's still (matrix.report.site.saved)
 FAILING = "failing"  # a link to the grid filtered to the newest release's failing cells
 # The sections the site opens on a click, so that its front page reads in a few screens (the grid, the verdicts and
 # the table of changes open); a link to one still lands on its heading. The Markdown shows them whole.
 COLLAPSED = {
     "the-run", "summary", "environments-that-failed-to-install", "regressions", "top-failure-signatures",
-    "strict-vs-non-strict", "release-transitions", "saved-programs-across-releases", "tables",
+    "strict-vs-non-strict", "saved-programs-across-releases", "tables",
     "since-the-previous-report",
 }  # fmt: skip
 
@@ -96,6 +96,10 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
         f.verdicts, first, [i for i in more if i is not None], [known_issues.verdict(s) for s in f.model.known_issues],
         [i for i in [builds_page.line(f.builds)] if i is not None],
     )  # fmt: skip
+    newest_changes, every_change = transition_page.sections(
+        f.steps, f.verdicts.regressions.newest if f.verdicts is not None else (),
+        [*_charts(f, "transitions"), *_charts(f, "export-time")],
+    )  # fmt: skip
     blocks: List[Any] = [
         d.Widget(BADGE),
         d.Paragraph(d.phrase("What the words mean (cell, build, release, regression, op drift, epoch, …): ",
@@ -105,15 +109,14 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
         d.Widget(FAILING),
         *_charts(f, "overview"),  # below the verdicts: the whole status grid at a glance
         _cases(f),
-        d.Widget(CHANGES),  # high on the site's page, as the grid: a link to a filter of it scrolls it to the top
+        newest_changes,
         citation.section(f, run_facts(f)),
         _summary(f),
         _env_errors(f),
-        _regressions(f),
         real_models.section(f),
         _signatures(f),
         _modes(f),
-        _transitions(f),
+        every_change,
         _saved_programs(f),
         d.Widget(PACKAGES),
         _tables(tables_offered),
@@ -241,7 +244,7 @@ def _summary(f: Findings) -> d.Section:
     )  # fmt: skip
     items = [
         d.Item(d.phrase("%s; %s." % (md.cells_counted(f.scope), md.releases_and_builds(f.scope)))),
-        d.Item(d.phrase(changed, d.link("per transition", d.here("release-transitions")), ").")),
+        d.Item(d.phrase(changed, d.link("per transition", d.here("changes")), ").")),
         d.Item(d.phrase(
             "%s whose program does not save/load; %d whose decomposition fails (marked %s and %s in the " % (
                 md.plural(per_stage["serialize"], "passing cell"), per_stage["decompose"], md.STAGE_MARKS["serialize"],
@@ -366,32 +369,6 @@ def _error(kind: Any, message: Any, limit: int) -> d.Phrase:
     return d.phrase(d.Code(kind) if isinstance(kind, str) and kind else None, ": " if kind and said else None, said)
 
 
-def _regressions(f: Findings) -> d.Section:
-    found = f.moves[f.moves["kind"].isin(transitions.REGRESSIONS)] if not f.moves.empty else f.moves
-    # One row per change, its modes together: the same case breaking the same way in both modes is one story.
-    groups: Dict[Tuple[Any, ...], List[Dict[str, Any]]] = {}
-    for move in found.to_dict("records"):
-        fields = ["before", "after", "variant_before", "variant", "case", "with_set", "kind"]
-        fields += ["status_before", "status_after", "stage", "error_type", "error_message"]
-        groups.setdefault(tuple(str(move.get(k)) for k in fields), []).append(move)
-    rows = [
-        (
-            d.phrase(parts.transition(m[0]["before"], m[0]["after"], m[0].get("variant_before"), m[0].get("variant"))),
-            parts.case(m[0]["case"], m[0].get("with_set")),
-            d.phrase(", ".join(str(x["mode"]) for x in m)),
-            _change(m[0]),
-            _error(m[0]["error_type"], m[0]["error_message"], 200),
-        )
-        for m in groups.values()
-    ]
-    intro = d.phrase(
-        "Every cell that got worse from one release to the next: its status; an export that used to fail and now"
-        " gives wrong numbers silently (now wrong numbers); or a stage run on the exported program (save/load,"
-        " decomposition) that starts failing while the cell still passes. Fixes, graph changes and timings are on"
-        " the ", d.link("transition pages", d.here("release-transitions")), ".",
-    )  # fmt: skip
-    table = parts.table(["releases", "case", "mode", "change", "error in the newer release"], rows)
-    return d.Section("regressions", "Regressions (%s)" % md.plural(len(found), "cell"), (d.Paragraph(intro), table))
 
 
 def _signatures(f: Findings) -> d.Section:
@@ -403,8 +380,7 @@ def _signatures(f: Findings) -> d.Section:
         " the %d most common of %d (" % (min(TOP_SIGNATURES, len(f.signatures)), len(f.signatures)),
         d.link("all of them", _page_of(pages.FAILURES)), ").",
     )  # fmt: skip
-    rows = pages.signature_rows(f, TOP_SIGNATURES)
-    table = parts.table(pages.SIGNATURE_HEADERS, rows, pages.SIGNATURE_ALIGN)
+    table = pages.signature_table(f, TOP_SIGNATURES)
     return d.Section("top-failure-signatures", title, (d.Paragraph(intro), table))
 
 
@@ -450,42 +426,6 @@ def _modes(f: Findings) -> d.Section:
 Column = Tuple[str, Tuple[str, ...], str]
 
 
-def _transitions(f: Findings) -> d.Section:
-    # The regressions (transitions.REGRESSIONS), then the fixes (FIXES), kind by kind, as the chart stacks them.
-    columns: Sequence[Column] = (
-        *((transition_page.COUNTED[kind], (kind,), "") for kind in transitions.REGRESSIONS + transitions.FIXES),
-        ("graph changes", ("graph-change",), ""),
-        *(("op drift: %s" % stage, ("op-drift",), stage) for stage, _ in OP_PROGRAMS),
-    )
-    untimed = transition_page.not_timed(f.steps)
-    if untimed is None:
-        # A transition without the runs a timing claim needs shows "–" there, not a count of none.
-        columns = (*columns, ("slower", ("slowdown",), ""), ("faster", ("speedup",), ""))
-    rows = [
-        [d.phrase(d.link(transition_page.title(step), _page_of(transition_page.page(step)))),
-         d.phrase(str(len(step.pairs)))]
-        + [
-            d.phrase(_number(step, kinds, program) if step.timed or kinds[0] not in _TIMINGS else "–")
-            for _, kinds, program in columns
-        ]
-        for step in f.steps
-    ]  # fmt: skip
-    timed = (
-        "Slowdowns and speedups %s. " % untimed
-        if untimed is not None
-        else "Slower and faster: – where no cell has the runs a timing claim needs. "
-    )
-    intro = (
-        "Each release compared with the one before it, case by case and mode by mode; each page lists every"
-        " change with its error, graph diff or timing evidence. Graphs are compared only when both hashes come from"
-        " the same hashing scheme. Op drift is counted per program: the exported one, and the same decomposed to"
-        " core ATen."
-    )
-    headers = ["transition", "cells compared"] + [name for name, _, _ in columns]
-    table = parts.table(headers, rows, "l" + "r" * (1 + len(columns)), wide=True)
-    blocks: Tuple[d.Block, ...] = (d.Paragraph(d.phrase(intro)), d.Paragraph(d.phrase(timed + transition_page.rule())))
-    blocks += (table, *_charts(f, "transitions"), *_charts(f, "export-time"))
-    return d.Section("release-transitions", "Release transitions", blocks)
 
 
 def _number(step: Step, kinds: Tuple[str, ...], program: str = "") -> str:

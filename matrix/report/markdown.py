@@ -148,11 +148,6 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]], align: Optional
     return "\n".join(lines) + "\n"
 
 
-def moved(move: Dict[str, Any]) -> str:
-    """A transition's releases, ``2.4.1 → 2.5.0``, with their variants where the two differ."""
-    return text(transition_title(move["before"], move["after"], move.get("variant_before"), move.get("variant")))
-
-
 def transition_title(before: Any, after: Any, variant_before: Any = None, variant: Any = None) -> str:
     """``2.4.1 → 2.5.0``, or ``2.9.1 (pypi) → 2.13.0+cpu (cpu)`` across variants (plain text)."""
     if isinstance(variant_before, str) and isinstance(variant, str) and variant_before != variant:
@@ -227,13 +222,6 @@ def grouped(rows: Iterable[Dict[str, Any]], by: Sequence[str]) -> List[Tuple[Tup
     for row in rows:
         groups.setdefault(tuple(str(row[k]) for k in by), []).append(row)
     return sorted(groups.items())
-
-
-def names(values: Iterable[str], limit: int = 12) -> str:
-    """Sorted names, escaped, cut after ``limit`` with a count."""
-    ordered = sorted(values)
-    shown = ", ".join(text(v) for v in ordered[:limit])
-    return shown + (" … (+%d)" % (len(ordered) - limit) if len(ordered) > limit else "")
 
 
 def link(label: str, target: str) -> str:

@@ -8,13 +8,14 @@ the front page does not link it.
 
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from matrix.contract.schema import MODES, STATUSES
+from matrix.contract.schema import MODES, STAGES, STATUSES, Status
 from matrix.records import store, tables
-from matrix.report import baseline, builds_page, candidate_page, parts
+from matrix.report import baseline, builds_page, candidate_page
 from matrix.report import document as d
 from matrix.report import markdown as md
+from matrix.report import phrases as say
 from matrix.report import upgrade as upgrade_page
 from matrix.report.findings import Findings
 
@@ -25,41 +26,72 @@ CLAIMS = "claims.md"
 FLAKY = "flaky.md"
 WARNINGS = "warnings.md"
 INSTALL_ERRORS = "install-errors.md"
-BACK = "[← back to the matrix](index.md)\n"
+BACK = d.link("← back to the matrix", d.page("index"))
 
 
-def render(f: Findings) -> Dict[str, str]:
-    """The linked pages by file name (relative to the report folder)."""
-    pages = {GRID: grid(f), MODES_PAGE: modes(f)}
+
+def build(f: Findings) -> List[d.Page]:
+    """The linked pages built as documents; a page with nothing to show is not built."""
+    pages = [grid(f), modes(f), failures(f)]
     if f.cells["expected"].map(lambda v: isinstance(v, str)).any():
-        pages[CLAIMS] = claims(f)
+        pages.append(claims(f))
     if not f.flaky.empty:
-        pages[FLAKY] = flaky(f)
+        pages.append(flaky(f))
     if f.warnings:
-        pages[WARNINGS] = warnings(f)
+        pages.append(warnings(f))
     if installer_outputs(f):
-        pages[INSTALL_ERRORS] = install_errors(f)
+        pages.append(install_errors(f))
     if f.builds:
-        pages[builds_page.PAGE] = builds_page.render(f.builds)
+        pages.append(builds_page.build(f.builds))
     if f.candidates:
-        pages[candidate_page.PAGE] = candidate_page.render(f.candidates)
-    if upgrade_page.newest(f.model.upgrades) is not None:
-        pages[upgrade_page.PAGE] = upgrade_page.render(upgrade_page.newest(f.model.upgrades))
+        pages.append(candidate_page.build(f.candidates))
     if f.baseline is not None:
-        pages[baseline.PAGE] = baseline.page(f.baseline, f.baseline_name, f.cells, f.model.figures_since)
+        pages.append(baseline.build(f.baseline, f.baseline_name, f.cells, f.model.figures_since))
+    found = upgrade_page.newest(f.model.upgrades)
+    if found is not None:
+        pages.append(upgrade_page.build(found, chooser=True))
     return pages
+
+
+def _page(file: str, title: str, blocks: Sequence[d.Block]) -> d.Page:
+    return d.Page(file[: -len(".md")], title, tuple(blocks), up=BACK)
+
+
+def _columns(*labels: str, align: str = "") -> Tuple[d.Column, ...]:
+    return tuple(d.Column(label, (align or "l" * len(labels))[i]) for i, label in enumerate(labels))
 
 
 def charts(f: Findings, key: str) -> str:
     return "".join("\n![%s](%s)\n" % (md.text(c.title), c.path) for c in f.charts.get(key, []))
 
 
-def grid(f: Findings) -> str:
+def images(f: Findings, key: str) -> List[d.Image]:
+    """The charts of ``key`` as images of a page."""
+    return [d.Image(d.file(c.path), c.title) for c in f.charts.get(key, [])]
+
+
+def legend() -> d.Table:
+    """Every status's glyph, name and meaning, no record, and the marks of a failed stage."""
+    rows = [(d.phrase(d.Mark(s.value, named=False)), d.phrase(s.value), d.phrase(s.meaning)) for s in Status]
+    rows.append((d.phrase(d.Mark(None)), d.phrase("no record"),
+                 d.phrase("the cell was not run (or its environment failed to install)")))  # fmt: skip
+    for stage, label in STAGES:
+        rows.append((d.phrase(md.STAGE_MARKS[stage]), d.phrase("%s fails" % label), d.phrase(md.STAGE_MEANING[stage])))
+    return d.Table(_columns("", "status", "meaning"), tuple(rows))
+
+
+def _square(row: Optional[Dict[str, Any]]) -> d.Mark:
+    if row is None:
+        return d.Mark(None)
+    return d.Mark(str(row["status"]), named=False, marks=md.marks(row))
+
+
+def grid(f: Findings) -> d.Page:
     """Every case in every environment and mode, grouped by tag, with the counts per status."""
     cells = f.cells.assign(_env=f.labels)
     envs = list(dict.fromkeys(store.sort_cells(cells, release="release")["_env"]))
     shown = cells[["case", "_env", "mode", "status", "serialize_outcome", "decompose_outcome"]].to_dict("records")
-    symbol = {(str(row["case"]), str(row["_env"]), str(row["mode"])): md.marked(row) for row in shown}
+    found = {(str(row["case"]), str(row["_env"]), str(row["mode"])): row for row in shown}
     by_tag: Dict[str, List[str]] = {}
     firsts = cells.drop_duplicates("case")
     for case, tags in zip(firsts["case"], firsts["tags"]):
@@ -67,43 +99,48 @@ def grid(f: Findings) -> str:
         for tag in names or ["untagged"]:
             by_tag.setdefault(tag, []).append(str(case))
     modes = [m for m in MODES if m in set(cells["mode"])]
-    out = [
-        "# Status grid\n",
-        BACK,
-        "Each cell shows %s, one symbol per mode; cases with several tags appear under each.\n" % " then ".join(modes),
-        md.legend(),
+    blocks: List[d.Block] = [
+        d.Paragraph(
+            d.phrase(
+                "Each cell shows %s, one symbol per mode; cases with several tags appear under each."
+                % " then ".join(modes)
+            )
+        ),
+        legend(),
         _counts(f),
     ]
     for tag in sorted(by_tag, key=lambda t: (t == "untagged", t)):
-        rows = [
-            [md.case_link(case)] + ["".join(symbol.get((case, env, m), md.NO_RECORD) for m in modes) for env in envs]
+        rows = tuple(
+            (say.case(case),)
+            + tuple(d.joined([d.phrase(_square(found.get((case, env, m)))) for m in modes], " ") for env in envs)
             for case in sorted(by_tag[tag])
-        ]
-        out.append("## %s (%d)\n" % (md.text(tag), len(by_tag[tag])))
-        out.append(md.table(["case"] + [md.text(e) for e in envs], rows, ["l"] + ["c"] * len(envs)))
-    out.append(charts(f, "grid"))
-    return "\n".join(out).rstrip("\n") + "\n"
+        )
+        table = d.Table((d.Column("case"), *(d.Column(e, "c") for e in envs)), rows, wide=True)
+        blocks.append(d.Section("tag-" + tag, "%s (%d)" % (tag, len(by_tag[tag])), (table,)))
+    return _page(GRID, "Status grid", [*blocks, *images(f, "grid")])
 
 
-def _counts(f: Findings) -> str:
+def _counts(f: Findings) -> d.Section:
     summary = f.summary.to_dict("records")
     # Cells run with a --with set are rows of their own: name the set where any row has one.
     sets = any(isinstance(r.get("with_set"), str) and r["with_set"] for r in summary)
     env = ["release", "variant", "Python"] + (["--with"] if sets else []) + ["mode"]
-    headers = env + ["%s %s" % (md.SYMBOLS[s], s) for s in STATUSES]
-    rows = [
-        [md.text(r["release"]), md.text(r["variant"]), md.text(r["python"])]
-        + ([md.text(r.get("with_set"))] if sets else [])
-        + [md.text(r["mode"])]
-        + [str(int(r[s])) if r[s] else "" for s in STATUSES]
-        + [str(int(r["cells"])), md.percent(r["pass_rate"])]
+    headers = env + ["%s %s" % (Status(s).symbol, s) for s in STATUSES] + ["cells", "pass rate"]
+    rows = tuple(
+        tuple(
+            d.phrase(say.plain(v))
+            for v in [r["release"], r["variant"], r["python"]] + ([r.get("with_set")] if sets else []) + [r["mode"]]
+        )
+        + tuple(d.phrase(str(int(r[s])) if r[s] else "") for s in STATUSES)
+        + (d.phrase(str(int(r["cells"]))), d.phrase(md.percent(r["pass_rate"])))
         for r in summary
-    ]
-    body = md.table(headers + ["cells", "pass rate"], rows, ["l"] * len(env) + ["r"] * (len(STATUSES) + 2))
-    return "## Cells per status, release and mode\n\n" + body
+    )
+    align = "l" * len(env) + "r" * (len(STATUSES) + 2)
+    table = d.Table(_columns(*headers, align=align), rows, wide=True)
+    return d.Section("cells-per-status-release-and-mode", "Cells per status, release and mode", (table,))
 
 
-def modes(f: Findings) -> str:
+def modes(f: Findings) -> d.Page:
     """Every case whose strict and non-strict export end differently, grouped by outcome."""
     order = store.ordered(f.cells["release"])
     rows = []
@@ -113,37 +150,42 @@ def modes(f: Findings) -> str:
         newest = members[-1]
         error = newest["strict_error"] if strict != "pass" else newest["non-strict_error"]
         rows.append(
-            [
-                md.case_with(case, with_set),
-                md.text(variant),
-                md.status(strict),
-                md.status(loose),
-                md.spans([m["release"] for m in members], order),
-                md.text(error, 200),
-            ]
+            (
+                say.case(case, with_set),
+                d.phrase(variant),
+                d.phrase(say.status(strict)),
+                d.phrase(say.status(loose)),
+                d.phrase(md.release_spans([m["release"] for m in members], order)),
+                d.phrase(say.clip(error, 200)),
+            )
         )
-    intro = "Cells where strict and non-strict export end differently (both applicable), grouped by outcome.\n\n"
-    table = md.table(["case", "variant", "strict", "non-strict", "releases", "error (newest release)"], rows)
-    return "# Strict vs non-strict (%d cells)\n\n%s\n%s%s" % (len(f.disagreements), BACK, intro, table)
+    intro = "Cells where strict and non-strict export end differently (both applicable), grouped by outcome."
+    headers = _columns("case", "variant", "strict", "non-strict", "releases", "error (newest release)")
+    title = "Strict vs non-strict (%d cells)" % len(f.disagreements)
+    return _page(MODES_PAGE, title, [d.Paragraph(d.phrase(intro)), d.Table(headers, tuple(rows))])
 
 
-def signature_rows(f: Findings, limit: int = 0) -> List[Tuple[d.Phrase, ...]]:
-    """Rows of the failure-signature table, the most common first (``limit`` 0: all)."""
+def signature_table(f: Findings, limit: int = 0) -> d.Table:
+    """The failure signatures, the most common first (``limit`` 0: all)."""
     order = store.ordered(f.cells["release"])
     shown = f.signatures if not limit else f.signatures.head(limit)
     rows = []
     for r in shown.to_dict("records"):
-        error = d.phrase(d.Code(r["error_type"]) if r["error_type"] else "no error recorded")
+        error = d.phrase(d.Code(r["error_type"])) if r["error_type"] else d.phrase("no error recorded")
         if r["first_line"]:
-            line = str(r["first_line"])
-            error += d.phrase(": " + (line if len(line) <= 160 else line[:159] + "…"))
-        said = [str(r["cells"]), str(r["cases"]), ", ".join(r["statuses"]), ", ".join(r["modes"])]
-        rows.append((error, *(d.phrase(x) for x in said), d.phrase(md.release_spans(r["releases"], order))))
-    return rows
-
-
-SIGNATURE_HEADERS = ["error class and first line", "cells", "cases", "statuses", "modes", "releases"]
-SIGNATURE_ALIGN = "lrrlll"
+            error = d.phrase(error, ": ", say.clip(r["first_line"], 160))
+        rows.append(
+            (
+                error,
+                d.phrase(str(r["cells"])),
+                d.phrase(str(r["cases"])),
+                d.phrase(", ".join(r["statuses"])),
+                d.phrase(", ".join(r["modes"])),
+                d.phrase(md.release_spans(r["releases"], order)),
+            )
+        )
+    headers = ("error class and first line", "cells", "cases", "statuses", "modes", "releases")
+    return d.Table(_columns(*headers, align="lrrlll"), tuple(rows))
 
 
 def failures(f: Findings) -> d.Page:
@@ -152,11 +194,8 @@ def failures(f: Findings) -> d.Page:
         "Cells that failed (mismatch, fail, crash, timeout), grouped by the error class and the first line of"
         " its message. Each case's page has the full messages and tracebacks."
     )
-    table = parts.table(SIGNATURE_HEADERS, signature_rows(f), SIGNATURE_ALIGN)
-    return d.Page(
-        FAILURES[: -len(".md")], "Failure signatures (%d)" % len(f.signatures), (d.Paragraph(d.phrase(intro)), table),
-        up=d.link("← back to the matrix", d.page("index")),
-    )  # fmt: skip
+    title = "Failure signatures (%d)" % len(f.signatures)
+    return _page(FAILURES, title, [d.Paragraph(d.phrase(intro)), signature_table(f)])
 
 
 # Who made a claim (tables.documented_claims' ``claimed_by``), in the claims table's words.
@@ -167,60 +206,66 @@ CLAIMED_BY = {
 }
 
 
-def claims(f: Findings) -> str:
+def claims(f: Findings) -> d.Page:
     """Cells whose outcome contradicts their documented claim, each with who made the claim."""
     order = store.ordered(f.cells["release"])
-    rows = [
-        [
-            md.case_link(case),
-            md.text(claim),
-            md.text(CLAIMED_BY.get(by, by)),
-            md.text(mode),
-            md.text(variant),
-            md.status(status),
-            md.spans([m["release"] for m in members], order),
-            md.text(members[-1]["error"], 200),
-        ]
+    rows = tuple(
+        (
+            say.case(case),
+            d.phrase(claim),
+            d.phrase(CLAIMED_BY.get(by, by)),
+            d.phrase(mode),
+            d.phrase(variant),
+            d.phrase(say.status(status)),
+            d.phrase(md.release_spans([m["release"] for m in members], order)),
+            d.phrase(say.clip(members[-1]["error"], 200)),
+        )
         for (case, claim, by, mode, variant, status), members in md.grouped(
             f.claims.to_dict("records"), ["case", "claim", "claimed_by", "mode", "variant", "status"]
         )
-    ]
-    intro = (
+    )
+    intro = d.phrase(
         "Cells whose outcome contradicts their documented claim. A case that stands for an ExportDB example is"
         " judged against the support level that release's own ExportDB gives it, as ExportDB's documented levels"
         " change between releases; where a release's records name none (it bundles no example of that name, or"
-        " the records come from before per-release claims were recorded), the case's `expected` stands in, and"
-        " the table says so. Other cases: the case's `expected`. A claim covers both modes unless it names one;"
-        " `supported` means passes.\n\n"
+        " the records come from before per-release claims were recorded), the case's ",
+        d.Code("expected"),
+        " stands in, and the table says so. Other cases: the case's ",
+        d.Code("expected"),
+        ". A claim covers both modes unless it names one; ",
+        d.Code("supported"),
+        " means passes.",
     )
-    headers = ["case", "claim", "claimed by", "mode", "variant", "observed", "releases", "error (newest release)"]
-    table = md.table(headers, rows)
-    return "# Documented claim vs observed (%d cells)\n\n%s\n%s%s" % (len(f.claims), BACK, intro, table)
+    headers = _columns(
+        "case", "claim", "claimed by", "mode", "variant", "observed", "releases", "error (newest release)"
+    )  # fmt: skip
+    title = "Documented claim vs observed (%d cells)" % len(f.claims)
+    return _page(CLAIMS, title, [d.Paragraph(intro), d.Table(headers, rows, wide=True)])
 
 
-def flaky(f: Findings) -> str:
+def flaky(f: Findings) -> d.Page:
     """Cells whose repeated runs ended differently."""
-    rows = [
-        [
-            md.text(r["release"]),
-            md.text(r["variant"]),
-            md.text(r["python"]),
-            md.case_with(r["case"], r.get("with_set")),
-            md.text(r["mode"]),
-            md.status(r["status"]),
-            md.text(r["statuses"]),
-        ]
+    rows = tuple(
+        (
+            d.phrase(say.plain(r["release"])),
+            d.phrase(say.plain(r["variant"])),
+            d.phrase(say.plain(r["python"])),
+            say.case(r["case"], r.get("with_set")),
+            d.phrase(say.plain(r["mode"])),
+            d.phrase(say.status(r["status"])),
+            d.phrase(say.plain(r["statuses"])),
+        )
         for r in f.flaky.to_dict("records")
-    ]
-    intro = "Cells whose repeated runs ended differently; the most common status (ties: the worse) is reported.\n\n"
-    table = md.table(["release", "variant", "Python", "case", "mode", "status", "runs"], rows)
-    return "# Flaky cells (%d)\n\n%s\n%s%s" % (len(f.flaky), BACK, intro, table)
+    )
+    intro = "Cells whose repeated runs ended differently; the most common status (ties: the worse) is reported."
+    headers = _columns("release", "variant", "Python", "case", "mode", "status", "runs")
+    return _page(FLAKY, "Flaky cells (%d)" % len(f.flaky), [d.Paragraph(d.phrase(intro)), d.Table(headers, rows)])
 
 
-def warnings(f: Findings) -> str:
+def warnings(f: Findings) -> d.Page:
     """Every warning met while reading the records."""
-    shown = "\n".join("- %s" % md.text(w) for w in f.warnings)
-    return "# Record warnings (%d)\n\n%s\n%s\n" % (len(f.warnings), BACK, shown)
+    items = d.Items(tuple(d.Item(d.phrase(say.clip(w, None))) for w in f.warnings))
+    return _page(WARNINGS, "Record warnings (%d)" % len(f.warnings), [items])
 
 
 def installer_outputs(f: Findings) -> List[Tuple[str, str]]:
@@ -232,7 +277,7 @@ def installer_outputs(f: Findings) -> List[Tuple[str, str]]:
     return found
 
 
-def install_errors(f: Findings) -> str:
+def install_errors(f: Findings) -> d.Page:
     """What the installer said for each environment that failed to install."""
-    blocks = [md.details(name, md.fence(output, "text")) for name, output in installer_outputs(f)]
-    return "# Installer output of the environments that failed to install\n\n%s\n%s" % (BACK, "\n".join(blocks))
+    blocks = [d.Details(name, (d.CodeBlock(output, "text"),)) for name, output in installer_outputs(f)]
+    return _page(INSTALL_ERRORS, "Installer output of the environments that failed to install", blocks)

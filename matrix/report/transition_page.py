@@ -1,12 +1,14 @@
-"""One page per release transition: everything that changed between two consecutive releases.
+"""The release transitions, built once as documents: one page per transition, and the front page's two sections
+(what changed in the newest release; every transition counted, with every regression and fix).
 
-A page holds every regression, wrong result (a failing export that now gives wrong numbers),
-fix, stage change, graph change (with a link to the graph's diff, the file the case's pages link too),
-op drift and timing change found
-between the two releases, and says what was compared:
-how many cells, how many graphs could not be compared (hashes of different schemes) and
-how many cells had enough runs for a timing claim. The front page links each page and
-counts what it holds.
+A page holds every regression, wrong result (a failing export that now gives wrong numbers), fix, stage change,
+graph change (with a link to the graph's diff, the file the case's pages link too), op drift and timing change
+found between two releases, and says what was compared: how many cells, how many graphs could not be compared
+(hashes of different schemes) and how many cells had enough runs for a timing claim.
+
+Regressions and fixes are listed and counted per cell, one row per case and mode, wherever they are shown: the
+front page's counts are the rows of its tables and of the transition pages. Op drift is counted per program (the
+exported one, and the same decomposed to core ATen), in two columns.
 """
 
 from __future__ import annotations
@@ -16,20 +18,24 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from matrix.records import graph_diffs, timings, transitions
 from matrix.records.transitions import Step
 from matrix.report import case_page, diff_files
+from matrix.report import document as d
 from matrix.report import markdown as md
+from matrix.report import phrases as say
 
 Row = Dict[str, Any]
 MAX_OPS = 30
-TITLES = {
-    "regression": "Regressions",
-    "wrong-result": "Now wrong numbers",
-    "fix": "Fixes",
-    "stage-regression": "Stage regressions",
-    "stage-fix": "Stage fixes",
-    "graph-change": "Graph changes",
-    "op-drift": "Op drift",
-    "slowdown": "Slowdowns",
-    "speedup": "Speedups",
+ERROR_LIMIT = 300
+# Each kind's section on a transition page: its anchor and title. The stage changes share one section.
+SECTIONS = {
+    "regression": ("regressions", "Regressions"),
+    "wrong-result": ("wrong-results", "Now wrong numbers"),
+    "fix": ("fixes", "Fixes"),
+    "stage-regression": ("stages", "Save/load and decomposition"),
+    "stage-fix": ("stages", "Save/load and decomposition"),
+    "graph-change": ("graph-changes", "Graph changes"),
+    "op-drift": ("op-drift", "Op drift"),
+    "slowdown": ("timings", "Slowdowns and speedups"),
+    "speedup": ("timings", "Slowdowns and speedups"),
 }
 # What the front page, its transition table and the transition chart call the kinds counted as regressions
 # (transitions.REGRESSIONS) and fixes (transitions.FIXES), in counts: "64 status regressions".
@@ -43,14 +49,20 @@ COUNTED = {
 # What a section of status changes means, where its title does not say it all.
 INTROS = {
     "wrong-result": "Exports that used to fail (or crash, or time out) and now give a program whose numbers differ"
-    " from eager: a user who got an error now gets wrong numbers without one. Counted with the regressions.\n\n",
+    " from eager: a user who got an error now gets wrong numbers without one. Counted with the regressions.",
 }
 OP_PROGRAMS = {"exported": "exported", "decomposed": "decomposed", "export": "exported"}
+NOW_WRONG = " (now wrong numbers)"
 
 
 def page(step: Step) -> str:
-    """The file name of a step's page."""
+    """The file name of a step's Markdown page."""
     return md.transition_page(step.before, step.after)
+
+
+def name(step: Step) -> str:
+    """The page name (document.Page.name) of a step's page."""
+    return say.transition_name(step.before, step.after)
 
 
 def title(step: Step) -> str:
@@ -62,45 +74,65 @@ def title(step: Step) -> str:
     return md.transition_title(step.before, step.after)
 
 
-def render(step: Step, shelf: Optional[diff_files.Shelf] = None) -> str:
+def link(step: Step, anchor: str = "") -> d.Link:
+    return d.link(title(step), d.page(name(step), anchor))
+
+
+BACK = d.link("← back to the matrix", d.page("index"))
+
+
+def build(step: Step, shelf: Optional[diff_files.Shelf] = None) -> d.Page:
     """The page of one release transition; ``shelf`` keeps the graph diff files it links, for the build to write."""
     several = len({(b.get("variant"), a.get("variant")) for b, a in step.pairs}) > 1
-    parts = ["# %s\n" % md.text(title(step)), "[← back to the matrix](index.md)\n", _overview(step)]
-    parts.append(_status_moves(step, "regression", step.after, "the newer release", several))
-    parts.append(_status_moves(step, "wrong-result", step.after, "the newer release", several))
-    parts.append(_status_moves(step, "fix", step.before, "the older release, gone since", several))
-    parts.append(_stage_moves(step, several))
-    parts.append(_graph_changes(step, several, diff_files.Shelf() if shelf is None else shelf))
-    parts.append(_op_drift(step, several))
-    parts.append(_timings(step, several))
-    return "\n".join(parts).rstrip("\n") + "\n"
+    blocks: List[d.Block] = [*_overview(step)]
+    blocks.append(_status_moves(step, "regression", step.after, "the newer release", several))
+    blocks.append(_status_moves(step, "wrong-result", step.after, "the newer release", several))
+    blocks.append(_status_moves(step, "fix", step.before, "the older release, gone since", several))
+    blocks.append(_stage_moves(step, several))
+    blocks.append(_graph_changes(step, several, diff_files.Shelf() if shelf is None else shelf))
+    blocks.append(_op_drift(step, several))
+    blocks.append(_timings(step, several))
+    return d.Page(name(step), title(step), tuple(blocks), up=BACK)
 
 
-def _overview(step: Step) -> str:
+def _overview(step: Step) -> List[d.Block]:
     variants = sorted({str(v) for pair in step.pairs for v in (pair[0].get("variant"), pair[1].get("variant"))})
-    out = [
-        "%d cells compared: the cases and modes with a cell in both releases (variant %s; where a release ran"
-        " under several Pythons, the newest)." % (len(step.pairs), md.text(", ".join(variants))),
-        "",
-        md.table(
-            ["kind", "count", "meaning"],
-            [[md.text(kind), str(step.count(kind)), md.text(transitions.MEANING[kind])] for kind in transitions.KINDS],
-            ["l", "r", "l"],
+    out: List[d.Block] = [
+        d.Paragraph(
+            d.phrase(
+                "%d cells compared: the cases and modes with a cell in both releases (variant %s; where a release"
+                " ran under several Pythons, the newest)." % (len(step.pairs), ", ".join(variants))
+            )
+        ),
+        d.Table(
+            (d.Column("kind"), d.Column("count", "r"), d.Column("meaning")),
+            tuple(
+                (d.phrase(kind), d.phrase(str(step.count(kind))), d.phrase(transitions.MEANING[kind]))
+                for kind in transitions.KINDS
+            ),
         ),
     ]
     unmatched = step.incomparable
     if unmatched:
         schemes = sorted({"%s → %s" % (_scheme(b), _scheme(a)) for b, a in unmatched})
         out.append(
-            "%d cells pass in both releases but their graph hashes cannot be compared, as the records do not name"
-            " the same hashing scheme (fingerprint version %s): no graph change or op drift is claimed for them.\n"
-            % (len(unmatched), md.text(", ".join(schemes)))
+            d.Paragraph(
+                d.phrase(
+                    "%d cells pass in both releases but their graph hashes cannot be compared, as the records do"
+                    " not name the same hashing scheme (fingerprint version %s): no graph change or op drift is"
+                    " claimed for them." % (len(unmatched), ", ".join(schemes))
+                )
+            )
         )
     out.append(
-        "%d cells exported in both releases; %d of them have at least %d timed runs in each, which a slowdown or"
-        " speedup needs.\n" % (len(step.exported), len(step.timed), timings.MIN_RUNS)
+        d.Paragraph(
+            d.phrase(
+                "%d cells exported in both releases; %d of them have at least %d timed runs in each, which a slowdown"
+                " or speedup needs." % (len(step.exported), len(step.timed), timings.MIN_RUNS)
+            )
+        )
     )
-    return "\n".join(out)
+    return out
 
 
 def _scheme(row: Row) -> str:
@@ -108,77 +140,81 @@ def _scheme(row: Row) -> str:
     return "not recorded" if value is None else str(value)
 
 
-def _variant_cell(move: Row) -> List[str]:
+def _variant(move: Row) -> d.Phrase:
     old, new = move.get("variant_before"), move.get("variant")
-    return [md.text(new if old == new or not isinstance(old, str) else "%s → %s" % (old, new))]
+    return d.phrase(str(new) if old == new or not isinstance(old, str) else "%s → %s" % (old, new))
 
 
-def error(kind: Any, message: Any, limit: int = 300) -> str:
+def error(kind: Any, message: Any, limit: int = ERROR_LIMIT) -> str:
     """``KeyError: the message`` (Markdown), the message cut to ``limit``; either part may be missing."""
     parts = [md.code(kind) if isinstance(kind, str) else ""]
     parts.append(md.text(message, limit) if isinstance(message, str) else "")
     return ": ".join(p for p in parts if p)
 
 
-def _table(found: List[Row], several: bool, headers: List[str], cells: Callable[[Row], List[str]]) -> str:
+def _table(found: List[Row], several: bool, headers: List[str], cells: Callable[[Row], List[d.Phrase]]) -> d.Table:
     """A table of transitions: case and mode (and variant where ``several``), then ``cells`` of each under
-    ``headers`` (escaped)."""
-    rows = [
-        [md.case_with(m["case"], m.get("with_set")), md.text(m["mode"])]
-        + (_variant_cell(m) if several else [])
-        + cells(m)
+    ``headers``."""
+    columns = ["case", "mode"] + (["variant"] if several else []) + headers
+    rows = tuple(
+        tuple([say.case(m["case"], m.get("with_set")), d.phrase(str(m["mode"]))] + ([_variant(m)] if several else [])
+              + cells(m))
         for m in found
-    ]
-    return md.table(["case", "mode"] + (["variant"] if several else []) + headers, rows)
+    )  # fmt: skip
+    return d.Table(tuple(d.Column(c) for c in columns), rows)
 
 
-def _status_moves(step: Step, kind: str, release: str, which: str, several: bool) -> str:
+def _section(kind: str, count: int, blocks: Sequence[d.Block], said: str = "") -> d.Section:
+    anchor, heading = SECTIONS[kind]
+    return d.Section(anchor, "%s (%s)" % (heading, said or count), tuple(blocks))
+
+
+def _status_moves(step: Step, kind: str, release: str, which: str, several: bool) -> d.Section:
     found = step.of(kind)
     table = _table(
         found,
         several,
-        ["status", md.text("error in %s (%s)" % (release, which))],
+        ["status", "error in %s (%s)" % (release, which)],
         lambda m: [
-            "%s → %s" % (md.status(m["status_before"]), md.status(m["status_after"])),
-            error(m["error_type"], m["error_message"]),
+            d.phrase(say.status(m["status_before"]), " → ", say.status(m["status_after"])),
+            say.error(m["error_type"], m["error_message"], ERROR_LIMIT),
         ],
     )
-    return "## %s (%d)\n\n%s%s" % (TITLES[kind], len(found), INTROS.get(kind, ""), table)
+    intro = [d.Paragraph(d.phrase(INTROS[kind]))] if kind in INTROS else []
+    return _section(kind, len(found), [*intro, table])
 
 
-def _stage_moves(step: Step, several: bool) -> str:
+def _stage_moves(step: Step, several: bool) -> d.Section:
     found = step.of("stage-regression", "stage-fix")
     table = _table(
         found,
         several,
         ["stage", "change", "error"],
         lambda m: [
-            md.text(transitions.STAGE_LABELS.get(m["stage"], m["stage"])),
-            md.text(m["detail"]),
-            error(None, m["error_message"]),
+            d.phrase(transitions.STAGE_LABELS.get(m["stage"], m["stage"])),
+            d.phrase(say.plain(m["detail"])),
+            say.error(None, m["error_message"], ERROR_LIMIT),
         ],
     )
     intro = (
         "Cells that pass in both releases while a stage run on the exported program starts or stops failing;"
-        " the error is the failing side's.\n\n"
+        " the error is the failing side's."
     )
-    return "## Save/load and decomposition (%d)\n\n%s%s" % (len(found), intro, table)
+    return _section("stage-regression", len(found), [d.Paragraph(d.phrase(intro)), table])
 
 
-def _graph_changes(step: Step, several: bool, shelf: diff_files.Shelf) -> str:
+def _graph_changes(step: Step, several: bool, shelf: diff_files.Shelf) -> d.Section:
     found = step.of("graph-change")
     texts: Dict[Tuple[str, str, str, str, str], Tuple[Row, Row]] = {
         (str(a["case"]), str(a["mode"]), str(b.get("variant")), str(a.get("variant")), case_page.with_set(a)): (b, a)
         for b, a in step.pairs
     }
-    out = ["## Graph changes (%d)\n" % len(found)]
-    if not found:
-        out.append("_None._\n")
+    items = []
     for m in found:
-        line = "%s · %s" % (md.case_with(m["case"], m.get("with_set")), md.text(m["mode"]))
+        line = d.phrase(say.case(m["case"], m.get("with_set")), " · ", str(m["mode"]))
         if several:
-            line += " · " + _variant_cell(m)[0]
-        line += " · %s → %s" % (md.code(m["hash_before"]), md.code(m["hash_after"]))
+            line = d.phrase(line, " · ", _variant(m))
+        line = d.phrase(line, " · ", d.Code(str(m["hash_before"])), " → ", d.Code(str(m["hash_after"])), " · ")
         pair = texts.get(
             (str(m["case"]), str(m["mode"]), str(m["variant_before"]), str(m["variant"]), case_page.with_set(m))
         )
@@ -189,14 +225,13 @@ def _graph_changes(step: Step, several: bool, shelf: diff_files.Shelf) -> str:
             lines = str(m[graph_diffs.CARRIED]).splitlines()
             label = "graph diff (kept from %s)" % m.get(graph_diffs.CARRIED_FROM)
         if lines:
-            shelf.put(str(m["case"]), lines)
-            link = md.link(label, diff_files.link(str(m["case"]), lines, page(step)))
-            out.append("%s · %s (%s)\n" % (line, link, diff_files.excerpt(lines).counts()))
-        elif lines is not None:
-            out.append("%s · _%s_\n" % (line, case_page.SAME_TEXT))
+            where = shelf.put(str(m["case"]), lines)
+            said = d.phrase(d.link(label, d.file(where)), " (%s)" % diff_files.excerpt(lines).counts())
         else:
-            out.append("%s · _No graph text recorded._\n" % line)
-    return "\n".join(out)
+            said = d.phrase(case_page.SAME_TEXT if lines is not None else "No graph text recorded.")
+        items.append(d.Item(d.phrase(line, said)))
+    blocks: List[d.Block] = [d.Items(tuple(items))] if items else [d.Paragraph(d.phrase("None."))]
+    return _section("graph-change", len(found), blocks)
 
 
 def _diff(pair: Tuple[Row, Row]) -> Optional[List[str]]:
@@ -208,22 +243,22 @@ def _diff(pair: Tuple[Row, Row]) -> Optional[List[str]]:
     return graph_diffs.diff_lines(old, new)
 
 
-def _ops(values: Any) -> str:
+def _ops(values: Any) -> d.Phrase:
     names = list(values) if values is not None and not isinstance(values, (str, float)) else []
-    shown = ", ".join(md.code(v) for v in names[:MAX_OPS])
-    return shown + (" … (+%d)" % (len(names) - MAX_OPS) if len(names) > MAX_OPS else "")
+    shown = d.joined(d.phrase(d.Code(str(v))) for v in names[:MAX_OPS])
+    return d.phrase(shown, " … (+%d)" % (len(names) - MAX_OPS) if len(names) > MAX_OPS else None)
 
 
-def _op_drift(step: Step, several: bool) -> str:
+def _op_drift(step: Step, several: bool) -> d.Section:
     found = step.of("op-drift")
     table = _table(
         found,
         several,
         ["program", "added", "removed"],
-        lambda m: [md.text(OP_PROGRAMS.get(str(m["stage"]), m["stage"])), _ops(m["added"]), _ops(m["removed"])],
+        lambda m: [d.phrase(OP_PROGRAMS.get(str(m["stage"]), str(m["stage"]))), _ops(m["added"]), _ops(m["removed"])],
     )
-    intro = "Operators that appear in or vanish from the exported program, or from it decomposed to core ATen.\n\n"
-    return "## Op drift (%d)\n\n%s%s" % (len(found), intro, table)
+    intro = "Operators that appear in or vanish from the exported program, or from it decomposed to core ATen."
+    return _section("op-drift", len(found), [d.Paragraph(d.phrase(intro)), table])
 
 
 def rule() -> str:
@@ -262,10 +297,164 @@ def not_timed(steps: Sequence[Step]) -> Optional[str]:
     return "not assessed: no cell exported with %d timed runs in both releases" % timings.MIN_RUNS
 
 
-def _timings(step: Step, several: bool) -> str:
+def _timings(step: Step, several: bool) -> d.Section:
     found = step.of("slowdown", "speedup")
     missing = not_timed([step])
     if missing is not None:
-        return "## Slowdowns and speedups (%s)\n\n%s\n" % (md.text(missing), rule())
-    table = _table(found, several, ["kind", "evidence"], lambda m: [md.text(m["kind"]), md.text(m["detail"])])
-    return "## Slowdowns and speedups (%d)\n\n%s\n\n%s" % (len(found), rule(), table)
+        return _section("slowdown", 0, [d.Paragraph(d.phrase(rule()))], missing)
+    table = _table(found, several, ["kind", "evidence"], lambda m: [d.phrase(str(m["kind"])), d.phrase(m["detail"])])
+    return _section("slowdown", len(found), [d.Paragraph(d.phrase(rule())), table])
+
+
+# --- the front page's sections -------------------------------------------------------------------------------------
+
+
+def change(m: Row) -> d.Phrase:
+    """What changed in a cell: its statuses (and whether it now gives wrong numbers), or the stage that started or
+    stopped failing."""
+    if str(m["kind"]).startswith("stage-"):
+        return d.phrase(say.status(m.get("status_after")), ", ", say.plain(m.get("detail")))
+    wrong = NOW_WRONG if m["kind"] == "wrong-result" else None
+    return d.phrase(say.status(m.get("status_before")), " → ", say.status(m.get("status_after")), wrong)
+
+
+CHANGE_LIMIT = 200
+
+
+def changes_table(found: Sequence[Row], older: bool) -> d.Table:
+    """One row per cell that changed (case and mode), with its transition, kind, change and the failing side's
+    error: the newer release's, or where ``older`` (fixes) the older's."""
+    side = "older" if older else "newer"
+    columns = ("transition", "case", "mode", "kind", "change", "error in the %s release" % side)
+    rows = tuple(
+        (
+            d.phrase(say.transition(m, SECTIONS[str(m["kind"])][0])),
+            say.case(m["case"], m.get("with_set")),
+            d.phrase(str(m["mode"])),
+            d.phrase(str(m["kind"])),
+            change(m),
+            say.error(m.get("error_type"), say.plain(m.get("error_message")).split("\n", 1)[0], CHANGE_LIMIT),
+        )
+        for m in found
+    )
+    return d.Table(tuple(d.Column(c) for c in columns), rows, wide=True)
+
+
+def regressions(steps: Sequence[Step]) -> List[Row]:
+    """Every regression of ``steps`` (transitions.REGRESSIONS), one per case and mode, step by step."""
+    return [m for step in steps for m in step.of(*transitions.REGRESSIONS)]
+
+
+def fixes(steps: Sequence[Step]) -> List[Row]:
+    return [m for step in steps for m in step.of(*transitions.FIXES)]
+
+
+def newest_section(steps: Sequence[Step], newest_builds: Sequence[str]) -> d.Section:
+    """What changed in the newest release: its regressions and its fixes, each a row per case and mode."""
+    names = ", ".join(newest_builds) or "the newest release"
+    into = [s for s in steps if s.after in newest_builds]
+    heading = "What changed in %s" % names
+    if not into:
+        said = "Nothing to compare it with: no older release ran the same cases in the same variant."
+        return d.Section("newest", heading, (d.Paragraph(d.phrase(said)),))
+    regressed, fixed = regressions(into), fixes(into)
+    last = into[-1]
+    lead = d.phrase(
+        "Compared with %s: " % ", ".join(dict.fromkeys(s.before for s in into)),
+        d.link(d.phrase(d.Count(len(regressed), "cell"), " regressed"), d.page(name(last), "regressions")),
+        ", ",
+        d.link(d.phrase(d.Count(len(fixed), "cell"), " fixed"), d.page(name(last), "fixes")),
+        " (one per case and mode).",
+    )
+    return d.Section(
+        "newest",
+        heading,
+        (
+            d.Paragraph(lead),
+            d.Section("newest-regressed", "Regressed", (changes_table(regressed, False),)),
+            d.Section("newest-fixed", "Fixed", (changes_table(fixed, True),)),
+        ),
+    )
+
+
+def _count(step: Step, kind: str, program: str = "") -> d.Phrase:
+    """A step's transitions of ``kind`` ("" for none), linking the page's section that lists them; of the op drifts,
+    those of ``program``."""
+    count = sum(1 for m in step.of(kind) if not program or m.get("stage") == program)
+    return d.phrase(d.link(str(count), d.page(name(step), SECTIONS[kind][0]))) if count else d.phrase()
+
+
+def steps_table(steps: Sequence[Step]) -> d.Table:
+    """Per transition: the cells compared and the changes of each kind, each count linking the page's section."""
+    kinds = [(COUNTED[k], k, "") for k in transitions.REGRESSIONS + transitions.FIXES]
+    kinds += [("graph changes", "graph-change", "")]
+    kinds += [("op drift: %s" % program, "op-drift", program) for program in ("exported", "decomposed")]
+    timed = not_timed(steps) is None
+    if timed:
+        kinds += [("slower", "slowdown", ""), ("faster", "speedup", "")]
+    rows = tuple(
+        (d.phrase(link(s)), d.phrase(str(len(s.pairs))))
+        + tuple(
+            _count(s, kind, program) if s.timed or kind not in ("slowdown", "speedup") else d.phrase("–")
+            for _, kind, program in kinds
+        )
+        for s in steps
+    )
+    columns = (d.Column("transition"), d.Column("cells compared", "r"), *(d.Column(h, "r") for h, _, _ in kinds))
+    return d.Table(columns, rows, wide=True)
+
+
+def changes_section(steps: Sequence[Step], charts: Sequence[d.Image] = ()) -> d.Section:
+    """Every release transition counted, each linking its page, then every regression and fix, a row per case and
+    mode; ``charts``: the images drawn of them. The site filters the two tables (the widget ``change-filters``)."""
+    if not steps:
+        return d.Section("changes", "Changes between releases", (d.Paragraph(d.phrase("No two releases compared.")),))
+    untimed = not_timed(steps)
+    timing = (
+        "Slowdowns and speedups %s. " % untimed
+        if untimed is not None
+        else "Slower and faster: – where no cell has the runs a timing claim needs. "
+    )
+    regressed, fixed = regressions(steps), fixes(steps)
+    intro = (
+        "Each release compared with the one before it, case by case and mode by mode (%d transitions): regressions"
+        " are cells that got worse (%s), fixes cells that got better (%s). Each transition's page lists every change"
+        " with its error, graph diff or timing evidence. Graphs are compared only when both hashes come from the"
+        " same hashing scheme. Op drift is counted per program: the exported one, and the same decomposed to core"
+        " ATen. %s%s"
+        % (
+            len(steps),
+            ", ".join(COUNTED[k] for k in transitions.REGRESSIONS),
+            ", ".join(COUNTED[k] for k in transitions.FIXES),
+            timing,
+            rule(),
+        )
+    )
+    return d.Section(
+        "changes",
+        "Changes between releases",
+        (
+            d.Paragraph(d.phrase(intro)),
+            steps_table(steps),
+            *charts,
+            d.Widget("change-filters"),
+            d.Section(
+                "every-regression",
+                "Regressions (%s)" % d.Count(len(regressed), "cell").words,
+                (changes_table(regressed, False),),
+            ),
+            d.Section(
+                "every-fix",
+                "Fixes (%s)" % d.Count(len(fixed), "cell").words,
+                (d.Details("every fix, one per case and mode", (changes_table(fixed, True),)),),
+            ),
+        ),
+    )
+
+
+def sections(
+    steps: Sequence[Step], newest_builds: Sequence[str], charts: Sequence[d.Image] = ()
+) -> Tuple[d.Section, d.Section]:
+    """The front page's two sections on transitions, built once for both forms: what changed in the newest release
+    (``newest_builds``), and every transition with every regression and fix (``charts`` drawn of them)."""
+    return newest_section(steps, newest_builds), changes_section(steps, charts)

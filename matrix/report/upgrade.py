@@ -6,12 +6,15 @@ tally and of an answer are plain text shared by the Markdown page, the site and 
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence
+import functools
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from matrix.contract.schema import STAGE_ERROR
 from matrix.records import upgrade
 from matrix.records.upgrade import CaseAnswer, ModeAnswer, Tally, Upgrade
+from matrix.report import document as d
 from matrix.report import markdown as md
+from matrix.report import phrases as say
 
 PAGE = "upgrade.md"
 # What each question is called in a table's header.
@@ -104,11 +107,6 @@ def found_words(found: Optional[upgrade.Found]) -> str:
     return found.status if found is not None else NOT_TRIED
 
 
-def mode_cells(m: ModeAnswer) -> List[str]:
-    """One mode's four answers: export (A → B), then the saved program's, the package's and the compile's status."""
-    return [export_words(m), *(found_words(m.found(q)) for q in upgrade.QUESTIONS[1:])]
-
-
 def breaks_words(c: CaseAnswer) -> str:
     """What the upgrade breaks, in words: ``strict: saved program; non-strict: AOTInductor package``."""
     by_mode: Dict[str, List[str]] = {}
@@ -126,46 +124,59 @@ def first_error(c: CaseAnswer) -> str:
     return ""
 
 
-def _rows(cases: Sequence[CaseAnswer]) -> List[List[str]]:
-    rows = []
-    for c in cases:
-        for m in c.modes:
-            rows.append([md.case_link(c.case), md.text(VERDICTS[m.verdict]), md.text(m.mode)]
-                        + [md.text(v) for v in mode_cells(m)] + [md.text(note_words(m), 2 * SHOWN_ERROR)])  # fmt: skip
-    return rows
+# The columns of the table of a case's rows, one per mode: each a header and the phrase a row says under it. A new
+# field of a row is one more entry here.
+Said = Callable[[CaseAnswer, ModeAnswer], d.Phrase]
+ROW: Tuple[Tuple[str, Said], ...] = (
+    ("case", lambda c, m: say.case(c.case)),
+    ("verdict", lambda c, m: d.phrase(VERDICTS[m.verdict])),
+    ("mode", lambda c, m: d.phrase(m.mode)),
+    ("export", lambda c, m: d.phrase(export_words(m))),
+    *((HEADERS[q], functools.partial(lambda q, c, m: d.phrase(found_words(m.found(q))), q))
+      for q in upgrade.QUESTIONS[1:]),
+    ("why", lambda c, m: d.phrase(say.clip(note_words(m), 2 * SHOWN_ERROR))),
+)  # fmt: skip
+BROKEN: Tuple[Tuple[str, Callable[[CaseAnswer], d.Phrase]], ...] = (
+    ("case", lambda c: say.case(c.case)),
+    ("verdict", lambda c: d.phrase(case_words(c))),
+    ("breaks", lambda c: d.phrase(breaks_words(c))),
+    ("first error", lambda c: d.phrase(say.clip(first_error(c), SHOWN_ERROR))),
+)
 
 
-def render(found: Optional[Upgrade]) -> str:
-    """The page for one pair: the tallies, the real-model pack case by case, then every other case it breaks."""
-    lines = ["# Upgrading\n", "[← back to the matrix](index.md)\n"]
+def _tallies(found: Upgrade, cases: Optional[Sequence[CaseAnswer]] = None) -> d.Items:
+    return d.Items(tuple(d.Item(d.phrase(line)) for line in tallies_words(found, cases)))
+
+
+def build(found: Optional[Upgrade], chooser: bool = False) -> d.Page:
+    """The page for one pair: the tallies, the real-model pack case by case, then every other case it breaks;
+    ``chooser``: the site's widget that answers any other pair (``pair-chooser``) opens it."""
+    name = PAGE[: -len(".md")]
+    up = d.link("← back to the matrix", d.page("index"))
     if found is None:
-        return "\n".join(lines + ["_Fewer than two builds: no upgrade to answer._\n"])
-    lines.append(
-        "From **%s** to **%s**, for every case: does it export on the newer build (and did it on the older); does"
-        " a program saved on the older build load on the newer one and reproduce its saved outputs; does an"
-        " AOTInductor package compiled on the older build load and match; does a program exported on the older"
-        " build compile with AOTInductor on the newer one. `–`: no record (not run, or not tried: a release that"
-        " cannot load a file, a program never saved because its export failed). The site answers any pair"
-        " (`site/upgrade.html#upgrade=A..B`).\n" % (md.text(found.before), md.text(found.after))
-    )
-    lines.append("## Every case\n")
-    lines += ["- %s" % md.text(line) for line in tallies_words(found)]
-    lines.append("")
-    headers = ["case", "verdict", "mode", "export", *[HEADERS[q] for q in upgrade.QUESTIONS[1:]], "why"]
+        said = d.Paragraph(d.phrase("Fewer than two builds: no upgrade to answer."))
+        return d.Page(name, "Upgrading", (said,), up=up)
+    lead = d.phrase(
+        "From ", d.Strong(d.phrase(found.before)), " to ", d.Strong(d.phrase(found.after)),
+        ", for every case: does it export on the newer build (and did it on the older); does a program saved on the"
+        " older build load on the newer one and reproduce its saved outputs; does an AOTInductor package compiled on"
+        " the older build load and match; does a program exported on the older build compile with AOTInductor on the"
+        " newer one. ", d.Code(NOT_TRIED), ": no record (not run, or not tried: a release that cannot load a file, a"
+        " program never saved because its export failed). The site answers any pair (", d.Code("#upgrade=A..B"),
+        "); the words are in the ", d.link("glossary", d.page("glossary")), ".",
+    )  # fmt: skip
+    blocks: List[d.Block] = [d.Paragraph(lead)]
+    if chooser:
+        blocks.append(d.Widget("pair-chooser"))
+    blocks.append(d.Section("every-case", "Every case", (_tallies(found),)))
     if found.pack:
-        lines.append("## The real-model pack\n")
-        lines += ["- %s" % md.text(line) for line in tallies_words(found, found.pack)]
-        lines.append("")
-        lines.append(md.table(headers, _rows(found.pack)))
+        rows = tuple(tuple(said(c, m) for _, said in ROW) for c in found.pack for m in c.modes)
+        table = d.Table(tuple(d.Column(header) for header, _ in ROW), rows, wide=True)
+        blocks.append(d.Section("pack", "The real-model pack", (_tallies(found, found.pack), table)))
     broken = [c for c in found.cases if c.breaks and c not in found.pack]
-    lines.append("## Other cases the upgrade breaks\n")
-    if broken:
-        rows = [[md.case_link(c.case), md.text(case_words(c)), md.text(breaks_words(c)),
-                 md.text(first_error(c), SHOWN_ERROR)] for c in broken]  # fmt: skip
-        lines.append(md.table(["case", "verdict", "breaks", "first error"], rows))
-    else:
-        lines.append("_None._\n")
-    return "\n".join(lines)
+    table = d.Table(tuple(d.Column(h) for h, _ in BROKEN), tuple(tuple(f(c) for _, f in BROKEN) for c in broken))
+    blocks.append(d.Section("other-breaks", "Other cases the upgrade breaks", (table,)))
+    return d.Page(name, "Upgrading", tuple(blocks), up=up)
 
 
 def line(found: Optional[Upgrade], apart: Sequence[upgrade.Disagreement] = ()) -> str:

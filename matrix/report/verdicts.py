@@ -32,7 +32,7 @@ LONGEST = 400
 SAVED_PROGRAMS = d.here("saved-programs-across-releases")
 DOCUMENTED = d.here("documented-to-work")
 BASELINE = d.here("since-the-previous-report")
-TRANSITIONS = d.here("release-transitions")
+TRANSITIONS = d.here("changes")
 # Names shown in one table cell or line before the rest are counted.
 SHOWN_OPEN = 8
 SHOWN_EXCEPTIONS = 3

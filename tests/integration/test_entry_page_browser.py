@@ -61,8 +61,9 @@ def test_the_entry_page_reads_in_at_most_eight_screens_with_its_long_table_paged
     assert screen.execute_script("return [window.innerWidth, window.innerHeight]") == list(SCREEN)
     height = screen.execute_script("return document.documentElement.scrollHeight")
     assert height <= SCREENS * SCREEN[1], "the entry page is %.1f screens" % (height / SCREEN[1])
-    # The table of changes holds every change, and shows a page of them with a button for the rest.
-    rows = screen.find_elements(By.CSS_SELECTOR, "#change-table tbody tr")
+    # The tables of changes hold every change, a row per case and mode, and show a page of them with a button for
+    # the rest.
+    rows = screen.find_elements(By.CSS_SELECTOR, "#every-regression tbody tr, #every-fix tbody tr")
     assert len(rows) > 3 * changes.PAGE
     assert sum(row.is_displayed() for row in rows) == changes.PAGE
     count = screen.find_element(By.ID, "c-count").text

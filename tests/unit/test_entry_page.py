@@ -24,7 +24,9 @@ def test_collapsed_sections_open_on_their_heading_and_the_table_of_changes_is_pa
         assert found and found.group(1).strip(), anchor
     for anchor in ("verdicts", "cases", "changes"):
         assert re.search(r'<section id="%s"><h2>' % anchor, page), anchor  # never collapsed
-    assert '<table class="changes" id="change-table" data-page="%d">' % changes.PAGE in page
+    # The regressions' and fixes' tables are paged by the widget's keys: PAGE rows at a time.
+    assert '<script type="application/json" id="change-keys">{"page":%d,' % changes.PAGE in page
+    assert '<section id="every-regression">' in page and '<section id="every-fix">' in page
     assert '<button type="button" id="c-more" hidden>' in page
     # What a citation needs, under the title, before the verdicts.
     head = page[page.index("</header>") : page.index('<section id="verdicts">')]

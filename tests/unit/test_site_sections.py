@@ -131,20 +131,23 @@ def test_what_regressed_in_the_newest_release_is_listed_with_its_error_and_linke
 
 
 def test_every_regression_and_fix_between_releases_is_a_row_the_page_can_filter(built: Path):
+    html = (built / "site" / "index.html").read_text(encoding="utf-8")
     page = parsed(built / "site" / "index.html")
-    rows = [(attrs, cells) for attrs, cells in page.rows if attrs.get("data-into")]
-    table = {(cells[0], cells[1], attrs["data-into"], attrs["data-change"]) for attrs, cells in rows}
-    # The newest section lists its rows again; the table of changes holds each change once.
+    # The two tables of the changes section, a row per case and mode, then the filter keys the widget gives each.
+    tables = [section_html(html, name) for name in ("every-regression", "every-fix")]
+    rows = [cells for part in tables for cells in re.findall(r"<tr>(<td.*?)</tr>", part)]
+    said = [[" ".join(re.sub("<[^>]+>", "", c).split()) for c in re.findall(r"<td[^>]*>(.*?)</td>", r)] for r in rows]
+    keys = json.loads(re.search(r'<script type="application/json" id="change-keys">(.*?)</script>', html).group(1))
+    assert len(keys["rows"]) == len(said) == 3
+    table = {(cells[0], cells[1], into, change) for cells, (into, change) in zip(said, keys["rows"])}
     assert ("2.4.1 → 2.5.0", "breaks", "2.5.0", "regressions regression") in table
     assert ("2.4.1 → 2.5.0", "heals", "2.5.0", "fixes fix") in table
     assert ("2.5.0 → 2.6.0", "late", "2.6.0", "regressions regression") in table
-    html = (built / "site" / "index.html").read_text(encoding="utf-8")
-    changes = section_html(html, "changes")
-    assert changes.count("<tr data-into=") == 3
-    options = re.findall(r'<select id="c-into">(.*?)</select>', changes)[0]
+    options = re.findall(r'<select id="c-into">(.*?)</select>', html)[0]
     assert re.findall(r'value="([^"]*)"', options) == ["", "2.5.0", "2.6.0"]
-    # The transitions' counts link their rows in the table.
-    assert '<a href="#into=2.5.0&amp;change=regression">1</a>' in changes
+    # The transitions' counts link the transition page's section that lists their rows.
+    assert '<a href="transition-2.4.1__2.5.0.html#regressions">1</a>' in html
+    assert "changes" in page.sections and "every-fix" in page.sections
 
 
 def test_the_real_models_show_each_environment_and_the_version_it_resolved(built: Path):

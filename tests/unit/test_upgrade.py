@@ -146,8 +146,9 @@ def test_pairs_and_the_newest_pair_follow_version_order() -> None:
 
 def test_the_markdown_page_answers_the_pack_case_by_case_and_lists_what_else_breaks() -> None:
     from matrix.report import upgrade as page
+    from matrix.report.writers import markdown as md_writer
 
-    text = page.render(answered())
+    text = md_writer.write(page.build(answered()))
     pack = text.split("## The real-model pack")[1].split("## Other cases")[0]
     rows = [line for line in pack.splitlines() if line.startswith("| [")]
     # One row per case and mode, each answer in its column.
@@ -162,7 +163,7 @@ def test_the_markdown_page_answers_the_pack_case_by_case_and_lists_what_else_bre
     assert "models/scan" not in others
     # The front page's line: the pair, how many cases it breaks, and the page.
     assert page.line(answered()).startswith("**Upgrading 2.5.1 → 2.15.0**: the upgrade breaks 2 cases of 4;")
-    assert page.render(None).endswith("_Fewer than two builds: no upgrade to answer._\n")
+    assert md_writer.write(page.build(None)).endswith("Fewer than two builds: no upgrade to answer.\n")
 
 
 def test_the_site_offers_every_pair_or_within_its_budget_those_to_the_newest_and_consecutive_ones(monkeypatch) -> None:

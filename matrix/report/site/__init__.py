@@ -8,8 +8,9 @@ judged again here:
   (:mod:`.front`): the grid of case × release × mode, filtered in the page by a search over case names, tags and
   error text, and by tag, status, release, mode and the real-model pack; every regression and fix between releases
   with its filters (:mod:`.changes`); the CSV downloads and the badge;
-- ``upgrade.html`` (:mod:`.upgrade`): from one build to a newer one, the answer per case and for the real-model
-  pack, the pair kept in the address;
+- ``upgrade.html``, the transition pages and the detail pages (grid, failures, builds, ...): each page built once
+  as a document, beside its Markdown form; the upgrade page's chooser of any pair of builds, the pair kept in the
+  address, is the site's own (:mod:`.upgrade`);
 - ``cases/NAME.html`` (:mod:`.case`), NAME as the case's Markdown page's: its history across releases, errors,
   graph diffs, packages beside torch, repros (each linked where the report wrote it, ``../../cases/NAME.repro/``),
   saved × loaded grid, and where the records hold them compiled × loaded and exported × compiled grids;
@@ -31,7 +32,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from typing import Dict, Iterable, List, Set
+from typing import Dict, Iterable, List, Set, Tuple
 
 from matrix.report import files
 from matrix.report import markdown as md
@@ -44,7 +45,7 @@ TIPS = "tips.js"  # adds each case page grid square's row and column to its tool
 COPIED = ("site.css", "site.js", upgrade.SCRIPT, TIPS)  # copied as they are; badge.svg is a template
 # The site's pages written here (the others are documents, written in both forms by matrix.report.publish), and the
 # widget that brings the tooltips' script into a case page.
-PAGES = (upgrade.PAGE[: -len(".html")],)
+PAGES: Tuple[str, ...] = ()
 TIPS_WIDGET = '<script src="../%s"></script>' % TIPS
 # What a build writes in the site's folder, and so what a later build may remove from it.
 _SUFFIXES = (".html", ".css", ".js", ".svg", ".png", ".parquet", downloads.CSV)
@@ -64,7 +65,6 @@ def write(
     listed = files.previous(out)
     tables = sorted(parquet)
     written = downloads.write_tables(out, FOLDER, tables) if csv else set()
-    written |= _write(out, upgrade.PAGE, upgrade.render(f.title, f.model.upgrades, case_pages(f)))
     for name in COPIED:
         with open(os.path.join(ASSETS, name), encoding="utf-8") as source:
             written |= _write(out, name, source.read())

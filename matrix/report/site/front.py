@@ -140,7 +140,7 @@ def widgets(f: Findings, pages: Mapping[str, str], downloads: Sequence[str], csv
     return {
         index.BADGE: '<p><img src="badge.svg" alt="pass rate of the newest release" class="badge"></p>',
         index.GRID: grid(data),
-        index.CHANGES: changes.section(f.steps, pages),
+        **changes.widget(f.steps),
         index.DOWNLOADS: csv_tables(downloads, csv),
         index.PACKAGES: packages(f, pages),
         index.FAILING: failing(f),

@@ -16,8 +16,9 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from matrix.contract.schema import AOTI_STATUSES, LOAD_STATUSES, MODES, STATUSES
 from matrix.records import upgrade
 from matrix.records.upgrade import Found, Upgrades
+from matrix.report import markdown as md
 from matrix.report import upgrade as words
-from matrix.report.site.markup import GLYPHS, compile_status, load_status, page, script_json, text
+from matrix.report.site.markup import GLYPHS, compile_status, load_status, script_json, text
 
 PAGE = "upgrade.html"
 SCRIPT = "upgrade.js"
@@ -126,18 +127,16 @@ def data(upgrades: Upgrades, pages: Mapping[str, str]) -> Dict[str, Any]:
     }
 
 
-def render(title: str, upgrades: Upgrades, pages: Mapping[str, str]) -> str:
-    """The page: the pair and scope chosen in a form, the answer drawn under it by ``upgrade.js``."""
-    releases = list(upgrades.releases)
-    options = "".join('<option value="%s">%s</option>' % (text(r), text(r)) for r in releases)
+def widget(upgrades: Upgrades) -> Dict[str, str]:
+    """The pair chooser of the upgrade page (:func:`matrix.report.upgrade.build`), by widget name: the pair and
+    scope chosen in a form, the answer drawn under it by ``upgrade.js`` in place of the newest pair's."""
+    pages = {case: "cases/%s.html" % md.page_file(case) for case in upgrades.case_names}
+    options = "".join('<option value="%s">%s</option>' % (text(r), text(r)) for r in upgrades.releases)
     questions = "".join("<li>%s</li>" % text(upgrade.ASKED[q]) for q in upgrade.QUESTIONS)
     body = [
-        '<header><p><a href="index.html">← the matrix</a> · <a href="glossary.html">glossary</a></p>',
-        "<h1>Upgrading from one release to another</h1>",
         "<p>From build A to a newer build B, for each case and mode:</p><ol>%s</ol>" % questions,
-        "<p>A dot is no record: not run, or not tried (a release that cannot load the file, a program never saved"
-        " because its export failed), which is never a failure. The address keeps the pair"
-        " (<code>#upgrade=A..B</code>), so that an answer can be linked.</p></header>",
+        "<p>A dot is no record: not run, or not tried, which is never a failure. The address keeps the pair"
+        " (<code>#upgrade=A..B</code>), so that an answer can be linked.</p>",
         '<form id="upgrade-form" class="filters">'
         '<label>from A <select id="upgrade-before">%s</select></label> '
         % options
@@ -145,13 +144,12 @@ def render(title: str, upgrades: Upgrades, pages: Mapping[str, str]) -> str:
         + '<label>cases <select id="upgrade-scope"><option value="pack">the real-model pack</option>'
         '<option value="all">every case</option></select></label> '
         '<label>named <input id="upgrade-case" type="search" placeholder="hf_llama tv_resnet18"></label></form>',
-        '<section id="upgrade-answer" aria-live="polite"><p>This page needs JavaScript to draw the answer.</p>'
-        "</section>",
+        '<div id="upgrade-answer" aria-live="polite"></div>',
         "<style>%s</style>" % STYLE,
         '<script id="upgrade-data" type="application/json">%s</script>' % script_json(data(upgrades, pages)),
         '<script src="%s"></script>' % SCRIPT,
     ]
-    return page("Upgrading · %s" % title, "\n".join(body), "")
+    return {"pair-chooser": "\n".join(body)}
 
 
 def line(upgrades: Upgrades, apart: Sequence[upgrade.Disagreement] = ()) -> str:

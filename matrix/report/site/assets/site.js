@@ -232,17 +232,23 @@
   // --- the changes between releases -----------------------------------------------------------------
 
   function changesView() {
-    var table = document.getElementById("change-table");
+    // The tables are the page's own (every regression, every fix); the widget holds each row's filter keys.
+    var keyed = document.getElementById("change-keys");
     var keys = ["into", "change"];
     var controls = controlsOf("c-", keys);
-    if (!table || !controls) {
+    if (!keyed || !controls) {
       return null;
     }
-    var rows = Array.prototype.slice.call(table.tBodies[0].rows);
+    var data = JSON.parse(keyed.textContent);
+    var rows = Array.prototype.slice.call(document.querySelectorAll("#every-regression tbody tr, #every-fix tbody tr"));
+    rows.forEach(function (row, i) {
+      row.setAttribute("data-into", data.rows[i][0]);
+      row.setAttribute("data-change", data.rows[i][1]);
+    });
     var count = document.getElementById("c-count");
     // A long table is paged: the first rows a filter keeps, and a button that shows the rest.
     var more = document.getElementById("c-more");
-    var page = Number(table.getAttribute("data-page")) || rows.length;
+    var page = data.page || rows.length;
     var limit = page;
 
     function filter() {
@@ -257,6 +263,11 @@
         row.hidden = !keep || listed >= limit;
         shown += keep ? 1 : 0;
         listed += keep && !row.hidden ? 1 : 0;
+        // A fix a filter keeps is shown: its table opens.
+        var folded = row.closest("details");
+        if (folded && keep && (into !== "" || change !== "")) {
+          folded.open = true;
+        }
       });
       count.textContent =
         shown + " of " + rows.length + " changes" + (listed < shown ? " (the first " + listed + " shown)" : "");

@@ -13,6 +13,13 @@
   var scope = document.getElementById("upgrade-scope");
   var named = document.getElementById("upgrade-case");
   var answer = document.getElementById("upgrade-answer");
+  // The page's own sections answer the newest pair; the script answers the pair chosen in their place.
+  ["every-case", "pack", "other-breaks"].forEach(function (id) {
+    var section = document.getElementById(id);
+    if (section) {
+      section.hidden = true;
+    }
+  });
   var modes = data.modes;
   var QUESTIONS = ["saved program", "AOTInductor package", "compile"];
   var PER_MODE = QUESTIONS.length; // characters per mode in a pair's row, after the verdict's

@@ -1,0 +1,60 @@
+"""Phrases the report's pages share, as document parts: a case and its page, an error, a transition and its page.
+
+Each is worded once here, so that every page that names a case, an error or a transition names it alike.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Optional
+
+from matrix.report import document as d
+from matrix.report import markdown as md
+
+
+def plain(value: Any) -> str:
+    """Record text, or "" for None and NaN (a table's missing value)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value)
+
+
+def clip(value: Any, limit: Optional[int]) -> str:
+    """Record text in one line (its line breaks shown as ``⏎``), cut to ``limit`` characters, the cut marked."""
+    said = re.sub(r"\r\n|\r|\n", " ⏎ ", plain(value))
+    return said if limit is None or len(said) <= limit else said[: limit - 1] + "…"
+
+
+def case_page(case: Any) -> d.Target:
+    """A case's page."""
+    return d.page(md.page_name(str(case))[: -len(".md")])
+
+
+def case(name: Any, with_set: Any = None) -> d.Phrase:
+    """A case linked to its page, then the ``--with`` set its cells ran with where they had one: ``case [pkg==1.0]``."""
+    named = with_set if isinstance(with_set, str) and with_set else None
+    return d.phrase(d.link(str(name), case_page(name)), " [%s]" % named if named else None)
+
+
+def error(kind: Any, message: Any, limit: Optional[int] = 300) -> d.Phrase:
+    """``KeyError: the message``, the message cut to ``limit``; either part may be missing."""
+    head = d.Code(kind) if isinstance(kind, str) and kind else None
+    said = clip(message, limit) if isinstance(message, str) else ""
+    return d.phrase(head, ": " if head and said else None, said)
+
+
+def transition_name(before: Any, after: Any) -> str:
+    """The page of the transition between two releases."""
+    return md.transition_page(before, after)[: -len(".md")]
+
+
+def transition(move: Any, anchor: str = "") -> d.Link:
+    """A transition's releases (with their variants where the two differ), linked to its page."""
+    title = md.transition_title(move["before"], move["after"], move.get("variant_before"), move.get("variant"))
+    return d.link(title, d.page(transition_name(move["before"], move["after"]), anchor))
+
+
+def status(value: Any) -> d.Mark:
+    """A cell status, its glyph and its name; no record where there is none."""
+    return d.Mark(value if isinstance(value, str) else None)
