@@ -68,13 +68,14 @@ def test_the_front_page_glossary_and_failures_say_the_same_in_both_forms(built: 
     found = both_forms(built)
     assert set(found) == {"index", "glossary", "failures"}
     # The sections a reader expects, in this order in both forms, and the links that lead to their detail.
-    order = ["Verdicts", "Cases", "The run", "Summary", "Regressions (1 cell)", "Real models (1)"]
-    order += ["Top failure signatures", "Strict vs non-strict", "Release transitions", "Saved programs across releases"]
+    order = ["Verdicts", "Cases", "What changed in 2.6.0", "The run", "Summary", "Real models (1)"]
+    order += ["Top failure signatures", "Strict vs non-strict", "Changes between releases"]
+    order += ["Saved programs across releases"]
     order += ["Tables", "More", "Since the previous report"]
     markdown = re.findall(r"^## (.+)$", (built / "index.md").read_text(encoding="utf-8"), re.M)
     site = re.findall(r"<h2>([^<]+)</h2>", (built / "site" / "index.html").read_text(encoding="utf-8"))
     assert markdown == order and [name for name in site if name in order] == order
-    assert {"page:glossary", "page:failures", "page:upgrade", "here#release-transitions"} <= set(links(found["index"]))
+    assert {"page:glossary", "page:failures", "page:upgrade", "here#changes"} <= set(links(found["index"]))
     assert "page:cases/breaks" in links(found["index"])
     assert "Statuses and marks" in words(found["glossary"]) and "Load statuses" in words(found["glossary"])
 
