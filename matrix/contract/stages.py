@@ -122,7 +122,42 @@ AOTI = Stage(
     follows=True,
     needs_set_up=True,
 )
-DECLARED = (CHECK, DECOMPOSE, SERIALIZE, DIAGNOSE, AOTI)  # in the order --stages' help names them
+# ``onnx_status`` is the stage's outcome (ONNX.shown.outcomes); ``onnx_step`` where it stopped (export, save, session,
+# run); ``onnx_error_type`` and ``onnx_error`` the qualified class and first line of what failed; ``onnx_api`` the
+# release's API that ran (on the ExportedProgram, or on the model where it takes only that); ``onnx_opset`` and
+# ``onnx_nodes`` the model's default-domain opset and its graph's node count; ``onnx_bytes`` its size with its
+# external data; the times of each step; the number of inputs run; the onnx, onnxscript, onnxruntime versions.
+ONNX = Stage(
+    "onnx",
+    "opt-in: convert a passing cell's program to ONNX with the release's torch.onnx exporter built on torch.export"
+    " (dynamo=True; needs onnx and onnxscript), keep the model with its saved program, run it in onnxruntime on the"
+    " case's inputs and compare with eager",
+    default=False,
+    keys=(
+        "onnx_status", "onnx_step", "onnx_error_type", "onnx_error", "onnx_api", "onnx_opset", "onnx_nodes",
+        "onnx_bytes", "onnx_export_s", "onnx_save_s", "onnx_session_s", "onnx_run_s", "onnx_checked_inputs",
+        "onnx_version", "onnxscript_version", "onnxruntime_version",
+    ),
+    module="onnx_stage",
+    shown=Shown(
+        label="ONNX",
+        status_key="onnx_status",
+        outcomes=("pass", "mismatch", "fail", "crash", "timeout", "not-applicable"),
+        meanings={
+            "pass": "exported to ONNX, ran in onnxruntime on every input of the case and matched eager",
+            "mismatch": "exported and ran in onnxruntime, but gave other numbers than eager",
+            "fail": "the ONNX export, its save, the onnxruntime session or its run raised (onnx_step says which)",
+            "crash": "the process that exported or ran the ONNX model died (a signal, out of memory)",
+            "timeout": "the ONNX export or run ran past its share of the cell's --timeout and was killed",
+            "not-applicable": "this release has no torch.onnx exporter built on torch.export, or the environment"
+            " lacks onnx, onnxscript or onnxruntime (exported, not run): never a failure",
+        },
+        passing="pass",
+        tried=("pass", "mismatch", "fail", "crash", "timeout"),
+        detail_keys=("onnx_step", "onnx_error_type", "onnx_error", "onnx_api", "onnx_opset", "onnx_nodes"),
+    ),
+)  # fmt: skip
+DECLARED = (CHECK, DECOMPOSE, SERIALIZE, DIAGNOSE, AOTI, ONNX)  # in the order --stages' help names them
 # The stages whose outcome the report shows in columns of its own, in the report's order.
 REPORTED = (SERIALIZE, DECOMPOSE)
 
