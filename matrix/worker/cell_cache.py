@@ -210,10 +210,10 @@ class CachedCells(batch.Batch):
         if item.record.get("artifact") != ARTIFACT_SAVED:
             return
         from ..contract.products import PACKAGE
-        from .loader import LoadBatch, keep_fresh_load
+        from .uses import NOUN, keep_fresh_load
 
         if self._load_cache is None:
-            self._load_cache = reuse.ResultCache(cache, LoadBatch.noun)  # where `load` looks
+            self._load_cache = reuse.ResultCache(cache, NOUN)  # where `load` looks
         if isinstance(load, dict):
             keep_fresh_load(self._program_folder(item), load, self.env, self._load_cache)
         if isinstance(package_load, dict):
