@@ -18,6 +18,7 @@ Standard library only (torch, onnx and onnxruntime are imported when the stage r
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import inspect
 import os
@@ -255,7 +256,8 @@ def _export(api: str, ctx: Any) -> Any:
 
 
 def _session(path: str) -> Any:
-    import onnxruntime
+    # Imported by name: an optional package of this stage alone, looked for before (the worker needs only torch).
+    onnxruntime = importlib.import_module("onnxruntime")
 
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3  # errors only: its warnings would fill the cell's output
