@@ -34,7 +34,7 @@ import nox
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))  # the sessions are thin wrappers around the project's own modules
 
-from matrix.contract.requests import AOTI, STAGES, LoadRequest, RequestError, RunRequest, load_words  # noqa: E402
+from matrix.contract.requests import STAGES, LoadRequest, RequestError, RunRequest, load_words  # noqa: E402
 from matrix.envs import env_errors, environments, install, logs, pipconfig, pythons, releases, removal, sets  # noqa: E402
 
 Request = Union[RunRequest, LoadRequest]
@@ -78,7 +78,7 @@ AOTI_CASES = (
 # The release selections with cases of their own (any other runs every case), and what else each asks of the
 # run and load sessions.
 SELECTION_CASES = {"quick": QUICK_CASES, "aoti": AOTI_CASES}
-SELECTION_RUN: Dict[str, Dict[str, Any]] = {"aoti": {"stages": STAGES + (AOTI,)}}
+SELECTION_RUN: Dict[str, Dict[str, Any]] = {"aoti": {"stages": STAGES + ("aoti",)}}
 SELECTION_LOAD: Dict[str, Dict[str, Any]] = {"aoti": {"aoti": True, "aoti_from": "nearest-and-oldest"}}
 
 

@@ -18,8 +18,6 @@ from .case import EXPORTDB_SOURCE
 from .options import (
     AOTI_FROM,
     DEFAULT_AOTI_TIMEOUT_S,
-    DEFAULT_DIAGNOSIS_BUDGET_S,
-    DIAGNOSIS_SHARE,
     add_batch,
     add_cache,
     add_mode,
@@ -64,23 +62,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         default=",".join(DEFAULT_STAGES),
         help="stages after export, comma-separated: %s; default: %s" % (stages.HELP, ",".join(DEFAULT_STAGES)),
     )
-    parser.add_argument(
-        "--aoti-timeout",
-        type=float,
-        default=DEFAULT_AOTI_TIMEOUT_S,
-        metavar="S",
-        help="seconds the aoti stage may take in one cell, on top of --timeout (default %g): a compile past it is"
-        " killed and recorded as the stage's timeout, the cell's own status unchanged" % DEFAULT_AOTI_TIMEOUT_S,
-    )
-    parser.add_argument(
-        "--diagnosis-budget",
-        type=float,
-        default=DEFAULT_DIAGNOSIS_BUDGET_S,
-        metavar="S",
-        help="seconds a failed export's draft_export diagnosis may take (default %g; never past %g of --timeout"
-        " into the cell); one kept in the result cache for the same case, mode and error is reused, not run again"
-        % (DEFAULT_DIAGNOSIS_BUDGET_S, DIAGNOSIS_SHARE),
-    )
+    for budget in stages.BUDGETS:  # each stage's own, from its declaration
+        help_text = budget.help % budget.default
+        parser.add_argument(budget.option, type=float, default=budget.default, metavar="S", help=help_text)
     parser.add_argument(
         "--hide-capability",
         nargs="+",

@@ -47,7 +47,6 @@ from .schema import MODES
 # The words of the options, read by the worker (runner, sources, batch, signing) from here.
 # STAGES is the default of --stages; KNOWN_STAGES adds those run only where --stages names them (contract/stages.py).
 STAGES, KNOWN_STAGES = stages.DEFAULT, stages.KNOWN
-AOTI = stages.AOTI.name  # compile the program with AOTInductor, load the package in a fresh process, compare
 
 
 class RequestError(UserError):
@@ -190,8 +189,9 @@ class RunRequest(_Request):
 
     @property
     def cell_timeout(self) -> float:
-        """What one isolated cell may take: --timeout, and --aoti-timeout on top where the aoti stage runs."""
-        return self.timeout + (self.aoti_timeout if AOTI in self.stages else 0.0)
+        """What one isolated cell may take: --timeout, and on top the budgets of the selected stages that extend it
+        (--aoti-timeout where the aoti stage runs)."""
+        return self.timeout + stages.extra_seconds(self.stages, self)
 
     def validate(self) -> None:
         """The checks ``RunOptions`` makes before torch is imported, with its messages: a UserError, or None."""
@@ -200,8 +200,8 @@ class RunRequest(_Request):
         if wrong:
             raise UserError(wrong)
         positive_seconds("--timeout", self.timeout)
-        positive_seconds("--diagnosis-budget", self.diagnosis_budget)
-        positive_seconds("--aoti-timeout", self.aoti_timeout)
+        for budget in stages.BUDGETS:
+            positive_seconds(budget.option, getattr(self, budget.field))
         memory_mb("--max-memory", self.max_memory)
         at_least("--runs", self.runs, 1)
         at_least("--jobs", self.jobs, 0)

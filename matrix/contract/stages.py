@@ -1,11 +1,12 @@
 """The stages a cell runs on its exported program, each declared once.
 
 A stage has a name (the word of ``--stages``), what ``--stages``' help says of it, whether it runs by default
-or only where ``--stages`` names it, the name of its outcome's column in the report (where it has one of its
-own), the record fields only a run that selected it writes (beside ``schema.CELL_KEYS``), the option that
-bounds what it may take, and, for a stage in a worker module of its own, that module: ``matrix.worker.cell``
-imports it and the cell calls its ``run`` on a passing cell. A new stage is that module and its declaration here.
-``run --stages``, ``check --stages``, the record's columns and the report's stage columns read :data:`DECLARED`.
+or only where ``--stages`` names it, the record fields only a run that selected it writes (beside
+``schema.CELL_KEYS``), the option that bounds what it may take (:class:`Budget`), what a report needs to draw
+its outcome with no code of its own (:class:`Shown`), and the worker module that runs it: ``matrix.worker.stage``
+imports each declared module and the cell runs the selected stages through it, in the order of :data:`DECLARED`.
+A new stage is that module and its declaration here. ``run --stages``, ``check --stages``, the budget options,
+the record's columns and the report's stage columns read :data:`DECLARED`.
 
 Standard library only, and Python 3.8 syntax: the worker imports this module inside every torch environment.
 """
@@ -13,7 +14,45 @@ Standard library only, and Python 3.8 syntax: the worker imports this module ins
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence, Tuple, Union
+from typing import Mapping, Optional, Sequence, Tuple, Union
+
+from .options import DEFAULT_AOTI_TIMEOUT_S, DEFAULT_DIAGNOSIS_BUDGET_S, DIAGNOSIS_SHARE
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The option that bounds what a stage may take: ``run``'s and ``check``'s parsers add it from here."""
+
+    option: str  # the flag, e.g. ``--aoti-timeout``; its dashes read as underscores name the request's field
+    default: float  # seconds
+    help: str  # what the option's help says, with ``%g`` for the default
+    # Whether a cell that runs the stage may take this much on top of --timeout (the stage runs in a process of its
+    # own with this deadline); False: the budget is spent within the cell's --timeout.
+    extends_cell: bool = False
+
+    @property
+    def field(self) -> str:
+        """The request's field (``RunRequest.aoti_timeout``) that holds the option's value."""
+        return self.option.lstrip("-").replace("-", "_")
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What a report needs to draw a stage's outcome with no code of its own: read these fields, nothing else.
+
+    ``status_key`` holds one of ``outcomes`` (or None where the stage did not run on a cell); ``detail_keys``
+    say what failed, in the order a reader wants them; ``meanings`` say each outcome in words; ``passing`` is
+    the outcome that means it worked, ``tried`` the outcomes that say something of torch (the others, such as
+    not-applicable, are never counted as failures).
+    """
+
+    label: str  # the report's name for the outcome's column, e.g. "ONNX"
+    status_key: str
+    outcomes: Tuple[str, ...]
+    meanings: Mapping[str, str]
+    passing: str
+    tried: Tuple[str, ...]
+    detail_keys: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -25,16 +64,33 @@ class Stage:
     default: bool = True  # runs unless --stages leaves it out; False: only where --stages names it
     label: Optional[str] = None  # the report's name for its outcome column; None: no column of its own
     keys: Tuple[str, ...] = ()  # record fields only a run that selected it writes, None where they do not apply
-    budget: Optional[str] = None  # the option that bounds what it may take
-    # The module of matrix.worker whose ``run(record, program, case)`` runs it on a passing cell; None for the
-    # stages the cell runs itself (check, decompose, serialize, diagnose, aoti).
-    module: Optional[str] = None
+    budget: Optional[Budget] = None  # the option that bounds what it may take
+    # The module of matrix.worker that runs it: its ``STAGE`` follows ``matrix.worker.stage.StageRun``.
+    module: str = ""
+    # Whether it keeps a product that the run uses again in a fresh process (a follow-up, contract/products.py):
+    # the run then keeps the cells' programs, signed, in a scratch folder where --artifacts is not given.
+    follows: bool = False
+    # Whether its results depend on what the run learns as it imports torch (a C++ compiler's identity): a run
+    # that selects it is never answered from the result cache without importing torch.
+    needs_set_up: bool = False
+    shown: Optional[Shown] = None  # where the report draws its outcome from the declaration alone
 
 
-CHECK = Stage("check", "run and compare with eager")
-DECOMPOSE = Stage("decompose", label="decomposition")
-SERIALIZE = Stage("serialize", "save, then load in a process that never exported", label="save/load")
-DIAGNOSE = Stage("diagnose", "draft_export on a failed export", budget="--diagnosis-budget")
+CHECK = Stage("check", "run and compare with eager", module="check_stage")
+DECOMPOSE = Stage("decompose", label="decomposition", module="decompose_stage")
+SERIALIZE = Stage(
+    "serialize", "save, then load in a process that never exported", label="save/load", module="serialize_stage",
+    follows=True,
+)  # fmt: skip
+DIAGNOSE = Stage(
+    "diagnose", "draft_export on a failed export", module="diagnose_stage",
+    budget=Budget(
+        "--diagnosis-budget", DEFAULT_DIAGNOSIS_BUDGET_S,
+        "seconds a failed export's draft_export diagnosis may take (default %%g; never past %g of --timeout into the"
+        " cell); one kept in the result cache for the same case, mode and error is reused, not run again"
+        % DIAGNOSIS_SHARE,
+    ),
+)  # fmt: skip
 # ``aoti_status`` is the stage's outcome (schema.AOTI_STATUSES); ``aoti_error_type`` and ``aoti_error`` the qualified
 # class and first line of what failed, the line starting with the step (``compile:``, ``load:``, ``run:``);
 # ``aoti_api`` the release's API that compiled and loads it; ``aoti_compile_s`` the compile, in a process forked from
@@ -55,9 +111,53 @@ AOTI = Stage(
         "aoti_run_s",
         "aoti_package_bytes",
     ),  # fmt: skip
-    budget="--aoti-timeout",
+    budget=Budget(
+        "--aoti-timeout",
+        DEFAULT_AOTI_TIMEOUT_S,
+        "seconds the aoti stage may take in one cell, on top of --timeout (default %g): a compile past it is killed"
+        " and recorded as the stage's timeout, the cell's own status unchanged",
+        extends_cell=True,
+    ),
+    module="aoti_stage",
+    follows=True,
+    needs_set_up=True,
 )
-DECLARED = (CHECK, DECOMPOSE, SERIALIZE, DIAGNOSE, AOTI)  # in the order --stages' help names them
+# ``onnx_status`` is the stage's outcome (ONNX.shown.outcomes); ``onnx_step`` where it stopped (export, save, session,
+# run); ``onnx_error_type`` and ``onnx_error`` the qualified class and first line of what failed; ``onnx_api`` the
+# release's API that ran (on the ExportedProgram, or on the model where it takes only that); ``onnx_opset`` and
+# ``onnx_nodes`` the model's default-domain opset and its graph's node count; ``onnx_bytes`` its size with its
+# external data; the times of each step; the number of inputs run; the onnx, onnxscript, onnxruntime versions.
+ONNX = Stage(
+    "onnx",
+    "opt-in: convert a passing cell's program to ONNX with the release's torch.onnx exporter built on torch.export"
+    " (dynamo=True; needs onnx and onnxscript), keep the model with its saved program, run it in onnxruntime on the"
+    " case's inputs and compare with eager",
+    default=False,
+    keys=(
+        "onnx_status", "onnx_step", "onnx_error_type", "onnx_error", "onnx_api", "onnx_opset", "onnx_nodes",
+        "onnx_bytes", "onnx_export_s", "onnx_save_s", "onnx_session_s", "onnx_run_s", "onnx_checked_inputs",
+        "onnx_version", "onnxscript_version", "onnxruntime_version",
+    ),
+    module="onnx_stage",
+    shown=Shown(
+        label="ONNX",
+        status_key="onnx_status",
+        outcomes=("pass", "mismatch", "fail", "crash", "timeout", "not-applicable"),
+        meanings={
+            "pass": "exported to ONNX, ran in onnxruntime on every input of the case and matched eager",
+            "mismatch": "exported and ran in onnxruntime, but gave other numbers than eager",
+            "fail": "the ONNX export, its save, the onnxruntime session or its run raised (onnx_step says which)",
+            "crash": "the process that exported or ran the ONNX model died (a signal, out of memory)",
+            "timeout": "the ONNX export or run ran past its share of the cell's --timeout and was killed",
+            "not-applicable": "this release has no torch.onnx exporter built on torch.export, or the environment"
+            " lacks onnx, onnxscript or onnxruntime (exported, not run): never a failure",
+        },
+        passing="pass",
+        tried=("pass", "mismatch", "fail", "crash", "timeout"),
+        detail_keys=("onnx_step", "onnx_error_type", "onnx_error", "onnx_api", "onnx_opset", "onnx_nodes"),
+    ),
+)  # fmt: skip
+DECLARED = (CHECK, DECOMPOSE, SERIALIZE, DIAGNOSE, AOTI, ONNX)  # in the order --stages' help names them
 # The stages whose outcome the report shows in columns of its own, in the report's order.
 REPORTED = (SERIALIZE, DECOMPOSE)
 
@@ -78,6 +178,29 @@ def unknown(stages: Sequence[str]) -> Optional[str]:
     """What is wrong with ``stages`` (``--stages: unknown stage(s) ...``), or None where every one is known."""
     found = sorted(set(stages) - set(KNOWN))
     return "--stages: unknown stage(s) %s; known: %s" % (", ".join(found), ", ".join(KNOWN)) if found else None
+
+
+BUDGETS = tuple(stage.budget for stage in DECLARED if stage.budget is not None)
+
+
+def selected(names: Sequence[str]) -> Tuple[Stage, ...]:
+    """The declared stages among ``names``, in declared order (the order the cell runs them)."""
+    return tuple(stage for stage in DECLARED if stage.name in names)
+
+
+def follow_ups(names: Sequence[str]) -> bool:
+    """Whether a run of ``names`` keeps a product that it uses again in a fresh process."""
+    return any(stage.follows for stage in selected(names))
+
+
+def needs_set_up(names: Sequence[str]) -> bool:
+    """Whether a run of ``names`` must import torch to key its results (see :attr:`Stage.needs_set_up`)."""
+    return any(stage.needs_set_up for stage in selected(names))
+
+
+def extra_seconds(names: Sequence[str], request: object) -> float:
+    """What a cell of ``names`` may take on top of --timeout: the budgets that extend it, as ``request`` holds them."""
+    return sum(float(getattr(request, s.budget.field)) for s in selected(names) if s.budget and s.budget.extends_cell)
 
 
 def keys_of(stages: Sequence[str]) -> Tuple[str, ...]:

@@ -22,11 +22,15 @@ import os
 import shutil
 import tempfile
 import time
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from ..contract.products import PACKAGE
 from ..contract.records import without_paths
 from ..contract.schema import AOTI_KEYS, STAGE_ERROR, STAGE_SKIPPED, Status, first_line
 from . import aoti, forked
+from .failure import describe_error
+from .stage import Fields, StageRun
+from .steps import clone
 
 NOT_APPLICABLE, CRASH, TIMEOUT = Status.NOT_APPLICABLE.value, Status.CRASH.value, Status.TIMEOUT.value
 
@@ -133,8 +137,9 @@ def compile_in_child(
     return result
 
 
-def settle(record: Dict[str, Any], compiled: Compiled, kept: Optional[str]) -> None:
-    """After the cell kept its program (in ``kept``, or None): a package not kept with it is skipped, saying why."""
+def settle(fields: Dict[str, Any], record: Dict[str, Any], compiled: Compiled, kept: Optional[str]) -> None:
+    """After the cell kept its program (in ``kept``, or None): a package not kept with it is skipped, saying why in
+    ``fields``; ``record`` is the cell's."""
     compiled.discard()  # kept ones were moved into the program's folder
     if kept is not None:
         return
@@ -144,7 +149,47 @@ def settle(record: Dict[str, Any], compiled: Compiled, kept: Optional[str]) -> N
         why = "its program could not be kept: %s" % record["artifact_error"]
     else:
         why = "this run keeps no programs"
-    record.update(aoti_status=STAGE_SKIPPED, aoti_error="not loaded: %s" % why)
+    fields.update(aoti_status=STAGE_SKIPPED, aoti_error="not loaded: %s" % why)
+
+
+class AotiStage(StageRun):
+    """The stage on one cell: compiled before anything runs the program, kept with it, loaded as a follow-up."""
+
+    compiled: Optional[Compiled] = None
+
+    @classmethod
+    def set_up(cls) -> Fields:
+        """Import AOTInductor once, before forking (each cell would import it again), and name the compiler: the
+        compiler decides the stage's results too, so it is part of each cell's key."""
+        try:
+            import torch._inductor  # noqa: F401
+        except Exception:  # a release that cannot: each cell records why
+            pass
+        return {"compiler": aoti.compiler_identity()}
+
+    def before(self) -> Fields:
+        ctx = self.context
+        fields: Fields = {}
+        args, kwargs = clone(ctx.case.example_args), clone(ctx.case.example_kwargs)
+        self.compiled = compile_stage(fields, ctx.program, args, kwargs, ctx.device, self.budget or 0.0, describe_error)
+        return fields
+
+    def files(self) -> Tuple[Dict[str, str], Fields]:
+        compiled = self.compiled
+        return ({compiled.file: compiled.path}, {"aoti": compiled.meta}) if compiled else ({}, {})
+
+    def kept(self, folder: Optional[str]) -> Fields:
+        fields: Fields = {}
+        if self.compiled is not None:
+            settle(fields, self.context.record, self.compiled, folder)
+        return fields
+
+    def follow_ups(self, folder: Optional[str]) -> List[Tuple[str, str]]:
+        # The package, loaded in a process that never compiled (load_job.merge_aoti_load decides aoti_status).
+        return [(PACKAGE.name, folder)] if folder and self.compiled is not None else []
+
+
+STAGE = AotiStage
 
 
 def _failed(record: Dict[str, Any], status: Any, error: Dict[str, Any], step: str) -> None:

@@ -36,8 +36,8 @@ import platform
 import sys
 from typing import Any, Dict, List, Mapping, Optional
 
-from ..contract import layout
-from ..contract.requests import AOTI, RunRequest
+from ..contract import layout, stages
+from ..contract.requests import RunRequest
 from ..contract.schema import ARTIFACT_SAVED, now
 from . import batch, exportdb, gpu, reads, reuse
 from .capabilities import cache_path
@@ -58,7 +58,7 @@ class CachedCells(batch.Batch):
     env: Dict[str, Any]  # the environment record (set_up's)
     found: Dict[str, bool]  # the capabilities
     gpu: Dict[str, Any]  # with --device cuda: the GPU, as NVML names it (gpu.facts)
-    compiler: str  # with the aoti stage: the C++ compiler its results were made with, for their key
+    stage_keys: Dict[str, Any]  # what the selected stages' results depend on besides the cell (stage.set_up)
     settings: Optional[batch.Settings]  # set_up's: the result cache where diagnoses are kept
 
     def __init__(self) -> None:
@@ -72,10 +72,11 @@ class CachedCells(batch.Batch):
 
     def _known_run(self) -> Optional[Dict[str, Any]]:
         """The options this run's environment record depends on, where a later run may take it from the result
-        cache without importing torch (see the module's docstring); None where it may not: on a GPU, with the aoti
-        stage (its compiler is part of each key) or with --artifacts (a reused cell puts its program back)."""
+        cache without importing torch (see the module's docstring); None where it may not: on a GPU, with a stage
+        that learns part of each key as torch is imported (a compiler) or with --artifacts (a reused cell puts its
+        program back)."""
         options = self.options
-        if options.device != "cpu" or AOTI in options.stages or options.artifacts:
+        if options.device != "cpu" or stages.needs_set_up(options.stages) or options.artifacts:
             return None
         return {
             "device": options.device, "source": options.source, "variant": self.variant,
@@ -116,16 +117,15 @@ class CachedCells(batch.Batch):
             "kind": "cell", "format": reuse.FORMAT, "worker": reuse.worker_fingerprint(),
             "build": self.build, "variant": job.variant, "device": job.device,
             "capabilities": job.found, "case": job.info.name, "source": job.info.source, "case_hash": case,
-            "mode": job.mode, "run": item.key[2], "stages": list(job.stages), "diagnose_s": job.diagnose_s,
-            "diagnosis_budget_s": job.diagnosis_budget_s if job.diagnose_s else None,
+            "mode": job.mode, "run": item.key[2], "stages": list(job.stages), "timeout": job.timeout,
+            "budgets": job.budgets,
             "keeps_program": job.artifacts is not None,
             "dependency_set": job.dependency_set, "with_set": job.with_set,
             "environment": reuse.environment_fields(),  # the variables that steer torch, as the run started
         }  # fmt: skip
         if job.device != "cpu":  # a result from one GPU (model, compute capability, driver) never stands for another
             fields["gpu"] = gpu.identity(self.gpu)
-        if AOTI in job.stages:  # the stages tell a cell with the stage from one without; the compiler decides it too
-            fields["aoti_compiler"] = self.compiler
+        fields.update(self.stage_keys)  # e.g. the C++ compiler, where a selected stage compiles
         self.identities[item.key] = fields
         return reuse.digest(fields)
 
@@ -210,15 +210,16 @@ class CachedCells(batch.Batch):
         if item.record.get("artifact") != ARTIFACT_SAVED:
             return
         from ..contract.products import PACKAGE
-        from .loader import LoadBatch, keep_fresh_load
+        from .uses import NOUN, keep_fresh_load
 
         if self._load_cache is None:
-            self._load_cache = reuse.ResultCache(cache, LoadBatch.noun)  # where `load` looks
+            self._load_cache = reuse.ResultCache(cache, NOUN)  # where `load` looks
         if isinstance(load, dict):
             keep_fresh_load(self._program_folder(item), load, self.env, self._load_cache)
         if isinstance(package_load, dict):
             folder = self._program_folder(item)
-            keep_fresh_load(folder, package_load, self.env, self._load_cache, PACKAGE, self.compiler)
+            compiler = self.stage_keys.get("compiler", "")
+            keep_fresh_load(folder, package_load, self.env, self._load_cache, PACKAGE, compiler)
 
     def _program_folder(self, item: batch.Item) -> str:
         job, record = _job(item), item.record

@@ -4,8 +4,8 @@ A job kind of the batch engine (:data:`.jobs.KINDS`), run for ``run`` (:mod:`.ru
 that kept its program asks for a follow-up (``messages.FOLLOW_UP``): the program loaded again
 by a load job (:mod:`.load_job`) in a process that never exported, which
 :func:`merge_fresh_load` (``"fresh-load"`` in :data:`.jobs.MERGES`) folds into the cell's record.
-A cell whose aoti stage kept a package asks for its load too (:mod:`.load_job`), first: the last
-follow-up removes a folder kept for the follow-ups alone.
+Each stage says which products it kept for such a follow-up (``stage.StageRun.follow_ups``): a cell whose aoti
+stage kept a package asks for its load too; the last follow-up removes a folder kept for the follow-ups alone.
 
 Standard library only (torch is imported when the job runs), Python 3.8 syntax.
 """
@@ -17,7 +17,6 @@ import shutil
 from typing import Any, ClassVar, Dict, Optional, Tuple
 
 from ..contract.case import CaseInfo
-from ..contract.options import DEFAULT_AOTI_TIMEOUT_S, DEFAULT_DIAGNOSIS_BUDGET_S
 from ..contract.schema import ARTIFACT_SAVED, STAGE_ERROR, STAGE_MISMATCH, STAGE_OK, LoadStatus
 from . import exportdb, reads
 from .load_job import fresh_load
@@ -36,16 +35,15 @@ class CellJob:
     device: str
     stages: Tuple[str, ...]
     found: Dict[str, bool]
-    diagnose_s: float = 0.0
+    timeout: float = 0.0  # the cell's --timeout, of which a diagnosis may take a share
     artifacts: Optional[str] = None  # where a passing cell keeps its program
     variant: str = ""
     scratch: Optional[str] = None  # else where it keeps it for the fresh load alone
     dependency_set: str = ""  # the packages beside torch it runs with, recorded with its program
     with_set: str = ""  # the part of them that --with added: each set keeps its program in a folder of its own
-    diagnosis_budget_s: float = DEFAULT_DIAGNOSIS_BUDGET_S  # what a diagnosis may take, within diagnose_s of the cell
+    budgets: Dict[str, float] = dataclasses.field(default_factory=dict)  # stage -> its budget option's seconds
     cache: Optional[str] = None  # the result cache's folder, where diagnoses are reused and kept; None: off
     origin: str = ""  # "<torch_version>/<run_id>": what a diagnosis kept by this cell names
-    aoti_timeout_s: float = DEFAULT_AOTI_TIMEOUT_S  # what the aoti stage's compile may take, where stages has it
 
     @classmethod
     def from_fields(cls, fields: Dict[str, Any]) -> CellJob:
@@ -55,41 +53,28 @@ class CellJob:
 
     def run(self) -> Dict[str, Any]:
         from ..contract.layout import Target
-        from .cell import KEPT, PACKAGED, run_cell
+        from .cell import FOLLOW_UPS, run_cell
 
         root = self.artifacts or self.scratch
         target = Target(root, self.variant, self.device, self.dependency_set, self.with_set) if root else None
         loader = loader_for(self.info.source)
         recording = reads.start()  # None without isolation, where nothing recorded could be trusted
         record = run_cell(
-            self.info, self.mode, self.found, loader, self.device, self.stages, target, self.diagnose_s,
-            self.diagnosis_budget_s, self.kept(), self.aoti_timeout_s,
+            self.info, self.mode, self.found, loader, self.device, self.stages, target, budgets=self.budgets,
+            timeout=self.timeout, cache=self.cache, origin=self.origin, private=(self.artifacts, self.scratch),
+            dependency_set=self.dependency_set,
         )  # fmt: skip
         if recording is not None:  # before the follow-ups: they run in processes of their own
             case_file = exportdb.source_file(self.info)
             record[reads.READS] = recording.finish(case_file, (self.artifacts, self.scratch, self.cache))
-        folder = record.pop(KEPT, None)
-        packaged = record.pop(PACKAGED, None)
+        kept = record.pop(FOLLOW_UPS, [])
         if not self.artifacts and record.get("artifact") == ARTIFACT_SAVED:
             record["artifact"] = None  # kept for the fresh loads alone, not for other releases
-        kept = ((packaged, True), (folder, False))  # the package's load first
-        follows = [fresh_load(where, discard=False, package=package) for where, package in kept if where]
+        follows = [fresh_load(folder, discard=False, product=product) for product, folder in kept]
         if follows:
             follows[-1]["discard"] = not self.artifacts  # the last one removes a folder kept for them alone
             record[FOLLOW_UP] = follows[0] if len(follows) == 1 else follows
         return record
-
-    def kept(self) -> Optional[Any]:
-        """Where this cell's diagnosis is reused from and kept (``diagnosis.Kept``); None with the cache off."""
-        if not self.cache or self.diagnose_s <= 0:
-            return None
-        from .diagnosis import Kept
-
-        cell = {
-            "case": self.info.name, "source": self.info.source, "mode": self.mode, "device": self.device,
-            "dependency_set": self.dependency_set,
-        }  # fmt: skip
-        return Kept(self.cache, exportdb.source_file(self.info), cell, self.origin, (self.artifacts, self.scratch))
 
 
 # The result key that carries a kept program's fresh load to the runner; never a record field.

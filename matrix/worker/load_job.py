@@ -39,6 +39,7 @@ import time
 from typing import Any, Callable, ClassVar, Dict, List, Optional, Tuple
 
 from ..contract import layout, records
+from ..contract.products import PACKAGE, PROGRAM
 from ..contract.schema import STAGE_ERROR, STAGE_MISMATCH, STAGE_OK, STAGE_SKIPPED, LoadStatus, Status, first_line
 from . import aoti, artifacts, compare, signing
 from .aoti_stage import compile_in_child
@@ -291,13 +292,17 @@ def _load_package(folder: str, meta: Dict[str, Any], trust: bool, private: str, 
     settle(fields, run_calls(lambda: compiled, inputs, outputs, check, fields), check, meta, blame=False)
 
 
-def fresh_load(folder: str, discard: bool, package: bool = False) -> Dict[str, Any]:
-    """The follow-up of a cell that kept its program (or, ``package``, the package its aoti stage compiled): a load
-    job, in a process that never exported nor compiled."""
+def fresh_load(folder: str, discard: bool, product: str = PROGRAM.name) -> Dict[str, Any]:
+    """The follow-up of a cell that kept a product (products.PRODUCTS, by name: its program, or the package its
+    aoti stage compiled): a load job, in a process that never exported nor compiled."""
     meta, _ = layout.read_meta(folder)
-    job = (AotiLoadJob if package else LoadJob)(folder=folder, meta=meta or {})
-    merge = "aoti-load" if package else "fresh-load"
-    return {"message": message(job), "merge": merge, "folder": folder, "discard": discard}
+    job_class, merge = FRESH[product]
+    return {"message": message(job_class(folder=folder, meta=meta or {})), "merge": merge, "folder": folder,
+            "discard": discard}  # fmt: skip
+
+
+# Product name -> the job that loads it again in a fresh process, and the merge that folds its result into the cell.
+FRESH: Dict[str, Tuple[Any, str]] = {PROGRAM.name: (LoadJob, "fresh-load"), PACKAGE.name: (AotiLoadJob, "aoti-load")}
 
 
 # A load's status as the aoti stage's outcome (schema.AOTI_STATUSES).

@@ -35,14 +35,13 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import json
 import os
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..contract import dependencies, layout, records
 from ..contract.errors import UserError
-from ..contract.layout import Artifact, Key
+from ..contract.layout import Artifact
 from ..contract.options import AOTI_FROM, DEFAULT_AOTI_TIMEOUT_S
 from ..contract.products import (
     BY_KIND,
@@ -52,16 +51,13 @@ from ..contract.products import (
     PROGRAM,
     TALLIES,
     Product,
-    keys_of,
-    planned_record,
 )
 from ..contract.requests import LoadRequest
-from ..contract.schema import LOAD_STATUSES, STAGE_SKIPPED, LoadStatus, now
-from . import aoti, aoti_compiles, artifacts, batch, first_use, gpu, reuse, signing
+from ..contract.schema import LoadStatus
+from . import aoti, aoti_compiles, artifacts, batch, first_use, gpu, reuse, signing, uses
 from .aoti import NEEDS_COMPILER, NO_COMPILER_TYPE
 from .environment import installed_torch_version, variant_of
 from .journal import Key as JournalKey
-from .load_job import AotiCompileJob, AotiLoadJob, LoadJob, incomplete
 from .progress import say
 from .signing import untrusted
 
@@ -88,31 +84,7 @@ def file_name(torch_version: str, variant: str, python: str) -> str:
     return "load_" + records.env_file_name(torch_version, variant, python)
 
 
-def journal_key(key: Key, dependency_set: str = "", product: Product = PROGRAM, device: str = "cpu") -> JournalKey:
-    """One use's key in the journal and in resuming: its artifact's key, the set it was saved with, for a product
-    other than a program's load its kind (six parts, never a program's four or five), and off the CPU its device
-    (seven parts)."""
-    # The journal keeps (case, mode, run): the saving release and any set go into the first part;
-    # torch alone adds nothing, so that the keys of loads recorded before sets were told apart still match.
-    more = [dependency_set] if dependency_set else []
-    if product is not PROGRAM:
-        more = [dependency_set, product.kind]
-    if device != "cpu":
-        more = [dependency_set, product.kind, device]
-    return (json.dumps(list(key[:4]) + more), key[4], 0)
-
-
-def package_of(artifact: Artifact) -> Optional[Dict[str, Any]]:
-    """What an artifact's meta.json says of the AOTInductor package kept with its program (its ``aoti`` key),
-    or None where its cell kept none."""
-    described = (artifact.meta or {}).get("aoti")
-    return described if isinstance(described, dict) else None
-
-
-def listed(meta: Dict[str, Any], name: Any) -> Dict[str, Any]:
-    """The entry of the file ``name`` in meta.json's list (its size and sha256), or {}."""
-    entries = [e for e in meta.get("files") or [] if isinstance(e, dict) and e.get("name") == name]
-    return entries[0] if entries else {}
+journal_key = uses.journal_key  # read by the tests and the engine's resuming from here too
 
 
 # --- in the parent ---------------------------------------------------------------------------
@@ -122,13 +94,13 @@ class LoadBatch(batch.Batch):
     """The artifacts of one load: every saved program selected, and every package kept with one, loaded in the
     installed torch."""
 
-    noun, verb, doing = "artifact", "load", "loading"
+    noun, verb, doing = uses.NOUN, "load", "loading"
     # Each product's outcomes: a load's statuses, and a compile's (--aoti).
     statuses = tuple(dict.fromkeys(status for product in PRODUCTS for status in product.statuses))
     # A program's load, a package's, a program's compile: each record keeps its own kind's keys (see finished).
     record_keys = tuple(dict.fromkeys(key for product in PRODUCTS for key in product.keys))
     # What the parent knows better than the child: the identity of the load.
-    parent_keys = frozenset(("schema_version", "kind", "run_id", "torch_version", "variant", "python", "case", "mode"))
+    parent_keys = uses.PARENT_KEYS
 
     def __init__(
         self, found: List[Artifact], version: str, variant: str, python: str, signing_key: Optional[bytes] = None,
@@ -145,12 +117,13 @@ class LoadBatch(batch.Batch):
         # takes seconds to minutes).
         self.uses: Dict[JournalKey, Tuple[Product, Artifact]] = {}
         for artifact in found:
-            self.plan(PROGRAM, artifact)
-            if package_of(artifact) is not None:
-                self.plan(PACKAGE, artifact)
-        for artifact in aoti_compiles.to_compile(found, version, aoti_from) if compile_older else []:
+            for product in (PROGRAM, PACKAGE):
+                if uses.of(product).present(artifact):
+                    self.plan(product, artifact)
+        compiled = aoti_compiles.to_compile(found, version, aoti_from) if compile_older else []
+        for artifact in compiled:
             self.plan(COMPILE, artifact)
-        self.follow_ups = any(p is COMPILE for p, _ in self.uses.values())  # each compiled package: a fresh load
+        self.follow_ups = bool(compiled)  # each compiled package: a fresh load
         self.aoti_timeout = aoti_timeout
         self.compile_api: Tuple[Optional[aoti.Api], Optional[str]] = (None, "no AOTInductor API was looked for")
         self.env: Dict[str, Any] = {"torch_version": version, "variant": variant, "python": python}
@@ -200,7 +173,7 @@ class LoadBatch(batch.Batch):
         except Exception:
             self.can_load = False
         self.env.update(run_id=run_id, serializer_version=artifacts.serializer_version())
-        if any(product is not PROGRAM for product, _ in self.uses.values()):
+        if any(uses.of(product).compiles for product, _ in self.uses.values()):
             # Found once, here: importing torch._inductor before forking spares each package's process that import.
             self.loaders = {name: aoti.loader_for(name) for name in layout.AOTI_FILES}
             self.compiler = aoti.compiler_identity()
@@ -219,22 +192,7 @@ class LoadBatch(batch.Batch):
 
     def record(self, product: Product, artifact: Artifact) -> Dict[str, Any]:
         """The record of a use of ``product`` made from ``artifact``, as far as the parent knows it before the use."""
-        meta, described = artifact.meta or {}, package_of(artifact) or {}
-        record = planned_record(product, artifact, self.env, artifact.device)
-        record["gpu"] = gpu.label(self.gpu)
-        if product is PROGRAM:
-            record.update(
-                saved_serializer_version=meta.get("serializer_version"),
-                serializer_version=self.env["serializer_version"], format_version=meta.get("format_version"),
-            )  # fmt: skip
-        elif product is PACKAGE:
-            name, api = described.get("file"), described.get("api")
-            size = listed(meta, name).get("size")
-            record.update(
-                package=name if isinstance(name, str) else None, package_bytes=size if isinstance(size, int) else None,
-                aoti_api=api if isinstance(api, str) else None,
-            )  # fmt: skip
-        return record
+        return uses.record(product, artifact, self.env, self.gpu)
 
     def items(self, keys: Sequence[JournalKey]) -> List[batch.Item]:
         return [self._item(key) for key in keys]
@@ -243,35 +201,22 @@ class LoadBatch(batch.Batch):
         """A use as the parent plans it: complete without a process where the folder is damaged or untrusted, or
         where this release (or machine) lacks what the use needs; else with its job."""
         product, artifact = self.uses[key]
+        use = uses.of(product)
         record = self.record(product, artifact)
-        label = artifact.relative
-        if product is PACKAGE:
-            label = "%s/%s" % (artifact.relative, record["package"] or "aoti")
-        elif product is COMPILE:
-            label = "%s (compiled here)" % artifact.relative
-        refused = self._refused(product, artifact, record)
+        label = use.label(artifact, record)
+        refused = self._refused(use, artifact, record)
         if refused is not None:
             record.update(refused)
             return batch.Item(key, label, record)
         assert artifact.meta is not None  # an artifact without a usable meta.json has a problem
-        folder, extra_s = os.path.abspath(artifact.folder), 0.0
-        job: Any = LoadJob(folder=folder, meta=artifact.meta)
-        if product is PACKAGE:
-            job = AotiLoadJob(folder=folder, meta=artifact.meta, trust=self.trust)
-        elif product is COMPILE:
-            record["aoti_api"] = self.compile_api[0].name  # type: ignore[union-attr]  # else refused
-            job = AotiCompileJob(folder=folder, meta=artifact.meta, timeout_s=self.aoti_timeout)
-            extra_s = self.aoti_timeout
+        job, extra_s = use.job(self, os.path.abspath(artifact.folder), artifact.meta, record)
         return batch.Item(key, label, record, job, extra_s=extra_s)
 
-    def _refused(self, product: Product, artifact: Artifact, record: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    def _refused(self, use: uses.Use, artifact: Artifact, record: Dict[str, Any]) -> Optional[Dict[str, Any]]:
         """The fields of a use decided here, or None where it runs. Decided in the parent, an untrusted folder
         starts no process: nothing of it is unpickled or imported."""
-        if artifact.problem is not None and product is not PACKAGE:  # a package's load finds it in its process
-            if product is PROGRAM:
-                return incomplete(artifact.problem)
-            return {"status": STAGE_SKIPPED, "error_type": "IncompleteArtifact",
-                    "error_message": "not compiled: incomplete artifact: %s" % artifact.problem}  # fmt: skip
+        if artifact.problem is not None and use.refuses_damaged:
+            return use.damaged(artifact.problem)
         assert artifact.meta is not None  # only an artifact with a usable meta.json describes a package
         distrust = None if self.trust else untrusted(artifact.folder, artifact.meta, self.signing_key)
         if distrust is not None:
@@ -280,16 +225,10 @@ class LoadBatch(batch.Batch):
                 "error_type": "UntrustedArtifact",
                 "error_message": "untrusted artifact: %s; pass --trust to load folders you made or trust" % distrust,
             }
-        if product is PACKAGE and record["package"] not in layout.AOTI_FILES:
-            return incomplete("%s describes no AOTInductor package" % layout.META)
-        found: Any = True
-        missing: Optional[str] = "torch %s has no torch.export.load" % self.env["torch_version"]
-        if product is PACKAGE:
-            found, missing = self.loaders.get(record["package"], (None, "no loader was looked for"))
-        elif not self.can_load:
-            found = None
-        elif product is COMPILE:
-            found, missing = self.compile_api
+        described = use.described(record)
+        if described is not None:
+            return described
+        found, missing = use.available(self, record)
         if found is not None:
             return None
         lacking = missing or "no AOTInductor API"
@@ -300,30 +239,9 @@ class LoadBatch(batch.Batch):
         }  # fmt: skip
 
     def cache_key(self, item: batch.Item) -> Optional[str]:
-        """The key of a use's result: the artifact's content and the loading build; for a package's load, the
-        package's own sha256 too, and for it and a compile the C++ compiler here (the compile and the loaders run it,
-        to compile or to check the device)."""
+        """The key of a use's result (``uses.cache_key``)."""
         product, artifact = self.uses[item.key]
-        meta = reuse.file_hash(os.path.join(artifact.folder, layout.META))  # it lists each file's sha256
-        if meta is None:
-            return None
-        fields = {
-            "kind": "load", "format": reuse.FORMAT, "worker": reuse.worker_fingerprint(),
-            "build": reuse.build_fields(), "environment": reuse.environment_fields(), "variant": self.env["variant"],
-            "saved": list(artifact.key),
-            "dependency_set": artifact.dependency_set, "with_set": artifact.with_set, "meta_sha256": meta,
-        }  # fmt: skip
-        if product is PACKAGE:
-            name = (package_of(artifact) or {}).get("file")
-            sha256 = listed(artifact.meta or {}, name).get("sha256")
-            if not isinstance(sha256, str):
-                return None
-            fields.update(package=name, package_sha256=sha256)
-        if product is not PROGRAM:
-            fields.update(kind=product.kind, compiler=self.compiler)
-        if self.device != "cpu":  # a result from one GPU (model, compute capability, driver) never stands for another
-            fields.update(device=self.device, gpu=gpu.identity(self.gpu))
-        return reuse.digest(fields)
+        return uses.cache_key(product, artifact, self.env["variant"], self.compiler, self.device, self.gpu)
 
     def reusable(self, item: batch.Item, entry: Dict[str, Any], cache: reuse.ResultCache) -> bool:
         """The files must still be what meta.json lists: a damaged program or package is loaded, and found damaged."""
@@ -348,47 +266,7 @@ class LoadBatch(batch.Batch):
             first_use.load()  # imports only: loads are forked from a process that never exported
 
 
-def keep_fresh_load(
-    folder: str, result: Dict[str, Any], env: Dict[str, Any], cache: reuse.ResultCache, product: Product = PROGRAM,
-    compiler: str = "",
-) -> bool:  # fmt: skip
-    """Keep a run's fresh load of a program it saved in --artifacts (or of the package its aoti stage kept with
-    it) as this build's ``load`` of it: each is ``load``'s own job on the build that saved (or compiled) it, so
-    ``load`` reuses it like any kept load, after the same checks (signature, files unchanged).
-
-    ``env``: the run's environment record; ``compiler``: its C++ compiler (part of a package load's key). A
-    package's load that was not tried (not-applicable) is not kept: ``load`` decides those without loading.
-    """
-    if env.get("device", "cpu") != "cpu":  # the GPU's identity is the run's: its loads run again in `load`
-        return False
-    artifact = layout.artifact_at(folder)
-    status = result.get("status")
-    untried = (LoadStatus.NOT_APPLICABLE.value, LoadStatus.UNTRUSTED.value)
-    tried = status in LOAD_STATUSES and (product is PROGRAM or status not in untried)
-    if artifact is None or artifact.problem is not None or not tried or reuse.machine_dependent(result):
-        return False
-    loads = LoadBatch([artifact], env["torch_version"], env["variant"], env["python"], trust=True)
-    loads.env.update(run_id=env["run_id"], serializer_version=artifacts.serializer_version())
-    loads.compiler = compiler
-    key = journal_key(artifact.key, artifact.dependency_set, product)
-    if key not in loads.uses:  # a folder that holds no package
-        return False
-    item = batch.Item(key, artifact.relative, loads.record(product, artifact))
-    digest = loads.cache_key(item)
-    if digest is None:
-        return False
-    batch.fill(loads, item.record, result)
-    own_keys(item.record)
-    item.record["finished_at"] = now()
-    cache.put(digest, item.record)
-    return True
-
-
-def own_keys(record: Dict[str, Any]) -> None:
-    """Drop from a load record what its kind does not carry (a result may hold keys of another kind)."""
-    keys = set(keys_of(record.get("kind")))
-    for key in [k for k in record if k not in keys]:
-        del record[key]
+own_keys = uses.own_keys
 
 
 def execute(options: LoadOptions) -> Dict[str, int]:

@@ -17,10 +17,9 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from ..contract import dependencies, records, stages
 from ..contract.case import CaseInfo
 from ..contract.errors import UserError
-from ..contract.options import DIAGNOSIS_SHARE
-from ..contract.requests import AOTI, RunRequest
+from ..contract.requests import RunRequest
 from ..contract.schema import CELL_KEYS, STATUSES, Status, cell_id
-from . import batch, exportdb, gpu, reuse, scratch
+from . import batch, exportdb, gpu, reuse, scratch, stage
 from .case import missing_for
 from .cell_cache import CachedCells
 from .cell_job import CellJob
@@ -36,7 +35,7 @@ configure = RunRequest.add_arguments  # one definition, shared with the host's r
 class RunOptions(batch.Options, RunRequest):
     """The options of ``export-matrix run``: a run request, validated before torch is imported."""
 
-    SECONDS = ("timeout", "diagnosis_budget", "aoti_timeout")
+    SECONDS = ("timeout",) + tuple(budget.field for budget in stages.BUDGETS)
 
     def settings(self, path: str) -> batch.Settings:
         """How the engine runs the cells that go to the record file ``path``."""
@@ -67,13 +66,13 @@ class CellBatch(CachedCells):
         # Programs kept only to be loaded again in a fresh process (no --artifacts, or runs after the first).
         self.scratch: Optional[str] = None
         self.settings = None
-        self.compiler = ""
+        self.stage_keys = {}
         self.gpu = {}
 
     @property
     def follow_ups(self) -> bool:  # type: ignore[override]
         # Each kept program, and each kept package, is loaded again where nothing was exported or compiled.
-        return "serialize" in self.options.stages or AOTI in self.options.stages
+        return stages.follow_ups(self.options.stages)
 
     def wanted(self) -> List[Key]:
         return list(self.cells)
@@ -102,10 +101,9 @@ class CellBatch(CachedCells):
         self.env.update(dependencies.environment_fields(options.dependency_set))
         self.build = reuse.build_fields()
         self._keep_environment(settings)
-        if "serialize" in options.stages or AOTI in options.stages:
+        if stages.follow_ups(options.stages):
             self.scratch = tempfile.mkdtemp(prefix="export-matrix-programs-")
-        if AOTI in options.stages:
-            self.compiler = self._set_up_aoti()
+        self.stage_keys = stage.set_up(options.stages)  # before forking: what each cell would do again
         return self.env
 
     def prepare(self, settings: batch.Settings) -> None:
@@ -117,16 +115,6 @@ class CellBatch(CachedCells):
         except Exception:
             pass
         self.preimport(settings)
-
-    def _set_up_aoti(self) -> str:
-        """Import AOTInductor once, before forking (each cell would import it again), and name the compiler."""
-        from .aoti import compiler_identity
-
-        try:
-            import torch._inductor  # noqa: F401
-        except Exception:  # a release that cannot: each cell records why
-            pass
-        return compiler_identity()
 
     def libraries(self) -> List[str]:
         declared = {r for info in self.cells.values() for r in info.dependencies}
@@ -167,12 +155,11 @@ class CellBatch(CachedCells):
             return batch.Item(key, label, record)
         job = CellJob(
             info=info, mode=mode, device=options.device, stages=options.stages, found=self.found,
-            diagnose_s=DIAGNOSIS_SHARE * options.timeout if "diagnose" in options.stages else 0.0,
-            diagnosis_budget_s=options.diagnosis_budget,
+            timeout=options.timeout, budgets=budgets(options),
             artifacts=options.artifacts if run == 0 else None,  # one program per cell, whatever --runs
             variant=env["variant"], scratch=self.scratch, dependency_set=record["dependency_set"] or "",
             with_set=record["with_set"] or "", cache=self.settings.cache if self.settings is not None else None,
-            origin="%s/%s" % (record["torch_version"], record["run_id"]), aoti_timeout_s=options.aoti_timeout,
+            origin="%s/%s" % (record["torch_version"], record["run_id"]),
         )  # fmt: skip
         return batch.Item(key, label, record, job)
 
@@ -222,6 +209,11 @@ class CellBatch(CachedCells):
             say("warning: the warm-up export failed (%s); timings of the first cells include warm-up" % problem)
 
 
+def budgets(options: RunRequest) -> Dict[str, float]:
+    """Each selected stage's budget, by stage name, as its declared option sets it."""
+    return {s.name: float(getattr(options, s.budget.field)) for s in stages.selected(options.stages) if s.budget}
+
+
 def needs(info: CaseInfo, options: RunRequest) -> str:
     """A case's dependency set in this run: its own PEP 723 dependencies and every --with."""
     return dependencies.set_key((*info.dependencies, *options.with_requirements))
@@ -254,7 +246,7 @@ def execute(options: RunOptions) -> Dict[str, int]:
             "nothing selected: no case of %d matches --select %s --tag %s in --mode %s"
             % (len(infos), " ".join(options.select or ["*"]), " ".join(options.tag or ["*"]), options.mode)
         )
-    if options.artifacts or "serialize" in options.stages or AOTI in options.stages:
+    if options.artifacts or stages.follow_ups(options.stages):
         from .signing import signing_key
 
         signing_key()  # every kept program is signed: a key that cannot be had is bad input, said once

@@ -11,7 +11,7 @@ import torch
 
 from matrix.contract import stages as declared
 from matrix.contract.case import CaseInfo
-from matrix.worker import cell
+from matrix.worker import cell, stage
 from matrix.worker.case import Case
 
 INFO = CaseInfo(name="mutates", path="mutates.py", description="d")
@@ -37,10 +37,9 @@ def checked(exported: torch.nn.Module, eager: torch.nn.Module) -> Dict[str, Any]
     case = Case(info=INFO, model=eager, example_args=(torch.zeros(3),))
     calls = [((torch.zeros(3),), {})]
     expected = eager(*calls[0][0])
-    record: Dict[str, Any] = {}
     ep = torch.export.export(exported, (torch.zeros(3),))
-    cell._check(record, case, ep, expected, [], INFO, calls)
-    return record
+    context = stage.Context(INFO, "strict", {}, "cpu", {}, case=case, calls=calls, expected=expected, program=ep)
+    return stage.start(("check",), context)[0].run()
 
 
 def test_a_program_that_mutates_its_input_as_eager_does_passes() -> None:
@@ -55,22 +54,26 @@ def test_a_program_that_leaves_an_input_eager_changed_is_a_mismatch() -> None:
     assert "input 0, after the call, differs from eager's: argument 0" in record["check_detail"]
 
 
-def count_calls(record: Dict[str, Any], program: Any, case: Any) -> None:
-    record["calls_counted"] = sum(node.op == "call_function" for node in program.graph.nodes)
-    record["calls_case"] = case.info.name
+class CountCalls(stage.StageRun):
+    """A stage that counts the calls of the exported program, and says which products it kept."""
+
+    def run(self) -> Dict[str, Any]:
+        program = self.context.program
+        calls = sum(node.op == "call_function" for node in program.graph.nodes)
+        return {"calls_counted": calls, "calls_case": self.context.case.info.name}
 
 
 def test_a_selected_stage_runs_on_a_passing_cell_and_writes_its_fields(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     module = types.ModuleType("matrix.worker._counted_calls")  # a stage module made for this test only
-    module.run = count_calls  # type: ignore[attr-defined]
+    module.STAGE = CountCalls  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, module.__name__, module)
-    stage = declared.Stage(
+    counted = declared.Stage(
         "counted", "count the calls", default=False, keys=("calls_counted",), module="_counted_calls"
     )
-    for name, run in cell.runs_of((stage,)).items():
-        monkeypatch.setitem(cell.STAGE_RUNS, name, run)
+    monkeypatch.setattr(stage, "DECLARED", stage.DECLARED + (counted,))
+    monkeypatch.setitem(stage.registered(), "counted", stage.runs_of((counted,))["counted"])
     info = CaseInfo(name="adds", path="adds.py", description="d")
 
     def load(_: CaseInfo) -> Case:

@@ -18,6 +18,7 @@ from matrix.commands import check
 from matrix.commands.probe import Probed
 from matrix.contract import layout, requests
 from matrix.contract.errors import UserError
+from matrix.contract.products import PACKAGE
 from matrix.contract.requests import KEY_VARIABLE, RunRequest
 from matrix.contract.schema import AOTI_KEYS, AOTI_STATUSES, LoadStatus
 from matrix.worker import aoti, aoti_stage, cell_job, jobs, load_job, settings, signing
@@ -31,7 +32,7 @@ OTHER_KEY = "b" * 40
 
 
 def test_the_stage_is_opt_in_and_its_limit_adds_to_the_cells() -> None:
-    assert requests.AOTI not in requests.STAGES and requests.AOTI in requests.KNOWN_STAGES
+    assert "aoti" not in requests.STAGES and "aoti" in requests.KNOWN_STAGES
     plain = RunRequest(out="o")
     assert "aoti" not in plain.stages and plain.cell_timeout == plain.timeout
     assert "--aoti-timeout" not in plain.argv() and "--stages" not in plain.argv()  # a default run's words as before
@@ -133,11 +134,11 @@ def test_a_package_not_kept_with_its_program_is_skipped_saying_why(tmp_path: Pat
         ({"status": "pass"}, "this run keeps no programs"),
     ]:
         package = compiled()
-        aoti_stage.settle(record, package, None)
+        aoti_stage.settle(record, dict(record), package, None)
         assert record["aoti_status"] == "skipped" and why in record["aoti_error"], record
         assert not Path(package.path).parent.exists()
     kept: Dict[str, Any] = {"status": "pass", "aoti_status": None}
-    aoti_stage.settle(kept, compiled(), str(tmp_path))
+    aoti_stage.settle(kept, dict(kept), compiled(), str(tmp_path))
     assert kept["aoti_status"] is None  # the fresh load decides
 
 
@@ -186,7 +187,7 @@ def test_a_cells_follow_ups_run_in_order_each_in_a_fresh_process(
 ) -> None:
     folder = tmp_path / "kept"
     folder.mkdir()
-    package = load_job.fresh_load(str(folder), discard=False, package=True)
+    package = load_job.fresh_load(str(folder), discard=False, product=PACKAGE.name)
     program = cell_job.fresh_load(str(folder), discard=True)
     cell = {"status": "pass", FOLLOW_UP: [package, program], **aoti_stage.blank()}
     first = _Recorded([cell])

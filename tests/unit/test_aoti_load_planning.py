@@ -17,7 +17,7 @@ from matrix.contract import layout, records
 from matrix.contract.products import PACKAGE
 from matrix.contract.requests import KEY_VARIABLE
 from matrix.contract.schema import AOTI_LOAD_KEYS, AOTI_LOAD_KIND, LOAD_KEYS, LoadStatus
-from matrix.worker import aoti, batch, loader, reuse, signing
+from matrix.worker import aoti, batch, loader, reuse, signing, uses
 from matrix.worker.load_job import AotiLoadJob, LoadJob
 
 KEY = "c" * 40
@@ -189,7 +189,7 @@ def test_a_runs_fresh_load_of_its_package_is_kept_as_this_builds_load(
     cache = reuse.ResultCache(str(tmp_path / "cache"), loader.LoadBatch.noun)
     env = {"torch_version": "2.6.0+cpu", "variant": "cpu", "python": "3.11", "run_id": "run0"}
     result = {"status": "pass", "load_s": 2.0, "run_s": 0.1, "aoti_loader": "aoti_load_package", "checked_inputs": 2}
-    assert loader.keep_fresh_load(str(folder), result, env, cache, PACKAGE, "g++ 14")
+    assert uses.keep_fresh_load(str(folder), result, env, cache, PACKAGE, "g++ 14")
     loads = loader.LoadBatch(layout.discover((str(tmp_path),)), "2.6.0+cpu", "cpu", "3.11", KEY.encode())
     loads.env.update(run_id="run1", serializer_version=None)
     loads.compiler = "g++ 14"
@@ -198,7 +198,7 @@ def test_a_runs_fresh_load_of_its_package_is_kept_as_this_builds_load(
     assert entry["record"]["reused_from"] == "run0" and entry["record"]["checked_inputs"] == 2
     # Not tried, or the machine's doing: kept by nobody.
     for status in ("not-applicable", "crash", "timeout"):
-        assert not loader.keep_fresh_load(str(folder), {"status": status}, env, cache, PACKAGE, "g++ 14")
+        assert not uses.keep_fresh_load(str(folder), {"status": status}, env, cache, PACKAGE, "g++ 14")
 
 
 def test_load_records_both_kinds_once_and_resumes_past_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,41 +1,67 @@
-"""A stage declared with a worker module of its own: registered by its declaration, run on a passing cell."""
+"""The stage protocol: every declared stage is a registered module, and a new one is its module and declaration."""
 
 from __future__ import annotations
 
+import ast
 import sys
 import types
-from typing import Any, Dict
+from pathlib import Path
 
 import pytest
 
 from matrix.contract import stages as declared
-from matrix.worker import cell
+from matrix.worker import stage
 
+WORKER = Path(stage.__file__).parent
 NAME = "_counted_calls"  # a module of matrix.worker made for this test only
 
 
-def count_calls(record: Dict[str, Any], program: Any, case: Any) -> None:
-    record["calls_counted"] = sum(node.op == "call_function" for node in program.graph.nodes)
+class Counted(stage.StageRun):
+    pass
 
 
-@pytest.fixture
-def stage_module(monkeypatch: pytest.MonkeyPatch) -> declared.Stage:
+def test_every_declared_stage_is_registered_from_the_module_its_declaration_names() -> None:
+    runs = stage.registered()
+    assert list(runs) == list(declared.KNOWN) == [s.name for s in declared.DECLARED]
+    for declaration in declared.DECLARED:
+        module = sys.modules["matrix.worker." + declaration.module]
+        assert runs[declaration.name] is module.STAGE and issubclass(module.STAGE, stage.StageRun)
+
+
+def test_a_new_module_is_registered_under_its_stage_name(monkeypatch: pytest.MonkeyPatch) -> None:
     module = types.ModuleType("matrix.worker." + NAME)
-    module.run = count_calls  # type: ignore[attr-defined]
+    module.STAGE = Counted  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, module.__name__, module)
-    return declared.Stage("counted", "count the calls", default=False, keys=("calls_counted",), module=NAME)
-
-
-def test_a_declared_module_is_registered_under_its_stage_name(stage_module: declared.Stage) -> None:
-    runs = cell.runs_of(declared.DECLARED + (stage_module,))
-    assert runs == {"counted": count_calls}
-
-
-def test_the_stages_the_cell_runs_itself_declare_no_module() -> None:
-    assert [s.name for s in declared.DECLARED if s.module is None] == list(declared.KNOWN)
-    assert cell.STAGE_RUNS == {}
+    assert stage.runs_of((declared.Stage("counted", module=NAME),)) == {"counted": Counted}
 
 
 def test_a_missing_module_fails_at_registration_naming_it() -> None:
     with pytest.raises(ImportError, match="no_such_stage_module"):
-        cell.runs_of((declared.Stage("gone", module="no_such_stage_module"),))
+        stage.runs_of((declared.Stage("gone", module="no_such_stage_module"),))
+
+
+def test_the_selected_stages_start_in_declared_order_whatever_order_they_are_named_in() -> None:
+    context = stage.Context(None, "strict", {}, "cpu", budgets={"aoti": 9.0})  # type: ignore[arg-type]
+    runs = stage.start(("aoti", "check", "serialize"), context)
+    assert [run.declared.name for run in runs] == ["check", "serialize", "aoti"]
+    assert [run.budget for run in runs] == [None, None, 9.0]
+
+
+def _stage_words(path: Path) -> list:
+    """The lines of ``path`` that test a stage's name as a string (``"aoti" in stages``, ``== "serialize"``)."""
+    names = set(declared.KNOWN)
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant) and node.left.value in names:
+            found.append("%s:%d" % (path.name, node.lineno))
+        for right in getattr(node, "comparators", []):
+            if isinstance(right, ast.Constant) and right.value in names:
+                found.append("%s:%d" % (path.name, node.lineno))
+    return found
+
+
+def test_no_stage_word_is_tested_outside_its_own_module_and_declaration() -> None:
+    own = {"%s.py" % s.module for s in declared.DECLARED}
+    paths = [p for p in sorted(WORKER.glob("*.py")) if p.name not in own]
+    paths += [WORKER.parent / "contract" / name for name in ("requests.py", "commands.py", "options.py")]
+    assert [line for path in paths for line in _stage_words(path)] == []

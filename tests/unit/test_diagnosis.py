@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import json
 import time
@@ -15,7 +14,7 @@ from matrix.contract.case import CaseInfo
 from matrix.contract.errors import UserError
 from matrix.contract.options import DEFAULT_DIAGNOSIS_BUDGET_S, DIAGNOSIS_SHARE
 from matrix.contract.requests import RunRequest
-from matrix.worker import cell_job, diagnosis, problems, reuse
+from matrix.worker import diagnosis, problems, reuse, stage
 
 
 class Kind(enum.Enum):
@@ -212,14 +211,15 @@ def test_a_case_whose_source_cannot_be_read_has_no_key(tmp_path: Path) -> None:
     assert kept.key(FAILURE) is None
 
 
-def test_a_cell_job_looks_diagnoses_up_only_with_the_cache_on_and_the_stage_asked_for() -> None:
+def test_the_diagnose_stage_looks_diagnoses_up_only_with_the_cache_on() -> None:
     info = CaseInfo(name="a/b", path="cases/a/b.py", description="d")
-    job = cell_job.CellJob(info, "strict", "cpu", ("diagnose",), {}, 72.0, cache="/c", origin="2.13.0+cpu/r")
-    kept = job.kept()
-    assert isinstance(kept, diagnosis.Kept) and kept.origin == "2.13.0+cpu/r"
+    context = stage.Context(info, "strict", {}, "cpu", {"diagnose": 4.0}, 120.0, cache="/c", origin="2.13.0+cpu/r")
+    run = stage.start(("diagnose",), context)[0]
+    kept = run.kept_diagnoses()  # type: ignore[attr-defined]
+    assert isinstance(kept, diagnosis.Kept) and kept.origin == "2.13.0+cpu/r" and run.budget == 4.0
     assert kept.cell == {"case": "a/b", "source": "cases", "mode": "strict", "device": "cpu", "dependency_set": ""}
-    assert dataclasses.replace(job, cache=None).kept() is None
-    assert dataclasses.replace(job, diagnose_s=0.0).kept() is None
+    context.cache = None
+    assert run.kept_diagnoses() is None  # type: ignore[attr-defined]
 
 
 def test_a_diagnosis_out_of_time_is_not_tried_again_here_with_that_budget(

@@ -40,7 +40,8 @@ IMPORTLIB_USERS = {
     "exportdb": "imports the ExportDB examples bundled with torch",
     "first_use": "imports what loading a program needs, by dotted name, before forking loads",
     "reads": "maps a compiled module file to its source (importlib.util.source_from_cache)",
-    "cell": "imports the worker module a stage's declaration names (contract/stages.py)",
+    "stage": "imports the worker module a stage's declaration names (contract/stages.py)",
+    "onnx_stage": "finds whether onnx, onnxscript and onnxruntime are installed, and their versions",
 }
 ENGINE = {"batch", "jobs", "messages", "pristine", "isolate", "lanes", "child", "journal", "progress", "framing"}
 
