@@ -39,7 +39,7 @@ from typing import Any, Dict, List, Mapping, Optional
 from ..contract import layout
 from ..contract.requests import AOTI, RunRequest
 from ..contract.schema import ARTIFACT_SAVED, now
-from . import batch, exportdb, gpu, reads, reuse
+from . import batch, exportdb, gpu, manifests, reads, reuse
 from .capabilities import cache_path
 from .cell_job import FRESH_LOAD, CellJob
 from .environment import cpu_name, packages_hash, torch_folders
@@ -63,10 +63,10 @@ class CachedCells(batch.Batch):
 
     def __init__(self) -> None:
         self._load_cache: Optional[reuse.ResultCache] = None  # where a kept program's fresh load is kept
-        # The result cache's view of each cell: the fields of its key, what its process read (reads.Manifest;
+        # The result cache's view of each cell: the fields of its key, what its process read (manifests.Manifest;
         # None where that cannot be trusted) and why a kept result did not stand.
         self.identities: Dict[Key, Dict[str, Any]] = {}
-        self.manifests: Dict[Key, Optional[reads.Manifest]] = {}
+        self.manifests: Dict[Key, Optional[manifests.Manifest]] = {}
         self.why: Dict[Key, List[str]] = {}
         self.build: Dict[str, Any] = {}  # the torch build's fields of each cell's key (reuse.build_fields)
 
@@ -147,8 +147,8 @@ class CachedCells(batch.Batch):
             return ["the latest entry names no identity"]
         found = differences(identity, now)
         manifest = last["extra"].get("manifest")
-        if reads.valid(manifest):
-            found += reads.changed(manifest, exportdb.source_file(_job(item).info), cache.hashes)
+        if manifests.valid(manifest):
+            found += manifests.changed(manifest, exportdb.source_file(_job(item).info), cache.hashes)
         return found or ["the entry does not stand here (its saved program cannot be put back)"]
 
     def reusable(self, item: batch.Item, entry: Dict[str, Any], cache: reuse.ResultCache) -> bool:
@@ -156,13 +156,13 @@ class CachedCells(batch.Batch):
         that very program is in --artifacts, or can be put there."""
         job = _job(item)
         manifest = entry["extra"].get("manifest")
-        if not reads.valid(manifest):
+        if not manifests.valid(manifest):
             cache.warn(
                 "manifest", "ignoring entries without a readable list of the files their cell read; they run again"
             )
             self.why[item.key] = ["the entry lists no files its cell read"]
             return False
-        changed = reads.changed(manifest, exportdb.source_file(job.info), cache.hashes)
+        changed = manifests.changed(manifest, exportdb.source_file(job.info), cache.hashes)
         if changed:
             self.why[item.key] = changed
             return False
@@ -200,7 +200,7 @@ class CachedCells(batch.Batch):
         """What the cell's process read is its kept result's manifest. A cell that kept its program (and package)
         in --artifacts loaded it fresh: ``load`` on this build reuses that load."""
         manifest = result.pop(reads.READS, None)
-        self.manifests[item.key] = manifest if reads.valid(manifest) else None
+        self.manifests[item.key] = manifest if manifests.valid(manifest) else None
         load = result.pop(FRESH_LOAD, None)
         package_load = result.pop(FRESH_PACKAGE_LOAD, None)
         cache = self.settings.cache if self.settings is not None else None

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Dict, List
 
-from matrix.worker import reads, reuse
+from matrix.worker import manifests, reuse
 
 from conftest import ROOT, read_cells, run_matrix
 
@@ -98,7 +98,7 @@ def cells(folder: Path) -> Dict[str, Dict]:
 # Run in a process of its own: an audit hook, once added, stays for the life of its process.
 RECORD = """
 import importlib, json, os, sys
-from matrix.worker import reads, reuse
+from matrix.worker import manifests, reuse
 sys.path.insert(0, sys.argv[1])
 if sys.argv[3] == "allowed":
     reads.allow()
@@ -137,9 +137,9 @@ def test_a_cell_process_records_the_modules_and_files_it_read_and_nothing_it_wro
     tmp_path: Path,
 ) -> None:
     manifest = record(tmp_path)
-    assert reads.valid(manifest)
-    assert [path for path, _ in manifest] == ["data.txt", "helper.py"]  # relative to the case's folder
-    assert dict(manifest)["data.txt"] == reuse.file_hash(str(tmp_path / "cases" / "data.txt"))
+    assert manifests.valid(manifest)
+    assert [name for _, name, _ in manifest] == ["data.txt", "helper.py"]  # relative to the case's folder
+    assert manifest[0] == [manifests.FILE, "data.txt", reuse.file_hash(str(tmp_path / "cases" / "data.txt"))]
 
 
 def test_a_process_that_may_not_record_records_nothing(tmp_path: Path) -> None:
@@ -190,14 +190,14 @@ def test_a_forked_cell_lists_the_modules_it_inherited_and_imported_as_a_scan_of_
 ) -> None:
     inherited, listed, full = forked(tmp_path, early=False)
     assert inherited  # the parent's list of its modules stood for what the cell held when it started
-    assert [path for path, _ in listed] == ["imported.py", "inherited.py"]  # sources, not their .pyc
+    assert [name for _, name, _ in listed] == ["imported.py", "inherited.py"]  # sources, not their .pyc
     assert listed == full
 
 
 def test_a_cell_that_imported_a_module_before_recording_scans_every_module_instead(tmp_path: Path) -> None:
     inherited, listed, full = forked(tmp_path, early=True)
     assert not inherited
-    assert [path for path, _ in listed] == ["early.py", "imported.py", "inherited.py"]
+    assert [name for _, name, _ in listed] == ["early.py", "imported.py", "inherited.py"]
     assert listed == full
 
 
@@ -263,7 +263,7 @@ def test_a_bad_entry_or_a_killed_cell_costs_the_reuse_and_nothing_else(tmp_path:
     kept = {json.loads(p.read_text())["record"]["case"]: p for p in entries}
     # a_plain's manifest names a file that cannot be read; b_plain's entry is of an older format.
     entry = json.loads(kept["a_plain"].read_text())
-    entry["extra"]["manifest"].append([str(tmp_path / "outside"), "0" * 64])
+    entry["extra"]["manifest"].append([manifests.FILE, str(tmp_path / "outside"), "0" * 64])
     kept["a_plain"].write_text(json.dumps(entry))
     entry = json.loads(kept["b_plain"].read_text())
     kept["b_plain"].write_text(json.dumps(dict(entry, format=1)))
