@@ -5,7 +5,8 @@ A manifest is a list of entries ``[kind, name, digest]``, checked again before a
 - ``file``: a file read (opened, imported, mapped, loaded by a known native loader), its sha256; the name
   relative to the case's folder where the file is inside it (a moved checkout still matches), else absolute;
 - ``listing``: a folder listed (``os.listdir``, ``os.scandir``, so ``glob``, ``os.walk`` and ``pathlib``), the
-  sha256 of its sorted names (``__pycache__`` left out: importing writes it); the name ends with ``/``;
+  sha256 of its sorted names (``__pycache__`` left out: importing writes it), ``unset`` where it could not be
+  listed (absent); the name ends with ``/``;
 - ``variable``: an environment variable the cell's process read, the sha256 of its value, or ``unset``
   (a hash, not the value: a token a case reads is not written into the cache);
 - ``inputs``: a pattern of the case's ``inputs`` (a glob relative to its folder), the sha256 of the sorted
@@ -137,8 +138,8 @@ def changed(
         path = os.path.normpath(os.path.join(folder, name))
         if kind == FILE:
             now, what = hash_of(path, hashes), name
-        elif kind == LISTING:
-            now, what = listing_hash(path), name + " listing"
+        elif kind == LISTING:  # a folder that could not be listed (absent) is kept as UNSET
+            now, what = listing_hash(path) or (UNSET if digest == UNSET else None), name + " listing"
         else:  # INPUTS
             now, what = inputs_hash(name, folder), "inputs %s: the files it matches" % name
         if now is None:
@@ -148,13 +149,11 @@ def changed(
     return found
 
 
-def listing_entries(folders: Sequence[str], folder: str) -> Optional[Manifest]:
-    """The ``listing`` entries of the folders a cell listed; None where one cannot be listed now."""
+def listing_entries(folders: Sequence[str], folder: str) -> Manifest:
+    """The ``listing`` entries of the folders a cell listed; one that cannot be listed (absent) as ``UNSET``."""
     entries: Manifest = []
     for path in sorted(folders):
-        digest = listing_hash(path)
-        if digest is None:
-            return None
+        digest = listing_hash(path) or UNSET
         name = shown(path, folder)
         entries.append([LISTING, name.rstrip(os.sep) + os.sep if name != "." else "." + os.sep, digest])
     return entries

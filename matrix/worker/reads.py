@@ -278,10 +278,7 @@ class Recording:
             if digest is None:
                 return None
             found.append([FILE, manifests.shown(path, folder), digest])
-        listings = manifests.listing_entries([p for p in _listed if not _skipped(os.path.join(p, ""), skip)], folder)
-        if listings is None:
-            return None
-        found += listings
+        found += manifests.listing_entries([p for p in _listed if not _skipped(os.path.join(p, ""), skip)], folder)
         found += [[VARIABLE, name, manifests.variable_hash(value)] for name, value in sorted(_variables.items())
                   if case_variable(name)]  # fmt: skip
         found += [[INPUTS, pattern, manifests.inputs_hash(pattern, folder)] for pattern in sorted(set(inputs))]

@@ -12,7 +12,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
+
+import pytest
 
 from matrix.worker import manifests, reuse
 
@@ -75,10 +77,13 @@ def layout(tmp: Path) -> Dict[str, Path]:
     return {"cases": cases, "outside": outside, "weights": weights}
 
 
-def run(tmp: Path, out: str, cases: List[Path], *extra: str, steer: bool = False) -> subprocess.CompletedProcess:
+def run(
+    tmp: Path, out: str, cases: List[Path], *extra: str, steer: bool = False, variables: Optional[Dict[str, str]] = None
+) -> subprocess.CompletedProcess:
     """``export-matrix run`` of ``cases`` with the shared cache, the folder ``outside`` on PYTHONPATH as an
-    editable install's folder is on sys.path; ``steer``: with a variable that steers torch set."""
-    environ = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp / "outside")]))
+    editable install's folder is on sys.path; ``steer``: with a variable that steers torch set; ``variables``:
+    more of them."""
+    environ = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp / "outside")]), **(variables or {}))
     environ.pop(STEER, None)
     if steer:
         environ[STEER] = "1"
@@ -98,7 +103,7 @@ def cells(folder: Path) -> Dict[str, Dict]:
 # Run in a process of its own: an audit hook, once added, stays for the life of its process.
 RECORD = """
 import importlib, json, os, sys
-from matrix.worker import manifests, reuse
+from matrix.worker import reads
 sys.path.insert(0, sys.argv[1])
 if sys.argv[3] == "allowed":
     reads.allow()
@@ -140,6 +145,48 @@ def test_a_cell_process_records_the_modules_and_files_it_read_and_nothing_it_wro
     assert manifests.valid(manifest)
     assert [name for _, name, _ in manifest] == ["data.txt", "helper.py"]  # relative to the case's folder
     assert manifest[0] == [manifests.FILE, "data.txt", reuse.file_hash(str(tmp_path / "cases" / "data.txt"))]
+
+
+# A cell's process reading weights through a native loader (``argv[2]``), which raises no ``open`` event.
+NATIVE_LOADERS = """
+import json, os, sys
+import torch
+from matrix.worker import reads
+reads.allow()
+folder, loader = sys.argv[1], sys.argv[2]
+recording = reads.start()
+if loader == "safetensors":
+    from safetensors.torch import load_file, save_file
+    weights = load_file(os.path.join(folder, "weights.bin"))
+else:
+    weights = torch.from_file(os.path.join(folder, "weights.bin"), size=4)
+del weights  # nothing maps the file at the end: the wrapped loader saw it
+print(json.dumps(recording.finish(os.path.join(folder, "case.py"))))
+"""
+SAVE_WEIGHTS = """
+import sys, torch
+if sys.argv[2] == "safetensors":
+    from safetensors.torch import save_file
+    save_file({"w": torch.ones(4)}, sys.argv[1])
+else:
+    torch.ones(4).numpy().tofile(sys.argv[1])
+"""
+
+
+@pytest.mark.parametrize("loader", ["from_file", "safetensors"])
+def test_a_cell_process_records_the_weights_a_native_loader_read(tmp_path: Path, loader: str) -> None:
+    if loader == "safetensors":  # torch.from_file is the same mechanism (a known loader wrapped), run everywhere
+        pytest.importorskip("safetensors", reason="safetensors is not installed: its loader cannot be called")
+    weights = tmp_path / "weights.bin"
+    subprocess.run([sys.executable, "-c", SAVE_WEIGHTS, str(weights), loader], check=True)
+    (tmp_path / "scratch").mkdir()
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(tmp_path / "scratch"))  # the run's own folder
+    done = subprocess.run(
+        [sys.executable, "-c", NATIVE_LOADERS, str(tmp_path), loader], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads(done.stdout.splitlines()[-1])
+    assert [manifests.FILE, "weights.bin", reuse.file_hash(str(weights))] in manifest, manifest
 
 
 def test_a_process_that_may_not_record_records_nothing(tmp_path: Path) -> None:
@@ -279,3 +326,87 @@ def test_a_bad_entry_or_a_killed_cell_costs_the_reuse_and_nothing_else(tmp_path:
     run(tmp_path, "inline", [folder / "a_plain.py"], "--isolation", "inline", "--cache", str(inline))
     assert cells(tmp_path / "inline")["a_plain"]["status"] == "pass"
     assert not list(inline.glob("cell/*/*.json"))
+
+
+# Reading a file's first byte through the C library (ctypes): native code the audit hook does not see.
+NATIVE_READ = """import ctypes
+import os
+
+libc = ctypes.CDLL(None)
+libc.fopen.restype = ctypes.c_void_p
+libc.fread.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_void_p]
+libc.fclose.argtypes = [ctypes.c_void_p]
+stream = libc.fopen(os.path.join(os.path.dirname(__file__), "native", "flag.bin").encode(), b"rb")
+first = ctypes.create_string_buffer(1)
+libc.fread(first, 1, 1, stream)
+libc.fclose(stream)
+OK = first.raw == b"1"
+"""
+
+
+def native_layout(folder: Path) -> None:
+    """Cases that read their model's inputs natively, list a folder or read a variable of their own."""
+    here = "import os\n\nHERE = os.path.dirname(__file__)\n"
+    write(folder / "raw.bin", "")
+    subprocess.run([sys.executable, "-c", SAVE_RAW, str(folder / "raw.bin"), "1"], check=True)
+    write(folder / "h_from_file.py", case(
+        here + "OK = torch.from_file(os.path.join(HERE, 'raw.bin'), size=1)[0].item() == 1",
+        "torch.nn.Identity() if OK else None"))  # fmt: skip
+    write(folder / "mapped.bin", "")
+    subprocess.run([sys.executable, "-c", SAVE_RAW, str(folder / "mapped.bin"), "1"], check=True)
+    write(folder / "i_memmap.py", case(
+        here + "import numpy\n\nOK = float(numpy.memmap(os.path.join(HERE, 'mapped.bin'), dtype='float32')[0]) == 1",
+        "torch.nn.Identity() if OK else None"))  # fmt: skip
+    for name in ("a.bin", "b.bin"):
+        write(folder / "shards" / name, name)
+    write(folder / "j_listing.py", case(
+        "import pathlib\n\nSHARDS = len(list((pathlib.Path(__file__).parent / 'shards').glob('*.bin')))",
+        "torch.nn.Identity() if SHARDS == 2 else None"))  # fmt: skip
+    write(
+        folder / "k_variable.py",
+        case("import os\n\nSCALE = os.environ.get('MY_SCALE', '1')", "torch.nn.Identity() if SCALE == '1' else None"),
+    )
+    write(folder / "native" / "flag.bin", "1")
+    write(folder / "m_native.py", case(NATIVE_READ, "torch.nn.Identity() if OK else None"))
+    declared = 'inputs = ["native/*.bin"]\n' + NATIVE_READ
+    write(folder / "n_native_declared.py", case(declared, "torch.nn.Identity() if OK else None"))
+    write(folder / "y_plain.py", case("", "torch.nn.Identity()"))
+    write(folder / "unrelated.txt", "nothing reads this\n")
+
+
+SAVE_RAW = "import sys, torch; torch.tensor([float(sys.argv[2])]).numpy().tofile(sys.argv[1])"
+
+
+def test_what_native_code_read_a_listing_and_a_variable_of_the_case_run_it_again_and_nothing_else_does(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "cases"
+    native_layout(folder)
+    every = sorted(folder.glob("[a-z]_*.py"))
+    first = run(tmp_path, "one", every, variables={"GITHUB_RUN_ID": "1", "MY_SCALE": "1"})
+    measured = cells(tmp_path / "one")
+    assert {name: r["status"] for name, r in measured.items()} == {p.stem: "pass" for p in every}, first.stderr
+
+    # Nothing the cells read changed: a variable none read and a file none read did. Every cell is reused but
+    # the one that read a file through native code from outside the installed distributions without declaring it.
+    write(folder / "unrelated.txt", "still nothing reads this\n")
+    second = run(tmp_path, "two", every, "--explain-cache", variables={"GITHUB_RUN_ID": "2", "MY_SCALE": "1"})
+    again = cells(tmp_path / "two")
+    for name in again:
+        assert (again[name]["reused_from"] is None) == (name == "m_native"), (name, second.stderr)
+    assert "m_native runs again: a library loaded by name: native code from outside the installed" in second.stderr
+
+    # One edit for each: each cell that read what was edited runs again and gives the uncached result.
+    subprocess.run([sys.executable, "-c", SAVE_RAW, str(folder / "raw.bin"), "2"], check=True)
+    subprocess.run([sys.executable, "-c", SAVE_RAW, str(folder / "mapped.bin"), "2"], check=True)
+    (folder / "shards" / "b.bin").unlink()
+    write(folder / "native" / "flag.bin", "0")
+    third = run(tmp_path, "three", every, "--explain-cache", variables={"GITHUB_RUN_ID": "3", "MY_SCALE": "2"})
+    last = cells(tmp_path / "three")
+    edited = {"h_from_file": "raw.bin changed", "i_memmap": "mapped.bin changed",
+              "j_listing": "shards/ listing changed", "k_variable": "MY_SCALE changed",
+              "m_native": "a library loaded by name", "n_native_declared": "native/flag.bin changed"}  # fmt: skip
+    for name, said in edited.items():
+        assert last[name]["reused_from"] is None and last[name]["status"] != "pass", (name, last[name])
+        assert "%s runs again: " % name in third.stderr and said in third.stderr, (said, third.stderr)
+    assert last["y_plain"]["reused_from"] == measured["y_plain"]["run_id"]
