@@ -61,6 +61,7 @@ from . import aoti, aoti_compiles, artifacts, batch, first_use, gpu, reuse, sign
 from .aoti import NEEDS_COMPILER, NO_COMPILER_TYPE
 from .environment import installed_torch_version, variant_of
 from .journal import Key as JournalKey
+from .load_cache import KnownLoads
 from .load_job import AotiCompileJob, AotiLoadJob, LoadJob, incomplete
 from .progress import say
 from .signing import untrusted
@@ -118,7 +119,7 @@ def listed(meta: Dict[str, Any], name: Any) -> Dict[str, Any]:
 # --- in the parent ---------------------------------------------------------------------------
 
 
-class LoadBatch(batch.Batch):
+class LoadBatch(KnownLoads, batch.Batch):
     """The artifacts of one load: every saved program selected, and every package kept with one, loaded in the
     installed torch."""
 
@@ -210,6 +211,7 @@ class LoadBatch(batch.Batch):
             self.compile_api = (api, missing) if problem is None else (None, problem)
         if self.can_load:
             self.preimport(settings)
+        self.keep_environment(settings)  # for a later load whose every result stands: answered without torch
         return None
 
     def libraries(self) -> List[str]:
@@ -309,7 +311,7 @@ class LoadBatch(batch.Batch):
             return None
         fields = {
             "kind": "load", "format": reuse.FORMAT, "worker": reuse.worker_fingerprint(),
-            "build": reuse.build_fields(), "environment": reuse.environment_fields(), "variant": self.env["variant"],
+            "build": self.build_fields(), "environment": reuse.environment_fields(), "variant": self.env["variant"],
             "saved": list(artifact.key),
             "dependency_set": artifact.dependency_set, "with_set": artifact.with_set, "meta_sha256": meta,
         }  # fmt: skip
