@@ -3,7 +3,7 @@
 As a run does (:mod:`.cell_cache`), a load that imports torch keeps what it learnt of its environment
 (the build's fields of each load's key, the serializer's version, whether this release has
 ``torch.export.load``) under the key of what the environment holds on disk
-(:func:`.cell_cache.environment_key`). A later load computes that key first; where the cache holds it
+(:func:`.known.environment_key`). A later load computes that key first; where the cache holds it
 and every selected program's load has a result that stands (the same test as always: its files are
 what its ``meta.json`` lists, its signature is checked before), it writes its records from the cache.
 Anything else (one load not known, a GPU device, a package's load or an AOTInductor compile, whose
@@ -19,7 +19,7 @@ from typing import Any, Dict, Optional, Tuple
 from ..contract.layout import Artifact
 from ..contract.products import PROGRAM, Product
 from . import batch, reuse
-from .cell_cache import ENVIRONMENT_KIND, environment_key
+from .known import ENVIRONMENT_KIND, environment_key
 
 
 class KnownLoads:
