@@ -18,7 +18,7 @@ and ccache its manifest, the cell's process records, while the cell runs:
 - every environment variable read (``os.environ[...]``, ``.get``, ``os.getenv``, ``in``), with its value or
   its absence, except those the key holds, those of speed alone and the runner's
   (:func:`.reuse.case_variable`); enumerating the environment (``os.environ.copy()``, ``.items()``) reads
-  no name;
+  no name, but ``dict(os.environ)`` reads each from C, as by name;
 - the files its case declares in ``inputs``;
 - every extension module imported (``import`` events name its file), and the source of every compiled
   module file opened (a ``.pyc`` stands for its ``.py``);
@@ -121,7 +121,9 @@ def _hook(event: str, args: Tuple[Any, ...]) -> None:
         if event != "open":  # a listing: os.listdir, os.scandir
             folder = args[0] if args else None
             # The import system lists sys.path's folders to find modules: what it found is kept, not the listing.
-            if not isinstance(folder, int) and not sys._getframe(1).f_code.co_filename.startswith("<frozen"):
+            caller = sys._getframe(1).f_code
+            finding = caller.co_name == "_fill_cache" and "importlib" in caller.co_filename
+            if not isinstance(folder, int) and not finding:
                 _listed.add(os.path.abspath(os.fsdecode(os.fspath(folder or "."))))
             return
         path, flags = args[0], args[2]

@@ -189,6 +189,71 @@ def test_a_cell_process_records_the_weights_a_native_loader_read(tmp_path: Path,
     assert [manifests.FILE, "weights.bin", reuse.file_hash(str(weights))] in manifest, manifest
 
 
+# A cell's process reading variables each way; the manifest keeps what it read by name (argv[2]: the scratch).
+VARIABLES = """
+import json, os, sys
+from matrix.worker import reads
+reads.allow()
+recording = reads.start()
+os.environ["BY_INDEX"]
+os.environ.get("BY_GET")
+os.getenv("ABSENT", "default")
+"BY_IN" in os.environ
+os.environ["SET_FIRST"] = "mine"  # the cell's own value, not an input
+os.environ["SET_FIRST"]
+os.environ.get("TORCHDYNAMO_VERBOSE"), os.environ.get("TORCH_LOGS"), os.environ.get("EXPORT_MATRIX_X")
+list(os.environ.items()), os.environ.copy()  # enumerating reads no name
+print(json.dumps(recording.finish(os.path.join(sys.argv[1], "case.py"))))
+"""
+
+
+def test_a_cell_process_records_the_variables_it_read_by_name_and_no_other(tmp_path: Path) -> None:
+    variables = {"BY_INDEX": "1", "BY_GET": "2", "BY_IN": "3", "UNREAD": "4", "TORCHDYNAMO_VERBOSE": "1"}
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(tmp_path), **variables)
+    env.pop("ABSENT", None)
+    done = subprocess.run([sys.executable, "-c", VARIABLES, str(tmp_path)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads(done.stdout.splitlines()[-1])
+    read = {name: digest for kind, name, digest in manifest if kind == manifests.VARIABLE}
+    assert read == {
+        "ABSENT": manifests.UNSET,
+        "BY_GET": manifests.variable_hash("2"),
+        "BY_IN": manifests.variable_hash("3"),
+        "BY_INDEX": manifests.variable_hash("1"),
+    }  # TORCHDYNAMO_*: in the key already; TORCH_LOGS: speed alone; EXPORT_MATRIX_*: the runner's
+
+
+# A cell's process listing folders each way, and importing a module of its folder (which the import system lists).
+LISTINGS = """
+import glob, json, os, pathlib, sys
+from matrix.worker import reads
+folder = sys.argv[1]
+sys.path.insert(0, folder)
+reads.allow()
+recording = reads.start()
+import helper  # the import system lists the folder to find it: the module is kept, not that listing
+glob.glob(os.path.join(folder, "shards", "*.bin"))
+list(os.walk(os.path.join(folder, "tree")))
+list(pathlib.Path(folder, "iterated").iterdir())
+print(json.dumps(recording.finish(os.path.join(folder, "case.py"))))
+"""
+
+
+def test_a_cell_process_records_the_folders_it_listed_but_not_the_import_system_s(tmp_path: Path) -> None:
+    cases = tmp_path / "cases"
+    for name in ("shards/a.bin", "tree/sub/b.txt", "iterated/c.txt", "helper.py"):
+        write(cases / name, "X = 1\n")
+    (tmp_path / "scratch").mkdir()
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(tmp_path / "scratch"))  # the run's own folder
+    done = subprocess.run([sys.executable, "-c", LISTINGS, str(cases)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads(done.stdout.splitlines()[-1])
+    listed = [name for kind, name, _ in manifest if kind == manifests.LISTING]
+    assert listed == ["iterated/", "shards/", "tree/", "tree/sub/"]
+    assert [manifests.LISTING, "shards/", manifests.listing_hash(str(cases / "shards"))] in manifest
+    assert [name for kind, name, _ in manifest if kind == manifests.FILE] == ["helper.py"]
+
+
 def test_a_process_that_may_not_record_records_nothing(tmp_path: Path) -> None:
     assert record(tmp_path, allowed=False) is None
 
