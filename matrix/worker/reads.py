@@ -52,6 +52,7 @@ Standard library only, Python 3.8 syntax.
 from __future__ import annotations
 
 import dataclasses
+import importlib.machinery
 import os
 import site
 import sys
@@ -86,11 +87,9 @@ _set_first: Set[str] = set()  # variables the cell set or removed before reading
 # A file opened with one of these is written (created, truncated or write-only): an output. ``r+`` is read.
 _WRITES = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
 _EVENTS = frozenset({"open", "import", "os.listdir", "os.scandir", "ctypes.dlopen"})  # the events recorded
-_EXTENSIONS = tuple(__import__("importlib.machinery").machinery.EXTENSION_SUFFIXES)
+_EXTENSIONS = tuple(importlib.machinery.EXTENSION_SUFFIXES)
 _inherited: Optional[Inherited] = None  # the modules held at the last fork (see Inherited)
 _covered: Optional[Tuple[str, ...]] = None  # _covered_folders(), once torch is imported
-# Files a hash memo (:func:`hash_of`) never serves: changed this recently, a same-size rewrite may keep its time.
-RECENT_NS = 2 * 10**9
 
 
 def allow() -> None:
@@ -153,7 +152,7 @@ def _watch_environment() -> None:
     get, put, remove = environ.__getitem__, environ.__setitem__, environ.__delitem__
 
     def getitem(self: Any, key: str) -> str:
-        # Enumerating (``copy()``, ``items()``, ``dict(os.environ)``) reads every name: none is the cell's choice.
+        # Enumerating (``copy()``, ``items()``) reads every name: none is the cell's choice.
         reading = _opened is not None and isinstance(key, str) and key not in _variables and key not in _set_first
         if reading and sys._getframe(1).f_code.co_name not in ("__iter__", "copy"):
             try:
