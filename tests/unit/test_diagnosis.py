@@ -15,7 +15,7 @@ from matrix.contract.case import CaseInfo
 from matrix.contract.errors import UserError
 from matrix.contract.options import DEFAULT_DIAGNOSIS_BUDGET_S, DIAGNOSIS_SHARE
 from matrix.contract.requests import RunRequest
-from matrix.worker import cell_job, diagnosis, problems, reuse
+from matrix.worker import cell_job, diagnosis, manifests, problems, reuse
 
 
 class Kind(enum.Enum):
@@ -118,7 +118,7 @@ def helper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path.write_text("VALUE = 1\n")
 
     def so_far(case_file: str, exclude: Any = ()) -> List[List[str]]:
-        return [["helper.py", str(reuse.file_hash(str(path)))]]
+        return [[manifests.FILE, "helper.py", str(reuse.file_hash(str(path)))]]
 
     monkeypatch.setattr(diagnosis.reads, "so_far", so_far)
     return path
