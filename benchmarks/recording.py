@@ -88,7 +88,7 @@ def end(scan: bool, case_file: str) -> Callable[[], Dict[str, float]]:
     def measure() -> Dict[str, float]:
         reads.allow()
         recording = reads.start()
-        assert recording is not None, "recording is off (%s=0)" % reads.VARIABLE
+        assert recording is not None, "recording is off (%s=0)" % reads.SWITCH
         export()
         finish = reads.Recording().finish if scan else recording.finish
         faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt

@@ -55,7 +55,7 @@ TAGS = frozenset(
 # Documented claims a case may carry in ``expected``.
 EXPECTED = frozenset({"supported", "not-supported-yet", "strict-only", "non-strict-only", "fails"})
 
-METADATA_NAMES = ("tags", "requires", "expected", "skip_check")
+METADATA_NAMES = ("tags", "requires", "expected", "skip_check", "inputs")
 
 
 class CaseError(Exception):
@@ -83,6 +83,8 @@ class CaseInfo:
     problem: Optional[str] = None  # set when the file is malformed: the cell becomes case-error
     dependencies: Tuple[str, ...] = ()  # from its PEP 723 block: what it imports besides torch
     requires_python: Optional[str] = None
+    # Files it reads that the result cache cannot see being read: globs relative to its folder (docs/cache.md).
+    inputs: Tuple[str, ...] = ()
 
     def to_json(self) -> Dict[str, Any]:
         """Every field, in order, tuples as lists; ``name`` and ``path`` as a record names them (case, case_file)."""
@@ -160,6 +162,7 @@ def read_info(path: Path, name: str) -> CaseInfo:
             requires=_strings(values.get("requires", ()), path, "requires"),
             expected=_optional_string(values.get("expected"), path, "expected"),
             skip_check=_optional_string(values.get("skip_check"), path, "skip_check"),
+            inputs=_strings(values.get("inputs", ()), path, "inputs"),
             dependencies=tuple(block.get("dependencies", ())),
             requires_python=block.get("requires-python"),
         )

@@ -272,7 +272,7 @@ def _batch(
                 if extra is not None:
                     cache.put(key, record, extra, batch.cache_index(item))
 
-        if first is not None:
+        if first:  # a load's known set-up writes nothing first ({})
             writer.write(first)
         for item in items:
             if item.key in dead:

@@ -10,7 +10,7 @@ Importing torch takes a worker 2 to 5 seconds, and a cell's key names the torch 
 (``reuse.build_fields``), so a run that reuses every result used to pay that import only to
 compute its keys. Instead, the run that does import torch keeps what it learnt about its
 environment (its environment record, the build's fields, the capabilities) in the result cache,
-under a key made of what the environment holds on disk (:func:`environment_key`):
+under a key made of what the environment holds on disk (:func:`.known.environment_key`):
 
 - torch's ``version.py`` (its hash, size, time and inode: a reinstall changes them) and the
   capability file kept beside the environment (``capabilities.CACHE_NAME``);
@@ -32,22 +32,16 @@ stale answer. ``tests/integration/test_known.py`` checks that both ways give the
 from __future__ import annotations
 
 import os
-import platform
-import sys
 from typing import Any, Dict, List, Mapping, Optional
 
 from ..contract import layout, stages
 from ..contract.requests import RunRequest
 from ..contract.schema import ARTIFACT_SAVED, now
-from . import batch, exportdb, gpu, reads, reuse
-from .capabilities import cache_path
+from . import batch, exportdb, gpu, manifests, reads, reuse
 from .cell_job import FRESH_LOAD, CellJob
-from .environment import cpu_name, packages_hash, torch_folders
 from .journal import Key
+from .known import ENVIRONMENT_KIND, environment_key
 from .load_job import FRESH_PACKAGE_LOAD
-
-# The result cache's kind for what a run learnt about its environment (beside "cell" and "load").
-ENVIRONMENT_KIND = "environment"
 
 
 class CachedCells(batch.Batch):
@@ -63,10 +57,10 @@ class CachedCells(batch.Batch):
 
     def __init__(self) -> None:
         self._load_cache: Optional[reuse.ResultCache] = None  # where a kept program's fresh load is kept
-        # The result cache's view of each cell: the fields of its key, what its process read (reads.Manifest;
+        # The result cache's view of each cell: the fields of its key, what its process read (manifests.Manifest;
         # None where that cannot be trusted) and why a kept result did not stand.
         self.identities: Dict[Key, Dict[str, Any]] = {}
-        self.manifests: Dict[Key, Optional[reads.Manifest]] = {}
+        self.manifests: Dict[Key, Optional[manifests.Manifest]] = {}
         self.why: Dict[Key, List[str]] = {}
         self.build: Dict[str, Any] = {}  # the torch build's fields of each cell's key (reuse.build_fields)
 
@@ -147,8 +141,8 @@ class CachedCells(batch.Batch):
             return ["the latest entry names no identity"]
         found = differences(identity, now)
         manifest = last["extra"].get("manifest")
-        if reads.valid(manifest):
-            found += reads.changed(manifest, exportdb.source_file(_job(item).info), cache.hashes)
+        if manifests.valid(manifest):
+            found += manifests.changed(manifest, exportdb.source_file(_job(item).info), cache.hashes)
         return found or ["the entry does not stand here (its saved program cannot be put back)"]
 
     def reusable(self, item: batch.Item, entry: Dict[str, Any], cache: reuse.ResultCache) -> bool:
@@ -156,13 +150,13 @@ class CachedCells(batch.Batch):
         that very program is in --artifacts, or can be put there."""
         job = _job(item)
         manifest = entry["extra"].get("manifest")
-        if not reads.valid(manifest):
+        if not manifests.valid(manifest):
             cache.warn(
                 "manifest", "ignoring entries without a readable list of the files their cell read; they run again"
             )
             self.why[item.key] = ["the entry lists no files its cell read"]
             return False
-        changed = reads.changed(manifest, exportdb.source_file(job.info), cache.hashes)
+        changed = manifests.changed(manifest, exportdb.source_file(job.info), cache.hashes)
         if changed:
             self.why[item.key] = changed
             return False
@@ -200,7 +194,7 @@ class CachedCells(batch.Batch):
         """What the cell's process read is its kept result's manifest. A cell that kept its program (and package)
         in --artifacts loaded it fresh: ``load`` on this build reuses that load."""
         manifest = result.pop(reads.READS, None)
-        self.manifests[item.key] = manifest if reads.valid(manifest) else None
+        self.manifests[item.key] = manifest if manifests.valid(manifest) else None
         load = result.pop(FRESH_LOAD, None)
         package_load = result.pop(FRESH_PACKAGE_LOAD, None)
         cache = self.settings.cache if self.settings is not None else None
@@ -258,58 +252,3 @@ def differences(before: Mapping[str, Any], now: Mapping[str, Any]) -> List[str]:
             continue
         found.append(words.get(name, "%s differs" % name))
     return found
-
-
-def _stat(path: str) -> Optional[Dict[str, Any]]:
-    """A file's content hash and what a rewrite changes (size, time, inode); None where it cannot be read."""
-    digest = reuse.file_hash(path)
-    if digest is None:
-        return None
-    status = os.stat(path)
-    return {"sha256": digest, "size": status.st_size, "mtime_ns": status.st_mtime_ns, "inode": status.st_ino}
-
-
-def disk() -> Optional[Dict[str, Any]]:
-    """What this interpreter's environment holds on disk, read without importing torch; None where torch's
-    files cannot be found or read (then nothing is answered from the cache)."""
-    folders = torch_folders()
-    if len(folders) != 1:
-        return None
-    version = _stat(os.path.join(folders[0], "version.py"))
-    if version is None:
-        return None
-    executable = os.path.realpath(sys.executable)
-    try:
-        interpreter = os.stat(executable)
-    except OSError:
-        return None
-    seen = gpu.facts()
-    return {
-        "torch": os.path.realpath(folders[0]),
-        "version.py": version,
-        "capabilities": _stat(cache_path()),  # None until a run detected them: that run imports torch anyway
-        "packages": packages_hash(),
-        "prefix": os.path.realpath(sys.prefix),
-        "python": sys.version,
-        "executable": [executable, interpreter.st_size, interpreter.st_mtime_ns],
-        "uname": list(os.uname()),
-        "machine": platform.machine(),
-        "cpu": cpu_name(),
-        "gpus": [int(seen.get("gpu_count") or 0), gpu.identity(seen)],
-    }
-
-
-def environment_key(run: Dict[str, Any]) -> Optional[str]:
-    """The key of this environment's kept facts for a run with ``run``'s options; None where it cannot be had."""
-    found = disk()
-    if found is None:
-        return None
-    fields = {
-        "kind": ENVIRONMENT_KIND,
-        "format": reuse.FORMAT,
-        "worker": reuse.worker_fingerprint(),
-        "disk": found,
-        "run": run,
-        "environment": reuse.environment_fields(),
-    }
-    return reuse.digest(fields)

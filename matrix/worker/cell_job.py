@@ -48,7 +48,7 @@ class CellJob:
     @classmethod
     def from_fields(cls, fields: Dict[str, Any]) -> CellJob:
         info = dict(fields["info"])
-        info.update({key: tuple(info[key]) for key in ("tags", "requires", "dependencies")})
+        info.update({key: tuple(info[key]) for key in ("tags", "requires", "dependencies", "inputs")})
         return cls(**dict(fields, info=CaseInfo(**info), stages=tuple(fields["stages"])))
 
     def run(self) -> Dict[str, Any]:
@@ -58,7 +58,7 @@ class CellJob:
         root = self.artifacts or self.scratch
         target = Target(root, self.variant, self.device, self.dependency_set, self.with_set) if root else None
         loader = loader_for(self.info.source)
-        recording = reads.start()  # None without isolation, where nothing recorded could be trusted
+        recording = reads.start(self.info.inputs)  # None without isolation, where nothing recorded could be trusted
         record = run_cell(
             self.info, self.mode, self.found, loader, self.device, self.stages, target, budgets=self.budgets,
             timeout=self.timeout, cache=self.cache, origin=self.origin, private=(self.artifacts, self.scratch),

@@ -32,7 +32,7 @@ import threading
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 
 from ..contract.schema import DIAGNOSIS_DONE, STAGE_ERROR, STAGE_SKIPPED, Status, first_line
-from . import reads, reuse
+from . import manifests, reads, reuse
 from .problems import keeping_records, problems_met, problems_of, short
 
 # The result cache's kind for kept diagnoses, and the outcomes it keeps.
@@ -87,7 +87,9 @@ class Kept:
         diagnosis explains the code it ran, as a cell's result does."""
         entry = self.cache.get(key)
         manifest = (entry or {}).get("extra", {}).get("manifest")
-        if entry is None or not reads.valid(manifest) or reads.changed(manifest, self.case_path, self.cache.hashes):
+        if entry is None or not manifests.valid(manifest):
+            return None
+        if manifests.changed(manifest, self.case_path, self.cache.hashes):
             return None
         return entry
 

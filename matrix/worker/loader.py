@@ -58,6 +58,7 @@ from . import aoti, aoti_compiles, artifacts, batch, first_use, gpu, reuse, sign
 from .aoti import NEEDS_COMPILER, NO_COMPILER_TYPE
 from .environment import installed_torch_version, variant_of
 from .journal import Key as JournalKey
+from .load_cache import KnownLoads
 from .progress import say
 from .signing import untrusted
 
@@ -90,7 +91,7 @@ journal_key = uses.journal_key  # read by the tests and the engine's resuming fr
 # --- in the parent ---------------------------------------------------------------------------
 
 
-class LoadBatch(batch.Batch):
+class LoadBatch(KnownLoads, batch.Batch):
     """The artifacts of one load: every saved program selected, and every package kept with one, loaded in the
     installed torch."""
 
@@ -183,6 +184,7 @@ class LoadBatch(batch.Batch):
             self.compile_api = (api, missing) if problem is None else (None, problem)
         if self.can_load:
             self.preimport(settings)
+        self.keep_environment(settings)  # for a later load whose every result stands: answered without torch
         return None
 
     def libraries(self) -> List[str]:
@@ -241,7 +243,9 @@ class LoadBatch(batch.Batch):
     def cache_key(self, item: batch.Item) -> Optional[str]:
         """The key of a use's result (``uses.cache_key``)."""
         product, artifact = self.uses[item.key]
-        return uses.cache_key(product, artifact, self.env["variant"], self.compiler, self.device, self.gpu)
+        return uses.cache_key(
+            product, artifact, self.env["variant"], self.compiler, self.device, self.gpu, self.build_fields()
+        )
 
     def reusable(self, item: batch.Item, entry: Dict[str, Any], cache: reuse.ResultCache) -> bool:
         """The files must still be what meta.json lists: a damaged program or package is loaded, and found damaged."""

@@ -6,7 +6,20 @@ editable install is, a data file it opens or ``torch.load``s. As a build system 
 and ccache its manifest, the cell's process records, while the cell runs:
 
 - every file opened for reading, through an audit hook (``sys.addaudithook``: ``open`` events,
-  raised by ``open``, ``io.open``, ``os.open`` and so by ``torch.load``);
+  raised by ``open``, ``io.open``, ``os.open`` and so by ``torch.load``, ``numpy.load`` and ``numpy.memmap``);
+  a file opened to be written (``w``, ``a``, ``x``: created, truncated or write-only) is an output, and one
+  opened ``r+`` is read;
+- what native code reads (:mod:`.native`): the files given to known native loaders (``torch.from_file``,
+  safetensors), every file mapped or open at the cell's end, and the native code loaded from outside the
+  installed distributions, whose reads cannot be seen;
+- every folder listed (``os.listdir`` and ``os.scandir`` events, so ``glob``, ``os.walk`` and ``pathlib``),
+  except by the import system, which lists the folders of ``sys.path`` to find modules (the modules it
+  found are kept);
+- every environment variable read (``os.environ[...]``, ``.get``, ``os.getenv``, ``in``), with its value or
+  its absence, except those the key holds, those of speed alone and the runner's
+  (:func:`.reuse.case_variable`); enumerating the environment (``os.environ.copy()``, ``.items()``) reads
+  no name, but ``dict(os.environ)`` reads each from C, as by name;
+- the files its case declares in ``inputs``;
 - every extension module imported (``import`` events name its file), and the source of every compiled
   module file opened (a ``.pyc`` stands for its ``.py``);
 - the module files of what the process held when it started recording: taken in the process that
@@ -15,13 +28,15 @@ and ccache its manifest, the cell's process records, while the cell runs:
   a page fault each, for thousands of modules). Where the modules held differ from that list, or no such list
   was taken, every module file in ``sys.modules`` at the cell's end instead.
 
-Of those, it keeps the files nothing else in the key covers: not torch's own (the build is in the
+Of the files, it keeps those nothing else in the key covers: not torch's own (the build is in the
 key), not an installed distribution's (the package set is in the key), not the standard library's,
 not the worker's (its source is in the key), not ``/proc``, ``/dev`` or ``/sys``, not the run's
 temporary folder, the result cache or ``--artifacts``, not compiled ``.pyc`` files (their sources are
 kept) and not files the cell itself wrote. Editable installs and anything else on ``sys.path`` outside
-those folders are kept. Each file is kept with its sha256; a later lookup hashes them again
-(:func:`changed`) and reuses the result only if every one matches.
+those folders are kept; of the files mapped or open at the cell's end, libraries (mapped to run) and
+the C library's locale data are not. Each file is kept with its sha256, each listing with a hash of its
+names, each variable with a hash of its value (:mod:`.manifests`); a later lookup takes them again
+(:func:`.manifests.changed`) and reuses the result only if every one matches.
 
 An audit hook cannot be removed, so it is installed only in a cell's own process, forked or
 spawned for that cell alone (:func:`allow`, called by :mod:`.isolate`). Without isolation
@@ -37,36 +52,44 @@ Standard library only, Python 3.8 syntax.
 from __future__ import annotations
 
 import dataclasses
+import importlib.machinery
 import os
 import site
 import sys
 import sysconfig
 import time
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
-from .reuse import file_hash
+from . import manifests, native
+from .manifests import FILE, INPUTS, NATIVE, VARIABLE, Manifest
+from .reuse import case_variable, file_hash
 
 # The result key under which a cell's process sends its manifest to the batch parent; never a record field.
 READS = "reads"
 # "0": record nothing (so keep nothing); for benchmarks/reads.py alone.
-VARIABLE = "EXPORT_MATRIX_RECORD_READS"
+SWITCH = "EXPORT_MATRIX_RECORD_READS"
 # Folder names that hold installed distributions, wherever they are.
 INSTALLED = ("site-packages", "dist-packages")
 # Folders of the machine, not of the case.
 SYSTEM = ("/proc", "/dev", "/sys")
-# A manifest: [[path, sha256], ...]; a path relative to the case's folder where the file is inside it.
-Manifest = List[List[str]]
+# Files mapped into a process that are the C library's, not a case's: its locale data.
+LOCALE = (os.sep + "locale" + os.sep, os.sep + "gconv" + os.sep)
 
 _allowed = False
 _installed = False
 _opened: Optional[Set[str]] = None  # while a cell records: absolute paths opened for reading
 _current: Optional[Recording] = None
 _written: Set[str] = set()
-_WRITES = os.O_WRONLY | os.O_RDWR
+_listed: Set[str] = set()  # folders listed
+_loaded: Set[str] = set()  # native code loaded: extension modules' files, ctypes' libraries ("" for a bare name)
+_variables: Dict[str, Optional[str]] = {}  # variables read: the value each had when first read, None: unset
+_set_first: Set[str] = set()  # variables the cell set or removed before reading them: its own, not an input
+# A file opened with one of these is written (created, truncated or write-only): an output. ``r+`` is read.
+_WRITES = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+_EVENTS = frozenset({"open", "import", "os.listdir", "os.scandir", "ctypes.dlopen"})  # the events recorded
+_EXTENSIONS = tuple(importlib.machinery.EXTENSION_SUFFIXES)
 _inherited: Optional[Inherited] = None  # the modules held at the last fork (see Inherited)
 _covered: Optional[Tuple[str, ...]] = None  # _covered_folders(), once torch is imported
-# Files a hash memo (:func:`hash_of`) never serves: changed this recently, a same-size rewrite may keep its time.
-RECENT_NS = 2 * 10**9
 
 
 def allow() -> None:
@@ -76,17 +99,33 @@ def allow() -> None:
 
 
 def enabled() -> bool:
-    return os.environ.get(VARIABLE, "1") != "0"
+    return os.environ.get(SWITCH, "1") != "0"
 
 
-def _hook(event: str, args: Tuple[Any, ...]) -> None:
-    # Called for every audit event (``builtins.id`` most often, thousands a cell): return at once.
-    if event != "open" and event != "import" or _opened is None:
+def _hook(event: str, args: Tuple[Any, ...], _events: FrozenSet[str] = _EVENTS) -> None:
+    # Called for every audit event (``builtins.id`` most often, thousands a cell): return at once (the events
+    # as a local name: one lookup less each call).
+    if event not in _events or _opened is None:
         return
     try:
         if event == "import":  # an extension module's file is loaded without an ``open`` event
             if len(args) > 1 and isinstance(args[1], str):
-                _opened.add(os.path.abspath(args[1]))
+                path = os.path.abspath(args[1])
+                _opened.add(path)
+                if path.endswith(_EXTENSIONS):
+                    _loaded.add(path)
+            return
+        if event == "ctypes.dlopen":
+            name = args[0] if args else None
+            _loaded.add(os.path.abspath(name) if isinstance(name, str) and os.sep in name else "")
+            return
+        if event != "open":  # a listing: os.listdir, os.scandir
+            folder = args[0] if args else None
+            # The import system lists sys.path's folders to find modules: what it found is kept, not the listing.
+            caller = sys._getframe(1).f_code
+            finding = caller.co_name == "_fill_cache" and "importlib" in caller.co_filename
+            if not isinstance(folder, int) and not finding:
+                _listed.add(os.path.abspath(os.fsdecode(os.fspath(folder or "."))))
             return
         path, flags = args[0], args[2]
         if isinstance(path, int):  # a file descriptor: opened already, by path, where it was seen
@@ -98,6 +137,44 @@ def _hook(event: str, args: Tuple[Any, ...]) -> None:
             _opened.add(path)
     except Exception:  # a hook that raises would fail the cell's open: record less, never break the cell
         pass
+
+
+def _note(path: str) -> None:
+    """A file a known native loader was given (:mod:`.native`)."""
+    if _opened is not None:
+        _opened.add(path)
+
+
+def _watch_environment() -> None:
+    """Note each variable this process reads by name (see the module's docstring): ``os.environ``'s class, so
+    every reference to it, ``os.getenv`` and ``in`` too (they read through ``__getitem__``)."""
+    environ = type(os.environ)
+    get, put, remove = environ.__getitem__, environ.__setitem__, environ.__delitem__
+
+    def getitem(self: Any, key: str) -> str:
+        # Enumerating (``copy()``, ``items()``) reads every name: none is the cell's choice.
+        reading = _opened is not None and isinstance(key, str) and key not in _variables and key not in _set_first
+        if reading and sys._getframe(1).f_code.co_name not in ("__iter__", "copy"):
+            try:
+                value = get(self, key)
+            except KeyError:
+                _variables[key] = None
+                raise
+            _variables[key] = value
+            return value
+        return get(self, key)
+
+    def setitem(self: Any, key: str, value: str) -> None:
+        if _opened is not None and key not in _variables:
+            _set_first.add(key)
+        put(self, key, value)
+
+    def delitem(self: Any, key: str) -> None:
+        if _opened is not None and key not in _variables:
+            _set_first.add(key)
+        remove(self, key)
+
+    environ.__getitem__, environ.__setitem__, environ.__delitem__ = getitem, setitem, delitem  # type: ignore
 
 
 @dataclasses.dataclass(frozen=True)
@@ -149,12 +226,14 @@ class Recording:
     """The reads of one cell, from :func:`start` to :meth:`finish`.
 
     ``inherited``: the modules this process held when recording started, where they are those it was forked
-    with; None: scan ``sys.modules`` at the end.
+    with; None: scan ``sys.modules`` at the end. ``inputs``: the patterns the case declares (``CaseInfo.inputs``).
     """
 
-    def __init__(self, inherited: Optional[Inherited] = None) -> None:
+    def __init__(self, inherited: Optional[Inherited] = None, inputs: Sequence[str] = ()) -> None:
         self.started_ns = time.time_ns()
         self.inherited = inherited
+        self.inputs = tuple(inputs)
+        self.held = _held()  # files open or mapped as the cell starts: its parent's (a journal), not its reads
 
     def finish(self, case_file: str, exclude: Sequence[Optional[str]] = ()) -> Optional[Manifest]:
         """The manifest of what the cell read, or None where it cannot be trusted (a file changed while the
@@ -164,6 +243,15 @@ class Recording:
         return self.manifest(opened, case_file, exclude)
 
     def manifest(self, opened: Set[str], case_file: str, exclude: Sequence[Optional[str]]) -> Optional[Manifest]:
+        global _opened
+        paused, _opened = _opened, None  # what making the manifest reads (``tempfile``'s variables) is not the cell's
+        try:
+            return self._manifest(opened, case_file, exclude)
+        finally:
+            _opened = paused
+
+    def _manifest(self, opened: Set[str], case_file: str, exclude: Sequence[Optional[str]]) -> Optional[Manifest]:
+        inputs = self.inputs
         skip = _excluded(exclude)
         if self.inherited is not None:
             opened.update(self.inherited.files)
@@ -174,9 +262,11 @@ class Recording:
                 if isinstance(path, str) and not path.startswith(skip) and not _installed_path(path):
                     opened.add(os.path.abspath(path))
         opened.update(_sources(opened, skip))
+        opened.update(_held() - self.held)  # what native code still holds: not what the process held before
         folder = os.path.dirname(os.path.abspath(case_file))
-        manifest: Manifest = []
-        for path in sorted(opened - _written):
+        declared = {path for pattern in inputs for path in manifests.matched(pattern, folder)}
+        found: Manifest = []
+        for path in sorted((opened - _written) | declared):
             if _skipped(path, skip) or not os.path.isfile(path):
                 continue
             try:
@@ -187,21 +277,38 @@ class Recording:
             digest = file_hash(path)
             if digest is None:
                 return None
-            manifest.append([shown(path, folder), digest])
-        return manifest
+            found.append([FILE, manifests.shown(path, folder), digest])
+        found += manifests.listing_entries([p for p in _listed if not _skipped(os.path.join(p, ""), skip)], folder)
+        found += [[VARIABLE, name, manifests.variable_hash(value)] for name, value in sorted(_variables.items())
+                  if case_variable(name)]  # fmt: skip
+        found += [[INPUTS, pattern, manifests.inputs_hash(pattern, folder)] for pattern in sorted(set(inputs))]
+        if not inputs:  # native code from outside the installed distributions: what it read is unknown
+            unseen = sorted(path for path in _loaded if not path or not _skipped(path, skip))
+            found += [[NATIVE, manifests.shown(path, folder) if path else "a library loaded by name", ""]
+                      for path in unseen]  # fmt: skip
+        return found
 
 
-def start() -> Optional[Recording]:
-    """Start recording this cell's reads; None where this process may not (inline) or recording is off."""
+def _held() -> Set[str]:
+    """The files this process holds, mapped or open (:func:`.native.held`), but libraries and locale data."""
+    return {path for path in native.held() if not any(part in path for part in LOCALE)}
+
+
+def start(inputs: Sequence[str] = ()) -> Optional[Recording]:
+    """Start recording this cell's reads (its case declaring ``inputs``); None where this process may not
+    (inline) or recording is off."""
     global _installed, _opened, _current
     if not _allowed or not enabled():
         return None
     if not _installed:
         sys.addaudithook(_hook)
+        _watch_environment()
+        native.install(_note)
         _installed = True
     _opened = set()
-    _written.clear()
-    _current = Recording(_inherited if _inherited is not None and _inherited.held() else None)
+    for noted in (_written, _listed, _loaded, _variables, _set_first):
+        noted.clear()
+    _current = Recording(_inherited if _inherited is not None and _inherited.held() else None, inputs)
     return _current
 
 
@@ -272,57 +379,3 @@ def _skipped(path: str, excluded: Tuple[str, ...]) -> bool:
     if path.startswith(excluded):
         return True
     return os.path.realpath(path).startswith(excluded)  # a folder reached through a link
-
-
-def shown(path: str, folder: str) -> str:
-    """A path as a manifest keeps it: relative to the case's folder where inside it (a moved checkout still
-    matches), else absolute."""
-    relative = os.path.relpath(path, folder)
-    return path if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative
-
-
-def valid(manifest: Any) -> bool:
-    """Whether ``manifest`` has the shape :meth:`Recording.finish` gives."""
-    return isinstance(manifest, list) and all(
-        isinstance(pair, list) and len(pair) == 2 and all(isinstance(part, str) for part in pair) for pair in manifest
-    )
-
-
-# A hash memo: by path, the file's identity (size, times, inode) and its sha256 when it had that identity.
-Hashes = Dict[str, Tuple[Tuple[int, int, int, int], Optional[str]]]
-
-
-def hash_of(path: str, memo: Optional[Hashes] = None) -> Optional[str]:
-    """``path``'s sha256, None where it cannot be read; ``memo`` (one run's) serves a file hashed before only while
-    its size, times and inode are those it had then and it was not changed in the last ``RECENT_NS``: a file
-    edited during the run is hashed again."""
-    if memo is None:
-        return file_hash(path)
-    try:
-        status = os.stat(path)
-    except OSError:
-        return None
-    identity = (status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino)
-    kept = memo.get(path)
-    if kept is not None and kept[0] == identity:
-        return kept[1]
-    digest = file_hash(path)
-    if time.time_ns() - max(status.st_mtime_ns, status.st_ctime_ns) > RECENT_NS:
-        memo[path] = (identity, digest)
-    return digest
-
-
-def changed(manifest: Manifest, case_file: str, hashes: Optional[Hashes] = None) -> List[str]:
-    """What of a manifest differs now: ``"<path> changed"`` or ``"<path> is gone or unreadable"``; [] where none.
-
-    ``hashes``: this run's memo of the files hashed already (cells share their packages; :func:`hash_of`).
-    """
-    folder = os.path.dirname(os.path.abspath(case_file))
-    found = []
-    for path, digest in manifest:
-        now = hash_of(os.path.normpath(os.path.join(folder, path)), hashes)
-        if now is None:
-            found.append("%s is gone or unreadable" % path)
-        elif now != digest:
-            found.append("%s changed" % path)
-    return found

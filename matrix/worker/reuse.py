@@ -42,7 +42,8 @@ VARIABLE = "EXPORT_MATRIX_RESULT_CACHE"
 OFF = "off"
 # Bumped when what an entry holds, or what a key covers, changes: older entries are then never found.
 # 2: a cell's entry holds the manifest of what it read (matrix/worker/reads.py); its key names the environment.
-FORMAT = 2
+# 3: a manifest's entries name their kind (matrix/worker/manifests.py): files, listings, variables, inputs.
+FORMAT = 3
 # Record fields that say how one run went, not what the result is: a reused record gets them anew.
 RUN_FIELDS = ("run_id", "env_id", "finished_at", "reused_from")
 # Beside the kinds' folders: each item's latest key (for --explain-cache), and each run's hits and misses.
@@ -69,6 +70,22 @@ SPEED_ONLY = frozenset({
 SET_BY_THE_RUNNER = frozenset({"OMP_NUM_THREADS", "TMPDIR", "TORCH_DTRACE", NVML_CHECK, *SET_INSIDE})
 # The environment as this process started, before the runner set anything in it.
 _STARTED: Dict[str, str] = dict(os.environ)
+
+
+def started_environment() -> Mapping[str, str]:
+    """This process's environment as it started, before the runner set anything in it."""
+    return _STARTED
+
+
+# The prefix of this project's own settings: the runner's choice, never a case's input.
+OWN_PREFIX = "EXPORT_MATRIX_"
+
+
+def case_variable(name: str) -> bool:
+    """Whether a variable a cell's process read joins its manifest: not one the key holds already
+    (:func:`environment_fields`), nor one of speed alone, nor one the runner sets or reads for itself."""
+    keyed = name in KEY_VARIABLES or name.startswith(KEY_PREFIXES)
+    return not keyed and name not in SPEED_ONLY and name not in SET_BY_THE_RUNNER and not name.startswith(OWN_PREFIX)
 
 
 def environment_fields(environ: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
@@ -120,7 +137,11 @@ def file_hash(path: str) -> Optional[str]:
 @functools.lru_cache(maxsize=None)
 def worker_fingerprint() -> str:
     """A hash of the worker's and the contract's sources: any change to the code that produces a result."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return sources_hash(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def sources_hash(package: str) -> str:
+    """A hash of the ``.py`` files of ``package``'s ``contract`` and ``worker`` folders, names and contents."""
     hasher = hashlib.sha256()
     for folder in ("contract", "worker"):
         here = os.path.join(package, folder)

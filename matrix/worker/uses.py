@@ -206,18 +206,26 @@ def record(product: Product, artifact: Artifact, env: Fields, gpu_facts: Fields)
 
 
 def cache_key(
-    product: Product, artifact: Artifact, variant: str, compiler: str, device: str, gpu_facts: Fields
+    product: Product,
+    artifact: Artifact,
+    variant: str,
+    compiler: str,
+    device: str,
+    gpu_facts: Fields,
+    build: Optional[Fields] = None,
 ) -> Optional[str]:
     """The key of a use's result: the artifact's content and the loading build; for a package's load, the
     package's own sha256 too, and for it and a compile the C++ compiler here (the compile and the loaders run it,
-    to compile or to check the device)."""
+    to compile or to check the device). ``build``: the torch build's fields where the caller knows them (a load
+    answered from the cache without importing torch)."""
     meta = reuse.file_hash(os.path.join(artifact.folder, layout.META))  # it lists each file's sha256
     more = of(product).cache_fields(artifact)
     if meta is None or more is None:
         return None
     fields = {
         "kind": "load", "format": reuse.FORMAT, "worker": reuse.worker_fingerprint(),
-        "build": reuse.build_fields(), "environment": reuse.environment_fields(), "variant": variant,
+        "build": build if build is not None else reuse.build_fields(), "environment": reuse.environment_fields(),
+        "variant": variant,
         "saved": list(artifact.key),
         "dependency_set": artifact.dependency_set, "with_set": artifact.with_set, "meta_sha256": meta,
     }  # fmt: skip

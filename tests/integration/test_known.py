@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Sequence
 
 from conftest import ROOT
 
@@ -29,9 +29,10 @@ def case(body: str) -> str:
     return head + "        %s\n\n\nmodel = Model()\nexample_args = (torch.ones(3),)\n" % body
 
 
-def run(tmp: Path, out: str, *cases: Path) -> subprocess.CompletedProcess:
+def run(tmp: Path, out: str, *cases: Path, extra: Sequence[str] = ()) -> subprocess.CompletedProcess:
     environ = dict(os.environ, PYTHONPATH=str(ROOT))
     words = ["--cases", *map(str, cases), "--out", str(tmp / out), "--stages", "check", "--cache", str(tmp / "cache")]
+    words += extra
     proc = subprocess.run(
         [sys.executable, "-m", "matrix", "run", *words], cwd=ROOT, env=environ, capture_output=True, text=True
     )
@@ -90,3 +91,45 @@ def test_a_run_whose_every_cell_is_known_skips_torch_and_records_what_a_run_with
     assert IMPORTING in fourth.stderr and KNOWN not in fourth.stderr, fourth.stderr
     cells = {(r["case"], r["mode"]): r for r in records(tmp_path / "four") if r["kind"] == "cell"}
     assert cells[("adds", "strict")]["reused_from"] is None and cells[("fails", "strict")]["reused_from"]
+
+
+def load(tmp: Path, out: str, artifacts: Path) -> subprocess.CompletedProcess:
+    environ = dict(os.environ, PYTHONPATH=str(ROOT))
+    words = [str(artifacts), "--out", str(tmp / out), "--cache", str(tmp / "cache"), "--progress", "lines"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "matrix", "load", *words], cwd=ROOT, env=environ, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    proc.stderr = "\n" + proc.stderr
+    return proc
+
+
+def test_a_load_whose_every_result_stands_skips_torch_and_records_what_a_load_with_torch_records(
+    tmp_path: Path,
+) -> None:
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "adds.py").write_text(case("return x + 1"))
+    art = tmp_path / "art"
+    run(tmp_path, "run", cases / "adds.py", extra=["--artifacts", str(art)])
+    first = load(tmp_path, "one", art)
+    assert IMPORTING in first.stderr and KNOWN not in first.stderr, first.stderr
+    measured = records(tmp_path / "one")
+    assert sorted((r["mode"], r["status"]) for r in measured) == [("non-strict", "pass"), ("strict", "pass")]
+
+    second = load(tmp_path, "two", art)
+    assert KNOWN in second.stderr and IMPORTING not in second.stderr, second.stderr
+    known = records(tmp_path / "two")
+    assert all(r["reused_from"] for r in known)
+    by_mode = sorted(measured, key=lambda r: r["mode"])  # the same records but for the run that measured them
+    assert [dict(r, reused_from=None) for r in sorted(known, key=lambda r: r["mode"])] == by_mode
+
+    # A program whose files are not what its meta.json lists: the ordinary load, which finds it damaged.
+    program = next(art.rglob("strict/adds"))
+    damaged = next(path for path in sorted(program.iterdir()) if path.suffix == ".pt2")
+    damaged.write_bytes(damaged.read_bytes() + b"\0")
+    third = load(tmp_path, "three", art)
+    assert IMPORTING in third.stderr and KNOWN not in third.stderr, third.stderr
+    again = {r["mode"]: r for r in records(tmp_path / "three")}
+    assert again["strict"]["reused_from"] is None and again["strict"]["status"] != "pass"
+    assert again["non-strict"]["reused_from"] and again["non-strict"]["status"] == "pass"

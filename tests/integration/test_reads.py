@@ -12,9 +12,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
-from matrix.worker import reads, reuse
+import pytest
+
+from matrix.worker import manifests, reuse
 
 from conftest import ROOT, read_cells, run_matrix
 
@@ -75,10 +77,13 @@ def layout(tmp: Path) -> Dict[str, Path]:
     return {"cases": cases, "outside": outside, "weights": weights}
 
 
-def run(tmp: Path, out: str, cases: List[Path], *extra: str, steer: bool = False) -> subprocess.CompletedProcess:
+def run(
+    tmp: Path, out: str, cases: List[Path], *extra: str, steer: bool = False, variables: Optional[Dict[str, str]] = None
+) -> subprocess.CompletedProcess:
     """``export-matrix run`` of ``cases`` with the shared cache, the folder ``outside`` on PYTHONPATH as an
-    editable install's folder is on sys.path; ``steer``: with a variable that steers torch set."""
-    environ = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp / "outside")]))
+    editable install's folder is on sys.path; ``steer``: with a variable that steers torch set; ``variables``:
+    more of them."""
+    environ = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp / "outside")]), **(variables or {}))
     environ.pop(STEER, None)
     if steer:
         environ[STEER] = "1"
@@ -98,7 +103,7 @@ def cells(folder: Path) -> Dict[str, Dict]:
 # Run in a process of its own: an audit hook, once added, stays for the life of its process.
 RECORD = """
 import importlib, json, os, sys
-from matrix.worker import reads, reuse
+from matrix.worker import reads
 sys.path.insert(0, sys.argv[1])
 if sys.argv[3] == "allowed":
     reads.allow()
@@ -137,9 +142,116 @@ def test_a_cell_process_records_the_modules_and_files_it_read_and_nothing_it_wro
     tmp_path: Path,
 ) -> None:
     manifest = record(tmp_path)
-    assert reads.valid(manifest)
-    assert [path for path, _ in manifest] == ["data.txt", "helper.py"]  # relative to the case's folder
-    assert dict(manifest)["data.txt"] == reuse.file_hash(str(tmp_path / "cases" / "data.txt"))
+    assert manifests.valid(manifest)
+    assert [name for _, name, _ in manifest] == ["data.txt", "helper.py"]  # relative to the case's folder
+    assert manifest[0] == [manifests.FILE, "data.txt", reuse.file_hash(str(tmp_path / "cases" / "data.txt"))]
+
+
+# A cell's process reading weights through a native loader (``argv[2]``), which raises no ``open`` event.
+NATIVE_LOADERS = """
+import json, os, sys
+import torch
+from matrix.worker import reads
+reads.allow()
+folder, loader = sys.argv[1], sys.argv[2]
+recording = reads.start()
+if loader == "safetensors":
+    from safetensors.torch import load_file, save_file
+    weights = load_file(os.path.join(folder, "weights.bin"))
+else:
+    weights = torch.from_file(os.path.join(folder, "weights.bin"), size=4)
+del weights  # nothing maps the file at the end: the wrapped loader saw it
+print(json.dumps(recording.finish(os.path.join(folder, "case.py"))))
+"""
+SAVE_WEIGHTS = """
+import sys, torch
+if sys.argv[2] == "safetensors":
+    from safetensors.torch import save_file
+    save_file({"w": torch.ones(4)}, sys.argv[1])
+else:
+    torch.ones(4).numpy().tofile(sys.argv[1])
+"""
+
+
+@pytest.mark.parametrize("loader", ["from_file", "safetensors"])
+def test_a_cell_process_records_the_weights_a_native_loader_read(tmp_path: Path, loader: str) -> None:
+    if loader == "safetensors":  # torch.from_file is the same mechanism (a known loader wrapped), run everywhere
+        pytest.importorskip("safetensors", reason="safetensors is not installed: its loader cannot be called")
+    weights = tmp_path / "weights.bin"
+    subprocess.run([sys.executable, "-c", SAVE_WEIGHTS, str(weights), loader], check=True)
+    (tmp_path / "scratch").mkdir()
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(tmp_path / "scratch"))  # the run's own folder
+    done = subprocess.run(
+        [sys.executable, "-c", NATIVE_LOADERS, str(tmp_path), loader], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads(done.stdout.splitlines()[-1])
+    assert [manifests.FILE, "weights.bin", reuse.file_hash(str(weights))] in manifest, manifest
+
+
+# A cell's process reading variables each way; the manifest keeps what it read by name (argv[2]: the scratch).
+VARIABLES = """
+import json, os, sys
+from matrix.worker import reads
+reads.allow()
+recording = reads.start()
+os.environ["BY_INDEX"]
+os.environ.get("BY_GET")
+os.getenv("ABSENT", "default")
+"BY_IN" in os.environ
+os.environ["SET_FIRST"] = "mine"  # the cell's own value, not an input
+os.environ["SET_FIRST"]
+os.environ.get("TORCHDYNAMO_VERBOSE"), os.environ.get("TORCH_LOGS"), os.environ.get("EXPORT_MATRIX_X")
+list(os.environ.items()), os.environ.copy()  # enumerating reads no name
+print(json.dumps(recording.finish(os.path.join(sys.argv[1], "case.py"))))
+"""
+
+
+def test_a_cell_process_records_the_variables_it_read_by_name_and_no_other(tmp_path: Path) -> None:
+    variables = {"BY_INDEX": "1", "BY_GET": "2", "BY_IN": "3", "UNREAD": "4", "TORCHDYNAMO_VERBOSE": "1"}
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(tmp_path), **variables)
+    env.pop("ABSENT", None)
+    done = subprocess.run([sys.executable, "-c", VARIABLES, str(tmp_path)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads(done.stdout.splitlines()[-1])
+    read = {name: digest for kind, name, digest in manifest if kind == manifests.VARIABLE}
+    assert read == {
+        "ABSENT": manifests.UNSET,
+        "BY_GET": manifests.variable_hash("2"),
+        "BY_IN": manifests.variable_hash("3"),
+        "BY_INDEX": manifests.variable_hash("1"),
+    }  # TORCHDYNAMO_*: in the key already; TORCH_LOGS: speed alone; EXPORT_MATRIX_*: the runner's
+
+
+# A cell's process listing folders each way, and importing a module of its folder (which the import system lists).
+LISTINGS = """
+import glob, json, os, pathlib, sys
+from matrix.worker import reads
+folder = sys.argv[1]
+sys.path.insert(0, folder)
+reads.allow()
+recording = reads.start()
+import helper  # the import system lists the folder to find it: the module is kept, not that listing
+glob.glob(os.path.join(folder, "shards", "*.bin"))
+list(os.walk(os.path.join(folder, "tree")))
+list(pathlib.Path(folder, "iterated").iterdir())
+print(json.dumps(recording.finish(os.path.join(folder, "case.py"))))
+"""
+
+
+def test_a_cell_process_records_the_folders_it_listed_but_not_the_import_system_s(tmp_path: Path) -> None:
+    cases = tmp_path / "cases"
+    for name in ("shards/a.bin", "tree/sub/b.txt", "iterated/c.txt", "helper.py"):
+        write(cases / name, "X = 1\n")
+    (tmp_path / "scratch").mkdir()
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(tmp_path / "scratch"))  # the run's own folder
+    done = subprocess.run([sys.executable, "-c", LISTINGS, str(cases)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads(done.stdout.splitlines()[-1])
+    listed = [name for kind, name, _ in manifest if kind == manifests.LISTING]
+    assert listed == ["iterated/", "shards/", "tree/", "tree/sub/"]
+    assert [manifests.LISTING, "shards/", manifests.listing_hash(str(cases / "shards"))] in manifest
+    assert [name for kind, name, _ in manifest if kind == manifests.FILE] == ["helper.py"]
 
 
 def test_a_process_that_may_not_record_records_nothing(tmp_path: Path) -> None:
@@ -190,14 +302,14 @@ def test_a_forked_cell_lists_the_modules_it_inherited_and_imported_as_a_scan_of_
 ) -> None:
     inherited, listed, full = forked(tmp_path, early=False)
     assert inherited  # the parent's list of its modules stood for what the cell held when it started
-    assert [path for path, _ in listed] == ["imported.py", "inherited.py"]  # sources, not their .pyc
+    assert [name for _, name, _ in listed] == ["imported.py", "inherited.py"]  # sources, not their .pyc
     assert listed == full
 
 
 def test_a_cell_that_imported_a_module_before_recording_scans_every_module_instead(tmp_path: Path) -> None:
     inherited, listed, full = forked(tmp_path, early=True)
     assert not inherited
-    assert [path for path, _ in listed] == ["early.py", "imported.py", "inherited.py"]
+    assert [name for _, name, _ in listed] == ["early.py", "imported.py", "inherited.py"]
     assert listed == full
 
 
@@ -263,7 +375,7 @@ def test_a_bad_entry_or_a_killed_cell_costs_the_reuse_and_nothing_else(tmp_path:
     kept = {json.loads(p.read_text())["record"]["case"]: p for p in entries}
     # a_plain's manifest names a file that cannot be read; b_plain's entry is of an older format.
     entry = json.loads(kept["a_plain"].read_text())
-    entry["extra"]["manifest"].append([str(tmp_path / "outside"), "0" * 64])
+    entry["extra"]["manifest"].append([manifests.FILE, str(tmp_path / "outside"), "0" * 64])
     kept["a_plain"].write_text(json.dumps(entry))
     entry = json.loads(kept["b_plain"].read_text())
     kept["b_plain"].write_text(json.dumps(dict(entry, format=1)))
@@ -279,3 +391,87 @@ def test_a_bad_entry_or_a_killed_cell_costs_the_reuse_and_nothing_else(tmp_path:
     run(tmp_path, "inline", [folder / "a_plain.py"], "--isolation", "inline", "--cache", str(inline))
     assert cells(tmp_path / "inline")["a_plain"]["status"] == "pass"
     assert not list(inline.glob("cell/*/*.json"))
+
+
+# Reading a file's first byte through the C library (ctypes): native code the audit hook does not see.
+NATIVE_READ = """import ctypes
+import os
+
+libc = ctypes.CDLL(None)
+libc.fopen.restype = ctypes.c_void_p
+libc.fread.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_void_p]
+libc.fclose.argtypes = [ctypes.c_void_p]
+stream = libc.fopen(os.path.join(os.path.dirname(__file__), "native", "flag.bin").encode(), b"rb")
+first = ctypes.create_string_buffer(1)
+libc.fread(first, 1, 1, stream)
+libc.fclose(stream)
+OK = first.raw == b"1"
+"""
+
+
+def native_layout(folder: Path) -> None:
+    """Cases that read their model's inputs natively, list a folder or read a variable of their own."""
+    here = "import os\n\nHERE = os.path.dirname(__file__)\n"
+    write(folder / "raw.bin", "")
+    subprocess.run([sys.executable, "-c", SAVE_RAW, str(folder / "raw.bin"), "1"], check=True)
+    write(folder / "h_from_file.py", case(
+        here + "OK = torch.from_file(os.path.join(HERE, 'raw.bin'), size=1)[0].item() == 1",
+        "torch.nn.Identity() if OK else None"))  # fmt: skip
+    write(folder / "mapped.bin", "")
+    subprocess.run([sys.executable, "-c", SAVE_RAW, str(folder / "mapped.bin"), "1"], check=True)
+    write(folder / "i_memmap.py", case(
+        here + "import numpy\n\nOK = float(numpy.memmap(os.path.join(HERE, 'mapped.bin'), dtype='float32')[0]) == 1",
+        "torch.nn.Identity() if OK else None"))  # fmt: skip
+    for name in ("a.bin", "b.bin"):
+        write(folder / "shards" / name, name)
+    write(folder / "j_listing.py", case(
+        "import pathlib\n\nSHARDS = len(list((pathlib.Path(__file__).parent / 'shards').glob('*.bin')))",
+        "torch.nn.Identity() if SHARDS == 2 else None"))  # fmt: skip
+    write(
+        folder / "k_variable.py",
+        case("import os\n\nSCALE = os.environ.get('MY_SCALE', '1')", "torch.nn.Identity() if SCALE == '1' else None"),
+    )
+    write(folder / "native" / "flag.bin", "1")
+    write(folder / "m_native.py", case(NATIVE_READ, "torch.nn.Identity() if OK else None"))
+    declared = 'inputs = ["native/*.bin"]\n' + NATIVE_READ
+    write(folder / "n_native_declared.py", case(declared, "torch.nn.Identity() if OK else None"))
+    write(folder / "y_plain.py", case("", "torch.nn.Identity()"))
+    write(folder / "unrelated.txt", "nothing reads this\n")
+
+
+SAVE_RAW = "import sys, torch; torch.tensor([float(sys.argv[2])]).numpy().tofile(sys.argv[1])"
+
+
+def test_what_native_code_read_a_listing_and_a_variable_of_the_case_run_it_again_and_nothing_else_does(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "cases"
+    native_layout(folder)
+    every = sorted(folder.glob("[a-z]_*.py"))
+    first = run(tmp_path, "one", every, variables={"GITHUB_RUN_ID": "1", "MY_SCALE": "1"})
+    measured = cells(tmp_path / "one")
+    assert {name: r["status"] for name, r in measured.items()} == {p.stem: "pass" for p in every}, first.stderr
+
+    # Nothing the cells read changed: a variable none read and a file none read did. Every cell is reused but
+    # the one that read a file through native code from outside the installed distributions without declaring it.
+    write(folder / "unrelated.txt", "still nothing reads this\n")
+    second = run(tmp_path, "two", every, "--explain-cache", variables={"GITHUB_RUN_ID": "2", "MY_SCALE": "1"})
+    again = cells(tmp_path / "two")
+    for name in again:
+        assert (again[name]["reused_from"] is None) == (name == "m_native"), (name, second.stderr)
+    assert "m_native runs again: a library loaded by name: native code from outside the installed" in second.stderr
+
+    # One edit for each: each cell that read what was edited runs again and gives the uncached result.
+    subprocess.run([sys.executable, "-c", SAVE_RAW, str(folder / "raw.bin"), "2"], check=True)
+    subprocess.run([sys.executable, "-c", SAVE_RAW, str(folder / "mapped.bin"), "2"], check=True)
+    (folder / "shards" / "b.bin").unlink()
+    write(folder / "native" / "flag.bin", "0")
+    third = run(tmp_path, "three", every, "--explain-cache", variables={"GITHUB_RUN_ID": "3", "MY_SCALE": "2"})
+    last = cells(tmp_path / "three")
+    edited = {"h_from_file": "raw.bin changed", "i_memmap": "mapped.bin changed",
+              "j_listing": "shards/ listing changed", "k_variable": "MY_SCALE changed",
+              "m_native": "a library loaded by name", "n_native_declared": "native/flag.bin changed"}  # fmt: skip
+    for name, said in edited.items():
+        assert last[name]["reused_from"] is None and last[name]["status"] != "pass", (name, last[name])
+        assert "%s runs again: " % name in third.stderr and said in third.stderr, (said, third.stderr)
+    assert last["y_plain"]["reused_from"] == measured["y_plain"]["run_id"]

@@ -238,3 +238,14 @@ def test_every_case_takes_its_device_from_its_inputs():
             if any(text in str(exc) for text in _OTHER_DEVICE):
                 pinned[info.name] = str(exc).splitlines()[0]
     assert pinned == {}
+
+
+def test_a_case_declares_its_inputs_as_a_literal_list_of_globs(tmp_path: Path) -> None:
+    body = '"""Reads weights."""\nimport torch\nmodel = torch.nn.Identity()\nexample_args = (torch.ones(1),)\n'
+    good = tmp_path / "good.py"
+    good.write_text(body + 'inputs = ["weights/*.safetensors", "shards/"]\n')
+    assert read_info(good, "good").inputs == ("shards/", "weights/*.safetensors")
+    bad = tmp_path / "bad.py"
+    bad.write_text(body + "inputs = [3]\n")
+    problem = read_info(bad, "bad").problem
+    assert problem is not None and str(bad) in problem and "`inputs` must be a string or a collection" in problem

@@ -14,7 +14,7 @@ from matrix.contract.case import CaseInfo
 from matrix.contract.errors import UserError
 from matrix.contract.options import DEFAULT_DIAGNOSIS_BUDGET_S, DIAGNOSIS_SHARE
 from matrix.contract.requests import RunRequest
-from matrix.worker import diagnosis, problems, reuse, stage
+from matrix.worker import diagnosis, manifests, problems, reuse, stage
 
 
 class Kind(enum.Enum):
@@ -117,7 +117,7 @@ def helper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path.write_text("VALUE = 1\n")
 
     def so_far(case_file: str, exclude: Any = ()) -> List[List[str]]:
-        return [["helper.py", str(reuse.file_hash(str(path)))]]
+        return [[manifests.FILE, "helper.py", str(reuse.file_hash(str(path)))]]
 
     monkeypatch.setattr(diagnosis.reads, "so_far", so_far)
     return path

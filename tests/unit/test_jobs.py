@@ -39,6 +39,7 @@ IMPORTLIB_USERS = {
     "environment": "finds the installed torch and its distribution",
     "exportdb": "imports the ExportDB examples bundled with torch",
     "first_use": "imports what loading a program needs, by dotted name, before forking loads",
+    "native": "wraps a known native loader's module (safetensors) as it is imported, through sys.meta_path",
     "reads": "maps a compiled module file to its source (importlib.util.source_from_cache)",
     "stage": "imports the worker module a stage's declaration names (contract/stages.py)",
     "onnx_stage": "finds whether onnx, onnxscript and onnxruntime are installed, and their versions",

@@ -12,7 +12,7 @@ import pytest
 
 from matrix.contract.errors import UserError
 from matrix.worker import cache as cache_command
-from matrix.worker import cell_cache, reads, reuse
+from matrix.worker import cell_cache, manifests, reads, reuse
 
 
 def test_a_lookup_names_each_file_changed_or_gone(tmp_path: Path) -> None:
@@ -22,19 +22,67 @@ def test_a_lookup_names_each_file_changed_or_gone(tmp_path: Path) -> None:
         (tmp_path / name).write_text(name)
     outside = tmp_path.parent / (tmp_path.name + "-outside.py")
     outside.write_text("x")
-    manifest = [[p, reuse.file_hash(str(tmp_path / p)) or ""] for p in ("pkg/blocks.py", "same.txt", "gone.txt")]
-    manifest.append([str(outside), reuse.file_hash(str(outside)) or ""])
-    assert reads.changed(manifest, str(case)) == []
+    names = ("pkg/blocks.py", "same.txt", "gone.txt")
+    manifest = [[manifests.FILE, p, reuse.file_hash(str(tmp_path / p)) or ""] for p in names]
+    manifest.append([manifests.FILE, str(outside), reuse.file_hash(str(outside)) or ""])
+    assert manifests.changed(manifest, str(case)) == []
     (tmp_path / "pkg" / "blocks.py").write_text("edited")
     (tmp_path / "gone.txt").unlink()
     outside.write_text("y")
-    assert reads.changed(manifest, str(case)) == [
+    assert manifests.changed(manifest, str(case)) == [
         "pkg/blocks.py changed",
         "gone.txt is gone or unreadable",
         "%s changed" % outside,
     ]
-    assert reads.shown(str(outside), str(tmp_path)) == str(outside)  # outside the case's folder: absolute
-    assert not reads.valid([["a", 1]]) and not reads.valid({"a": "b"}) and reads.valid([])
+    assert manifests.shown(str(outside), str(tmp_path)) == str(outside)  # outside the case's folder: absolute
+    assert not manifests.valid([["a", "1"]]) and not manifests.valid({"a": "b"}) and manifests.valid([])
+    assert not manifests.valid([["mystery", "a", "b"]]) and manifests.valid([[manifests.LISTING, "a/", "b"]])
+
+
+def test_a_lookup_names_a_listing_a_variable_and_a_declared_input_that_changed(tmp_path: Path) -> None:
+    case = tmp_path / "case.py"
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    for name in ("a.bin", "b.bin"):
+        (shards / name).write_text(name)
+    (shards / "__pycache__").mkdir()  # written by importing, never the user's: not in a listing
+    (tmp_path / "weights").mkdir()
+    (tmp_path / "weights" / "w1.safetensors").write_text("w")
+    listing = manifests.listing_entries([str(shards)], str(tmp_path))
+    assert listing == [[manifests.LISTING, "shards/", manifests.listing_hash(str(shards))]]
+    pattern = "weights/*.safetensors"
+    assert manifests.matched(pattern, str(tmp_path)) == [str(tmp_path / "weights" / "w1.safetensors")]
+    manifest = listing + [
+        [manifests.VARIABLE, "MY_SCALE", manifests.variable_hash("2")],
+        [manifests.VARIABLE, "MY_ABSENT", manifests.UNSET],
+        [manifests.INPUTS, pattern, manifests.inputs_hash(pattern, str(tmp_path))],
+    ]
+    environ = {"MY_SCALE": "2", "GITHUB_RUN_ID": "1"}
+    assert manifests.changed(manifest, str(case), environ=environ) == []
+    (shards / "__pycache__" / "x.pyc").write_text("")
+    (shards / "a.bin").write_text("same names, other content")  # a listing is of names: a file's content is its own
+    assert manifests.changed(manifest, str(case), environ=dict(environ, GITHUB_RUN_ID="2")) == []  # unread
+    (shards / "b.bin").unlink()
+    (tmp_path / "weights" / "w2.safetensors").write_text("w")
+    assert manifests.changed(manifest, str(case), environ={"MY_SCALE": "3", "MY_ABSENT": ""}) == [
+        "shards/ listing changed",
+        "MY_SCALE changed",
+        "MY_ABSENT set",
+        "inputs weights/*.safetensors: the files it matches changed",
+    ]
+    assert manifests.changed(manifest[1:2], str(case), environ={}) == ["MY_SCALE unset"]
+    never = [[manifests.NATIVE, "reader.so", ""]]
+    assert manifests.changed(never, str(case)) == [
+        "reader.so: native code from outside the installed distributions may read files unseen; "
+        "declare the case's inputs"
+    ]
+
+
+def test_the_variables_a_case_reads_are_its_own_not_those_of_the_key_speed_or_the_runner() -> None:
+    assert reuse.case_variable("MY_SCALE") and reuse.case_variable("HF_HOME")
+    for name in ("TORCHDYNAMO_X", "CUDA_VISIBLE_DEVICES", "TORCH_LOGS", "OMP_NUM_THREADS", "TMPDIR"):
+        assert not reuse.case_variable(name), name
+    assert not reuse.case_variable("EXPORT_MATRIX_RECORD_READS")
 
 
 def test_a_run_s_hash_memo_serves_an_unchanged_file_and_never_one_edited_during_the_run(
@@ -42,19 +90,19 @@ def test_a_run_s_hash_memo_serves_an_unchanged_file_and_never_one_edited_during_
 ) -> None:
     case, data = tmp_path / "case.py", tmp_path / "data.txt"
     data.write_text("one")
-    memo: reads.Hashes = {}
+    memo: manifests.Hashes = {}
     # Changed this instant: a rewrite within its times' resolution could keep them, so it is not kept.
-    assert reads.hash_of(str(data), memo) == reuse.file_hash(str(data)) and str(data) not in memo
-    assert reads.hash_of(str(tmp_path / "gone.txt"), memo) is None
-    monkeypatch.setattr(reads, "RECENT_NS", 0)  # as if every file were older than that
+    assert manifests.hash_of(str(data), memo) == reuse.file_hash(str(data)) and str(data) not in memo
+    assert manifests.hash_of(str(tmp_path / "gone.txt"), memo) is None
+    monkeypatch.setattr(manifests, "RECENT_NS", 0)  # as if every file were older than that
     old = time.time() - 60
     os.utime(data, (old, old))
-    manifest = [["data.txt", reuse.file_hash(str(data)) or ""]]
-    assert reads.changed(manifest, str(case), memo) == [] and str(data) in memo  # kept for the next cell
+    manifest = [[manifests.FILE, "data.txt", reuse.file_hash(str(data)) or ""]]
+    assert manifests.changed(manifest, str(case), memo) == [] and str(data) in memo  # kept for the next cell
     time.sleep(0.05)  # past the resolution of a change time
     data.write_text("two")  # the same size, and the same modification time as before: its change time differs
     os.utime(data, (old, old))
-    assert reads.changed(manifest, str(case), memo) == ["data.txt changed"]
+    assert manifests.changed(manifest, str(case), memo) == ["data.txt changed"]
 
 
 def test_a_forking_process_lists_its_modules_again_where_one_was_replaced_under_its_name(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -42,9 +43,23 @@ def test_a_case_key_covers_the_modules_beside_it_that_it_imports(tmp_path: Path)
     assert reuse.case_fingerprint(str(tmp_path / "missing.py")) is None
 
 
-def test_the_worker_fingerprint_hashes_the_worker_and_the_contract() -> None:
-    assert len(reuse.worker_fingerprint()) == 64
-    assert reuse.worker_fingerprint() == reuse.worker_fingerprint()
+def test_an_edit_to_a_worker_or_contract_module_changes_the_key_and_one_elsewhere_does_not(tmp_path: Path) -> None:
+    package = Path(reuse.__file__).resolve().parent.parent
+    copy = tmp_path / "matrix"
+    for folder in ("worker", "contract"):
+        shutil.copytree(package / folder, copy / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "report.py").write_text("X = 1\n")
+    assert reuse.sources_hash(str(copy)) == reuse.worker_fingerprint()  # the key's field is this hash
+    (copy / "report.py").write_text("X = 2\n")  # the host side's code decides no result
+    assert reuse.sources_hash(str(copy)) == reuse.worker_fingerprint()
+    for edited in ("worker/reads.py", "contract/case.py"):
+        source = copy / edited
+        kept = source.read_text()
+        source.write_text(kept + "# edited\n")
+        assert reuse.sources_hash(str(copy)) != reuse.worker_fingerprint(), edited
+        source.write_text(kept)
+    (copy / "worker" / "added.py").write_text("")  # a new module
+    assert reuse.sources_hash(str(copy)) != reuse.worker_fingerprint()
 
 
 def test_a_kept_result_comes_back_with_the_run_that_measured_it(tmp_path: Path) -> None:
