@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Any, Dict, Optional, Tuple
 
 from ..contract.layout import Artifact
-from ..contract.products import PROGRAM, Product
-from . import batch, reuse
+from ..contract.products import Product
+from . import batch, reuse, uses
 from .known import ENVIRONMENT_KIND, environment_key
 
 
@@ -38,7 +38,8 @@ class KnownLoads:
 
     def _known_run(self) -> Optional[Dict[str, Any]]:
         """The options the kept facts depend on; None where this load may not be answered without torch."""
-        if self.device != "cpu" or any(product is not PROGRAM for product, _ in self.uses.values()):
+        # A package's load and a compile run the C++ compiler, a fact of this machine only torch's set-up finds.
+        if self.device != "cpu" or any(uses.of(product).compiles for product, _ in self.uses.values()):
             return None
         return {"command": "load", "device": self.device, "variant": self.env["variant"]}
 
