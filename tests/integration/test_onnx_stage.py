@@ -131,7 +131,8 @@ def test_a_hang_in_the_run_is_the_stages_timeout_and_the_cell_keeps_its_status(m
     load = _load(Adds())
     start = time.monotonic()
     record = cell.run_cell(INFO, "non-strict", {}, load, stages=("check", "onnx"), timeout=30.0)
-    assert time.monotonic() - start < 30.0
+    # Killed at its budget, well before the 600 s it would sleep; the margin is for a loaded machine's start-up.
+    assert time.monotonic() - start < 120.0
     assert record["status"] == "pass" and record["onnx_status"] == "timeout" and record["onnx_step"] == "run"
     assert "was killed" in record["onnx_error"]
 
