@@ -93,10 +93,3 @@ def lines(v: Optional[AotiVerdict]) -> List[Tuple[str, str]]:
             said += "; not on %s" % "; ".join(_failed(p) for p in broken)
         found.append(("AOTInductor compiles (%s)" % _modes(v), said + "."))
     return found
-
-
-def markdown(v: Optional[AotiVerdict], page: str = "artifacts.md") -> List[str]:
-    """The verdicts' lines as Markdown bullets, each linking the page with every pair."""
-    return [
-        "- **%s**: %s ([every pair](%s#%s))" % (md.text(title), md.text(said), page, ANCHOR) for title, said in lines(v)
-    ]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import os
-import posixpath
 import re
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
@@ -37,39 +36,9 @@ def default_roots() -> Tuple[str, ...]:
     return tuple(dict.fromkeys([os.path.abspath("cases"), checkout]))
 
 
-def locate(case_file: Any, roots: Sequence[str]) -> Optional[str]:
-    """The file a record's ``case_file`` names, only if it lies inside one of ``roots``; else None.
-
-    ``case_file`` is record data, not a path to follow: an absolute one must resolve
-    (links included) to inside a root. A relative one never resolves against the
-    current folder; the worker records it relative to where it ran, e.g.
-    ``cases/tutorial/x.py`` for the root ``cases``, so it is tried under each root with
-    as many of its leading folders dropped as match the root's own trailing folders.
-    """
-    if not isinstance(case_file, str) or not case_file or "\0" in case_file:
-        return None
-    for root in roots:
-        named, base = os.path.abspath(root), os.path.realpath(root)
-        if os.path.isabs(case_file):
-            candidates = [case_file]
-        else:
-            parts = posixpath.normpath(case_file.replace(os.sep, "/")).split("/")
-            tail = named.split(os.sep)
-            candidates = [
-                os.path.join(named, *parts[k:])
-                for k in range(min(len(parts) - 1, len(tail)), -1, -1)
-                if parts[:k] == tail[len(tail) - k :]
-            ]
-        for candidate in candidates:
-            path = os.path.realpath(candidate)
-            if path != base and os.path.commonpath([base, path]) == base and os.path.isfile(path):
-                return path
-    return None
-
-
 def read_source(case_file: Any, roots: Sequence[str]) -> Tuple[Optional[str], Optional[str]]:
     """The case's source and docstring, or (None, None) when the file is not inside a case root (any more)."""
-    path = locate(case_file, roots)
+    path = report_repro.locate(case_file, roots)
     if path is None:
         return None, None
     try:

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 import pandas as pd
 
 from matrix.records import store
-from matrix.report import again, parts
+from matrix.report import again
 from matrix.report import document as d
+from matrix.report import phrases as say
 from matrix.report.stamp import Stamp
 
 if TYPE_CHECKING:
@@ -121,11 +122,11 @@ def cite(f: Findings) -> str:
 
 def section(f: Findings, facts: Sequence[Tuple[str, str]]) -> d.Section:
     """The run: its ``facts``, the runs whose records it shows, how to cite it and the commands that make it again."""
-    blocks: List[d.Block] = [parts.table(["", ""], [(d.phrase(k), d.phrase(v)) for k, v in facts])]
+    blocks: List[d.Block] = [say.table(["", ""], [(d.phrase(k), d.phrase(v)) for k, v in facts])]
     found = runs(f)
     if found:
         rows = [tuple(d.phrase(v) for v in run) for run in found]
-        blocks.append(parts.table(["records", "runs", "written on (UTC)", "published at commit"], rows))
+        blocks.append(say.table(["records", "runs", "written on (UTC)", "published at commit"], rows))
     blocks.append(d.Paragraph(d.phrase(d.Strong(d.phrase("How to cite")), ": ", cite(f))))
     steps = d.Items(tuple(d.Item(d.phrase(what, ": ", d.Code(command))) for what, command in again.commands(f)), True)
     blocks.append(

@@ -12,7 +12,7 @@ from matrix.records import repro
 from matrix.records.devices import CaseOnDevice, DeviceComparison, Difference
 from matrix.report import document as d
 from matrix.report import markdown as md
-from matrix.report import parts
+from matrix.report import phrases as say
 from matrix.report.forms import MARKDOWN, Form
 from matrix.report.writers.markdown import github_anchor as markdown_anchor
 
@@ -59,9 +59,9 @@ def page(comparisons: Sequence[DeviceComparison]) -> d.Page:
     blocks: List[d.Block] = []
     for c in comparisons:
         headers = ["case", "mode", c.main, c.device, "error on %s" % c.main, "error on %s" % c.device]
-        rows = [_row(x, parts.case(x.case, x.with_set)) for x in c.differences]
+        rows = [_row(x, say.case(x.case, x.with_set)) for x in c.differences]
         found: List[d.Block] = [d.Paragraph(d.phrase("%s." % counts(c).capitalize())),
-                                parts.table(headers, rows, empty="No difference.")]  # fmt: skip
+                                say.table(headers, rows, empty="No difference.")]  # fmt: skip
         checks = checks_of(c.differences)
         if checks:
             found.append(d.Paragraph(d.phrase(again(c))))
@@ -83,9 +83,9 @@ def page(comparisons: Sequence[DeviceComparison]) -> d.Page:
 def _row(x: Difference, name: d.Phrase) -> List[d.Phrase]:
     """A cell that differs: its case as ``name``, its mode and Python, then each device's outcome and error."""
     outcomes = [
-        d.phrase(parts.status(side.get("status")))
+        d.phrase(say.status(side.get("status")))
         if x.status_differs
-        else d.phrase(parts.status(side.get("status")), ", graph ", d.Code((side.get("graph_hash") or "")[:12]))
+        else d.phrase(say.status(side.get("status")), ", graph ", d.Code((side.get("graph_hash") or "")[:12]))
         for side in (x.main, x.other)
     ]
     errors = [d.phrase(_clip(error(side))) for side in (x.main, x.other)]
@@ -187,4 +187,3 @@ def _cells(x: Difference) -> Tuple[d.Phrase, ...]:
     )  # fmt: skip
     errors = tuple(d.phrase(_clip(error(side))) for side in (x.main, x.other))
     return (d.phrase("%s, Python %s" % (x.mode, x.python)), *outcomes, *errors)
-

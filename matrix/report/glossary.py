@@ -15,7 +15,7 @@ from matrix.records.aoti_loads import PROMISED_FROM
 from matrix.records.transitions import MEANING
 from matrix.report import document as d
 from matrix.report import markdown as md
-from matrix.report import parts
+from matrix.report import phrases as say
 from matrix.report.writers.markdown import github_anchor as markdown_anchor
 
 PAGE = "glossary.md"
@@ -159,7 +159,7 @@ def _statuses() -> d.Table:
     ]
     rows.append((d.phrase(str(NoCell.ENV_ERROR)), d.phrase("not installed"),
                  d.phrase("the libraries this case needs failed to install there")))  # fmt: skip
-    return parts.table(["", "status", "meaning"], rows)
+    return say.table(["", "status", "meaning"], rows)
 
 
 def _uses(product: Product) -> d.Table:
@@ -169,7 +169,7 @@ def _uses(product: Product) -> d.Table:
     ]
     rows.append((d.phrase(NO_RECORD), d.phrase("no record"),
                  d.phrase("this release did not load this %s" % product.noun)))  # fmt: skip
-    return parts.table(["", "status", "meaning"], rows)
+    return say.table(["", "status", "meaning"], rows)
 
 
 def page() -> d.Page:
@@ -178,7 +178,7 @@ def page() -> d.Page:
     blocks: List[d.Block] = [d.Paragraph(d.phrase("The words the report uses, and what they count."))]
     for title, terms in SECTIONS:
         rows = [(d.phrase(d.Strong(_term(term))), _term(meaning)) for term, meaning in terms]
-        blocks.append(d.Section(markdown_anchor(title), title, (parts.table(["term", "meaning"], rows),)))
+        blocks.append(d.Section(markdown_anchor(title), title, (say.table(["term", "meaning"], rows),)))
     blocks += [
         d.Section("statuses-and-marks", "Statuses and marks", (_statuses(),)),
         d.Section("load-statuses", "Load statuses", (

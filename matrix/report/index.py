@@ -33,7 +33,6 @@ from matrix.report import (
     glossary,
     known_issues,
     pages,
-    parts,
     real_models,
     transition_page,
 )
@@ -41,6 +40,7 @@ from matrix.report import artifacts as report_artifacts
 from matrix.report import baseline as report_baseline
 from matrix.report import document as d
 from matrix.report import markdown as md
+from matrix.report import phrases as say
 from matrix.report import upgrade as report_upgrade
 from matrix.report import verdicts as report_verdicts
 from matrix.report.findings import Findings
@@ -102,8 +102,13 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
     )  # fmt: skip
     blocks: List[Any] = [
         d.Widget(BADGE),
-        d.Paragraph(d.phrase("What the words mean (cell, build, release, regression, op drift, epoch, …): ",
-                             d.link("glossary", d.page(glossary.NAME)), ".")),  # fmt: skip
+        d.Paragraph(
+            d.phrase(
+                "What the words mean (cell, build, release, regression, op drift, epoch, …): ",
+                d.link("glossary", d.page(glossary.NAME)),
+                ".",
+            )
+        ),  # fmt: skip
         d.Paragraph(d.phrase(citation.line(f.stamp, f.environments))),
         verdicts,
         d.Widget(FAILING),
@@ -231,7 +236,7 @@ def _summary(f: Findings) -> d.Section:
     stage = f.stage_failures
     per_stage = {name: int((stage["stage"] == name).sum()) if not stage.empty else 0 for name, _ in STAGES}
     changed = d.phrase(
-        "Between consecutive releases: ", d.Strong(d.phrase(parts.count(_count(f, *transitions.REGRESSIONS),
+        "Between consecutive releases: ", d.Strong(d.phrase(say.count(_count(f, *transitions.REGRESSIONS),
         "regression"))), " (%s, " % md.plural(_count(f, "regression"), "status regression"),
         d.Strong(d.phrase("%d now wrong numbers" % _count(f, "wrong-result"))),
         ": an export that failed now gives other numbers than eager, %s), %s (%s, %s), %s, %s; %s (" % (
@@ -323,7 +328,7 @@ def _pass_rates(f: Findings) -> d.Table:
         said += [str(failing.get((*env, stage), 0)) for stage, _ in STAGES]
         rows.append([d.phrase(x) for x in said])
     headers = ["release", "cells"] + ["%s pass rate" % m for m in modes] + ["%s fails" % label for _, label in STAGES]
-    return parts.table(headers, rows, "l" + "r" * (1 + len(modes) + len(STAGES)))
+    return say.table(headers, rows, "l" + "r" * (1 + len(modes) + len(STAGES)))
 
 
 # The table of environments that failed to install.
@@ -343,7 +348,7 @@ def _env_errors(f: Findings) -> Optional[d.Section]:
         + [d.phrase(d.Code(r["error_type"])), d.phrase(_clip(r["error_message"], 300))]
         for r in f.env_errors.to_dict("records")
     ]
-    blocks: List[d.Block] = [parts.table(ENV_ERROR_HEADERS, rows)]
+    blocks: List[d.Block] = [say.table(ENV_ERROR_HEADERS, rows)]
     if pages.installer_outputs(f):
         said = d.phrase("What the installer said: ", d.link("installer output", _page_of(pages.INSTALL_ERRORS)), ".")
         blocks.append(d.Paragraph(said))
@@ -359,7 +364,7 @@ def _clip(value: Any, limit: int) -> str:
 def _change(move: Dict[str, Any]) -> d.Phrase:
     if move["kind"] in ("regression", "wrong-result"):
         wrong = " (now wrong numbers)" if move["kind"] == "wrong-result" else None
-        return d.phrase(parts.status(move["status_before"]), " → ", parts.status(move["status_after"]), wrong)
+        return d.phrase(say.status(move["status_before"]), " → ", say.status(move["status_after"]), wrong)
     return d.phrase("%s, %s starts failing" % (move["status_after"], STAGE_LABELS.get(move["stage"], move["stage"])))
 
 
@@ -367,8 +372,6 @@ def _error(kind: Any, message: Any, limit: int) -> d.Phrase:
     """A cell's error: its class as code, then its message, cut to ``limit``."""
     said = _clip(message, limit) if isinstance(message, str) else ""
     return d.phrase(d.Code(kind) if isinstance(kind, str) and kind else None, ": " if kind and said else None, said)
-
-
 
 
 def _signatures(f: Findings) -> d.Section:
@@ -418,14 +421,12 @@ def _modes(f: Findings) -> d.Section:
     if flip:
         blocks.append(d.Paragraph(flip))
     headers = ["release", "cases in both modes", "disagree", "only strict passes", "only non-strict passes", "other"]
-    blocks.append(parts.table(headers, rows, "lrrrrr"))
+    blocks.append(say.table(headers, rows, "lrrrrr"))
     return d.Section("strict-vs-non-strict", title, tuple(blocks))
 
 
 # A column of the transition table: its header, the kinds it counts and, for op drift, the program ("" for any).
 Column = Tuple[str, Tuple[str, ...], str]
-
-
 
 
 def _number(step: Step, kinds: Tuple[str, ...], program: str = "") -> str:

@@ -29,7 +29,6 @@ INSTALL_ERRORS = "install-errors.md"
 BACK = d.link("← back to the matrix", d.page("index"))
 
 
-
 def build(f: Findings) -> List[d.Page]:
     """The linked pages built as documents; a page with nothing to show is not built."""
     pages = [grid(f), modes(f), failures(f)]

@@ -1,13 +1,15 @@
-"""Phrases the report's pages share, as document parts: a case and its page, an error, a transition and its page.
+"""Phrases the report's pages share, as document parts: a case and its page, an error, a transition and its page,
+a status, a count, a table.
 
-Each is worded once here, so that every page that names a case, an error or a transition names it alike.
+Each is worded once here, so that every page that names a case, an error, a transition or a status names it alike,
+and both forms of a page link them to the same page.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from typing import Any, Optional
+from typing import Any, Iterable, Optional, Sequence
 
 from matrix.report import document as d
 from matrix.report import markdown as md
@@ -49,12 +51,31 @@ def transition_name(before: Any, after: Any) -> str:
     return md.transition_page(before, after)[: -len(".md")]
 
 
+def between(before: Any, after: Any, variant_before: Any = None, variant: Any = None, anchor: str = "") -> d.Link:
+    """``2.4.1 → 2.5.1`` (with the variants where the two differ), linked to the transition's page."""
+    title = md.transition_title(before, after, variant_before, variant)
+    return d.link(title, d.page(transition_name(before, after), anchor))
+
+
 def transition(move: Any, anchor: str = "") -> d.Link:
-    """A transition's releases (with their variants where the two differ), linked to its page."""
-    title = md.transition_title(move["before"], move["after"], move.get("variant_before"), move.get("variant"))
-    return d.link(title, d.page(transition_name(move["before"], move["after"]), anchor))
+    """A transition row's releases, linked to its page (:func:`between`)."""
+    return between(move["before"], move["after"], move.get("variant_before"), move.get("variant"), anchor)
 
 
 def status(value: Any) -> d.Mark:
     """A cell status, its glyph and its name; no record where there is none."""
     return d.Mark(value if isinstance(value, str) else None)
+
+
+def statuses(values: Iterable[Any]) -> d.Phrase:
+    return d.joined(d.phrase(status(v)) for v in dict.fromkeys(values))
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[d.Phrase]], align: str = "", **options: Any) -> d.Table:
+    """A table of ``rows`` under ``headers``; ``align``: a letter per column (``l``, ``r``, ``c``), else ``l``."""
+    columns = tuple(d.Column(h, align[i] if i < len(align) else "l") for i, h in enumerate(headers))
+    return d.Table(columns, tuple(tuple(row) for row in rows), **options)
+
+
+def count(number: int, one: str, many: str = "") -> d.Count:
+    return d.Count(int(number), one, many)

@@ -18,7 +18,7 @@ from matrix.contract.schema import MODES, NO_RECORD, NoCell
 from matrix.records import packages, store
 from matrix.report import document as d
 from matrix.report import markdown as md
-from matrix.report import parts
+from matrix.report import phrases as say
 from matrix.report.findings import Findings
 
 # The case folder of the pack: a case whose name starts with it is a real model.
@@ -81,7 +81,7 @@ def section(f: Findings) -> Optional[d.Section]:
         mine = [row for env in envs for row in by_cell.get((case, env), [])]
         # A model's libraries are named once, beside it, and each cell shows their versions: every column fits.
         named = list(dict.fromkeys(name for row in mine for name in packages.names(row.get("dependency_set"))))
-        model = d.phrase(parts.case(case), " (%s)" % ", ".join(named) if named else None)
+        model = d.phrase(say.case(case), " (%s)" % ", ".join(named) if named else None)
         rows.append([model] + [_cell(by_cell.get((case, env), []), modes, (case, env) in failed) for env in envs])
     rows.append([d.phrase(d.Strong(d.phrase("passes")))] + [d.phrase(laid.passes(env)) for env in envs])
     intro = d.phrase(
@@ -91,7 +91,7 @@ def section(f: Findings) -> Optional[d.Section]:
         " recorded, per mode. Status glyphs as in the " % (" then ".join(modes), NoCell.ENV_ERROR),
         d.link("glossary", d.page("glossary", "statuses-and-marks")), ".",
     )  # fmt: skip
-    table = parts.table(["model", *envs], rows, wide=True)
+    table = say.table(["model", *envs], rows, wide=True)
     title = "Real models (%d)" % len(laid.names)
     return d.Section("real-models", title, (d.Paragraph(intro), table))
 

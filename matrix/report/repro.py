@@ -10,13 +10,14 @@ the case folders the report reads sources from; elsewhere the page says so.
 
 from __future__ import annotations
 
+import os
 import posixpath
-from typing import Iterable, List, Optional, Sequence, Set
+from typing import Any, Iterable, List, Optional, Sequence, Set
 
 from matrix.records import repro, repro_script
 from matrix.records.repro import Cell, Failure
-from matrix.report import case_page, files
 from matrix.report import document as d
+from matrix.report import files
 from matrix.report import markdown as md
 
 # What the section says first, as plain text (each page escapes it).
@@ -27,6 +28,36 @@ INTRO = (
     " export-matrix repro CELL_ID writes the script of any failing cell."
 )
 NO_SCRIPT = "No standalone script: the case file %s is not in the case folders this report was built with"
+
+
+def locate(case_file: Any, roots: Sequence[str]) -> Optional[str]:
+    """The file a record's ``case_file`` names, only if it lies inside one of ``roots``; else None.
+
+    ``case_file`` is record data, not a path to follow: an absolute one must resolve
+    (links included) to inside a root. A relative one never resolves against the
+    current folder; the worker records it relative to where it ran, e.g.
+    ``cases/tutorial/x.py`` for the root ``cases``, so it is tried under each root with
+    as many of its leading folders dropped as match the root's own trailing folders.
+    """
+    if not isinstance(case_file, str) or not case_file or "\0" in case_file:
+        return None
+    for root in roots:
+        named, base = os.path.abspath(root), os.path.realpath(root)
+        if os.path.isabs(case_file):
+            candidates = [case_file]
+        else:
+            parts = posixpath.normpath(case_file.replace(os.sep, "/")).split("/")
+            tail = named.split(os.sep)
+            candidates = [
+                os.path.join(named, *parts[k:])
+                for k in range(min(len(parts) - 1, len(tail)), -1, -1)
+                if parts[:k] == tail[len(tail) - k :]
+            ]
+        for candidate in candidates:
+            path = os.path.realpath(candidate)
+            if path != base and os.path.commonpath([base, path]) == base and os.path.isfile(path):
+                return path
+    return None
 
 
 def script_path(failure: Failure) -> str:
@@ -41,12 +72,12 @@ def shown_on(failure: Failure, order: Sequence[str]) -> str:
 
 def available(failure: Failure, roots: Sequence[str]) -> bool:
     """Whether the report writes the failure's script: its case file lies in one of ``roots``."""
-    return case_page.locate(failure.cell.case_file, roots) is not None
+    return locate(failure.cell.case_file, roots) is not None
 
 
 def script_for(cell: Cell, roots: Sequence[str]) -> Optional[str]:
     """The script of ``cell``, its case read from the file it names inside ``roots``; None where there is none."""
-    path = case_page.locate(cell.case_file, roots)
+    path = locate(cell.case_file, roots)
     if path is None or cell.case_file is None:
         return None
     try:

@@ -13,7 +13,6 @@ from matrix.contract.schema import STAGE_ERROR
 from matrix.records import upgrade
 from matrix.records.upgrade import CaseAnswer, ModeAnswer, Tally, Upgrade
 from matrix.report import document as d
-from matrix.report import markdown as md
 from matrix.report import phrases as say
 
 PAGE = "upgrade.md"
@@ -177,23 +176,6 @@ def build(found: Optional[Upgrade], chooser: bool = False) -> d.Page:
     table = d.Table(tuple(d.Column(h) for h, _ in BROKEN), tuple(tuple(f(c) for _, f in BROKEN) for c in broken))
     blocks.append(d.Section("other-breaks", "Other cases the upgrade breaks", (table,)))
     return d.Page(name, "Upgrading", tuple(blocks), up=up)
-
-
-def line(found: Optional[Upgrade], apart: Sequence[upgrade.Disagreement] = ()) -> str:
-    """The front page's line: the newest pair's tallies and a link to the page ("" without a pair); ``apart``: the
-    cells it and "regressed in B" do not both name, and why (``Model.upgrade_agreement``)."""
-    if found is None or not found.cases:
-        return ""
-    broken = sum(1 for c in found.cases if c.breaks)
-    return "**Upgrading %s → %s**: the upgrade breaks %s of %d; %s%s ([per case](%s)).\n" % (
-        md.text(found.before),
-        md.text(found.after),
-        md.plural(broken, "case"),
-        len(found.cases),
-        md.text("; ".join(tallies_words(found)[1:])),
-        md.text(apart_words(found, apart)),
-        PAGE,
-    )
 
 
 def apart_words(found: Upgrade, apart: Sequence[upgrade.Disagreement]) -> str:

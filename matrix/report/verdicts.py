@@ -22,7 +22,8 @@ from matrix.records.open_regressions import OpenRegression
 from matrix.records.verdicts import Verdicts
 from matrix.report import document as d
 from matrix.report import markdown as md
-from matrix.report import pages, parts
+from matrix.report import pages
+from matrix.report import phrases as say
 from matrix.report.artifacts import PAGE as ARTIFACTS_PAGE
 from matrix.report.artifacts import failure
 
@@ -116,16 +117,16 @@ def _transitions() -> d.Link:
 
 
 def _open_line(o: OpenRegression) -> d.Phrase:
-    step = parts.transition(o.before, o.after, o.variant_before, o.variant)
+    step = say.between(o.before, o.after, o.variant_before, o.variant)
     build = " (the build changed there too)" if o.across_build_change else None
-    head = d.phrase(parts.case(o.case, o.with_set), " ", _join(o.modes), ": ")
+    head = d.phrase(say.case(o.case, o.with_set), " ", _join(o.modes), ": ")
     if o.kind == "stage-regression":
         stage = STAGE_LABELS.get(o.stage or "", o.stage or "a stage")
         return d.phrase(head, "%s stopped working at " % stage, step, build, "; ", stage_now(o, stage), ".")
     wrong = " (now wrong numbers)" if o.kind == "wrong-result" else None
     return d.phrase(
-        head, parts.status(o.status_before), " → ", parts.status(o.status_after), wrong, " at ", step, build,
-        "; now ", parts.statuses(o.now), ".",
+        head, say.status(o.status_before), " → ", say.status(o.status_after), wrong, " at ", step, build,
+        "; now ", say.statuses(o.now), ".",
     )  # fmt: skip
 
 
@@ -140,7 +141,7 @@ def stage_now(o: OpenRegression, stage: str) -> d.Phrase:
         if status == "pass" and out:
             one = d.phrase("%s %s" % (stage, out))
         else:
-            one = d.phrase(parts.status(status), " (%s %s)" % (stage, out) if out else None)
+            one = d.phrase(say.status(status), " (%s %s)" % (stage, out) if out else None)
         if one not in said:
             said.append(one)
     return d.phrase("now ", d.joined(said))
@@ -158,7 +159,7 @@ def _in_newest(v: Verdicts) -> Optional[d.Item]:
     listed = [d.Item(_open_line(o)) for o in r.in_newest[:SHOWN_OPEN]]
     if len(r.in_newest) > SHOWN_OPEN:
         listed.append(d.Item(d.phrase("… and %d more (" % (len(r.in_newest) - SHOWN_OPEN), _transitions(), ").")))
-    return d.Item(d.phrase(parts.count(cells, "cell"), " broke there:"), title, tuple(listed))
+    return d.Item(d.phrase(say.count(cells, "cell"), " broke there:"), title, tuple(listed))
 
 
 def _unexpected(v: Verdicts) -> d.Item:
@@ -231,7 +232,7 @@ def _epochs_line(v: Verdicts) -> Optional[d.Item]:
         newest.older_passed, newest.older_tried, newest.first, newest.last) if newest.older_tried else ""  # fmt: skip
     return d.Item(
         d.phrase(
-            "load across ", parts.count(len(v.epochs), "epoch"), ": ", " · ".join(span(e) for e in v.epochs),
+            "load across ", say.count(len(v.epochs), "epoch"), ": ", " · ".join(span(e) for e in v.epochs),
             " (", d.link("epochs", SAVED_PROGRAMS), ", ", d.link("every pair", d.page(ARTIFACTS_PAGE[: -len(".md")])),
             ")%s." % older,
         ),
@@ -278,7 +279,7 @@ def _build_changes(v: Verdicts) -> Optional[d.Item]:
     if not changes:
         return None
     shown = [
-        d.phrase(parts.transition(c.before, c.after), " %s → %s (%s, %s)" % (
+        d.phrase(say.between(c.before, c.after), " %s → %s (%s, %s)" % (
             c.build_before, c.build_after, md.plural(c.regressions, "regression"), md.plural(c.fixes, "fix", "fixes")))
         for c in changes[:SHOWN_CHANGES]
     ]  # fmt: skip
@@ -317,7 +318,7 @@ def documented(v: Verdicts) -> Optional[d.Section]:
         rows.append([d.phrase(c) for c in cells])
     headers = ["release"] + ["%s: pass" % m for m in modes] + ["ran (%s)" % " / ".join(modes)]
     headers += ["unexpected failures", "failing with no claim", "all failing cells"]
-    table = parts.table(headers, rows, "l" + "r" * (len(modes) + 4))
+    table = say.table(headers, rows, "l" + "r" * (len(modes) + 4))
     return d.Section(DOCUMENTED.anchor, "Documented to work", (d.Paragraph(intro), table), collapsed=True)
 
 
@@ -349,7 +350,7 @@ def epochs_section(v: Optional[Verdicts], cases: Sequence[str] = ()) -> Tuple[d.
         for e in v.epochs
     ]
     headers = ["epoch", "programs loaded", "loads that match", "older read newer", "exceptions", "older programs fail"]
-    return d.Paragraph(d.phrase(intro)), parts.table(headers, rows, "lrrlll")
+    return d.Paragraph(d.phrase(intro)), say.table(headers, rows, "lrrlll")
 
 
 def span(e: Epoch) -> str:
@@ -363,9 +364,9 @@ def _exceptions(e: Epoch, linked: Set[str]) -> d.Phrase:
     named = []
     for case in cases[:SHOWN_EXCEPTIONS]:
         modes = [x.mode for x in e.exceptions if x.case == case]
-        named.append(d.phrase(parts.case(case) if case in linked else case, " (%s)" % _join(modes)))
+        named.append(d.phrase(say.case(case) if case in linked else case, " (%s)" % _join(modes)))
     more = " … (+%d)" % (len(cases) - SHOWN_EXCEPTIONS) if len(cases) > SHOWN_EXCEPTIONS else ""
-    return d.phrase(parts.count(len(cases), "case"), ": ", d.joined(named), more)
+    return d.phrase(say.count(len(cases), "case"), ": ", d.joined(named), more)
 
 
 def _cut(e: Epoch) -> str:

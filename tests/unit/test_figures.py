@@ -116,9 +116,13 @@ def test_a_report_says_which_figures_moved_since_its_baseline_and_writes_its_own
     (first / figures.FILE).write_text(figures.dumps({**written, "fixes": written["fixes"] + 3}), encoding="utf-8")
     report.build_report([str(records)], str(again), baseline=str(first), charts=False)
     index = (again / "index.md").read_text(encoding="utf-8")
-    line = "- **Headline figures moved** with no cell changed: fixes %d → %d" % (written["fixes"] + 3, written["fixes"])
+    line = "- **Headline figures moved**: with no cell changed: fixes %d → %d" % (
+        written["fixes"] + 3,
+        written["fixes"],
+    )
     assert line in index
     section = index[index.index("## Since the previous report") :]
     assert "  - fixes: %d → %d\n    - −3 not attributed" % (written["fixes"] + 3, written["fixes"]) in section
     site = (again / "site" / "index.html").read_text(encoding="utf-8")
-    assert "<li>fixes %d → %d: −3 not attributed</li>" % (written["fixes"] + 3, written["fixes"]) in site
+    # The site says the same, from the same document: the move, then its cause under it.
+    assert "<li>fixes: %d → %d<ul><li>−3 not attributed</li>" % (written["fixes"] + 3, written["fixes"]) in site

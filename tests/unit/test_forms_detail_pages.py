@@ -117,8 +117,8 @@ def test_regressions_and_fixes_are_rows_per_case_and_mode_counted_alike_in_both_
     links = [v for k, v in markdown if k == "link"]
     assert "page:transition-2.4.1__2.5.0#regressions" in links and "page:transition-2.4.1__2.5.0#fixes" in links
     assert "op drift: exported" in words and "op drift: decomposed" in words
-    # The site's filters key each row of the two tables, in their order.
-    assert html.count('"2.5.0","regressions regression"') == 3 and '"2.5.0","fixes fix"' in html
+    # The site's filters key each row of the table of regressions, in its order; the fix is counted, not listed.
+    assert html.count('"2.5.0","regressions regression"') == 3 and "fixes fix" not in html
     assert "What changed in 2.6.0" in words
 
 

@@ -10,7 +10,9 @@ import pytest
 
 from matrix.records import failures, known_issues
 from matrix.records.known_issues import KnownIssue, KnownIssueError
+from matrix.report import document as d
 from matrix.report import known_issues as report_known
+from matrix.report.writers import markdown as markdown_writer
 
 CODECACHE = KnownIssue(
     id="codecache",
@@ -80,8 +82,10 @@ def test_an_entry_without_an_upstream_reference_is_labelled_unconfirmed() -> Non
     shipped = {issue.id: issue for issue in known_issues.load()}
     assert shipped["aoti-absolute-include"].kind == "Unconfirmed issue"  # no link in the file
     sighting = failures.Sighting(INCLUDE, ("2.5.1+cu124",), (("aoti_loads", 1),))
-    (line,) = report_known.markdown_lines([sighting])
+    shown = markdown_writer.write(d.Page("known", "Known", (d.Items((report_known.verdict(sighting),)),)))
+    (line,) = [said for said in shown.splitlines() if said.startswith("- ")]
     assert line.startswith("- **Unconfirmed issue**: ") and "known upstream" not in line.lower()
+    assert "no upstream issue on record" in line
 
 
 @pytest.mark.parametrize(

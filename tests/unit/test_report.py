@@ -57,7 +57,11 @@ def test_writes_index_case_pages_tables_and_charts(built: Path):
     assert "[nested/case](cases/nested__case.md)" in (built / "grid.md").read_text(encoding="utf-8")
     assert "| status regressions | now wrong numbers | stage regressions | status fixes | stage fixes |" in index
     assert "| graph changes | op drift: exported | op drift: decomposed |" in index
-    assert "| [2.4.1 → 2.5.0](transition-2.4.1__2.5.0.md) | 5 | 1 |   |   | 1 |   | 1 |   |   |" in index
+    # Each count links the transition page's section that lists its rows.
+    assert (
+        "| [2.4.1 → 2.5.0](transition-2.4.1__2.5.0.md) | 5 | [1](transition-2.4.1__2.5.0.md#regressions) |   |   |"
+        " [1](transition-2.4.1__2.5.0.md#fixes) |   | [1](transition-2.4.1__2.5.0.md#graph-changes) |   |   |" in index
+    )
     assert "Slowdowns and speedups not assessed: 1 run each." in index and "| slower |" not in index
     assert "![Pass rate per release](charts/pass-rate.png)" in index
     step = (built / "transition-2.4.1__2.5.0.md").read_text(encoding="utf-8")
@@ -123,7 +127,7 @@ def rendered(path: Path) -> Cells:
 
 
 def test_hostile_error_text_neither_breaks_tables_nor_injects(built: Path):
-    for page in (built / "index.md", built / "cases" / "breaks.md"):
+    for page in (built / "index.md", built / "cases" / "breaks.md", built / "transition-2.4.1__2.5.0.md"):
         parsed = rendered(page)
         assert "script" not in parsed.tags, page
         assert not [link for link in parsed.links if "evil" in link], page
@@ -133,10 +137,13 @@ def test_hostile_error_text_neither_breaks_tables_nor_injects(built: Path):
         for text in holding:
             # The message stayed in one cell: both sides of the "|"...
             assert "left | right `tick` <script>alert(1)</script> [x](http://evil)" in text
-        # ...and of the line break, where the whole message is shown in a line (a signature shows its first line);
-        # a case page groups its errors by their first line and shows the whole message as it was.
-        if page.name == "index.md":
+        # ...and of the line break, where the whole message is shown in a line (the transition page; the front page
+        # and a signature show its first line); a case page groups its errors by their first line and shows the
+        # whole message as it was.
+        if page.name.startswith("transition-"):
             assert any("see http://evil.example.com ⏎ second line" in text for text in holding), page
+        elif page.name == "index.md":
+            assert not any("second line" in text for text in holding), page
         else:
             assert "see http://evil.example.com\nsecond line" in page.read_text(encoding="utf-8")
     raw = (built / "index.md").read_text(encoding="utf-8")
@@ -488,18 +495,18 @@ def test_the_front_page_stays_short_and_the_transition_pages_hold_the_detail(tmp
     report.build_report([str(write_by_release(tmp_path / "records", large_history()))], str(out), charts=False)
     index = (out / "index.md").read_text(encoding="utf-8")
     assert len(index.splitlines()) <= 300
-    for heading in ("## Summary", "## Regressions", "## Top failure signatures", "## Strict vs non-strict"):
+    for heading in ("## Summary", "### Regressions", "## Top failure signatures", "## Strict vs non-strict"):
         assert heading + "\n" in index or heading + " (" in index, heading
-    assert index.index("## Summary") < index.index("## Regressions") < index.index("## Release transitions")
+    assert index.index("## Summary") < index.index("## Changes between releases") < index.index("### Regressions")
     moves = pd.read_parquet(out / "transitions.parquet")
     regressions = moves[moves["kind"].isin(["regression", "stage-regression"])]
     assert len(regressions) > 20 and (moves["kind"] == "stage-regression").sum() > 0
     lines = index.splitlines()
     for move in regressions.to_dict("records"):
         # Every regression has its row on the front page: release transition, case and mode together.
-        link = "(transition-%s__%s.md)" % (move["before"], move["after"])
+        link = "(transition-%s__%s.md#" % (move["before"], move["after"])  # its section on that page
         assert any(link in line and "(cases/%s.md)" % move["case"] in line and move["mode"] in line for line in lines)
-    assert "| releases | case | mode | change | error in the newer release |" in index
+    assert "| transition | case | mode | kind | change | error in the newer release |" in index
     assert "[status grid](grid.md)" in index and (out / "grid.md").is_file()
 
     pairs = list(zip(RELEASES, RELEASES[1:]))
@@ -544,8 +551,8 @@ def test_a_pass_whose_program_does_not_save_and_load_is_not_a_clean_pass(tmp_pat
     report.build_report([str(write_by_release(tmp_path / "records", rows))], str(out), charts=False)
     index = (out / "index.md").read_text(encoding="utf-8")
     assert "- 1 passing cell whose program does not save/load; 0 whose decomposition fails" in index
-    assert "| [2.4.1 → 2.5.0](transition-2.4.1__2.5.0.md) | [saves](cases/saves.md) | strict |" in index
-    assert "pass, save/load starts failing | load: RuntimeError: cannot load &lt;it> |" in index
+    assert "| [2.4.1 → 2.5.0](transition-2.4.1__2.5.0.md#stages) | [saves](cases/saves.md) | strict |" in index
+    assert "| stage-regression | ✅ pass, save/load ok → error | load: RuntimeError: cannot load &lt;it> |" in index
     assert "| 2.5.0 | 1 | 100.0% | 1 | 0 |" in index  # the pass rate counts it; the stage column says it
     grid = (out / "grid.md").read_text(encoding="utf-8")
     assert "| [saves](cases/saves.md) | ✅ | ✅ˢ |" in grid
@@ -720,9 +727,18 @@ def test_the_front_page_counts_wrong_results_with_regressions_and_claims_timings
     index = (out / "index.md").read_text(encoding="utf-8")
     # A refused export that now gives wrong numbers is no fix: it is counted and listed with the regressions.
     assert "**1 regression** (0 status regressions, **1 now wrong numbers**: an export that failed now gives" in index
-    assert "than eager, 0 stage regressions), 0 fixes (" in index and "## Regressions (1 cell)" in index
-    now_wrong = "| strict | ❌ fail → ⚠️ mismatch (now wrong numbers) | `AssertionError`: Tensor-likes are not close! |"
+    assert "than eager, 0 stage regressions), 0 fixes (" in index and "### Regressions (1 cell)" in index
+    now_wrong = (
+        "| strict | wrong-result | ❌ fail → ⚠️ mismatch (now wrong numbers) | `AssertionError`: Tensor-likes are not"
+        " close! |"
+    )
     assert "| [silent](cases/silent.md) " + now_wrong in index
+    # The upgrade's line counts the cases it breaks, and says why the regression in 2.5.0 is not one of them.
+    assert (
+        "- **Upgrading 2.4.1 → 2.5.0**: the upgrade breaks 0 cases of 4; saved program: not run for this pair;" in index
+    )
+    assert "Not the cells that regressed in 2.5.0: silent strict: failing on 2.4.1 already (export, since" in index
+    assert "([per case](upgrade.md))." in index
     # Five runs a cell support a timing claim and a flakiness claim; the counts say what they rest on: of the
     # cells exported in both releases, the single-run one and the flaky one (four agreeing runs) are not timed.
     assert "; 1 slowdown, 0 speedups (timed on 1 of the 3 cells exported in both releases) (" in index
@@ -806,7 +822,7 @@ def test_cells_and_transitions_of_a_with_set_name_their_set(tmp_path: Path):
         ["2.5.0", "cpu", "3.11", pinned, "strict"],
     ]
     index = (out / "index.md").read_text(encoding="utf-8")
-    assert "| [pkg](cases/pkg.md) \\[packaging==23.2\\] | strict | ✅ pass → ❌ fail |" in index
+    assert "| [pkg](cases/pkg.md) \\[packaging==23.2\\] | strict | regression | ✅ pass → ❌ fail |" in index
     step = (out / "transition-2.4.1__2.5.0.md").read_text(encoding="utf-8")
     assert "| [pkg](cases/pkg.md) \\[packaging==23.2\\] | strict | ✅ pass → ❌ fail |" in step
     # Without a set anywhere, the counts have no column for one.

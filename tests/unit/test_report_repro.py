@@ -106,9 +106,7 @@ def test_the_site_page_shows_the_same_and_links_the_script_beside_the_markdown_p
 def test_a_failure_whose_case_file_is_not_found_shows_the_command_and_writes_no_script(here: Path):
     out = build(here, [failing("2.5.0", case_file="cases/gone.py")])
     page = (out / "cases" / "m.md").read_text(encoding="utf-8")
-    assert (
-        "export-matrix check cases/gone.py" in page and "No standalone script: the case file cases/gone.py" in page
-    )
+    assert "export-matrix check cases/gone.py" in page and "No standalone script: the case file cases/gone.py" in page
     assert not list(out.rglob("*.py"))
     assert "No standalone script" in (out / "site" / "cases" / "m.html").read_text(encoding="utf-8")
 

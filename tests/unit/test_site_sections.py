@@ -108,14 +108,15 @@ def section_html(index: str, name: str) -> str:
 
 def test_the_front_page_has_a_section_for_each_part_of_the_markdown_front_page(built: Path):
     page = parsed(built / "site" / "index.html")
-    names = ("verdicts", "the-run", "summary", "regressions", "real-models", "release-transitions")
+    names = ("verdicts", "the-run", "summary", "newest", "real-models", "changes")
     names += ("saved-programs-across-releases", "cases", "tables", "more")
     for name in names:
         assert name in page.sections, name
         assert "#" + name in page.links, name  # the page's navigation reaches it
     assert "glossary.html" in page.links
-    # The grid and the table of changes with their filters, the site's own, follow the verdicts, high on the page.
-    at = [page.sections.index(name) for name in ("verdicts", "cases", "changes", "the-run")]
+    # The grid follows the verdicts, high on the page, then what changed in the newest release; the table of every
+    # change with its filters, the site's own, stands where the release transitions were.
+    at = [page.sections.index(name) for name in ("verdicts", "cases", "newest", "the-run", "changes", "tables")]
     assert at == sorted(at)
 
 
@@ -125,28 +126,35 @@ def test_what_regressed_in_the_newest_release_is_listed_with_its_error_and_linke
     regressed = verdicts[verdicts.index("<strong>Regressed in 2.6.0</strong>") :].split("</ul>")[0]
     assert '<a href="cases/late.html">late</a>' in regressed
     assert "breaks" not in regressed  # it broke at 2.4.1 → 2.5.0, not in the newest release
-    rows = [r for r in section_html(index, "regressions").split("<tr>") if 'href="cases/late.html"' in r]
-    # The error whole, on one line, its line breaks marked: as the Markdown page shows it.
+    rows = [r for r in section_html(index, "newest-regressed").split("<tr>") if 'href="cases/late.html"' in r]
+    # Its error's first line on the front page; the error whole, on one line, its line breaks marked, on the
+    # transition page the row links to (both forms are one document).
+    assert len(rows) == 1 and "Constraints violated (seq)! late breakage</td>" in rows[0]
+    assert 'href="transition-2.5.0__2.6.0.html#regressions"' in rows[0]
+    transition = (built / "site" / "transition-2.5.0__2.6.0.html").read_text(encoding="utf-8")
+    rows = [r for r in section_html(transition, "regressions").split("<tr>") if 'href="cases/late.html"' in r]
     assert len(rows) == 1 and "Constraints violated (seq)! late breakage ⏎ more" in rows[0]
 
 
-def test_every_regression_and_fix_between_releases_is_a_row_the_page_can_filter(built: Path):
+def test_every_regression_between_releases_is_a_row_the_page_can_filter_and_fixes_are_counted(built: Path):
     html = (built / "site" / "index.html").read_text(encoding="utf-8")
     page = parsed(built / "site" / "index.html")
-    # The two tables of the changes section, a row per case and mode, then the filter keys the widget gives each.
-    tables = [section_html(html, name) for name in ("every-regression", "every-fix")]
-    rows = [cells for part in tables for cells in re.findall(r"<tr>(<td.*?)</tr>", part)]
+    # The table of regressions, a row per case and mode, then the filter keys the widget gives each row.
+    rows = re.findall(r"<tr>(<td.*?)</tr>", section_html(html, "every-regression"))
     said = [[" ".join(re.sub("<[^>]+>", "", c).split()) for c in re.findall(r"<td[^>]*>(.*?)</td>", r)] for r in rows]
     keys = json.loads(re.search(r'<script type="application/json" id="change-keys">(.*?)</script>', html).group(1))
-    assert len(keys["rows"]) == len(said) == 3
+    assert len(keys["rows"]) == len(said) == 2
     table = {(cells[0], cells[1], into, change) for cells, (into, change) in zip(said, keys["rows"])}
-    assert ("2.4.1 → 2.5.0", "breaks", "2.5.0", "regressions regression") in table
-    assert ("2.4.1 → 2.5.0", "heals", "2.5.0", "fixes fix") in table
-    assert ("2.5.0 → 2.6.0", "late", "2.6.0", "regressions regression") in table
+    assert table == {
+        ("2.4.1 → 2.5.0", "breaks", "2.5.0", "regressions regression"),
+        ("2.5.0 → 2.6.0", "late", "2.6.0", "regressions regression"),
+    }
     options = re.findall(r'<select id="c-into">(.*?)</select>', html)[0]
     assert re.findall(r'value="([^"]*)"', options) == ["", "2.5.0", "2.6.0"]
-    # The transitions' counts link the transition page's section that lists their rows.
+    # The fixes are counted, each on its transition's page, whose count the table of transitions links.
+    assert "Fixes (1 cell)" in section_html(html, "every-fix") and "heals" not in section_html(html, "every-fix")
     assert '<a href="transition-2.4.1__2.5.0.html#regressions">1</a>' in html
+    assert '<a href="transition-2.4.1__2.5.0.html#fixes">1</a>' in html
     assert "changes" in page.sections and "every-fix" in page.sections
 
 
@@ -205,7 +213,7 @@ def test_every_glyph_the_front_page_draws_is_in_the_glossary(built: Path):
     shown = set(re.findall(r'<span class="st[^"]*"[^>]*>([^<]*)</span>', glossary))
     assert {s.symbol for s in schema.Status} | {s.symbol for s in schema.LoadStatus} <= shown
     index = (built / "site" / "index.html").read_text(encoding="utf-8")
-    for name in ("verdicts", "regressions", "real-models", "saved-programs-across-releases"):
+    for name in ("verdicts", "newest-regressed", "real-models", "saved-programs-across-releases"):
         assert set(re.findall(r'<span class="st[^"]*"[^>]*>([^<]*)</span>', section_html(index, name))) <= shown
     data = embedded(index)
     assert set(data["glyphs"]) <= shown and data["letters"] == ["S", "N"]

@@ -183,7 +183,7 @@ def test_the_newest_release_line_lists_exactly_the_regressions_that_broke_there(
     )
     # With nothing broken in the newest release, the line says so.
     calm = judge_moves([make_cell(r, "old", s) for r, s in zip(releases, ("pass", "fail", "fail", "fail"))])
-    assert "- **Regressed in 2.4.0**: nothing broke there ([transitions](#release-transitions))." in (
+    assert "- **Regressed in 2.4.0**: nothing broke there ([transitions](#changes))." in (
         render(verdicts(regressions=calm))
     )
 
@@ -328,7 +328,7 @@ def test_each_verdict_is_one_line_with_its_evidence_and_no_paragraph_runs_long()
     assert lines[0] == "## Verdicts"
     # "b" failing on 2.5.0 is no regression: 2.4.0 could not run it.
     assert lines[2] == (
-        "- **Still broken on 2.5.0**: no regression was found between releases ([transitions](#release-transitions))."
+        "- **Still broken on 2.5.0**: no regression was found between releases ([transitions](#changes))."
     )
     assert "- **Unexpected failures**: 2.4.0 0/3 · 2.5.0 1/6 (failing cells of cases documented to work / all" in text
     assert "all failing cells; [claims](claims.md))." in text
@@ -483,11 +483,16 @@ def test_the_front_page_opens_with_the_verdicts_and_their_links_lead_somewhere(t
     # Every link of the verdicts leads to a page the report wrote or a heading of the front page.
     verdicts_part = index[: index.index("## The run")]
     headings = {_anchor(h) for h in re.findall(r"^#+ (.+)$", index, flags=re.M)}
+    headings |= set(re.findall(r'^<a id="([^"]+)"></a>$', index, flags=re.M))  # a section's own id
     for target in re.findall(r"\]\(([^)]+)\)", verdicts_part):
         if target.startswith("#"):
             assert target[1:] in headings, target
         else:
-            assert (tmp_path / "out" / target).is_file(), target
+            page, _, anchor = target.partition("#")
+            assert (tmp_path / "out" / page).is_file(), target
+            text = (tmp_path / "out" / page).read_text(encoding="utf-8")
+            ids = {_anchor(h) for h in re.findall(r"^#+ (.+)$", text, flags=re.M)}
+            assert not anchor or anchor in ids | set(re.findall(r'^<a id="([^"]+)"></a>$', text, flags=re.M)), target
     assert max(len(p) for p in paragraphs(verdicts_part)) <= worded.LONGEST
     saved = index[index.index("## Saved programs across releases") : index.index("## More")]
     assert max(len(p) for p in paragraphs(saved)) <= worded.LONGEST

@@ -52,9 +52,7 @@ _SUFFIXES = (".html", ".css", ".js", ".svg", ".png", ".parquet", downloads.CSV)
 CSV = downloads.CSV
 
 
-def write(
-    out: str, f: Findings, parquet: Iterable[str] = (), csv: bool = False, pages: Iterable[str] = ()
-) -> Set[str]:
+def write(out: str, f: Findings, parquet: Iterable[str] = (), csv: bool = False, pages: Iterable[str] = ()) -> Set[str]:
     """Write the site under ``out/site``, with the gzipped CSV of each ``parquet`` table of ``out`` where ``csv``;
     returns the paths.
 

@@ -1,22 +1,21 @@
-"""The site's filters over the front page's tables of regressions and fixes (a widget: only the site has them).
+"""The site's filters over the front page's table of regressions (a widget: only the site has them).
 
-The tables are :func:`matrix.report.transition_page.changes_section`'s, built once for both forms; this widget adds
-the menus (``into``: the newer release of a transition; ``change``: regressions, fixes or one kind), the count of
-rows kept, a button that shows the rest of a long table, and each row's filter keys, in the tables' row order, for
+The table is :func:`matrix.report.transition_page.changes_section`'s, built once for both forms; this widget adds
+the menus (``into``: the newer release of a transition; ``change``: one kind of regression), the count of rows kept,
+a button that shows the rest of a long table, and each row's filter keys, in the table's row order, for
 ``assets/site.js``. The filters live in the page's address like the grid's.
 """
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Sequence
 
 from matrix.records import transitions
 from matrix.records.transitions import Step
 from matrix.report import transition_page
-from matrix.report.site.markup import filter_link, script_json, selects
+from matrix.report.site.markup import script_json, selects
 
 NAME = "change-filters"
-GROUPS = (("regressions", transitions.REGRESSIONS), ("fixes", transitions.FIXES))
 # The rows shown at a time; a button shows the rest of what the filters keep.
 PAGE = 5
 
@@ -29,10 +28,9 @@ def widget(steps: Sequence[Step]) -> Dict[str, str]:
     for s in steps:
         froms.setdefault(s.after, []).append(s.before)
     options = [("", "every transition")] + [(i, "into %s (from %s)" % (i, " or ".join(f))) for i, f in froms.items()]
-    kinds = [("", "regressions and fixes"), ("regressions", "regressions"), ("fixes", "fixes")]
-    kinds += [(k, transition_page.COUNTED[k]) for k in transitions.REGRESSIONS + transitions.FIXES]
-    rows = transition_page.regressions(steps) + transition_page.fixes(steps)
-    keys = [[str(m["after"]), "%s %s" % (_group(str(m["kind"])), m["kind"])] for m in rows]
+    kinds = [("", "every regression")] + [(k, transition_page.COUNTED[k]) for k in transitions.REGRESSIONS]
+    rows = transition_page.regressions(steps)  # the front page's table: its fixes are on the transition pages
+    keys = [[str(m["after"]), "regressions %s" % m["kind"]] for m in rows]
     return {
         NAME: '<form id="change-filters" class="filters" onsubmit="return false">%s</form>'
         '<p id="c-count" aria-live="polite">%d changes</p><p><button type="button" id="c-more" hidden>Show all</button>'
@@ -43,13 +41,3 @@ def widget(steps: Sequence[Step]) -> Dict[str, str]:
             script_json({"page": PAGE, "rows": keys}),
         )
     }
-
-
-def _group(kind: str) -> str:
-    return next(name for name, kinds in GROUPS if kind in kinds)
-
-
-def newest_link(steps: Sequence[Step], newest_builds: Sequence[str]) -> Optional[str]:
-    """The link to the regressions into the newest release, or None without a transition into it."""
-    into = [s for s in steps if s.after in newest_builds]
-    return filter_link(into=into[-1].after, change="regressions") if into else None

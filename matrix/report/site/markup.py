@@ -22,12 +22,10 @@ from matrix.contract.schema import (
     STAGE_MISMATCH,
     STAGE_OK,
     STAGE_SKIPPED,
-    STATUSES,
     LoadStatus,
     Status,
 )
 from matrix.report import markdown as md
-from matrix.report.forms import Form
 
 # A glyph per status, beside its colour, so that no reader depends on telling colours apart;
 # plain characters that every font has (the Markdown's emoji need an emoji font).
@@ -127,27 +125,9 @@ def selects(prefix: str, menus: Iterable[Tuple[str, str, Sequence[Tuple[str, str
     )
 
 
-def status_glyph(value: Any) -> str:
-    """A cell status as its coloured glyph alone; no record as a dot."""
-    if not isinstance(value, str):
-        return '<span class="st">%s</span>' % NO_RECORD
-    if value not in STATUSES:
-        return '<span class="st">?</span>'
-    return '<span class="st s%d" title="%s">%s</span>' % (STATUSES.index(value), text(value), GLYPHS.get(value, "?"))
-
-
 def filter_link(**filters: str) -> str:
     """A link to a filtered view of the front page (``#release=2.5.1%2Bcpu&status=failing``), as an attribute."""
     return text("#" + "&".join("%s=%s" % (k, quote(v, safe="")) for k, v in filters.items()))
-
-
-def status(value: Any) -> str:
-    """A cell status as its coloured glyph and its name."""
-    if not isinstance(value, str):
-        return '<span class="st">%s</span>' % NO_RECORD
-    if value not in STATUSES:
-        return '<span class="st">?</span> %s' % text(value)
-    return '<span class="st s%d">%s</span> %s' % (STATUSES.index(value), GLYPHS.get(value, "?"), text(value))
 
 
 def load_status(value: str) -> Tuple[str, str]:
@@ -189,16 +169,3 @@ def page(title: str, body: str, up: str) -> str:
         + body
         + "\n</body>\n</html>\n"
     )
-
-
-# The site's form of the verdicts worded once for the Markdown pages and the site.
-HTML = Form(
-    text=text,
-    clipped=lambda value, limit: text(clip(value, limit)),
-    said=text,
-    code=lambda value: "<code>%s</code>" % text(value),
-    status=status,
-    strong="<strong>%s</strong>",
-    item="<li>%s</li>",
-    link=lambda label, target: '<a href="%s">%s</a>' % (text(target), text(label)),
-)

@@ -17,7 +17,6 @@ from matrix.records import failures as stage_failures
 from matrix.records.aoti_loads import PROMISED_FROM, PackageLoads
 from matrix.records.epochs import Epoch
 from matrix.report import aoti_loads as report_aoti
-from matrix.report import aoti_verdict
 from matrix.report import artifacts as report_artifacts
 from matrix.report.findings import Findings
 from matrix.report.site import known_issues
@@ -125,13 +124,3 @@ def packages(found: Optional[PackageLoads], pages: Mapping[str, str]) -> str:
         " loaded</em>), under its saved programs.</p>"
     )
     return "\n".join(parts)
-
-
-def aoti_lines(f: Findings) -> List[str]:
-    """One ``<li>`` per line of the AOTInductor verdict (:mod:`matrix.report.aoti_verdict`'s), each linking the
-    packages' epochs; none without packages or compiles."""
-    return [
-        '<li class="aoti-verdict"><strong>%s</strong>: %s <a href="#aoti-epochs">every pair</a></li>'
-        % (text(title), text(said))
-        for title, said in aoti_verdict.lines(f.model.aoti)
-    ]

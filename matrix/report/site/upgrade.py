@@ -11,7 +11,7 @@ export statuses are held once, per build; the tallies come already worded (:mod:
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from matrix.contract.schema import AOTI_STATUSES, LOAD_STATUSES, MODES, STATUSES
 from matrix.records import upgrade
@@ -150,19 +150,3 @@ def widget(upgrades: Upgrades) -> Dict[str, str]:
         '<script src="%s"></script>' % SCRIPT,
     ]
     return {"pair-chooser": "\n".join(body)}
-
-
-def line(upgrades: Upgrades, apart: Sequence[upgrade.Disagreement] = ()) -> str:
-    """The front page's verdict: the newest pair's cases broken, linking the page with that pair chosen ("" with
-    fewer than two builds); ``apart``: the cells it and "regressed in B" do not both name, and why."""
-    pair = upgrade.newest_pair(upgrades.releases)
-    if pair is None:
-        return ""
-    found = upgrades.answer(*pair)
-    broken = sum(1 for c in found.cases if c.breaks)
-    return (
-        '<li><strong>Upgrading</strong> %s → %s breaks %s of %d; <a href="%s#upgrade=%s..%s">any pair, case by'
-        " case</a>: export, saved programs, AOTInductor packages and compiles%s.</li>"
-        % (text(pair[0]), text(pair[1]), text(words.md.plural(broken, "case")), len(found.cases), PAGE,
-           text(pair[0]), text(pair[1]), text(words.apart_words(found, apart)))
-    )  # fmt: skip
