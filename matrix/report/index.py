@@ -488,9 +488,9 @@ def _tables(offered: Sequence[str]) -> Optional[d.Section]:
     """The report's tables to download, as Parquet beside the pages; the site adds its CSV (a widget)."""
     if not offered:
         return None
-    items = tuple(d.Item(d.phrase(d.link(name, d.file(name)))) for name in sorted(offered))
-    intro = d.phrase("The report's tables, as Parquet (pandas and pyarrow read them):")
-    return d.Section("tables", "Tables", (d.Paragraph(intro), d.Items(items), d.Widget(DOWNLOADS)))
+    links = d.joined([d.phrase(d.link(name, d.file(name))) for name in sorted(offered)])
+    said = d.phrase("The report's tables, as Parquet (pandas and pyarrow read them): ", links, ".")
+    return d.Section("tables", "Tables", (d.Paragraph(said), d.Widget(DOWNLOADS)))
 
 
 def _more(f: Findings) -> d.Section:
