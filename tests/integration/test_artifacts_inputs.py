@@ -18,8 +18,9 @@ from torch.utils import _pytree
 
 from matrix.contract import layout, schema
 from matrix.contract.case import CaseInfo
-from matrix.worker import artifacts, loader, signing
+from matrix.worker import artifacts, signing
 from matrix.worker.case import Case
+from matrix.worker.load_job import LoadJob
 
 TEST_KEY = "artifact-inputs-unit-test-key-0123456789"
 
@@ -127,7 +128,7 @@ def test_a_fresh_load_rebuilds_the_inputs_with_the_programs_own_in_spec(tmp_path
     assert torch.equal(args[0].ids, case.example_args[0].ids) and set(kwargs) == {"shift"}
     assert isinstance(extra_args[0], Batch) and torch.equal(extra_args[0].ids, case.extra_args[0][0].ids)
     # The loader's own job: loads, runs both calls and matches eager's saved outputs.
-    fields = loader.LoadJob(folder=str(folder), meta=meta).run()
+    fields = LoadJob(folder=str(folder), meta=meta).run()
     assert (fields["status"], fields.get("checked_inputs"), fields.get("check_status")) == ("pass", 2, "ok"), fields
 
 
@@ -164,7 +165,7 @@ def test_format_1_folders_are_still_read(tmp_path: Path) -> None:
     signing.sign(str(folder / layout.META), signing.signing_key())
     read, problem = layout.read_meta(str(folder))
     assert problem is None and read is not None and read["format_version"] == 1
-    fields = loader.LoadJob(folder=str(folder), meta=read).run()
+    fields = LoadJob(folder=str(folder), meta=read).run()
     assert (fields["status"], fields["checked_inputs"]) == ("pass", 1), fields
     meta["format_version"] = 3
     (folder / layout.META).write_text(json.dumps(meta))

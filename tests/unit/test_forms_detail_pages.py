@@ -17,8 +17,8 @@ from matrix.report.findings import Findings
 from matrix.report.site import changes
 from matrix.report.writers import html as html_writer
 from matrix.report.writers import markdown as md_writer
-from tests.unit.forms_support import differences, facts, markdown_facts
 
+from .forms_support import differences, facts, markdown_facts
 from conftest import history, report_cell, write_by_release
 
 PUBLISHED = Path(__file__).resolve().parents[2] / "reports" / "latest"

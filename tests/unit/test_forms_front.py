@@ -149,14 +149,3 @@ def test_an_issue_with_no_upstream_reference_is_unconfirmed_not_known_upstream()
         "t Known upstream issue: 2.5.1 breaks: pytorch/pytorch#1. Labelled, and still counted as failures: 1 cell."
     )
     assert known_issues.label(upstream) == "known upstream issue"
-
-
-@pytest.mark.slow
-def test_the_published_reports_front_pages_say_the_same_in_both_forms(tmp_path: Path):
-    root = Path(__file__).resolve().parents[2] / "reports"
-    out = tmp_path / "latest"
-    report.build_report([str(root / "latest")], str(out), charts=False)  # one publication: aoti folded in
-    found = both_forms(out)
-    index = words(found["index"])
-    assert "Passes the most of what is documented to work: strict: 2.15.0" in index
-    assert "Run it again" in index and "How to cite" in index

@@ -12,8 +12,8 @@ import pytest
 from matrix.report import build as report
 from matrix.report import case_grids, case_page
 from matrix.report.writers import glyph
-from tests.unit.forms_support import Fact, differences, facts, markdown_facts
 
+from .forms_support import Fact, differences, facts, markdown_facts
 from .test_aoti_compiles import _records as compile_records
 from .test_aoti_loads import _records as package_records
 from conftest import report_cell, write_by_release
@@ -113,17 +113,6 @@ def test_a_product_without_rows_has_no_section() -> None:
         "compiles": type("U", (), {"table": pd.DataFrame(), "orders": ([], [])})(),
     })()):  # fmt: skip
         assert case_grids.section(product, pd.DataFrame(), orders) is None
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not (PUBLISHED / "cells.parquet").is_file(), reason="the published report is not in this checkout")
-def test_every_case_page_of_the_published_report_says_the_same_in_both_forms(tmp_path: Path) -> None:
-    out = tmp_path / "published"
-    built = report.build_report([str(PUBLISHED)], str(out), charts=False)
-    found = both_forms(out)
-    assert len(found) == built.pages == len(list(PUBLISHED.glob("cases/*.md")))
-    # The saved programs' grid is on the pages of the cases whose programs were loaded.
-    assert sum("Saved × loaded" in words(page) for page in found.values()) > 0
 
 
 def test_the_front_pages_product_parts_say_the_same_in_both_forms(tmp_path: Path) -> None:
