@@ -35,7 +35,7 @@ from typing import Dict, List, Optional
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from matrix.envs import environments, releases  # noqa: E402
+from matrix.envs import environments, pythons, releases  # noqa: E402
 
 DEFAULT_TORCH = ["2.1.2", "2.3.1", "2.5.1", "2.8.0", "2.13.0+cpu", "2.15.0"]
 
@@ -85,7 +85,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--reused-only", action="store_true", help="measure only the runs whose cells are kept")
     args = parser.parse_args(argv)
     matrix = releases.default_matrix()
-    pythons = []
+    interpreters = []
     for word in args.torch:
         build = matrix.resolve(word)
         spec = environments.Spec(build, pythons.default_python(build.release))
@@ -93,19 +93,19 @@ def main(argv: Optional[List[str]] = None) -> int:
             raise SystemExit(
                 "%s is not installed: run `export-matrix check %s --torch %s` once" % (word, args.case, word)
             )
-        pythons.append(str(environments.python_in(environments.env_dir() / spec.name)))
+        interpreters.append(str(environments.python_in(environments.env_dir() / spec.name)))
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     check = [sys.executable, "-m", "matrix", "check", args.case, "--torch", *args.torch]
     current = [sys.executable, "-m", "matrix", "check", args.case, "--torch", "current"]
     timed(check, env)  # the first call copies the worker and fills each environment's capability cache
     if args.reused_only:
-        return reused(check, env, len(pythons), args)
+        return reused(check, env, len(interpreters), args)
     timed(current, env)
     figures: Dict[str, List[float]] = {
         name: [] for name in ("floor", "check", "check -j 1", "current floor", "current")
     }
     for _ in range(args.rounds):
-        figures["floor"].append(sum(timed([python, "-c", FLOOR, args.case]) for python in pythons))
+        figures["floor"].append(sum(timed([python, "-c", FLOOR, args.case]) for python in interpreters))
         figures["check"].append(timed(check, env))
         figures["check -j 1"].append(timed(check + ["--jobs", "1"], env))
         figures["current floor"].append(timed([sys.executable, "-c", FLOOR, args.case]))
@@ -114,7 +114,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
         "check of %s in both modes, %d releases, %d rounds (load average %.1f)"
-        % (args.case, len(pythons), args.rounds, load)
+        % (args.case, len(interpreters), args.rounds, load)
     )
     for name, values in figures.items():
         print("  %-14s %6.1f s   (%s)" % (name, median[name], ", ".join("%.1f" % v for v in values)))

@@ -117,7 +117,10 @@ def _hook(event: str, args: Tuple[Any, ...], _events: FrozenSet[str] = _EVENTS) 
             return
         if event == "ctypes.dlopen":
             name = args[0] if args else None
-            _loaded.add(os.path.abspath(name) if isinstance(name, str) and os.sep in name else "")
+            if isinstance(name, str) and os.sep in name:
+                _loaded.add(os.path.abspath(name))
+            elif not _covered_call(sys._getframe(1), name):
+                _loaded.add("")  # a library by name, or the program itself: what the case calls in it is unknown
             return
         if event != "open":  # a listing: os.listdir, os.scandir
             folder = args[0] if args else None
@@ -137,6 +140,23 @@ def _hook(event: str, args: Tuple[Any, ...], _events: FrozenSet[str] = _EVENTS) 
             _opened.add(path)
     except Exception:  # a hook that raises would fail the cell's open: record less, never break the cell
         pass
+
+
+def _covered_call(frame: Any, name: Optional[str]) -> bool:
+    """Whether a library opened by name (or the program itself, ``name`` None) was opened by code the key covers:
+    ctypes' own first import (``pythonapi = PyDLL(None)``, in a cell of a release that had not imported ctypes
+    before it), or torch, an installed distribution or the standard library calling ctypes (a CUDA build's
+    ``torch.cuda.is_available()`` opens ``libnvidia-ml.so.1`` in every cell). What they do with it is the build's
+    and the machine's, as the files they open are. The same call made by a case, or by code of its own, may read
+    any file through the library: it is kept as unknown."""
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] == "ctypes":
+        if name is None and frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "ctypes":
+            return True
+        frame = frame.f_back
+    if frame is None:
+        return False
+    path = frame.f_code.co_filename
+    return path.startswith(_covered_folders()) or _installed_path(path)
 
 
 def _note(path: str) -> None:

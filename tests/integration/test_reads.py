@@ -475,3 +475,41 @@ def test_what_native_code_read_a_listing_and_a_variable_of_the_case_run_it_again
         assert last[name]["reused_from"] is None and last[name]["status"] != "pass", (name, last[name])
         assert "%s runs again: " % name in third.stderr and said in third.stderr, (said, third.stderr)
     assert last["y_plain"]["reused_from"] == measured["y_plain"]["run_id"]
+
+
+CTYPES_IN_A_CELL = """
+import os, sys, tempfile
+import torch
+from matrix.worker import reads
+for name in [n for n in sys.modules if n == "ctypes" or n.startswith("ctypes.")]:
+    del sys.modules[name]  # so that the cell imports ctypes first, as a release that had not imported it does
+case = os.path.join(tempfile.mkdtemp(), "case.py")
+open(case, "w").close()
+reads.allow()
+
+def native(run):
+    recording = reads.start()
+    run()
+    return [entry[1] for entry in recording.finish(case) if entry[0] == "native"]
+
+def as_torch(source):  # code in torch's folder: as torch.cuda opens libnvidia-ml.so.1 on a CUDA build
+    exec(compile(source, os.path.join(os.path.dirname(torch.__file__), "cuda", "probe.py"), "exec"), {})
+
+print(native(lambda: __import__("ctypes")))
+print(native(lambda: as_torch("import ctypes; ctypes.CDLL('libm.so.6')")))
+import ctypes
+print(native(lambda: ctypes.CDLL("libm.so.6")))  # the case opens a library by name: it may read any file with it
+print(native(lambda: ctypes.CDLL(None)))  # the case opens the program itself: the C library's fopen, say
+"""
+
+
+def test_libraries_opened_by_torch_or_ctypes_itself_are_the_builds_and_those_a_case_opens_are_unknown() -> None:
+    """A CUDA build's torch opens libnvidia-ml.so.1 by name in every cell, and a release that had not imported
+    ctypes before the cell imports it there (``PyDLL(None)``): each made every such cell's result one that is never
+    reused, so `check` on PyPI's builds never answered from the result cache."""
+    done = subprocess.run(
+        [sys.executable, "-c", CTYPES_IN_A_CELL], capture_output=True, text=True, check=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )  # fmt: skip
+    unknown = "['a library loaded by name']"
+    assert done.stdout.split("\n")[:4] == ["[]", "[]", unknown, unknown], done.stdout + done.stderr
