@@ -36,6 +36,11 @@ def ran(rows: Any) -> Tuple[Stage, ...]:
     return tuple(stage for stage in SHOWN if any(outcome(row, stage) for row in found))
 
 
+def ran_in(table: Any) -> Tuple[Stage, ...]:
+    """The stages of :data:`SHOWN` with an outcome in some row of ``table`` (a DataFrame), in declared order."""
+    return tuple(s for s in SHOWN if shown(s).status_key in table and table[shown(s).status_key].notna().any())
+
+
 def said(row: Mapping[str, Any]) -> Tuple[Tuple[str, str, str], ...]:
     """Each stage with an outcome on the row, as (label, outcome, error line: "" where it did not fail)."""
     found = ((stage, outcome(row, stage)) for stage in SHOWN)
@@ -68,7 +73,7 @@ def tip(row: Mapping[str, Any], stage: Stage) -> str:
     declared, found = shown(stage), outcome(row, stage)
     said = "%s: %s — %s" % (declared.label, found, declared.meanings.get(str(found), ""))
     if declared.failed(found):
-        said += "".join("\n%s: %s" % pair for pair in details(row, stage))
+        said += "".join("; %s: %s" % pair for pair in details(row, stage))  # one line: a tooltip of either form
     return said
 
 
