@@ -41,10 +41,12 @@ def _grid(stage: Any, rows: Sequence[Mapping[str, Any]]) -> d.Section:
     said = d.phrase(
         "What the ", d.Code(stage.name), " stage gave in each environment and mode (run with ",
         d.Code("--stages …,%s" % stage.name), "). A square's tooltip says what its outcome means and, where it"
-        " failed, what failed; the outcomes here:",
+        " failed, what failed.",
     )  # fmt: skip
     return d.Section(
-        "stage-" + stage.name, "%s outcome" % declared.label, (d.Paragraph(said), grid, outcomes_table(stage, seen))
+        "stage-" + stage.name,
+        "%s outcome" % declared.label,
+        (d.Paragraph(said), grid, d.Paragraph(d.phrase("What each outcome here means:")), outcomes_table(stage, seen)),
     )
 
 
