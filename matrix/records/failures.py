@@ -19,8 +19,6 @@ from matrix.records.columns import FAILING
 from matrix.records.known_issues import KnownIssue
 
 EXPORT = "export"
-# Each declared stage's outcome by the name a page and the known issues give it (its label).
-_SHOWN = {stage_outcomes.shown(stage).label: stage for stage in stage_outcomes.SHOWN}
 
 
 def failed_stages(row: Mapping[str, Any]) -> Tuple[str, ...]:
@@ -31,8 +29,8 @@ def failed_stages(row: Mapping[str, Any]) -> Tuple[str, ...]:
 
 def stage_line(row: Mapping[str, Any], stage: str) -> str:
     """A failed stage's error in one line, as a page shows it and a known issue is searched for in."""
-    if stage in _SHOWN:
-        return stage_outcomes.error_line(row, _SHOWN[stage])
+    if stage in stage_outcomes.BY_LABEL:
+        return stage_outcomes.error_line(row, stage_outcomes.BY_LABEL[stage])
     return next((_text(row.get(name + "_error")) for name, label in STAGES if label == stage), "")
 
 

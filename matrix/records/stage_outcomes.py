@@ -13,6 +13,8 @@ from typing import Any, Mapping, Optional, Tuple
 from matrix.contract.schema import STATUSES, Status
 from matrix.contract.stages import SHOWN, Shown, Stage
 
+# Each stage of SHOWN by its label: what a page, a known issue and the upgrade answer call it.
+BY_LABEL = {stage.shown.label: stage for stage in SHOWN if stage.shown}
 # Every field a view of the shown stages reads from a cell's row.
 COLUMNS = tuple(dict.fromkeys(key for s in SHOWN if s.shown for key in (s.shown.status_key, *s.shown.detail_keys)))
 

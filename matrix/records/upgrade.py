@@ -67,11 +67,11 @@ ASKED = {
 _PRODUCT = {"saved": PROGRAM, "package": PACKAGE, "compile": COMPILE}
 # Where each thing shows a failure, as known_issues names it (a stage is named by its own label).
 _ISSUE_STAGE = {"export": "export", **{q: known_issues.USES[p.name] for q, p in _PRODUCT.items()}}
-# The stages whose outcome is declared, by label.
-_SHOWN = {stage_outcomes.shown(stage).label: stage for stage in stage_outcomes.SHOWN}
 # A compile's home (a program of A compiled on A) is A's own cell's stage that compiles it: the declared stage whose
 # outcomes are the compile's.
-_COMPILING = next((label for label, s in _SHOWN.items() if stage_outcomes.shown(s).outcomes == COMPILE.statuses), "")
+_COMPILING = next(
+    (label for label, s in stage_outcomes.BY_LABEL.items() if stage_outcomes.shown(s).outcomes == COMPILE.statuses), ""
+)
 # A mode's verdict, worst first: the upgrade breaks something; fixes something that failed on A; something fails on
 # B that failed on A too; something fails on B that A did not try; everything tried on B works; nothing was tried.
 VERDICTS = ("breaks", "fixed", "fails", "fails on B", "works", "not tried")
@@ -104,8 +104,8 @@ def compile_answer(status: Optional[str]) -> Answer:
 def stage_answer(outcome: Optional[str], label: str = "") -> Answer:
     """A stage's outcome on an exported program: for a declared one (its ``label``), its passing outcome is YES,
     another it tried NO; for the others (``decompose_status``), ok is YES, error NO; anything else not tried."""
-    if label in _SHOWN:
-        declared = stage_outcomes.shown(_SHOWN[label])
+    if label in stage_outcomes.BY_LABEL:
+        declared = stage_outcomes.shown(stage_outcomes.BY_LABEL[label])
         if outcome == declared.passing:
             return Answer.YES
         return Answer.NO if declared.failed(outcome) else Answer.NOT_TRIED
@@ -429,7 +429,7 @@ class Upgrades:
 def _labels(m: ModeAnswer) -> List[str]:
     """The labels of the stages that ran on A's or B's cell: STAGES' in their order, then the declared ones'."""
     ran = [stage[0] for cell in (m.before, m.after) if cell is not None for stage in cell.stages]
-    return [label for label in (*(label for _, label in STAGES), *_SHOWN) if label in ran] if ran else []
+    return [label for label in (*(label for _, label in STAGES), *stage_outcomes.BY_LABEL) if label in ran]
 
 
 def _versions(a: Optional[Found], b: Optional[Found]) -> Tuple[Tuple[str, str, str], ...]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from matrix.contract.schema import MODES
+from matrix.contract.stages import Stage
 from matrix.records import stage_outcomes
 from matrix.report import document as d
 
@@ -21,7 +22,7 @@ def case_sections(rows: Sequence[Mapping[str, Any]]) -> List[d.Section]:
     return [_grid(stage, rows) for stage in stage_outcomes.ran(rows)]
 
 
-def _grid(stage: Any, rows: Sequence[Mapping[str, Any]]) -> d.Section:
+def _grid(stage: Stage, rows: Sequence[Mapping[str, Any]]) -> d.Section:
     declared = stage_outcomes.shown(stage)
     squares: Dict[Tuple[str, str], d.Square] = {}
     seen: List[str] = []  # the outcomes the grid shows, which its table says in words
@@ -50,7 +51,7 @@ def _grid(stage: Any, rows: Sequence[Mapping[str, Any]]) -> d.Section:
     )
 
 
-def outcomes_table(stage: Any, outcomes: Optional[Sequence[str]] = None) -> d.Table:
+def outcomes_table(stage: Stage, outcomes: Optional[Sequence[str]] = None) -> d.Table:
     """Each of the stage's outcomes (or those of ``outcomes``, in declared order): its glyph, name and meaning."""
     declared = stage_outcomes.shown(stage)
     chosen = [o for o in declared.outcomes if outcomes is None or o in outcomes]
