@@ -19,6 +19,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from matrix.contract import schema, stages
 from matrix.contract.errors import UserError
+from matrix.contract.products import COMPILE, PACKAGE, PROGRAM
 from matrix.envs import releases
 
 try:
@@ -32,7 +33,7 @@ DATA = Path(__file__).with_name("known_issues.toml")
 # AOTInductor package's compile, load or run shows under the stage that made it).
 STAGES = ("export", *(label for _, label in schema.STAGES), *(s.shown.label for s in stages.SHOWN if s.shown), "load")
 # Where each product's failures show, as the entries name them (contract/products.py: a product's name).
-USES = {"loads": "load", "aoti_loads": stages.AOTI.name, "aoti_compiles": stages.AOTI.name}
+USES = {PROGRAM.name: "load", PACKAGE.name: stages.AOTI.name, COMPILE.name: stages.AOTI.name}
 FIELDS = ("id", "summary", "link", "stages", "error_type", "message", "releases", "made_on")
 _ISSUE_LINK = re.compile(r"^https://github\.com/([^/\s]+/[^/\s]+)/(?:issues|pull)/(\d+)$")
 
