@@ -1,6 +1,6 @@
-"""One page per case, built once for its Markdown and its site form: what it is, its status everywhere, how its
-graph changed, its errors and their repros, its other devices, and each product's grids (saved × loaded, compiled ×
-loaded, exported × compiled)."""
+"""One page per case, built once for its Markdown and its site form: what it is, its status everywhere, each
+declared stage's outcome (:mod:`.stage_grids`), how its graph changed, its errors and their repros, its other
+devices, and each product's grids (saved × loaded, compiled × loaded, exported × compiled)."""
 
 from __future__ import annotations
 
