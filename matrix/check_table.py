@@ -8,7 +8,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from .contract.case import CaseInfo
-from .contract.schema import STAGE_OK, STATUSES, NoCell, Status
+from .contract.schema import STATUSES, NoCell, Status
+from .records import stage_outcomes
 from .records.channel import is_candidate
 
 ERROR_WIDTH = 90
@@ -37,7 +38,8 @@ class Row:
     error: Optional[str] = None
     diagnosis: Tuple[Dict[str, Any], ...] = ()  # draft_export's problems, for a failed export
     packages: str = ""  # the versions of the case's dependencies in this environment, e.g. "transformers 4.57.6"
-    aoti: Dict[str, Any] = field(default_factory=dict)  # the aoti_* fields of a cell whose run selected the stage
+    # The fields of each stage with a declared outcome (Stage.shown) that the cell's run selected; {} for none.
+    stages: Dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", shown(self.status))
@@ -53,26 +55,19 @@ def short_error(error_type: Any, message: Any) -> Optional[str]:
 
 
 HEADERS = ("torch", "variant", "python", "mode", "status", "graph hash", "export s", "error")
-# The columns a table gains where the aoti stage ran: its outcome, the compile's and the fresh load's seconds.
-AOTI_HEADERS = ("aoti", "compile s", "load s")
 
 
 def seconds(value: Any) -> str:
     return "%.2f" % value if isinstance(value, (int, float)) and not isinstance(value, bool) else ""
 
 
-def aoti_cells(row: Row) -> Tuple[str, str, str]:
-    """A row's aoti columns: the stage's outcome, the compile's seconds and the fresh load's."""
-    aoti = row.aoti
-    return str(aoti.get("aoti_status") or ""), seconds(aoti.get("aoti_compile_s")), seconds(aoti.get("aoti_load_s"))
-
-
 def error_text(row: Row) -> str:
-    """The error column: the cell's error, else what failed in the aoti stage."""
-    outcome = row.aoti.get("aoti_status")
-    if row.error or not outcome or outcome == STAGE_OK:
+    """The error column: the cell's error, else what failed in the first stage with a declared outcome that did."""
+    failed = stage_outcomes.failed(row.stages)
+    if row.error or not failed:
         return row.error or ""
-    return "aoti " + (short_error(row.aoti.get("aoti_error_type"), row.aoti.get("aoti_error")) or str(outcome))
+    said = "%s %s" % (stage_outcomes.shown(failed[0]).label, stage_outcomes.error_line(row.stages, failed[0]))
+    return said if len(said) <= ERROR_WIDTH else said[: ERROR_WIDTH - 1] + "…"
 
 
 def format_rows(rows: Sequence[Row], fmt: str = "text") -> str:
@@ -81,13 +76,13 @@ def format_rows(rows: Sequence[Row], fmt: str = "text") -> str:
         return json.dumps([asdict(r) for r in rows], indent=1, sort_keys=True)
     from tabulate import tabulate
 
-    aoti = any(r.aoti for r in rows)
+    ran = stage_outcomes.ran(r.stages for r in rows)  # a column per stage that ran, its outcome
     table = [
         (r.torch, r.variant, r.python, r.mode, r.status, r.graph_hash or "", seconds(r.export_s),
-         *(aoti_cells(r) if aoti else ()), error_text(r))
+         *(stage_outcomes.outcome(r.stages, s) or "" for s in ran), error_text(r))
         for r in rows
     ]  # fmt: skip
-    headers = HEADERS[:-1] + (AOTI_HEADERS if aoti else ()) + HEADERS[-1:]
+    headers = HEADERS[:-1] + tuple(stage_outcomes.shown(s).label for s in ran) + HEADERS[-1:]
     text = tabulate(table, headers=headers, tablefmt="github" if fmt == "markdown" else "simple", disable_numparse=True)
     notes = package_lines(rows) + diagnosis_lines(rows)
     return text + ("\n\n" + "\n".join(notes) if notes else "")
@@ -163,7 +158,7 @@ def judge(checked: Sequence[Tuple[CaseInfo, Sequence[Row]]], fail_on: str) -> Tu
 
 def progress(row: Row, case: Optional[str]) -> None:
     """One line on stderr as a row arrives: its release, its case where there are several, its mode and status."""
-    after = "  aoti %s" % row.aoti["aoti_status"] if row.aoti.get("aoti_status") else ""
+    after = "".join("  %s %s" % said[:2] for said in stage_outcomes.said(row.stages))
     named = "%-20s " % case if case else ""
     print("  %-14s %s%-10s %s%s" % (row.torch, named, row.mode, row.status, after), file=sys.stderr, flush=True)
 

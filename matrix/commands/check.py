@@ -32,6 +32,8 @@ from . import nightly_range
 from .probe import Probed, cases_request, probe_cases, validate_case
 
 CURRENT = "current"
+# The fields a row keeps of each stage whose outcome its table shows (Stage.shown).
+SHOWN_KEYS = stages.keys_of([stage.name for stage in stages.SHOWN])
 
 
 class CheckError(UserError):
@@ -170,7 +172,7 @@ def rows_for(probed: Probed, modes: Sequence[str], label: str, wanted: Sequence[
                     error=short_error(cell.get("error_type"), cell.get("error_message")),
                     diagnosis=tuple(p for p in cell.get("diagnosis") or () if isinstance(p, dict)),
                     packages=packages,
-                    aoti={key: value for key, value in cell.items() if key.startswith("aoti_")},
+                    stages={key: value for key, value in cell.items() if key in SHOWN_KEYS},
                 )
             )
         elif probed.env_error is not None:

@@ -255,10 +255,7 @@ _TABLES = {
 AOTI_KEYS = stages.AOTI.keys
 # The aoti stage's outcomes (AOTI_COMPILE_MEANING says each): not-applicable is never a failure, and a crash or
 # timeout is the compile's or the package load's process's alone: the cell's status stays.
-AOTI_STATUSES = (
-    STAGE_OK, STAGE_MISMATCH, STAGE_ERROR, STAGE_SKIPPED, Status.NOT_APPLICABLE.value, Status.CRASH.value,
-    Status.TIMEOUT.value, LoadStatus.UNTRUSTED.value,
-)  # fmt: skip
+AOTI_STATUSES = stages.AOTI_SHOWN.outcomes
 
 
 # --- a kept AOTInductor package loaded on a release (``export-matrix load``) -------------------
@@ -314,7 +311,7 @@ AOTI_SYMBOL = {
     Status.TIMEOUT.value: _SYMBOL["timeout"], LoadStatus.UNTRUSTED.value: _LOAD_SYMBOL["untrusted"],
 }  # fmt: skip
 # The outcomes that tried the program (it loaded, and a compile was started): the others say nothing of AOTInductor.
-AOTI_TRIED = (STAGE_OK, STAGE_MISMATCH, STAGE_ERROR, Status.CRASH.value, Status.TIMEOUT.value)
+AOTI_TRIED = stages.AOTI_SHOWN.tried
 
 
 def load_rank(status: Any) -> Optional[int]:

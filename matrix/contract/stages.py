@@ -43,7 +43,8 @@ class Shown:
     ``status_key`` holds one of ``outcomes`` (or None where the stage did not run on a cell); ``detail_keys``
     say what failed, in the order a reader wants them; ``meanings`` say each outcome in words; ``passing`` is
     the outcome that means it worked, ``tried`` the outcomes that say something of torch (the others, such as
-    not-applicable, are never counted as failures).
+    not-applicable, are never counted as failures). ``error_keys`` (among ``detail_keys``) are the fields whose
+    values, joined by ": ", say what failed in one line: a page's error, the line a known issue is searched for in.
     """
 
     label: str  # the report's name for the outcome's column, e.g. "ONNX"
@@ -53,6 +54,11 @@ class Shown:
     passing: str
     tried: Tuple[str, ...]
     detail_keys: Tuple[str, ...] = ()
+    error_keys: Tuple[str, ...] = ()
+
+    def failed(self, outcome: object) -> bool:
+        """Whether ``outcome`` tried and did not pass: a failure every view counts (not-tried outcomes never are)."""
+        return outcome in self.tried and outcome != self.passing
 
 
 @dataclass(frozen=True)
@@ -96,6 +102,26 @@ DIAGNOSE = Stage(
 # ``aoti_api`` the release's API that compiled and loads it; ``aoti_compile_s`` the compile, in a process forked from
 # the cell; ``aoti_load_s`` and ``aoti_run_s`` loading the package and running it on the kept inputs, in a process
 # that never compiled; ``aoti_package_bytes`` the size of the package (a ``.pt2``, or a bare ``.so`` before packages).
+AOTI_SHOWN = Shown(
+    label="aoti",
+    status_key="aoti_status",
+    outcomes=("ok", "mismatch", "error", "skipped", "not-applicable", "crash", "timeout", "untrusted"),
+    meanings={
+        "ok": "compiled with AOTInductor, loaded in a process that never compiled, ran on the case's inputs and"
+        " matched eager",
+        "mismatch": "compiled and loaded, but gave other numbers than eager",
+        "error": "the compile, the package's load or its run raised (its error names the step: compile, load, run)",
+        "skipped": "compiled, not loaded: only a passing cell's kept program has its package loaded",
+        "not-applicable": "this release has no AOTInductor API, or the machine no C++ compiler: never a failure",
+        "crash": "a process of the compile or of the package's load died (signal, os._exit, out of memory)",
+        "timeout": "the compile ran past --aoti-timeout, or the load past --timeout, and was killed",
+        "untrusted": "not loaded: the kept package's signature is missing or does not match the signing key",
+    },
+    passing="ok",
+    tried=("ok", "mismatch", "error", "crash", "timeout"),
+    detail_keys=("aoti_error_type", "aoti_error", "aoti_api"),
+    error_keys=("aoti_error_type", "aoti_error"),
+)  # fmt: skip
 AOTI = Stage(
     "aoti",
     "opt-in: compile a passing cell's program with AOTInductor, which needs a C++ compiler (g++), keep the package"
@@ -121,6 +147,7 @@ AOTI = Stage(
     module="aoti_stage",
     follows=True,
     needs_set_up=True,
+    shown=AOTI_SHOWN,
 )
 # ``onnx_status`` is the stage's outcome (ONNX.shown.outcomes); ``onnx_step`` where it stopped (export, save, session,
 # run); ``onnx_error_type`` and ``onnx_error`` the qualified class and first line of what failed; ``onnx_api`` the
@@ -155,11 +182,14 @@ ONNX = Stage(
         passing="pass",
         tried=("pass", "mismatch", "fail", "crash", "timeout"),
         detail_keys=("onnx_step", "onnx_error_type", "onnx_error", "onnx_api", "onnx_opset", "onnx_nodes"),
+        error_keys=("onnx_step", "onnx_error_type", "onnx_error"),
     ),
 )  # fmt: skip
 DECLARED = (CHECK, DECOMPOSE, SERIALIZE, DIAGNOSE, AOTI, ONNX)  # in the order --stages' help names them
 # The stages whose outcome the report shows in columns of its own, in the report's order.
 REPORTED = (SERIALIZE, DECOMPOSE)
+# The stages whose outcome the report and the records draw and judge from their declaration alone (Stage.shown).
+SHOWN = tuple(stage for stage in DECLARED if stage.shown is not None)
 
 DEFAULT = tuple(stage.name for stage in DECLARED if stage.default)  # the default of --stages
 OPT_IN = tuple(stage.name for stage in DECLARED if not stage.default)

@@ -1,8 +1,8 @@
 """Where a cell failed, stage by stage, and the known upstream issue each failure matches.
 
 A cell's status says how its export ended; a passing cell can still fail a later stage (save/load,
-decomposition, the AOTInductor package compiled from it). :func:`failed_stages` names those, so that a view
-that lists failing cells lists these too; :func:`cell_issues` labels each failure of a cell, and
+decomposition, each stage whose outcome is declared: :mod:`.stage_outcomes`). :func:`failed_stages` names those,
+so that a view that lists failing cells lists these too; :func:`cell_issues` labels each failure of a cell, and
 :func:`use_issue` a row of a load or compile table, with :func:`matrix.records.known_issues.label`.
 """
 
@@ -13,45 +13,25 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import pandas as pd
 
-from matrix.contract.schema import AOTI_COMPILE_STEPS, AOTI_TRIED, STAGE_ERROR, STAGE_OK, STAGES
-from matrix.records import known_issues, store
+from matrix.contract.schema import STAGE_ERROR, STAGE_OK, STAGES
+from matrix.records import known_issues, stage_outcomes, store
 from matrix.records.columns import FAILING
 from matrix.records.known_issues import KnownIssue
 
-AOTI = "aoti"  # the report's name for the AOTInductor stage of a cell
 EXPORT = "export"
 
 
 def failed_stages(row: Mapping[str, Any]) -> Tuple[str, ...]:
-    """The stages after the export that failed on a cell, by the report's names (``save/load``, ``aoti``)."""
+    """The stages after the export that failed on a cell, by the report's names (``save/load``, ``ONNX``)."""
     found = [label for stage, label in STAGES if row.get(stage + "_outcome") == STAGE_ERROR]
-    aoti = row.get("aoti_status")
-    if isinstance(aoti, str) and aoti in AOTI_TRIED and aoti != STAGE_OK:
-        found.append(AOTI)
-    return tuple(found)
-
-
-def stage_error(row: Mapping[str, Any], stage: str) -> Tuple[Optional[str], str]:
-    """A failed stage's error as (its class where the record keeps it apart, its text)."""
-    if stage == AOTI:
-        kind = row.get("aoti_error_type")
-        return (kind if isinstance(kind, str) and kind else None), _text(row.get("aoti_error"))
-    for name, label in STAGES:
-        if label == stage:
-            return None, _text(row.get(name + "_error"))
-    return None, ""
+    return tuple(found + [stage_outcomes.shown(stage).label for stage in stage_outcomes.failed(row)])
 
 
 def stage_line(row: Mapping[str, Any], stage: str) -> str:
-    """A failed stage's error in one line, as a page shows it: ``load: AttributeError: boom`` for an AOTInductor
-    step's, the record's own line for the others."""
-    kind, said = stage_error(row, stage)
-    step, colon, rest = said.partition(": ")
-    if kind is None:
-        return said
-    if colon and step in AOTI_COMPILE_STEPS:
-        return "%s: %s: %s" % (step, kind, rest)
-    return "%s: %s" % (kind, said) if said else kind
+    """A failed stage's error in one line, as a page shows it and a known issue is searched for in."""
+    if stage in stage_outcomes.BY_LABEL:
+        return stage_outcomes.error_line(row, stage_outcomes.BY_LABEL[stage])
+    return next((_text(row.get(name + "_error")) for name, label in STAGES if label == stage), "")
 
 
 def cell_issues(row: Mapping[str, Any], issues: Optional[Iterable[KnownIssue]] = None) -> Dict[str, KnownIssue]:
@@ -63,7 +43,7 @@ def cell_issues(row: Mapping[str, Any], issues: Optional[Iterable[KnownIssue]] =
     if row.get("status") in FAILING:
         kind = row.get("error_type")
         failures.append((EXPORT, kind if isinstance(kind, str) else None, _text(row.get("error_message"))))
-    failures += [(stage, *stage_error(row, stage)) for stage in failed_stages(row)]
+    failures += [(stage, None, stage_line(row, stage)) for stage in failed_stages(row)]
     for stage, kind, text in failures:
         issue = known_issues.label(stage, kind, text, release, issues=chosen)
         if issue is not None:
@@ -75,7 +55,7 @@ def use_issue(
     row: Mapping[str, Any], stage: str, issues: Optional[Iterable[KnownIssue]] = None
 ) -> Optional[KnownIssue]:
     """The issue a failed load or compile matches: a row of a load table (``stage`` ``load``) or of a package
-    table (``aoti``), with its loading release in ``torch_version`` and the making one in ``saved_torch_version``."""
+    table, with its loading release in ``torch_version`` and the making one in ``saved_torch_version``."""
     if row.get("status") in (None, "pass", STAGE_OK) or not row.get("error_type") and not row.get("error_message"):
         return None
     kind = row.get("error_type")
@@ -109,7 +89,7 @@ class Sighting:
 
 # The columns a cell's or a use's failures are labelled from.
 CELL_COLUMNS = (
-    "release", "status", "error_type", "error_message", "aoti_status", "aoti_error_type", "aoti_error",
+    "release", "status", "error_type", "error_message", *stage_outcomes.COLUMNS,
     *(stage + suffix for stage, _ in STAGES for suffix in ("_outcome", "_error")),
 )  # fmt: skip
 USE_COLUMNS = ("status", "error_type", "error_message", "torch_version", "saved_torch_version")
@@ -135,7 +115,7 @@ def sightings(
     issues: Optional[Iterable[KnownIssue]] = None,
 ) -> Tuple[Sighting, ...]:
     """The known issues that label some failure of ``cells`` or of ``uses`` ((stage, name, table): a load table
-    under ``load``, a package or compile table under ``aoti``), in the file's order."""
+    under ``load``, a package or compile table under its product's stage), in the file's order."""
     chosen = tuple(known_issues.load() if issues is None else issues)
     releases: Dict[str, List[str]] = {issue.id: [] for issue in chosen}
     counts: Dict[str, Dict[str, int]] = {issue.id: {} for issue in chosen}

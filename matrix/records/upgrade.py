@@ -21,7 +21,8 @@ is the same product used on the release that made it (a program saved on A loade
 compiled on A loaded on A; for a compile, A's own compile of its program), so that the upgrade breaks a
 product only where it worked on the older build with its own files. A mode's verdict is judged from its
 outcomes (:attr:`ModeAnswer.verdict`); a case's is the summary of its modes' (:attr:`CaseAnswer.verdict`,
-each mode's in :attr:`CaseAnswer.by_verdict`).
+each mode's in :attr:`CaseAnswer.by_verdict`). A stage whose outcome is declared (``Stage.shown``) is judged from
+its declaration alone: its passing outcome is YES, another it tried NO, one that did not try not tried.
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import pandas as pd
 
-from matrix.contract.schema import AOTI_TRIED, MODES, STAGE_ERROR, STAGE_OK, STAGES, LoadStatus, Status
-from matrix.records import artifacts, known_issues, store
+from matrix.contract.products import COMPILE, PACKAGE, PROGRAM
+from matrix.contract.schema import MODES, STAGE_ERROR, STAGE_OK, STAGES, LoadStatus, Status
+from matrix.records import artifacts, known_issues, stage_outcomes, store
 from matrix.records import packages as dependency_packages
 from matrix.records.known_issues import KnownIssue
 
@@ -61,8 +63,15 @@ ASKED = {
     "package": "a package compiled on A loads and matches on B",
     "compile": "a program exported on A compiles on B, its package loads and matches",
 }
+# The product each question of PRODUCTS asks about.
+_PRODUCT = {"saved": PROGRAM, "package": PACKAGE, "compile": COMPILE}
 # Where each thing shows a failure, as known_issues names it (a stage is named by its own label).
-_ISSUE_STAGE = {"export": "export", "saved": "load", "package": "aoti", "compile": "aoti"}
+_ISSUE_STAGE = {"export": "export", **{q: known_issues.USES[p.name] for q, p in _PRODUCT.items()}}
+# A compile's home (a program of A compiled on A) is A's own cell's stage that compiles it: the declared stage whose
+# outcomes are the compile's.
+_COMPILING = next(
+    (label for label, s in stage_outcomes.BY_LABEL.items() if stage_outcomes.shown(s).outcomes == COMPILE.statuses), ""
+)
 # A mode's verdict, worst first: the upgrade breaks something; fixes something that failed on A; something fails on
 # B that failed on A too; something fails on B that A did not try; everything tried on B works; nothing was tried.
 VERDICTS = ("breaks", "fixed", "fails", "fails on B", "works", "not tried")
@@ -89,11 +98,17 @@ def compile_answer(status: Optional[str]) -> Answer:
     """A compile status as an answer: ok is YES, a tried compile that did not match NO."""
     if status == STAGE_OK:
         return Answer.YES
-    return Answer.NO if status in AOTI_TRIED else Answer.NOT_TRIED
+    return Answer.NO if status in COMPILE.tried else Answer.NOT_TRIED
 
 
-def stage_answer(outcome: Optional[str]) -> Answer:
-    """A stage's outcome on an exported program (``decompose_status``): ok is YES, error NO, skipped not tried."""
+def stage_answer(outcome: Optional[str], label: str = "") -> Answer:
+    """A stage's outcome on an exported program: for a declared one (its ``label``), its passing outcome is YES,
+    another it tried NO; for the others (``decompose_status``), ok is YES, error NO; anything else not tried."""
+    if label in stage_outcomes.BY_LABEL:
+        declared = stage_outcomes.shown(stage_outcomes.BY_LABEL[label])
+        if outcome == declared.passing:
+            return Answer.YES
+        return Answer.NO if declared.failed(outcome) else Answer.NOT_TRIED
     if outcome == STAGE_OK:
         return Answer.YES
     return Answer.NO if outcome == STAGE_ERROR else Answer.NOT_TRIED
@@ -103,15 +118,12 @@ def stage_answer(outcome: Optional[str]) -> Answer:
 class Found:
     """One record's outcome for a question: its status and, where it failed, the error's first line.
 
-    A cell's also holds what its row shows beside the export: each reported stage that ran (label, outcome, error's
-    first line), its own AOTInductor compile's status ("" where it has none) and error, and the packages its
-    dependency set names with the versions installed."""
+    A cell's also holds what its row shows beside the export: each reported or declared stage that ran (label,
+    outcome, error's first line), and the packages its dependency set names with the versions installed."""
 
     status: str
     error: str = ""
     stages: Tuple[Tuple[str, str, str], ...] = ()
-    aoti: str = ""
-    aoti_error: str = ""
     packages: Tuple[Tuple[str, str], ...] = ()
 
 
@@ -282,18 +294,16 @@ def _found(row: Mapping[str, Any]) -> Found:
         (label, str(row[name + "_status"]), _first_line(row.get(name + "_error")))
         for name, label in STAGES
         if isinstance(row.get(name + "_status"), str)
-    )
-    aoti = row.get("aoti_status")
+    ) + stage_outcomes.said(row)
     added = row.get("added_packages")
     if isinstance(added, str):  # a published table keeps it as JSON text
         added = json.loads(added) if added.startswith("{") else None
     named = tuple((n, v) for n, v in dependency_packages.named_versions(row.get("dependency_set"), added) if v)
-    return Found(status, error, stages, aoti if isinstance(aoti, str) else "",
-                 _first_line(row.get("aoti_error_type"), row.get("aoti_error")), named)  # fmt: skip
+    return Found(status, error, stages, named)
 
 
 # The cell columns an answer reads besides the status and the error's.
-_CELL_EXTRA = ("dependency_set", "added_packages", "aoti_status", "aoti_error_type", "aoti_error",
+_CELL_EXTRA = ("dependency_set", "added_packages", *stage_outcomes.COLUMNS,
                *(name + suffix for name, _ in STAGES for suffix in ("_status", "_error")))  # fmt: skip
 
 
@@ -352,12 +362,13 @@ class Upgrades:
 
     def home(self, question: str, release: str, *, case: str, mode: str) -> Answer:
         """A product of ``release`` used on ``release`` itself (its own files): the saved program or package loaded
-        there; for a compile, the release's own compile of its program (its cell's AOTInductor stage), else its
-        own package's load."""
+        there; for a compile, the release's own compile of its program (its cell's stage that compiles it), else
+        its own package's load."""
         if question == "compile":
             cell = self.cells.get((release, case, mode))
-            if cell is not None and cell.aoti:
-                return compile_answer(cell.aoti)
+            own = next((o for label, o, _ in cell.stages if label == _COMPILING), None) if cell else None
+            if own is not None:
+                return compile_answer(own)
             question = "package"
         used = self.products[question].get((release, release, case, mode))
         return load_answer(used.status if used else None)
@@ -394,7 +405,7 @@ class Upgrades:
             return export_answer(cell.status if cell else None)
         if cell.status != Status.PASS.value:
             return Answer.NOT_TRIED
-        return stage_answer(next((o for label, o, _ in cell.stages if label == thing), None))
+        return stage_answer(next((o for label, o, _ in cell.stages if label == thing), None), thing)
 
     def _error(self, m: ModeAnswer, thing: str) -> str:
         if thing == "export":
@@ -416,9 +427,9 @@ class Upgrades:
 
 
 def _labels(m: ModeAnswer) -> List[str]:
-    """The labels of the stages that ran on A's or B's cell, in STAGES order."""
+    """The labels of the stages that ran on A's or B's cell: STAGES' in their order, then the declared ones'."""
     ran = [stage[0] for cell in (m.before, m.after) if cell is not None for stage in cell.stages]
-    return [label for _, label in STAGES if label in ran] if ran else []
+    return [label for label in (*(label for _, label in STAGES), *stage_outcomes.BY_LABEL) if label in ran]
 
 
 def _versions(a: Optional[Found], b: Optional[Found]) -> Tuple[Tuple[str, str, str], ...]:

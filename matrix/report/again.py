@@ -3,7 +3,8 @@ again").
 
 The commands are the noxfile's: the ``run`` sessions take the builds as ``EXPORT_MATRIX_TORCH`` selection words (a
 PyPI build by its release, any other by its local tag), and ``--with`` sets as ``EXPORT_MATRIX_WITH``; a report that
-shows an AOTInductor run's packages and compiles names that run's selection and ``report --aoti``.
+shows an AOTInductor run's packages and compiles names that run's selection and ``report --aoti``. Where the cells
+carry the outcome of an opt-in stage (a declared one: ``Stage.shown``), the run names it in ``--stages``.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from typing import TYPE_CHECKING, Dict, List, Tuple
 
 import pandas as pd
 
+from matrix.contract import stages
 from matrix.envs.releases import DEFAULT_VARIANT
-from matrix.records import devices, transitions
+from matrix.records import devices, stage_outcomes, transitions
 from matrix.records.scope import Build
 
 if TYPE_CHECKING:
@@ -55,20 +57,23 @@ def commands(f: Findings) -> List[Tuple[str, str]]:
         found.append(("Check out the code that built this report", "git checkout %s" % f.stamp.commit))
     by_device = _builds_by_device(f) or {devices.DEFAULT: [selection_word(b) for b in f.scope.builds]}
     sessions = "run load" if not f.loads.empty else "run"
+    opt_in = [s.name for s in stage_outcomes.ran_in(f.cells) if s.name not in stages.DEFAULT]
+    options = " --stages %s" % ",".join((*stages.DEFAULT, *opt_in)) if opt_in else ""
     with_sets = sorted({str(w) for w in f.cells.get("with_set", pd.Series(dtype=object)).dropna() if str(w)})
     for device, builds in by_device.items():
         words, where = " ".join(builds), DEVICE_WORDS.get(device, "on " + device)
         found.append(
             (
                 "Install each build of this report and run every case in both modes %s" % where
+                + (" with the stages %s too" % ", ".join(opt_in) if opt_in else "")
                 + (", then load every saved program on each build" if sessions == "run load" else ""),
-                'EXPORT_MATRIX_TORCH="%s" nox -s %s -- --device %s' % (words, sessions, device),
+                'EXPORT_MATRIX_TORCH="%s" nox -s %s -- --device %s%s' % (words, sessions, device, options),
             )
         )
         for named in with_sets:
             found.append(
                 ("The cells run with the --with set %s, %s" % (named, where), 'EXPORT_MATRIX_WITH="%s"'
-                 ' EXPORT_MATRIX_TORCH="%s" nox -s %s -- --device %s' % (named, words, sessions, device))
+                 ' EXPORT_MATRIX_TORCH="%s" nox -s %s -- --device %s%s' % (named, words, sessions, device, options))
             )  # fmt: skip
     shows_aoti = not f.model.packages.table.empty or not f.model.compiles.table.empty
     if shows_aoti:

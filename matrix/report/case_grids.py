@@ -33,12 +33,12 @@ WORDS: Dict[str, Tuple[str, str]] = {
         " loaded on another release in a process of its own and run on those inputs.",
     ),
     PACKAGE.name: (
-        known.AOTI,
+        "aoti",
         "The AOTInductor package compiled from the exported program (run with --stages …,aoti), loaded on another"
         " release in a process of its own and run on the saved inputs.",
     ),
     COMPILE.name: (
-        known.AOTI,
+        "aoti",
         "The exported program saved on one release, compiled with AOTInductor on a newer one (load --aoti), its"
         " package loaded there in a process that never compiled and run on the saved inputs. A square without a"
         " record: that release compiled none of them (load --aoti-from nearest-and-oldest compiles on each release"

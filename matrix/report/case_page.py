@@ -1,6 +1,6 @@
-"""One page per case, built once for its Markdown and its site form: what it is, its status everywhere, how its
-graph changed, its errors and their repros, its other devices, and each product's grids (saved × loaded, compiled ×
-loaded, exported × compiled)."""
+"""One page per case, built once for its Markdown and its site form: what it is, its status everywhere, each
+declared stage's outcome (:mod:`.stage_grids`), how its graph changed, its errors and their repros, its other
+devices, and each product's grids (saved × loaded, compiled × loaded, exported × compiled)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,12 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 import pandas as pd
 
-from matrix.contract import stages
 from matrix.contract.products import Product
 from matrix.contract.schema import MODES, STAGE_ERROR, STAGES, Status, first_line
-from matrix.records import failures, graph_diffs, packages, repro, store
+from matrix.records import failures, graph_diffs, packages, repro, stage_outcomes, store
 from matrix.records.devices import CaseOnDevice
 from matrix.records.transitions import version_of
-from matrix.report import case_grids, devices_page, diff_files
+from matrix.report import case_grids, devices_page, diff_files, stage_grids
 from matrix.report import document as d
 from matrix.report import markdown as md
 from matrix.report import repro as report_repro
@@ -25,8 +24,6 @@ from matrix.report.real_models import PREFIX as REAL_MODELS
 
 # Long tracebacks and graphs stay readable; the tail of a traceback is where the error is.
 TRACEBACK_LINES = 80
-# The opt-in stages with an outcome of their own in a cell's record (``NAME_status``), shown beside its status.
-OPT_IN = tuple(s for s in stages.DECLARED if not s.default and s.name + "_status" in s.keys)
 
 
 def default_roots() -> Tuple[str, ...]:
@@ -101,6 +98,8 @@ def build(
     blocks: List[Any] = [d.Paragraph(_said(" ".join(p.split()))) for p in (doc or "").split("\n\n") if p.strip()]
     blocks.append(_facts(case, first))
     blocks.append(d.Section("status", "Status", (_status_table(rows),)))
+    staged = stage_grids.case_sections(rows)
+    blocks += staged
     blocks.append(_dependencies(rows))
     if moves:
         blocks.append(d.Section("transitions", "Transitions", (_moves_table(moves),)))
@@ -115,7 +114,7 @@ def build(
     blocks.append(_diagnoses(rows))
     grids = [case_grids.section(product, found, orders) for product, found, orders in uses]
     blocks += grids
-    if any(grids):
+    if any(grids) or staged:
         blocks.append(d.Widget(TIPS))
     blocks.append(d.Section("source", "Source", (_source(first["case_file"], source),)))
     return d.Page(
@@ -167,8 +166,8 @@ def _facts(case: str, row: Row) -> d.Items:
 
 
 def _status_table(rows: List[Row]) -> d.Table:
-    """Each environment's status per mode, with the stages that failed on its program and the opt-in stages'
-    outcomes."""
+    """Each environment's status per mode, with the stages that failed on its program and the outcome of each stage
+    whose outcome is declared (its grid below says more)."""
     cell: Dict[Tuple[str, str], d.Phrase] = {}
     order: List[str] = []
     for row in rows:
@@ -180,13 +179,7 @@ def _status_table(rows: List[Row]) -> d.Table:
         if isinstance(row["error_type"], str):
             said += [" ", d.Code(row["error_type"])]
         said += [" · %s fails" % label for stage, label in STAGES if stage in failed]
-        for stage in OPT_IN:
-            outcome = row.get(stage.name + "_status")
-            if isinstance(outcome, str):
-                # The opt-in stage's outcome, and what its compile took where it timed one.
-                took = row.get(stage.name + "_compile_s")
-                seconds = " (compiled in %.1f s)" % took if isinstance(took, (int, float)) and took == took else ""
-                said.append(" · %s %s%s" % (stage.name, outcome, seconds))
+        said += [" · %s %s" % found[:2] for found in stage_outcomes.said(row)]
         if row["flaky"] is True:
             said.append(" (flaky: %s)" % row["statuses"])
         if row["status"] == Status.NOT_APPLICABLE and _listed(row["missing"]):

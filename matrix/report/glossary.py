@@ -11,11 +11,11 @@ from typing import List, Tuple
 
 from matrix.contract.products import PACKAGE, PROGRAM, Product
 from matrix.contract.schema import NO_RECORD, STAGES, NoCell, Status
-from matrix.records.aoti_loads import PROMISED_FROM
 from matrix.records.transitions import MEANING
 from matrix.report import document as d
 from matrix.report import markdown as md
 from matrix.report import phrases as say
+from matrix.report import stage_grids
 from matrix.report.writers.markdown import github_anchor as markdown_anchor
 
 PAGE = "glossary.md"
@@ -110,15 +110,16 @@ _AOTI = (
     ("compiled on, loaded on", "the build that compiled a package, and the build that loaded it: a package's pair"),
     ("backward promise", "upstream's promise that a package compiled on %s or later loads and matches on every"
      " newer release; kept on a pair where every package tried loaded and matched, else broken. Older releases"
-     " loading newer packages are not promised" % PROMISED_FROM),
+     " loading newer packages are not promised" % PACKAGE.promised_from),
     ("own packages", "a release loading the packages it compiled itself; the promise takes it for granted, so a"
      " release that fails here is named as an exception"),
     ("compile of an older program", "a program exported and saved on an older release, compiled with AOTInductor"
      " on a newer one, its package loaded and run there (`load --aoti`)"),
     ("upgrade answer", "from build A to a newer build B, per case and mode: does it export on B (and did it on A),"
      " does a program saved on A load and match on B, does a package compiled on A load and match on B, does a"
-     " program exported on A compile on B; `breaks` when an export that passed on A fails on B, or a program or"
-     " package of A does not load and match on B"),
+     " program exported on A compile on B; `breaks` when what worked on A fails on B: the export, a stage run on"
+     " its program (an outcome that did not try never counts), or a program or package of A that loaded and"
+     " matched on A itself"),
     ("not run", "a mode or stage with no record: said as such, never counted as 0 of N"),
 )  # fmt: skip
 
@@ -185,5 +186,6 @@ def page() -> d.Page:
             d.Paragraph(d.phrase("What loading a saved program on a release gave.")), _uses(PROGRAM))),
         d.Section("package-statuses", "Package statuses", (
             d.Paragraph(d.phrase("What loading a compiled package on a release gave.")), _uses(PACKAGE))),
+        stage_grids.glossary_section(),
     ]  # fmt: skip
     return d.Page(NAME, "Glossary", tuple(blocks), up=d.link("← back to the matrix", d.page("index")))

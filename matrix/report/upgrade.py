@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from matrix.contract.schema import STAGE_ERROR
 from matrix.records import upgrade
 from matrix.records.upgrade import CaseAnswer, ModeAnswer, Tally, Upgrade
 from matrix.report import document as d
@@ -72,7 +71,11 @@ def export_words(m: ModeAnswer) -> str:
 def _cell_words(cell: Optional[upgrade.Found]) -> str:
     if cell is None:
         return NOT_TRIED
-    failed = ["%s %s" % (label, outcome) for label, outcome, _ in cell.stages if outcome == STAGE_ERROR]
+    failed = [
+        "%s %s" % (label, outcome)
+        for label, outcome, _ in cell.stages
+        if upgrade.stage_answer(outcome, label) is upgrade.Answer.NO
+    ]
     return ", ".join([cell.status, *failed]) if cell.status == "pass" else cell.status
 
 

@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pandas as pd
 
+from matrix.contract import stages
 from matrix.records import model, store, upgrade
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,6 +67,15 @@ class Raw:
         found["export"] = (export(ca), export(cb))
         for stage in ("decompose", "serialize"):
             found[stage] = (_stage(ca, stage), _stage(cb, stage))
+        for declared in stages.SHOWN:  # a stage that declares its outcome: passing works, another it tried fails
+            shown = declared.shown
+            assert shown is not None
+
+            def judged(cell: Optional[Dict[str, Any]], shown: Any = shown) -> Optional[bool]:
+                outcome = cell.get(shown.status_key) if cell and cell.get("status") == "pass" else None
+                return True if outcome == shown.passing else False if outcome in shown.tried else None
+
+            found[shown.label] = (judged(ca), judged(cb))
         for product, fails, good in (("saved", LOAD_FAILS, "pass"), ("package", LOAD_FAILS, "pass"),
                                      ("compile", COMPILE_FAILS, "ok")):  # fmt: skip
 

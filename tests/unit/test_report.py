@@ -843,7 +843,9 @@ def test_the_aoti_stage_reaches_the_tables_and_the_case_page(tmp_path: Path):
     assert cells.loc["x", "aoti_status"] == "ok" and cells.loc["x", "aoti_compile_s"] == 22.06
     assert pd.isna(cells.loc["y", "aoti_status"])
     page = (out / "cases" / "x.md").read_text(encoding="utf-8")
-    assert "✅ pass · aoti ok (compiled in 22.1 s)" in page
+    # The stage's outcome beside the status, and its grid drawn from its declaration: the glyph, its meaning.
+    assert "✅ pass · aoti ok" in page
+    assert "## aoti outcome" in page and "| ✅ | ok | compiled with AOTInductor" in page
     assert "aoti ok" not in (out / "cases" / "y.md").read_text(encoding="utf-8")
 
 

@@ -338,3 +338,27 @@ def test_the_front_pages_two_verdicts_name_the_same_cells_or_say_why_not() -> No
     said = page.apart_words(upgrades.answer("2.14.1", "2.15.0"), newest)
     assert said.startswith(". Not the cells that regressed in 2.15.0: saved strict: a product made on 2.14.1")
     assert page.apart_words(upgrades.answer("2.14.1", "2.15.0"), ()) == ""
+
+
+def test_a_declared_stage_that_passed_on_the_older_build_and_fails_on_the_newer_breaks() -> None:
+    from matrix.report import upgrade as page
+
+    def onnx(release: str, case: str, outcome: str, **details: Any) -> Dict[str, Any]:
+        return {**cell(release, case, "non-strict", "pass"), "onnx_status": outcome, **details}
+
+    failed = dict(onnx_step="export", onnx_error_type="torch.onnx.OnnxExporterError", onnx_error="no function")
+    cells = frame([
+        onnx("2.9.1", "breaks", "pass"), onnx("2.10.0", "breaks", "fail", **failed),
+        # Not applicable (no exporter, or no onnxruntime) is never a failure, on either side.
+        onnx("2.9.1", "lacks", "pass"), onnx("2.10.0", "lacks", "not-applicable", onnx_error="no onnxruntime"),
+        onnx("2.9.1", "arrives", "not-applicable"), onnx("2.10.0", "arrives", "fail", **failed),
+    ])  # fmt: skip
+    found = by_case(upgrade.Upgrades(cells).answer("2.9.1", "2.10.0"))
+    (breaks,) = found["breaks"].modes
+    assert found["breaks"].breaks == (("non-strict", "ONNX"),) and breaks.verdict == "breaks"
+    assert page.export_words(breaks) == "pass → pass, ONNX fail"
+    assert page.note_words(breaks) == "ONNX broken: export: torch.onnx.OnnxExporterError: no function"
+    assert found["lacks"].breaks == () and found["lacks"].modes[0].verdict == "works"
+    outcome = found["lacks"].modes[0].outcome("ONNX")
+    assert outcome is not None and outcome.change == "not tried"
+    assert found["arrives"].breaks == () and found["arrives"].modes[0].verdict == "fails on B"

@@ -13,8 +13,9 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import pandas as pd
 
+from matrix.contract import stages
 from matrix.contract.schema import MODES, STAGES, STATUSES, Status, first_line
-from matrix.records import failures
+from matrix.records import failures, stage_outcomes
 from matrix.records.columns import FAILING
 from matrix.report import index
 from matrix.report.findings import Findings
@@ -49,7 +50,7 @@ def grid_data(
     cases: Dict[str, Dict[str, Any]] = {}
     wanted = ["release", "case", "mode", "status", "tags", "error_type", "error_message", "missing"]
     wanted += [stage + suffix for stage, _ in STAGES for suffix in ("_outcome", "_error")]
-    wanted += ["aoti_status", "aoti_error_type", "aoti_error", "dependency_set", "with_set"]
+    wanted += [*stage_outcomes.COLUMNS, "dependency_set", "with_set"]
     shown = cells[[c for c in wanted if c in cells.columns]].assign(environment=labels.to_numpy())
     for row in shown.to_dict("records"):
         name = str(row["case"])
@@ -163,7 +164,7 @@ def packages(f: Findings, pages: Mapping[str, str]) -> str:
     saved-programs section's; "" without package loads)."""
     if f.model.packages.empty:
         return ""
-    issues = known_issues.stage_paragraph(f.model.known_issues, failures.AOTI)
+    issues = known_issues.stage_paragraph(f.model.known_issues, stages.AOTI.name)
     return '<section id="saved-packages">%s%s</section>' % (saved.packages(f.model.packages, pages), issues)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import List, Mapping, Optional, Sequence
 
-from matrix.records import failures as stage_failures
+from matrix.contract import stages
 from matrix.records.aoti_loads import PROMISED_FROM, PackageLoads
 from matrix.records.epochs import Epoch
 from matrix.report import aoti_loads as report_aoti
@@ -106,7 +106,7 @@ def section(f: Findings, pages: Mapping[str, str], charts: str = "") -> str:
     )
     parts.append(packages(f.model.packages, pages))
     if not f.model.packages.empty:
-        parts.append(known_issues.stage_paragraph(f.model.known_issues, stage_failures.AOTI))
+        parts.append(known_issues.stage_paragraph(f.model.known_issues, stages.AOTI.name))
     parts.append("</section>")
     return "\n".join(p for p in parts if p)
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from matrix.contract.schema import AOTI_STATUSES, LOAD_STATUSES, MODES, STATUSES
+from matrix.contract.products import COMPILE
+from matrix.contract.schema import LOAD_STATUSES, MODES, STATUSES
 from matrix.records import upgrade
 from matrix.records.upgrade import Found, Upgrades
 from matrix.report import markdown as md
@@ -45,7 +46,7 @@ def _codes() -> Tuple[Dict[Tuple[str, str], str], Dict[str, List[str]]]:
         entries.append(("cell", status, "st s%d" % index, GLYPHS.get(status, "?")))
     for status in LOAD_STATUSES:
         entries.append(("load", status, *load_status(status)))
-    for status in AOTI_STATUSES:
+    for status in COMPILE.statuses:
         entries.append(("compile", status, *compile_status(status)))
     for at, (table, status, css, glyph) in enumerate(entries):
         char = _ALPHABET[at]
