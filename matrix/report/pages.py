@@ -12,6 +12,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from matrix.contract.schema import MODES, STAGES, STATUSES, Status
 from matrix.records import store, tables
+from matrix.records import verdicts as judged
+from matrix.records.verdicts import Verdicts
 from matrix.report import baseline, builds_page, candidate_page
 from matrix.report import document as d
 from matrix.report import markdown as md
@@ -26,13 +28,14 @@ CLAIMS = "claims.md"
 FLAKY = "flaky.md"
 WARNINGS = "warnings.md"
 INSTALL_ERRORS = "install-errors.md"
+DOCUMENTED = "documented-to-work"  # the claims page's section on the cells of cases documented to work
 BACK = d.link("← back to the matrix", d.page("index"))
 
 
 def build(f: Findings) -> List[d.Page]:
     """The linked pages built as documents; a page with nothing to show is not built."""
     pages = [grid(f), modes(f), failures(f)]
-    if f.cells["expected"].map(lambda v: isinstance(v, str)).any():
+    if claimed(f):
         pages.append(claims(f))
     if not f.flaky.empty:
         pages.append(flaky(f))
@@ -161,7 +164,23 @@ def modes(f: Findings) -> d.Page:
     intro = "Cells where strict and non-strict export end differently (both applicable), grouped by outcome."
     headers = _columns("case", "variant", "strict", "non-strict", "releases", "error (newest release)")
     title = "Strict vs non-strict (%d cells)" % len(f.disagreements)
-    return _page(MODES_PAGE, title, [d.Paragraph(d.phrase(intro)), d.Table(headers, tuple(rows))])
+    return _page(MODES_PAGE, title, [*_per_build(f), d.Paragraph(d.phrase(intro)), d.Table(headers, tuple(rows))])
+
+
+def _per_build(f: Findings) -> List[d.Block]:
+    """Per build, the cases run in both modes and how many end differently, and how (nothing where a mode was not
+    run: the front page says so)."""
+    counts = tables.mode_counts(f.cells, f.disagreements)
+    if counts.empty or len(set(f.cells["mode"])) < 2:
+        return []
+    columns = ("both_modes", "disagree", "strict_only", "non_strict_only", "other")
+    rows = [
+        [d.phrase(str(label))] + [d.phrase(str(int(row[c]))) for c in columns]
+        for label, row in zip(tables.environment_labels(counts).to_numpy(), counts.to_dict("records"))
+    ]
+    headers = ["release", "cases in both modes", "disagree", "only strict passes", "only non-strict passes", "other"]
+    return [d.Paragraph(d.phrase("Per build: the cases run in both modes (both applicable), and how many end"
+                                 " differently.")), say.table(headers, rows, "lrrrrr")]  # fmt: skip
 
 
 def signature_table(f: Findings, limit: int = 0) -> d.Table:
@@ -239,7 +258,61 @@ def claims(f: Findings) -> d.Page:
         "case", "claim", "claimed by", "mode", "variant", "observed", "releases", "error (newest release)"
     )  # fmt: skip
     title = "Documented claim vs observed (%d cells)" % len(f.claims)
-    return _page(CLAIMS, title, [d.Paragraph(intro), d.Table(headers, rows, wide=True)])
+    table = d.Table(headers, rows, wide=True)
+    return _page(CLAIMS, title, [b for b in (d.Paragraph(intro), table, documented(f.verdicts)) if b is not None])
+
+
+def claimed(f: Findings) -> bool:
+    """Whether a case claims whether it works (the claims page is written)."""
+    return bool(f.cells["expected"].map(lambda v: isinstance(v, str)).any()) or bool(f.verdicts and f.verdicts.expected)
+
+
+def documented(v: Optional[Verdicts]) -> Optional[d.Section]:
+    """The cells of cases documented to work, per release and mode, over a denominator stated once."""
+    if v is None or not v.expected:
+        return None
+    counts: Dict[str, List[int]] = {}
+    for e in v.expected:
+        counts.setdefault(e.mode, []).append(e.cases)
+    modes = [m for m in MODES if m in counts]
+    fewest, most = {m: min(counts[m]) for m in modes}, {m: max(counts[m]) for m in modes}
+    counted = ", ".join("%d in %s mode" % (most[m], m) if fewest[m] == most[m]
+                    else "%d to %d in %s mode, per build" % (fewest[m], most[m], m) for m in modes)  # fmt: skip
+    intro = d.phrase(
+        "Cases documented to work (their claim is ", d.Code("supported"), ", or ", d.Code("strict-only"), " / ",
+        d.Code("non-strict-only"), " for that mode; for an ExportDB case, the claim of that release's own ExportDB"
+        " where it names one, else the case's ", d.Code("expected"), "): %s. Each release is counted against all of"
+        " them: a case it did not run, or could not (not applicable), counts as not passing. Ran: those it ran."
+        % counted,
+    )  # fmt: skip
+    unrun = [m for m in MODES if m not in v.modes]
+    if unrun:
+        intro += d.phrase(" Not run: %s mode, so it is not counted here." % " and ".join(unrun))
+    rows = []
+    for name, found in by_environment(v):
+        mine = {e.mode: e for e in found}
+        cells = [name] + [_passed(mine.get(m)) for m in modes]
+        cells += [" / ".join(str(mine[m].ran) if m in mine else "–" for m in modes)]
+        cells += [str(sum(getattr(e, k) for e in found)) for k in ("unexpected", "unclaimed", "failing")]
+        rows.append([d.phrase(c) for c in cells])
+    headers = ["release"] + ["%s: pass" % m for m in modes] + ["ran (%s)" % " / ".join(modes)]
+    headers += ["unexpected failures", "failing with no claim", "all failing cells"]
+    table = say.table(headers, rows, "l" + "r" * (len(modes) + 4))
+    return d.Section(DOCUMENTED, "Documented to work", (d.Paragraph(intro), table))
+
+
+def _passed(e: Optional[judged.Expected]) -> str:
+    if e is None:
+        return "–"
+    return "%d of %d (%s)" % (e.passed, e.cases, md.percent(e.rate))
+
+
+def by_environment(v: Verdicts) -> List[Tuple[str, List[judged.Expected]]]:
+    """The rows of ``v.expected`` by environment, in their order."""
+    found: Dict[str, List[judged.Expected]] = {}
+    for e in v.expected:
+        found.setdefault(e.environment, []).append(e)
+    return list(found.items())
 
 
 def flaky(f: Findings) -> d.Page:

@@ -55,11 +55,6 @@ OP_PROGRAMS = {"exported": "exported", "decomposed": "decomposed", "export": "ex
 NOW_WRONG = " (now wrong numbers)"
 
 
-def page(step: Step) -> str:
-    """The file name of a step's Markdown page."""
-    return md.transition_page(step.before, step.after)
-
-
 def name(step: Step) -> str:
     """The page name (document.Page.name) of a step's page."""
     return say.transition_name(step.before, step.after)
@@ -143,13 +138,6 @@ def _scheme(row: Row) -> str:
 def _variant(move: Row) -> d.Phrase:
     old, new = move.get("variant_before"), move.get("variant")
     return d.phrase(str(new) if old == new or not isinstance(old, str) else "%s → %s" % (old, new))
-
-
-def error(kind: Any, message: Any, limit: int = ERROR_LIMIT) -> str:
-    """``KeyError: the message`` (Markdown), the message cut to ``limit``; either part may be missing."""
-    parts = [md.code(kind) if isinstance(kind, str) else ""]
-    parts.append(md.text(message, limit) if isinstance(message, str) else "")
-    return ": ".join(p for p in parts if p)
 
 
 def _table(found: List[Row], several: bool, headers: List[str], cells: Callable[[Row], List[d.Phrase]]) -> d.Table:
@@ -367,14 +355,9 @@ def newest_section(steps: Sequence[Step], newest_builds: Sequence[str]) -> d.Sec
         d.link(d.phrase(d.Count(len(fixed), "cell"), " fixed"), d.page(name(last), "fixes")),
         " (one per case and mode).",
     )
-    return d.Section(
-        "newest",
-        heading,
-        (
-            d.Paragraph(lead),
-            d.Section("newest-regressed", "Regressed", (changes_table(regressed, False),)),
-        ),
-    )
+    # Where none regressed, the lead says so: an empty table would only repeat it.
+    table = (d.Section("newest-regressed", "Regressed", (changes_table(regressed, False),)),) if regressed else ()
+    return d.Section("newest", heading, (d.Paragraph(lead), *table))
 
 
 def _count(step: Step, kind: str, program: str = "") -> d.Phrase:

@@ -16,7 +16,7 @@ from matrix.contract import records, schema
 from matrix.records import model, store, tables, transitions
 from matrix.report import build as report
 from matrix.report import files as report_files
-from matrix.report import site
+from matrix.report import site, writers
 from matrix.report.site import badge, front, markup
 
 from . import links_support
@@ -202,9 +202,16 @@ def test_grid_data_marks_failed_stages_moves_and_packages_per_column(tmp_path: P
     assert (data["stage_failure"], data["move_kinds"]) == ("stage-failure", ["graph-change", "op-drift"])
 
 
-def test_every_status_has_a_glyph():
-    assert set(markup.GLYPHS) == set(schema.STATUSES)
-    assert set(markup.LOAD_GLYPHS) == set(schema.LOAD_STATUSES)
+def test_every_status_has_the_schemas_glyph_and_a_colour():
+    """A cell's, a load's and a compile's outcomes each draw with one glyph (the schema's) and a colour; a skipped
+    compile is its own glyph, not an unknown one's."""
+    for kind, known in (("cell", schema.STATUSES), ("load", schema.LOAD_STATUSES), ("compile", schema.AOTI_STATUSES)):
+        for status in known:
+            assert writers.glyph(status, kind) not in ("?", schema.NO_RECORD), (kind, status)
+            assert writers.colour(status, kind), (kind, status)
+    assert writers.glyph("pass") == schema.Status.PASS.symbol
+    assert writers.glyph(schema.STAGE_SKIPPED, "compile") == schema.AOTI_SYMBOL[schema.STAGE_SKIPPED]
+    assert writers.glyph("no-such-status") == "?" and writers.colour("no-such-status") == ""
 
 
 # --- pass rates and the badge -----------------------------------------------------------------------

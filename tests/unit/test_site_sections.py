@@ -257,7 +257,7 @@ def test_every_link_and_file_of_the_site_resolves_inside_the_reports_folder(buil
 def test_a_repro_script_is_the_one_the_markdown_page_links(built: Path):
     page = (built / "site" / "cases" / "late.html").read_text(encoding="utf-8")
     # The one script the report wrote beside the Markdown page (cases/late.repro/), linked from site/cases/.
-    [link] = re.findall(r'<a href="\.\./\.\./(cases/late\.repro/[^"]+\.py)">', page)
+    [link] = re.findall(r'<a href="\.\./\.\./(cases/late\.repro/[^"]+\.py)" download>', page)
     assert (built / "site" / "cases" / "../.." / link).resolve() == (built / link).resolve()
     assert (built / link).is_file() and not (built / "site" / link).exists()
     listed = set(json.loads((built / report_files.MANIFEST).read_text(encoding="utf-8"))["files"])

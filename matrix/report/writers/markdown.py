@@ -73,9 +73,10 @@ class _Writer:
 
     def block(self, block: d.Block, level: int) -> str:
         if isinstance(block, d.Section):
-            anchor = "" if github_anchor(block.title) == block.id else '<a id="%s"></a>\n\n' % block.id
+            # An anchor of its own where GitHub's would differ, on the line above (a heading may follow a paragraph).
+            anchor = "" if github_anchor(block.title) == block.id else '<a id="%s"></a>\n' % block.id
             head = "%s%s %s\n" % (anchor, "#" * min(level, 6), md.text(block.title))
-            return "\n".join([head] + [self.block(b, level + 1) for b in block.blocks])
+            return "\n".join([head] + [b for b in (self.block(b, level + 1) for b in block.blocks) if b])
         if isinstance(block, d.Paragraph):
             return self.phrase(block.parts) + "\n"
         if isinstance(block, d.Items):
