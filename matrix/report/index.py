@@ -323,19 +323,16 @@ def _pass_rates(f: Findings) -> d.Table:
 
 
 def _env_errors(f: Findings) -> Optional[d.Section]:
+    """The environments that failed to install, named; each with its error and the installer's output on its page."""
     if f.env_errors.empty:
         return None
-    keys = ("torch_version", "variant", "python")
-    rows = [
-        [d.phrase(str(r.get(k))) for k in keys] + [d.phrase(r.get("dependency_set") or "torch alone"),
-         d.phrase(d.Code(r["error_type"])), d.phrase(say.clip(r["error_message"], 300))]
-        for r in f.env_errors.to_dict("records")
-    ]  # fmt: skip
-    blocks: List[d.Block] = [say.table(["release", "variant", "Python", "environment", "error", "message"], rows)]
-    if pages.installer_outputs(f):
-        said = d.phrase("What the installer said: ", d.link("installer output", _page_of(pages.INSTALL_ERRORS)), ".")
-        blocks.append(d.Paragraph(said))
-    return d.Section("environments-that-failed-to-install", "Environments that failed to install", tuple(blocks))
+    names = sorted({"%s %s py%s (%s)" % (r.get("torch_version"), r.get("variant"), r.get("python"),
+                                         r.get("dependency_set") or "torch alone")
+                    for r in f.env_errors.to_dict("records")})  # fmt: skip
+    said = d.phrase("%s: %s; each with its error and what the installer said on the " % (
+        md.plural(len(names), "environment"), ", ".join(names)), d.link("install errors page", _page_of(
+            pages.INSTALL_ERRORS)), ".")  # fmt: skip
+    return d.Section("environments-that-failed-to-install", "Environments that failed to install", (d.Paragraph(said),))
 
 
 def _signatures(f: Findings) -> d.Section:

@@ -41,7 +41,7 @@ def build(f: Findings) -> List[d.Page]:
         pages.append(flaky(f))
     if f.warnings:
         pages.append(warnings(f))
-    if installer_outputs(f):
+    if not f.env_errors.empty:
         pages.append(install_errors(f))
     if f.builds:
         pages.append(builds_page.build(f.builds))
@@ -350,6 +350,13 @@ def installer_outputs(f: Findings) -> List[Tuple[str, str]]:
 
 
 def install_errors(f: Findings) -> d.Page:
-    """What the installer said for each environment that failed to install."""
-    blocks = [d.Details(name, (d.CodeBlock(output, "text"),)) for name, output in installer_outputs(f)]
-    return _page(INSTALL_ERRORS, "Installer output of the environments that failed to install", blocks)
+    """Each environment that failed to install, with its error, then what the installer said for each."""
+    keys = ("torch_version", "variant", "python")
+    rows = [
+        [d.phrase(str(r.get(k))) for k in keys] + [d.phrase(r.get("dependency_set") or "torch alone"),
+         d.phrase(d.Code(r["error_type"])), d.phrase(say.clip(r["error_message"], 300))]
+        for r in f.env_errors.to_dict("records")
+    ]  # fmt: skip
+    blocks: List[d.Block] = [say.table(["release", "variant", "Python", "environment", "error", "message"], rows)]
+    blocks += [d.Details(name, (d.CodeBlock(output, "text"),)) for name, output in installer_outputs(f)]
+    return _page(INSTALL_ERRORS, "Environments that failed to install", blocks)

@@ -243,9 +243,10 @@ def test_env_errors_are_listed_and_break_the_series(tmp_path: Path):
     result = report.build_report([str(write_by_release(tmp_path / "records", rows))], str(out), charts=False)
     index = (out / "index.md").read_text(encoding="utf-8")
     assert "## Environments that failed to install" in index
-    assert "no wheel \\| for &lt;this>" in index  # "<t" could open a tag; ">" closes nothing
-    assert "resolver said no" in (out / "install-errors.md").read_text(encoding="utf-8")
-    assert "[installer output](install-errors.md)" in index
+    assert "1 environment: 2.5.0 cpu py3.11 (torch alone); each with its error and what the installer said" in index
+    assert "[install errors page](install-errors.md)" in index
+    page = (out / "install-errors.md").read_text(encoding="utf-8")
+    assert "no wheel \\| for &lt;this>" in page and "resolver said no" in page  # "<t" could open a tag
     assert result.regressions == 0  # 2.4.1 and 2.6.0 are not consecutive: 2.5.0 failed to install
 
 
@@ -282,7 +283,8 @@ def test_a_matrix_where_every_environment_failed_still_reports(tmp_path: Path):
     index = (out / "index.md").read_text(encoding="utf-8")
     assert result.cells == 0 and result.pages == 0
     assert "| releases | 1 release, 1 build: 2.1.2 |" in index
-    assert "no wheel for this Python" in index
+    assert "1 environment: 2.1.2 cpu py3.11 (torch alone)" in index
+    assert "no wheel for this Python" in (out / "install-errors.md").read_text(encoding="utf-8")
 
 
 def test_the_report_removes_only_files_it_wrote(tmp_path: Path):

@@ -409,9 +409,14 @@ def test_an_environment_that_did_not_install_is_named_on_the_front_page(tmp_path
     report.build_report([str(folder)], str(tmp_path / "report"), charts=False)
     index = (tmp_path / "report" / "site" / "index.html").read_text(encoding="utf-8")
     assert "<h2>Environments that failed to install</h2>" in index
+    assert (
+        "2.5.1 cpu py3.11 (torch alone); each with its error and what the installer said on the"
+        ' <a href="install-errors.html">' in index
+    )
+    page = (tmp_path / "report" / "site" / "install-errors.html").read_text(encoding="utf-8")
     row = '<td class="l">2.5.1</td><td class="l">cpu</td><td class="l">3.11</td><td class="l">torch alone</td>'
-    assert row + '<td class="l"><code>InstallError</code></td>' in index
-    assert '<td class="l">no wheel for &lt;b&gt;this&lt;/b&gt; ⏎ more</td>' in index
+    assert row + '<td class="l"><code>InstallError</code></td>' in page
+    assert '<td class="l">no wheel for &lt;b&gt;this&lt;/b&gt; ⏎ more</td>' in page
 
 
 def grid_html(table: pd.DataFrame) -> str:

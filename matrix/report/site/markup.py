@@ -56,7 +56,8 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]], css: str = "") 
     head = "".join("<th>%s</th>" % text(h) for h in headers)
     body = "".join("<tr>%s</tr>" % "".join("<td>%s</td>" % cell for cell in row) for row in rows)
     klass = ' class="%s"' % css if css else ""
-    return "<table%s><thead><tr>%s</tr></thead><tbody>%s</tbody></table>" % (klass, head, body)
+    # In a box of its own that scrolls sideways, as the writer's tables are: the page stays as wide as the window.
+    return '<div class="wide"><table%s><thead><tr>%s</tr></thead><tbody>%s</tbody></table></div>' % (klass, head, body)
 
 
 def selects(prefix: str, menus: Iterable[Tuple[str, str, Sequence[Tuple[str, str]]]]) -> str:
