@@ -79,7 +79,8 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
         first.append(
             d.Item(
                 d.phrase("%s of the cells that ran torch.export pass (%d of %d, every mode; " % (
-                    _percent(passed, total), passed, total), d.link("per build", d.here("summary")), ")."),
+                    md.percent(passed / total if total else None), passed, total),
+                    d.link("per build", d.here("summary")), ")."),
                 "Newest release, %s" % newest,
             )
         )  # fmt: skip
@@ -130,10 +131,6 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
     shown = (dataclasses.replace(b, collapsed=True) if isinstance(b, d.Section) and b.id in COLLAPSED else b
              for b in blocks if b is not None)  # fmt: skip
     return d.Page(NAME, f.title, tuple(shown), lead=lead)
-
-
-def _percent(passed: int, total: int) -> str:
-    return "%.1f%%" % (100.0 * passed / total) if total else "–"
 
 
 def _upgrade(f: Findings) -> Optional[d.Item]:

@@ -59,14 +59,6 @@ def _page(file: str, title: str, blocks: Sequence[d.Block]) -> d.Page:
     return d.Page(file[: -len(".md")], title, tuple(blocks), up=BACK)
 
 
-def _columns(*labels: str, align: str = "") -> Tuple[d.Column, ...]:
-    return tuple(d.Column(label, (align or "l" * len(labels))[i]) for i, label in enumerate(labels))
-
-
-def charts(f: Findings, key: str) -> str:
-    return "".join("\n![%s](%s)\n" % (md.text(c.title), c.path) for c in f.charts.get(key, []))
-
-
 def images(f: Findings, key: str) -> List[d.Image]:
     """The charts of ``key`` as images of a page."""
     return [d.Image(d.file(c.path), c.title) for c in f.charts.get(key, [])]
@@ -79,7 +71,7 @@ def legend() -> d.Table:
                  d.phrase("the cell was not run (or its environment failed to install)")))  # fmt: skip
     for stage, label in STAGES:
         rows.append((d.phrase(md.STAGE_MARKS[stage]), d.phrase("%s fails" % label), d.phrase(md.STAGE_MEANING[stage])))
-    return d.Table(_columns("", "status", "meaning"), tuple(rows))
+    return say.table(["", "status", "meaning"], rows)
 
 
 def _square(row: Optional[Dict[str, Any]]) -> d.Mark:
@@ -138,7 +130,7 @@ def _counts(f: Findings) -> d.Section:
         for r in summary
     )
     align = "l" * len(env) + "r" * (len(STATUSES) + 2)
-    table = d.Table(_columns(*headers, align=align), rows, wide=True)
+    table = say.table(headers, rows, align, wide=True)
     return d.Section("cells-per-status-release-and-mode", "Cells per status, release and mode", (table,))
 
 
@@ -162,9 +154,9 @@ def modes(f: Findings) -> d.Page:
             )
         )
     intro = "Cells where strict and non-strict export end differently (both applicable), grouped by outcome."
-    headers = _columns("case", "variant", "strict", "non-strict", "releases", "error (newest release)")
+    headers = ["case", "variant", "strict", "non-strict", "releases", "error (newest release)"]
     title = "Strict vs non-strict (%d cells)" % len(f.disagreements)
-    return _page(MODES_PAGE, title, [*_per_build(f), d.Paragraph(d.phrase(intro)), d.Table(headers, tuple(rows))])
+    return _page(MODES_PAGE, title, [*_per_build(f), d.Paragraph(d.phrase(intro)), say.table(headers, rows)])
 
 
 def _per_build(f: Findings) -> List[d.Block]:
@@ -203,7 +195,7 @@ def signature_table(f: Findings, limit: int = 0) -> d.Table:
             )
         )
     headers = ("error class and first line", "cells", "cases", "statuses", "modes", "releases")
-    return d.Table(_columns(*headers, align="lrrlll"), tuple(rows))
+    return say.table(headers, rows, "lrrlll")
 
 
 def failures(f: Findings) -> d.Page:
@@ -254,11 +246,9 @@ def claims(f: Findings) -> d.Page:
         d.Code("supported"),
         " means passes.",
     )
-    headers = _columns(
-        "case", "claim", "claimed by", "mode", "variant", "observed", "releases", "error (newest release)"
-    )  # fmt: skip
+    headers = ["case", "claim", "claimed by", "mode", "variant", "observed", "releases", "error (newest release)"]
     title = "Documented claim vs observed (%d cells)" % len(f.claims)
-    table = d.Table(headers, rows, wide=True)
+    table = say.table(headers, rows, wide=True)
     return _page(CLAIMS, title, [b for b in (d.Paragraph(intro), table, documented(f.verdicts)) if b is not None])
 
 
@@ -330,8 +320,8 @@ def flaky(f: Findings) -> d.Page:
         for r in f.flaky.to_dict("records")
     )
     intro = "Cells whose repeated runs ended differently; the most common status (ties: the worse) is reported."
-    headers = _columns("release", "variant", "Python", "case", "mode", "status", "runs")
-    return _page(FLAKY, "Flaky cells (%d)" % len(f.flaky), [d.Paragraph(d.phrase(intro)), d.Table(headers, rows)])
+    headers = ["release", "variant", "Python", "case", "mode", "status", "runs"]
+    return _page(FLAKY, "Flaky cells (%d)" % len(f.flaky), [d.Paragraph(d.phrase(intro)), say.table(headers, rows)])
 
 
 def warnings(f: Findings) -> d.Page:

@@ -10,7 +10,7 @@ the linked pages.
 
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Sequence, Set, Tuple
+from typing import List, Optional, Sequence, Set, Tuple
 
 from matrix.contract.schema import STAGES
 from matrix.envs import releases as release_list
@@ -80,13 +80,9 @@ def section(
     return d.Section("verdicts", "Verdicts", (d.Items(tuple(i for i in items if i is not None)),))
 
 
-def _join(values: Iterable[str]) -> str:
-    return ", ".join(values)
-
-
 def _open_regressions(v: Verdicts) -> d.Item:
     r = v.regressions
-    newest = _join(r.newest) or "the newest release"
+    newest = ", ".join(r.newest) or "the newest release"
     title = "Still broken on %s" % newest
     if not r.found:
         return d.Item(d.phrase("no regression was found between releases (", _transitions(), ")."), title)
@@ -116,7 +112,7 @@ def _transitions() -> d.Link:
 def _open_line(o: OpenRegression) -> d.Phrase:
     step = say.between(o.before, o.after, o.variant_before, o.variant)
     build = " (the build changed there too)" if o.across_build_change else None
-    head = d.phrase(say.case(o.case, o.with_set), " ", _join(o.modes), ": ")
+    head = d.phrase(say.case(o.case, o.with_set), " ", ", ".join(o.modes), ": ")
     if o.kind == "stage-regression":
         stage = STAGE_LABELS.get(o.stage or "", o.stage or "a stage")
         return d.phrase(head, "%s stopped working at " % stage, step, build, "; ", stage_now(o, stage), ".")
@@ -132,7 +128,7 @@ def stage_now(o: OpenRegression, stage: str) -> d.Phrase:
     status."""
     outcomes = o.stage_now or ("",) * len(o.now)
     if all(s == "pass" and out for s, out in zip(o.now, outcomes)):
-        return d.phrase("%s now %s" % (stage, _join(dict.fromkeys(outcomes))))
+        return d.phrase("%s now %s" % (stage, ", ".join(dict.fromkeys(outcomes))))
     said: List[d.Phrase] = []
     for status, out in zip(o.now, outcomes):
         if status == "pass" and out:
@@ -149,7 +145,7 @@ def _in_newest(v: Verdicts) -> Optional[d.Item]:
     r = v.regressions
     if not r.found:
         return None
-    title = "Regressed in %s" % (_join(r.newest) or "the newest release")
+    title = "Regressed in %s" % (", ".join(r.newest) or "the newest release")
     if not r.in_newest:
         return d.Item(d.phrase("nothing broke there (", _transitions(), ")."), title)
     cells = len({(o.case, o.variant, o.with_set, m) for o in r.in_newest for m in o.modes})
@@ -201,7 +197,7 @@ def _per_build(v: Verdicts, field: str, title: str, why: str) -> d.Item:
 
 def _names(values: Sequence[str], shown: int = 3) -> str:
     """Names in their order, after ``shown`` of them a count of the rest."""
-    return _join(values[:shown]) + (" and %d more" % (len(values) - shown) if len(values) > shown else "")
+    return ", ".join(values[:shown]) + (" and %d more" % (len(values) - shown) if len(values) > shown else "")
 
 
 def _best(v: Verdicts) -> Optional[d.Item]:
@@ -259,7 +255,7 @@ def _sample(v: Verdicts) -> Optional[d.Item]:
     if not s.not_run:
         return d.Item(d.phrase("every minor release from %s to %s was run." % (s.minors[0], s.minors[-1])), "Sample")
     said = "%d of %d minor releases from %s to %s were run (not run: %s): consecutive means consecutive in this" % (
-        len(s.run), len(s.minors), s.minors[0], s.minors[-1], _join(s.not_run),
+        len(s.run), len(s.minors), s.minors[0], s.minors[-1], ", ".join(s.not_run),
     )  # fmt: skip
     return d.Item(d.phrase(said, " sample (", _transitions(), ")."), "Sample")
 
@@ -314,7 +310,7 @@ def _exceptions(e: Epoch, linked: Set[str]) -> d.Phrase:
     named = []
     for case in cases[:SHOWN_EXCEPTIONS]:
         modes = [x.mode for x in e.exceptions if x.case == case]
-        named.append(d.phrase(say.case(case) if case in linked else case, " (%s)" % _join(modes)))
+        named.append(d.phrase(say.case(case) if case in linked else case, " (%s)" % ", ".join(modes)))
     more = " … (+%d)" % (len(cases) - SHOWN_EXCEPTIONS) if len(cases) > SHOWN_EXCEPTIONS else ""
     return d.phrase(say.count(len(cases), "case"), ": ", d.joined(named), more)
 
@@ -344,7 +340,7 @@ def strict_note(v: Optional[Verdicts]) -> d.Phrase:
         )  # fmt: skip
     note = d.phrase(d.joined(said, "; "), ".")
     if without:
-        note += d.phrase(" %s: no " % _join(without), d.Code("strict"), " keyword, always strict.")
+        note += d.phrase(" %s: no " % ", ".join(without), d.Code("strict"), " keyword, always strict.")
     return d.phrase(
         note, " Each cell passes ", d.Code("strict="), " explicitly, so a column means the same mode on every release;"
         " a caller who leaves it out gets the default's column.",
