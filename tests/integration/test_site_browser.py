@@ -681,6 +681,8 @@ def published_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_no_page_is_wider_than_a_phone_or_a_laptop(published_site: Path, browser: Any, width: int):
     """At 390 px (a phone) and at 1,400 px, no page of the published site scrolls sideways: a wide table scrolls in
     its own box, a chart shrinks to the window and a long word (a case's path, an error without spaces) breaks."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
     wide_site = published_site
     pages = sorted(wide_site.rglob("*.html"))
     assert len(pages) > 100
@@ -692,6 +694,9 @@ def test_no_page_is_wider_than_a_phone_or_a_laptop(published_site: Path, browser
                 open_page(browser, path)  # its grid is drawn by its script
             else:
                 browser.get(path.as_uri())
+                # get() may return before the new page is laid out: measure that page, not the one before.
+                loaded = "return document.URL === arguments[0] && document.readyState === 'complete'"
+                WebDriverWait(browser, 30).until(lambda page: page.execute_script(loaded, path.as_uri()))
             scrolled, window = browser.execute_script(
                 "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
             )

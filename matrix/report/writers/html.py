@@ -100,10 +100,11 @@ class _Writer:
             if not block.rows:
                 return "<p><em>%s</em></p>" % text(block.empty)
             head = "".join('<th class="%s">%s</th>' % (c.align, text(c.label)) for c in block.columns)
+            ids = [' id="%s"' % text(a) if a else "" for a in block.anchors] + [""] * len(block.rows)
             rows = "".join(
-                "<tr>%s</tr>" % "".join('<td class="%s">%s</td>' % (c.align, self.phrase(cell))
-                                        for c, cell in zip(block.columns, row))
-                for row in block.rows
+                "<tr%s>%s</tr>" % (ids[i], "".join('<td class="%s">%s</td>' % (c.align, self.phrase(cell))
+                                                   for c, cell in zip(block.columns, row)))
+                for i, row in enumerate(block.rows)
             )  # fmt: skip
             return '<div class="wide"><table><thead><tr>%s</tr></thead><tbody>%s</tbody></table></div>' % (head, rows)
         if isinstance(block, d.Grid):

@@ -84,11 +84,13 @@ class _Writer:
         if isinstance(block, d.Table):
             if not block.rows:
                 return "_%s_\n" % md.text(block.empty)
+            ids = ['<a id="%s"></a>' % a if a else "" for a in block.anchors] + [""] * len(block.rows)
             return md.table(
                 [md.text(c.label) for c in block.columns],
-                ([self.phrase(cell) for cell in row] for row in block.rows),
+                ([ids[i] + self.phrase(row[0])] + [self.phrase(cell) for cell in row[1:]]
+                 for i, row in enumerate(block.rows)),
                 [c.align for c in block.columns],
-            )
+            )  # fmt: skip
         if isinstance(block, d.Grid):
             return md.table(
                 [md.text(block.corner)] + [md.text(c) for c in block.columns],
