@@ -684,6 +684,7 @@ def test_no_page_is_wider_than_a_phone_or_a_laptop(published_site: Path, browser
     from selenium.webdriver.support.ui import WebDriverWait
 
     wide_site = published_site
+    loaded = "return document.URL === arguments[0] && document.readyState === 'complete'"
     pages = sorted(wide_site.rglob("*.html"))
     assert len(pages) > 100
     browser.set_window_size(width, 900)
@@ -693,10 +694,10 @@ def test_no_page_is_wider_than_a_phone_or_a_laptop(published_site: Path, browser
             if path.name == "index.html":
                 open_page(browser, path)  # its grid is drawn by its script
             else:
-                browser.get(path.as_uri())
+                uri = path.as_uri()
+                browser.get(uri)
                 # get() may return before the new page is laid out: measure that page, not the one before.
-                loaded = "return document.URL === arguments[0] && document.readyState === 'complete'"
-                WebDriverWait(browser, 30).until(lambda page: page.execute_script(loaded, path.as_uri()))
+                WebDriverWait(browser, 30).until(lambda page, uri=uri: page.execute_script(loaded, uri))
             scrolled, window = browser.execute_script(
                 "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
             )
