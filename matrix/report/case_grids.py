@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Seque
 import pandas as pd
 
 from matrix.contract.products import COMPILE, PACKAGE, PROGRAM, Product
-from matrix.contract.schema import LOAD_STATUSES, MODES, NO_RECORD, STAGE_ERROR, STAGE_OK, STATUSES
+from matrix.contract.schema import AOTI_SYMBOL, LOAD_STATUSES, MODES, NO_RECORD, STATUSES
 from matrix.records import alike
 from matrix.records import artifacts as uses_table
 from matrix.records import failures as known
@@ -45,8 +45,6 @@ WORDS: Dict[str, Tuple[str, str]] = {
         " the programs of the newest older release and of the oldest of its serializer epoch only).",
     ),
 }
-# A stage's outcome drawn with the glyph the schema gives the same idea among the cells' statuses.
-_SAME_AS = {STAGE_OK: "pass", STAGE_ERROR: "fail"}
 
 
 Uses = Tuple[Tuple[Product, pd.DataFrame, Tuple[List[str], List[str]]], ...]
@@ -69,12 +67,12 @@ def of_case(found: Uses, case: str) -> Uses:
 
 def shown(status: Any) -> Tuple[Optional[str], str]:
     """A product's outcome as a status the writers draw, and its kind: a load's own, a cell's, or a stage's as the
-    cell status of the same glyph (an outcome of none of them draws as unknown)."""
+    compile's (schema.AOTI_SYMBOL: ``skipped`` has its own glyph); an outcome of none of them draws as unknown."""
     if not isinstance(status, str):
         return None, "cell"
     if status in LOAD_STATUSES:
         return status, "load"
-    return _SAME_AS.get(status, status), "cell"
+    return status, "compile" if status in AOTI_SYMBOL and status not in STATUSES else "cell"
 
 
 def title(product: Product) -> str:
