@@ -74,6 +74,11 @@ class Stage:
     # that selects it is never answered from the result cache without importing torch.
     needs_set_up: bool = False
     shown: Optional[Shown] = None  # where the report draws its outcome from the declaration alone
+    # The packages it runs with beside torch: a run that selects it installs them into each dependency set's
+    # environment (never the release's base one), bounded per release by matrix/envs/companions.toml; a run
+    # without it installs none. Where they cannot be installed, its cells run without them (the stage then
+    # records not-applicable).
+    requires: Tuple[str, ...] = ()
 
 
 CHECK = Stage("check", "run and compare with eager", module="check_stage")
@@ -139,6 +144,7 @@ ONNX = Stage(
         "onnx_version", "onnxscript_version", "onnxruntime_version",
     ),
     module="onnx_stage",
+    requires=("onnx", "onnxscript", "onnxruntime"),  # the exporter needs the first two, the run the third
     shown=Shown(
         label="ONNX",
         status_key="onnx_status",
@@ -201,6 +207,11 @@ def needs_set_up(names: Sequence[str]) -> bool:
 def extra_seconds(names: Sequence[str], request: object) -> float:
     """What a cell of ``names`` may take on top of --timeout: the budgets that extend it, as ``request`` holds them."""
     return sum(float(getattr(request, s.budget.field)) for s in selected(names) if s.budget and s.budget.extends_cell)
+
+
+def requirements(names: Sequence[str]) -> Tuple[str, ...]:
+    """The packages the selected stages run with (:attr:`Stage.requires`), in declared order, each once."""
+    return tuple(dict.fromkeys(package for stage in selected(names) for package in stage.requires))
 
 
 def keys_of(stages: Sequence[str]) -> Tuple[str, ...]:
