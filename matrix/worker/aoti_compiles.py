@@ -20,7 +20,7 @@ import re
 from typing import List, Optional, Tuple
 
 from ..contract.layout import Artifact
-from ..contract.options import AOTI_FROM
+from ..contract.products import AOTI_FROM
 
 _VERSION = re.compile(r"(\d+(?:\.\d+)*)(?:(a|b|rc)(\d+))?(?:\.post\d+)?(?:\.dev(\d+))?")
 _PHASES = {"a": 0, "b": 1, "rc": 2}

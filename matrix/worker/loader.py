@@ -42,8 +42,8 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from ..contract import dependencies, layout, records
 from ..contract.errors import UserError
 from ..contract.layout import Artifact
-from ..contract.options import AOTI_FROM, DEFAULT_AOTI_TIMEOUT_S
 from ..contract.products import (
+    AOTI_FROM,
     BY_KIND,
     COMPILE,
     PACKAGE,
@@ -51,9 +51,11 @@ from ..contract.products import (
     PROGRAM,
     TALLIES,
     Product,
+    option_values,
 )
 from ..contract.requests import LoadRequest
 from ..contract.schema import LoadStatus
+from ..contract.stages import AOTI_BUDGET
 from . import aoti, aoti_compiles, artifacts, batch, first_use, gpu, reuse, signing, uses
 from .aoti import NEEDS_COMPILER, NO_COMPILER_TYPE
 from .environment import installed_torch_version, variant_of
@@ -105,7 +107,7 @@ class LoadBatch(KnownLoads, batch.Batch):
 
     def __init__(
         self, found: List[Artifact], version: str, variant: str, python: str, signing_key: Optional[bytes] = None,
-        trust: bool = False, compile_older: bool = False, aoti_timeout: float = DEFAULT_AOTI_TIMEOUT_S,
+        trust: bool = False, compile_older: bool = False, aoti_timeout: float = AOTI_BUDGET.default,
         aoti_from: str = AOTI_FROM[0], device: str = "cpu",
     ) -> None:  # fmt: skip
         """``signing_key`` verifies each artifact's signature, unless ``trust``; None: there is no key.
@@ -295,8 +297,9 @@ def execute(options: LoadOptions) -> Dict[str, int]:
     name = file_name(version, variant, python)[: -len(".jsonl")] + dependencies.set_suffix(options.dependency_set or "")
     settings = options.settings(os.path.join(options.out, name + ".jsonl"))
     # Packages count as artifacts in the plan's line; each one's progress line names its file (…/aoti.pt2).
+    given = option_values(options)
     loads = LoadBatch(
-        found, version, variant, python, key, options.trust, options.aoti, options.aoti_timeout, options.aoti_from,
+        found, version, variant, python, key, options.trust, given["aoti"], given["aoti_timeout"], given["aoti_from"],
         options.device,
     )  # fmt: skip
     return batch.execute(loads, settings, version, variant)
