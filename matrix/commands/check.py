@@ -11,6 +11,7 @@ and ``--fail-on`` judges them all.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import sys
 import tempfile
@@ -166,7 +167,7 @@ def rows_for(probed: Probed, modes: Sequence[str], label: str, wanted: Sequence[
                     error=short_error(cell.get("error_type"), cell.get("error_message")),
                     diagnosis=tuple(p for p in cell.get("diagnosis") or () if isinstance(p, dict)),
                     packages=packages,
-                    aoti={key: value for key, value in cell.items() if key.startswith("aoti_")},
+                    **stage_fields(cell),
                 )
             )
         elif probed.env_error is not None:
@@ -186,6 +187,16 @@ def rows_for(probed: Probed, modes: Sequence[str], label: str, wanted: Sequence[
                 Row(torch=label, variant="", python="", mode=mode, status=NoCell.NO_RECORD, error=probed.problem)
             )
     return rows
+
+
+# The stages whose fields a row carries, each under the stage's name: those a Row has a field for.
+ROW_STAGES = tuple(s for s in stages.DECLARED if s.name in {f.name for f in dataclasses.fields(Row)})
+
+
+def stage_fields(cell: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
+    """What a row shows of each stage it has a field for: the fields the stage's declaration names that the cell
+    holds (none where the run did not select it)."""
+    return {s.name: {key: value for key, value in cell.items() if key in s.keys} for s in ROW_STAGES}
 
 
 def check_target(

@@ -324,8 +324,7 @@ def parse(data: Mapping[str, Any], source: str = "releases.toml") -> Matrix:
         releases=tuple(releases),
         variants=tuple(variants),
         selections=tuple(
-            (name, _strings(entries, "%s: selection %s" % (source, name)))
-            for name, entries in selections.items()
+            (name, _strings(entries, "%s: selection %s" % (source, name))) for name, entries in selections.items()
         ),
         source=source,
         channels=_channels(data.get("channels") or {}, variants, source, (*selections, *WORDS)),

@@ -44,7 +44,7 @@ class Compiled:
 
     @property
     def file(self) -> str:
-        """Its name in the saved-program folder (layout.AOTI_PACKAGE or layout.AOTI_LIBRARY)."""
+        """Its name in the saved-program folder (aoti.AOTI_PACKAGE or aoti.AOTI_LIBRARY)."""
         return str(self.meta["file"])
 
     def discard(self) -> None:

@@ -9,8 +9,8 @@ artifact of ``load``), and nothing else. A job kind is a class that provides (:c
 - ``run()``: do the job, in the isolated process; returns the record fields it found. A result
   may ask for a follow-up (``messages.FOLLOW_UP``), whose merge is named in :data:`MERGES`.
 
-Every kind is listed in :data:`KINDS`, by name, and imported here: adding one (the load of an
-AOTInductor package, :mod:`.load_job`) is its job class, in the module of its concept, and a line here.
+Every kind is listed in :data:`KINDS`, by name: the cell's, and those each module of jobs lists (its ``KINDS``
+and ``MERGES``); adding one is its job class, in the module of its concept, and its line in that module's lists.
 The kinds import :mod:`.messages`, never the engine; the engine (:mod:`.batch`, :mod:`.pristine`,
 :mod:`.child`) imports this registry; the commands (:mod:`.runner`, :mod:`.loader`) import both.
 
@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, ClassVar, Dict, Protocol, Type, runtime_checkable
 
+from . import load_job
 from .cell_job import CellJob, merge_fresh_load
-from .load_job import AotiCompileJob, AotiLoadJob, LoadJob, merge_aoti_compile, merge_aoti_load
 from .messages import Message, Result
 
 
@@ -42,18 +42,9 @@ class Job(Protocol):
 Merge = Callable[[Result, Result, Dict[str, Any]], None]
 
 # The job kinds: message name -> job class.
-KINDS: Dict[str, Type[Job]] = {
-    "cell": CellJob,
-    "load": LoadJob,
-    "aoti-load": AotiLoadJob,
-    "aoti-compile": AotiCompileJob,
-}
+KINDS: Dict[str, Type[Job]] = {CellJob.KIND: CellJob, **load_job.KINDS}
 # The merges a follow-up may name: name -> how its result folds into the first job's.
-MERGES: Dict[str, Merge] = {
-    "fresh-load": merge_fresh_load,
-    "aoti-load": merge_aoti_load,
-    "aoti-compile": merge_aoti_compile,
-}
+MERGES: Dict[str, Merge] = {"fresh-load": merge_fresh_load, **load_job.MERGES}
 
 
 def work(message: Message) -> Result:

@@ -247,7 +247,7 @@ def _load_package(folder: str, meta: Dict[str, Any], trust: bool, private: str, 
     described = meta.get("aoti")
     entry: Dict[str, Any] = described if isinstance(described, dict) else {}
     name = str(entry.get("file"))
-    if name not in layout.AOTI_FILES or not isinstance(entry.get("in_spec"), str):
+    if name not in aoti.AOTI_FILES or not isinstance(entry.get("in_spec"), str):
         problem: Optional[str] = "%s describes no AOTInductor package" % layout.META
     else:
         problem = layout.verify(folder, meta)  # every file it lists, the package too
@@ -461,3 +461,8 @@ def merge_aoti_compile(compiled: Dict[str, Any], load: Dict[str, Any], follow: D
     )
     if failed and load.get("stderr_tail"):
         compiled["stderr_tail"] = load["stderr_tail"]
+
+
+# The job kinds of this module, by name, and the merges their follow-ups name: what the registry (.jobs) takes.
+KINDS = {job.KIND: job for job in (LoadJob, AotiLoadJob, AotiCompileJob)}
+MERGES = {AotiLoadJob.KIND: merge_aoti_load, AotiCompileJob.KIND: merge_aoti_compile}

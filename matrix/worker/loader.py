@@ -131,7 +131,7 @@ class LoadBatch(KnownLoads, batch.Batch):
         self.compile_api: Tuple[Optional[aoti.Api], Optional[str]] = (None, "no AOTInductor API was looked for")
         self.env: Dict[str, Any] = {"torch_version": version, "variant": variant, "python": python}
         self.can_load = False
-        # Per package file (layout.AOTI_FILES): the loader this release has for it, or None and what it lacks.
+        # Per package file (aoti.AOTI_FILES): the loader this release has for it, or None and what it lacks.
         self.loaders: Dict[str, Tuple[Optional[str], Optional[str]]] = {}
         self.compiler = ""  # the C++ compiler a package's loader or a compile runs: part of their keys
         self.signing_key = signing_key
@@ -178,7 +178,7 @@ class LoadBatch(KnownLoads, batch.Batch):
         self.env.update(run_id=run_id, serializer_version=artifacts.serializer_version())
         if any(uses.of(product).compiles for product, _ in self.uses.values()):
             # Found once, here: importing torch._inductor before forking spares each package's process that import.
-            self.loaders = {name: aoti.loader_for(name) for name in layout.AOTI_FILES}
+            self.loaders = {name: aoti.loader_for(name) for name in aoti.AOTI_FILES}
             self.compiler = aoti.compiler_identity()
         if self.follow_ups:
             api, missing = aoti.find_api()

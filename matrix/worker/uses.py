@@ -19,7 +19,7 @@ from ..contract import layout
 from ..contract.layout import Artifact, Key
 from ..contract.products import COMPILE, PACKAGE, PROGRAM, Product, keys_of, planned_record
 from ..contract.schema import LOAD_STATUSES, STAGE_SKIPPED, LoadStatus, now
-from . import gpu, reuse
+from . import aoti, gpu, reuse
 from .journal import Key as JournalKey
 from .load_job import AotiCompileJob, AotiLoadJob, LoadJob, incomplete
 
@@ -125,7 +125,7 @@ class PackageUse(Use):
         return "%s/%s" % (artifact.relative, record["package"] or "aoti")
 
     def described(self, record: Fields) -> Optional[Fields]:
-        if record["package"] not in layout.AOTI_FILES:
+        if record["package"] not in aoti.AOTI_FILES:
             return incomplete("%s describes no AOTInductor package" % layout.META)
         return None
 

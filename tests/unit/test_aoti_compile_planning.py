@@ -25,7 +25,7 @@ from matrix.worker.load_job import AotiCompileJob, merge_aoti_compile
 KEY = "c" * 40
 OTHER_KEY = "d" * 40
 HERE = "2.13.0+cpu"
-API = aoti.Api(aoti.PACKAGE_API, layout.AOTI_PACKAGE)
+API = aoti.Api(aoti.PACKAGE_API, aoti.AOTI_PACKAGE)
 
 
 def _folder(
