@@ -87,6 +87,8 @@ class Product:
     # The options of ``load`` that make it use this product, and bound each use (``load --aoti``); none: every
     # ``load`` uses it where it is found.
     options: Tuple[Option, ...] = ()
+    # The module of matrix.worker whose ``USE`` uses it (``matrix.worker.use.Use``); "": a program's load.
+    module: str = ""
 
     @property
     def table(self) -> str:
@@ -104,6 +106,7 @@ PROGRAM = Product(
 PACKAGE = Product(
     name="aoti_loads", kind=AOTI_LOAD_KIND, keys=AOTI_LOAD_KEYS, statuses=LOAD_STATUSES, tried=PROGRAM.tried,
     meaning=AOTI_LOAD_MEANING, noun="package", made="compiled", used="loaded", promised_from="2.6",
+    module="aoti_stage",
 )  # fmt: skip
 # Which older releases' programs ``load --aoti`` compiles on the loading one: every one (N releases make about
 # N^2/2 compiles), or the newest before it and the oldest of its serializer epoch (about 2N: one step of an
@@ -112,7 +115,7 @@ AOTI_FROM = ("all", "nearest-and-oldest")
 # A program saved on an older release, compiled with AOTInductor on a newer one (``load --aoti``).
 COMPILE = Product(
     name="aoti_compiles", kind=AOTI_COMPILE_KIND, keys=AOTI_COMPILE_KEYS, statuses=AOTI_STATUSES, tried=AOTI_TRIED,
-    meaning=AOTI_COMPILE_MEANING, noun="program", made="exported", used="compiled",
+    meaning=AOTI_COMPILE_MEANING, noun="program", made="exported", used="compiled", module="aoti_compiles",
     options=(
         Option(
             "--aoti", False,

@@ -26,7 +26,7 @@ import torch
 from matrix.contract import layout
 from matrix.contract.requests import KEY_VARIABLE
 from matrix.contract.schema import AOTI_KEYS
-from matrix.worker import aoti, forked, load_job, signing
+from matrix.worker import aoti, aoti_stage, forked, signing
 
 from .aoti_package import CASE, KEY, STAGES, copy_of, environ, leftovers
 from conftest import ROOT, read_cells
@@ -131,10 +131,10 @@ def test_the_kept_package_loads_again_in_this_process_and_refuses_another_key(
     meta = json.loads((copy / layout.META).read_text())
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv(KEY_VARIABLE, KEY)
-    loaded = load_job.AotiLoadJob(folder=str(copy), meta=meta).run()
+    loaded = aoti_stage.AotiLoadJob(folder=str(copy), meta=meta).run()
     assert loaded["status"] == "pass" and loaded["checked_inputs"] == 2, loaded
     monkeypatch.setenv(KEY_VARIABLE, "another-" + "7" * 32)
-    refused = load_job.AotiLoadJob(folder=str(copy), meta=meta).run()
+    refused = aoti_stage.AotiLoadJob(folder=str(copy), meta=meta).run()
     assert refused["status"] == "untrusted" and "load_s" not in refused
 
 

@@ -18,7 +18,8 @@ from matrix.contract.products import PACKAGE
 from matrix.contract.requests import KEY_VARIABLE
 from matrix.contract.schema import AOTI_LOAD_KEYS, AOTI_LOAD_KIND, LOAD_KEYS, LoadStatus
 from matrix.worker import aoti, batch, loader, reuse, signing, uses
-from matrix.worker.load_job import AotiLoadJob, LoadJob
+from matrix.worker.aoti_stage import AotiLoadJob
+from matrix.worker.load_job import LoadJob
 
 KEY = "c" * 40
 OTHER_KEY = "d" * 40
