@@ -56,7 +56,7 @@ def compile_here(artifact: Artifact, scratch: Path, timeout_s: float) -> Dict[st
 
     api, missing = aoti.find_api()
     assert api is not None, missing
-    loads = loader.LoadBatch([], torch.__version__, "cpu", "3.11", trust=True, aoti_timeout=timeout_s)
+    loads = loader.LoadBatch([], torch.__version__, "cpu", "3.11", trust=True, given=dict(aoti_timeout=timeout_s))
     loads.env["run_id"], loads.can_load, loads.compile_api = "test", True, (api, None)
     (item,) = loads.items([loads.plan(COMPILE, artifact)])
     key = item.key

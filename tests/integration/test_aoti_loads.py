@@ -22,7 +22,7 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from matrix.contract import layout, records
+from matrix.contract import records
 from matrix.contract.requests import KEY_VARIABLE
 from matrix.contract.schema import AOTI_LOAD_KEYS, AOTI_LOAD_KIND, LOAD_KEYS
 from matrix.report import aoti_loads as package_page
@@ -71,7 +71,7 @@ def loads(tmp_path_factory: pytest.TempPathFactory, aoti_package: Dict[str, Any]
     found["untrusted"] = _command(tmp, "untrusted", "load", str(tmp / "untrusted"), "--out",
                                   str(tmp / "untrusted-loads"), "--no-cache", key=OTHER_KEY)  # fmt: skip
     shutil.copytree(saved, tmp / "tampered")
-    package = next((tmp / "tampered").rglob(layout.AOTI_PACKAGE))
+    package = next((tmp / "tampered").rglob(aoti.AOTI_PACKAGE))
     data = bytearray(package.read_bytes())
     data[len(data) // 2] ^= 0xFF  # the same size, another content
     package.write_bytes(bytes(data))

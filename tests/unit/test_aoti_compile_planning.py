@@ -20,12 +20,12 @@ from matrix.contract.requests import LoadRequest, load_words
 from matrix.contract.schema import AOTI_COMPILE_KEYS, AOTI_COMPILE_KIND, AOTI_LOAD_KIND, LoadStatus
 from matrix.envs import releases
 from matrix.worker import aoti, aoti_compiles, batch, loader, messages, reuse, settings, signing
-from matrix.worker.load_job import AotiCompileJob, merge_aoti_compile
+from matrix.worker.aoti_compiles import AotiCompileJob, merge_aoti_compile
 
 KEY = "c" * 40
 OTHER_KEY = "d" * 40
 HERE = "2.13.0+cpu"
-API = aoti.Api(aoti.PACKAGE_API, layout.AOTI_PACKAGE)
+API = aoti.Api(aoti.PACKAGE_API, aoti.AOTI_PACKAGE)
 
 
 def _folder(
@@ -52,7 +52,7 @@ def _folder(
 def _batch(root: Path, compile_older: bool = True, trust: bool = False, aoti_from: str = "all") -> loader.LoadBatch:
     """The load of everything under ``root`` on 2.13.0+cpu with --aoti, set up as ``set_up`` would (no torch)."""
     loads = loader.LoadBatch(layout.discover((str(root),)), HERE, "cpu", "3.11", KEY.encode(), trust,
-                             compile_older, aoti_timeout=45.0, aoti_from=aoti_from)  # fmt: skip
+                             dict(aoti=compile_older, aoti_timeout=45.0, aoti_from=aoti_from))  # fmt: skip
     loads.env.update(run_id="run1", serializer_version=None)
     loads.can_load = True
     loads.compiler = "g++ 14"
