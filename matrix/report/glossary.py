@@ -11,7 +11,6 @@ from typing import List, Tuple
 
 from matrix.contract.products import PACKAGE, PROGRAM, Product
 from matrix.contract.schema import NO_RECORD, STAGES, NoCell, Status
-from matrix.records.aoti_loads import PROMISED_FROM
 from matrix.records.transitions import MEANING
 from matrix.report import document as d
 from matrix.report import markdown as md
@@ -110,7 +109,7 @@ _AOTI = (
     ("compiled on, loaded on", "the build that compiled a package, and the build that loaded it: a package's pair"),
     ("backward promise", "upstream's promise that a package compiled on %s or later loads and matches on every"
      " newer release; kept on a pair where every package tried loaded and matched, else broken. Older releases"
-     " loading newer packages are not promised" % PROMISED_FROM),
+     " loading newer packages are not promised" % PACKAGE.promised_from),
     ("own packages", "a release loading the packages it compiled itself; the promise takes it for granted, so a"
      " release that fails here is named as an exception"),
     ("compile of an older program", "a program exported and saved on an older release, compiled with AOTInductor"

@@ -25,7 +25,6 @@ from matrix.report import markdown as md
 from matrix.report import pages
 from matrix.report import phrases as say
 from matrix.report.artifacts import PAGE as ARTIFACTS_PAGE
-from matrix.report.artifacts import failure
 
 # About the longest line of prose the front page holds.
 LONGEST = 400
@@ -372,7 +371,7 @@ def _exceptions(e: Epoch, linked: Set[str]) -> d.Phrase:
 def _cut(e: Epoch) -> str:
     if e.cut is None or e.cut_from is None:
         return "–"
-    cause = failure(e.cut)
+    cause = e.cut.text
     return "%s → %s: %s" % (e.cut_from, e.first, cause if len(cause) <= CAUSE_LIMIT else cause[: CAUSE_LIMIT - 1] + "…")
 
 
