@@ -19,6 +19,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from matrix.contract import schema
 from matrix.contract.errors import UserError
+from matrix.contract.products import PRODUCTS
 from matrix.envs import releases
 
 try:
@@ -27,9 +28,10 @@ except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib  # type: ignore[no-redef]
 
 DATA = Path(__file__).with_name("known_issues.toml")
-# Where a failure shows, as the report names it: the export, a cell's later stages (save/load, decomposition),
-# a saved program's load on another release, and an AOTInductor package's compile, load or run.
-STAGES = ("export", *(label for _, label in schema.STAGES), "load", "aoti")
+# Where a failure shows, as the report names it: the export, a cell's later stages (save/load, decomposition), and
+# each product's use on another release (products.Product.stage: a saved program's load; an AOTInductor package's
+# compile, load or run).
+STAGES = tuple(dict.fromkeys(("export", *(label for _, label in schema.STAGES), *(p.stage for p in PRODUCTS))))
 FIELDS = ("id", "summary", "link", "stages", "error_type", "message", "releases", "made_on")
 _ISSUE_LINK = re.compile(r"^https://github\.com/([^/\s]+/[^/\s]+)/(?:issues|pull)/(\d+)$")
 
