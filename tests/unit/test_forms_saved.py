@@ -10,7 +10,7 @@ from typing import List, Tuple
 
 import pytest
 
-from matrix.contract.products import COMPILE, PACKAGE, PROGRAM, PRODUCTS
+from matrix.contract.products import COMPILE, PACKAGE, PRODUCTS, PROGRAM
 from matrix.records import model, store
 from matrix.report import artifacts
 from matrix.report import build as report
