@@ -13,6 +13,7 @@ counts as stopped at the first), those that passed (matched), and those not trie
 A product whose upstream makes a promise (``promised_from``) is judged against it (:class:`.epochs.Promise`, pair
 by pair) with its epochs (:func:`.epochs.epochs`); the :class:`Verdict` of a product with a ``promise`` says, pair by
 pair, where it is kept, and in which modes uses were tried, so that a mode that did not run is said, not counted.
+A product whose page shows its regressions has them judged here too (:mod:`.load_regressions`), once.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import pandas as pd
 
 from matrix.contract.products import Product
 from matrix.contract.schema import MODES, STAGE_MISMATCH
-from matrix.records import artifacts, epochs
+from matrix.records import artifacts, epochs, load_regressions
 from matrix.records.epochs import Pair, Promise
 
 # Per using build: what its uses cost, where its records time a compile (records that ran now or were reused alike).
@@ -46,17 +47,24 @@ class ProductUses(artifacts.Uses):
     epochs: Tuple[epochs.Epoch, ...] = ()
     promise: Optional[Promise] = None
     cost: pd.DataFrame = field(default_factory=_no_cost)  # :func:`cost`, where the records time a compile
+    # Where its declaration shows them: the regressions between using releases (load_regressions.regressions) and
+    # each use they affect (load_regressions.program_regressions); None elsewhere.
+    regressions: Optional[pd.DataFrame] = None
+    affected: Optional[pd.DataFrame] = None
 
 
 def judge(product: Product, records: pd.DataFrame) -> ProductUses:
     """The uses of ``product`` in its records (``Store.products[product.name]``)."""
     found, made, used = artifacts.product_table(records, product)
     promised = product.promised_from is not None and not found.empty
+    regressed = "regressions" in product.parts
     return ProductUses(
         found, tuple(made), tuple(used), shares(found, product), product,
         tuple(epochs.epochs(found)) if promised else (),
         epochs.promise(found, product, functools.partial(_failure_text, product)) if promised else None,
         cost(found) if "compile_s" in product.keys else _no_cost(),
+        load_regressions.regressions(found) if regressed else None,
+        load_regressions.program_regressions(found) if regressed else None,
     )  # fmt: skip
 
 

@@ -24,7 +24,7 @@ import pandas as pd
 from matrix.contract.products import Product
 from matrix.contract.schema import MODES, NO_RECORD
 from matrix.records import artifacts as uses_table
-from matrix.records import load_regressions, product_uses, tables, transitions
+from matrix.records import product_uses, tables, transitions
 from matrix.records.epochs import Epoch, Promise
 from matrix.records.failures import Sighting
 from matrix.records.product_uses import ProductUses
@@ -78,8 +78,8 @@ def write(out: str, judged: Sequence[ProductUses], charts: bool = True) -> Writt
         drawn += heatmap_charts(uses, out) if charts else []
         _store(uses.table, out, uses.product.table)
         written.add(uses.product.table)
-        if "regressions" in uses.product.parts:
-            rows = tuple(load_regressions.regressions(uses.table).to_dict("records"))
+        if uses.regressions is not None:
+            rows = tuple(uses.regressions.to_dict("records"))
     written |= {path for chart in drawn for path in chart.files}
     return Written(written, tuple(drawn), len(rows), int(sum(r["programs"] for r in rows)), rows)
 
@@ -315,7 +315,9 @@ def square(row: Optional[Dict[str, Any]], product: Product) -> d.Phrase:
 
 def _regressions(uses: ProductUses, drawn: Sequence[charting.Chart]) -> List[d.Block]:
     """The regressions between using releases, counted once per making release, then each use they affect."""
-    p, found = uses.product, load_regressions.regressions(uses.table)
+    p, found, moves = uses.product, uses.regressions, uses.affected
+    if found is None or moves is None:
+        return []
     said = (
         "A %s regression: a release that does worse with the %ss %s on one release than the release before it (pass"
         " > mismatch > run-error > load-error = crash = timeout). A change of format counts once per release it"
@@ -330,7 +332,6 @@ def _regressions(uses: ProductUses, drawn: Sequence[charting.Chart]) -> List[d.B
     ]  # fmt: skip
     headers = ["%s on" % p.made, "%s on" % p.used, "%ss affected" % p.noun, "most common failure"]
     blocks: List[d.Block] = [d.Paragraph(d.phrase(said)), say.table(headers, rows)]
-    moves = load_regressions.program_regressions(uses.table)
     listed = [
         [d.phrase(m["saved"]), say.case(m["case"]), d.phrase(m["mode"]),
          d.phrase("%s → %s" % (m["before"], m["after"])),
