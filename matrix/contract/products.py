@@ -89,6 +89,22 @@ class Product:
     options: Tuple[Option, ...] = ()
     # The module of matrix.worker whose ``USE`` uses it (``matrix.worker.use.Use``); "": a program's load.
     module: str = ""
+    # Its own words in the report (the rest is drawn alike for every product): the title of its part of the
+    # saved-programs page, what its uses are called together (a chart's title, a verdict's), one use and many as a
+    # count names them, what one use is (its part of that page and of a case's page open with it), the known-issue
+    # stage its failures are matched under (records/known_issues.toml), and the phrase of the promise its verdict
+    # holds it to ("" for no verdict).
+    title: str = ""
+    many: str = ""
+    counted: Tuple[str, str] = ("use", "uses")
+    about: str = ""
+    stage: str = "load"
+    promise: str = ""
+    # The steps a use goes through before its run (a compile's: compile, then the package's load): a square of its
+    # shares counts the uses past each, then those that matched, of those tried.
+    steps: Tuple[str, ...] = ()
+    # The parts of its section of the saved-programs page, in order (matrix/report/artifacts.py draws each).
+    parts: Tuple[str, ...] = ("shares", "legend")
 
     @property
     def table(self) -> str:
@@ -101,12 +117,22 @@ PROGRAM = Product(
     name="loads", kind="load", keys=LOAD_KEYS, statuses=LOAD_STATUSES,
     tried=tuple(s.value for s in LoadStatus if s.rank is not None), meaning={s.value: s.meaning for s in LoadStatus},
     noun="artifact", made="saved", used="loaded",
+    title="Saved programs", many="Saved programs", parts=("reach", "shares", "regressions", "legend"),
+    counted=("load of a saved program", "loads of saved programs"),
+    about="The exported program, saved with torch.export.save with its inputs and eager's outputs (run --artifacts),"
+    " loaded on another release in a process of its own and run on those inputs.",
 )  # fmt: skip
 # The AOTInductor package a cell's aoti stage compiled from its program, loaded on another build.
 PACKAGE = Product(
     name="aoti_loads", kind=AOTI_LOAD_KIND, keys=AOTI_LOAD_KEYS, statuses=LOAD_STATUSES, tried=PROGRAM.tried,
     meaning=AOTI_LOAD_MEANING, noun="package", made="compiled", used="loaded", promised_from="2.6",
     module="aoti_stage",
+    title="Compiled packages (AOTInductor) across releases", many="AOTInductor packages", stage="aoti",
+    counted=("package load", "package loads"),
+    promise="a package compiled on 2.6 or later loads and matches on every newer release",
+    parts=("epochs", "promise", "shares", "cases", "legend"),
+    about="The AOTInductor package compiled from the exported program (run with --stages …,aoti), loaded on another"
+    " release in a process of its own and run on the saved inputs.",
 )  # fmt: skip
 # Which older releases' programs ``load --aoti`` compiles on the loading one: every one (N releases make about
 # N^2/2 compiles), or the newest before it and the oldest of its serializer epoch (about 2N: one step of an
@@ -139,6 +165,14 @@ COMPILE = Product(
             choices=AOTI_FROM,
         ),
     ),
+    title="Exported on one release, compiled on a newer one", many="AOTInductor compiles", stage="aoti",
+    counted=("compile of a saved program", "compiles of saved programs"),
+    promise="a program exported on an older release compiles, loads and matches on a newer one",
+    steps=("compile", "load"), parts=("shares", "cost", "failures", "legend"),
+    about="The exported program saved on one release, compiled with AOTInductor on a newer one (load --aoti), its"
+    " package loaded there in a process that never compiled and run on the saved inputs. A square without a"
+    " record: that release compiled none of them (load --aoti-from nearest-and-oldest compiles on each release"
+    " the programs of the newest older release and of the oldest of its serializer epoch only).",
 )  # fmt: skip
 PRODUCTS = (PROGRAM, PACKAGE, COMPILE)
 OPTIONS = tuple(option for product in PRODUCTS for option in product.options)  # load's, in the products' order

@@ -98,8 +98,7 @@ def runs(f: Findings) -> List[Tuple[str, str, str, str]]:
     """Each kind of record the report shows, with its runs: (what, how many runs, the days its records were written
     on, the commit of the report that first published them); the cells first."""
     tables = [("cells", f.environments, "started_at"), ("loads of saved programs", f.loads, "finished_at")]
-    products = (("packages", f.model.packages.table), ("compiles", f.model.compiles.table))
-    tables += [("AOTInductor " + name, table, "finished_at") for name, table in products]
+    tables += [(u.product.many, u.table, "finished_at") for u in f.model.uses[1:]]  # the products after programs
     out = []
     for what, table, column in tables:
         if table.empty or "run_id" not in table.columns:

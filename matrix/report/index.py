@@ -19,12 +19,14 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import pandas as pd
 
+from matrix.contract.products import PROGRAM
 from matrix.contract.schema import MODES, STAGES, Status
 from matrix.records import devices as by_device
 from matrix.records import store, timings, transitions
 from matrix.records.model import PassRate, environment_key
+from matrix.report import artifacts as report_artifacts
+from matrix.report import baseline as report_baseline
 from matrix.report import (
-    aoti_verdict,
     builds_page,
     candidate_page,
     citation,
@@ -32,11 +34,10 @@ from matrix.report import (
     glossary,
     known_issues,
     pages,
+    products,
     real_models,
     transition_page,
 )
-from matrix.report import artifacts as report_artifacts
-from matrix.report import baseline as report_baseline
 from matrix.report import document as d
 from matrix.report import markdown as md
 from matrix.report import phrases as say
@@ -55,7 +56,6 @@ SHOWN_LOAD_REGRESSIONS = 10
 OP_PROGRAMS = (("exported", "the exported program"), ("decomposed", "the decomposed one"))
 # The site's widgets on the front page, by name (matrix.report.site.front draws them).
 BADGE, GRID, DOWNLOADS, SCRIPTS = "badge", "grid", "downloads", "scripts"
-PACKAGES = "packages"  # the compiled packages' epochs, the site's still (matrix.report.site.saved)
 FAILING = "failing"  # a link to the grid filtered to the newest release's failing cells
 # The sections the site opens on a click, so that its front page reads in a few screens (the grid, the verdicts and
 # the table of changes open); a link to one still lands on its heading. The Markdown shows them whole.
@@ -85,9 +85,7 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
             )
         )  # fmt: skip
     more = [builds_page.incomplete_line(f.incomplete)]
-    every_pair = d.page(report_artifacts.PAGE[: -len(".md")], aoti_verdict.ANCHOR)
-    more += [d.Item(d.phrase(said, " (", d.link("every pair", every_pair), ")"), title)
-             for title, said in aoti_verdict.lines(f.model.aoti)]  # fmt: skip
+    more += products.verdict(f.model.promises)
     more += [_upgrade(f), devices_page.line(f.model.devices)]
     verdicts = report_verdicts.section(
         f.verdicts, first, [i for i in more if i is not None], [known_issues.verdict(s) for s in f.model.known_issues],
@@ -120,7 +118,6 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
         _modes(f),
         every_change,
         _saved_programs(f),
-        d.Widget(PACKAGES),
         _tables(tables_offered),
         _more(f),
     ]
@@ -399,7 +396,7 @@ def _load_regressions(saved: report_artifacts.Written) -> List[d.Block]:
         ", affecting %s: a loading release that does worse with the programs saved on one release than the loading"
         " release before it, counted once per saving release however many programs it saved (" % (
             md.plural(saved.affected, "saved program")),
-        d.link("each program", d.page(page_of.page or "", "programs-affected")), "):",
+        d.link("each program", d.page(report_artifacts.NAME, report_artifacts.anchor(PROGRAM) + "-affected")), "):",
     )  # fmt: skip
     items = [
         d.Item(d.phrase("saved on %s, loaded on %s after %s: %s; %s" % (

@@ -24,7 +24,6 @@ from matrix.report import markdown as md
 from matrix.report import pages
 from matrix.report import phrases as say
 from matrix.report.artifacts import PAGE as ARTIFACTS_PAGE
-from matrix.report.artifacts import failure
 
 # About the longest line of prose the front page holds.
 LONGEST = 400
@@ -318,7 +317,7 @@ def _exceptions(e: Epoch, linked: Set[str]) -> d.Phrase:
 def _cut(e: Epoch) -> str:
     if e.cut is None or e.cut_from is None:
         return "–"
-    return "%s → %s: %s" % (e.cut_from, e.first, say.clip(failure(e.cut), CAUSE_LIMIT))
+    return "%s → %s: %s" % (e.cut_from, e.first, say.clip(e.cut.text, CAUSE_LIMIT))
 
 
 def strict_note(v: Optional[Verdicts]) -> d.Phrase:

@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import pytest
 
 from matrix.contract import layout, records
+from matrix.contract.products import COMPILE, PRODUCTS
 from matrix.contract.requests import LoadRequest, load_words
 from matrix.contract.schema import AOTI_COMPILE_KEYS, AOTI_COMPILE_KIND, AOTI_LOAD_KIND, LoadStatus
 from matrix.envs import releases
@@ -343,7 +344,7 @@ def test_a_message_with_a_time_limit_of_its_own_runs_under_it_and_its_follow_up_
 
 
 def test_the_load_record_files_kinds_are_read_by_the_store_apart(tmp_path: Path) -> None:
-    """A load record file holding all three kinds: each reader gets its own (see records/aoti_compiles)."""
+    """A load record file holding all three kinds: each reader gets its own (see records/product_uses)."""
     from matrix.records import store
 
     _folder(tmp_path / "saved", "2.6.0")
@@ -357,5 +358,5 @@ def test_the_load_record_files_kinds_are_read_by_the_store_apart(tmp_path: Path)
         writer.write(dict(compile_item.record, status="ok", finished_at="2025-01-01T00:00:00+00:00"))
     read = store.load([str(folder)], workers=0)
     assert not read.warnings
-    assert [len(read.loads), len(read.aoti_loads), len(read.aoti_compiles)] == [1, 1, 1]
-    assert list(read.aoti_compiles.columns) == list(AOTI_COMPILE_KEYS)
+    assert [len(read.products[p.name]) for p in PRODUCTS] == [1, 1, 1]
+    assert list(read.products[COMPILE.name].columns) == list(AOTI_COMPILE_KEYS)

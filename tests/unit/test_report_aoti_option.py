@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 from matrix.contract import records, schema
+from matrix.contract.products import COMPILE, PACKAGE
 from matrix.records import store
 from matrix.report import build as report
 
@@ -46,8 +47,7 @@ def test_only_the_other_folders_packages_and_compiles_are_added(tmp_path: Path) 
     joined = report.with_aoti(store.load([main]), store.load([other]))
     assert sorted(set(joined.cells["case"])) == ["mine"]
     assert list(joined.loads["case"]) == ["mine"]
-    assert list(joined.aoti_loads["case"]) == ["mine"]
-    assert list(joined.aoti_compiles["case"]) == ["mine"]
+    assert [list(joined.products[p.name]["case"]) for p in (PACKAGE, COMPILE)] == [["mine"], ["mine"]]
     # The report built with it answers the upgrade with the package of the other folder.
     built = report.build_report([main], str(tmp_path / "report"), charts=False, aoti=other)
     assert built.cells == 2

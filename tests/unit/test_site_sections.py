@@ -275,7 +275,7 @@ def test_the_site_shows_the_reports_own_charts_and_stores_no_copy(tmp_path: Path
     index = parsed(out / "site" / "index.html")
     images = [s for s in index.sources if s.endswith(".png")]
     assert "../charts/pass-rate.png" in images and "../charts/status-overview.png" in images
-    assert any(s.startswith("../charts/artifacts-") for s in images)  # the saved programs' heatmap
+    assert any(s.startswith("../charts/loads-") for s in images)  # the saved programs' heatmap
     for image in images:
         assert (out / "site" / image).resolve() == (out / image[len("../") :]).resolve()
         assert (out / image[len("../") :]).is_file()
