@@ -230,10 +230,9 @@ def test_the_report_writes_the_table_each_case_page_its_grid_and_rebuilds_from_t
     case = (out / "cases" / "cond.md").read_text(encoding="utf-8")
     grid = table_rows(case[case.index("## Exported × compiled") :])
     assert grid[0] == ["strict: exported on ↓ compiled on →", *COMPILED]
-    # A compile's outcome has the glyph of the same idea; a skipped compile, which no status of the writers names,
-    # reads as unknown, its word in its tooltip.
-    assert grid[1:4] == [["2.6.0", "✅", "✅", "?"], ["2.8.0", "·", "❌", "✅"], ["2.10.0", "·", "·", "⚠️"]]
-    assert '<span title="skipped">?</span>' in case
+    # A compile's outcome has the schema's glyph for a compile: a skipped compile its own, its word in its tooltip.
+    assert grid[1:4] == [["2.6.0", "✅", "✅", "⏭️"], ["2.8.0", "·", "❌", "✅"], ["2.10.0", "·", "·", "⚠️"]]
+    assert '<span title="skipped">⏭️</span>' in case
     # The site's case page: the same grid, every glyph under its release.
     site = (out / "site" / "cases" / "cond.html").read_text(encoding="utf-8")
     rows = html_rows(site[site.index('id="exported-compiled"') :])

@@ -92,12 +92,12 @@ def test_the_site_page_shows_the_same_and_links_the_script_beside_the_markdown_p
     page = (out / "site" / "cases" / "m.html").read_text(encoding="utf-8")
     assert "<h2>Reproduce</h2>" in page and "<h3>strict · fail at export</h3>" in page
     assert (
-        "<pre><code>export-matrix check cases/m.py --torch 2.5.0+cpu --variant cpu --mode strict"
+        '<pre><code class="language-sh">export-matrix check cases/m.py --torch 2.5.0+cpu --variant cpu --mode strict'
         " --python 3.11</code></pre>" in page
     )
     # The site links the one script the report wrote beside the Markdown page: no copy under site/.
     href = "../../cases/m.repro/torch-2.5.0_py3.11_strict.py"
-    assert '<a href="%s">' % href in page
+    assert '<a href="%s"' % href in page
     linked = (out / "site" / "cases" / href).resolve()
     assert linked == (out / SCRIPTS / "torch-2.5.0_py3.11_strict.py").resolve() and linked.is_file()
     assert not list((out / "site").rglob("*.py"))
