@@ -15,7 +15,7 @@ Standard library only, and Python 3.8 syntax: the worker imports this module ins
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional, Tuple, Type, TypeVar
 
 from .errors import UserError
@@ -28,6 +28,7 @@ from .schema import (
     AOTI_LOAD_KIND,
     AOTI_LOAD_MEANING,
     AOTI_STATUSES,
+    AOTI_SYMBOL,
     AOTI_TRIED,
     LOAD_KEYS,
     LOAD_STATUSES,
@@ -100,6 +101,9 @@ class Product:
     about: str = ""
     stage: str = "load"
     promise: str = ""
+    # Each outcome's glyph where its outcomes are not the loads' (whose glyphs are LoadStatus'): a compile's
+    # outcomes are a stage's, with a glyph of their own for a skipped compile.
+    symbols: Mapping[str, str] = field(default_factory=dict)
     # The steps a use goes through before its run (a compile's: compile, then the package's load): a square of its
     # shares counts the uses past each, then those that matched, of those tried.
     steps: Tuple[str, ...] = ()
@@ -142,6 +146,7 @@ AOTI_FROM = ("all", "nearest-and-oldest")
 COMPILE = Product(
     name="aoti_compiles", kind=AOTI_COMPILE_KIND, keys=AOTI_COMPILE_KEYS, statuses=AOTI_STATUSES, tried=AOTI_TRIED,
     meaning=AOTI_COMPILE_MEANING, noun="program", made="exported", used="compiled", module="aoti_compiles",
+    symbols=AOTI_SYMBOL,
     options=(
         Option(
             "--aoti", False,

@@ -14,8 +14,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import pandas as pd
 
-from matrix.contract.products import Product
-from matrix.contract.schema import AOTI_SYMBOL, LOAD_STATUSES, MODES, NO_RECORD, STATUSES
+from matrix.contract.products import COMPILE, Product
+from matrix.contract.schema import LOAD_STATUSES, MODES, NO_RECORD, STATUSES
 from matrix.records import alike
 from matrix.records import artifacts as uses_table
 from matrix.records import failures as known
@@ -36,12 +36,12 @@ def of_case(
 
 def shown(status: Any) -> Tuple[Optional[str], str]:
     """A product's outcome as a status the writers draw, and its kind: a load's own, a cell's, or a stage's as the
-    compile's (schema.AOTI_SYMBOL: ``skipped`` has its own glyph); an outcome of none of them draws as unknown."""
+    compile's (products.COMPILE.symbols: ``skipped`` has its own glyph); an outcome of none of them draws as unknown."""
     if not isinstance(status, str):
         return None, "cell"
     if status in LOAD_STATUSES:
         return status, "load"
-    return status, "compile" if status in AOTI_SYMBOL and status not in STATUSES else "cell"
+    return status, "compile" if status in COMPILE.symbols and status not in STATUSES else "cell"
 
 
 def title(product: Product) -> str:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import posixpath
 from typing import Callable
 
+from matrix.contract.products import COMPILE
 from matrix.contract.schema import (
-    AOTI_SYMBOL,
     LOAD_STATUSES,
     NO_RECORD,
     STAGE_ERROR,
@@ -24,8 +24,8 @@ from matrix.contract.schema import (
 from matrix.report.document import Target
 
 KINDS = {"cell": Status, "load": LoadStatus}
-# A compile's outcome (schema.AOTI_STATUSES) takes the colour of the load status that says the same of a program;
-# its glyph is the schema's (AOTI_SYMBOL), a skipped compile's its own.
+# A compile's outcome takes the colour of the load status that says the same of a program; its glyph is its product's
+# (products.COMPILE.symbols), a skipped compile's its own.
 COMPILE_AS_LOAD = {
     STAGE_OK: "pass", STAGE_MISMATCH: "mismatch", STAGE_ERROR: "run-error", STAGE_SKIPPED: "not-applicable",
 }  # fmt: skip
@@ -33,11 +33,11 @@ COMPILE_AS_LOAD = {
 
 def glyph(status: object, kind: str = "cell") -> str:
     """The one glyph of a status (the schema's), ``?`` for a value the schema does not know, a dot for no record.
-    ``kind``: ``cell`` (Status), ``load`` (LoadStatus) or ``compile`` (schema.AOTI_STATUSES)."""
+    ``kind``: ``cell`` (Status), ``load`` (LoadStatus) or ``compile`` (products.COMPILE.statuses)."""
     if not isinstance(status, str):
         return NO_RECORD
     if kind == "compile":
-        return AOTI_SYMBOL.get(status, "?")
+        return COMPILE.symbols.get(status, "?")
     try:
         return KINDS[kind](status).symbol
     except ValueError:
