@@ -96,6 +96,11 @@ class Product:
     # stage its failures are matched under (records/known_issues.toml), and the phrase of the promise its verdict
     # holds it to ("" for no verdict).
     title: str = ""
+    # The upgrade answer's words for it: its column's header, and its question of a pair of builds.
+    label: str = ""
+    asked: str = ""
+    # Its words in the glossary, (term, meaning), under its title; ``%(promised_from)s`` is replaced by its own.
+    terms: Tuple[Tuple[str, str], ...] = ()
     many: str = ""
     counted: Tuple[str, str] = ("use", "uses")
     about: str = ""
@@ -122,6 +127,17 @@ PROGRAM = Product(
     tried=tuple(s.value for s in LoadStatus if s.rank is not None), meaning={s.value: s.meaning for s in LoadStatus},
     noun="artifact", made="saved", used="loaded",
     title="Saved programs", many="Saved programs", parts=("reach", "shares", "regressions", "legend"),
+    label="saved program",
+    asked="does a program saved on the older build load on the newer one and reproduce its saved outputs",
+    terms=(
+        ("saved program", "the program of a passing cell, saved with torch.export.save with its inputs and eager's"
+         " outputs; `export-matrix load` loads it on every build, runs it and compares"),
+        ("epoch", "a range of releases where a program saved on any of them loads and matches on that release and"
+         " every newer one of the range, for at least half of the programs of each pair"),
+        ("exception", "a case whose saved programs fail inside their epoch"),
+        ("load regression", "a loading release that does worse with the programs saved on one release than the"
+         " loading release before it; counted once per saving release"),
+    ),
     counted=("load of a saved program", "loads of saved programs"),
     about="The exported program, saved with torch.export.save with its inputs and eager's outputs (run --artifacts),"
     " loaded on another release in a process of its own and run on those inputs.",
@@ -134,6 +150,20 @@ PACKAGE = Product(
     title="Compiled packages (AOTInductor) across releases", many="AOTInductor packages", stage="aoti",
     counted=("package load", "package loads"),
     promise="a package compiled on 2.6 or later loads and matches on every newer release",
+    label="AOTInductor package", asked="does an AOTInductor package compiled on the older build load and match",
+    terms=(
+        ("AOTInductor", "torch's ahead-of-time compiler: it turns an exported program into a package of compiled"
+         " C++ (a shared library, or from 2.5 on a `.pt2` archive) that runs without Python tracing"),
+        ("package", "what AOTInductor compiled for a passing cell's program (the `aoti` stage), kept with its inputs"
+         " and eager's outputs; `export-matrix load` loads it on every build, runs it and compares"),
+        ("compiled on, loaded on", "the build that compiled a package, and the build that loaded it: a package's"
+         " pair"),
+        ("backward promise", "upstream's promise that a package compiled on %(promised_from)s or later loads and"
+         " matches on every newer release; kept on a pair where every package tried loaded and matched, else"
+         " broken. Older releases loading newer packages are not promised"),
+        ("own packages", "a release loading the packages it compiled itself; the promise takes it for granted, so a"
+         " release that fails here is named as an exception"),
+    ),
     parts=("epochs", "promise", "shares", "cases", "legend"),
     about="The AOTInductor package compiled from the exported program (run with --stages …,aoti), loaded on another"
     " release in a process of its own and run on the saved inputs.",
@@ -173,6 +203,12 @@ COMPILE = Product(
     title="Exported on one release, compiled on a newer one", many="AOTInductor compiles", stage="aoti",
     counted=("compile of a saved program", "compiles of saved programs"),
     promise="a program exported on an older release compiles, loads and matches on a newer one",
+    label="compile",
+    asked="does a program exported on the older build compile with AOTInductor on the newer one",
+    terms=(
+        ("compile of an older program", "a program exported and saved on an older release, compiled with AOTInductor"
+         " on a newer one, its package loaded and run there (`load --aoti`)"),
+    ),
     steps=("compile", "load"), parts=("shares", "cost", "failures", "legend"),
     about="The exported program saved on one release, compiled with AOTInductor on a newer one (load --aoti), its"
     " package loaded there in a process that never compiled and run on the saved inputs. A square without a"

@@ -64,9 +64,9 @@ ASKED = {
     "compile": "a program exported on A compiles on B, its package loads and matches",
 }
 # The product each question of PRODUCTS asks about.
-_PRODUCT = {"saved": PROGRAM, "package": PACKAGE, "compile": COMPILE}
+PRODUCT_OF = {"saved": PROGRAM, "package": PACKAGE, "compile": COMPILE}
 # Where each thing shows a failure, as known_issues names it (a stage is named by its own label).
-_ISSUE_STAGE = {"export": "export", **{q: p.stage for q, p in _PRODUCT.items()}}
+_ISSUE_STAGE = {"export": "export", **{q: p.stage for q, p in PRODUCT_OF.items()}}
 # A compile's home (a program of A compiled on A) is A's own cell's stage that compiles it: the declared stage whose
 # outcomes are the compile's.
 _COMPILING = next(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import List, Tuple
 
-from matrix.contract.products import PACKAGE, PROGRAM, Product
+from matrix.contract.products import PACKAGE, PRODUCTS, PROGRAM, Product
 from matrix.contract.schema import NO_RECORD, STAGES, NoCell, Status
 from matrix.records.transitions import MEANING
 from matrix.report import document as d
@@ -92,29 +92,7 @@ _CHANGES = (
     ("slowdown, speedup", "%s; %s" % (MEANING["slowdown"], MEANING["speedup"])),
 )  # fmt: skip
 
-_SAVED = (
-    ("saved program", "the program of a passing cell, saved with torch.export.save with its inputs and eager's"
-     " outputs; `export-matrix load` loads it on every build, runs it and compares"),
-    ("epoch", "a range of releases where a program saved on any of them loads and matches on that release and"
-     " every newer one of the range, for at least half of the programs of each pair"),
-    ("exception", "a case whose saved programs fail inside their epoch"),
-    ("load regression", "a loading release that does worse with the programs saved on one release than the"
-     " loading release before it; counted once per saving release"),
-)  # fmt: skip
-
-_AOTI = (
-    ("AOTInductor", "torch's ahead-of-time compiler: it turns an exported program into a package of compiled"
-     " C++ (a shared library, or from 2.5 on a `.pt2` archive) that runs without Python tracing"),
-    ("package", "what AOTInductor compiled for a passing cell's program (the `aoti` stage), kept with its inputs"
-     " and eager's outputs; `export-matrix load` loads it on every build, runs it and compares"),
-    ("compiled on, loaded on", "the build that compiled a package, and the build that loaded it: a package's pair"),
-    ("backward promise", "upstream's promise that a package compiled on %s or later loads and matches on every"
-     " newer release; kept on a pair where every package tried loaded and matched, else broken. Older releases"
-     " loading newer packages are not promised" % PACKAGE.promised_from),
-    ("own packages", "a release loading the packages it compiled itself; the promise takes it for granted, so a"
-     " release that fails here is named as an exception"),
-    ("compile of an older program", "a program exported and saved on an older release, compiled with AOTInductor"
-     " on a newer one, its package loaded and run there (`load --aoti`)"),
+_UPGRADES = (
     ("upgrade answer", "from build A to a newer build B, per case and mode: does it export on B (and did it on A),"
      " does a program saved on A load and match on B, does a package compiled on A load and match on B, does a"
      " program exported on A compile on B; `breaks` when what worked on A fails on B: the export, a stage run on"
@@ -135,8 +113,9 @@ _REPORTS = (
 SECTIONS: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = (
     ("The matrix", _MATRIX),
     ("Changes between releases", _CHANGES),
-    ("Saved programs", _SAVED),
-    ("AOTInductor packages and upgrades", _AOTI),
+    # Each product's own words, under its title (contract/products.py).
+    *((p.title, tuple((t, m % {"promised_from": p.promised_from}) for t, m in p.terms)) for p in PRODUCTS if p.terms),
+    ("Upgrades", _UPGRADES),
     ("Comparing reports", _REPORTS),
 )
 TERMS = tuple(term for _, terms in SECTIONS for term, _ in terms)

@@ -16,7 +16,7 @@ from matrix.report import phrases as say
 
 PAGE = "upgrade.md"
 # What each question is called in a table's header.
-HEADERS = {"export": "export", "saved": "saved program", "package": "AOTInductor package", "compile": "compile"}
+HEADERS = {"export": "export", **{question: product.label for question, product in upgrade.PRODUCT_OF.items()}}
 # A verdict (a mode's, or a case's summary of its modes'), as a reader reads it.
 VERDICTS = {
     "breaks": "breaks",
@@ -160,10 +160,9 @@ def build(found: Optional[Upgrade], chooser: bool = False) -> d.Page:
         return d.Page(name, "Upgrading", (said,), up=up)
     lead = d.phrase(
         "From ", d.Strong(d.phrase(found.before)), " to ", d.Strong(d.phrase(found.after)),
-        ", for every case: does it export on the newer build (and did it on the older); does a program saved on the"
-        " older build load on the newer one and reproduce its saved outputs; does an AOTInductor package compiled on"
-        " the older build load and match; does a program exported on the older build compile with AOTInductor on the"
-        " newer one. ", d.Code(NOT_TRIED), ": no record (not run, or not tried: a release that cannot load a file, a"
+        ", for every case: does it export on the newer build (and did it on the older); ",
+        "; ".join(product.asked for product in upgrade.PRODUCT_OF.values()), ". ",
+        d.Code(NOT_TRIED), ": no record (not run, or not tried: a release that cannot load a file, a"
         " program never saved because its export failed). The site answers any pair (", d.Code("#upgrade=A..B"),
         "); the words are in the ", d.link("glossary", d.page("glossary")), ".",
     )  # fmt: skip
