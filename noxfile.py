@@ -197,10 +197,14 @@ def run(session: nox.Session, torch: str, variant: str) -> None:
         command = _worker_command(environment, RunRequest, posargs, **defaults)
         _run_logged(session, command, environment.worker_env(), logs.log_path(Path(out), environment.spec.name))
         return
-    # Cases that import more than torch run in an environment per dependency set (their PEP 723 block).
+    # Cases that import more than torch run in an environment per dependency set (their PEP 723 block), and so do
+    # the cells of a run whose stages run with packages of their own (--stages ...,onnx): never in the base one.
     for key, infos in plan.sets.items():
         spec = dataclasses.replace(environment.spec, dependency_set=key)
-        here = environment if not key else sets.prepare(spec, Path(out), infos, plan.modes, log=session.log)
+        if not key and not plan.packages:
+            here: Optional[environments.Environment] = environment
+        else:
+            here = sets.prepare(spec, Path(out), infos, plan.modes, log=session.log, stages=plan.stages)
         if here is None:
             continue
         command = _worker_command(here, RunRequest, posargs, **defaults, dependency_set=key)

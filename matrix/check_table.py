@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from .contract.case import CaseInfo
-from .contract.schema import STATUSES, NoCell, Status
+from .contract.schema import STATUSES, NoCell, Status, passes
 from .records import stage_outcomes
 from .records.channel import is_candidate
 
@@ -248,7 +248,7 @@ def passing_summary(rows: Sequence[Row]) -> Optional[str]:
     """For a case that fails somewhere: where it passes, and from which release on it keeps passing.
 
     Releases are taken in the order of the rows (the order asked, oldest first for the
-    usual selections); a release passes as the report says (``records.verdicts.passes``): every mode that exists
+    usual selections); a release passes as the report says (``schema.passes``): every mode that exists
     there passes (a not-applicable mode does not count against it).
     """
     statuses: Dict[str, List[Shown]] = {}
@@ -260,8 +260,6 @@ def passing_summary(rows: Sequence[Row]) -> Optional[str]:
         label = row.torch if len(variants[row.torch]) == 1 else "%s (%s)" % (row.torch, row.variant)
         statuses.setdefault(label, []).append(row.status)
     labels = list(statuses)
-    from .records.verdicts import passes  # the report's rule: a not-applicable mode does not count against it
-
     passing = [label for label in labels if passes(statuses[label])]
     if len(passing) == len(labels):
         return None

@@ -24,7 +24,7 @@ from ..contract import dependencies, resources, stages
 from ..contract.case import CaseError, CaseInfo, discover
 from ..contract.commands import add_run_options
 from ..contract.errors import UserError
-from ..contract.options import DEFAULT_AOTI_TIMEOUT_S, DEFAULT_TIMEOUT_S, FAIL_ON, add_jobs, add_variant
+from ..contract.options import DEFAULT_TIMEOUT_S, FAIL_ON, add_jobs, add_variant
 from ..contract.requests import STAGES, RunRequest
 from ..contract.schema import MODES, STATUSES, NoCell, Status
 from ..envs import environments, pythons, releases, sets
@@ -64,16 +64,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="X.Y",
         help="Python of the environments (default: this one where the release supports it)",
     )
-    # run's options, as run declares and checks them, in check's words
+    # run's options, as run declares and checks them, in check's words; each stage's budget as run declares it
     add_run_options(
         parser,
         timeout=None,
-        stages="stages after export, as `run --stages` takes them; check,aoti also compiles each passing cell's"
-        " program with AOTInductor (a C++ compiler, g++, is needed), loads the package in a fresh process and"
-        " compares it with eager, and the table shows the outcome and the compile and load times (default: %s)"
-        % ",".join(STAGES),
-        aoti_timeout="seconds the aoti stage may take per cell, on top of --timeout (default %g)"
-        % DEFAULT_AOTI_TIMEOUT_S,
+        stages="stages after export, as `run --stages` takes them: %s (default: %s)" % (stages.HELP, ",".join(STAGES)),
+        **{budget.field: None for budget in stages.BUDGETS},
         device="where the cases run, as `run --device` (default cpu); cuda needs a CUDA build and a GPU",
     )
     parser.add_argument("--out", default=None, metavar="DIR", help="keep the records here (default: discard them)")
@@ -204,7 +200,7 @@ def check_target(
     folder = out / (CURRENT if spec is None else spec.name)
     modes, added = modes_of(options.mode), options.with_requirements
     request = cases_request([info.path for info in infos], modes, folder, options.timeout, options.verbose, jobs, added)
-    request = replace(request, stages=tuple(options.stages), aoti_timeout=options.aoti_timeout, device=options.device)
+    request = replace(request, stages=tuple(options.stages), device=options.device, **stages.budget_values(options))
     probed = probe_cases(spec, infos, request, options.reinstall, options.verbose)
     return {info.name: rows_for(probed[info.name], modes, target.label, _named(info, added)) for info in infos}
 
@@ -215,6 +211,7 @@ def _named(info: CaseInfo, added: Sequence[str]) -> Tuple[str, ...]:
 
 
 @dataclass(frozen=True)
+@stages.with_budgets  # and each stage's budget, as run's request holds it
 class CheckOptions:
     """The options of ``export-matrix check``."""
 
@@ -230,8 +227,7 @@ class CheckOptions:
     verbose: bool = False
     jobs: int = 0
     with_requirements: Tuple[str, ...] = ()
-    stages: Tuple[str, ...] = STAGES  # "check,aoti" is read as run reads it
-    aoti_timeout: float = DEFAULT_AOTI_TIMEOUT_S
+    stages: Tuple[str, ...] = STAGES  # "check,onnx" is read as run reads it
     device: str = "cpu"
     fail_on: str = "never"  # candidate.FAIL_ON
     case: str = ""  # one case file, as callers from before several paths name it: the same as cases=(case,)
@@ -244,9 +240,11 @@ class CheckOptions:
         object.__setattr__(self, "torch", tuple(self.torch))
         object.__setattr__(self, "stages", stages.parse(self.stages))
         object.__setattr__(self, "with_requirements", tuple(self.with_requirements))
+        for budget in stages.BUDGETS:
+            object.__setattr__(self, budget.field, float(getattr(self, budget.field)))
         run = RunRequest(
             out="", mode=self.mode, timeout=self.timeout, device=self.device, stages=self.stages,
-            with_requirements=self.with_requirements, aoti_timeout=self.aoti_timeout,
+            with_requirements=self.with_requirements, **stages.budget_values(self),
         )  # fmt: skip
         try:  # the options check passes on to run, checked as run checks them
             run.validate()
@@ -255,7 +253,6 @@ class CheckOptions:
         if self.jobs < 0:
             raise CheckError("--jobs %d: give a number of releases above 0, or 0 for the default" % self.jobs)
         object.__setattr__(self, "timeout", float(self.timeout))
-        object.__setattr__(self, "aoti_timeout", float(self.aoti_timeout))
 
 
 OPTIONS = CheckOptions

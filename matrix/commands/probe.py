@@ -151,7 +151,8 @@ def probe_cases(
     ``2.1.2+cu121``, that the worker would otherwise take for the variant), and its
     ``dependency_set`` is the cases' PEP 723 dependencies and ``--with`` (one set for all of them):
     a set the resolver refuses on this release leaves not-applicable cells, other install failures
-    an env-error. Where the environment does not install, only its env-error counts: cells an
+    an env-error. Where ``request``'s stages run with packages of their own, the environment adds them
+    (``sets.with_stages``). Where the environment does not install, only its env-error counts: cells an
     earlier run left in the folder are not this release's answer now.
     """
     folder, modes = Path(request.out), request.modes
@@ -159,7 +160,7 @@ def probe_cases(
     if spec is None:
         command, env = environments.current_worker()
     else:
-        environment = sets.prepare(spec, folder, infos, modes, force=reinstall)
+        environment = sets.prepare(spec, folder, infos, modes, force=reinstall, stages=request.stages)
         if environment is None:
             return {info.name: _not_installed(read_folder(folder), info, modes) for info in infos}
         command, env, fresh = environment.worker_command(), environment.worker_env(), not environment.reused

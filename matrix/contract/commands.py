@@ -15,15 +15,8 @@ from typing import Optional
 
 from . import stages
 from .case import EXPORTDB_SOURCE
-from .options import (
-    AOTI_FROM,
-    DEFAULT_AOTI_TIMEOUT_S,
-    add_batch,
-    add_cache,
-    add_mode,
-    add_variant,
-    add_with,
-)
+from .options import add_batch, add_cache, add_mode, add_variant, add_with
+from .products import OPTIONS
 
 DEFAULT_STAGES = stages.DEFAULT  # the default of --stages
 SOURCES = ("cases", EXPORTDB_SOURCE)
@@ -164,31 +157,8 @@ def add_load_arguments(parser: argparse.ArgumentParser) -> None:
         help="load the programs saved on this device (`run --device`) and run them there (default cpu); those"
         " saved on another device are left out, and the command says how many",
     )
-    parser.add_argument(
-        "--aoti",
-        action="store_true",
-        help="also compile each program saved on an older release with this release's AOTInductor (a C++ compiler,"
-        " g++, is needed), in a process of its own, then load the package in a process that never compiled, run"
-        " it on the saved inputs and compare: exported on an older release, compiled on this one. Opt-in: a compile"
-        " takes seconds to minutes. Programs saved on this release are the aoti stage of `run`, never compiled here",
-    )
-    parser.add_argument(
-        "--aoti-timeout",
-        type=float,
-        default=DEFAULT_AOTI_TIMEOUT_S,
-        metavar="S",
-        help="with --aoti: seconds one compile may take, on top of --timeout (default %g): a compile past it is"
-        " killed and recorded as that program's timeout" % DEFAULT_AOTI_TIMEOUT_S,
-    )
-    parser.add_argument(
-        "--aoti-from",
-        choices=AOTI_FROM,
-        default=AOTI_FROM[0],
-        help="with --aoti: the older releases whose programs are compiled here. all (default): every one;"
-        " nearest-and-oldest: the newest release before this one and the oldest saved with the same major"
-        " serializer schema version, among those found, so that a matrix of N releases makes about 2N of these"
-        " compiles rather than N^2/2",
-    )
+    for option in OPTIONS:  # the products' own (``--aoti``), from their declarations
+        option.add_to(parser)
     add_variant(parser, "wheel variant to record (default: from torch's version tag)")
     add_batch(parser, "artifact", "load artifacts already recorded in --out again")
     add_cache(parser, "load")

@@ -36,11 +36,6 @@ INPUTS = "inputs.pt"
 OUTPUTS = "outputs.pt"
 META = "meta.json"
 FILES = (PROGRAM, INPUTS, OUTPUTS)
-# The AOTInductor package of the aoti stage, where there is one: a PT2 package (2.5 on), or the bare
-# shared library that 2.3 and 2.4 compile. meta.json's ``aoti`` names which, and nothing else is loaded.
-AOTI_PACKAGE = "aoti.pt2"
-AOTI_LIBRARY = "aoti.so"
-AOTI_FILES = (AOTI_PACKAGE, AOTI_LIBRARY)
 # What meta.json must hold, as text, for an artifact to be identified.
 META_TEXT_KEYS = ("case", "mode", "torch_version", "variant", "python")
 

@@ -11,7 +11,7 @@ import dataclasses
 import functools
 import math
 import re
-from typing import Any, Optional, Sequence, Tuple, Type, TypeVar
+from typing import Any, Iterable, Optional, Sequence, Tuple, Type, TypeVar
 
 from .errors import UserError, report_errors
 
@@ -26,6 +26,17 @@ def from_namespace(cls: Type[T], namespace: argparse.Namespace, **overrides: Any
     values = {f.name: getattr(namespace, f.name) for f in dataclasses.fields(cls) if hasattr(namespace, f.name)}  # type: ignore[arg-type]
     values.update(overrides)
     return cls(**values)
+
+
+def add_fields(cls: Type[T], fields: Iterable[Tuple[str, str, Any]]) -> Type[T]:
+    """``cls``, before ``dataclass`` makes it one, with these fields (name, annotation, default) after its own: the
+    options declared beside what they bound (a stage's budget, a product's use) rather than with the command."""
+    annotations = cls.__dict__.get("__annotations__", {})
+    for name, annotation, default in fields:
+        annotations[name] = annotation
+        setattr(cls, name, default)
+    cls.__annotations__ = annotations
+    return cls
 
 
 def positive_seconds(option: str, value: float) -> float:
@@ -64,19 +75,6 @@ def add_jobs(parser: argparse.ArgumentParser, help_text: str) -> None:
 # slowest cells take about 20 s on a 2-core machine, so this leaves room without letting a
 # hang hold a whole matrix for long.
 DEFAULT_TIMEOUT_S = 120.0
-# Seconds a failed export's draft_export diagnosis may take (``run --diagnosis-budget``), and the
-# share of the cell's --timeout that it must end within, counting what the cell spent before it:
-# the rest is margin, so that a slow diagnosis never turns a fail into a timeout.
-DEFAULT_DIAGNOSIS_BUDGET_S = 15.0
-DIAGNOSIS_SHARE = 0.6
-# Seconds the opt-in ``aoti`` stage may take in one cell (``run --aoti-timeout``): an AOTInductor
-# compile of a small MLP takes 30 to 65 s on 2 cores, a real model several times that. A cell that
-# runs the stage may take this much on top of --timeout; the compile itself stops at this limit.
-DEFAULT_AOTI_TIMEOUT_S = 300.0
-# Which older releases' programs ``load --aoti`` compiles on the loading one: every one (N releases make about
-# N^2/2 compiles), or the newest before it and the oldest of its serializer epoch (about 2N: one step of an
-# upgrade, and the widest).
-AOTI_FROM = ("all", "nearest-and-oldest")
 MODE_CHOICES = ("strict", "non-strict", "both")
 # What ``--fail-on`` takes (``check``, ``report``): exit 1 when a candidate (a nightly, a release candidate)
 # regresses against the newest release, when any cell fails, or never.

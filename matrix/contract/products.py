@@ -14,9 +14,12 @@ Standard library only, and Python 3.8 syntax: the worker imports this module ins
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple, Type, TypeVar
 
+from .errors import UserError
+from .options import add_fields, positive_seconds
 from .schema import (
     AOTI_COMPILE_KEYS,
     AOTI_COMPILE_KIND,
@@ -31,6 +34,38 @@ from .schema import (
     SCHEMA_VERSION,
     LoadStatus,
 )
+from .stages import AOTI_BUDGET
+
+
+@dataclass(frozen=True)
+class Option:
+    """An option of ``load`` that a product declares: its flag (its dashes read as underscores name the request's
+    field), its default (False: a switch; a float: seconds above 0), what its help says (``%g`` for a default in
+    seconds), and the words it takes where it is a choice."""
+
+    flag: str
+    default: Any
+    help: str
+    choices: Tuple[str, ...] = ()
+
+    @property
+    def field(self) -> str:
+        return self.flag.lstrip("-").replace("-", "_")
+
+    def add_to(self, parser: argparse.ArgumentParser) -> None:
+        if self.choices:
+            parser.add_argument(self.flag, choices=self.choices, default=self.default, help=self.help)
+        elif self.default is False:
+            parser.add_argument(self.flag, action="store_true", help=self.help)
+        else:
+            parser.add_argument(self.flag, type=float, default=self.default, metavar="S", help=self.help % self.default)
+
+    def check(self, value: Any) -> None:
+        """A UserError naming the flag where ``value`` is not one it takes."""
+        if self.choices and value not in self.choices:
+            raise UserError("%s %s: choose %s" % (self.flag, value, ", ".join(self.choices)))
+        if isinstance(self.default, float):
+            positive_seconds(self.flag, value)
 
 
 @dataclass(frozen=True)
@@ -49,6 +84,27 @@ class Product:
     # The first release whose products upstream promises to be usable on every newer release (backward
     # compatibility); None where upstream promises nothing.
     promised_from: Optional[str] = None
+    # The options of ``load`` that make it use this product, and bound each use (``load --aoti``); none: every
+    # ``load`` uses it where it is found.
+    options: Tuple[Option, ...] = ()
+    # The module of matrix.worker whose ``USE`` uses it (``matrix.worker.use.Use``); "": a program's load.
+    module: str = ""
+    # Its own words in the report (the rest is drawn alike for every product): the title of its part of the
+    # saved-programs page, what its uses are called together (a chart's title, a verdict's), one use and many as a
+    # count names them, what one use is (its part of that page and of a case's page open with it), the known-issue
+    # stage its failures are matched under (records/known_issues.toml), and the phrase of the promise its verdict
+    # holds it to ("" for no verdict).
+    title: str = ""
+    many: str = ""
+    counted: Tuple[str, str] = ("use", "uses")
+    about: str = ""
+    stage: str = "load"
+    promise: str = ""
+    # The steps a use goes through before its run (a compile's: compile, then the package's load): a square of its
+    # shares counts the uses past each, then those that matched, of those tried.
+    steps: Tuple[str, ...] = ()
+    # The parts of its section of the saved-programs page, in order (matrix/report/artifacts.py draws each).
+    parts: Tuple[str, ...] = ("shares", "legend")
 
     @property
     def table(self) -> str:
@@ -61,18 +117,78 @@ PROGRAM = Product(
     name="loads", kind="load", keys=LOAD_KEYS, statuses=LOAD_STATUSES,
     tried=tuple(s.value for s in LoadStatus if s.rank is not None), meaning={s.value: s.meaning for s in LoadStatus},
     noun="artifact", made="saved", used="loaded",
+    title="Saved programs", many="Saved programs", parts=("reach", "shares", "regressions", "legend"),
+    counted=("load of a saved program", "loads of saved programs"),
+    about="The exported program, saved with torch.export.save with its inputs and eager's outputs (run --artifacts),"
+    " loaded on another release in a process of its own and run on those inputs.",
 )  # fmt: skip
 # The AOTInductor package a cell's aoti stage compiled from its program, loaded on another build.
 PACKAGE = Product(
     name="aoti_loads", kind=AOTI_LOAD_KIND, keys=AOTI_LOAD_KEYS, statuses=LOAD_STATUSES, tried=PROGRAM.tried,
     meaning=AOTI_LOAD_MEANING, noun="package", made="compiled", used="loaded", promised_from="2.6",
+    module="aoti_stage",
+    title="Compiled packages (AOTInductor) across releases", many="AOTInductor packages", stage="aoti",
+    counted=("package load", "package loads"),
+    promise="a package compiled on 2.6 or later loads and matches on every newer release",
+    parts=("epochs", "promise", "shares", "cases", "legend"),
+    about="The AOTInductor package compiled from the exported program (run with --stages …,aoti), loaded on another"
+    " release in a process of its own and run on the saved inputs.",
 )  # fmt: skip
+# Which older releases' programs ``load --aoti`` compiles on the loading one: every one (N releases make about
+# N^2/2 compiles), or the newest before it and the oldest of its serializer epoch (about 2N: one step of an
+# upgrade, and the widest).
+AOTI_FROM = ("all", "nearest-and-oldest")
 # A program saved on an older release, compiled with AOTInductor on a newer one (``load --aoti``).
 COMPILE = Product(
     name="aoti_compiles", kind=AOTI_COMPILE_KIND, keys=AOTI_COMPILE_KEYS, statuses=AOTI_STATUSES, tried=AOTI_TRIED,
-    meaning=AOTI_COMPILE_MEANING, noun="program", made="exported", used="compiled",
+    meaning=AOTI_COMPILE_MEANING, noun="program", made="exported", used="compiled", module="aoti_compiles",
+    options=(
+        Option(
+            "--aoti", False,
+            "also compile each program saved on an older release with this release's AOTInductor (a C++ compiler,"
+            " g++, is needed), in a process of its own, then load the package in a process that never compiled, run"
+            " it on the saved inputs and compare: exported on an older release, compiled on this one. Opt-in: a"
+            " compile takes seconds to minutes. Programs saved on this release are the aoti stage of `run`, never"
+            " compiled here",
+        ),
+        Option(
+            "--aoti-timeout", AOTI_BUDGET.default,
+            "with --aoti: seconds one compile may take, on top of --timeout (default %g): a compile past it is"
+            " killed and recorded as that program's timeout",
+        ),
+        Option(
+            "--aoti-from", AOTI_FROM[0],
+            "with --aoti: the older releases whose programs are compiled here. all (default): every one;"
+            " nearest-and-oldest: the newest release before this one and the oldest saved with the same major"
+            " serializer schema version, among those found, so that a matrix of N releases makes about 2N of these"
+            " compiles rather than N^2/2",
+            choices=AOTI_FROM,
+        ),
+    ),
+    title="Exported on one release, compiled on a newer one", many="AOTInductor compiles", stage="aoti",
+    counted=("compile of a saved program", "compiles of saved programs"),
+    promise="a program exported on an older release compiles, loads and matches on a newer one",
+    steps=("compile", "load"), parts=("shares", "cost", "failures", "legend"),
+    about="The exported program saved on one release, compiled with AOTInductor on a newer one (load --aoti), its"
+    " package loaded there in a process that never compiled and run on the saved inputs. A square without a"
+    " record: that release compiled none of them (load --aoti-from nearest-and-oldest compiles on each release"
+    " the programs of the newest older release and of the oldest of its serializer epoch only).",
 )  # fmt: skip
 PRODUCTS = (PROGRAM, PACKAGE, COMPILE)
+OPTIONS = tuple(option for product in PRODUCTS for option in product.options)  # load's, in the products' order
+T = TypeVar("T")
+
+
+def with_options(cls: Type[T]) -> Type[T]:
+    """``cls``, before ``dataclass`` makes it one, with a field per product's option of ``load`` (its default)."""
+    return add_fields(cls, ((o.field, type(o.default).__name__, o.default) for o in OPTIONS))
+
+
+def option_values(options: object) -> Dict[str, Any]:
+    """Each product's option of ``load`` as ``options`` (a load request) holds it, by field."""
+    return {option.field: getattr(options, option.field) for option in OPTIONS}
+
+
 BY_KIND: Dict[str, Product] = {product.kind: product for product in PRODUCTS}
 
 

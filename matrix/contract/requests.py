@@ -23,15 +23,12 @@ import argparse
 import dataclasses
 from typing import Any, ClassVar, List, NoReturn, Optional, Sequence, Tuple, Type, TypeVar
 
-from . import stages
+from . import products, stages
 from .commands import KEY_VARIABLE as KEY_VARIABLE  # the worker's signing reads it from here
 from .commands import SOURCES, WARM_UPS, add_load_arguments, add_run_arguments
 from .commands import WARM_UP_FROM as WARM_UP_FROM  # the worker's batch reads it from here
 from .errors import UserError
 from .options import (
-    AOTI_FROM,
-    DEFAULT_AOTI_TIMEOUT_S,
-    DEFAULT_DIAGNOSIS_BUDGET_S,
     DEFAULT_TIMEOUT_S,
     ISOLATIONS,
     PROGRESS,
@@ -140,6 +137,7 @@ class _Request:
 
 
 @dataclasses.dataclass(frozen=True)
+@stages.with_budgets  # and a field per stage's budget option (``--diagnosis-budget``: ``diagnosis_budget``)
 class RunRequest(_Request):
     """``export-matrix run``: the fields of the worker's ``RunOptions``, with the parser's defaults."""
 
@@ -169,8 +167,6 @@ class RunRequest(_Request):
     cache: Optional[str] = None  # the result cache's folder; None: EXPORT_MATRIX_RESULT_CACHE or the default
     no_cache: bool = False
     explain_cache: bool = False
-    diagnosis_budget: float = DEFAULT_DIAGNOSIS_BUDGET_S
-    aoti_timeout: float = DEFAULT_AOTI_TIMEOUT_S
 
     def __post_init__(self) -> None:
         for name in ("cases", "select", "tag"):
@@ -190,7 +186,7 @@ class RunRequest(_Request):
     @property
     def cell_timeout(self) -> float:
         """What one isolated cell may take: --timeout, and on top the budgets of the selected stages that extend it
-        (--aoti-timeout where the aoti stage runs)."""
+        (``Budget.extends_cell``)."""
         return self.timeout + stages.extra_seconds(self.stages, self)
 
     def validate(self) -> None:
@@ -223,6 +219,7 @@ class RunRequest(_Request):
 
 
 @dataclasses.dataclass(frozen=True)
+@products.with_options  # and a field per product's option (``contract/products.py``)
 class LoadRequest(_Request):
     """``export-matrix load ARTIFACT_DIR...``: the fields of the worker's ``LoadOptions``, the parser's defaults."""
 
@@ -243,9 +240,6 @@ class LoadRequest(_Request):
     dependency_set: Optional[str] = None  # "" is torch alone; None: every program
     cache: Optional[str] = None
     no_cache: bool = False
-    aoti: bool = False  # also compile the programs saved on older releases with this one's AOTInductor
-    aoti_timeout: float = DEFAULT_AOTI_TIMEOUT_S
-    aoti_from: str = AOTI_FROM[0]  # which older releases' programs --aoti compiles: all, or nearest-and-oldest
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "artifacts", tuple(self.artifacts))
@@ -261,9 +255,8 @@ class LoadRequest(_Request):
         if not self.artifacts:
             raise UserError("ARTIFACT_DIR: give at least one folder written by `run --artifacts`")
         positive_seconds("--timeout", self.timeout)
-        positive_seconds("--aoti-timeout", self.aoti_timeout)
-        if self.aoti_from not in AOTI_FROM:
-            raise UserError("--aoti-from %s: choose %s" % (self.aoti_from, ", ".join(AOTI_FROM)))
+        for option in products.OPTIONS:
+            option.check(getattr(self, option.field))
         memory_mb("--max-memory", self.max_memory)
         safe_name("--variant", self.variant)
         batch_choices(self.isolation, self.progress, "auto")
@@ -284,8 +277,8 @@ def batch_choices(isolation: Optional[str], progress: str, warm_up: str) -> None
 # --aoti`): the run and load sessions of one machine share the signing key, and --stages chooses run's aoti stage.
 # --device is both's: the programs a run on a device kept are loaded there.
 SHARED_WITH_LOAD = (
-    "select", "timeout", "max_memory", "out", "progress", "force", "trust", "cache", "no_cache", "aoti",
-    "aoti_timeout", "aoti_from", "device",
+    "select", "timeout", "max_memory", "out", "progress", "force", "trust", "cache", "no_cache", "device",
+    *(option.field for option in products.OPTIONS),
 )  # fmt: skip
 
 

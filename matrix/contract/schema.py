@@ -11,7 +11,7 @@ import datetime
 import enum
 import json
 import math
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
 from . import stages
 
@@ -312,6 +312,14 @@ AOTI_SYMBOL = {
 }  # fmt: skip
 # The outcomes that tried the program (it loaded, and a compile was started): the others say nothing of AOTInductor.
 AOTI_TRIED = stages.AOTI_SHOWN.tried
+
+
+def passes(statuses: Iterable[Any]) -> bool:
+    """Whether a release passes a case, from the statuses of its modes there: every mode that exists there passes,
+    and one does (a not-applicable mode does not count against it; a release that could run none does not pass).
+    The report's verdicts and ``check``'s summary judge by it."""
+    existing = [str(s) for s in statuses if str(s) != Status.NOT_APPLICABLE.value]
+    return bool(existing) and all(s == Status.PASS.value for s in existing)
 
 
 def load_rank(status: Any) -> Optional[int]:

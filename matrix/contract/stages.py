@@ -14,9 +14,9 @@ Standard library only, and Python 3.8 syntax: the worker imports this module ins
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Type, TypeVar, Union
 
-from .options import DEFAULT_AOTI_TIMEOUT_S, DEFAULT_DIAGNOSIS_BUDGET_S, DIAGNOSIS_SHARE
+from .options import add_fields
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,11 @@ class Stage:
     # that selects it is never answered from the result cache without importing torch.
     needs_set_up: bool = False
     shown: Optional[Shown] = None  # where the report draws its outcome from the declaration alone
+    # The packages it runs with beside torch: a run that selects it installs them into each dependency set's
+    # environment (never the release's base one), bounded per release by matrix/envs/companions.toml; a run
+    # without it installs none. Where they cannot be installed, its cells run without them (the stage then
+    # records not-applicable).
+    requires: Tuple[str, ...] = ()
 
 
 CHECK = Stage("check", "run and compare with eager", module="check_stage")
@@ -88,15 +93,28 @@ SERIALIZE = Stage(
     "serialize", "save, then load in a process that never exported", label="save/load", module="serialize_stage",
     follows=True,
 )  # fmt: skip
+# The share of the cell's --timeout that a failed export's diagnosis must end within, counting what the cell spent
+# before it: the rest is margin, so that a slow diagnosis never turns a fail into a timeout. Its budget, 15 s by
+# default, bounds the diagnosis itself.
+DIAGNOSIS_SHARE = 0.6
 DIAGNOSE = Stage(
     "diagnose", "draft_export on a failed export", module="diagnose_stage",
     budget=Budget(
-        "--diagnosis-budget", DEFAULT_DIAGNOSIS_BUDGET_S,
+        "--diagnosis-budget", 15.0,
         "seconds a failed export's draft_export diagnosis may take (default %%g; never past %g of --timeout into the"
         " cell); one kept in the result cache for the same case, mode and error is reused, not run again"
         % DIAGNOSIS_SHARE,
     ),
 )  # fmt: skip
+# An AOTInductor compile of a small MLP takes 30 to 65 s on 2 cores, a real model several times that: a cell that
+# runs the stage may take this much on top of --timeout, and the compile itself stops at this limit.
+AOTI_BUDGET = Budget(
+    "--aoti-timeout",
+    300.0,
+    "seconds the aoti stage may take in one cell, on top of --timeout (default %g): a compile past it is killed"
+    " and recorded as the stage's timeout, the cell's own status unchanged",
+    extends_cell=True,
+)
 # ``aoti_status`` is the stage's outcome (schema.AOTI_STATUSES); ``aoti_error_type`` and ``aoti_error`` the qualified
 # class and first line of what failed, the line starting with the step (``compile:``, ``load:``, ``run:``);
 # ``aoti_api`` the release's API that compiled and loads it; ``aoti_compile_s`` the compile, in a process forked from
@@ -137,13 +155,7 @@ AOTI = Stage(
         "aoti_run_s",
         "aoti_package_bytes",
     ),  # fmt: skip
-    budget=Budget(
-        "--aoti-timeout",
-        DEFAULT_AOTI_TIMEOUT_S,
-        "seconds the aoti stage may take in one cell, on top of --timeout (default %g): a compile past it is killed"
-        " and recorded as the stage's timeout, the cell's own status unchanged",
-        extends_cell=True,
-    ),
+    budget=AOTI_BUDGET,
     module="aoti_stage",
     follows=True,
     needs_set_up=True,
@@ -166,6 +178,7 @@ ONNX = Stage(
         "onnx_version", "onnxscript_version", "onnxruntime_version",
     ),
     module="onnx_stage",
+    requires=("onnx", "onnxscript", "onnxruntime"),  # the exporter needs the first two, the run the third
     shown=Shown(
         label="ONNX",
         status_key="onnx_status",
@@ -211,6 +224,20 @@ def unknown(stages: Sequence[str]) -> Optional[str]:
 
 
 BUDGETS = tuple(stage.budget for stage in DECLARED if stage.budget is not None)
+T = TypeVar("T")
+
+
+def with_budgets(cls: Type[T]) -> Type[T]:
+    """``cls``, before ``dataclass`` makes it one, with a field per declared budget (:attr:`Budget.field`, its
+    default): a request and a command's options hold every stage's budget with no line of their own. Read them
+    with ``getattr(options, budget.field)``."""
+    return add_fields(cls, ((budget.field, "float", budget.default) for budget in BUDGETS))
+
+
+def budget_values(options: object) -> Dict[str, Any]:
+    """Each declared budget's value in ``options`` (a request, a command's options), by field: what one passes to
+    the other."""
+    return {budget.field: float(getattr(options, budget.field)) for budget in BUDGETS}
 
 
 def selected(names: Sequence[str]) -> Tuple[Stage, ...]:
@@ -231,6 +258,11 @@ def needs_set_up(names: Sequence[str]) -> bool:
 def extra_seconds(names: Sequence[str], request: object) -> float:
     """What a cell of ``names`` may take on top of --timeout: the budgets that extend it, as ``request`` holds them."""
     return sum(float(getattr(request, s.budget.field)) for s in selected(names) if s.budget and s.budget.extends_cell)
+
+
+def requirements(names: Sequence[str]) -> Tuple[str, ...]:
+    """The packages the selected stages run with (:attr:`Stage.requires`), in declared order, each once."""
+    return tuple(dict.fromkeys(package for stage in selected(names) for package in stage.requires))
 
 
 def keys_of(stages: Sequence[str]) -> Tuple[str, ...]:

@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Tuple
@@ -231,13 +232,23 @@ def constraint_file(constraints: Sequence[str]) -> Iterator[List[str]]:
         yield ["-c", path]
 
 
-def find_uv() -> Optional[str]:
-    try:
-        import uv  # the uv package on PyPI ships the binary and knows where it is
+_FOUND: List[Optional[str]] = []  # find_uv's answer, once found
+_FINDING = threading.Lock()
 
-        return str(uv.find_uv_bin())
-    except (ImportError, FileNotFoundError):
-        return shutil.which("uv")
+
+def find_uv() -> Optional[str]:
+    """The uv executable, or None. Found once, under a lock: ``check`` prepares releases in threads side by side, and
+    uv's finder reads ``sysconfig``'s variables, which the first reader fills in place while another thread may
+    read them half filled (``"uv" + None``: a harness fault that ended the whole check)."""
+    with _FINDING:
+        if not _FOUND:
+            try:
+                import uv  # the uv package on PyPI ships the binary and knows where it is
+
+                _FOUND.append(str(uv.find_uv_bin()))
+            except (ImportError, FileNotFoundError):
+                _FOUND.append(shutil.which("uv"))
+        return _FOUND[0]
 
 
 def installer(environ: Optional[Mapping[str, str]] = None) -> Installer:

@@ -38,9 +38,10 @@ else:  # pragma: no cover - exercised only on Python < 3.11
 
 DATA = Path(__file__).with_name("releases.toml")
 DEFAULT_VARIANT = "pypi"
-# The words that are neither a release nor a channel; `quick` and `aoti` are lists in releases.toml.
-SELECTIONS = ("quick", "aoti", "all", "latest")
-NAMED = ("quick", "aoti")
+# The words that are neither a release nor a channel, beside the named selections of releases.toml (quick, ...):
+# `all` is the latest patch of every series and the list FULL names.
+WORDS = ("all", "latest")
+FULL = "matrix"
 INDEX_VARIABLE = "EXPORT_MATRIX_INDEX_URL_"  # + a channel variant's name (NIGHTLY_CPU): its index
 
 
@@ -70,9 +71,14 @@ class Matrix:
                 return channel
         return None
 
+    @property
+    def named(self) -> Tuple[str, ...]:
+        """The selection words releases.toml names (its ``[selections]`` lists but FULL), in its order."""
+        return tuple(name for name, _ in self.selections if name != FULL)
+
     def known_words(self) -> str:
         """What a selection word can be, for messages."""
-        found = list(SELECTIONS)
+        found = [*self.named, *WORDS]
         for channel in self.channels:
             found += [channel.name + (", %s:YYYY-MM-DD" % channel.name if channel.dated else ""), *channel.aliases]
         return "%s, a minor series (2.4), a release (2.4.1) or a build (2.4.1+cpu, nightly+cu130)" % ", ".join(found)
@@ -222,8 +228,8 @@ class Matrix:
         return build.pinned(version, facts)
 
     def select(self, words: Iterable[str], variant: Optional[str] = None) -> List[Build]:
-        """Builds for selection words: ``quick``, ``aoti``, ``all``, ``latest``, minors, versions, ``version+tag``,
-        channels."""
+        """Builds for selection words: the named selections (``quick``), ``all``, ``latest``, minors, versions,
+        ``version+tag``, channels."""
         builds: List[Build] = []
         for word in words:
             for spec in self._expand(word):
@@ -233,10 +239,10 @@ class Matrix:
         return builds
 
     def _expand(self, word: str) -> List[str]:
-        if word in NAMED:
+        if word in self.named:
             return list(self.selection(word))
         if word == "all":
-            return [r.version for r in self.latest_patches()] + list(self.selection("matrix"))
+            return [r.version for r in self.latest_patches()] + list(self.selection(FULL))
         return [word]
 
     def between(self, good: str, bad: str, variant: Variant, python: Optional[str] = None) -> List[Release]:
@@ -318,14 +324,12 @@ def parse(data: Mapping[str, Any], source: str = "releases.toml") -> Matrix:
         releases=tuple(releases),
         variants=tuple(variants),
         selections=tuple(
-            (name, _strings(entries, "%s: selection %s" % (source, name)))
-            for name, entries in sorted(selections.items())
+            (name, _strings(entries, "%s: selection %s" % (source, name))) for name, entries in selections.items()
         ),
         source=source,
-        channels=_channels(data.get("channels") or {}, variants, source),
+        channels=_channels(data.get("channels") or {}, variants, source, (*selections, *WORDS)),
     )
-    optional = tuple(name for name in NAMED if name != "quick" and name in dict(matrix.selections))
-    for name in ("quick", "matrix", *optional):
+    for name in dict.fromkeys(("quick", FULL, *matrix.named)):  # quick and FULL must be there
         for spec in matrix.selection(name):
             try:
                 matrix.resolve(spec)
@@ -334,11 +338,13 @@ def parse(data: Mapping[str, Any], source: str = "releases.toml") -> Matrix:
     return matrix
 
 
-def _channels(data: Mapping[str, Any], variants: Sequence[Variant], source: str) -> Tuple[Channel, ...]:
+def _channels(
+    data: Mapping[str, Any], variants: Sequence[Variant], source: str, taken_words: Sequence[str]
+) -> Tuple[Channel, ...]:
     """The ``[channels.NAME]`` tables: each index's variant named ``NAME-VARIANT``, the first one the default."""
     by_name = {v.name: v for v in variants}
     found: List[Channel] = []
-    taken = set(SELECTIONS)
+    taken = set(taken_words)
     for name, table in data.items():
         where = "%s: [channels.%s]" % (source, name)
         _table(table, where, ("indexes", "aliases", "dated"))

@@ -8,6 +8,12 @@ an answer, not a failure of the run:
 - a set the resolver cannot satisfy with this torch build: the set's cells on this release
   are ``not-applicable``, ``missing`` naming the package and the resolver's reason in one line;
 - any other install failure (network, a build error): an env-error for that set alone.
+
+A stage that runs with packages of its own (``Stage.requires``: the onnx stage's onnx, onnxscript and
+onnxruntime) adds them to each set's environment where a run selects it (:func:`with_stages`), never to the
+release's base environment, and a run without it installs none of them. Where they cannot be installed, the
+set's own environment serves: said once on stderr, naming the stage and the package, and the cells keep their
+export results (the stage records not-applicable).
 """
 
 from __future__ import annotations
@@ -16,9 +22,10 @@ import re
 import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from ..contract import dependencies, records
+from ..contract import stages as declared
 from ..contract.case import CaseError, CaseInfo, cell_selected, discover
 from ..contract.errors import UserError
 from ..contract.requests import RunRequest
@@ -41,6 +48,12 @@ class Plan:
 
     sets: Dict[str, List[CaseInfo]]
     modes: Tuple[str, ...]
+    stages: Tuple[str, ...] = ()  # the run's --stages: those that run with packages of their own add them
+
+    @property
+    def packages(self) -> Tuple[str, ...]:
+        """What the selected stages add to every set's environment (:func:`with_stages`)."""
+        return declared.requirements(self.stages)
 
 
 def plan(request: RunRequest, torch_version: str) -> Optional[Plan]:
@@ -65,15 +78,29 @@ def plan(request: RunRequest, torch_version: str) -> Optional[Plan]:
         for mode in request.modes:
             if cell_selected(info.name, cell_id(torch_version, mode, info.name), request.select):
                 chosen.setdefault(info.name, info)
-    return Plan(group(chosen.values(), request.with_requirements), request.modes)
+    return Plan(group(chosen.values(), request.with_requirements), request.modes, request.stages)
+
+
+def with_stages(spec: environments.Spec, names: Sequence[str]) -> environments.Spec:
+    """The environment a set runs in where a run selects the stages ``names``: the set and the packages those
+    stages run with (bounded per release as companions are), an environment of its own; ``spec`` itself where
+    they need none."""
+    packages = declared.requirements(names)
+    if not packages:
+        return spec
+    return replace(spec, dependency_set=dependencies.set_key((*spec.dependencies, *packages)))
 
 
 def _missing(spec: environments.Spec, output: str) -> List[str]:
     """The set's packages that the resolver's words name; all of them when it names none."""
-    names = [dependencies.name_of(r) or r for r in spec.dependencies]
+    return _named([dependencies.name_of(r) or r for r in spec.dependencies], output)
+
+
+def _named(names: Sequence[str], output: str) -> List[str]:
+    """Those of ``names`` that ``output`` names as words; all of them when it names none."""
     text = output.lower()
     named = [name for name in names if re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(name), text)]
-    return named or names
+    return named or list(names)
 
 
 def requested(dependency_set: str, info: CaseInfo) -> str:
@@ -125,6 +152,11 @@ def unresolvable_cells(
     return found
 
 
+# What a stage's packages could not be installed with in this process, (torch build, Python, packages): said once,
+# and not tried again for the release's other sets, which would fail alike.
+_REFUSED: Set[Tuple[str, str, Tuple[str, ...]]] = set()
+
+
 def prepare(
     spec: environments.Spec,
     out: Path,
@@ -134,8 +166,51 @@ def prepare(
     log: environments.Log = environments.log_to_stderr,
     envs: Optional[Path] = None,
     tool: Optional[Installer] = None,
+    stages: Sequence[str] = (),
 ) -> Optional[environments.Environment]:
-    """A set's environment; None, with the answer recorded in ``out``, where it cannot be had."""
+    """A set's environment; None, with the answer recorded in ``out``, where it cannot be had.
+
+    ``stages``: the run's; where some run with packages of their own, the environment holds them too
+    (:func:`with_stages`), or, where they cannot be installed, is the set's own, said once.
+    """
+    wider = with_stages(spec, stages)
+    refusal = (spec.build.torch_version, spec.python, declared.requirements(stages))
+    if wider == spec or refusal in _REFUSED:
+        return _prepare(spec, out, infos, modes, force, log, envs, tool)
+    base = env_errors.prepare_or_record(spec.base, out, envs, tool, log=log)
+    if base is None:
+        return None  # torch itself cannot be had: the release's env-error says so
+    try:
+        return environments.prepare(replace(wider, build=base.spec.build), envs, tool, force=force, log=log)
+    except InstallError as error:
+        own = _prepare(spec, out, infos, modes, force, log, envs, tool)
+        if own is not None:  # the set installs alone: what the stages add is what cannot be had
+            _REFUSED.add(refusal)
+            log(refused(stages, spec, error))
+        return own
+
+
+def refused(names: Sequence[str], spec: environments.Spec, error: InstallError) -> str:
+    """The one line that says which stage's packages cannot be installed beside ``spec``'s set, and what the
+    cells do without them."""
+    named = _named(declared.requirements(names), "%s\n%s" % (error, error.output))
+    whose = ",".join(stage.name for stage in declared.selected(names) if set(stage.requires) & set(named))
+    why = first_line(records.without_paths(str(error)), limit=300)
+    return "--stages %s: %s cannot be installed beside torch %s for Python %s (%s); the cells run without %s, and" \
+        " the stage records not-applicable" % (whose, ", ".join(named), spec.build.torch_version, spec.python, why,
+                                                "it" if len(named) == 1 else "them")  # fmt: skip
+
+
+def _prepare(
+    spec: environments.Spec,
+    out: Path,
+    infos: Sequence[CaseInfo],
+    modes: Sequence[str],
+    force: bool,
+    log: environments.Log,
+    envs: Optional[Path],
+    tool: Optional[Installer],
+) -> Optional[environments.Environment]:
     if not spec.dependency_set:
         return env_errors.prepare_or_record(spec, out, envs, tool, force=force, log=log)
     base = env_errors.prepare_or_record(spec.base, out, envs, tool, log=log)

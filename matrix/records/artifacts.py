@@ -1,4 +1,4 @@
-"""Programs saved on one release and loaded on another: the load table, its heatmap and reach.
+"""Programs saved on one release and loaded on another: the load table, its share counts and reach.
 
 Pure functions over ``Store.loads`` (one row per load record, columns ``schema.LOAD_KEYS``); the table, the
 share counts (:func:`counts`) and the failures (:class:`Failure`, :func:`errors`, :func:`common_failure`) serve
@@ -8,8 +8,8 @@ every product (``matrix.contract.products``) alike, a product's outcomes and tho
   winning by ``schema.recency``, with a short label for each side (``saved``, ``loaded``). A
   program is (saving environment, case, mode, ``with_set``): the same case saved under two
   ``--with`` sets is two programs, never one series.
-- :func:`heatmap`: per mode, saving × loading environment, the share of artifacts that load and
-  reproduce the saved outputs (``pass``) among those the loading release tried.
+- :func:`counts`: per mode, saving × loading environment, the sums of flags of the rows (a product's shares:
+  :func:`.product_uses.shares`).
 - :func:`reach`: per saving environment, where its artifacts load and match, where some or none
   do (with the most common failure), and where loading cannot be tried.
 
@@ -46,7 +46,6 @@ SAVED_ENV = ["saved_torch_version", "saved_variant", "saved_python"]
 LOADED_ENV = ["torch_version", "variant", "python"]
 # One saved program: its loads on every release are its series.
 PROGRAM = [*SAVED_ENV, "case", "mode", "with_set"]
-HEATMAP_COLUMNS = ["mode", "saved", "loaded", "passed", "total", "not_applicable", "untrusted", "share"]
 
 
 def table(loads: pd.DataFrame, product: Product = products.PROGRAM) -> pd.DataFrame:
@@ -174,26 +173,6 @@ def tried(status: Any) -> bool:
 def failing(found: pd.DataFrame, product: Product = products.PROGRAM) -> pd.Series:
     """Which rows of a ``product``'s :func:`table` tried the product and did not pass (its first status)."""
     return found["status"].isin(product.tried) & (found["status"] != product.statuses[0])
-
-
-def heatmap(loads: pd.DataFrame) -> pd.DataFrame:
-    """Per mode, saving × loading environment of a :func:`table`: artifacts that pass, those tried, their share.
-
-    ``total`` counts the artifacts the loading release tried (:func:`tried`); ``not_applicable`` and
-    ``untrusted`` those it did not, by why; ``share`` is ``passed / total``, NaN where it tried none.
-    Rows in mode, saved, loaded order.
-    """
-    status = loads["status"]
-    flags = pd.DataFrame(
-        {
-            "passed": status == LoadStatus.PASS.value,
-            "total": status.map(tried).astype(bool),
-            "not_applicable": status == LoadStatus.NOT_APPLICABLE.value,
-            "untrusted": status == LoadStatus.UNTRUSTED.value,
-        },
-        index=loads.index,
-    )
-    return counts(loads, flags.astype(int), HEATMAP_COLUMNS)
 
 
 def counts(found: pd.DataFrame, flags: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:

@@ -20,7 +20,7 @@ its programs is an epoch of its own. Maximal ranges may share releases (C reads 
 but B reads A's and C reads B's: A–B and B–C), and then both are given.
 
 The same pairs, of any product (``matrix.contract.products``), judge upstream's promise where it makes one
-(:func:`promise`: the compiled packages') and the compiles of older programs (:func:`.aoti_loads.verdict`).
+(:func:`promise`: the compiled packages') and the compiles of older programs (:func:`.product_uses.verdicts`).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from matrix.contract import schema, stages
 from matrix.contract.errors import UserError
-from matrix.contract.products import COMPILE, PACKAGE, PROGRAM
+from matrix.contract.products import PRODUCTS
 from matrix.envs import releases
 
 try:
@@ -29,11 +29,18 @@ except ModuleNotFoundError:  # Python < 3.11
 
 DATA = Path(__file__).with_name("known_issues.toml")
 # Where a failure shows, as the report names it: the export, a cell's later stages (save/load, decomposition, and
-# each stage whose outcome is declared, by its label: aoti, ONNX), a saved program's load on another release (an
-# AOTInductor package's compile, load or run shows under the stage that made it).
-STAGES = ("export", *(label for _, label in schema.STAGES), *(s.shown.label for s in stages.SHOWN if s.shown), "load")
-# Where each product's failures show, as the entries name them (contract/products.py: a product's name).
-USES = {PROGRAM.name: "load", PACKAGE.name: stages.AOTI.name, COMPILE.name: stages.AOTI.name}
+# each stage whose outcome is declared, by its label: aoti, ONNX), and each product's use on another release
+# (products.Product.stage: a saved program's load; an AOTInductor package's compile, load or run).
+STAGES = tuple(
+    dict.fromkeys(
+        (
+            "export",
+            *(label for _, label in schema.STAGES),
+            *(s.shown.label for s in stages.SHOWN if s.shown),
+            *(p.stage for p in PRODUCTS),
+        )
+    )
+)
 FIELDS = ("id", "summary", "link", "stages", "error_type", "message", "releases", "made_on")
 _ISSUE_LINK = re.compile(r"^https://github\.com/([^/\s]+/[^/\s]+)/(?:issues|pull)/(\d+)$")
 

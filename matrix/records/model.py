@@ -8,10 +8,10 @@ flaky cells, stage failures and failure signatures, each case's distinct failure
 saved-program epochs), the baseline comparison, the matrix's scope (releases, builds, cases,
 modes and cells, counted apart: :mod:`.scope`), the builds that lack a dependency set
 (:mod:`.completeness`: marked wherever named, left out of transitions and verdicts), each
-build of another variant compared with PyPI's build of its release (:mod:`.builds`), and the
-AOTInductor products: the kept packages' loads (:mod:`.aoti_loads`) and the programs compiled on
-a newer release (:mod:`.aoti_compiles`). Everything above is of the cells of the report's main device; each
-build that also ran on another device is compared with itself there (:mod:`.devices`).
+build of another variant compared with PyPI's build of its release (:mod:`.builds`), and every
+product's uses with the verdicts their declarations ask for (:mod:`.product_uses`). Everything above
+is of the cells of the report's main device; each build that also ran on another device is compared with itself
+there (:mod:`.devices`).
 
 Pass rate = pass / applicable cells (not-applicable and case-error left out), per environment
 and mode (:class:`PassRate`); the newest release's is :func:`newest_pass_rate`.
@@ -25,11 +25,11 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import pandas as pd
 
+from matrix.contract.products import PRODUCTS, Product
 from matrix.contract.schema import APPLICABLE
-from matrix.records import aoti_compiles, aoti_loads, candidate, completeness, repro, store, tables, transitions
-from matrix.records import artifacts as loads_table
 from matrix.records import baseline as since
 from matrix.records import builds as compared_builds
+from matrix.records import candidate, completeness, product_uses, repro, store, tables, transitions
 from matrix.records import devices as by_device
 from matrix.records import epochs as saved_epochs
 from matrix.records import figures as headline
@@ -37,7 +37,7 @@ from matrix.records import graph_diffs as graph_diffs_table
 from matrix.records import scope as covered
 from matrix.records import upgrade as upgrade_answer
 from matrix.records import verdicts as judged
-from matrix.records.failures import COMPILES, LOADS, PACKAGE_LOADS, Sighting, sightings
+from matrix.records.failures import Sighting, sightings
 from matrix.records.open_regressions import open_regressions
 from matrix.records.transitions import Step
 
@@ -91,10 +91,10 @@ class Model:
     builds: Tuple[compared_builds.BuildComparison, ...] = ()
     # Each candidate build (a nightly, a release candidate) against the newest release.
     candidates: Tuple[candidate.Verdict, ...] = ()
-    # The kept AOTInductor packages' loads (aoti_loads.judge), and the programs compiled on a newer release
-    # (aoti_compiles.judge); empty where the records hold none.
-    packages: aoti_loads.PackageLoads = field(default_factory=lambda: aoti_loads.judge(pd.DataFrame()))
-    compiles: aoti_compiles.Compiles = field(default_factory=lambda: aoti_compiles.judge(pd.DataFrame()))
+    # Every product's uses (product_uses.judge), in the declarations' order; empty where the records hold none.
+    uses: Tuple[product_uses.ProductUses, ...] = field(
+        default_factory=lambda: tuple(product_uses.judge(p, pd.DataFrame()) for p in PRODUCTS)
+    )
     # The diff of each graph change shown (graph_diffs.table): from the graph texts, else kept by an earlier report.
     graph_diffs: pd.DataFrame = field(default_factory=lambda: graph_diffs_table.frame([]))
     # The known upstream issues that label some failure of the cells, loads, packages or compiles (labelled, and
@@ -102,8 +102,8 @@ class Model:
     known_issues: Tuple[Sighting, ...] = ()
     # The tables indexed for the upgrade answer between any two released builds (:mod:`.upgrade`).
     upgrades: upgrade_answer.Upgrades = field(default_factory=lambda: upgrade_answer.Upgrades(pd.DataFrame()))
-    # What the packages and compiles say of upstream's promise, pair by pair (None without either).
-    aoti: Optional[aoti_loads.AotiVerdict] = None
+    # What each product's uses say of the promise its declaration names, pair by pair (product_uses.verdicts).
+    promises: Tuple[product_uses.Verdict, ...] = ()
     # The headline figures (figures.of), and how they moved since the baseline's (None without its figures).
     figures: Dict[str, int] = field(default_factory=dict)
     figures_since: Optional[headline.Since] = None
@@ -111,6 +111,10 @@ class Model:
     # the main device: never in a transition, a verdict or the grid.
     elsewhere: pd.DataFrame = field(default_factory=pd.DataFrame)
     devices: Tuple[by_device.DeviceComparison, ...] = ()
+
+    def uses_of(self, product: Product) -> product_uses.ProductUses:
+        """One product's uses."""
+        return next(u for u in self.uses if u.product == product)
 
     @property
     def main_device(self) -> str:
@@ -173,18 +177,19 @@ def build(
         else moves
     )
     steps = tuple(transitions.steps(compared, moves))
-    # The products' uses too: the main device's programs and packages, saved and used there.
+    # The products' uses too: the main device's, made and used there; those of a set whose latest install failed
+    # are left out with its cells (completeness.superseded).
     device = by_device.main(everything)
-    packages = aoti_loads.judge(by_device.on(loaded.aoti_loads, device))
-    compiles = aoti_compiles.judge(by_device.on(loaded.aoti_compiles, device))
+    uses = tuple(
+        product_uses.judge(p, completeness.superseded(by_device.on(loaded.products[p.name], device), lacking,
+                                                      release="torch_version"))
+        for p in PRODUCTS
+    )  # fmt: skip
+    loads = uses[0].table  # the saved programs' (PRODUCTS[0]), which the verdicts read
     comparison = since.compare(cells, moves, base[0], base[1]) if base is not None else None
     labels = tables.environment_labels(cells) if not cells.empty else pd.Series(dtype=object)
     summary = tables.summary(cells)
     disagreements = tables.mode_disagreements(cells)
-    # The loads of a set whose latest install failed are left out with its cells (completeness.superseded).
-    loads = loads_table.table(
-        completeness.superseded(by_device.on(loaded.loads, device), lacking, release="torch_version")
-    )
     verdicts = judged.judge(
         released,
         released_moves,
@@ -217,7 +222,7 @@ def build(
         stage_failures=tables.stage_failures(cells),
         signatures=tables.signatures(cells),
         loads=loads,
-        load_orders=loads_table.orders(loads),
+        load_orders=uses[0].orders,
         verdicts=verdicts,
         runs=int((by_device.of(loaded.cells) == device).sum()),  # the main device's records
         warnings=loaded.warnings,
@@ -228,18 +233,10 @@ def build(
         incomplete=lacking,
         builds=compared_builds.compare(cells),
         candidates=candidate.judge(judged_cells, loads),
-        packages=packages,
-        compiles=compiles,
-        known_issues=sightings(
-            cells,
-            [
-                ("load", LOADS, loads),
-                ("aoti", PACKAGE_LOADS, packages.table),
-                ("aoti", COMPILES, compiles.table),
-            ],
-        ),
-        upgrades=upgrade_answer.Upgrades(released, loads, packages.table, compiles.table),
-        aoti=aoti_loads.verdict(packages, compiles),
+        uses=uses,
+        known_issues=sightings(cells, [(u.product.stage, u.product.name, u.table) for u in uses]),
+        upgrades=upgrade_answer.Upgrades(released, *(u.table for u in uses)),
+        promises=product_uses.verdicts(uses),
         elsewhere=elsewhere,
         devices=by_device.compare(cells, elsewhere),
         figures=figures,

@@ -1,4 +1,4 @@
-"""Record folders loaded into pandas: tables of cells, environments, env-errors, loads, package loads and compiles.
+"""Record folders loaded into pandas: tables of cells, environments, env-errors and each product's uses.
 
 Reading goes through :mod:`matrix.contract.records`, so a truncated last line becomes a
 warning and an unknown schema version is refused. When the same cell (release, variant,
@@ -59,16 +59,6 @@ class Store:
     def loads(self) -> pd.DataFrame:
         """The saved programs' loads (``export-matrix load``)."""
         return self.products[declared.PROGRAM.name]
-
-    @property
-    def aoti_loads(self) -> pd.DataFrame:
-        """The kept AOTInductor packages' loads (``export-matrix load``, kind ``aoti-load``)."""
-        return self.products[declared.PACKAGE.name]
-
-    @property
-    def aoti_compiles(self) -> pd.DataFrame:
-        """The programs saved on an older release compiled here (``export-matrix load --aoti``)."""
-        return self.products[declared.COMPILE.name]
 
 
 def release_key(version: str) -> Tuple[int, Any, str]:

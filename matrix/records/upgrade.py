@@ -66,7 +66,7 @@ ASKED = {
 # The product each question of PRODUCTS asks about.
 _PRODUCT = {"saved": PROGRAM, "package": PACKAGE, "compile": COMPILE}
 # Where each thing shows a failure, as known_issues names it (a stage is named by its own label).
-_ISSUE_STAGE = {"export": "export", **{q: known_issues.USES[p.name] for q, p in _PRODUCT.items()}}
+_ISSUE_STAGE = {"export": "export", **{q: p.stage for q, p in _PRODUCT.items()}}
 # A compile's home (a program of A compiled on A) is A's own cell's stage that compiles it: the declared stage whose
 # outcomes are the compile's.
 _COMPILING = next(

@@ -75,7 +75,7 @@ def commands(f: Findings) -> List[Tuple[str, str]]:
                 ("The cells run with the --with set %s, %s" % (named, where), 'EXPORT_MATRIX_WITH="%s"'
                  ' EXPORT_MATRIX_TORCH="%s" nox -s %s -- --device %s%s' % (named, words, sessions, device, options))
             )  # fmt: skip
-    shows_aoti = not f.model.packages.table.empty or not f.model.compiles.table.empty
+    shows_aoti = any(not u.empty for u in f.model.uses[1:])  # a product after the saved programs
     if shows_aoti:
         found.append(
             ("Run the AOTInductor selection (its cases, releases and compiles of older programs), into %s"

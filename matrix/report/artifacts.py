@@ -1,16 +1,14 @@
-"""The report's page on saved programs loaded across releases: ``artifacts.md``, its heatmaps and table.
+"""The report's page on products used across releases (``artifacts.md`` and ``site/artifacts.html``), built once as a
+document: one section per product (``matrix.contract.products``) whose records hold uses, drawn alike for each.
 
-Written only when the records hold load records (``export-matrix load``). The page has a short
-intro, a table of where the programs of each saving build load and match, a heatmap per mode
-(share of artifacts that load and match, saving × loading release), the load regressions (one
-per saving × loading release pair, then each program they affect), and per case a saving ×
-loading grid of statuses with the errors behind them. Where the records hold loads of compiled packages
-(``aoti-load``), the page ends with their section (:mod:`matrix.report.aoti_loads`: their epochs, shares
-and each case's compiled × loaded grid), with heatmaps of their own and ``aoti_loads.parquet`` beside
-``loads.parquet``; where they hold programs compiled on a newer release (``aoti-compile``, ``load --aoti``), their
-exported × compiled shares and failures close it, with ``aoti_compiles.parquet``. Every file goes through
-:mod:`matrix.report.files`, and the charts are drawn as the other charts are, so rebuilding
-from the same records changes nothing.
+A section opens with the product's own words (``Product.about``) and its counts, then the parts its declaration names
+(``Product.parts``), each drawn here the same way for every product: its epochs and what they say of upstream's
+promise, where each making build's uses pass (``reach``), the share that passes per mode under its heatmap
+(``shares``), the regressions between using releases and each use they affect, what a use costs, its failures, each
+case's grid (:func:`matrix.report.case_grids.section`, as a case's page shows it) and what its glyphs mean. What is
+shown is judged in :mod:`matrix.records` (the model's ``uses``, :mod:`matrix.records.load_regressions`); this module
+only draws it, and writes each product's table (``<name>.parquet``) and heatmaps (``charts/<name>-<mode>``) through
+:mod:`matrix.report.files`, so that rebuilding from the same records changes nothing.
 """
 
 from __future__ import annotations
@@ -23,31 +21,39 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import pandas as pd
 
-from matrix.contract.products import COMPILE, PACKAGE, PROGRAM, Product
-from matrix.contract.schema import MODES, NO_RECORD, first_line
-from matrix.records import artifacts as loads_table
-from matrix.records import load_regressions, tables, transitions
-from matrix.records.aoti_compiles import Compiles
-from matrix.records.aoti_loads import PackageLoads
-from matrix.report import aoti_loads as package_page
-from matrix.report import case_grids, files, shares
+from matrix.contract.products import Product
+from matrix.contract.schema import MODES, NO_RECORD
+from matrix.records import artifacts as uses_table
+from matrix.records import product_uses, tables, transitions
+from matrix.records.epochs import Epoch, Promise
+from matrix.records.failures import Sighting
+from matrix.records.product_uses import ProductUses
+from matrix.report import case_grids, files, known_issues
 from matrix.report import charts as charting
+from matrix.report import document as d
 from matrix.report import markdown as md
+from matrix.report import phrases as say
+from matrix.report.writers.markdown import github_anchor
 
-PAGE = "artifacts.md"
-TABLE = "loads.parquet"
-# Programs of the load regressions listed on the page; the rest are counted (all are in loads.parquet's source records).
+NAME = "artifacts"
+PAGE = NAME + ".md"
+TITLE = "Saved programs loaded on other releases"
+# Regressions listed per product; the rest are counted (all are in the product's table's source records).
 SHOWN_REGRESSIONS = 200
-# Pairs (saved → loaded) named per error of a case before the rest are counted.
-SHOWN_PAIRS = 8
-# Bulky texts left out of the Parquet table.
+# Failures listed before the rest are counted, the uses named per failure, the longest failure quoted.
+SHOWN_FAILURES = 20
+SHOWN_USES = 6
+CAUSE_LIMIT = 120
+SHOWN_EXCEPTIONS = 3
+# Bulky texts left out of the Parquet tables.
 _BULKY = ("error_traceback", "stderr_tail")
-SYMBOLS = shares.SYMBOLS
+# How an epoch's ``backward`` reads (records.epochs.BACKWARD).
+OLDER_READ_NEWER = {"all": "yes", "some": "partly", "none": "no", "untried": "–"}
 
 
 @dataclass(frozen=True)
 class Written:
-    """What the artifact page wrote, and what the front page shows of it."""
+    """What the build wrote for the page, and what the front page shows of it: the saved programs' regressions."""
 
     files: Set[str]
     charts: Tuple[charting.Chart, ...] = ()
@@ -56,224 +62,294 @@ class Written:
     load_regressions: Tuple[Dict[str, Any], ...] = ()  # records.load_regressions.regressions' rows
 
 
-def write(
-    out: str,
-    table: pd.DataFrame,
-    charts: bool = True,
-    packages: Optional[PackageLoads] = None,
-    compiles: Optional[Compiles] = None,
-) -> Written:
-    """Write the page (and its charts and tables) for the load table ``table`` (``Model.loads``, built once from
-    ``Store.loads`` by :func:`matrix.records.artifacts.table`), the package loads ``packages``
-    (:func:`matrix.records.aoti_loads.judge` of ``Store.aoti_loads``) and the compiles ``compiles``
-    (:func:`matrix.records.aoti_compiles.judge` of ``Store.aoti_compiles``).
+def shown(judged: Sequence[ProductUses]) -> List[ProductUses]:
+    """The products the page has a section for: those whose records hold uses, in the declarations' order."""
+    return [uses for uses in judged if not uses.empty]
 
-    Returns the paths written, relative to ``out`` (none when there is no usable load record),
-    the summary and the charts.
-    """
-    held = packages if packages is not None and not packages.empty else None
-    compiled = compiles if compiles is not None and not compiles.empty else None
-    if table.empty and held is None and compiled is None:
-        return Written(set())
+
+def write(out: str, judged: Sequence[ProductUses], charts: bool = True) -> Written:
+    """Write each shown product's table and heatmaps (``judged``: the model's ``uses``); returns the paths (relative
+    to ``out``; none where no product has a use), the charts, and the saved programs' regressions for the front
+    page."""
     written: Set[str] = set()
     drawn: List[charting.Chart] = []
     rows: Tuple[Dict[str, Any], ...] = ()
-    text = ""
-    if not table.empty:
-        grid = loads_table.heatmap(table)
-        drawn = heatmap_charts(grid, table, out) if charts else []
-        regressions = load_regressions.regressions(table)
-        programs = load_regressions.program_regressions(table)
-        text = render(table, grid, regressions, drawn, programs)
-        _store(table, out, TABLE)
-        written.add(TABLE)
-        rows = tuple(regressions.to_dict("records"))
-    mine: List[charting.Chart] = []
-    products = ((held, PACKAGE, package_page.chart_title), (compiled, COMPILE, package_page.compile_chart_title))
-    for uses, product, title in products:
-        if uses is not None:
-            mine += heatmap_charts(uses.shares, uses.table, out, title, product) if charts else []
-            _store(uses.table, out, product.table)
-            written.add(product.table)
-    if held is not None or compiled is not None:
-        drawn += mine
-        text = (
-            (text or "# Saved programs loaded on other releases\n") + "\n" + package_page.section(held, mine, compiled)
-        )
-    files.write_text(out, PAGE, text)
-    written |= {PAGE} | {path for chart in drawn for path in chart.files}
+    for uses in shown(judged):
+        drawn += heatmap_charts(uses, out) if charts else []
+        _store(uses.table, out, uses.product.table)
+        written.add(uses.product.table)
+        if uses.regressions is not None:
+            rows = tuple(uses.regressions.to_dict("records"))
+    written |= {path for chart in drawn for path in chart.files}
     return Written(written, tuple(drawn), len(rows), int(sum(r["programs"] for r in rows)), rows)
 
 
 def _store(table: pd.DataFrame, out: str, name: str) -> None:
-    """A load table as Parquet, without the bulky texts (those are on the case pages)."""
+    """A product's table as Parquet, without the bulky texts (those are on the case pages)."""
     stored = tables.storable(table.drop(columns=[c for c in _BULKY if c in table.columns]))
     path = files.target(out, name)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     stored.to_parquet(path, index=False, **files.PARQUET)
 
 
-REACH_HEADERS = ["saved on", "programs", "all load and match on", "some load and match on", "none loads and matches on"]
-NOT_TRIED = "not tried"
+def page(judged: Sequence[ProductUses], drawn: Sequence[charting.Chart] = (), known: Sequence[Sighting] = ()) -> d.Page:
+    """The page of the model's ``uses``: a section per shown product, each with the heatmaps of ``drawn`` that are its
+    own and the known issues of ``known`` (the model's) that label some of its failures."""
+    sections = tuple(section(uses, drawn, known) for uses in shown(judged))
+    lead = d.phrase("Each case's own grids, per product and mode with the errors its uses met, are on its page.")
+    return d.Page(NAME, TITLE, sections, lead=lead)
 
 
-def reach_rows(table: pd.DataFrame, limit: int = 160) -> List[List[str]]:
-    """Per saving environment, where its programs load and match, in plain text (the page escapes it).
-
-    The columns of :data:`REACH_HEADERS`, then :data:`NOT_TRIED` where any environment has loads not
-    tried; loading environments as runs (``2.5.1–2.9.1``), a failure cut to ``limit`` characters.
-    """
-    _, loaded_order = loads_table.orders(table)
-    found = loads_table.reach(table)
-    untried = any(r.untried or r.untrusted for r in found)
-    rows = []
-    for r in found:
-        row = [r.saved, str(r.artifacts), md.release_spans(r.passing, loaded_order) or "–"]
-        row.append(_partial(r, loaded_order, limit))
-        row.append(_failing(r, loaded_order, limit))
-        rows.append(row + ([_untried(r, loaded_order)] if untried else []))
-    return rows
+def anchor(product: Product) -> str:
+    """The id of a product's section: its title as GitHub makes an anchor of it."""
+    return github_anchor(product.title)
 
 
-def _partial(r: loads_table.Reach, order: Sequence[str], limit: int) -> str:
-    """``1 of 2 on 2.5.0 (the others most often run-error: TypeError: bad)``; environments that load as many of
-    the programs are named together."""
-    if not r.partial:
-        return "–"
-    by_count: Dict[Tuple[int, int], List[str]] = {}
-    for p in r.partial:
-        by_count.setdefault((p.passed, p.tried), []).append(p.loaded)
-    counts = "; ".join(
-        "%d of %d on %s" % (passed, tried, md.release_spans(loaded, order))
-        for (passed, tried), loaded in by_count.items()
-    )
-    return "%s (the others most often %s)" % (counts, _cause(r.partial_cause, limit))
-
-
-def _failing(r: loads_table.Reach, order: Sequence[str], limit: int) -> str:
-    if not r.failing:
-        return "–"
-    where = "from %s on" % r.failing_from if r.failing_from is not None else md.release_spans(r.failing, order)
-    return "%s (%s)" % (where, _cause(r.failing_cause, limit))
-
-
-def _untried(r: loads_table.Reach, order: Sequence[str]) -> str:
-    said = []
-    if r.untried:
-        said.append("%s: no torch.export.load" % md.release_spans(r.untried, order))
-    if r.untrusted:
-        where = ", none tried on %s" % md.release_spans(r.unsigned, order) if r.unsigned else ""
-        said.append(
-            "%s untrusted (no signature, or one that does not match: load --trust)%s"
-            % (md.plural(r.untrusted, "load"), where)
-        )
-    return "; ".join(said) or "–"
-
-
-def reach_table(table: pd.DataFrame) -> str:
-    """The table of :func:`reach_rows`, escaped."""
-    rows = reach_rows(table)
-    headers = REACH_HEADERS + ([NOT_TRIED] if rows and len(rows[0]) > len(REACH_HEADERS) else [])
-    align = ["l", "r"] + ["l"] * (len(headers) - 2)
-    return md.table(headers, [[md.text(cell) for cell in row] for row in rows], align)
+def section(uses: ProductUses, drawn: Sequence[charting.Chart] = (), known: Sequence[Sighting] = ()) -> d.Section:
+    """A product's section: its words, its counts, each part its declaration names, then the known issues that label
+    some of its failures (still counted as failures)."""
+    p, found = uses.product, uses.table
+    counted = "%s %s on %s, %s on %s." % (
+        md.plural(len(found.drop_duplicates(["saved", "case", "mode", "with_set"])), p.noun), p.made,
+        _builds(found, "saved_torch_version", "saved_variant"), p.used, _builds(found, "torch_version", "variant"),
+    )  # fmt: skip
+    blocks: List[d.Block] = [d.Paragraph(d.phrase(p.about, " ", counted))]
+    for part in p.parts:
+        blocks += PARTS[part](uses, drawn)
+    issues = [known_issues.verdict(s) for s in known if p.name in dict(s.counts)]
+    if issues:
+        blocks.append(d.Section(anchor(p) + "-known", "Known issues behind these failures", (d.Items(tuple(issues)),)))
+    return d.Section(anchor(p), p.title, tuple(blocks))
 
 
 def _builds(table: pd.DataFrame, version: str, variant: str) -> str:
-    """``16 builds of 15 releases``: the builds (torch version and variant) of a side of the load table."""
+    """``16 builds of 15 releases``: the builds (torch version and variant) of a side of a product's table."""
     builds = set(zip(table[version].astype(str), table[variant].astype(str)))
     releases = {transitions.base(v) for v, _ in builds}
     return "%s of %s" % (md.plural(len(builds), "build"), md.plural(len(releases), "release"))
 
 
-def failure(found: loads_table.Failure) -> str:
-    """A failing load in a few words: ``load-error: RuntimeError: Serialized version … does not match …``."""
-    return found.text
-
-
-def _cause(found: Optional[loads_table.Failure], limit: int) -> str:
-    if found is None:
-        return "no failure recorded"
-    text = failure(found)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def status(value: Any) -> str:
-    """A load status as its symbol and name."""
-    if not isinstance(value, str):
-        return NO_RECORD
-    return "%s %s" % (SYMBOLS.get(value, "?"), md.text(value))
-
-
-def render(
-    table: pd.DataFrame,
-    grid: pd.DataFrame,
-    regressions: pd.DataFrame,
-    drawn: Sequence[charting.Chart] = (),
-    programs: Optional[pd.DataFrame] = None,
-) -> str:
-    """The page's Markdown; ``regressions`` and ``programs`` are records.load_regressions' ``regressions`` and
-    ``program_regressions`` of ``table`` (the latter computed here when not given)."""
-    orders = loads_table.orders(table)
-    parts = [
-        "# Saved programs loaded on other releases\n",
-        "Each cell that exported and passed its check on a release saved its program with"
-        " `torch.export.save`, with its inputs and eager's outputs on that release (`export-matrix run"
-        " --artifacts`). `export-matrix load` loads each of them on every release, runs it on those"
-        " inputs and compares with those outputs. %s saved on %s, loaded on %s."
-        % (
-            md.plural(len(table.drop_duplicates(["saved", "case", "mode", "with_set"])), "artifact"),
-            _builds(table, "saved_torch_version", "saved_variant"),
-            _builds(table, "torch_version", "variant"),
-        )
-        + "\n",
-        "## Where each build's programs load\n",
-        "One row per saving build; loading builds as runs of consecutive ones (2.6.0–2.9.1).\n",
-        reach_table(table),
-        "## Share that loads and matches\n",
-        "Rows: the release that saved the program; columns: the release that loaded it. Each square:"
-        " artifacts that passed of those the loading release tried; a load not tried (%s, %s) is no"
-        " failure and is left out.\n" % (shares.NOT_APPLICABLE, shares.UNTRUSTED),
-    ]
-    corner = "saved on ↓ / loaded on →"
-    parts += shares.per_mode(grid, drawn, _chart_title, lambda rows: shares.table(rows, *orders, corner), "###")
-    parts.append("## Load regressions\n")
-    parts.append(
-        "A load regression: a loading release that does worse with the artifacts saved on one release than"
-        " the loading release before it (pass > mismatch > run-error > load-error = crash = timeout). A change"
-        " of format counts once per saving release it breaks, however many programs that release saved: %s,"
-        " affecting %s.\n"
-        % (md.plural(len(regressions), "load regression"), md.plural(int(regressions["programs"].sum()), "program"))
+def _epochs(uses: ProductUses, drawn: Sequence[charting.Chart]) -> List[d.Block]:
+    noun = uses.product.noun
+    intro = (
+        "An epoch is a range of releases where a %s %s on any of them passes (%s and matches) on that release and"
+        " every newer one of the range (for each pair, at least half of those tried; the cases that fail are the"
+        " exceptions)." % (noun, uses.product.made, uses.product.used)
     )
-    parts.append(breaks(regressions))
-    parts.append("### Programs affected\n")
-    if programs is None:
-        programs = load_regressions.program_regressions(table)
-    parts.append(_regressions(programs))
-    parts.append("## Statuses\n")
-    parts.append(legend())
-    parts.append("Each case's own grid, saved × loaded per mode with the errors its loads met, is on its page.\n")
-    return "\n".join(parts)
-
-
-def legend() -> str:
-    """The load statuses: symbol, name and meaning."""
-    return case_grids.legend_markdown(PROGRAM, SYMBOLS)
-
-
-def breaks(regressions: pd.DataFrame) -> str:
-    """The load regressions as a table: saving release, the two loading releases, the programs affected and why."""
-    if regressions.empty:
-        return "_None._\n"
-    rows = [
-        [
-            md.text(row["saved"]),
-            md.text("%s → %s" % (row["before"], row["after"])),
-            md.text(affected(row)),
-            md.text(break_failure(row, limit=300)),
-        ]
-        for row in regressions.to_dict("records")
+    return [
+        d.Section(anchor(uses.product) + "-epochs", "Epochs", (d.Paragraph(d.phrase(intro)), epochs(uses.epochs, noun)))
     ]
-    return md.table(["saved on", "loaded on", "programs affected", "most common failure"], rows, ["l", "l", "l", "l"])
+
+
+def epochs(found: Sequence[Epoch], noun: str = "program") -> d.Table:
+    """The epochs of a product whose items are ``noun``, a row each, oldest first; each exception's case linked."""
+    headers = [
+        "epoch",
+        noun + "s loaded",
+        "loads that match",
+        "older read newer",
+        "exceptions",
+        "older %ss fail" % noun,
+    ]
+    empty = "No %s was loaded on a release that made one." % noun
+    return say.table(headers, (_epoch(e) for e in found), "lrrlll", empty=empty)
+
+
+def _epoch(e: Epoch) -> Tuple[d.Phrase, ...]:
+    cut = d.phrase("–")
+    if e.cut is not None and e.cut_from is not None:
+        cut = d.phrase("%s → %s: %s" % (e.cut_from, e.first, say.clip(e.cut.text, CAUSE_LIMIT)))
+    exceptions = d.phrase("none")
+    if e.exceptions:
+        cases = list(dict.fromkeys(x.case for x in e.exceptions))
+        named = [
+            d.phrase(say.case(name), " (%s)" % ", ".join(x.mode for x in e.exceptions if x.case == name))
+            for name in cases[:SHOWN_EXCEPTIONS]
+        ]
+        more = " … (+%d)" % (len(cases) - SHOWN_EXCEPTIONS) if len(cases) > SHOWN_EXCEPTIONS else None
+        exceptions = d.phrase(d.Count(len(cases), "case"), ": ", d.joined(named), more)
+    return (
+        d.phrase(e.first if len(e.releases) == 1 else "%s–%s" % (e.first, e.last)),
+        d.phrase(str(e.programs) + (" (%d more not tried)" % e.untried if e.untried else "")),
+        d.phrase("%d of %d" % (e.passed, e.tried)),
+        d.phrase(OLDER_READ_NEWER.get(e.backward, e.backward)),
+        exceptions,
+        cut,
+    )
+
+
+def promise_words(p: Promise, noun: str = "package", made: str = "compiled") -> str:
+    """What the records say of upstream's promise, in a few sentences."""
+    since = p.promised_from
+    if not p.covered:
+        said = "No %s %s on %s or later was loaded on a newer release." % (noun, made, since)
+    elif not p.broken:
+        said = "Kept on every pair tried: %s %s on %s or later, each loaded on a newer release." % (
+            md.plural(len(p.covered), "pair"), made, since)  # fmt: skip
+    else:
+        named = "; ".join(
+            "%s → %s: %d of %d (%s)" % (b.made, b.used, b.tried - b.passed, b.tried, b.failure[:CAUSE_LIMIT])
+            for b in p.broken
+        )
+        said = "Broken on %d of the %s it covers (%ss that did not load and match): %s." % (
+            len(p.broken), md.plural(len(p.covered), "pair"), noun, named)  # fmt: skip
+    if p.older:
+        said += " Loaded on an older release (not promised): every %s loaded and matched on %d of %s." % (
+            noun, sum(b.kept for b in p.older), md.plural(len(p.older), "pair"))  # fmt: skip
+    return said
+
+
+def _promise(uses: ProductUses, drawn: Sequence[charting.Chart]) -> List[d.Block]:
+    if uses.promise is None:
+        return []
+    p = uses.product
+    said = (
+        "Upstream promises that a %s %s on %s or later is %s on newer releases (backward compatibility), not on older"
+        " ones. %s" % (p.noun, p.made, p.promised_from, p.used, promise_words(uses.promise, p.noun, p.made))
+    )
+    return [d.Section(anchor(p) + "-promise", "Upstream's promise", (d.Paragraph(d.phrase(said)),))]
+
+
+REACH_HEADERS = ["%s on", "%ss", "all pass on", "some pass on", "none passes on"]
+
+
+def _reach(uses: ProductUses, drawn: Sequence[charting.Chart]) -> List[d.Block]:
+    """Per making build, where its uses pass; using builds as runs of consecutive ones (2.6.0–2.9.1)."""
+    p, order = uses.product, list(uses.used)
+    found = uses_table.reach(uses.table)
+    untried = any(r.untried or r.untrusted for r in found)
+    rows = []
+    for r in found:
+        row = [r.saved, str(r.artifacts), md.release_spans(r.passing, order) or "–", _partial(r, order),
+               _failing(r, order)] + ([_untried(r, order, p)] if untried else [])  # fmt: skip
+        rows.append([d.phrase(cell) for cell in row])
+    headers = [h % p.made if h.startswith("%s on") else h % p.noun if "%s" in h else h for h in REACH_HEADERS]
+    headers += ["not tried"] if untried else []
+    intro = "One row per build that %s them; the builds that %s them as runs of consecutive ones (2.6.0–2.9.1)." % (
+        p.made, p.used)  # fmt: skip
+    blocks = (d.Paragraph(d.phrase(intro)), say.table(headers, rows, "lr" + "l" * (len(headers) - 2)))
+    return [d.Section(anchor(p) + "-reach", "Where each build's %ss pass" % p.noun, blocks)]
+
+
+def _partial(r: uses_table.Reach, order: Sequence[str]) -> str:
+    """``1 of 2 on 2.5.0 (the others most often run-error: TypeError: bad)``; builds that pass as many are named
+    together."""
+    if not r.partial:
+        return "–"
+    by_count: Dict[Tuple[int, int], List[str]] = {}
+    for p in r.partial:
+        by_count.setdefault((p.passed, p.tried), []).append(p.loaded)
+    counts = "; ".join("%d of %d on %s" % (*n, md.release_spans(used, order)) for n, used in by_count.items())
+    return "%s (the others most often %s)" % (counts, _cause(r.partial_cause))
+
+
+def _failing(r: uses_table.Reach, order: Sequence[str]) -> str:
+    if not r.failing:
+        return "–"
+    where = "from %s on" % r.failing_from if r.failing_from is not None else md.release_spans(r.failing, order)
+    return "%s (%s)" % (where, _cause(r.failing_cause))
+
+
+def _untried(r: uses_table.Reach, order: Sequence[str], p: Product) -> str:
+    said = []
+    if r.untried:
+        said.append("%s: %s" % (md.release_spans(r.untried, order), p.meaning["not-applicable"]))
+    if r.untrusted:
+        where = ", none tried on %s" % md.release_spans(r.unsigned, order) if r.unsigned else ""
+        said.append("%s untrusted (no signature, or one that does not match: load --trust)%s"
+                    % (md.plural(r.untrusted, "use"), where))  # fmt: skip
+    return "; ".join(said) or "–"
+
+
+def _cause(found: Optional[uses_table.Failure], limit: int = 160) -> str:
+    return "no failure recorded" if found is None else say.clip(found.text, limit)
+
+
+def _shares(uses: ProductUses, drawn: Sequence[charting.Chart]) -> List[d.Block]:
+    """Per mode, its heatmap and the squares: made down, used across."""
+    p = uses.product
+    counts = " / ".join(["past %s" % step for step in p.steps] + ["passed"]) + (" of tried" if p.steps else " / tried")
+    said = (
+        "Rows: the release that %s the %s; columns: the release that %s it. Each square: %s; where none was tried,"
+        " the glyph of why (see the statuses), which is no failure." % (p.made, p.noun, p.used, counts)
+    )
+    charts = {chart.title: chart for chart in drawn}
+    blocks: List[d.Block] = [d.Paragraph(d.phrase(said))]
+    for mode in [m for m in MODES if m in set(uses.shares["mode"])]:
+        chart = charts.get(chart_title(p, mode))
+        rows = uses.shares[uses.shares["mode"] == mode]
+        mine: List[d.Block] = [d.Image(d.file(chart.path), chart.title)] if chart is not None else []
+        mine.append(shares_table(rows, uses))
+        blocks.append(d.Section("%s-%s" % (anchor(p), mode), mode, tuple(mine)))
+    return [d.Section(anchor(p) + "-shares", "Share that passes", tuple(blocks))]
+
+
+def shares_table(rows: pd.DataFrame, uses: ProductUses) -> d.Table:
+    """One mode's squares of a product's shares, made down and used across, in the product's orders."""
+    p = uses.product
+    cells = {(row["saved"], row["loaded"]): row for row in rows.to_dict("records")}
+    used = [label for label in uses.used if label in set(rows["loaded"])]
+    body = [
+        [d.phrase(made)] + [square(cells.get((made, label)), p) for label in used]
+        for made in uses.made
+        if made in set(rows["saved"])
+    ]
+    corner = "%s on ↓ / %s on →" % (p.made, p.used)
+    return say.table([corner, *used], body, "l" + "c" * len(used), wide=True)
+
+
+def square(row: Optional[Dict[str, Any]], product: Product) -> d.Phrase:
+    """``3/4`` (passed of tried), ``3/3/2 of 3`` for a product with steps (past each, then passed, of tried); where
+    none was tried, the glyph of why; the no-record mark where nothing is recorded."""
+    if row is None:
+        return d.phrase(NO_RECORD)
+    why = product_uses.untried(row, product)
+    if why is not None:
+        # An outcome drawn with another status's glyph, or with none of its own, says its own word.
+        status, kind = case_grids.shown(why)
+        return d.phrase(d.Mark(status, kind, named=False), None if status == why else " " + why)
+    if not product.steps:
+        return d.phrase("%d/%d" % (row["passed"], row["total"]))
+    return d.phrase("%s of %d" % ("/".join(str(row[c]) for c in (*product.steps, "passed")), row["total"]))
+
+
+def _regressions(uses: ProductUses, drawn: Sequence[charting.Chart]) -> List[d.Block]:
+    """The regressions between using releases, counted once per making release, then each use they affect."""
+    p, found, moves = uses.product, uses.regressions, uses.affected
+    if found is None or moves is None:
+        return []
+    said = (
+        "A %s regression: a release that does worse with the %ss %s on one release than the release before it (pass"
+        " > mismatch > run-error > load-error = crash = timeout). A change of format counts once per release it"
+        " breaks, however many %ss that release %s: %s, affecting %s."
+        % (p.kind, p.noun, p.made, p.noun, p.made, md.plural(len(found), "%s regression" % p.kind),
+           md.plural(int(found["programs"].sum()) if not found.empty else 0, p.noun))
+    )  # fmt: skip
+    rows = [
+        [d.phrase(r["saved"]), d.phrase("%s → %s" % (r["before"], r["after"])), d.phrase(affected(r)),
+         d.phrase(break_failure(r, limit=300))]
+        for r in found.to_dict("records")
+    ]  # fmt: skip
+    headers = ["%s on" % p.made, "%s on" % p.used, "%ss affected" % p.noun, "most common failure"]
+    blocks: List[d.Block] = [d.Paragraph(d.phrase(said)), say.table(headers, rows)]
+    listed = [
+        [d.phrase(m["saved"]), say.case(m["case"]), d.phrase(m["mode"]),
+         d.phrase("%s → %s" % (m["before"], m["after"])),
+         d.phrase(_mark(m["status_before"]), " → ", _mark(m["status_after"])),
+         say.error(m.get("error_type"), m.get("error_message"), 200)]
+        for m in moves.head(SHOWN_REGRESSIONS).to_dict("records")
+    ]  # fmt: skip
+    affected_blocks: List[d.Block] = [say.table(["%s on" % p.made, "case", "mode", "%s on" % p.used, "status", "error"],
+                                                listed)]  # fmt: skip
+    if len(moves) > SHOWN_REGRESSIONS:
+        affected_blocks.append(d.Paragraph(d.phrase("… and %d more." % (len(moves) - SHOWN_REGRESSIONS))))
+    title = "%ss affected" % p.noun.capitalize()
+    blocks.append(d.Section(anchor(p) + "-affected", title, tuple(affected_blocks)))
+    return [d.Section(anchor(p) + "-regressions", "Regressions", tuple(blocks))]
+
+
+def _mark(status: Any) -> d.Mark:
+    return d.Mark(*case_grids.shown(status))
 
 
 def affected(row: Dict[str, Any]) -> str:
@@ -288,67 +364,82 @@ def break_failure(row: Dict[str, Any], limit: int = 160) -> str:
     """A load regression's most common failure, as plain text, with how many of its programs share it."""
     if not isinstance(row.get("status"), str):
         return "no failure recorded"
-    text = _cause(loads_table.Failure.of(row), limit)
+    text = _cause(uses_table.Failure.of(row), limit)
     sharing, programs = int(row["sharing"]), int(row["programs"])
     return text if sharing == programs else "%s (%d of the %d)" % (text, sharing, programs)
 
 
-def _regressions(moves: pd.DataFrame) -> str:
-    if moves.empty:
-        return "_None._\n"
-    rows = []
-    for move in moves.head(SHOWN_REGRESSIONS).to_dict("records"):
-        rows.append(
-            [
-                md.text(move["saved"]),
-                md.text(move["case"]),
-                md.text(move["mode"]),
-                md.text("%s → %s" % (move["before"], move["after"])),
-                "%s → %s" % (status(move["status_before"]), status(move["status_after"])),
-                _error(move),
-            ]
-        )
-    text = md.table(["saved on", "case", "mode", "loaded on", "status", "error"], rows)
-    if len(moves) > SHOWN_REGRESSIONS:
-        text += "\n… and %d more.\n" % (len(moves) - SHOWN_REGRESSIONS)
-    return text
+def _cost(uses: ProductUses, drawn: Sequence[charting.Chart]) -> List[d.Block]:
+    """Per using build: compiles timed, median and longest compile, median package load and size."""
+    number = lambda value, form: form % value if isinstance(value, (int, float)) and value == value else "–"  # noqa
+    rows = [
+        [d.phrase(str(x)) for x in (r["loaded"], r["compiles"], "%.1f" % r["compile_s_median"],
+                                    "%.1f" % r["compile_s_max"], number(r["load_s_median"], "%.2f"),
+                                    number(r["package_mb_median"], "%.1f"))]
+        for r in uses.cost.to_dict("records")
+    ]  # fmt: skip
+    headers = ["%s on" % uses.product.used, "compiles", "median s", "longest s", "package load s (median)",
+               "package MB (median)"]  # fmt: skip
+    table = say.table(headers, rows, "lrrrrr", empty="No compile finished.")
+    return [d.Section(anchor(uses.product) + "-cost", "What a compile costs", (table,))]
 
 
-def _error(row: Dict[str, Any]) -> str:
-    parts = []
-    if isinstance(row.get("error_type"), str) and row["error_type"]:
-        parts.append(md.code(row["error_type"]))
-    message = first_line(row.get("error_message"), limit=None)
-    if message:
-        parts.append(md.text(message, limit=200))
-    return " ".join(parts)
+def _failures(uses: ProductUses, drawn: Sequence[charting.Chart]) -> List[d.Block]:
+    """Every failure of the product's uses, the most common first, with the uses it hit."""
+    p, groups = uses.product, product_uses.failures(uses.table, uses.product)
+    items = []
+    for failure, hit in groups[:SHOWN_FAILURES]:
+        named = ", ".join("%s (%s) %s → %s" % use for use in hit[:SHOWN_USES])
+        named += " … (+%d)" % (len(hit) - SHOWN_USES) if len(hit) > SHOWN_USES else ""
+        items.append(d.Item(d.phrase(say.clip(failure.text, 300), " — ", named)))
+    if len(groups) > SHOWN_FAILURES:
+        more = "… and %d other failures (%s holds every one)" % (len(groups) - SHOWN_FAILURES, p.table)
+        items.append(d.Item(d.phrase(more)))
+    none = d.Paragraph(d.phrase("None: every %s tried passed." % p.noun))
+    return [d.Section(anchor(p) + "-failures", "Failures", (d.Items(tuple(items)),) if items else (none,))]
 
 
-def _chart_title(mode: str) -> str:
-    return "Saved programs that load and match: %s" % mode
+def _cases(uses: ProductUses, drawn: Sequence[charting.Chart]) -> List[d.Block]:
+    """Each case's grids, as its page shows them."""
+    p = uses.product
+    found = [
+        d.Section("%s-%s" % (anchor(p), github_anchor(str(name))), str(name),
+                  (d.Paragraph(d.phrase("On its page: ", say.case(name), ".")),
+                   *case_grids.grids(p, rows, uses.orders)))
+        for name, rows in uses.table.groupby("case", sort=True)
+    ]  # fmt: skip
+    said = "%s on ↓, %s on →, per mode; each case's page shows the same grids." % (p.made.capitalize(), p.used)
+    return [d.Section(anchor(p) + "-cases", "Each case's %ss" % p.noun, (d.Paragraph(d.phrase(said)), *found))]
 
 
-def heatmap_charts(
-    grid: pd.DataFrame,
-    table: pd.DataFrame,
-    out: str,
-    title: Callable[[str], str] = _chart_title,
-    product: Product = PROGRAM,
-) -> List[charting.Chart]:
-    """One heatmap per mode of a ``product``'s uses: making × using release, coloured by the share that passes; the
-    chart of a mode is ``title(mode)``, its file ``charts/<name>-<mode>`` (``artifacts`` for programs, else the
-    product's name: ``aoti-loads``)."""
-    name = "artifacts" if product is PROGRAM else product.name.replace("_", "-")
-    rows, columns = product.made + " on", product.used + " on"
-    if grid.empty:
+def _legend(uses: ProductUses, drawn: Sequence[charting.Chart]) -> List[d.Block]:
+    return [d.Section(anchor(uses.product) + "-statuses", "Statuses", (case_grids.legend(uses.product),))]
+
+
+PARTS: Dict[str, Callable[[ProductUses, Sequence[charting.Chart]], List[d.Block]]] = {
+    "epochs": _epochs, "promise": _promise, "reach": _reach, "shares": _shares, "regressions": _regressions,
+    "cost": _cost, "failures": _failures, "cases": _cases, "legend": _legend,
+}  # fmt: skip
+
+
+def chart_title(product: Product, mode: str) -> str:
+    return "%s that load and match: %s" % (product.many, mode)
+
+
+def heatmap_charts(uses: ProductUses, out: str) -> List[charting.Chart]:
+    """One heatmap per mode of a product's uses: making × using release, coloured by the share that passes; the
+    chart of a mode is :func:`chart_title`, its file ``charts/<product name>-<mode>``."""
+    p = uses.product
+    if uses.shares.empty:
         return []
     charting.prepare()
-    saved_order, loaded_order = loads_table.orders(table)
     drawn = []
-    for mode in [m for m in MODES if m in set(grid["mode"])]:
-        figure = _heatmap(grid[grid["mode"] == mode], saved_order, loaded_order, title(mode), rows, columns)
-        written = charting.save(figure, out, "%s-%s" % (name, mode))
-        drawn.append(charting.Chart(written[0], title(mode), tuple(written)))
+    for mode in [m for m in MODES if m in set(uses.shares["mode"])]:
+        title = chart_title(p, mode)
+        rows = uses.shares[uses.shares["mode"] == mode]
+        figure = _heatmap(rows, list(uses.made), list(uses.used), title, p.made + " on", p.used + " on")
+        written = charting.save(figure, out, "%s-%s" % (p.name.replace("_", "-"), mode))
+        drawn.append(charting.Chart(written[0], title, tuple(written)))
     return drawn
 
 
@@ -357,14 +448,8 @@ TITLE_CHARS_PER_INCH = 10
 
 
 @charting.with_settings
-def _heatmap(
-    grid: pd.DataFrame,
-    saved_order: List[str],
-    loaded_order: List[str],
-    title: str,
-    rows: str = "saved on",
-    columns: str = "loaded on",
-) -> Any:
+def _heatmap(grid: pd.DataFrame, saved_order: List[str], loaded_order: List[str], title: str, rows: str,
+             columns: str) -> Any:  # fmt: skip
     from matplotlib import colormaps
 
     saved = [label for label in saved_order if label in set(grid["saved"])]

@@ -7,7 +7,7 @@ releases that is new or no longer seen, and the new and vanished cells.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import pandas as pd
 
@@ -134,10 +134,6 @@ def _move(m: Dict[str, Any]) -> d.Phrase:
     return d.phrase(say.status(m["status_before"]), " → ", say.status(m["status_after"]), wrong)
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[d.Phrase]]) -> d.Table:
-    return d.Table(tuple(d.Column(h) for h in headers), tuple(tuple(r) for r in rows))
-
-
 def _transitions(frame: pd.DataFrame, present: set) -> d.Table:
     rows = [
         (
@@ -150,7 +146,7 @@ def _transitions(frame: pd.DataFrame, present: set) -> d.Table:
         )
         for m in frame.to_dict("records")
     ]
-    return _table(["kind", "releases", "case", "mode", "variant", "status"], rows)
+    return say.table(["kind", "releases", "case", "mode", "variant", "status"], rows)
 
 
 def _changed_cells(changed: pd.DataFrame) -> d.Table:
@@ -164,7 +160,7 @@ def _changed_cells(changed: pd.DataFrame) -> d.Table:
         )  # fmt: skip
         for r in changed.to_dict("records")
     ]
-    return _table(["kind", "release", "variant", "Python", "case", "mode", "baseline", "now"], rows)
+    return say.table(["kind", "release", "variant", "Python", "case", "mode", "baseline", "now"], rows)
 
 
 def _case(case: object, present: set) -> d.Phrase:
@@ -183,7 +179,7 @@ def _cell_groups(frame: pd.DataFrame, order: List[str]) -> d.Table:
         counts[key] = counts.get(key, 0) + len(members)
     rows = [(*(d.phrase(part) for part in key), d.phrase(str(counts[key])), d.phrase(_names(cases[key])))
             for key in sorted(cases)]  # fmt: skip
-    return _table(["variant", "Python", "mode", "releases", "cells", "cases"], rows)
+    return say.table(["variant", "Python", "mode", "releases", "cells", "cases"], rows)
 
 
 def _names(values: List[str], limit: int = 12) -> str:

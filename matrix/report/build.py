@@ -273,7 +273,6 @@ def _build(
         for line in incomplete_notes(judged.incomplete):
             notify(line)
     cells, labels, moves = judged.cells, judged.labels, judged.moves
-    packages, compiles = judged.packages, judged.compiles  # the AOTInductor products, judged in the model
     os.makedirs(out, exist_ok=True)
     listed = files.previous(out)
     written: Set[str] = set()
@@ -329,11 +328,10 @@ def _build(
     written.add(headline.FILE)
     if kept_base is not None:
         written |= kept_baseline.write(out, kept_base, base_figures)
-    if not loaded.loads.empty or not packages.empty or not compiles.empty:
-        saved = report_artifacts.write(out, judged.loads, charts=charts, packages=packages, compiles=compiles)
-        written |= saved.files
-        if saved.files:
-            findings = dataclasses.replace(findings, artifacts=saved)
+    saved = report_artifacts.write(out, judged.uses, charts=charts)
+    written |= saved.files
+    if saved.files:
+        findings = dataclasses.replace(findings, artifacts=saved)
     index = os.path.join(out, "index.md")
     # The site offers the tables a reader downloads; texts.parquet is there for rebuilding the report, not reading.
     # The kept baseline's tables are an earlier report's, there for a rebuild's comparison.
@@ -426,12 +424,11 @@ def _case_pages(judged: model.Model, roots: Sequence[str], shelf: diff_files.She
     failures = report_case.by_case(judged.repros, lambda failure: failure.case)
     moves = report_case.by_case(judged.moves.to_dict("records"))
     cells = report_case.by_case(judged.cells.assign(environment=judged.labels).to_dict("records"))
-    uses = case_grids.uses(judged)
     return [
         report_case.build(
             case, rows, moves.get(case, []), roots, failures.get(case, []), kept, shelf,
             by_device.of_case(case, judged.devices, judged.elsewhere),
-            case_grids.of_case(uses, case),
+            case_grids.of_case(judged.uses, case),
         )
         for case, rows in sorted(cells.items())
     ]  # fmt: skip
@@ -451,6 +448,8 @@ def _write_documents(
     documents = [report_index.page(f, tables_offered), glossary.page()]
     documents += [devices_page.page(f.model.devices)] if f.model.devices else []
     documents += [transition_page.build(step, shelf) for step in f.steps] + report_pages.build(f) + case_pages
+    if f.artifacts is not None:
+        documents.append(report_artifacts.page(f.model.uses, f.artifacts.charts, f.model.known_issues))
     widgets = {**report_site.front_widgets(f, tables_offered, csv), "upgrade": site_upgrade.widget(f.model.upgrades)}
     widgets.update({p.name: {report_case.TIPS: report_site.TIPS_WIDGET} for p in case_pages})
     return publish.write(out, documents, report_site.PAGES, widgets)

@@ -51,12 +51,9 @@ def incomplete_line(builds: Sequence[IncompleteBuild]) -> Optional[d.Item]:
 
 def lacking(build: IncompleteBuild) -> d.Phrase:
     """A build and the dependency sets it lacks, each with why: ``2.5.1 cpu lacks `vision`: no wheel``."""
-    causes = d.joined((d.phrase(d.Code(m.dependency_set), ": " + _clip(cause(m))) for m in build.missing), "; ")
+    causes = d.joined((d.phrase(d.Code(m.dependency_set), ": " + say.clip(cause(m), CAUSE_LIMIT))
+                       for m in build.missing), "; ")  # fmt: skip
     return d.phrase("%s %s lacks " % (build.release, build.variant), causes)
-
-
-def _clip(said: str) -> str:
-    return said if len(said) <= CAUSE_LIMIT else said[: CAUSE_LIMIT - 1] + "…"
 
 
 def cause(missing: Missing) -> str:

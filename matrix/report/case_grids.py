@@ -3,78 +3,45 @@ each; drawn alike for every product (:mod:`matrix.contract.products`).
 
 The saved programs (saved on × loaded on), the compiled packages (compiled on × loaded on) and the compiles
 (exported on × compiled on) are one layout: :func:`section` builds a product's part of a case page from its
-declaration (what its rows and columns did, its noun, its outcomes and their meanings, upstream's promise) and
-the few words of its own in :data:`WORDS`. The site's ``tips.js`` adds the row and the column to each square's
+declaration (what its rows and columns did, its noun, its outcomes and their meanings, upstream's promise, and
+its own words: what one use is). The site's ``tips.js`` adds the row and the column to each square's
 tooltip.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import pandas as pd
 
-from matrix.contract.products import COMPILE, PACKAGE, PROGRAM, Product
-from matrix.contract.schema import LOAD_STATUSES, MODES, NO_RECORD, STAGE_ERROR, STAGE_OK, STATUSES
+from matrix.contract.products import Product
+from matrix.contract.schema import AOTI_SYMBOL, LOAD_STATUSES, MODES, NO_RECORD, STATUSES
 from matrix.records import alike
 from matrix.records import artifacts as uses_table
 from matrix.records import failures as known
+from matrix.records.product_uses import ProductUses
 from matrix.report import document as d
-from matrix.report import markdown as md
 
 # Pairs (made → used) named per failure before the rest are counted; the longest failure quoted.
 SHOWN_PAIRS = 8
 QUOTED = 300
-# Each product's own words: the known-issue stage its failures are matched under, and what one use is.
-WORDS: Dict[str, Tuple[str, str]] = {
-    PROGRAM.name: (
-        "load",
-        "The exported program, saved with torch.export.save with its inputs and eager's outputs (run --artifacts),"
-        " loaded on another release in a process of its own and run on those inputs.",
-    ),
-    PACKAGE.name: (
-        "aoti",
-        "The AOTInductor package compiled from the exported program (run with --stages …,aoti), loaded on another"
-        " release in a process of its own and run on the saved inputs.",
-    ),
-    COMPILE.name: (
-        "aoti",
-        "The exported program saved on one release, compiled with AOTInductor on a newer one (load --aoti), its"
-        " package loaded there in a process that never compiled and run on the saved inputs. A square without a"
-        " record: that release compiled none of them (load --aoti-from nearest-and-oldest compiles on each release"
-        " the programs of the newest older release and of the oldest of its serializer epoch only).",
-    ),
-}
-# A stage's outcome drawn with the glyph the schema gives the same idea among the cells' statuses.
-_SAME_AS = {STAGE_OK: "pass", STAGE_ERROR: "fail"}
 
 
-Uses = Tuple[Tuple[Product, pd.DataFrame, Tuple[List[str], List[str]]], ...]
-
-
-def uses(judged: Any) -> Uses:
-    """Each product's table in the report's model (``records.model.Model``), with its making and using labels in
-    order."""
-    return (
-        (PROGRAM, judged.loads, judged.load_orders),
-        (PACKAGE, judged.packages.table, judged.packages.orders),
-        (COMPILE, judged.compiles.table, judged.compiles.orders),
-    )
-
-
-def of_case(found: Uses, case: str) -> Uses:
-    """Each product's rows of one case."""
-    return tuple((p, table[table["case"] == case] if not table.empty else table, orders) for p, table, orders in found)
+def of_case(
+    found: Sequence[ProductUses], case: str
+) -> Tuple[Tuple[Product, pd.DataFrame, Tuple[List[str], List[str]]], ...]:
+    """Each product's rows of one case, with its making and using labels in order."""
+    return tuple((u.product, u.of_case(case), u.orders) for u in found)
 
 
 def shown(status: Any) -> Tuple[Optional[str], str]:
     """A product's outcome as a status the writers draw, and its kind: a load's own, a cell's, or a stage's as the
-    cell status of the same glyph (an outcome of none of them draws as unknown)."""
+    compile's (schema.AOTI_SYMBOL: ``skipped`` has its own glyph); an outcome of none of them draws as unknown."""
     if not isinstance(status, str):
         return None, "cell"
     if status in LOAD_STATUSES:
         return status, "load"
-    return _SAME_AS.get(status, status), "cell"
+    return status, "compile" if status in AOTI_SYMBOL and status not in STATUSES else "cell"
 
 
 def title(product: Product) -> str:
@@ -88,22 +55,28 @@ def anchor(product: Product) -> str:
 
 def section(product: Product, rows: pd.DataFrame, orders: Sequence[Sequence[str]]) -> Optional[d.Section]:
     """A case's part of ``product``'s uses (``rows``, its rows of the product's table; ``orders`` the making and the
-    using labels in order): a grid per mode, each with its failures, then what the glyphs mean; None without rows."""
+    using labels in order): what one use is, a grid per mode, each with its failures, then what the glyphs mean; None
+    without rows."""
     if rows.empty:
         return None
-    stage, words = WORDS[product.name]
     intro = "%s Rows: the release that %s the %s; columns: the release that %s it; its failures under each grid." % (
-        words, product.made, product.noun, product.used,
+        product.about, product.made, product.noun, product.used,
     )  # fmt: skip
     if product.promised_from:
         intro += " Upstream promises that a %s %s on %s or later is %s on every newer release, not on older ones." % (
             product.noun, product.made, product.promised_from, product.used,
         )  # fmt: skip
-    blocks: List[d.Block] = [d.Paragraph(d.phrase(intro))]
-    for mode in [m for m in MODES if m in set(rows["mode"])]:
-        blocks += grid(product, rows[rows["mode"] == mode], orders, mode, stage)
+    blocks = [d.Paragraph(d.phrase(intro)), *grids(product, rows, orders)]
     blocks.append(d.Details("What the glyphs mean", (legend(product),)))
     return d.Section(anchor(product), title(product), tuple(blocks))
+
+
+def grids(product: Product, rows: pd.DataFrame, orders: Sequence[Sequence[str]]) -> List[d.Block]:
+    """A grid per mode of a case's uses of ``product``, each followed by its failures."""
+    found: List[d.Block] = []
+    for mode in [m for m in MODES if m in set(rows["mode"])]:
+        found += grid(product, rows[rows["mode"] == mode], orders, mode, product.stage)
+    return found
 
 
 def grid(product: Product, mine: pd.DataFrame, orders: Sequence[Sequence[str]], mode: str, stage: str) -> List[d.Block]:
@@ -194,64 +167,3 @@ def legend(product: Product) -> d.Table:
 
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-# The Markdown of artifacts.md's grids, until that page is a document too.
-class Failure(Protocol):
-    @property
-    def text(self) -> str: ...
-
-
-Pair = Tuple[str, ...]
-
-
-def per_mode(
-    rows: pd.DataFrame,
-    orders: Sequence[Sequence[str]],
-    corner: str,
-    symbols: Mapping[str, str],
-    failures: Callable[[pd.DataFrame], Sequence[Tuple[Failure, Sequence[Pair]]]],
-    failing: str,
-    shown: Optional[int] = None,
-    many: str = "",
-) -> str:
-    """One grid per mode of a case's ``rows``, each followed by the failures it shows.
-
-    ``orders``: the rows' releases and the columns', in order; ``corner`` names the two axes; ``symbols`` are the
-    statuses' glyphs; ``failures`` groups a mode's rows by failure, each with the pairs it
-    hit (at most ``shown`` named, every one where None); ``failing`` is what the summary counts (``failing
-    compile``), ``many`` its plural where it is not ``failing`` + s.
-    """
-    parts = []
-    for mode in [m for m in MODES if m in set(rows["mode"])]:
-        mine = rows[rows["mode"] == mode]
-        records = mine.to_dict("records")
-        status_of = {(uses_table.program_label(r), r["loaded"]): r["status"] for r in records}
-        columns = [label for label in orders[1] if label in set(mine["loaded"])]
-        grid = [
-            [md.text(program)] + [glyph(symbols, status_of.get((program, label))) for label in columns]
-            for program in uses_table.program_rows(records, list(orders[0]))
-        ]
-        header = "%s: %s" % (mode, corner)
-        parts.append(md.table([md.text(header)] + [md.text(label) for label in columns], grid,
-                              ["l"] + ["c"] * len(columns)))  # fmt: skip
-        groups = failures(mine)
-        if groups:
-            said = alike.joined((md.text(failure.text, limit=300), pairs) for failure, pairs in groups)
-            lines = ["- %s — %s" % (text, md.text(named(pairs, shown))) for text, pairs in said]
-            summary = "%s: %s" % (mode, md.plural(sum(len(pairs) for _, pairs in groups), failing, many))
-            parts.append(md.details(summary, "\n".join(lines)))
-    return "\n".join(parts)
-
-
-def glyph(symbols: Mapping[str, str], status: Any) -> str:
-    """A square's glyph: its status's symbol, ``?`` for a status not in ``symbols``, the no-record mark for none."""
-    return symbols.get(status, "?") if isinstance(status, str) else NO_RECORD
-
-
-def legend_markdown(product: Product, symbols: Mapping[str, str], name: str = "status", verb: str = "load") -> str:
-    """What a grid of ``product``'s uses shows: each of its statuses (a ``name``) with its symbol and meaning, then the
-    no-record mark: this release did not ``verb`` this product."""
-    rows = [[symbols[s], md.text(s), md.text(product.meaning[s])] for s in product.statuses]
-    rows.append([NO_RECORD, "no record", "this release did not %s this %s" % (verb, product.noun)])
-    return md.table(["", name, "meaning"], rows)

@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 import pandas as pd
 
 from matrix.contract.products import Product
-from matrix.contract.schema import MODES, STAGE_ERROR, STAGES, Status, first_line
+from matrix.contract.schema import MODES, NO_RECORD, STAGE_ERROR, STAGES, Status, first_line
 from matrix.records import failures, graph_diffs, packages, repro, stage_outcomes, store
 from matrix.records.devices import CaseOnDevice
 from matrix.records.transitions import version_of
@@ -188,7 +188,7 @@ def _status_table(rows: List[Row]) -> d.Table:
     modes = [m for m in MODES if any(key[1] == m for key in cell)]
     return d.Table(
         tuple(d.Column(label) for label in ["environment", *modes]),
-        tuple(tuple([d.phrase(env)] + [cell.get((env, m), d.phrase(md.NO_RECORD)) for m in modes]) for env in order),
+        tuple(tuple([d.phrase(env)] + [cell.get((env, m), d.phrase(NO_RECORD)) for m in modes]) for env in order),
     )
 
 

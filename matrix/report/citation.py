@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 import pandas as pd
 
 from matrix.contract import stages
-from matrix.contract.products import COMPILE, PACKAGE, PRODUCTS, PROGRAM
+from matrix.contract.products import PRODUCTS, PROGRAM
 from matrix.records import store
 from matrix.report import again
 from matrix.report import document as d
@@ -102,8 +102,7 @@ def runs(f: Findings) -> List[Tuple[str, str, str, str]]:
     stages' outcomes that another run gave (``report --stages-from``), each named with the stamp of its own run."""
     tables = [("cells", f.environments, "started_at", "")]
     tables += [("loads of saved programs", f.loads, "finished_at", PROGRAM.name)]
-    products = (("packages", f.model.packages.table, PACKAGE), ("compiles", f.model.compiles.table, COMPILE))
-    tables += [("AOTInductor " + what, table, "finished_at", product.name) for what, table, product in products]
+    tables += [(u.product.many, u.table, "finished_at", u.product.name) for u in f.model.uses[1:]]
     out = []
     for what, table, column, name in tables:
         if table.empty or "run_id" not in table.columns:

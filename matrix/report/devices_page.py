@@ -6,14 +6,13 @@ page that lists, per build, every cell whose status or graph differs between the
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 from matrix.records import repro
 from matrix.records.devices import CaseOnDevice, DeviceComparison, Difference
 from matrix.report import document as d
 from matrix.report import markdown as md
 from matrix.report import phrases as say
-from matrix.report.forms import MARKDOWN, Form
 from matrix.report.writers.markdown import github_anchor as markdown_anchor
 
 NAME = "devices"  # the page, devices.md and site/devices.html
@@ -59,13 +58,9 @@ def page(comparisons: Sequence[DeviceComparison]) -> d.Page:
     blocks: List[d.Block] = []
     for c in comparisons:
         headers = ["case", "mode", c.main, c.device, "error on %s" % c.main, "error on %s" % c.device]
-        rows = [_row(x, say.case(x.case, x.with_set)) for x in c.differences]
-        found: List[d.Block] = [d.Paragraph(d.phrase("%s." % counts(c).capitalize())),
-                                say.table(headers, rows, empty="No difference.")]  # fmt: skip
-        checks = checks_of(c.differences)
-        if checks:
-            found.append(d.Paragraph(d.phrase(again(c))))
-            found.append(d.Items(tuple(d.Item(d.phrase(cell_name(x), ": ", d.Code(command))) for x, command in checks)))
+        rows = [(say.case(x.case, x.with_set), *_cells(x)) for x in c.differences]
+        found: List[d.Block] = [d.Paragraph(d.phrase("%s." % counts(c).capitalize()))]
+        found += [say.table(headers, rows, empty="No difference."), *_checks(c, c.differences)]
         title = "%s: %s vs %s" % (c.release, device_name(c), c.main)
         blocks.append(d.Section(markdown_anchor(title), title, tuple(found)))
     intro = d.phrase(
@@ -80,37 +75,12 @@ def page(comparisons: Sequence[DeviceComparison]) -> d.Page:
     )  # fmt: skip
 
 
-def _row(x: Difference, name: d.Phrase) -> List[d.Phrase]:
-    """A cell that differs: its case as ``name``, its mode and Python, then each device's outcome and error."""
-    outcomes = [
-        d.phrase(say.status(side.get("status")))
-        if x.status_differs
-        else d.phrase(say.status(side.get("status")), ", graph ", d.Code((side.get("graph_hash") or "")[:12]))
-        for side in (x.main, x.other)
-    ]
-    errors = [d.phrase(_clip(error(side))) for side in (x.main, x.other)]
-    return [name, d.phrase("%s, Python %s" % (x.mode, x.python)), *outcomes, *errors]
-
-
-def _clip(said: str) -> str:
-    return said if len(said) <= ERROR_LIMIT else said[: ERROR_LIMIT - 1] + "…"
-
-
-def checks_of(differences: Sequence[Difference]) -> List[Tuple[Difference, str]]:
-    """Each difference whose case has a file of ours, with the ``export-matrix check`` that runs the other device's
-    cell again (naming its ``--device``)."""
-    found = [(d, repro.check_command(repro.Cell.from_row(d.other))) for d in differences]
-    return [(d, command) for d, command in found if command]
-
-
-def checks_markdown(c: DeviceComparison, differences: Sequence[Difference]) -> List[str]:
-    """The checks that run each of ``differences`` again on its device: a line and a list, or nothing where no case
-    has a file of ours."""
-    checks = checks_of(differences)
-    if not checks:
-        return []
-    items = "\n".join("- %s: %s" % (md.text(cell_name(d)), md.code(command)) for d, command in checks)
-    return ["%s\n" % md.text(again(c)), items + "\n"]
+def _checks(c: DeviceComparison, differences: Sequence[Difference]) -> List[d.Block]:
+    """The ``export-matrix check`` that runs each of ``differences`` again on its device (naming its ``--device``),
+    where its case has a file of ours: a line and a list, or nothing."""
+    found = [(x, repro.check_command(repro.Cell.from_row(x.other))) for x in differences]
+    items = tuple(d.Item(d.phrase(cell_name(x) + ": ", d.Code(command))) for x, command in found if command)
+    return [d.Paragraph(d.phrase(again(c))), d.Items(items)] if items else []
 
 
 def again(c: DeviceComparison) -> str:
@@ -121,18 +91,6 @@ def again(c: DeviceComparison) -> str:
 def cell_name(d: Difference) -> str:
     """A cell of the table in a few words: ``tutorial/add_one, strict, Python 3.11 [a==1]``."""
     return "%s, %s, Python %s%s" % (d.case, d.mode, d.python, " [%s]" % d.with_set if d.with_set else "")
-
-
-def row(d: Difference, name: str, form: Form = MARKDOWN, status: Callable[[Any], str] = md.text) -> List[str]:
-    """A cell that differs: its case as ``name``, its mode and Python, then each device's outcome and error."""
-    outcomes = [
-        status(side.get("status"))
-        if d.status_differs
-        else "%s, graph %s" % (status(side.get("status")), form.code((side.get("graph_hash") or "")[:12]))
-        for side in (d.main, d.other)
-    ]
-    errors = [form.clipped(error(side), ERROR_LIMIT) for side in (d.main, d.other)]
-    return [name, form.text("%s, Python %s" % (d.mode, d.python)), *outcomes, *errors]
 
 
 def error(side: Mapping[str, Any]) -> str:
@@ -170,20 +128,17 @@ def case_section(found: Sequence[CaseOnDevice]) -> Optional[d.Section]:
         if f.differences:
             headers = ["mode", c.main, c.device, "error on %s" % c.main, "error on %s" % c.device]
             said.append(d.Table(tuple(d.Column(h) for h in headers), tuple(_cells(x) for x in f.differences)))
-        checks = checks_of(f.differences)
-        if checks:
-            said.append(d.Paragraph(d.phrase(again(c))))
-            said.append(d.Items(tuple(d.Item(d.phrase(cell_name(x) + ": ", d.Code(cmd))) for x, cmd in checks)))
+        said += _checks(c, f.differences)
         blocks.append(d.Section("device-%d" % number, "%s on %s" % (c.release, device_name(c)), tuple(said)))
     return d.Section("on-other-devices", "On other devices", tuple(blocks))
 
 
 def _cells(x: Difference) -> Tuple[d.Phrase, ...]:
-    """A cell that differs, as a case page's table row: its mode and Python, each device's outcome and error."""
+    """A cell that differs, as a table row: its mode and Python, each device's outcome and error."""
     outcomes = tuple(
         d.phrase(d.Mark(side.get("status")), None if x.status_differs else ", graph ",
                  None if x.status_differs else d.Code((side.get("graph_hash") or "")[:12]))
         for side in (x.main, x.other)
     )  # fmt: skip
-    errors = tuple(d.phrase(_clip(error(side))) for side in (x.main, x.other))
+    errors = tuple(d.phrase(say.clip(error(side), ERROR_LIMIT)) for side in (x.main, x.other))
     return (d.phrase("%s, Python %s" % (x.mode, x.python)), *outcomes, *errors)

@@ -173,6 +173,7 @@ class Table:
     rows: Tuple[Tuple[Phrase, ...], ...]
     empty: str = "None."
     wide: bool = False  # a table the site lets scroll sideways (many columns)
+    anchors: Tuple[str, ...] = ()  # an anchor per row ("" for none): a glossary's terms, linked one by one
 
     def __post_init__(self) -> None:
         for row in self.rows:

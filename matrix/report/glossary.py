@@ -179,7 +179,9 @@ def page() -> d.Page:
     blocks: List[d.Block] = [d.Paragraph(d.phrase("The words the report uses, and what they count."))]
     for title, terms in SECTIONS:
         rows = [(d.phrase(d.Strong(_term(term))), _term(meaning)) for term, meaning in terms]
-        blocks.append(d.Section(markdown_anchor(title), title, (say.table(["term", "meaning"], rows),)))
+        anchors = tuple("term-" + markdown_anchor(term) for term, _ in terms)  # a term can be linked: #term-epoch
+        table = say.table(["term", "meaning"], rows, anchors=anchors)
+        blocks.append(d.Section(markdown_anchor(title), title, (table,)))
     blocks += [
         d.Section("statuses-and-marks", "Statuses and marks", (_statuses(),)),
         d.Section("load-statuses", "Load statuses", (

@@ -19,13 +19,14 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import pandas as pd
 
+from matrix.contract.products import PROGRAM
 from matrix.contract.schema import MODES, STAGES, Status
 from matrix.records import devices as by_device
-from matrix.records import store, tables, timings, transitions
+from matrix.records import store, timings, transitions
 from matrix.records.model import PassRate, environment_key
-from matrix.records.transitions import Step
+from matrix.report import artifacts as report_artifacts
+from matrix.report import baseline as report_baseline
 from matrix.report import (
-    aoti_verdict,
     builds_page,
     candidate_page,
     citation,
@@ -33,11 +34,10 @@ from matrix.report import (
     glossary,
     known_issues,
     pages,
+    products,
     real_models,
     transition_page,
 )
-from matrix.report import artifacts as report_artifacts
-from matrix.report import baseline as report_baseline
 from matrix.report import document as d
 from matrix.report import markdown as md
 from matrix.report import phrases as say
@@ -52,14 +52,10 @@ NAME = "index"
 TOP_SIGNATURES = 10
 # The load regressions named on the front page; all of them are on the artifacts page.
 SHOWN_LOAD_REGRESSIONS = 10
-# The kinds of transition that need several timed runs per cell to be claimed.
-_TIMINGS = ("slowdown", "speedup")
-STAGE_LABELS = dict(STAGES)
 # The programs an op drift is counted for (transitions.OP_STAGES), as the front page names them.
 OP_PROGRAMS = (("exported", "the exported program"), ("decomposed", "the decomposed one"))
 # The site's widgets on the front page, by name (matrix.report.site.front draws them).
 BADGE, GRID, DOWNLOADS, SCRIPTS = "badge", "grid", "downloads", "scripts"
-PACKAGES = "packages"  # the compiled packages' epochs, the site's still (matrix.report.site.saved)
 FAILING = "failing"  # a link to the grid filtered to the newest release's failing cells
 # The sections the site opens on a click, so that its front page reads in a few screens (the grid, the verdicts and
 # the table of changes open); a link to one still lands on its heading. The Markdown shows them whole.
@@ -83,14 +79,13 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
         first.append(
             d.Item(
                 d.phrase("%s of the cells that ran torch.export pass (%d of %d, every mode; " % (
-                    _percent(passed, total), passed, total), d.link("per build", d.here("summary")), ")."),
+                    md.percent(passed / total if total else None), passed, total),
+                    d.link("per build", d.here("summary")), ")."),
                 "Newest release, %s" % newest,
             )
         )  # fmt: skip
     more = [builds_page.incomplete_line(f.incomplete)]
-    every_pair = d.page(report_artifacts.PAGE[: -len(".md")], aoti_verdict.ANCHOR)
-    more += [d.Item(d.phrase(said, " (", d.link("every pair", every_pair), ")"), title)
-             for title, said in aoti_verdict.lines(f.model.aoti)]  # fmt: skip
+    more += products.verdict(f.model.promises)
     more += [_upgrade(f), devices_page.line(f.model.devices)]
     verdicts = report_verdicts.section(
         f.verdicts, first, [i for i in more if i is not None], [known_issues.verdict(s) for s in f.model.known_issues],
@@ -98,7 +93,7 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
     )  # fmt: skip
     newest_changes, every_change = transition_page.sections(
         f.steps, f.verdicts.regressions.newest if f.verdicts is not None else (),
-        [*_charts(f, "transitions"), *_charts(f, "export-time")],
+        [*pages.images(f, "transitions"), *pages.images(f, "export-time")],
     )  # fmt: skip
     blocks: List[Any] = [
         d.Widget(BADGE),
@@ -112,7 +107,7 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
         d.Paragraph(d.phrase(citation.line(f.stamp, f.environments))),
         verdicts,
         d.Widget(FAILING),
-        *_charts(f, "overview"),  # below the verdicts: the whole status grid at a glance
+        *pages.images(f, "overview"),  # below the verdicts: the whole status grid at a glance
         _cases(f),
         newest_changes,
         citation.section(f, run_facts(f)),
@@ -123,7 +118,6 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
         _modes(f),
         every_change,
         _saved_programs(f),
-        d.Widget(PACKAGES),
         _tables(tables_offered),
         _more(f),
     ]
@@ -134,14 +128,6 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
     shown = (dataclasses.replace(b, collapsed=True) if isinstance(b, d.Section) and b.id in COLLAPSED else b
              for b in blocks if b is not None)  # fmt: skip
     return d.Page(NAME, f.title, tuple(shown), lead=lead)
-
-
-def _percent(passed: int, total: int) -> str:
-    return "%.1f%%" % (100.0 * passed / total) if total else "–"
-
-
-def _charts(f: Findings, key: str) -> List[d.Image]:
-    return [d.Image(d.file(c.path), c.title) for c in f.charts.get(key, [])]
 
 
 def _upgrade(f: Findings) -> Optional[d.Item]:
@@ -248,7 +234,6 @@ def _summary(f: Findings) -> d.Section:
             _op_drifts(f), _timing_counts(f)),
     )  # fmt: skip
     items = [
-        d.Item(d.phrase("%s; %s." % (md.cells_counted(f.scope), md.releases_and_builds(f.scope)))),
         d.Item(d.phrase(changed, d.link("per transition", d.here("changes")), ").")),
         d.Item(d.phrase(
             "%s whose program does not save/load; %d whose decomposition fails (marked %s and %s in the " % (
@@ -269,7 +254,7 @@ def _summary(f: Findings) -> d.Section:
         " loads and decomposes." % (Status.NOT_APPLICABLE, Status.CASE_ERROR)
     )
     blocks: Tuple[d.Block, ...] = (d.Items(tuple(items)), d.Paragraph(d.phrase(rule)), _pass_rates(f))
-    blocks += tuple(_charts(f, "summary"))
+    blocks += tuple(pages.images(f, "summary"))
     return d.Section("summary", "Summary", blocks)
 
 
@@ -331,47 +316,17 @@ def _pass_rates(f: Findings) -> d.Table:
     return say.table(headers, rows, "l" + "r" * (1 + len(modes) + len(STAGES)))
 
 
-# The table of environments that failed to install.
-ENV_ERROR_HEADERS = ["release", "variant", "Python", "environment", "error", "message"]
-
-
-def env_error_cells(row: Dict[str, Any]) -> List[Any]:
-    """An environment that failed to install, as the table names it, but for its message."""
-    return [row.get("torch_version"), row.get("variant"), row.get("python"), row.get("dependency_set") or "torch alone"]
-
-
 def _env_errors(f: Findings) -> Optional[d.Section]:
+    """The environments that failed to install, named; each with its error and the installer's output on its page."""
     if f.env_errors.empty:
         return None
-    rows = [
-        [d.phrase(str(v)) for v in env_error_cells(r)]
-        + [d.phrase(d.Code(r["error_type"])), d.phrase(_clip(r["error_message"], 300))]
-        for r in f.env_errors.to_dict("records")
-    ]
-    blocks: List[d.Block] = [say.table(ENV_ERROR_HEADERS, rows)]
-    if pages.installer_outputs(f):
-        said = d.phrase("What the installer said: ", d.link("installer output", _page_of(pages.INSTALL_ERRORS)), ".")
-        blocks.append(d.Paragraph(said))
-    return d.Section("environments-that-failed-to-install", "Environments that failed to install", tuple(blocks))
-
-
-def _clip(value: Any, limit: int) -> str:
-    """Record text on one line, each line break shown (as the Markdown's text does), cut to ``limit``."""
-    said = " ⏎ ".join(str(value or "").splitlines())
-    return said if len(said) <= limit else said[: limit - 1] + "…"
-
-
-def _change(move: Dict[str, Any]) -> d.Phrase:
-    if move["kind"] in ("regression", "wrong-result"):
-        wrong = " (now wrong numbers)" if move["kind"] == "wrong-result" else None
-        return d.phrase(say.status(move["status_before"]), " → ", say.status(move["status_after"]), wrong)
-    return d.phrase("%s, %s starts failing" % (move["status_after"], STAGE_LABELS.get(move["stage"], move["stage"])))
-
-
-def _error(kind: Any, message: Any, limit: int) -> d.Phrase:
-    """A cell's error: its class as code, then its message, cut to ``limit``."""
-    said = _clip(message, limit) if isinstance(message, str) else ""
-    return d.phrase(d.Code(kind) if isinstance(kind, str) and kind else None, ": " if kind and said else None, said)
+    names = sorted({"%s %s py%s (%s)" % (r.get("torch_version"), r.get("variant"), r.get("python"),
+                                         r.get("dependency_set") or "torch alone")
+                    for r in f.env_errors.to_dict("records")})  # fmt: skip
+    said = d.phrase("%s: %s; each with its error and what the installer said on the " % (
+        md.plural(len(names), "environment"), ", ".join(names)), d.link("install errors page", _page_of(
+            pages.INSTALL_ERRORS)), ".")  # fmt: skip
+    return d.Section("environments-that-failed-to-install", "Environments that failed to install", (d.Paragraph(said),))
 
 
 def _signatures(f: Findings) -> d.Section:
@@ -401,38 +356,18 @@ def _disagree(f: Findings) -> str:
 
 
 def _modes(f: Findings) -> d.Section:
-    """Per environment: the cases run in both modes, and how often the two modes disagree."""
+    """Where the two modes disagree, and where the default of ``export(strict=...)`` changes; the counts per build
+    are on the strict vs non-strict page (:func:`matrix.report.pages.modes`)."""
     title = "Strict vs non-strict"
     if _not_run(f):
         return d.Section("strict-vs-non-strict", title, (d.Paragraph(d.phrase("Not compared: %s." % _not_run(f))),))
-    counts = tables.mode_counts(f.cells, f.disagreements)
-    labels = tables.environment_labels(counts).to_numpy() if not counts.empty else []
-    columns = ("both_modes", "disagree", "strict_only", "non_strict_only", "other")
-    rows = [
-        [d.phrase(str(label))] + [d.phrase(str(int(row[c]))) for c in columns]
-        for label, row in zip(labels, counts.to_dict("records"))
-    ]
     intro = d.phrase(
-        "Cases run in both modes (both applicable) and how many end differently; each case is on the ",
+        "%s where strict and non-strict end differently (of the cases run in both modes, both applicable): counted per"
+        " build, and each case, on the " % md.plural(len(f.disagreements), "cell"),
         d.link("strict vs non-strict page", _page_of(pages.MODES_PAGE)), ".",
     )  # fmt: skip
-    blocks: List[d.Block] = [d.Paragraph(intro)]
     flip = report_verdicts.strict_note(f.verdicts)
-    if flip:
-        blocks.append(d.Paragraph(flip))
-    headers = ["release", "cases in both modes", "disagree", "only strict passes", "only non-strict passes", "other"]
-    blocks.append(say.table(headers, rows, "lrrrrr"))
-    return d.Section("strict-vs-non-strict", title, tuple(blocks))
-
-
-# A column of the transition table: its header, the kinds it counts and, for op drift, the program ("" for any).
-Column = Tuple[str, Tuple[str, ...], str]
-
-
-def _number(step: Step, kinds: Tuple[str, ...], program: str = "") -> str:
-    """The step's transitions of ``kinds`` ("" for none); of the op drifts, those of ``program`` where one is named."""
-    count = sum(1 for m in step.of(*kinds) if not program or m.get("stage") == program)
-    return str(count) if count else ""
+    return d.Section("strict-vs-non-strict", title, (d.Paragraph(intro),) + ((d.Paragraph(flip),) if flip else ()))
 
 
 def _saved_programs(f: Findings) -> Optional[d.Section]:
@@ -461,7 +396,7 @@ def _load_regressions(saved: report_artifacts.Written) -> List[d.Block]:
         ", affecting %s: a loading release that does worse with the programs saved on one release than the loading"
         " release before it, counted once per saving release however many programs it saved (" % (
             md.plural(saved.affected, "saved program")),
-        d.link("each program", d.page(page_of.page or "", "programs-affected")), "):",
+        d.link("each program", d.page(report_artifacts.NAME, report_artifacts.anchor(PROGRAM) + "-affected")), "):",
     )  # fmt: skip
     items = [
         d.Item(d.phrase("saved on %s, loaded on %s after %s: %s; %s" % (
@@ -476,12 +411,13 @@ def _load_regressions(saved: report_artifacts.Written) -> List[d.Block]:
 
 
 def _cases(f: Findings) -> d.Section:
-    """The cases: the site's grid of case × release × mode with its filters (a widget), and the status grid page."""
+    """The cases: the site's grid of case × release × mode with its filters (a widget), and the status grid page (with
+    the charts of every case by tag)."""
     said = d.phrase(
         "Every case in every release and mode: the ", d.link("status grid", _page_of(pages.GRID)),
         "; one page per case under ", d.Code("cases/"), ", linked from every table.",
     )  # fmt: skip
-    return d.Section("cases", "Cases", (d.Paragraph(said), d.Widget(GRID), *_charts(f, "grid")))
+    return d.Section("cases", "Cases", (d.Paragraph(said), d.Widget(GRID)))
 
 
 def _tables(offered: Sequence[str]) -> Optional[d.Section]:
@@ -506,7 +442,7 @@ def _more(f: Findings) -> d.Section:
         ),
         item("Failure signatures", pages.FAILURES, ": all %d." % len(f.signatures)),
     ]
-    if f.cells["expected"].map(lambda v: isinstance(v, str)).any():
+    if pages.claimed(f):
         links.append(item("Documented claim vs observed", pages.CLAIMS, " (%d cells)." % len(f.claims)))
     if not f.flaky.empty:
         links.append(item("Flaky cells", pages.FLAKY, " (%d)." % len(f.flaky)))

@@ -23,12 +23,9 @@ import re
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import quote
 
-from matrix.contract.schema import NO_RECORD, STAGE_ERROR, STAGES, Status
+from matrix.contract.schema import STAGE_ERROR, STAGES
 from matrix.records.scope import Scope
 
-# One symbol per status, used in every grid; NO_RECORD marks a cell with no record.
-SYMBOLS = {status.value: status.symbol for status in Status}
-LEGEND_TEXT = {status.value: status.meaning for status in Status}
 # The mark after a status symbol when a stage run on the exported program failed: such a
 # pass is not a clean one.
 STAGE_MARKS = {"serialize": "ˢ", "decompose": "ᵈ"}
@@ -207,13 +204,7 @@ def page_name(case: str) -> str:
 
 def case_link(case: Any) -> str:
     """A link from the front page to a case's page."""
-    return link(str(case), page_name(str(case)))
-
-
-def case_with(case: Any, with_set: Any) -> str:
-    """A link to a case's page, then the ``--with`` set its cells ran with where they had one: ``case [pkg==1.0]``."""
-    named = with_set if isinstance(with_set, str) and with_set else None
-    return case_link(case) + (" " + text("[%s]" % named) if named else "")
+    return "[%s](%s)" % (text(str(case)), quote(page_name(str(case)), safe="/#+"))
 
 
 def grouped(rows: Iterable[Dict[str, Any]], by: Sequence[str]) -> List[Tuple[Tuple[str, ...], List[Dict[str, Any]]]]:
@@ -224,39 +215,9 @@ def grouped(rows: Iterable[Dict[str, Any]], by: Sequence[str]) -> List[Tuple[Tup
     return sorted(groups.items())
 
 
-def link(label: str, target: str) -> str:
-    """A link with an escaped label to a relative path (percent-encoded)."""
-    return "[%s](%s)" % (text(label), quote(target, safe="/#+"))
-
-
-def status(value: Any) -> str:
-    """A status as its symbol and name."""
-    if not isinstance(value, str):
-        return NO_RECORD
-    return "%s %s" % (SYMBOLS.get(value, "?"), text(value))
-
-
-def legend() -> str:
-    rows = [[SYMBOLS[s], text(s), LEGEND_TEXT[s]] for s in SYMBOLS]
-    rows.append([NO_RECORD, "no record", "the cell was not run (or its environment failed to install)"])
-    for stage, label in STAGES:
-        rows.append([STAGE_MARKS[stage], "%s fails" % label, STAGE_MEANING[stage]])
-    return table(["", "status", "meaning"], rows)
-
-
 def marks(row: Dict[str, Any]) -> str:
     """The marks after a cell's status symbol: one per stage that failed on its exported program."""
     return "".join(STAGE_MARKS[stage] for stage, _ in STAGES if row.get(stage + "_outcome") == STAGE_ERROR)
-
-
-def marked(row: Dict[str, Any]) -> str:
-    """A cell's status symbol, then its marks."""
-    return SYMBOLS.get(row["status"], "?") + marks(row)
-
-
-def spans(chosen: Iterable[str], order: Sequence[str]) -> str:
-    """Releases as runs of consecutive releases of ``order`` (``2.1.2–2.3.1, 2.5.0``), escaped."""
-    return text(release_spans(chosen, order))
 
 
 def release_spans(chosen: Iterable[str], order: Sequence[str]) -> str:

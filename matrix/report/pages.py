@@ -12,6 +12,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from matrix.contract.schema import MODES, STAGES, STATUSES, Status
 from matrix.records import store, tables
+from matrix.records import verdicts as judged
+from matrix.records.verdicts import Verdicts
 from matrix.report import baseline, builds_page, candidate_page
 from matrix.report import document as d
 from matrix.report import markdown as md
@@ -26,19 +28,20 @@ CLAIMS = "claims.md"
 FLAKY = "flaky.md"
 WARNINGS = "warnings.md"
 INSTALL_ERRORS = "install-errors.md"
+DOCUMENTED = "documented-to-work"  # the claims page's section on the cells of cases documented to work
 BACK = d.link("← back to the matrix", d.page("index"))
 
 
 def build(f: Findings) -> List[d.Page]:
     """The linked pages built as documents; a page with nothing to show is not built."""
     pages = [grid(f), modes(f), failures(f)]
-    if f.cells["expected"].map(lambda v: isinstance(v, str)).any():
+    if claimed(f):
         pages.append(claims(f))
     if not f.flaky.empty:
         pages.append(flaky(f))
     if f.warnings:
         pages.append(warnings(f))
-    if installer_outputs(f):
+    if not f.env_errors.empty:
         pages.append(install_errors(f))
     if f.builds:
         pages.append(builds_page.build(f.builds))
@@ -56,14 +59,6 @@ def _page(file: str, title: str, blocks: Sequence[d.Block]) -> d.Page:
     return d.Page(file[: -len(".md")], title, tuple(blocks), up=BACK)
 
 
-def _columns(*labels: str, align: str = "") -> Tuple[d.Column, ...]:
-    return tuple(d.Column(label, (align or "l" * len(labels))[i]) for i, label in enumerate(labels))
-
-
-def charts(f: Findings, key: str) -> str:
-    return "".join("\n![%s](%s)\n" % (md.text(c.title), c.path) for c in f.charts.get(key, []))
-
-
 def images(f: Findings, key: str) -> List[d.Image]:
     """The charts of ``key`` as images of a page."""
     return [d.Image(d.file(c.path), c.title) for c in f.charts.get(key, [])]
@@ -76,7 +71,7 @@ def legend() -> d.Table:
                  d.phrase("the cell was not run (or its environment failed to install)")))  # fmt: skip
     for stage, label in STAGES:
         rows.append((d.phrase(md.STAGE_MARKS[stage]), d.phrase("%s fails" % label), d.phrase(md.STAGE_MEANING[stage])))
-    return d.Table(_columns("", "status", "meaning"), tuple(rows))
+    return say.table(["", "status", "meaning"], rows)
 
 
 def _square(row: Optional[Dict[str, Any]]) -> d.Mark:
@@ -135,7 +130,7 @@ def _counts(f: Findings) -> d.Section:
         for r in summary
     )
     align = "l" * len(env) + "r" * (len(STATUSES) + 2)
-    table = d.Table(_columns(*headers, align=align), rows, wide=True)
+    table = say.table(headers, rows, align, wide=True)
     return d.Section("cells-per-status-release-and-mode", "Cells per status, release and mode", (table,))
 
 
@@ -159,9 +154,25 @@ def modes(f: Findings) -> d.Page:
             )
         )
     intro = "Cells where strict and non-strict export end differently (both applicable), grouped by outcome."
-    headers = _columns("case", "variant", "strict", "non-strict", "releases", "error (newest release)")
+    headers = ["case", "variant", "strict", "non-strict", "releases", "error (newest release)"]
     title = "Strict vs non-strict (%d cells)" % len(f.disagreements)
-    return _page(MODES_PAGE, title, [d.Paragraph(d.phrase(intro)), d.Table(headers, tuple(rows))])
+    return _page(MODES_PAGE, title, [*_per_build(f), d.Paragraph(d.phrase(intro)), say.table(headers, rows)])
+
+
+def _per_build(f: Findings) -> List[d.Block]:
+    """Per build, the cases run in both modes and how many end differently, and how (nothing where a mode was not
+    run: the front page says so)."""
+    counts = tables.mode_counts(f.cells, f.disagreements)
+    if counts.empty or len(set(f.cells["mode"])) < 2:
+        return []
+    columns = ("both_modes", "disagree", "strict_only", "non_strict_only", "other")
+    rows = [
+        [d.phrase(str(label))] + [d.phrase(str(int(row[c]))) for c in columns]
+        for label, row in zip(tables.environment_labels(counts).to_numpy(), counts.to_dict("records"))
+    ]
+    headers = ["release", "cases in both modes", "disagree", "only strict passes", "only non-strict passes", "other"]
+    return [d.Paragraph(d.phrase("Per build: the cases run in both modes (both applicable), and how many end"
+                                 " differently.")), say.table(headers, rows, "lrrrrr")]  # fmt: skip
 
 
 def signature_table(f: Findings, limit: int = 0) -> d.Table:
@@ -184,7 +195,7 @@ def signature_table(f: Findings, limit: int = 0) -> d.Table:
             )
         )
     headers = ("error class and first line", "cells", "cases", "statuses", "modes", "releases")
-    return d.Table(_columns(*headers, align="lrrlll"), tuple(rows))
+    return say.table(headers, rows, "lrrlll")
 
 
 def failures(f: Findings) -> d.Page:
@@ -235,11 +246,63 @@ def claims(f: Findings) -> d.Page:
         d.Code("supported"),
         " means passes.",
     )
-    headers = _columns(
-        "case", "claim", "claimed by", "mode", "variant", "observed", "releases", "error (newest release)"
-    )  # fmt: skip
+    headers = ["case", "claim", "claimed by", "mode", "variant", "observed", "releases", "error (newest release)"]
     title = "Documented claim vs observed (%d cells)" % len(f.claims)
-    return _page(CLAIMS, title, [d.Paragraph(intro), d.Table(headers, rows, wide=True)])
+    table = say.table(headers, rows, wide=True)
+    return _page(CLAIMS, title, [b for b in (d.Paragraph(intro), table, documented(f.verdicts)) if b is not None])
+
+
+def claimed(f: Findings) -> bool:
+    """Whether a case claims whether it works (the claims page is written)."""
+    return bool(f.cells["expected"].map(lambda v: isinstance(v, str)).any()) or bool(f.verdicts and f.verdicts.expected)
+
+
+def documented(v: Optional[Verdicts]) -> Optional[d.Section]:
+    """The cells of cases documented to work, per release and mode, over a denominator stated once."""
+    if v is None or not v.expected:
+        return None
+    counts: Dict[str, List[int]] = {}
+    for e in v.expected:
+        counts.setdefault(e.mode, []).append(e.cases)
+    modes = [m for m in MODES if m in counts]
+    fewest, most = {m: min(counts[m]) for m in modes}, {m: max(counts[m]) for m in modes}
+    counted = ", ".join("%d in %s mode" % (most[m], m) if fewest[m] == most[m]
+                    else "%d to %d in %s mode, per build" % (fewest[m], most[m], m) for m in modes)  # fmt: skip
+    intro = d.phrase(
+        "Cases documented to work (their claim is ", d.Code("supported"), ", or ", d.Code("strict-only"), " / ",
+        d.Code("non-strict-only"), " for that mode; for an ExportDB case, the claim of that release's own ExportDB"
+        " where it names one, else the case's ", d.Code("expected"), "): %s. Each release is counted against all of"
+        " them: a case it did not run, or could not (not applicable), counts as not passing. Ran: those it ran."
+        % counted,
+    )  # fmt: skip
+    unrun = [m for m in MODES if m not in v.modes]
+    if unrun:
+        intro += d.phrase(" Not run: %s mode, so it is not counted here." % " and ".join(unrun))
+    rows = []
+    for name, found in by_environment(v):
+        mine = {e.mode: e for e in found}
+        cells = [name] + [_passed(mine.get(m)) for m in modes]
+        cells += [" / ".join(str(mine[m].ran) if m in mine else "–" for m in modes)]
+        cells += [str(sum(getattr(e, k) for e in found)) for k in ("unexpected", "unclaimed", "failing")]
+        rows.append([d.phrase(c) for c in cells])
+    headers = ["release"] + ["%s: pass" % m for m in modes] + ["ran (%s)" % " / ".join(modes)]
+    headers += ["unexpected failures", "failing with no claim", "all failing cells"]
+    table = say.table(headers, rows, "l" + "r" * (len(modes) + 4))
+    return d.Section(DOCUMENTED, "Documented to work", (d.Paragraph(intro), table))
+
+
+def _passed(e: Optional[judged.Expected]) -> str:
+    if e is None:
+        return "–"
+    return "%d of %d (%s)" % (e.passed, e.cases, md.percent(e.rate))
+
+
+def by_environment(v: Verdicts) -> List[Tuple[str, List[judged.Expected]]]:
+    """The rows of ``v.expected`` by environment, in their order."""
+    found: Dict[str, List[judged.Expected]] = {}
+    for e in v.expected:
+        found.setdefault(e.environment, []).append(e)
+    return list(found.items())
 
 
 def flaky(f: Findings) -> d.Page:
@@ -257,8 +320,8 @@ def flaky(f: Findings) -> d.Page:
         for r in f.flaky.to_dict("records")
     )
     intro = "Cells whose repeated runs ended differently; the most common status (ties: the worse) is reported."
-    headers = _columns("release", "variant", "Python", "case", "mode", "status", "runs")
-    return _page(FLAKY, "Flaky cells (%d)" % len(f.flaky), [d.Paragraph(d.phrase(intro)), d.Table(headers, rows)])
+    headers = ["release", "variant", "Python", "case", "mode", "status", "runs"]
+    return _page(FLAKY, "Flaky cells (%d)" % len(f.flaky), [d.Paragraph(d.phrase(intro)), say.table(headers, rows)])
 
 
 def warnings(f: Findings) -> d.Page:
@@ -277,6 +340,13 @@ def installer_outputs(f: Findings) -> List[Tuple[str, str]]:
 
 
 def install_errors(f: Findings) -> d.Page:
-    """What the installer said for each environment that failed to install."""
-    blocks = [d.Details(name, (d.CodeBlock(output, "text"),)) for name, output in installer_outputs(f)]
-    return _page(INSTALL_ERRORS, "Installer output of the environments that failed to install", blocks)
+    """Each environment that failed to install, with its error, then what the installer said for each."""
+    keys = ("torch_version", "variant", "python")
+    rows = [
+        [d.phrase(str(r.get(k))) for k in keys] + [d.phrase(r.get("dependency_set") or "torch alone"),
+         d.phrase(d.Code(r["error_type"])), d.phrase(say.clip(r["error_message"], 300))]
+        for r in f.env_errors.to_dict("records")
+    ]  # fmt: skip
+    blocks: List[d.Block] = [say.table(["release", "variant", "Python", "environment", "error", "message"], rows)]
+    blocks += [d.Details(name, (d.CodeBlock(output, "text"),)) for name, output in installer_outputs(f)]
+    return _page(INSTALL_ERRORS, "Environments that failed to install", blocks)

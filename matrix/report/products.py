@@ -1,71 +1,107 @@
-"""What the front page says of the products, as document parts: each product's epochs as a table, and the verdict on
-upstream's promise for the compiled packages and the compiles, each line linking the page with every pair.
+"""What the front page's verdicts say of the products (:func:`matrix.records.product_uses.verdicts`, judged once and
+held by the model as ``promises``): per product, a titled line on the promise its declaration names, each linking
+the product's section of the saved-programs page, with every pair.
 
-The epochs are :mod:`matrix.records.epochs`' and the verdict :mod:`matrix.records.aoti_loads`' (judged once, held
-by the model); the verdict's words are :func:`matrix.report.aoti_verdict.lines`'. The front page's builder takes these
-parts as they are.
+Against upstream's promise (``promised_from``): is it kept on every pair it covers, and do the releases load their
+own uses (an exception where not). Without one: each (made-on, used-on) pair tried, kept or not.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
-from matrix.records.epochs import Epoch
-from matrix.report import aoti_verdict
+from matrix.contract.schema import MODES
+from matrix.records import store
+from matrix.records.epochs import Pair, Promise
+from matrix.records.product_uses import Verdict
+from matrix.report import artifacts
 from matrix.report import document as d
 from matrix.report import markdown as md
 
-# Cases named per epoch before the rest are counted; the longest failure quoted where an epoch starts.
-SHOWN_EXCEPTIONS = 3
-CAUSE_LIMIT = 120
-# How an epoch's ``backward`` reads (records.epochs.BACKWARD).
-OLDER_READ_NEWER = {"all": "yes", "some": "partly", "none": "no", "untried": "–"}
-COLUMNS = (("epoch", "l"), ("%ss loaded", "r"), ("loads that match", "r"), ("older read newer", "l"),
-           ("exceptions", "l"), ("older %ss fail", "l"))  # fmt: skip
+CAUSE_LIMIT = 70  # characters of a failure named in a verdict
 
 
-def epochs(found: Sequence[Epoch], noun: str = "program") -> d.Table:
-    """The epochs of a product whose items are ``noun`` (``program``, ``package``), a row each, oldest first; each
-    exception's case linked to its page."""
-    columns = tuple(d.Column(label % noun if "%s" in label else label, align) for label, align in COLUMNS)
-    return d.Table(
-        columns, tuple(_epoch(e) for e in found), empty="No %s was loaded on a release that made one." % noun
+def verdict(found: Sequence[Verdict]) -> Tuple[d.Item, ...]:
+    """The verdicts' lines, each a titled item linking the product's section of the saved-programs page."""
+    items = []
+    for v in found:
+        every = d.link("every pair", d.page(artifacts.NAME, artifacts.anchor(v.product)))
+        items += [d.Item(d.phrase(said, " (", every, ")"), title=title) for title, said in lines(v)]
+    return tuple(items)
+
+
+def _modes(v: Verdict) -> str:
+    """``non-strict mode; strict mode not run``: the modes tried, and those that were not."""
+    unrun = [m for m in MODES if m not in v.modes]
+    said = "%s mode" % " and ".join(v.modes) if v.modes else "no mode"
+    return said + ("; %s mode not run" % " and ".join(unrun) if unrun else "")
+
+
+def _failed(p: Pair) -> str:
+    """``2.6.0 → 2.10.0: 0 of 9 (the failure)``; a release's own uses name it once."""
+    cause = p.failure if len(p.failure) <= CAUSE_LIMIT else p.failure[: CAUSE_LIMIT - 1] + "…"
+    pair = p.made if p.made == p.used else "%s → %s" % (p.made, p.used)
+    return "%s: %d of %d (%s)" % (pair, p.passed, p.tried, cause)
+
+
+def _by_maker(pairs: Sequence[Pair], order: Sequence[str]) -> str:
+    """``2.6.0 → 2.7.1–2.15.0; 2.7.1 → 2.8.0–2.15.0``: the using builds of each making build, as spans; ``each of
+    2.6.0–2.14.1 on every newer build up to 2.15.0`` where every making build reached every newer one."""
+    used: Dict[str, List[str]] = {}
+    for p in pairs:
+        used.setdefault(p.made, []).append(p.used)
+    every = all(
+        made in order and sorted(loaded, key=order.index) == list(order[order.index(made) + 1 :])
+        for made, loaded in used.items()
     )
+    makers = [made for made in order if made in used]
+    if every and len(makers) == len(used) and len(makers) > 1 and makers == list(order[: len(makers)]):
+        return "each of %s on every newer build up to %s" % (md.release_spans(makers, order), order[-1])
+    return "; ".join("%s → %s" % (made, md.release_spans(loaded, order)) for made, loaded in used.items())
 
 
-def _epoch(e: Epoch) -> Tuple[d.Phrase, ...]:
-    cut = d.phrase("–")
-    if e.cut is not None and e.cut_from is not None:
-        cut = d.phrase("%s → %s: %s" % (e.cut_from, e.first, _clip(e.cut.text, CAUSE_LIMIT)))
-    exceptions = d.phrase("none")
-    if e.exceptions:
-        cases = list(dict.fromkeys(x.case for x in e.exceptions))
-        named = [
-            d.phrase(_case(name), " (%s)" % ", ".join(x.mode for x in e.exceptions if x.case == name))
-            for name in cases[:SHOWN_EXCEPTIONS]
-        ]
-        more = " … (+%d)" % (len(cases) - SHOWN_EXCEPTIONS) if len(cases) > SHOWN_EXCEPTIONS else None
-        exceptions = d.phrase(d.Count(len(cases), "case"), ": ", d.joined(named), more)
-    return (
-        d.phrase(e.first if len(e.releases) == 1 else "%s–%s" % (e.first, e.last)),
-        d.phrase(str(e.programs) + (" (%d more not tried)" % e.untried if e.untried else "")),
-        d.phrase("%d of %d" % (e.passed, e.tried)),
-        d.phrase(OLDER_READ_NEWER.get(e.backward, e.backward)),
-        exceptions,
-        cut,
-    )
+def lines(v: Verdict) -> List[Tuple[str, str]]:
+    """A product's verdict lines, (title, text)."""
+    p = v.product
+    if v.promise is None:
+        broken = [pair for pair in v.pairs if not pair.kept]
+        said = "%s on %d of %s" % (p.promise, len(v.pairs) - len(broken), md.plural(len(v.pairs), "pair"))
+        said += "; not on %s" % "; ".join(_failed(pair) for pair in broken) if broken else ""
+        return [("%s (%s)" % (p.many, _modes(v)), said + ".")]
+    return _promised(v, v.promise)
 
 
-def verdict(v: Optional[Any], page: str = "artifacts") -> Tuple[d.Item, ...]:
-    """The verdict's lines on the compiled packages and the compiles (``Model.aoti``), each a titled item linking
-    the section of ``page`` with every pair; none without packages or compiles."""
-    every = d.link("every pair", d.page(page, aoti_verdict.ANCHOR))
-    return tuple(d.Item(d.phrase(said, " (", every, ")"), title=title) for title, said in aoti_verdict.lines(v))
-
-
-def _case(name: str) -> d.Link:
-    return d.link(name, d.page("cases/" + md.page_file(name)))
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _promised(v: Verdict, w: Promise) -> List[Tuple[str, str]]:
+    """The lines of a product upstream promises something of: the promise pair by pair, then the exceptions."""
+    p, found = v.product, []
+    order = store.ordered(label for pair in w.covered for label in (pair.made, pair.used))
+    if w.covered or w.own:
+        if not w.covered:
+            said = "no %s %s on %s or later was %s on a newer release" % (p.noun, p.made, w.promised_from, p.used)
+        elif not w.broken:
+            tried = "the 1 pair tried" if len(w.covered) == 1 else "all %d pairs tried" % len(w.covered)
+            said = "kept on %s (%s): %s" % (tried, p.promise, _by_maker(w.covered, order))
+        else:
+            said = "broken on %d of the %s tried (%s): %s; kept: %s" % (
+                len(w.broken), md.plural(len(w.covered), "pair"), p.promise,
+                "; ".join(_failed(pair) for pair in w.broken), _by_maker([x for x in w.covered if x.kept], order),
+            )  # fmt: skip
+        found.append(("%s, backward promise (%s)" % (p.many, _modes(v)), said + "."))
+    if w.own:
+        if w.own_failing:
+            said = "%d of %d releases do not load every %s they %s themselves: %s." % (
+                len(w.own_failing), len(w.own), p.noun, p.made, "; ".join(_failed(pair) for pair in w.own_failing)
+            )  # fmt: skip
+        else:
+            said = "every one of the %d releases loads the %ss it %s." % (len(w.own), p.noun, p.made)
+        if w.before:
+            said += " %s before %s (not promised), %s on a newer release: kept on %d of %s." % (
+                p.made.capitalize(), w.promised_from, p.used, sum(x.kept for x in w.before),
+                md.plural(len(w.before), "pair"),
+            )  # fmt: skip
+        if w.older:
+            said += " %s on an older release (not promised): kept on %d of %s." % (
+                p.used.capitalize(), sum(x.kept for x in w.older), md.plural(len(w.older), "pair")
+            )  # fmt: skip
+        found.append(("%s, exceptions" % p.many, said))
+    return found

@@ -55,11 +55,6 @@ OP_PROGRAMS = {"exported": "exported", "decomposed": "decomposed", "export": "ex
 NOW_WRONG = " (now wrong numbers)"
 
 
-def page(step: Step) -> str:
-    """The file name of a step's Markdown page."""
-    return md.transition_page(step.before, step.after)
-
-
 def name(step: Step) -> str:
     """The page name (document.Page.name) of a step's page."""
     return say.transition_name(step.before, step.after)
@@ -97,42 +92,24 @@ def build(step: Step, shelf: Optional[diff_files.Shelf] = None) -> d.Page:
 
 def _overview(step: Step) -> List[d.Block]:
     variants = sorted({str(v) for pair in step.pairs for v in (pair[0].get("variant"), pair[1].get("variant"))})
-    out: List[d.Block] = [
-        d.Paragraph(
-            d.phrase(
-                "%d cells compared: the cases and modes with a cell in both releases (variant %s; where a release"
-                " ran under several Pythons, the newest)." % (len(step.pairs), ", ".join(variants))
-            )
-        ),
-        d.Table(
-            (d.Column("kind"), d.Column("count", "r"), d.Column("meaning")),
-            tuple(
-                (d.phrase(kind), d.phrase(str(step.count(kind))), d.phrase(transitions.MEANING[kind]))
-                for kind in transitions.KINDS
-            ),
-        ),
-    ]
+    said = (
+        "%d cells compared: the cases and modes with a cell in both releases (variant %s; where a release ran under"
+        " several Pythons, the newest)." % (len(step.pairs), ", ".join(variants))
+    )
+    rows = [(d.phrase(k), d.phrase(str(step.count(k))), d.phrase(transitions.MEANING[k])) for k in transitions.KINDS]
+    out: List[d.Block] = [d.Paragraph(d.phrase(said)), say.table(["kind", "count", "meaning"], rows, "lrl")]
     unmatched = step.incomparable
     if unmatched:
         schemes = sorted({"%s → %s" % (_scheme(b), _scheme(a)) for b, a in unmatched})
-        out.append(
-            d.Paragraph(
-                d.phrase(
-                    "%d cells pass in both releases but their graph hashes cannot be compared, as the records do"
-                    " not name the same hashing scheme (fingerprint version %s): no graph change or op drift is"
-                    " claimed for them." % (len(unmatched), ", ".join(schemes))
-                )
-            )
-        )
-    out.append(
-        d.Paragraph(
-            d.phrase(
-                "%d cells exported in both releases; %d of them have at least %d timed runs in each, which a slowdown"
-                " or speedup needs." % (len(step.exported), len(step.timed), timings.MIN_RUNS)
-            )
-        )
+        out.append(d.Paragraph(d.phrase(
+            "%d cells pass in both releases but their graph hashes cannot be compared, as the records do not name"
+            " the same hashing scheme (fingerprint version %s): no graph change or op drift is claimed for them."
+            % (len(unmatched), ", ".join(schemes)))))  # fmt: skip
+    timed = (
+        "%d cells exported in both releases; %d of them have at least %d timed runs in each, which a slowdown or"
+        " speedup needs." % (len(step.exported), len(step.timed), timings.MIN_RUNS)
     )
-    return out
+    return out + [d.Paragraph(d.phrase(timed))]
 
 
 def _scheme(row: Row) -> str:
@@ -143,13 +120,6 @@ def _scheme(row: Row) -> str:
 def _variant(move: Row) -> d.Phrase:
     old, new = move.get("variant_before"), move.get("variant")
     return d.phrase(str(new) if old == new or not isinstance(old, str) else "%s → %s" % (old, new))
-
-
-def error(kind: Any, message: Any, limit: int = ERROR_LIMIT) -> str:
-    """``KeyError: the message`` (Markdown), the message cut to ``limit``; either part may be missing."""
-    parts = [md.code(kind) if isinstance(kind, str) else ""]
-    parts.append(md.text(message, limit) if isinstance(message, str) else "")
-    return ": ".join(p for p in parts if p)
 
 
 def _table(found: List[Row], several: bool, headers: List[str], cells: Callable[[Row], List[d.Phrase]]) -> d.Table:
@@ -171,31 +141,18 @@ def _section(kind: str, count: int, blocks: Sequence[d.Block], said: str = "") -
 
 def _status_moves(step: Step, kind: str, release: str, which: str, several: bool) -> d.Section:
     found = step.of(kind)
-    table = _table(
-        found,
-        several,
-        ["status", "error in %s (%s)" % (release, which)],
-        lambda m: [
-            d.phrase(say.status(m["status_before"]), " → ", say.status(m["status_after"])),
-            say.error(m["error_type"], m["error_message"], ERROR_LIMIT),
-        ],
-    )
+    table = _table(found, several, ["status", "error in %s (%s)" % (release, which)], lambda m: [
+        d.phrase(say.status(m["status_before"]), " → ", say.status(m["status_after"])),
+        say.error(m["error_type"], m["error_message"], ERROR_LIMIT)])  # fmt: skip
     intro = [d.Paragraph(d.phrase(INTROS[kind]))] if kind in INTROS else []
     return _section(kind, len(found), [*intro, table])
 
 
 def _stage_moves(step: Step, several: bool) -> d.Section:
     found = step.of("stage-regression", "stage-fix")
-    table = _table(
-        found,
-        several,
-        ["stage", "change", "error"],
-        lambda m: [
-            d.phrase(transitions.STAGE_LABELS.get(m["stage"], m["stage"])),
-            d.phrase(say.plain(m["detail"])),
-            say.error(None, m["error_message"], ERROR_LIMIT),
-        ],
-    )
+    table = _table(found, several, ["stage", "change", "error"], lambda m: [
+        d.phrase(transitions.STAGE_LABELS.get(m["stage"], m["stage"])), d.phrase(say.plain(m["detail"])),
+        say.error(None, m["error_message"], ERROR_LIMIT)])  # fmt: skip
     intro = (
         "Cells that pass in both releases while a stage run on the exported program starts or stops failing;"
         " the error is the failing side's."
@@ -251,12 +208,8 @@ def _ops(values: Any) -> d.Phrase:
 
 def _op_drift(step: Step, several: bool) -> d.Section:
     found = step.of("op-drift")
-    table = _table(
-        found,
-        several,
-        ["program", "added", "removed"],
-        lambda m: [d.phrase(OP_PROGRAMS.get(str(m["stage"]), str(m["stage"]))), _ops(m["added"]), _ops(m["removed"])],
-    )
+    table = _table(found, several, ["program", "added", "removed"], lambda m: [
+        d.phrase(OP_PROGRAMS.get(str(m["stage"]), str(m["stage"]))), _ops(m["added"]), _ops(m["removed"])])  # fmt: skip
     intro = "Operators that appear in or vanish from the exported program, or from it decomposed to core ATen."
     return _section("op-drift", len(found), [d.Paragraph(d.phrase(intro)), table])
 
@@ -267,13 +220,7 @@ def rule() -> str:
         "A slowdown or speedup is claimed only when each release has at least %d timed runs of the cell, the median"
         " export time changes by at least ×%.1f and %d ms, and a one-sided Mann-Whitney test on the runs gives"
         " p ≤ %s (with %d runs each: the two ranges of times do not overlap)."
-        % (
-            timings.MIN_RUNS,
-            timings.SLOW_RATIO,
-            round(timings.SLOW_MIN_S * 1000),
-            timings.MAX_P,
-            timings.MIN_RUNS,
-        )
+        % (timings.MIN_RUNS, timings.SLOW_RATIO, round(timings.SLOW_MIN_S * 1000), timings.MAX_P, timings.MIN_RUNS)
     )
 
 
@@ -367,14 +314,9 @@ def newest_section(steps: Sequence[Step], newest_builds: Sequence[str]) -> d.Sec
         d.link(d.phrase(d.Count(len(fixed), "cell"), " fixed"), d.page(name(last), "fixes")),
         " (one per case and mode).",
     )
-    return d.Section(
-        "newest",
-        heading,
-        (
-            d.Paragraph(lead),
-            d.Section("newest-regressed", "Regressed", (changes_table(regressed, False),)),
-        ),
-    )
+    # Where none regressed, the lead says so: an empty table would only repeat it.
+    table = (d.Section("newest-regressed", "Regressed", (changes_table(regressed, False),)),) if regressed else ()
+    return d.Section("newest", heading, (d.Paragraph(lead), *table))
 
 
 def _count(step: Step, kind: str, program: str = "") -> d.Phrase:
@@ -418,42 +360,25 @@ def changes_section(steps: Sequence[Step], charts: Sequence[d.Image] = ()) -> d.
     )
     regressed, fixed = regressions(steps), fixes(steps)
     # Two paragraphs: what is counted, then how graphs, op drift and timings are judged (one would run too long).
+    worse, better = (", ".join(COUNTED[k] for k in kinds) for kinds in (transitions.REGRESSIONS, transitions.FIXES))
     intro = (
         "Each release compared with the one before it, case by case and mode by mode (%d transitions): regressions"
         " are cells that got worse (%s), fixes cells that got better (%s). Each transition's page lists every change"
-        " with its error, graph diff or timing evidence."
-        % (
-            len(steps),
-            ", ".join(COUNTED[k] for k in transitions.REGRESSIONS),
-            ", ".join(COUNTED[k] for k in transitions.FIXES),
-        )
+        " with its error, graph diff or timing evidence." % (len(steps), worse, better)
     )
     judged = (
         "Graphs are compared only when both hashes come from the same hashing scheme. Op drift is counted per"
         " program: the exported one, and the same decomposed to core ATen. %s%s" % (timing, rule())
     )
-    return d.Section(
-        "changes",
-        "Changes between releases",
-        (
-            d.Paragraph(d.phrase(intro)),
-            d.Paragraph(d.phrase(judged)),
-            steps_table(steps),
-            *charts,
-            d.Widget("change-filters"),
-            d.Section(
-                "every-regression",
-                "Regressions (%s)" % d.Count(len(regressed), "cell").words,
-                (changes_table(regressed, False),),
-            ),
-            # The fixes are counted, each on its transition's page: the front page lists what a reader acts on.
-            d.Section(
-                "every-fix",
-                "Fixes (%s)" % d.Count(len(fixed), "cell").words,
-                (d.Paragraph(d.phrase("Each on its transition's page: the table above links every count.")),),
-            ),
-        ),
-    )
+    # The fixes are counted, each on its transition's page: the front page lists what a reader acts on.
+    every_fix = d.Paragraph(d.phrase("Each on its transition's page: the table above links every count."))
+    return d.Section("changes", "Changes between releases", (
+        d.Paragraph(d.phrase(intro)), d.Paragraph(d.phrase(judged)), steps_table(steps), *charts,
+        d.Widget("change-filters"),
+        d.Section("every-regression", "Regressions (%s)" % d.Count(len(regressed), "cell").words,
+                  (changes_table(regressed, False),)),
+        d.Section("every-fix", "Fixes (%s)" % d.Count(len(fixed), "cell").words, (every_fix,)),
+    ))  # fmt: skip
 
 
 def sections(

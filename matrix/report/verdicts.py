@@ -10,13 +10,12 @@ the linked pages.
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import List, Optional, Sequence, Set, Tuple
 
-from matrix.contract.schema import MODES, STAGES
+from matrix.contract.schema import STAGES
 from matrix.envs import releases as release_list
 from matrix.records import confounds
 from matrix.records import figures as headline
-from matrix.records import verdicts as judged
 from matrix.records.epochs import Epoch
 from matrix.records.open_regressions import OpenRegression
 from matrix.records.verdicts import Verdicts
@@ -25,13 +24,12 @@ from matrix.report import markdown as md
 from matrix.report import pages
 from matrix.report import phrases as say
 from matrix.report.artifacts import PAGE as ARTIFACTS_PAGE
-from matrix.report.artifacts import failure
 
 # About the longest line of prose the front page holds.
 LONGEST = 400
 # Anchors of the front page's sections that verdicts point to.
 SAVED_PROGRAMS = d.here("saved-programs-across-releases")
-DOCUMENTED = d.here("documented-to-work")
+DOCUMENTED = d.page(pages.CLAIMS[: -len(".md")], pages.DOCUMENTED)
 BASELINE = d.here("since-the-previous-report")
 TRANSITIONS = d.here("changes")
 # Names shown in one table cell or line before the rest are counted.
@@ -56,7 +54,8 @@ def section(
     known: Sequence[d.Item] = (),
     last: Sequence[d.Item] = (),
 ) -> d.Section:
-    """The opening section: one item per answer, then the cells documented to work per release.
+    """The opening section: one item per answer (the cells documented to work per release are on the claims page,
+    :func:`matrix.report.pages.documented`).
 
     ``first``: what a release manager reads before a release (each candidate's line, the newest release's pass
     rate); ``more``: other verdicts (incomplete builds, AOTInductor's, the upgrade's, the devices'), after what
@@ -77,19 +76,12 @@ def section(
         _build_changes(v),
         *last,
     ]
-    table = documented(v)
-    return d.Section(
-        "verdicts", "Verdicts", (d.Items(tuple(i for i in items if i is not None)),) + ((table,) if table else ())
-    )
-
-
-def _join(values: Iterable[str]) -> str:
-    return ", ".join(values)
+    return d.Section("verdicts", "Verdicts", (d.Items(tuple(i for i in items if i is not None)),))
 
 
 def _open_regressions(v: Verdicts) -> d.Item:
     r = v.regressions
-    newest = _join(r.newest) or "the newest release"
+    newest = ", ".join(r.newest) or "the newest release"
     title = "Still broken on %s" % newest
     if not r.found:
         return d.Item(d.phrase("no regression was found between releases (", _transitions(), ")."), title)
@@ -119,7 +111,7 @@ def _transitions() -> d.Link:
 def _open_line(o: OpenRegression) -> d.Phrase:
     step = say.between(o.before, o.after, o.variant_before, o.variant)
     build = " (the build changed there too)" if o.across_build_change else None
-    head = d.phrase(say.case(o.case, o.with_set), " ", _join(o.modes), ": ")
+    head = d.phrase(say.case(o.case, o.with_set), " ", ", ".join(o.modes), ": ")
     if o.kind == "stage-regression":
         stage = STAGE_LABELS.get(o.stage or "", o.stage or "a stage")
         return d.phrase(head, "%s stopped working at " % stage, step, build, "; ", stage_now(o, stage), ".")
@@ -135,7 +127,7 @@ def stage_now(o: OpenRegression, stage: str) -> d.Phrase:
     status."""
     outcomes = o.stage_now or ("",) * len(o.now)
     if all(s == "pass" and out for s, out in zip(o.now, outcomes)):
-        return d.phrase("%s now %s" % (stage, _join(dict.fromkeys(outcomes))))
+        return d.phrase("%s now %s" % (stage, ", ".join(dict.fromkeys(outcomes))))
     said: List[d.Phrase] = []
     for status, out in zip(o.now, outcomes):
         if status == "pass" and out:
@@ -152,7 +144,7 @@ def _in_newest(v: Verdicts) -> Optional[d.Item]:
     r = v.regressions
     if not r.found:
         return None
-    title = "Regressed in %s" % (_join(r.newest) or "the newest release")
+    title = "Regressed in %s" % (", ".join(r.newest) or "the newest release")
     if not r.in_newest:
         return d.Item(d.phrase("nothing broke there (", _transitions(), ")."), title)
     cells = len({(o.case, o.variant, o.with_set, m) for o in r.in_newest for m in o.modes})
@@ -189,7 +181,8 @@ def _unclaimed(v: Verdicts) -> Optional[d.Item]:
 def _per_build(v: Verdicts, field: str, title: str, why: str) -> d.Item:
     """Per build, its cells counted in ``field`` over its failing cells; where that runs past :data:`LONGEST`, the
     newest build's and the range. ``why``: what the counts are."""
-    counts = [(name, sum(getattr(e, field) for e in mine), sum(e.failing for e in mine)) for name, mine in _by_env(v)]
+    counts = [(name, sum(getattr(e, field) for e in mine), sum(e.failing for e in mine))
+              for name, mine in pages.by_environment(v)]  # fmt: skip
     claims = d.link("claims", d.page(pages.CLAIMS[: -len(".md")]))
     said = " · ".join("%s %d/%d" % (name, bad, failing) for name, bad, failing in counts)
     if len(said) + len(why) <= LONGEST:
@@ -201,17 +194,9 @@ def _per_build(v: Verdicts, field: str, title: str, why: str) -> d.Item:
     return d.Item(d.phrase(spread, " (%s; " % why, claims, ", ", d.link("per build", DOCUMENTED), ")."), title)
 
 
-def _by_env(v: Verdicts) -> List[Tuple[str, List[judged.Expected]]]:
-    """The rows of ``v.expected`` by environment, in their order."""
-    found: Dict[str, List[judged.Expected]] = {}
-    for e in v.expected:
-        found.setdefault(e.environment, []).append(e)
-    return list(found.items())
-
-
 def _names(values: Sequence[str], shown: int = 3) -> str:
     """Names in their order, after ``shown`` of them a count of the rest."""
-    return _join(values[:shown]) + (" and %d more" % (len(values) - shown) if len(values) > shown else "")
+    return ", ".join(values[:shown]) + (" and %d more" % (len(values) - shown) if len(values) > shown else "")
 
 
 def _best(v: Verdicts) -> Optional[d.Item]:
@@ -269,7 +254,7 @@ def _sample(v: Verdicts) -> Optional[d.Item]:
     if not s.not_run:
         return d.Item(d.phrase("every minor release from %s to %s was run." % (s.minors[0], s.minors[-1])), "Sample")
     said = "%d of %d minor releases from %s to %s were run (not run: %s): consecutive means consecutive in this" % (
-        len(s.run), len(s.minors), s.minors[0], s.minors[-1], _join(s.not_run),
+        len(s.run), len(s.minors), s.minors[0], s.minors[-1], ", ".join(s.not_run),
     )  # fmt: skip
     return d.Item(d.phrase(said, " sample (", _transitions(), ")."), "Sample")
 
@@ -286,46 +271,6 @@ def _build_changes(v: Verdicts) -> Optional[d.Item]:
     more = " and %d more" % (len(changes) - SHOWN_CHANGES) if len(changes) > SHOWN_CHANGES else ""
     said = d.phrase(d.joined(shown, "; "), more, ": a change across them mixes release and build.")
     return d.Item(said, "Build changes")
-
-
-def documented(v: Verdicts) -> Optional[d.Section]:
-    """The cells of cases documented to work, per release and mode, over a denominator stated once."""
-    if not v.expected:
-        return None
-    counts: Dict[str, List[int]] = {}
-    for e in v.expected:
-        counts.setdefault(e.mode, []).append(e.cases)
-    modes = [m for m in MODES if m in counts]
-    fewest, most = {m: min(counts[m]) for m in modes}, {m: max(counts[m]) for m in modes}
-    counted = _join("%d in %s mode" % (most[m], m) if fewest[m] == most[m]
-                    else "%d to %d in %s mode, per build" % (fewest[m], most[m], m) for m in modes)  # fmt: skip
-    intro = d.phrase(
-        "Cases documented to work (their claim is ", d.Code("supported"), ", or ", d.Code("strict-only"), " / ",
-        d.Code("non-strict-only"), " for that mode; for an ExportDB case, the claim of that release's own ExportDB"
-        " where it names one, else the case's ", d.Code("expected"), "): %s. Each release is counted against all of"
-        " them: a case it did not run, or could not (not applicable), counts as not passing. Ran: those it ran."
-        % counted,
-    )  # fmt: skip
-    unrun = [m for m in MODES if m not in v.modes]
-    if unrun:
-        intro += d.phrase(" Not run: %s mode, so it is not counted here." % " and ".join(unrun))
-    rows = []
-    for name, found in _by_env(v):
-        mine = {e.mode: e for e in found}
-        cells = [name] + [_passed(mine.get(m)) for m in modes]
-        cells += [" / ".join(str(mine[m].ran) if m in mine else "–" for m in modes)]
-        cells += [str(sum(getattr(e, k) for e in found)) for k in ("unexpected", "unclaimed", "failing")]
-        rows.append([d.phrase(c) for c in cells])
-    headers = ["release"] + ["%s: pass" % m for m in modes] + ["ran (%s)" % " / ".join(modes)]
-    headers += ["unexpected failures", "failing with no claim", "all failing cells"]
-    table = say.table(headers, rows, "l" + "r" * (len(modes) + 4))
-    return d.Section(DOCUMENTED.anchor, "Documented to work", (d.Paragraph(intro), table), collapsed=True)
-
-
-def _passed(e: Optional[judged.Expected]) -> str:
-    if e is None:
-        return "–"
-    return "%d of %d (%s)" % (e.passed, e.cases, md.percent(e.rate))
 
 
 def epochs_section(v: Optional[Verdicts], cases: Sequence[str] = ()) -> Tuple[d.Block, ...]:
@@ -364,7 +309,7 @@ def _exceptions(e: Epoch, linked: Set[str]) -> d.Phrase:
     named = []
     for case in cases[:SHOWN_EXCEPTIONS]:
         modes = [x.mode for x in e.exceptions if x.case == case]
-        named.append(d.phrase(say.case(case) if case in linked else case, " (%s)" % _join(modes)))
+        named.append(d.phrase(say.case(case) if case in linked else case, " (%s)" % ", ".join(modes)))
     more = " … (+%d)" % (len(cases) - SHOWN_EXCEPTIONS) if len(cases) > SHOWN_EXCEPTIONS else ""
     return d.phrase(say.count(len(cases), "case"), ": ", d.joined(named), more)
 
@@ -372,8 +317,7 @@ def _exceptions(e: Epoch, linked: Set[str]) -> d.Phrase:
 def _cut(e: Epoch) -> str:
     if e.cut is None or e.cut_from is None:
         return "–"
-    cause = failure(e.cut)
-    return "%s → %s: %s" % (e.cut_from, e.first, cause if len(cause) <= CAUSE_LIMIT else cause[: CAUSE_LIMIT - 1] + "…")
+    return "%s → %s: %s" % (e.cut_from, e.first, say.clip(e.cut.text, CAUSE_LIMIT))
 
 
 def strict_note(v: Optional[Verdicts]) -> d.Phrase:
@@ -395,7 +339,7 @@ def strict_note(v: Optional[Verdicts]) -> d.Phrase:
         )  # fmt: skip
     note = d.phrase(d.joined(said, "; "), ".")
     if without:
-        note += d.phrase(" %s: no " % _join(without), d.Code("strict"), " keyword, always strict.")
+        note += d.phrase(" %s: no " % ", ".join(without), d.Code("strict"), " keyword, always strict.")
     return d.phrase(
         note, " Each cell passes ", d.Code("strict="), " explicitly, so a column means the same mode on every release;"
         " a caller who leaves it out gets the default's column.",

@@ -34,7 +34,13 @@ import warnings
 import zipfile
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
-from ..contract.layout import AOTI_LIBRARY, AOTI_PACKAGE
+# The AOTInductor package of the aoti stage in a saved-program folder (contract/layout.py), where there is one: a PT2
+# package (2.5 on), or the bare shared library that 2.3 and 2.4 compile. meta.json's ``aoti`` names which, and
+# nothing else is loaded.
+AOTI_PACKAGE = "aoti.pt2"
+AOTI_LIBRARY = "aoti.so"
+AOTI_FILES = (AOTI_PACKAGE, AOTI_LIBRARY)
+
 
 # The APIs, by what the record's ``aoti_api`` calls them.
 PACKAGE_API = "aoti_compile_and_package"  # 2.6 on

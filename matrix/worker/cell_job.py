@@ -19,9 +19,9 @@ from typing import Any, ClassVar, Dict, Optional, Tuple
 from ..contract.case import CaseInfo
 from ..contract.schema import ARTIFACT_SAVED, STAGE_ERROR, STAGE_MISMATCH, STAGE_OK, LoadStatus
 from . import exportdb, reads
-from .load_job import fresh_load
 from .messages import FOLLOW_UP
 from .sources import loader_for
+from .uses import fresh_load
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..contract.options import DIAGNOSIS_SHARE
+from ..contract.stages import DIAGNOSIS_SHARE
 from . import exportdb
 from .stage import Fields, StageRun
 

@@ -9,8 +9,9 @@ artifact of ``load``), and nothing else. A job kind is a class that provides (:c
 - ``run()``: do the job, in the isolated process; returns the record fields it found. A result
   may ask for a follow-up (``messages.FOLLOW_UP``), whose merge is named in :data:`MERGES`.
 
-Every kind is listed in :data:`KINDS`, by name, and imported here: adding one (the load of an
-AOTInductor package, :mod:`.load_job`) is its job class, in the module of its concept, and a line here.
+Every kind is listed in :data:`KINDS`, by name: the cell's, a program's load, and those each product's use brings
+(``Use.kinds`` and ``Use.merges``, :mod:`.uses`): a product's job is its class, in the module its declaration
+names, and a line in its use.
 The kinds import :mod:`.messages`, never the engine; the engine (:mod:`.batch`, :mod:`.pristine`,
 :mod:`.child`) imports this registry; the commands (:mod:`.runner`, :mod:`.loader`) import both.
 
@@ -19,11 +20,13 @@ Standard library only (a job imports torch when it runs), Python 3.8 syntax.
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, Dict, Protocol, Type, runtime_checkable
+from typing import Any, ClassVar, Dict, Protocol, Type, runtime_checkable
 
+from . import uses
 from .cell_job import CellJob, merge_fresh_load
-from .load_job import AotiCompileJob, AotiLoadJob, LoadJob, merge_aoti_compile, merge_aoti_load
+from .load_job import LoadJob
 from .messages import Message, Result
+from .use import Merge
 
 
 @runtime_checkable
@@ -38,22 +41,10 @@ class Job(Protocol):
     def run(self) -> Result: ...
 
 
-# Merge of a follow-up: (the first job's result, the follow-up's result, the follow-up) -> None; it updates the first.
-Merge = Callable[[Result, Result, Dict[str, Any]], None]
-
 # The job kinds: message name -> job class.
-KINDS: Dict[str, Type[Job]] = {
-    "cell": CellJob,
-    "load": LoadJob,
-    "aoti-load": AotiLoadJob,
-    "aoti-compile": AotiCompileJob,
-}
+KINDS: Dict[str, Type[Job]] = {CellJob.KIND: CellJob, LoadJob.KIND: LoadJob, **uses.KINDS}
 # The merges a follow-up may name: name -> how its result folds into the first job's.
-MERGES: Dict[str, Merge] = {
-    "fresh-load": merge_fresh_load,
-    "aoti-load": merge_aoti_load,
-    "aoti-compile": merge_aoti_compile,
-}
+MERGES: Dict[str, Merge] = {"fresh-load": merge_fresh_load, **uses.MERGES}
 
 
 def work(message: Message) -> Result:

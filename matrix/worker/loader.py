@@ -37,30 +37,21 @@ import collections
 import dataclasses
 import os
 import sys
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
-from ..contract import dependencies, layout, records
+from ..contract import dependencies, layout, products, records
 from ..contract.errors import UserError
 from ..contract.layout import Artifact
-from ..contract.options import AOTI_FROM, DEFAULT_AOTI_TIMEOUT_S
-from ..contract.products import (
-    BY_KIND,
-    COMPILE,
-    PACKAGE,
-    PRODUCTS,
-    PROGRAM,
-    TALLIES,
-    Product,
-)
+from ..contract.products import BY_KIND, PRODUCTS, TALLIES, Product, option_values
 from ..contract.requests import LoadRequest
 from ..contract.schema import LoadStatus
-from . import aoti, aoti_compiles, artifacts, batch, first_use, gpu, reuse, signing, uses
-from .aoti import NEEDS_COMPILER, NO_COMPILER_TYPE
+from . import artifacts, batch, first_use, gpu, reuse, signing, uses
 from .environment import installed_torch_version, variant_of
 from .journal import Key as JournalKey
 from .load_cache import KnownLoads
 from .progress import say
 from .signing import untrusted
+from .use import Use
 
 configure = LoadRequest.add_arguments  # one definition, shared with the host's requests (matrix.contract.requests)
 
@@ -105,33 +96,35 @@ class LoadBatch(KnownLoads, batch.Batch):
 
     def __init__(
         self, found: List[Artifact], version: str, variant: str, python: str, signing_key: Optional[bytes] = None,
-        trust: bool = False, compile_older: bool = False, aoti_timeout: float = DEFAULT_AOTI_TIMEOUT_S,
-        aoti_from: str = AOTI_FROM[0], device: str = "cpu",
+        trust: bool = False, given: Optional[Mapping[str, Any]] = None, device: str = "cpu",
     ) -> None:  # fmt: skip
         """``signing_key`` verifies each artifact's signature, unless ``trust``; None: there is no key.
-        ``compile_older`` (``--aoti``): compile the programs saved on older releases (those ``aoti_from`` picks,
-        ``--aoti-from``), each within ``aoti_timeout``. ``device``: where the programs were saved and are used
-        (``found`` holds that device's alone)."""
+        ``given``: each product's options of ``load`` (``products.option_values``), their defaults where it says
+        nothing: a product with options of its own is used only where they ask (``Use.planned``). ``device``: where the
+        programs were saved and are used (``found`` holds that device's alone)."""
         self.device = device
+        self.given: Mapping[str, Any] = {o.field: o.default for o in products.OPTIONS}
+        self.given = dict(self.given, **(given or {}))
         self.gpu: Dict[str, Any] = {}  # off the CPU: the GPU the uses run on (gpu.checked)
-        # Each use, in order: each program's load, then its package's where it has one; the compiles last (each
-        # takes seconds to minutes).
+        # Each use, in order: each artifact's uses of the products found with it (its program's load, then what
+        # its cell kept beside it), then those its options ask for (each takes seconds to minutes).
         self.uses: Dict[JournalKey, Tuple[Product, Artifact]] = {}
         for artifact in found:
-            for product in (PROGRAM, PACKAGE):
-                if uses.of(product).present(artifact):
+            for product in PRODUCTS:
+                if not product.options and uses.of(product).present(artifact):
                     self.plan(product, artifact)
-        compiled = aoti_compiles.to_compile(found, version, aoti_from) if compile_older else []
-        for artifact in compiled:
-            self.plan(COMPILE, artifact)
-        self.follow_ups = bool(compiled)  # each compiled package: a fresh load
-        self.aoti_timeout = aoti_timeout
-        self.compile_api: Tuple[Optional[aoti.Api], Optional[str]] = (None, "no AOTInductor API was looked for")
+        for product in PRODUCTS:
+            for artifact in uses.of(product).planned(found, version, self.given) if product.options else ():
+                self.plan(product, artifact)
+        self.follow_ups = any(uses.of(product).follows for product, _ in self.uses.values())
+        # What the uses' set-ups find (``Use.set_up``): per file of a product, the loader this release has for it
+        # (or None and what it lacks); the API that compiles here (or None and why); the C++ compiler a loader or
+        # a compile runs, part of their keys.
+        self.loaders: Dict[str, Tuple[Optional[str], Optional[str]]] = {}
+        self.compile_api: Tuple[Any, Optional[str]] = (None, "no API was looked for")
+        self.compiler = ""
         self.env: Dict[str, Any] = {"torch_version": version, "variant": variant, "python": python}
         self.can_load = False
-        # Per package file (layout.AOTI_FILES): the loader this release has for it, or None and what it lacks.
-        self.loaders: Dict[str, Tuple[Optional[str], Optional[str]]] = {}
-        self.compiler = ""  # the C++ compiler a package's loader or a compile runs: part of their keys
         self.signing_key = signing_key
         self.trust = trust
 
@@ -174,14 +167,8 @@ class LoadBatch(KnownLoads, batch.Batch):
         except Exception:
             self.can_load = False
         self.env.update(run_id=run_id, serializer_version=artifacts.serializer_version())
-        if any(uses.of(product).compiles for product, _ in self.uses.values()):
-            # Found once, here: importing torch._inductor before forking spares each package's process that import.
-            self.loaders = {name: aoti.loader_for(name) for name in layout.AOTI_FILES}
-            self.compiler = aoti.compiler_identity()
-        if self.follow_ups:
-            api, missing = aoti.find_api()
-            problem = aoti.compiler_problem() if api is not None else None
-            self.compile_api = (api, missing) if problem is None else (None, problem)
+        for use in dict.fromkeys(uses.of(product) for product, _ in self.uses.values()):
+            use.set_up(self)  # once, here: what it imports before forking, each use's process need not import
         if self.can_load:
             self.preimport(settings)
         self.keep_environment(settings)  # for a later load whose every result stands: answered without torch
@@ -214,7 +201,7 @@ class LoadBatch(KnownLoads, batch.Batch):
         job, extra_s = use.job(self, os.path.abspath(artifact.folder), artifact.meta, record)
         return batch.Item(key, label, record, job, extra_s=extra_s)
 
-    def _refused(self, use: uses.Use, artifact: Artifact, record: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    def _refused(self, use: Use, artifact: Artifact, record: Dict[str, Any]) -> Optional[Dict[str, Any]]:
         """The fields of a use decided here, or None where it runs. Decided in the parent, an untrusted folder
         starts no process: nothing of it is unpickled or imported."""
         if artifact.problem is not None and use.refuses_damaged:
@@ -231,14 +218,7 @@ class LoadBatch(KnownLoads, batch.Batch):
         if described is not None:
             return described
         found, missing = use.available(self, record)
-        if found is not None:
-            return None
-        lacking = missing or "no AOTInductor API"
-        no_compiler = lacking.startswith(NEEDS_COMPILER)  # the machine lacks a C++ compiler
-        return {
-            "status": LoadStatus.NOT_APPLICABLE.value, "error_message": lacking,
-            "error_type": NO_COMPILER_TYPE if no_compiler else None,
-        }  # fmt: skip
+        return None if found is not None else use.lacking(missing)
 
     def cache_key(self, item: batch.Item) -> Optional[str]:
         """The key of a use's result (``uses.cache_key``)."""
@@ -295,10 +275,7 @@ def execute(options: LoadOptions) -> Dict[str, int]:
     name = file_name(version, variant, python)[: -len(".jsonl")] + dependencies.set_suffix(options.dependency_set or "")
     settings = options.settings(os.path.join(options.out, name + ".jsonl"))
     # Packages count as artifacts in the plan's line; each one's progress line names its file (…/aoti.pt2).
-    loads = LoadBatch(
-        found, version, variant, python, key, options.trust, options.aoti, options.aoti_timeout, options.aoti_from,
-        options.device,
-    )  # fmt: skip
+    loads = LoadBatch(found, version, variant, python, key, options.trust, option_values(options), options.device)
     return batch.execute(loads, settings, version, variant)
 
 

@@ -30,6 +30,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..contract.records import without_paths
 from ..contract.schema import Status, first_line
+from ..contract.stages import ONNX
 from . import compare, forked
 from .failure import describe_error
 from .progress import say
@@ -40,8 +41,9 @@ NOT_APPLICABLE = Status.NOT_APPLICABLE.value
 # The share of the cell's --timeout by which the stage must end, counting what the cell spent before it: the rest
 # is the margin that keeps a hung conversion from turning the cell into a timeout.
 SHARE = 0.8
-# The packages the stage runs with; the exporter needs the first two, the run the third.
-PACKAGES = ("onnx", "onnxscript", "onnxruntime")
+# The packages the stage runs with, as its declaration installs them; the exporter needs the first two, the run the
+# third (their import names are their distributions').
+PACKAGES = ONNX.requires
 MODEL = "model.onnx"  # its name in the saved-program folder
 # What the release's API is called with: the exported program, or only the model where that is all it takes.
 ON_PROGRAM = "torch.onnx.export(ExportedProgram, dynamo=True)"
@@ -88,10 +90,15 @@ class OnnxStage(StageRun):
     @classmethod
     def set_up(cls) -> Fields:
         """Import the exporter and onnxruntime once, before forking the cells (each would import them again), and
-        say once where onnxruntime is missing: the cells then keep their export results alone."""
+        say once what is missing: the cells then keep their export results alone (``check`` and the nox sessions
+        install the packages; ``run`` runs with what this environment has)."""
         missing = _missing(PACKAGES)
         if "onnxruntime" in missing and not _missing(PACKAGES[:2]):
             say("the onnx stage: onnxruntime is not installed for this Python; the ONNX models are exported, not run")
+        elif missing:
+            are = "is" if len(missing) == 1 else "are"
+            say("the onnx stage: %s %s not installed for this Python; the stage records not-applicable"
+                % (" and ".join(missing), are))  # fmt: skip
         for name in [p for p in PACKAGES if p not in missing] + ["torch.onnx"]:
             try:
                 __import__(name)

@@ -26,7 +26,7 @@ import torch
 from matrix.contract import layout
 from matrix.contract.requests import KEY_VARIABLE
 from matrix.contract.schema import AOTI_KEYS
-from matrix.worker import aoti, forked, load_job, signing
+from matrix.worker import aoti, aoti_stage, forked, signing
 
 from .aoti_package import CASE, KEY, STAGES, copy_of, environ, leftovers
 from conftest import ROOT, read_cells
@@ -77,13 +77,13 @@ def test_a_passing_cell_compiles_loads_and_matches_its_package(runs: Dict[str, A
     folders = list(runs["saved"].glob("*/non-strict/dynamic_batch"))
     assert len(folders) == 1
     folder = folders[0]
-    package = folder / layout.AOTI_PACKAGE
+    package = folder / aoti.AOTI_PACKAGE
     assert package.is_file() and package.stat().st_size == cell["aoti_package_bytes"] > 0
     meta = json.loads((folder / layout.META).read_text())
-    assert meta["aoti"]["file"] == layout.AOTI_PACKAGE and meta["aoti"]["api"] == cell["aoti_api"]
+    assert meta["aoti"]["file"] == aoti.AOTI_PACKAGE and meta["aoti"]["api"] == cell["aoti_api"]
     assert meta["calls"] == 2  # the example input and the extra one, each run on the package
     # Listed like the program and signed with it: the signature covers the package's sha256.
-    assert layout.verify(str(folder), meta) is None and layout.AOTI_PACKAGE in {f["name"] for f in meta["files"]}
+    assert layout.verify(str(folder), meta) is None and aoti.AOTI_PACKAGE in {f["name"] for f in meta["files"]}
     assert signing.untrusted(str(folder), meta, KEY.encode()) is None
     print("\naoti stage: compile %.1f s, fresh load %.1f s, run %.4f s, package %d bytes, whole run %.1f s" % (
         cell["aoti_compile_s"], cell["aoti_load_s"], cell["aoti_run_s"], cell["aoti_package_bytes"],
@@ -131,10 +131,10 @@ def test_the_kept_package_loads_again_in_this_process_and_refuses_another_key(
     meta = json.loads((copy / layout.META).read_text())
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv(KEY_VARIABLE, KEY)
-    loaded = load_job.AotiLoadJob(folder=str(copy), meta=meta).run()
+    loaded = aoti_stage.AotiLoadJob(folder=str(copy), meta=meta).run()
     assert loaded["status"] == "pass" and loaded["checked_inputs"] == 2, loaded
     monkeypatch.setenv(KEY_VARIABLE, "another-" + "7" * 32)
-    refused = load_job.AotiLoadJob(folder=str(copy), meta=meta).run()
+    refused = aoti_stage.AotiLoadJob(folder=str(copy), meta=meta).run()
     assert refused["status"] == "untrusted" and "load_s" not in refused
 
 
@@ -223,11 +223,11 @@ def test_the_library_api_passes_the_inputs_as_each_release_takes_them(
 
     x, scale = torch.ones(2), torch.full((2,), 3.0)
     program = torch.export.export(_WithKeyword(), (x,), {"scale": scale})
-    api = aoti.Api(aoti.LIBRARY_API, layout.AOTI_LIBRARY)
+    api = aoti.Api(aoti.LIBRARY_API, aoti.AOTI_LIBRARY)
     calls: List[Any] = []
     for release, fake in _fake_compile(calls).items():
         monkeypatch.setattr(torch._inductor, "aot_compile", fake)
-        path = str(tmp_path / release / layout.AOTI_LIBRARY)
+        path = str(tmp_path / release / aoti.AOTI_LIBRARY)
         Path(path).parent.mkdir()
         assert aoti.compile_program(api, program, (x,), {"scale": scale}, path) == path
         assert Path(path).read_bytes() == b"library"
@@ -276,9 +276,9 @@ def test_2_5s_package_is_built_in_a_folder_of_its_own_and_archived_as_2_5_archiv
     monkeypatch.setattr(aoti, "package_writer", lambda: (_Writer, "data/aotinductor/"))
     x = torch.ones(2)
     program = torch.export.export(_WithKeyword(), (x,), {"scale": x})
-    path = tmp_path / "private" / layout.AOTI_PACKAGE
+    path = tmp_path / "private" / aoti.AOTI_PACKAGE
     path.parent.mkdir()
-    api = aoti.Api(aoti.PACKAGE_OPTION_API, layout.AOTI_PACKAGE)
+    api = aoti.Api(aoti.PACKAGE_OPTION_API, aoti.AOTI_PACKAGE)
     assert aoti.compile_program(api, program, (x,), {"scale": x}, str(path)) == str(path)
     (options,) = calls
     assert Path(options["aot_inductor.output_path"]).parent == path.parent  # beside the archive, not holding it
@@ -295,7 +295,7 @@ def test_2_5s_package_is_built_in_a_folder_of_its_own_and_archived_as_2_5_archiv
 
     monkeypatch.setattr(aoti, "loader_for", lambda kind: (aoti.PACKAGE_OPTION_LOADER, None))
     monkeypatch.setattr(aoti, "_package_loader", lambda: load_package)
-    assert aoti.load(str(path), layout.AOTI_PACKAGE, "cpu") is len
+    assert aoti.load(str(path), aoti.AOTI_PACKAGE, "cpu") is len
     ((folder, device),) = loaded
     found = sorted(str(p.relative_to(folder)) for p in Path(folder).rglob("*") if p.is_file())
     assert device == "cpu" and found == sorted(built) and (Path(folder) / "model.cpp").read_text() == "model.cpp"

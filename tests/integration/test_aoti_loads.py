@@ -22,10 +22,10 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from matrix.contract import layout, records
+from matrix.contract import records
+from matrix.contract.products import PACKAGE
 from matrix.contract.requests import KEY_VARIABLE
 from matrix.contract.schema import AOTI_LOAD_KEYS, AOTI_LOAD_KIND, LOAD_KEYS
-from matrix.report import aoti_loads as package_page
 from matrix.report import build as report
 from matrix.worker import aoti, loader
 
@@ -71,7 +71,7 @@ def loads(tmp_path_factory: pytest.TempPathFactory, aoti_package: Dict[str, Any]
     found["untrusted"] = _command(tmp, "untrusted", "load", str(tmp / "untrusted"), "--out",
                                   str(tmp / "untrusted-loads"), "--no-cache", key=OTHER_KEY)  # fmt: skip
     shutil.copytree(saved, tmp / "tampered")
-    package = next((tmp / "tampered").rglob(layout.AOTI_PACKAGE))
+    package = next((tmp / "tampered").rglob(aoti.AOTI_PACKAGE))
     data = bytearray(package.read_bytes())
     data[len(data) // 2] ^= 0xFF  # the same size, another content
     package.write_bytes(bytes(data))
@@ -147,14 +147,14 @@ def test_a_report_of_the_records_shows_the_package_beside_the_program(loads: Dic
     tmp = loads["tmp"]
     out = tmp / "report"
     report.build_report([str(tmp / "run"), str(tmp / "fresh")], str(out), charts=False)
-    assert (out / package_page.TABLE).is_file()
+    assert (out / PACKAGE.table).is_file()
     page = (out / "artifacts.md").read_text(encoding="utf-8")
-    section = page[page.index("## " + package_page.TITLE) :]
+    section = page[page.index("## " + PACKAGE.title) :]
     release = loads["cell"]["torch_version"]
-    assert "1 package compiled on 1 build, loaded on 1 build." in section
+    assert "1 package compiled on 1 build of 1 release, loaded on 1 build of 1 release." in section
     assert "| %s | 1 | 1 of 1 | – | none | – |" % release in section
     assert "| %s | ✅ |" % release in section
     case = (out / "cases" / "dynamic_batch.md").read_text(encoding="utf-8")
     assert case.index("## Saved × loaded") < case.index("## Compiled × loaded")
-    lines: List[str] = section[: section.index("### Package statuses")].splitlines()
+    lines: List[str] = section[: section.index("### Statuses")].splitlines()
     print("\n" + "\n".join(lines))

@@ -667,3 +667,42 @@ def test_the_search_finds_a_case_by_its_packages(site: Path, browser: Any):
     assert visible_cases(browser) == ["real_models/hf_tiny"]
     search.send_keys(Keys.CONTROL, "a", Keys.DELETE)
     assert len(visible_cases(browser)) == 5
+
+
+@pytest.fixture(scope="module")
+def published_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The published report rebuilt from its own tables, with its charts: long errors, wide tables, 16 builds."""
+    out = tmp_path_factory.mktemp("published") / "report"
+    report.build_report([str(Path(__file__).resolve().parents[2] / "reports" / "latest")], str(out))
+    return out / "site"
+
+
+@pytest.mark.parametrize("width", [390, WIDTH])
+def test_no_page_is_wider_than_a_phone_or_a_laptop(published_site: Path, browser: Any, width: int):
+    """At 390 px (a phone) and at 1,400 px, no page of the published site scrolls sideways: a wide table scrolls in
+    its own box, a chart shrinks to the window and a long word (a case's path, an error without spaces) breaks."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wide_site = published_site
+    loaded = "return document.URL === arguments[0] && document.readyState === 'complete'"
+    pages = sorted(wide_site.rglob("*.html"))
+    assert len(pages) > 100
+    browser.set_window_size(width, 900)
+    try:
+        wider = []
+        for path in pages:
+            if path.name == "index.html":
+                open_page(browser, path)  # its grid is drawn by its script
+            else:
+                uri = path.as_uri()
+                browser.get(uri)
+                # get() may return before the new page is laid out: measure that page, not the one before.
+                WebDriverWait(browser, 30).until(lambda page, uri=uri: page.execute_script(loaded, uri))
+            scrolled, window = browser.execute_script(
+                "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+            )
+            if scrolled > window:
+                wider.append((str(path.relative_to(wide_site)), scrolled, window))
+        assert wider == []
+    finally:
+        browser.set_window_size(WIDTH, 1000)

@@ -21,7 +21,7 @@ from matrix.contract.errors import UserError
 from matrix.contract.products import PACKAGE
 from matrix.contract.requests import KEY_VARIABLE, RunRequest
 from matrix.contract.schema import AOTI_KEYS, AOTI_STATUSES, LoadStatus
-from matrix.worker import aoti, aoti_stage, cell_job, jobs, load_job, settings, signing
+from matrix.worker import aoti, aoti_stage, cell_job, jobs, settings, signing, uses
 from matrix.worker.messages import FOLLOW_UP
 
 KEY = "a" * 40
@@ -104,21 +104,21 @@ def test_the_check_table_is_as_before_without_the_stage() -> None:
 
 def test_a_fresh_load_becomes_the_stages_outcome_and_the_cells_status_stays(tmp_path: Path) -> None:
     cell = {"status": "pass", **aoti_stage.blank(), "aoti_compile_s": 30.0}
-    load_job.merge_aoti_load(cell, {"status": "pass", "load_s": 2.5, "run_s": 0.01}, {"folder": str(tmp_path)})
+    aoti_stage.merge_aoti_load(cell, {"status": "pass", "load_s": 2.5, "run_s": 0.01}, {"folder": str(tmp_path)})
     assert (cell["status"], cell["aoti_status"], cell["aoti_error"], cell["aoti_load_s"]) == ("pass", "ok", None, 2.5)
     assert tmp_path.exists()  # a folder asked for stays
 
     crashed = {"status": "crash", "error_type": "signal.SIGSEGV", "error_message": "killed by SIGSEGV"}
-    load_job.merge_aoti_load(cell, crashed, {"folder": str(tmp_path), "discard": True})
+    aoti_stage.merge_aoti_load(cell, crashed, {"folder": str(tmp_path), "discard": True})
     assert (cell["status"], cell["aoti_status"], cell["aoti_error_type"]) == ("pass", "crash", "signal.SIGSEGV")
     assert cell["aoti_error"] == "load: killed by SIGSEGV"
     assert not tmp_path.exists()  # the last follow-up removes a folder kept for the follow-ups alone
 
     mismatch = {"status": "mismatch", "error_type": "AssertionError", "error_message": "input 1"}
-    load_job.merge_aoti_load(cell, mismatch, {})
+    aoti_stage.merge_aoti_load(cell, mismatch, {})
     assert (cell["aoti_status"], cell["aoti_error"]) == ("mismatch", "run: input 1")
     for status in LoadStatus:
-        load_job.merge_aoti_load(cell, {"status": status.value}, {})
+        aoti_stage.merge_aoti_load(cell, {"status": status.value}, {})
         assert cell["aoti_status"] in AOTI_STATUSES
 
 
@@ -188,7 +188,7 @@ def test_a_cells_follow_ups_run_in_order_each_in_a_fresh_process(
 ) -> None:
     folder = tmp_path / "kept"
     folder.mkdir()
-    package = load_job.fresh_load(str(folder), discard=False, product=PACKAGE.name)
+    package = uses.fresh_load(str(folder), discard=False, product=PACKAGE.name)
     program = cell_job.fresh_load(str(folder), discard=True)
     cell = {"status": "pass", FOLLOW_UP: [package, program], **aoti_stage.blank()}
     first = _Recorded([cell])
@@ -221,8 +221,8 @@ def _folder(tmp_path: Path, key: str = KEY, package: bytes = b"compiled") -> Pat
     return folder
 
 
-def _job(folder: Path) -> load_job.AotiLoadJob:
-    return load_job.AotiLoadJob(folder=str(folder), meta=json.loads((folder / "meta.json").read_text()))
+def _job(folder: Path) -> aoti_stage.AotiLoadJob:
+    return aoti_stage.AotiLoadJob(folder=str(folder), meta=json.loads((folder / "meta.json").read_text()))
 
 
 @pytest.fixture
@@ -252,7 +252,7 @@ def test_a_package_from_an_untrusted_folder_is_refused_like_an_unsigned_program(
     assert result["error_message"].startswith("untrusted package: ")
     assert loads == []  # nothing of it reached the loader
     cell = dict(aoti_stage.blank())
-    load_job.merge_aoti_load(cell, result, {})
+    aoti_stage.merge_aoti_load(cell, result, {})
     assert cell["aoti_status"] == "untrusted" and cell["aoti_error"].startswith("load: untrusted package")
 
 

@@ -16,16 +16,17 @@ from typing import Any, Dict, List, Optional, Tuple
 import pytest
 
 from matrix.contract import layout, records
+from matrix.contract.products import COMPILE, PRODUCTS
 from matrix.contract.requests import LoadRequest, load_words
 from matrix.contract.schema import AOTI_COMPILE_KEYS, AOTI_COMPILE_KIND, AOTI_LOAD_KIND, LoadStatus
 from matrix.envs import releases
 from matrix.worker import aoti, aoti_compiles, batch, loader, messages, reuse, settings, signing
-from matrix.worker.load_job import AotiCompileJob, merge_aoti_compile
+from matrix.worker.aoti_compiles import AotiCompileJob, merge_aoti_compile
 
 KEY = "c" * 40
 OTHER_KEY = "d" * 40
 HERE = "2.13.0+cpu"
-API = aoti.Api(aoti.PACKAGE_API, layout.AOTI_PACKAGE)
+API = aoti.Api(aoti.PACKAGE_API, aoti.AOTI_PACKAGE)
 
 
 def _folder(
@@ -52,7 +53,7 @@ def _folder(
 def _batch(root: Path, compile_older: bool = True, trust: bool = False, aoti_from: str = "all") -> loader.LoadBatch:
     """The load of everything under ``root`` on 2.13.0+cpu with --aoti, set up as ``set_up`` would (no torch)."""
     loads = loader.LoadBatch(layout.discover((str(root),)), HERE, "cpu", "3.11", KEY.encode(), trust,
-                             compile_older, aoti_timeout=45.0, aoti_from=aoti_from)  # fmt: skip
+                             dict(aoti=compile_older, aoti_timeout=45.0, aoti_from=aoti_from))  # fmt: skip
     loads.env.update(run_id="run1", serializer_version=None)
     loads.can_load = True
     loads.compiler = "g++ 14"
@@ -343,7 +344,7 @@ def test_a_message_with_a_time_limit_of_its_own_runs_under_it_and_its_follow_up_
 
 
 def test_the_load_record_files_kinds_are_read_by_the_store_apart(tmp_path: Path) -> None:
-    """A load record file holding all three kinds: each reader gets its own (see records/aoti_compiles)."""
+    """A load record file holding all three kinds: each reader gets its own (see records/product_uses)."""
     from matrix.records import store
 
     _folder(tmp_path / "saved", "2.6.0")
@@ -357,5 +358,5 @@ def test_the_load_record_files_kinds_are_read_by_the_store_apart(tmp_path: Path)
         writer.write(dict(compile_item.record, status="ok", finished_at="2025-01-01T00:00:00+00:00"))
     read = store.load([str(folder)], workers=0)
     assert not read.warnings
-    assert [len(read.loads), len(read.aoti_loads), len(read.aoti_compiles)] == [1, 1, 1]
-    assert list(read.aoti_compiles.columns) == list(AOTI_COMPILE_KEYS)
+    assert [len(read.products[p.name]) for p in PRODUCTS] == [1, 1, 1]
+    assert list(read.products[COMPILE.name].columns) == list(AOTI_COMPILE_KEYS)

@@ -1,6 +1,6 @@
 """Programs exported on one release and compiled on a newer one, from hand-written ``aoti-compile`` records: the
-table, its shares and failures; artifacts.md's part, the case pages' grids (Markdown and site); the published
-table read back and merged."""
+table, its shares and failures (records/product_uses.py); their section of the saved-programs page, the case pages'
+grids (Markdown and site); the published table read back and merged."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ import pandas as pd
 from markdown_it import MarkdownIt
 
 from matrix.contract import records, schema
-from matrix.contract.products import COMPILE
+from matrix.contract.products import COMPILE, PACKAGE, PROGRAM
 from matrix.contract.schema import AOTI_COMPILE_KEYS, AOTI_COMPILE_KIND
-from matrix.records import aoti_compiles, merge, store
 from matrix.records import artifacts as loads_table
-from matrix.report import aoti_loads as package_page
+from matrix.records import merge, product_uses, store
 from matrix.report import artifacts as page
 from matrix.report import build as report
+from matrix.report.writers import markdown as md_writer
 
 from .test_aoti_loads import html_rows, table_rows
 from conftest import make_cell, make_load
@@ -78,8 +78,8 @@ def frame(rows: List[Dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame({key: [r.get(key) for r in rows] for key in AOTI_COMPILE_KEYS}, dtype=object)
 
 
-def judged() -> aoti_compiles.Compiles:
-    return aoti_compiles.judge(frame(compile_records()))
+def judged() -> product_uses.ProductUses:
+    return product_uses.judge(COMPILE, frame(compile_records()))
 
 
 # --- the judgement -----------------------------------------------------------------------------------
@@ -101,19 +101,19 @@ def test_the_table_keeps_the_latest_record_of_each_program_and_compiling_release
 def test_each_pair_counts_how_far_its_programs_got_and_what_was_not_tried() -> None:
     shares = judged().shares
     strict = shares[shares["mode"] == "strict"].set_index(["saved", "loaded"])
-    columns = ["tried", "compiled", "loads", "passed", "skipped", "not_applicable", "untrusted"]
+    columns = ["total", "compile", "load", "passed", "skipped", "not_applicable", "untrusted"]
     assert strict.loc[("2.8.0", "2.10.0"), columns].tolist() == [2, 1, 0, 0, 0, 0, 0]  # compile error; load error
     assert strict.loc[("2.6.0", "2.12.0"), columns].tolist() == [1, 1, 1, 1, 1, 0, 0]  # cond did not load: skipped
     assert strict.loc[("2.10.0", "2.12.0"), columns].tolist() == [2, 2, 2, 1, 0, 0, 0]  # cond mismatches
     assert strict.loc[("2.6.0", "2.8.0"), "share"] == 1.0
     non_strict = shares[shares["mode"] == "non-strict"]
-    assert set(non_strict["passed"]) == {1} and set(non_strict["tried"]) == {1}
+    assert set(non_strict["passed"]) == {1} and set(non_strict["total"]) == {1}
     assert list(shares["mode"].unique()) == ["strict", "non-strict"]
     assert list(strict.index.get_level_values("loaded")[:3]) == ["2.8.0", "2.10.0", "2.12.0"]  # version order
 
 
 def test_failures_say_where_each_compile_stopped_and_not_tried_is_no_failure() -> None:
-    found = aoti_compiles.failures(judged().table)
+    found = product_uses.failures(judged().table, COMPILE)
     texts = {failure.text: list(programs) for failure, programs in found}
     assert texts == {
         "compile error: torch._inductor.exc.CppCompileError: C++ compile error": [("mlp", "strict", "2.8.0", "2.10.0")],
@@ -138,7 +138,7 @@ def test_compile_failures_that_differ_only_in_numbers_are_one_the_most_common_fi
     ]
     found = [
         (failure.text, [where[2:] for where in wheres])
-        for failure, wheres in aoti_compiles.failures(loads_table.table(frame(rows), COMPILE))
+        for failure, wheres in product_uses.failures(loads_table.table(frame(rows), COMPILE), COMPILE)
     ]
     assert found == [
         ("run error: RuntimeError: API call failed at model_container_runner.cpp, line …",
@@ -157,9 +157,10 @@ def test_the_store_reads_compiles_apart_and_cuts_machine_paths(tmp_path: Path) -
                                     error_message="in /home/me/x/aoti.pt2"))  # fmt: skip
     (folder / "cells.jsonl").write_text(json.dumps(make_cell("2.10.0", "mlp")) + "\n")
     loaded = store.load([str(folder)])
-    assert not loaded.warnings and loaded.aoti_loads.empty
-    assert list(loaded.aoti_compiles["kind"]) == [AOTI_COMPILE_KIND] and len(loaded.loads) == 1
-    assert loaded.aoti_compiles["error_message"].iloc[0] == "in aoti.pt2"
+    compiles = loaded.products[COMPILE.name]
+    assert not loaded.warnings and loaded.products[PACKAGE.name].empty
+    assert list(compiles["kind"]) == [AOTI_COMPILE_KIND] and len(loaded.loads) == 1
+    assert compiles["error_message"].iloc[0] == "in aoti.pt2"
 
 
 def test_merge_keeps_a_compile_beside_the_load_and_the_package_load_of_the_same_pair(tmp_path: Path) -> None:
@@ -185,17 +186,16 @@ def test_merge_keeps_a_compile_beside_the_load_and_the_package_load_of_the_same_
 
 
 def test_the_packages_section_ends_with_the_exported_by_compiled_grid_its_cost_and_failures(tmp_path: Path) -> None:
-    empty = loads_table.table(pd.DataFrame({k: [] for k in schema.LOAD_KEYS}, dtype=object))
-    written = page.write(str(tmp_path), empty, compiles=judged())
-    assert {"artifacts.md", package_page.COMPILE_TABLE, "charts/aoti-compiles-strict.png"} <= written.files
-    assert package_page.TABLE not in written.files  # no package load: no package table
-    text = (tmp_path / "artifacts.md").read_text(encoding="utf-8")
-    section = text[text.index("## " + package_page.TITLE) :]
-    assert "### " + package_page.COMPILE_TITLE in section
-    counted = "18 records (a program and a release that compiled it, or did not) of programs exported on 3 builds,"
-    assert counted + " compiled on 3 builds." in section
+    uses = [product_uses.judge(p, pd.DataFrame()) for p in (PROGRAM, PACKAGE)] + [judged()]
+    written = page.write(str(tmp_path), uses)
+    assert {COMPILE.table, "charts/aoti-compiles-strict.png"} <= written.files
+    assert PACKAGE.table not in written.files  # no package load: no package table
+    text = md_writer.write(page.page(uses, written.charts))
+    assert "## " + PACKAGE.title not in text
+    section = text[text.index("## " + COMPILE.title) :]
+    assert "9 programs exported on 3 builds of 3 releases, compiled on 3 builds of 3 releases." in section
     rows = table_rows(section)
-    assert rows[0] == [package_page.COMPILE_CORNER, *COMPILED]
+    assert rows[0] == ["exported on ↓ / compiled on →", *COMPILED]
     assert rows[1] == ["2.6.0", "2/2/2 of 2", "2/2/2 of 2", "1/1/1 of 1"]
     assert rows[2] == ["2.8.0", "·", "1/0/0 of 2", "2/2/2 of 2"]
     assert rows[3] == ["2.10.0", "·", "·", "2/2/1 of 2"]
@@ -207,11 +207,8 @@ def test_the_packages_section_ends_with_the_exported_by_compiled_grid_its_cost_a
         in html
     )
     assert "not compiled: the program does not load on the compiling release" in section  # the legend
-    assert (
-        "![Programs compiled on a newer release that load and match: strict](charts/aoti-compiles-strict.png)"
-        in section
-    )
-    stored = pd.read_parquet(tmp_path / package_page.COMPILE_TABLE)
+    assert "![AOTInductor compiles that load and match: strict](charts/aoti-compiles-strict.png)" in section
+    stored = pd.read_parquet(tmp_path / COMPILE.table)
     assert len(stored) == 18 and set(stored["kind"]) == {AOTI_COMPILE_KIND}
     assert {"compile_s", "load_s", "run_s", "package_bytes", "failed_step", "error_type"} <= set(stored.columns)
 
@@ -246,5 +243,5 @@ def test_the_report_writes_the_table_each_case_page_its_grid_and_rebuilds_from_t
     assert "aoti_compiles.parquet" in (out / "site" / "index.html").read_text(encoding="utf-8")  # a download
     # The published tables stand for the records: the report rebuilt from them is the same.
     report.build_report([str(out)], str(again), charts=False)
-    for name in ("artifacts.md", "cases/cond.md", package_page.COMPILE_TABLE, "site/cases/cond.html"):
+    for name in ("artifacts.md", "site/artifacts.html", "cases/cond.md", COMPILE.table, "site/cases/cond.html"):
         assert (out / name).read_bytes() == (again / name).read_bytes(), name

@@ -18,14 +18,15 @@ from matrix.contract.products import PACKAGE
 from matrix.contract.requests import KEY_VARIABLE
 from matrix.contract.schema import AOTI_LOAD_KEYS, AOTI_LOAD_KIND, LOAD_KEYS, LoadStatus
 from matrix.worker import aoti, batch, loader, reuse, signing, uses
-from matrix.worker.load_job import AotiLoadJob, LoadJob
+from matrix.worker.aoti_stage import AotiLoadJob
+from matrix.worker.load_job import LoadJob
 
 KEY = "c" * 40
 OTHER_KEY = "d" * 40
-LOADERS = {layout.AOTI_PACKAGE: (aoti.PACKAGE_LOADER, None), layout.AOTI_LIBRARY: (aoti.LIBRARY_LOADER, None)}
+LOADERS = {aoti.AOTI_PACKAGE: (aoti.PACKAGE_LOADER, None), aoti.AOTI_LIBRARY: (aoti.LIBRARY_LOADER, None)}
 
 
-def _folder(root: Path, case: str = "mlp", package: Optional[str] = layout.AOTI_PACKAGE, key: str = KEY) -> Path:
+def _folder(root: Path, case: str = "mlp", package: Optional[str] = aoti.AOTI_PACKAGE, key: str = KEY) -> Path:
     """An artifact folder as a cell of 2.6.0+cpu keeps it, with its package unless ``package`` is None."""
     folder = root / "2.6.0+cpu_cpu_py3.11" / "non-strict" / case
     folder.mkdir(parents=True)
@@ -93,10 +94,10 @@ def test_a_package_from_an_untrusted_folder_is_refused_by_the_parent_like_its_pr
 
 
 def test_a_release_without_a_loader_for_the_file_is_not_applicable_naming_what_it_lacks(tmp_path: Path) -> None:
-    _folder(tmp_path, "new", package=layout.AOTI_PACKAGE)
-    _folder(tmp_path, "old", package=layout.AOTI_LIBRARY)
+    _folder(tmp_path, "new", package=aoti.AOTI_PACKAGE)
+    _folder(tmp_path, "old", package=aoti.AOTI_LIBRARY)
     loads = _batch(tmp_path)
-    loads.loaders[layout.AOTI_PACKAGE] = (None, "torch 2.4.1 has no Python loader for AOTInductor packages")
+    loads.loaders[aoti.AOTI_PACKAGE] = (None, "torch 2.4.1 has no Python loader for AOTInductor packages")
     items = {(i.record["kind"], i.record["case"]): i for i in loads.items(loads.wanted())}
     lacking = items[(AOTI_LOAD_KIND, "new")]
     assert lacking.job is None and lacking.record["status"] == LoadStatus.NOT_APPLICABLE.value

@@ -1,5 +1,6 @@
 """Compiled packages loaded across releases, from hand-written ``aoti-load`` records of six releases: the table, its
-epochs and upstream's promise; artifacts.md's section, the case pages' grids (Markdown and site)."""
+epochs and upstream's promise (records/product_uses.py); their section of the saved-programs page, the case pages'
+grids (Markdown and site)."""
 
 from __future__ import annotations
 
@@ -12,16 +13,16 @@ import pandas as pd
 from markdown_it import MarkdownIt
 
 from matrix.contract import records, schema
-from matrix.contract.products import PACKAGE, PROGRAM
+from matrix.contract.products import COMPILE, PACKAGE, PROGRAM
 from matrix.contract.schema import AOTI_LOAD_KEYS, AOTI_LOAD_KIND
-from matrix.records import aoti_loads, epochs, model, store
 from matrix.records import artifacts as loads_table
-from matrix.report import aoti_loads as package_page
+from matrix.records import model, product_uses, store
 from matrix.report import artifacts as page
 from matrix.report import build as report
 from matrix.report import case_page
 from matrix.report import files as report_files
 from matrix.report.writers import html as html_writer
+from matrix.report.writers import markdown as md_writer
 
 from conftest import cell_table, make_cell
 from conftest import make_load as program_load
@@ -84,8 +85,8 @@ def frame(rows: List[Dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame({key: [r.get(key) for r in rows] for key in AOTI_LOAD_KEYS}, dtype=object)
 
 
-def judged() -> aoti_loads.PackageLoads:
-    return aoti_loads.judge(frame(package_loads()))
+def judged() -> product_uses.ProductUses:
+    return product_uses.judge(PACKAGE, frame(package_loads()))
 
 
 class _Rows(HTMLParser):
@@ -156,7 +157,8 @@ def test_the_promise_is_checked_on_every_pair_it_covers_and_forward_loads_are_co
     assert broken.failure == "mismatch: AssertionError: output 0 differs"
     # Loaded on an older release than compiled it: 2.5.1, 2.6.0 and 2.8.0 tried newer packages, and none loaded.
     assert (len(promise.older), sum(p.kept for p in promise.older)) == (6, 0)
-    assert aoti_loads.promise(loads_table.table(frame([]), PACKAGE)) == epochs.Promise("2.6", (), (), (), ())
+    nothing = product_uses.judge(PACKAGE, frame([]))
+    assert nothing.promise is None and nothing.epochs == () and nothing.empty
 
 
 def test_the_store_reads_package_loads_apart_from_program_loads(tmp_path: Path) -> None:
@@ -168,32 +170,38 @@ def test_the_store_reads_package_loads_apart_from_program_loads(tmp_path: Path) 
     (folder / "cells.jsonl").write_text(json.dumps(make_cell("2.10.0", "mlp")) + "\n")
     loaded = store.load([str(folder)])
     assert not loaded.warnings
-    assert list(loaded.loads["kind"]) == ["load"] and list(loaded.aoti_loads["kind"]) == [AOTI_LOAD_KIND]
-    assert list(loaded.aoti_loads.columns) == list(AOTI_LOAD_KEYS)
-    assert loaded.aoti_loads["error_message"].iloc[0] == "in aoti.pt2"  # no path of the machine that loaded it
+    packages = loaded.products[PACKAGE.name]
+    assert list(loaded.loads["kind"]) == ["load"] and list(packages["kind"]) == [AOTI_LOAD_KIND]
+    assert list(packages.columns) == list(AOTI_LOAD_KEYS)
+    assert packages["error_message"].iloc[0] == "in aoti.pt2"  # no path of the machine that loaded it
     # The saved-program table is what it was: a package's load is never a program's.
     assert list(loads_table.table(loaded.loads)["status"]) == ["pass"]
     # The report's model judges the packages once, for the Markdown pages and the site alike.
     judged_model = model.build(loaded)
-    assert list(judged_model.packages.table["status"]) == ["load-error"] and judged_model.compiles.empty
-    assert judged_model.packages.orders == (["2.6.0"], ["2.10.0"])
+    held = judged_model.uses_of(PACKAGE)
+    assert list(held.table["status"]) == ["load-error"] and judged_model.uses_of(COMPILE).empty
+    assert held.orders == (["2.6.0"], ["2.10.0"])
 
 
 # --- artifacts.md --------------------------------------------------------------------------------------
 
 
+def programs_and_packages() -> List[product_uses.ProductUses]:
+    loaded = [program_load("2.6.0", "2.8.0")]
+    one = pd.DataFrame({k: [r.get(k) for r in loaded] for k in schema.LOAD_KEYS}, dtype=object)
+    return [product_uses.judge(PROGRAM, one), judged()]
+
+
 def test_the_saved_programs_page_ends_with_the_packages_epochs_promise_shares_and_grids(tmp_path: Path) -> None:
-    programs = loads_table.table(
-        pd.DataFrame({k: [r.get(k) for r in [program_load("2.6.0", "2.8.0")]] for k in schema.LOAD_KEYS}, dtype=object)
-    )
-    written = page.write(str(tmp_path), programs, packages=judged())
-    assert {"artifacts.md", "loads.parquet", package_page.TABLE, "charts/aoti-loads-strict.png",
+    uses = programs_and_packages()
+    written = page.write(str(tmp_path), uses)
+    assert {"loads.parquet", PACKAGE.table, "charts/aoti-loads-strict.png",
             "charts/aoti-loads-non-strict.png"} <= written.files  # fmt: skip
-    text = (tmp_path / "artifacts.md").read_text(encoding="utf-8")
-    assert text.index("# Saved programs loaded on other releases") < text.index("## " + package_page.TITLE)
-    section = text[text.index("## " + package_page.TITLE) :]
-    assert "15 packages compiled on 5 builds, loaded on 6 builds." in section
-    assert "![Compiled packages that load and match: strict](charts/aoti-loads-strict.png)" in section
+    text = md_writer.write(page.page(uses, written.charts))
+    assert text.index("# Saved programs loaded on other releases") < text.index("## " + PACKAGE.title)
+    section = text[text.index("## " + PACKAGE.title) :]
+    assert "15 packages compiled on 5 builds of 5 releases, loaded on 6 builds of 6 releases." in section
+    assert "![AOTInductor packages that load and match: strict](charts/aoti-loads-strict.png)" in section
     rows = table_rows(section)
     assert rows[0] == ["epoch", "packages loaded", "loads that match", "older read newer", "exceptions",
                        "older packages fail"]  # fmt: skip
@@ -207,28 +215,30 @@ def test_the_saved_programs_page_ends_with_the_packages_epochs_promise_shares_an
     assert "Loaded on an older release (not promised): every package loaded and matched on 0 of 6 pairs." in section
     # The strict shares: two packages per square, not tried where the release has no loader for the file.
     strict = rows[3:]
-    assert strict[0] == [package_page.CORNER, *RELEASES]
+    assert strict[0] == ["compiled on ↓ / loaded on →", *RELEASES]
     assert strict[1] == ["2.3.1", "➖", "2/2", "2/2", "0/2", "0/2", "0/2"]
     assert strict[3] == ["2.6.0", "➖", "➖", "0/2", "2/2", "2/2", "1/2"]
     # Each case's grid per mode, with the failures it shows.
-    assert ["strict: compiled on ↓ / loaded on →", *RELEASES] in rows
+    assert ["strict: compiled on ↓ loaded on →", *RELEASES] in rows
     assert ["2.6.0", "➖", "➖", "🚫", "✅", "✅", "⚠️"] in rows  # cond, strict
     assert "[cond](cases/cond.md)" in section
     html = MarkdownIt("commonmark").render(section)
     assert "<li>mismatch: AssertionError: output 0 differs — 2.6.0 → 2.10.0</li>" in html
     assert "no loader for this kind of package" in section  # the legend says what a status means for a package
-    stored = pd.read_parquet(tmp_path / package_page.TABLE)
+    stored = pd.read_parquet(tmp_path / PACKAGE.table)
     assert len(stored) == 90 and set(stored["kind"]) == {AOTI_LOAD_KIND} and "error_traceback" not in stored.columns
 
 
 def test_packages_alone_make_the_page_and_a_second_write_is_byte_identical(tmp_path: Path) -> None:
-    empty = loads_table.table(pd.DataFrame({k: [] for k in schema.LOAD_KEYS}, dtype=object))
-    one = page.write(str(tmp_path / "one"), empty, charts=False, packages=judged())
-    two = page.write(str(tmp_path / "two"), empty, charts=False, packages=judged())
-    assert one.files == two.files == {"artifacts.md", package_page.TABLE}
+    uses = [product_uses.judge(PROGRAM, pd.DataFrame()), judged()]
+    one = page.write(str(tmp_path / "one"), uses, charts=False)
+    two = page.write(str(tmp_path / "two"), uses, charts=False)
+    assert one.files == two.files == {PACKAGE.table}
     for name in one.files:
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
-    assert page.write(str(tmp_path / "none"), empty, packages=aoti_loads.judge(frame([]))).files == set()
+    text = md_writer.write(page.page(uses))
+    assert text == md_writer.write(page.page(uses)) and "## " + PROGRAM.title + "\n" not in text
+    assert page.write(str(tmp_path / "none"), [product_uses.judge(PACKAGE, frame([]))]).files == set()
 
 
 # --- the report and the case pages ------------------------------------------------------------------
@@ -251,7 +261,7 @@ def test_the_report_writes_the_package_table_and_each_case_page_shows_its_grid_u
     out = tmp_path / "report"
     report.build_report([str(_records(tmp_path / "records"))], str(out), charts=False)
     listed = json.loads((out / report_files.MANIFEST).read_text(encoding="utf-8"))["files"]
-    assert {"artifacts.md", "loads.parquet", package_page.TABLE} <= set(listed)
+    assert {"artifacts.md", "site/artifacts.html", "loads.parquet", PACKAGE.table} <= set(listed)
     case = (out / "cases" / "cond.md").read_text(encoding="utf-8")
     assert case.index("## Saved × loaded") < case.index("## Compiled × loaded")
     grid = table_rows(case[case.index("## Compiled × loaded") :])
@@ -263,19 +273,20 @@ def test_the_report_writes_the_package_table_and_each_case_page_shows_its_grid_u
         ["2.8.0", "➖", "➖", "🚫", "🚫", "✅", "✅"],
         ["2.10.0", "➖", "➖", "🚫", "🚫", "🚫", "✅"],
     ]
-    # The site's front page: the packages' epochs beside the programs'.
-    front = (out / "site" / "index.html").read_text(encoding="utf-8")
-    assert '<h3 id="aoti-epochs">Compiled packages (AOTInductor)</h3>' in front
-    epochs = html_rows(front[front.index('id="aoti-epochs"') :])
+    # The site's saved-programs page: the packages' epochs after the programs' section.
+    saved = (out / "site" / "artifacts.html").read_text(encoding="utf-8")
+    epochs_id = 'id="%s-epochs"' % page.anchor(PACKAGE)
+    assert saved.index('id="%s"' % page.anchor(PROGRAM)) < saved.index(epochs_id)
+    epochs = html_rows(saved[saved.index(epochs_id) :])
     assert epochs[0][:2] == ["epoch", "packages loaded"] and epochs[2][:3] == ["2.6.0–2.10.0", "9", "17 of 18"]
-    assert "Broken on 1 of the 3 pairs it covers" in front
+    assert "Broken on 1 of the 3 pairs it covers" in saved
 
     # Records without package loads: no section, and the table an earlier build wrote goes.
     report.build_report([str(_records(tmp_path / "plain", with_packages=False))], str(out), charts=False)
-    assert not (out / package_page.TABLE).exists()
-    assert package_page.TITLE not in (out / "artifacts.md").read_text(encoding="utf-8")
+    assert not (out / PACKAGE.table).exists()
+    assert PACKAGE.title not in (out / "artifacts.md").read_text(encoding="utf-8")
     assert "Compiled × loaded" not in (out / "cases" / "cond.md").read_text(encoding="utf-8")
-    assert 'id="aoti-epochs"' not in (out / "site" / "index.html").read_text(encoding="utf-8")
+    assert epochs_id not in (out / "site" / "artifacts.html").read_text(encoding="utf-8")
 
 
 def test_the_case_page_draws_the_package_grid_under_the_saved_program_grid() -> None:

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from matrix.contract import schema
-from matrix.records import artifacts, load_regressions, store
+from matrix.contract.products import PROGRAM
+from matrix.records import artifacts, load_regressions, product_uses, store
 
 from conftest import make_load as load_record
 
@@ -94,8 +95,10 @@ def test_heatmap_share_counts_only_what_the_loading_release_could_try() -> None:
         make_load("2.5.1", "2.0.1", case="a", status="not-applicable"),
         make_load("2.5.1", "2.6.0", case="a", mode="non-strict"),
     )
-    grid = artifacts.heatmap(rows)
-    assert list(grid.columns) == artifacts.HEATMAP_COLUMNS
+    grid = product_uses.shares(rows, PROGRAM)
+    assert list(grid.columns) == [
+        "mode", "saved", "loaded", "passed", "total", "not_applicable", "untrusted", "harness_error", "share",
+    ]  # fmt: skip
     assert grid[["mode", "saved", "loaded", "passed", "total", "not_applicable"]].values.tolist() == [
         ["strict", "2.5.1", "2.0.1", 0, 0, 1],
         ["strict", "2.5.1", "2.6.0", 1, 3, 1],
@@ -104,7 +107,7 @@ def test_heatmap_share_counts_only_what_the_loading_release_could_try() -> None:
     assert math.isnan(grid["share"][0])
     assert grid["share"][1] == pytest.approx(1 / 3)
     assert grid["share"][2] == 1.0
-    assert artifacts.heatmap(artifacts.table(frame([]))).empty
+    assert product_uses.shares(artifacts.table(frame([])), PROGRAM).empty
 
 
 def test_an_untrusted_load_was_not_tried_and_is_never_a_failed_load() -> None:
@@ -115,7 +118,7 @@ def test_an_untrusted_load_was_not_tried_and_is_never_a_failed_load() -> None:
         make_load("2.5.1", "2.7.0", case="b", status="untrusted", error_type="UntrustedArtifact"),
         make_load("2.5.1", "2.8.0", case="a", status="not-applicable"),
     )
-    grid = artifacts.heatmap(rows)
+    grid = product_uses.shares(rows, PROGRAM)
     assert grid[["loaded", "passed", "total", "not_applicable", "untrusted"]].values.tolist() == [
         ["2.6.0", 1, 1, 0, 1],
         ["2.7.0", 0, 0, 0, 2],

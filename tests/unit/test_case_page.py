@@ -172,7 +172,7 @@ def test_a_long_diff_shows_its_first_lines_and_links_the_whole_stored_once(long_
     assert stored.read_text(encoding="utf-8").splitlines() == whole
     # The site's page and the transition page link that very file; no other copy of the diff is written.
     site = (long_diff / "site" / "cases" / "long.html").read_text(encoding="utf-8")
-    assert '<a href="../../cases/%s">the whole diff</a>' % linked[0] in site
+    assert '<a href="../../cases/%s" download>the whole diff</a>' % linked[0] in site
     assert site.count("aten.add") == diff_files.SHOWN_LINES - 1 and "aten.mul" not in site  # the hunk line first
     transition = (long_diff / "transition-2.4.1__2.5.0.md").read_text(encoding="utf-8")
     assert transition.count("](cases/%s) (81 lines, +40 −40)" % linked[0]) == 2  # one line a mode

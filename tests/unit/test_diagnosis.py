@@ -12,8 +12,8 @@ import pytest
 
 from matrix.contract.case import CaseInfo
 from matrix.contract.errors import UserError
-from matrix.contract.options import DEFAULT_DIAGNOSIS_BUDGET_S, DIAGNOSIS_SHARE
 from matrix.contract.requests import RunRequest
+from matrix.contract.stages import DIAGNOSE, DIAGNOSIS_SHARE
 from matrix.worker import diagnosis, manifests, problems, reuse, stage
 
 
@@ -79,7 +79,7 @@ def test_the_budget_is_its_own_and_never_past_the_share_of_the_timeout() -> None
 
 
 def test_the_option_is_validated_like_the_timeout_and_defaults_to_15_seconds() -> None:
-    assert RunRequest(out="o").diagnosis_budget == DEFAULT_DIAGNOSIS_BUDGET_S == 15.0
+    assert DIAGNOSE.budget is not None and RunRequest(out="o").diagnosis_budget == DIAGNOSE.budget.default == 15.0
     assert RunRequest.from_argv(["--out", "o", "--diagnosis-budget", "4.5"]).diagnosis_budget == 4.5
     assert RunRequest(out="o", diagnosis_budget=4.5).argv() == ["--diagnosis-budget", "4.5", "--out", "o"]
     for bad in (0.0, -1.0, float("nan"), float("inf")):

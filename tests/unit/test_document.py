@@ -7,6 +7,7 @@ from markdown_it import MarkdownIt
 
 from matrix.contract.schema import Status
 from matrix.report import document as d
+from matrix.report import glossary
 from matrix.report.writers import glyph
 from matrix.report.writers import html as html_writer
 from matrix.report.writers import markdown as md_writer
@@ -126,3 +127,19 @@ def test_one_glyph_per_status_from_the_schema() -> None:
 def test_a_malformed_table_is_refused_where_it_is_built() -> None:
     with pytest.raises(ValueError, match="2 cells under 1 columns"):
         d.Table((d.Column("a"),), ((d.phrase("x"), d.phrase("y")),))
+
+
+def test_a_glossary_term_is_an_anchor_in_both_forms_and_a_code_block_names_its_language() -> None:
+    """A link to ``glossary#term-epoch`` lands on the term in either form; a code block keeps its language on the
+    site; a link to a file of the report downloads it there."""
+    page = glossary.page()
+    markdown = md_writer.write(page)
+    html = html_writer.write(page, {"glossary"})
+    for term in ("cell", "epoch", "regression"):
+        assert '| <a id="term-%s"></a>**%s** |' % (term, term) in markdown
+        assert '<tr id="term-%s">' % term in html
+    table = d.Paragraph(d.phrase(d.link("t", d.file("t.parquet"))))
+    shown = d.Page("x", "x", (d.CodeBlock("print(1)", "python"), table))
+    drawn = html_writer.write(shown, {"x"})
+    assert '<pre><code class="language-python">print(1)</code></pre>' in drawn
+    assert '<a href="../t.parquet" download>t</a>' in drawn

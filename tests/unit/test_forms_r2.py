@@ -9,6 +9,7 @@ from typing import Dict, List
 
 import pytest
 
+from matrix.contract.products import PACKAGE, PRODUCTS
 from matrix.report import build as report
 from matrix.report import case_grids, case_page
 from matrix.report.writers import glyph
@@ -107,23 +108,21 @@ def test_the_grid_tooltip_script_is_the_sites_alone(products: Path) -> None:
 def test_a_product_without_rows_has_no_section() -> None:
     import pandas as pd
 
-    for product, _, orders in case_grids.uses(type("M", (), {
-        "loads": pd.DataFrame(), "load_orders": ([], []),
-        "packages": type("U", (), {"table": pd.DataFrame(), "orders": ([], [])})(),
-        "compiles": type("U", (), {"table": pd.DataFrame(), "orders": ([], [])})(),
-    })()):  # fmt: skip
-        assert case_grids.section(product, pd.DataFrame(), orders) is None
+    from matrix.records import product_uses
+
+    for uses in (product_uses.judge(p, pd.DataFrame()) for p in PRODUCTS):
+        assert case_grids.section(uses.product, uses.table, uses.orders) is None
 
 
 def test_the_front_pages_product_parts_say_the_same_in_both_forms(tmp_path: Path) -> None:
     from matrix.records import model, store
-    from matrix.report import aoti_verdict, products
+    from matrix.report import artifacts, products
     from matrix.report import document as d
     from matrix.report.writers import html as html_writer
     from matrix.report.writers import markdown as md_writer
 
     judged = model.build(store.load([str(package_records(tmp_path / "packages"))]))
-    parts = (products.epochs(judged.packages.epochs, "package"), d.Items(products.verdict(judged.aoti)))
+    parts = (artifacts.epochs(judged.uses_of(PACKAGE).epochs, "package"), d.Items(products.verdict(judged.promises)))
     page = d.Page("index", "products", parts)
     shown = markdown_facts(md_writer.write(page), "index.md")
     assert differences(shown, facts(html_writer.write(page, {"index"}), "site/index.html")) is None
@@ -131,5 +130,6 @@ def test_the_front_pages_product_parts_say_the_same_in_both_forms(tmp_path: Path
     assert "packages loaded" in said and "2.6.0–2.10.0 9 17 of 18" in said
     # Each verdict line links the section with every pair.
     links = [value for kind, value in shown if kind == "link"]
-    assert links.count("page:artifacts#" + aoti_verdict.ANCHOR) == len(aoti_verdict.lines(judged.aoti)) > 0
+    lines = [line for v in judged.promises for line in products.lines(v)]
+    assert links.count("page:artifacts#" + artifacts.anchor(PACKAGE)) == len(lines) > 0
     assert "AOTInductor packages, backward promise" in said

@@ -76,3 +76,29 @@ def test_uv_compiles_the_bytecode_of_what_it_installs_as_pip_does(monkeypatch: p
     uv, pip = commands
     assert uv[:3] == ["uv", "pip", "install"] and install.COMPILE_BYTECODE in uv and uv[-1] == "torch==9.9.9"
     assert install.COMPILE_BYTECODE not in pip  # pip compiles by default
+
+
+def test_uv_is_found_once_however_many_threads_ask_at_the_same_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """check prepares releases in threads: each asked uv's finder, which reads sysconfig's variables while the first
+    reader fills them in place, and one thread read them half filled. The finder now runs once, under a lock."""
+    import sys
+    import threading
+    import time
+    import types
+
+    calls: List[int] = []
+
+    def find_uv_bin() -> str:
+        calls.append(1)
+        time.sleep(0.05)  # long enough for every other thread to ask meanwhile
+        return "/opt/uv/bin/uv"
+
+    monkeypatch.setitem(sys.modules, "uv", types.SimpleNamespace(find_uv_bin=find_uv_bin))
+    monkeypatch.setattr(install, "_FOUND", [], raising=False)
+    found: List[object] = []
+    threads = [threading.Thread(target=lambda: found.append(install.find_uv())) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert found == ["/opt/uv/bin/uv"] * 8 and len(calls) == 1

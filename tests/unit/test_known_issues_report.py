@@ -11,7 +11,9 @@ from typing import Any, Dict, List
 import pytest
 
 from matrix.contract import records, schema
+from matrix.contract.products import PACKAGE
 from matrix.contract.schema import AOTI_LOAD_KEYS, AOTI_LOAD_KIND
+from matrix.report import artifacts
 from matrix.report import build as report
 
 from conftest import report_cell
@@ -73,10 +75,13 @@ def test_the_verdicts_name_the_issue_its_releases_and_what_it_labels_in_markdown
     assert '<a href="%s">pytorch/pytorch#173706</a>' % ISSUE in verdicts.group(1)
     # Still counted: the newest release's cells are one pass of two, as without the label.
     assert "(1 of 2, every mode;" in verdicts.group(1)
-    # Under the compiled packages' epochs, where their failures are counted, the same issue.
-    saved = re.search(r'<section id="saved-packages">(.*?)</section>', site, re.S)
-    assert saved is not None and saved.group(1).index("Known upstream issues") > saved.group(1).index("aoti-epochs")
-    assert '<a href="%s">pytorch/pytorch#173706</a>' % ISSUE in saved.group(1)
+    # In the compiled packages' section of the saved-programs page, where their failures are counted, the same issue.
+    saved = (built / "site" / "artifacts.html").read_text(encoding="utf-8")
+    section = saved[saved.index('id="%s"' % artifacts.anchor(PACKAGE)) :]
+    assert section.index("Known issues behind these failures") > section.index(
+        'id="%s-epochs"' % artifacts.anchor(PACKAGE)
+    )
+    assert '<a href="%s">pytorch/pytorch#173706</a>' % ISSUE in section
 
 
 def test_a_case_page_names_the_issue_beside_the_failure_it_labels(built: Path):

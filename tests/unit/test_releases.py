@@ -285,6 +285,16 @@ def test_a_small_file_loads(tmp_path: Path) -> None:
     assert matrix.select(["quick"])[0].release.numpy_pin == "numpy"
 
 
+def test_a_selection_the_file_names_is_a_word_of_its_own_with_no_code(tmp_path: Path) -> None:
+    matrix = releases.load(write(tmp_path, GOOD + 'oldest = ["2.1.0"]\n'))
+    assert matrix.named == ("quick", "oldest")  # in the file's order; `matrix` is what `all` adds
+    assert [b.torch_version for b in matrix.select(["oldest"])] == ["2.1.0"]
+    with pytest.raises(releases.ReleaseError, match="known words: quick, oldest, all, latest"):
+        matrix.resolve("x")
+    with pytest.raises(releases.ReleaseError, match="selection oldest, entry '2.9'"):
+        releases.load(write(tmp_path, GOOD + 'oldest = ["2.9"]\n'))
+
+
 @pytest.mark.parametrize(
     "change, message",
     [

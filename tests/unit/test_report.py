@@ -42,9 +42,9 @@ def test_writes_index_case_pages_tables_and_charts(built: Path):
     assert (
         "| cells | 13 cells of 4 cases × 2 modes × 3 builds = 24 (11 without a record); from 13 cell records |" in index
     )
-    assert "- 13 cells of 4 cases × 2 modes × 3 builds = 24 (11 without a record); 3 releases, 3 builds." in index
+    assert "\n13 cells of 4 cases × 2 modes × 3 builds = 24 (11 without a record); 3 releases, 3 builds.\n" in index
     assert "| run on | 2025-03-01 to 2025-03-02 (UTC, from the environment records) |" in index
-    assert "## Regressions (1 cell)" in index
+    assert "### Regressions (1 cell)" in index
     assert (
         "**1 regression** (1 status regression, **0 now wrong numbers**: an export that failed now gives other"
         " numbers than eager, 0 stage regressions), 1 fix (1 status fix, 0 stage fixes), 1 graph change, 0 op drifts;"
@@ -171,7 +171,7 @@ def test_escaping_helpers():
     assert "://" not in md.text("http://evil.example.com")
     assert md.code("a`b") == "`` a`b ``"
     assert md.fence("``` inside\n`````\n").startswith("``````\n")
-    assert md.spans(["2.1", "2.2", "2.4"], ["2.1", "2.2", "2.3", "2.4"]) == "2.1–2.2, 2.4"
+    assert md.release_spans(["2.1", "2.2", "2.4"], ["2.1", "2.2", "2.3", "2.4"]) == "2.1–2.2, 2.4"
 
 
 def test_two_builds_are_byte_identical(tmp_path: Path):
@@ -243,9 +243,10 @@ def test_env_errors_are_listed_and_break_the_series(tmp_path: Path):
     result = report.build_report([str(write_by_release(tmp_path / "records", rows))], str(out), charts=False)
     index = (out / "index.md").read_text(encoding="utf-8")
     assert "## Environments that failed to install" in index
-    assert "no wheel \\| for &lt;this>" in index  # "<t" could open a tag; ">" closes nothing
-    assert "resolver said no" in (out / "install-errors.md").read_text(encoding="utf-8")
-    assert "[installer output](install-errors.md)" in index
+    assert "1 environment: 2.5.0 cpu py3.11 (torch alone); each with its error and what the installer said" in index
+    assert "[install errors page](install-errors.md)" in index
+    page = (out / "install-errors.md").read_text(encoding="utf-8")
+    assert "no wheel \\| for &lt;this>" in page and "resolver said no" in page  # "<t" could open a tag
     assert result.regressions == 0  # 2.4.1 and 2.6.0 are not consecutive: 2.5.0 failed to install
 
 
@@ -282,7 +283,8 @@ def test_a_matrix_where_every_environment_failed_still_reports(tmp_path: Path):
     index = (out / "index.md").read_text(encoding="utf-8")
     assert result.cells == 0 and result.pages == 0
     assert "| releases | 1 release, 1 build: 2.1.2 |" in index
-    assert "no wheel for this Python" in index
+    assert "1 environment: 2.1.2 cpu py3.11 (torch alone)" in index
+    assert "no wheel for this Python" in (out / "install-errors.md").read_text(encoding="utf-8")
 
 
 def test_the_report_removes_only_files_it_wrote(tmp_path: Path):
@@ -770,7 +772,9 @@ def test_the_claims_page_judges_an_exportdb_case_by_each_releases_own_claim_and_
     page = rendered(out / "claims.md")
     assert page.rows[0] == ["case", "claim", "claimed by", "mode", "variant", "observed", "releases",
                             "error (newest release)"]  # fmt: skip
-    assert [row[:7] for row in page.rows[1:]] == [
+    # The claims table, then the counts per build of the cases documented to work (their own section).
+    assert page.rows[3][0] == "release" and "## Documented to work" in (out / "claims.md").read_text(encoding="utf-8")
+    assert [row[:7] for row in page.rows[1:3]] == [
         ["exportdb/optional_input", "not-supported-yet", "the release's own ExportDB", "strict", "cpu", "✅ pass",
          "2.9.1"],
         ["exportdb/user_input_mutation", "supported", "the case file (the release's ExportDB names none)", "strict",

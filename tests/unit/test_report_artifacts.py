@@ -1,4 +1,5 @@
-"""The artifacts page: where each build's programs load, share heatmaps, load regressions and per-case grids, from
+"""The saved-programs page's section of the saved programs (the generic section of a product, drawn from its
+declaration): where each build's programs load, share heatmaps, load regressions and per-case grids, from
 hand-written records."""
 
 from __future__ import annotations
@@ -6,7 +7,7 @@ from __future__ import annotations
 import json
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import pandas as pd
 from markdown_it import MarkdownIt
@@ -14,7 +15,7 @@ from markdown_it import MarkdownIt
 from matrix.contract import records, schema
 from matrix.contract.products import PROGRAM
 from matrix.records import artifacts as loads_table
-from matrix.records import store
+from matrix.records import product_uses, store
 from matrix.report import artifacts as page
 from matrix.report import build as report
 from matrix.report import case_grids
@@ -79,19 +80,26 @@ def table_rows(text: str) -> List[List[str]]:
     return parser.rows
 
 
+def written(out: Path, rows: List[Dict[str, Any]], charts: bool = True) -> Tuple[page.Written, str]:
+    """What the page's build writes for the program loads ``rows``, and the page in Markdown."""
+    uses = [product_uses.judge(PROGRAM, frame(rows))]
+    files = page.write(str(out), uses, charts=charts)
+    return files, md_writer.write(page.page(uses, files.charts))
+
+
+REACH = ["saved on", "artifacts", "all pass on", "some pass on", "none passes on"]
+
+
 def test_page_has_the_reach_share_tables_regressions_and_case_grids(tmp_path: Path) -> None:
-    written = page.write(str(tmp_path), loads_table.table(frame(loads()))).files
-    assert written == {
-        "artifacts.md", "loads.parquet", "charts/artifacts-strict.png", "charts/artifacts-non-strict.png",
-    }  # fmt: skip
-    for path in written:
+    files, text = written(tmp_path, loads())
+    assert files.files == {"loads.parquet", "charts/loads-strict.png", "charts/loads-non-strict.png"}
+    for path in files.files:
         assert (tmp_path / path).stat().st_size > 0
-    text = (tmp_path / "artifacts.md").read_text(encoding="utf-8")
     assert "8 artifacts saved on 2 builds of 2 releases, loaded on 3 builds of 3 releases." in text
-    assert "![Saved programs that load and match: strict](charts/artifacts-strict.png)" in text
+    assert "![Saved programs that load and match: strict](charts/loads-strict.png)" in text
     rows = table_rows(text)
     # Where each build's programs load: one row per saving build.
-    assert rows[0] == page.REACH_HEADERS
+    assert rows[0] == REACH
     assert rows[1] == ["2.5.1", "4", "2.5.1–2.6.0", "–", "2.7.0 (load-error: RuntimeError: Serialized version (7, 3))"]
     assert rows[2] == ["2.6.0", "4", "2.6.0–2.7.0", "–", "2.5.1 (load-error: KeyError: no 'version')"]
     rows = rows[3:]
@@ -100,7 +108,7 @@ def test_page_has_the_reach_share_tables_regressions_and_case_grids(tmp_path: Pa
     assert rows[1] == ["2.5.1", "2/2", "2/2", "0/2"]
     assert rows[2] == ["2.6.0", "0/2", "2/2", "2/2"]
     # 2.7.0 stops loading what 2.6.0 loaded of 2.5.1's programs: one load regression, affecting all four...
-    assert "1 load regression, affecting 4 programs." in text
+    assert "1 load regression, affecting 4 artifacts." in text
     assert [
         "2.5.1",
         "2.6.0 → 2.7.0",
@@ -108,13 +116,13 @@ def test_page_has_the_reach_share_tables_regressions_and_case_grids(tmp_path: Pa
         "load-error: RuntimeError: Serialized version (7, 3)",
     ] in rows
     # ...each listed under it.
-    assert text.index("## Load regressions") < text.index("### Programs affected") < text.index("## Statuses")
+    assert text.index("### Regressions") < text.index("#### Artifacts affected") < text.index("### Statuses")
     regressions = [row for row in rows if len(row) == 6 and "→" in row[3]]
     assert len(regressions) == 4
     assert regressions[0][:4] == ["2.5.1", "add", "strict", "2.6.0 → 2.7.0"]
     assert "pass → 🚫 load-error" in regressions[0][4]
     # Each case has a grid per mode, on its own page: this page points there.
-    assert "Each case's own grid" in text and "### cond\n" not in text
+    assert "Each case's own grids" in text and "### cond\n" not in text
     table = loads_table.table(frame(loads()))
     saved_order, loaded_order = loads_table.orders(table)
     add = case_section(table[table["case"] == "add"], saved_order, loaded_order)
@@ -177,10 +185,10 @@ def test_failures_that_read_alike_once_cut_are_one_line_on_a_case_page() -> None
 
 def test_record_text_stays_inert(tmp_path: Path) -> None:
     rows = loads() + [load("2.5.1", "2.8.0", status="run-error", error_type="Bad|Type", error_message=HOSTILE)]
-    page.write(str(tmp_path), loads_table.table(frame(rows)), charts=False)
+    _, shown = written(tmp_path, rows, charts=False)
     table = loads_table.table(frame(rows))
     sections = [case_section(group, *loads_table.orders(table)) for _, group in table.groupby("case")]
-    text = "\n".join([(tmp_path / "artifacts.md").read_text(encoding="utf-8"), *sections])
+    text = "\n".join([shown, *sections])
     html = MarkdownIt("commonmark").enable("table").render(text)
     assert "<script>" not in html and 'href="http://evil"' not in html
     assert "left | right &lt;script&gt;alert(1)&lt;/script&gt; [x](http://evil)" in html
@@ -188,27 +196,26 @@ def test_record_text_stays_inert(tmp_path: Path) -> None:
 
 
 def test_two_writes_are_byte_identical(tmp_path: Path) -> None:
-    written = []
+    found = []
     for name in ("one", "two"):
-        page.write(str(tmp_path / name), loads_table.table(frame(loads())))
+        _, text = written(tmp_path / name, loads())
         folder = tmp_path / name
-        written.append({path.relative_to(folder): path.read_bytes() for path in folder.rglob("*") if path.is_file()})
-    one, two = written
-    assert {"artifacts.md", "loads.parquet"} <= {path.as_posix() for path in one}
+        found.append({path.relative_to(folder): path.read_bytes() for path in folder.rglob("*") if path.is_file()})
+        found[-1][Path("page")] = text.encode()
+    one, two = found
+    assert {"page", "loads.parquet"} <= {path.as_posix() for path in one}
     assert one.keys() == two.keys()
     for path, data in one.items():
         assert data == two[path], path
 
 
 def test_without_charts_or_usable_records(tmp_path: Path) -> None:
-    assert page.write(str(tmp_path / "plain"), loads_table.table(frame(loads())), charts=False).files == {
-        "artifacts.md",
-        "loads.parquet",
-    }
-    assert "![" not in (tmp_path / "plain" / "artifacts.md").read_text(encoding="utf-8")
+    files, text = written(tmp_path / "plain", loads(), charts=False)
+    assert files.files == {"loads.parquet"} and "![" not in text
     odd = [load("2.5.1", "2.6.0", status="exploded")]
-    assert page.write(str(tmp_path / "none"), loads_table.table(frame(odd))).files == set()
-    assert not (tmp_path / "none" / "artifacts.md").exists()
+    files, text = written(tmp_path / "none", odd)
+    assert files.files == set() and not (tmp_path / "none").exists()
+    assert "##" not in text  # no section without a use
 
 
 def write_records(folder: Path, rows: List[Dict[str, Any]], name: str) -> None:
@@ -218,8 +225,13 @@ def write_records(folder: Path, rows: List[Dict[str, Any]], name: str) -> None:
             writer.write(row)
 
 
-def reach(*rows: Dict[str, Any], limit: int = 160) -> List[List[str]]:
-    return page.reach_rows(loads_table.table(frame(list(rows))), limit)
+def reach(*rows: Dict[str, Any]) -> List[List[str]]:
+    """The rows of the saved programs' reach table, as a reader sees them."""
+    uses = product_uses.judge(PROGRAM, frame(list(rows)))
+    if uses.empty:
+        return []
+    (part,) = page.PARTS["reach"](uses, ())
+    return table_rows(md_writer.write(d.Page("x", "x", (part,))))[1:]
 
 
 def test_each_saving_build_says_where_its_programs_load_and_from_where_they_fail() -> None:
@@ -252,14 +264,13 @@ def test_untrusted_loads_are_named_as_not_tried_never_as_failures(tmp_path: Path
             "2.5.1",
             "–",
             "–",
-            "3 loads untrusted (no signature, or one that does not match: load --trust), none tried on 2.6.0",
+            "3 uses untrusted (no signature, or one that does not match: load --trust), none tried on 2.6.0",
         ]
     ]
-    page.write(str(tmp_path), loads_table.table(frame(rows)), charts=False)
-    text = (tmp_path / "artifacts.md").read_text(encoding="utf-8")
+    _, text = written(tmp_path, rows, charts=False)
     table = table_rows(text)
     # The reach table names the untrusted loads in a column of their own...
-    assert table[0] == page.REACH_HEADERS + [page.NOT_TRIED]
+    assert table[0] == REACH + ["not tried"]
     # ...and 2.6.0 tried nothing: the square says why, and counts no failure.
     assert table[3] == ["2.5.1", "1/1", "🔒"]
     assert "failing loads" not in text and "UntrustedArtifact" not in text
@@ -283,7 +294,7 @@ def test_the_reach_table_names_partial_loads_untried_releases_and_each_saving_re
     )
     assert found == [
         ["2.4.0", "2", "2.4.0", "1 of 2 on 2.5.0 (the others most often run-error: TypeError: bad)", "–",
-         "2.3.0: no torch.export.load"],
+         "2.3.0: the loading release has no torch.export.load"],
         ["2.5.0", "1", "2.5.0", "–", "2.4.0 (load-error: KeyError: no version)", "–"],
     ]  # fmt: skip
     assert reach() == []
@@ -297,9 +308,6 @@ def test_loading_builds_that_load_as_many_programs_are_named_together() -> None:
     rows += [load("2.5.0", "2.7.0", "c", "load-error", error_type="KeyError", error_message="gone")]
     # 2.6.0 and 2.8.0 load 2 of the 3 programs, as 2.7.0 does, whatever each of them failed with.
     assert reach(*rows)[0][3] == "2 of 3 on 2.6.0–2.8.0 (the others most often run-error: TypeError: bad)"
-    text = page.reach_table(loads_table.table(frame(rows)))
-    assert text.splitlines()[0] == "| saved on | programs | all load and match on | some load and match on |" \
-        " none loads and matches on |"  # fmt: skip
 
 
 def test_the_reach_table_names_runs_of_releases_and_cuts_a_long_failure() -> None:
@@ -308,18 +316,16 @@ def test_the_reach_table_names_runs_of_releases_and_cuts_a_long_failure() -> Non
         load("2.1.0", loaded, status="load-error", error_type="KeyError", error_message="x" * 300)
         for loaded in ("2.3.0", "2.5.0")
     ]
-    (found,) = reach(*rows, limit=40)
+    (found,) = reach(*rows)
     assert found[2] == "2.1.0–2.2.0, 2.4.0" and found[4].startswith("2.3.0, 2.5.0 (")
     cause = found[4][found[4].index("(load-error") + 1 : -1]
-    assert cause == "load-error: KeyError: " + "x" * 17 + "…" and len(cause) == 40
+    assert cause == "load-error: KeyError: " + "x" * 137 + "…" and len(cause) == 160
 
 
 def test_failure_names_status_class_and_first_line_of_what_is_there() -> None:
-    assert page.failure(loads_table.Failure("load-error", "KeyError", "no 'version'")) == (
-        "load-error: KeyError: no 'version'"
-    )
-    assert page.failure(loads_table.Failure("crash")) == "crash"
-    assert page.failure(loads_table.Failure("run-error", "", "bad")) == "run-error: bad"
+    assert loads_table.Failure("load-error", "KeyError", "no 'version'").text == "load-error: KeyError: no 'version'"
+    assert loads_table.Failure("crash").text == "crash"
+    assert loads_table.Failure("run-error", "", "bad").text == "run-error: bad"
 
 
 def test_the_report_writes_the_page_only_with_load_records(tmp_path: Path) -> None:
@@ -330,8 +336,8 @@ def test_the_report_writes_the_page_only_with_load_records(tmp_path: Path) -> No
 
     report.build_report([str(tmp_path / "cells"), str(tmp_path / "loads")], str(out), charts=False)
     listed = json.loads((out / report_files.MANIFEST).read_text(encoding="utf-8"))["files"]
-    assert {"artifacts.md", "loads.parquet"} <= set(listed)
-    assert "Each case's own grid" in (out / "artifacts.md").read_text(encoding="utf-8")
+    assert {"artifacts.md", "site/artifacts.html", "loads.parquet"} <= set(listed)
+    assert "Each case's own grids" in (out / "artifacts.md").read_text(encoding="utf-8")
     # The case's page holds its saved × loaded grid.
     assert "## Saved × loaded" in (out / "cases" / "add.md").read_text(encoding="utf-8")
     # The store reads load records into their own table instead of warning about them.
@@ -370,10 +376,9 @@ def test_the_share_heatmap_uses_the_colour_blind_safe_scale_of_the_other_charts(
 
     from matrix.report import charts
 
-    table = loads_table.table(frame(loads()))
-    grid = loads_table.heatmap(table)
-    saved, loaded = loads_table.orders(table)
-    figure = page._heatmap(grid[grid["mode"] == "strict"], saved, loaded, "title")
+    uses = product_uses.judge(PROGRAM, frame(loads()))
+    grid = uses.shares
+    figure = page._heatmap(grid[grid["mode"] == "strict"], list(uses.made), list(uses.used), "title", "rows", "cols")
     scale = figure.axes[0].images[0].get_cmap()
     # cividis from no share to all, a grey where nothing was tried: no red against green.
     for share in (0.0, 0.5, 1.0):

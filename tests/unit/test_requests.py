@@ -139,3 +139,13 @@ def test_a_load_request_refuses_what_the_worker_refuses() -> None:
 def test_load_takes_the_options_it_shares_with_run() -> None:
     given = ["--out", "o", "--mode", "strict", "--trust", "--tag", "torch.cond", "--progress", "none", "--jobs", "2"]
     assert requests.load_words(given) == ["--out", "o", "--trust", "--progress", "none"]
+
+
+def test_no_budget_is_declared_by_hand_beside_the_stages() -> None:
+    from matrix.commands import check
+    from matrix.contract import stages
+
+    own = {f.name for f in dataclasses.fields(RunRequest)} - {b.field for b in stages.BUDGETS}
+    assert {b.field for b in stages.BUDGETS} == {"diagnosis_budget", "aoti_timeout"}
+    assert not any(name.endswith(("_budget", "_timeout")) for name in own)
+    assert {f.name for f in dataclasses.fields(check.CheckOptions)} >= {b.field for b in stages.BUDGETS}

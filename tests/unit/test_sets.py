@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from matrix.contract.case import CaseInfo
@@ -76,3 +78,37 @@ def test_a_set_the_resolver_refuses_records_which_part_of_it_came_from_with() ->
         ("bare", "not-applicable", "timm + transformers==4.57.1"),
     ]
     assert sets.requested("timm + transformers==4.57.1", info("both", "Timm", "transformers==4.57.1")) == ""
+
+
+def test_a_stage_with_packages_of_its_own_adds_them_to_every_set_environment_never_to_the_base() -> None:
+    from matrix.envs import environments, releases
+
+    matrix = releases.default_matrix()
+    with_onnx = request("--cases", CASES, "--select", "installed", "torch_alone", "--stages", "check,onnx")
+    plan = sets.plan(with_onnx, "2.13.0+cpu")
+    assert plan is not None and plan.packages == ("onnx", "onnxscript", "onnxruntime")
+    assert names(plan) == {"": ["torch_alone"], "packaging": ["installed"]}  # the cases' sets, as the records say
+    for word in ("2.13.0+cpu", "2.5.1"):
+        base = environments.Spec(matrix.resolve(word), "3.11")
+        for key in plan.sets:
+            spec = sets.with_stages(dataclasses.replace(base, dependency_set=key), plan.stages)
+            assert spec.name != base.name and spec.base == base  # an environment of its own beside the release's
+            assert {"onnx", "onnxscript", "onnxruntime"} <= set(spec.requirements)
+            assert set(spec.dependencies) == {"onnx", "onnxscript", "onnxruntime", *([key] if key else [])}
+        assert not {"onnx", "onnxscript", "onnxruntime"} & set(base.requirements)
+    without = sets.plan(request("--cases", CASES, "--select", "installed", "torch_alone"), "2.13.0+cpu")
+    assert without is not None and without.packages == () and without.sets.keys() == plan.sets.keys()
+    alone = environments.Spec(matrix.resolve("2.13.0+cpu"), "3.11")
+    assert sets.with_stages(alone, without.stages) is alone  # a run without the stage installs none of them
+    assert sets.with_stages(alone, ("check", "aoti")) is alone  # nor one whose stages run with torch alone
+
+
+def test_the_stage_packages_take_their_per_release_bounds_from_the_companions_table() -> None:
+    from matrix.envs import companions, environments, releases
+
+    table = {"onnxscript": companions.Companion("onnxscript", {"2.5": "<0.3"}), "onnx": companions.Companion("onnx")}
+    build = releases.default_matrix().resolve("2.5.1")
+    wider = sets.with_stages(environments.Spec(build, "3.11"), ("onnx",))
+    assert companions.constraints(build, wider.dependencies, table) == ("onnxscript<0.3",)
+    pinned = sets.with_stages(environments.Spec(build, "3.11", "onnxscript==0.2.6"), ("onnx",))
+    assert companions.constraints(build, pinned.dependencies, table) == ()  # a case's own version wins

@@ -16,7 +16,7 @@ from matrix.contract import records, schema
 from matrix.records import model, store, tables, transitions
 from matrix.report import build as report
 from matrix.report import files as report_files
-from matrix.report import site
+from matrix.report import site, writers
 from matrix.report.site import badge, front, markup
 
 from . import links_support
@@ -202,9 +202,16 @@ def test_grid_data_marks_failed_stages_moves_and_packages_per_column(tmp_path: P
     assert (data["stage_failure"], data["move_kinds"]) == ("stage-failure", ["graph-change", "op-drift"])
 
 
-def test_every_status_has_a_glyph():
-    assert set(markup.GLYPHS) == set(schema.STATUSES)
-    assert set(markup.LOAD_GLYPHS) == set(schema.LOAD_STATUSES)
+def test_every_status_has_the_schemas_glyph_and_a_colour():
+    """A cell's, a load's and a compile's outcomes each draw with one glyph (the schema's) and a colour; a skipped
+    compile is its own glyph, not an unknown one's."""
+    for kind, known in (("cell", schema.STATUSES), ("load", schema.LOAD_STATUSES), ("compile", schema.AOTI_STATUSES)):
+        for status in known:
+            assert writers.glyph(status, kind) not in ("?", schema.NO_RECORD), (kind, status)
+            assert writers.colour(status, kind), (kind, status)
+    assert writers.glyph("pass") == schema.Status.PASS.symbol
+    assert writers.glyph(schema.STAGE_SKIPPED, "compile") == schema.AOTI_SYMBOL[schema.STAGE_SKIPPED]
+    assert writers.glyph("no-such-status") == "?" and writers.colour("no-such-status") == ""
 
 
 # --- pass rates and the badge -----------------------------------------------------------------------
@@ -402,9 +409,14 @@ def test_an_environment_that_did_not_install_is_named_on_the_front_page(tmp_path
     report.build_report([str(folder)], str(tmp_path / "report"), charts=False)
     index = (tmp_path / "report" / "site" / "index.html").read_text(encoding="utf-8")
     assert "<h2>Environments that failed to install</h2>" in index
+    assert (
+        "2.5.1 cpu py3.11 (torch alone); each with its error and what the installer said on the"
+        ' <a href="install-errors.html">' in index
+    )
+    page = (tmp_path / "report" / "site" / "install-errors.html").read_text(encoding="utf-8")
     row = '<td class="l">2.5.1</td><td class="l">cpu</td><td class="l">3.11</td><td class="l">torch alone</td>'
-    assert row + '<td class="l"><code>InstallError</code></td>' in index
-    assert '<td class="l">no wheel for &lt;b&gt;this&lt;/b&gt; ⏎ more</td>' in index
+    assert row + '<td class="l"><code>InstallError</code></td>' in page
+    assert '<td class="l">no wheel for &lt;b&gt;this&lt;/b&gt; ⏎ more</td>' in page
 
 
 def grid_html(table: pd.DataFrame) -> str:

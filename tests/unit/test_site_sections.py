@@ -19,6 +19,7 @@ from matrix.report import again
 from matrix.report import build as report
 from matrix.report import files as report_files
 from matrix.report import glossary as report_glossary
+from matrix.report.site import markup
 
 from .test_site import embedded, records_with_everything
 from conftest import report_cell, write_by_release
@@ -257,7 +258,7 @@ def test_every_link_and_file_of_the_site_resolves_inside_the_reports_folder(buil
 def test_a_repro_script_is_the_one_the_markdown_page_links(built: Path):
     page = (built / "site" / "cases" / "late.html").read_text(encoding="utf-8")
     # The one script the report wrote beside the Markdown page (cases/late.repro/), linked from site/cases/.
-    [link] = re.findall(r'<a href="\.\./\.\./(cases/late\.repro/[^"]+\.py)">', page)
+    [link] = re.findall(r'<a href="\.\./\.\./(cases/late\.repro/[^"]+\.py)" download>', page)
     assert (built / "site" / "cases" / "../.." / link).resolve() == (built / link).resolve()
     assert (built / link).is_file() and not (built / "site" / link).exists()
     listed = set(json.loads((built / report_files.MANIFEST).read_text(encoding="utf-8"))["files"])
@@ -274,7 +275,7 @@ def test_the_site_shows_the_reports_own_charts_and_stores_no_copy(tmp_path: Path
     index = parsed(out / "site" / "index.html")
     images = [s for s in index.sources if s.endswith(".png")]
     assert "../charts/pass-rate.png" in images and "../charts/status-overview.png" in images
-    assert any(s.startswith("../charts/artifacts-") for s in images)  # the saved programs' heatmap
+    assert any(s.startswith("../charts/loads-") for s in images)  # the saved programs' heatmap
     for image in images:
         assert (out / "site" / image).resolve() == (out / image[len("../") :]).resolve()
         assert (out / image[len("../") :]).is_file()
@@ -316,3 +317,45 @@ def test_the_verdicts_name_incomplete_builds_and_compare_builds_of_one_release(t
     assert "2.5.0+cpu vs 2.5.0: 1 cells compared, 1 worse" in verdicts
     data = embedded((out / "site" / "index.html").read_text(encoding="utf-8"))
     assert "2.5.0+cpu cpu (incomplete)" in data["envs"]
+
+
+class Boxes(HTMLParser):
+    """Each table of a page that is not inside a ``div.wide`` (the box that scrolls sideways), by its class."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: List[Tuple[str, List[str]]] = []
+        self.loose: List[str] = []
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        found = dict(attrs)
+        if tag == "table" and not any(t == "div" and "wide" in classes for t, classes in self.open):
+            self.loose.append(found.get("class") or "table")
+        if tag not in ("br", "img", "input", "meta", "link", "wbr", "hr", "col"):
+            self.open.append((tag, (found.get("class") or "").split()))
+
+    def handle_endtag(self, tag: str) -> None:
+        for at in range(len(self.open) - 1, -1, -1):
+            if self.open[at][0] == tag:
+                del self.open[at:]
+                break
+
+
+def test_every_table_of_every_page_scrolls_in_a_box_of_its_own(built: Path):
+    """A table wider than the window scrolls inside its ``div.wide``, never the page (site.css): so every table of
+    every page of the site, the widgets' among them, sits in one."""
+    pages = sorted((built / "site").rglob("*.html"))
+    assert len(pages) > 10
+    loose = {}
+    for path in pages:
+        boxes = Boxes()
+        boxes.feed(path.read_text(encoding="utf-8"))
+        if boxes.loose:
+            loose[str(path.relative_to(built))] = boxes.loose
+    assert loose == {}
+    # The widgets' own tables (the compiled packages' epochs) too.
+    boxes = Boxes()
+    boxes.feed(markup.table(["epoch"], [["2.6–2.15"]], "epochs"))
+    assert boxes.loose == [] and "<table" in markup.table(["epoch"], [], "epochs")
+    css = (built / "site" / "site.css").read_text(encoding="utf-8")
+    assert ".wide { overflow-x: auto; max-width: 100%; }" in css and "img { max-width: 100%" in css

@@ -77,11 +77,6 @@ def case_pages(f: Findings) -> Dict[str, str]:
     return {name: "cases/%s.html" % md.page_file(name) for name in sorted(set(map(str, f.cells["case"])))}
 
 
-def own_pages(f: Findings) -> List[str]:
-    """The names (:class:`matrix.report.document.Page`'s) of the pages :func:`write` writes on its own."""
-    return list(PAGES)
-
-
 def front_widgets(f: Findings, parquet: Iterable[str], csv: bool = False) -> Dict[str, Dict[str, str]]:
     """The front page's widgets (:func:`.front.widgets`), as :func:`matrix.report.publish.write` takes them."""
     return {"index": front.widgets(f, case_pages(f), downloads.names(sorted(parquet)), csv)}

@@ -13,14 +13,13 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import pandas as pd
 
-from matrix.contract import stages
 from matrix.contract.schema import MODES, STAGES, STATUSES, Status, first_line
 from matrix.records import failures, stage_outcomes
 from matrix.records.columns import FAILING
 from matrix.report import index
 from matrix.report.findings import Findings
 from matrix.report.real_models import PREFIX as REAL_MODELS
-from matrix.report.site import changes, grid_marks, known_issues, saved
+from matrix.report.site import changes, grid_marks
 from matrix.report.site.downloads import CSV, TABLES
 from matrix.report.site.markup import clip, filter_link, listed, present, script_json, selects, text
 from matrix.report.writers import glyph
@@ -143,7 +142,6 @@ def widgets(f: Findings, pages: Mapping[str, str], downloads: Sequence[str], csv
         index.GRID: grid(data),
         **changes.widget(f.steps),
         index.DOWNLOADS: csv_tables(downloads, csv),
-        index.PACKAGES: packages(f, pages),
         index.FAILING: failing(f),
         index.SCRIPTS: '<script type="application/json" id="grid-data">%s</script><script src="site.js"></script>'
         % script_json(data),
@@ -157,15 +155,6 @@ def failing(f: Findings) -> str:
         return ""
     link = filter_link(release=newest, status=ANY_FAILURE)
     return '<p>In the grid, the newest release\'s cells that fail: <a href="%s">its failing cells</a>.</p>' % link
-
-
-def packages(f: Findings, pages: Mapping[str, str]) -> str:
-    """The compiled packages' epochs and upstream's promise, with the known issues behind their failures (the site's
-    saved-programs section's; "" without package loads)."""
-    if f.model.packages.empty:
-        return ""
-    issues = known_issues.stage_paragraph(f.model.known_issues, stages.AOTI.name)
-    return '<section id="saved-packages">%s%s</section>' % (saved.packages(f.model.packages, pages), issues)
 
 
 def grid(data: Mapping[str, Any]) -> str:

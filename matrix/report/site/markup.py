@@ -10,59 +10,13 @@ from __future__ import annotations
 import html
 import json
 import math
-import re
 from typing import Any, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import quote
 
 import numpy as np
 
-from matrix.contract.schema import (
-    LOAD_STATUSES,
-    STAGE_ERROR,
-    STAGE_MISMATCH,
-    STAGE_OK,
-    STAGE_SKIPPED,
-    LoadStatus,
-    Status,
-)
+from matrix.contract.schema import LoadStatus, Status
 from matrix.report import markdown as md
-
-# A glyph per status, beside its colour, so that no reader depends on telling colours apart;
-# plain characters that every font has (the Markdown's emoji need an emoji font).
-GLYPHS = {
-    Status.PASS.value: "✓",
-    Status.MISMATCH.value: "≠",
-    Status.FAIL.value: "✗",
-    Status.CRASH.value: "!",
-    Status.TIMEOUT.value: "T",
-    Status.NOT_APPLICABLE.value: "–",
-    Status.CASE_ERROR.value: "?",
-    Status.HARNESS_ERROR.value: "H",
-}
-LOAD_GLYPHS = {
-    LoadStatus.PASS.value: "✓",
-    LoadStatus.MISMATCH.value: "≠",
-    LoadStatus.RUN_ERROR.value: "✗",
-    LoadStatus.LOAD_ERROR.value: "⊘",
-    LoadStatus.CRASH.value: "!",
-    LoadStatus.TIMEOUT.value: "T",
-    LoadStatus.NOT_APPLICABLE.value: "–",
-    LoadStatus.UNTRUSTED.value: "U",
-    LoadStatus.HARNESS_ERROR.value: "H",
-}
-# A compile's outcome (schema.AOTI_STATUSES) drawn as the load status that says the same of a program: its colour,
-# and its glyph but for ``skipped`` (the program does not load on the compiling release: nothing was compiled).
-AOTI_AS_LOAD = {
-    STAGE_OK: LoadStatus.PASS.value,
-    STAGE_MISMATCH: LoadStatus.MISMATCH.value,
-    STAGE_ERROR: LoadStatus.RUN_ERROR.value,
-    STAGE_SKIPPED: LoadStatus.NOT_APPLICABLE.value,
-    Status.NOT_APPLICABLE.value: LoadStatus.NOT_APPLICABLE.value,
-    Status.CRASH.value: LoadStatus.CRASH.value,
-    Status.TIMEOUT.value: LoadStatus.TIMEOUT.value,
-    LoadStatus.UNTRUSTED.value: LoadStatus.UNTRUSTED.value,
-}
-NO_RECORD = "·"
 
 
 def text(value: Any) -> str:
@@ -97,22 +51,13 @@ def clip(value: Optional[str], limit: int) -> str:
     return value if len(value) <= limit else value[: limit - 1] + "…"
 
 
-def inline(value: str) -> str:
-    """Prose with Markdown code spans (a word between backticks) as ``<code>``; everything escaped."""
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text(value))
-
-
-def breakable(label: str) -> str:
-    """A build label as a column header that may wrap before its local version (``2.12.1<wbr>+cu130``)."""
-    return text(label).replace("+", "<wbr>+")
-
-
 def table(headers: Sequence[str], rows: Iterable[Sequence[str]], css: str = "") -> str:
     """A table of HTML cells under escaped ``headers``; ``css`` its class."""
     head = "".join("<th>%s</th>" % text(h) for h in headers)
     body = "".join("<tr>%s</tr>" % "".join("<td>%s</td>" % cell for cell in row) for row in rows)
     klass = ' class="%s"' % css if css else ""
-    return "<table%s><thead><tr>%s</tr></thead><tbody>%s</tbody></table>" % (klass, head, body)
+    # In a box of its own that scrolls sideways, as the writer's tables are: the page stays as wide as the window.
+    return '<div class="wide"><table%s><thead><tr>%s</tr></thead><tbody>%s</tbody></table></div>' % (klass, head, body)
 
 
 def selects(prefix: str, menus: Iterable[Tuple[str, str, Sequence[Tuple[str, str]]]]) -> str:
@@ -128,21 +73,6 @@ def selects(prefix: str, menus: Iterable[Tuple[str, str, Sequence[Tuple[str, str
 def filter_link(**filters: str) -> str:
     """A link to a filtered view of the front page (``#release=2.5.1%2Bcpu&status=failing``), as an attribute."""
     return text("#" + "&".join("%s=%s" % (k, quote(v, safe="")) for k, v in filters.items()))
-
-
-def load_status(value: str) -> Tuple[str, str]:
-    """The CSS classes and glyph of a load status (LOAD_STATUSES), as a table cell's class and text."""
-    if value not in LOAD_STATUSES:
-        return "st", "?"
-    return "st l%d" % LOAD_STATUSES.index(value), LOAD_GLYPHS.get(value, "?")
-
-
-def compile_status(value: str) -> Tuple[str, str]:
-    """The CSS classes and glyph of a compile's outcome (AOTI_STATUSES): those of the load status it reads as."""
-    if value not in AOTI_AS_LOAD:
-        return "st", "?"
-    css, glyph = load_status(AOTI_AS_LOAD[value])
-    return css, "S" if value == STAGE_SKIPPED else glyph
 
 
 def _contrast(colour: str) -> str:

@@ -19,7 +19,8 @@ from matrix.records import upgrade
 from matrix.records.upgrade import Found, Upgrades
 from matrix.report import markdown as md
 from matrix.report import upgrade as words
-from matrix.report.site.markup import GLYPHS, compile_status, load_status, script_json, text
+from matrix.report.site.markup import script_json, text
+from matrix.report.writers import colour, glyph
 
 PAGE = "upgrade.html"
 SCRIPT = "upgrade.js"
@@ -41,17 +42,11 @@ def _codes() -> Tuple[Dict[Tuple[str, str], str], Dict[str, List[str]]]:
     """Each (table, status) as one character, and what each character draws: [CSS classes, glyph, title]."""
     chars: Dict[Tuple[str, str], str] = {}
     drawn: Dict[str, List[str]] = {NONE: ["st", "·", "no record: not run, or not tried"]}
-    entries: List[Tuple[str, str, str, str]] = []
-    for index, status in enumerate(STATUSES):
-        entries.append(("cell", status, "st s%d" % index, GLYPHS.get(status, "?")))
-    for status in LOAD_STATUSES:
-        entries.append(("load", status, *load_status(status)))
-    for status in COMPILE.statuses:
-        entries.append(("compile", status, *compile_status(status)))
-    for at, (table, status, css, glyph) in enumerate(entries):
+    kinds = (("cell", STATUSES), ("load", LOAD_STATUSES), ("compile", COMPILE.statuses))
+    for at, (table, status) in enumerate((kind, status) for kind, known in kinds for status in known):
         char = _ALPHABET[at]
         chars[(table, status)] = char
-        drawn[char] = [css, glyph, status]
+        drawn[char] = ["st " + colour(status, table), glyph(status, table), status]
     return chars, drawn
 
 

@@ -9,20 +9,48 @@ from __future__ import annotations
 import posixpath
 from typing import Callable
 
-from matrix.contract.schema import NO_RECORD, LoadStatus, Status
+from matrix.contract.schema import (
+    AOTI_SYMBOL,
+    LOAD_STATUSES,
+    NO_RECORD,
+    STAGE_ERROR,
+    STAGE_MISMATCH,
+    STAGE_OK,
+    STAGE_SKIPPED,
+    STATUSES,
+    LoadStatus,
+    Status,
+)
 from matrix.report.document import Target
 
 KINDS = {"cell": Status, "load": LoadStatus}
+# A compile's outcome (schema.AOTI_STATUSES) takes the colour of the load status that says the same of a program;
+# its glyph is the schema's (AOTI_SYMBOL), a skipped compile's its own.
+COMPILE_AS_LOAD = {
+    STAGE_OK: "pass", STAGE_MISMATCH: "mismatch", STAGE_ERROR: "run-error", STAGE_SKIPPED: "not-applicable",
+}  # fmt: skip
 
 
 def glyph(status: object, kind: str = "cell") -> str:
-    """The one glyph of a status (the schema's), ``?`` for a value the schema does not know, a dot for no record."""
+    """The one glyph of a status (the schema's), ``?`` for a value the schema does not know, a dot for no record.
+    ``kind``: ``cell`` (Status), ``load`` (LoadStatus) or ``compile`` (schema.AOTI_STATUSES)."""
     if not isinstance(status, str):
         return NO_RECORD
+    if kind == "compile":
+        return AOTI_SYMBOL.get(status, "?")
     try:
         return KINDS[kind](status).symbol
     except ValueError:
         return "?"
+
+
+def colour(status: object, kind: str = "cell") -> str:
+    """The site's CSS class of a status's colour: ``s<i>`` for cell status i of STATUSES, ``l<i>`` for load status i
+    of LOAD_STATUSES (a compile's outcome as the load status it reads as); "" for a value the schema does not know."""
+    if kind == "compile":
+        status, kind = COMPILE_AS_LOAD.get(str(status), status), "load"
+    known = LOAD_STATUSES if kind == "load" else STATUSES
+    return "%s%d" % ("l" if kind == "load" else "s", known.index(status)) if status in known else ""
 
 
 def relative(path: str, from_page_path: str) -> str:

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import Collection, Mapping, Optional
 
-from matrix.contract.schema import LOAD_STATUSES, STATUSES
 from matrix.report import document as d
 from matrix.report.site.markup import page as shell
 from matrix.report.site.markup import text
-from matrix.report.writers import glyph, resolve
+from matrix.report.writers import colour, glyph, resolve
 
 FOLDER = "site"
 
@@ -51,12 +50,7 @@ class _Writer:
         return text(resolve(target, self.here, lambda name: page_path(name, self.site_pages)))
 
     def mark(self, status: Optional[str], kind: str, marks: str = "", tip: str = "") -> str:
-        known = LOAD_STATUSES if kind == "load" else STATUSES
-        css = "st"
-        if isinstance(status, str) and status in known:
-            css += " %s%d" % ("l" if kind == "load" else "s", known.index(status))
-        if marks:
-            css += " staged"
+        css = " ".join(c for c in ("st", colour(status, kind), "staged" if marks else "") if c)
         title = ' title="%s"' % text(tip) if tip else ""
         return '<span class="%s"%s>%s</span>' % (css, title, text(glyph(status, kind) + marks))
 
@@ -68,7 +62,9 @@ class _Writer:
         if isinstance(part, d.Strong):
             return "<strong>%s</strong>" % self.phrase(part.parts)
         if isinstance(part, d.Link):
-            return '<a href="%s">%s</a>' % (self.target(part.target), self.phrase(part.parts))
+            # A file of the report (a table, a repro script, a diff) downloads under its own name.
+            saved = " download" if part.target.file is not None else ""
+            return '<a href="%s"%s>%s</a>' % (self.target(part.target), saved, self.phrase(part.parts))
         if isinstance(part, d.Mark):
             shown = self.mark(part.status, part.kind, part.marks)
             return "%s %s" % (shown, text(part.status)) if part.named and part.status else shown
@@ -104,10 +100,11 @@ class _Writer:
             if not block.rows:
                 return "<p><em>%s</em></p>" % text(block.empty)
             head = "".join('<th class="%s">%s</th>' % (c.align, text(c.label)) for c in block.columns)
+            ids = [' id="%s"' % text(a) if a else "" for a in block.anchors] + [""] * len(block.rows)
             rows = "".join(
-                "<tr>%s</tr>" % "".join('<td class="%s">%s</td>' % (c.align, self.phrase(cell))
-                                        for c, cell in zip(block.columns, row))
-                for row in block.rows
+                "<tr%s>%s</tr>" % (ids[i], "".join('<td class="%s">%s</td>' % (c.align, self.phrase(cell))
+                                                   for c, cell in zip(block.columns, row)))
+                for i, row in enumerate(block.rows)
             )  # fmt: skip
             return '<div class="wide"><table><thead><tr>%s</tr></thead><tbody>%s</tbody></table></div>' % (head, rows)
         if isinstance(block, d.Grid):
@@ -123,7 +120,8 @@ class _Writer:
             body = "".join(self.block(b, level + 1) for b in block.blocks)
             return "<details><summary>%s</summary>%s</details>" % (text(block.summary), body)
         if isinstance(block, d.CodeBlock):
-            return "<pre><code>%s</code></pre>" % text(block.text)
+            language = ' class="language-%s"' % text(block.language) if block.language else ""
+            return "<pre><code%s>%s</code></pre>" % (language, text(block.text))
         if isinstance(block, d.Image):
             return '<p><img src="%s" alt="%s"></p>' % (self.target(block.target), text(block.alt))
         if isinstance(block, d.Widget):

@@ -73,9 +73,10 @@ class _Writer:
 
     def block(self, block: d.Block, level: int) -> str:
         if isinstance(block, d.Section):
-            anchor = "" if github_anchor(block.title) == block.id else '<a id="%s"></a>\n\n' % block.id
+            # An anchor of its own where GitHub's would differ, on the line above (a heading may follow a paragraph).
+            anchor = "" if github_anchor(block.title) == block.id else '<a id="%s"></a>\n' % block.id
             head = "%s%s %s\n" % (anchor, "#" * min(level, 6), md.text(block.title))
-            return "\n".join([head] + [self.block(b, level + 1) for b in block.blocks])
+            return "\n".join([head] + [b for b in (self.block(b, level + 1) for b in block.blocks) if b])
         if isinstance(block, d.Paragraph):
             return self.phrase(block.parts) + "\n"
         if isinstance(block, d.Items):
@@ -83,11 +84,13 @@ class _Writer:
         if isinstance(block, d.Table):
             if not block.rows:
                 return "_%s_\n" % md.text(block.empty)
+            ids = ['<a id="%s"></a>' % a if a else "" for a in block.anchors] + [""] * len(block.rows)
             return md.table(
                 [md.text(c.label) for c in block.columns],
-                ([self.phrase(cell) for cell in row] for row in block.rows),
+                ([ids[i] + self.phrase(row[0])] + [self.phrase(cell) for cell in row[1:]]
+                 for i, row in enumerate(block.rows)),
                 [c.align for c in block.columns],
-            )
+            )  # fmt: skip
         if isinstance(block, d.Grid):
             return md.table(
                 [md.text(block.corner)] + [md.text(c) for c in block.columns],

@@ -1,16 +1,19 @@
-"""The AOTInductor verdict (matrix.records.aoti_loads.verdict and its words) on hand-written package and compile
-records: upstream's promise kept or broken pair by pair, a release that cannot load its own packages named as an
-exception, what nothing promises counted apart, and a mode that did not run said rather than counted."""
+"""The products' verdicts (matrix.records.product_uses.verdicts and their words, matrix.report.products) on
+hand-written package and compile records: upstream's promise kept or broken pair by pair, a release that cannot load
+its own packages named as an exception, what nothing promises counted apart, and a mode that did not run said rather
+than counted."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import pandas as pd
 
+from matrix.contract.products import COMPILE, PACKAGE
 from matrix.contract.schema import AOTI_COMPILE_KEYS, AOTI_LOAD_KEYS
-from matrix.records import aoti_compiles, aoti_loads
-from matrix.report import aoti_verdict as words
+from matrix.records import product_uses
+from matrix.records.product_uses import Verdict
+from matrix.report import products as words
 from unit.test_aoti_compiles import compile_record
 from unit.test_aoti_loads import package_load
 
@@ -44,9 +47,10 @@ def records() -> List[Dict[str, Any]]:
     return rows
 
 
-def judged() -> aoti_loads.AotiVerdict:
-    packages = aoti_loads.judge(frame(records(), AOTI_LOAD_KEYS))
-    compiles = aoti_compiles.judge(
+def judged() -> Tuple[Verdict, Verdict]:
+    packages = product_uses.judge(PACKAGE, frame(records(), AOTI_LOAD_KEYS))
+    compiles = product_uses.judge(
+        COMPILE,
         frame(
             [
                 compile_record("2.6.0", "2.8.0", mode="non-strict"),
@@ -56,13 +60,15 @@ def judged() -> aoti_loads.AotiVerdict:
             AOTI_COMPILE_KEYS,
         )
     )  # fmt: skip
-    found = aoti_loads.verdict(packages, compiles)
-    assert found is not None
-    return found
+    found, compiled = product_uses.verdicts([packages, compiles])
+    assert (found.product, compiled.product) == (PACKAGE, COMPILE) and compiled.promise is None
+    return found, compiled
 
 
 def test_each_pair_is_judged_by_what_the_promise_covers() -> None:
-    v = judged()
+    found, compiled = judged()
+    v = found.promise
+    assert v is not None
     assert [(p.made, p.used, p.passed, p.tried) for p in v.covered] == [
         ("2.6.0", "2.8.0", 0, 1), ("2.6.0", "2.10.0", 1, 1), ("2.8.0", "2.10.0", 1, 1),
     ]  # fmt: skip
@@ -76,12 +82,13 @@ def test_each_pair_is_judged_by_what_the_promise_covers() -> None:
     assert v.before == ()
     # Loaded on an older release: nothing promises it; counted apart.
     assert len(v.older) == 6 and not any(p.kept for p in v.older)
-    assert [(p.made, p.used, p.kept) for p in v.compiles] == [("2.6.0", "2.8.0", True), ("2.6.0", "2.10.0", False)]
-    assert v.modes == ("non-strict",)
+    assert [(p.made, p.used, p.kept) for p in compiled.pairs] == [("2.6.0", "2.8.0", True),
+                                                                   ("2.6.0", "2.10.0", False)]  # fmt: skip
+    assert found.modes == compiled.modes == ("non-strict",)
 
 
 def test_the_words_name_the_broken_pairs_the_exceptions_and_the_mode_not_run() -> None:
-    lines = dict(words.lines(judged()))
+    lines = dict(line for v in judged() for line in words.lines(v))
     promise = lines["AOTInductor packages, backward promise (non-strict mode; strict mode not run)"]
     assert promise.startswith("broken on 1 of the 3 pairs tried")
     assert "2.6.0 → 2.8.0: 0 of 1 (run-error: RuntimeError: wrong shape)" in promise
@@ -96,9 +103,11 @@ def test_the_words_name_the_broken_pairs_the_exceptions_and_the_mode_not_run() -
 
 def test_a_promise_kept_everywhere_reads_as_one_span() -> None:
     rows = [load(made, used) for i, made in enumerate(RELEASES[1:]) for used in RELEASES[1:][i:]]
-    found = aoti_loads.verdict(aoti_loads.judge(frame(rows, AOTI_LOAD_KEYS)), aoti_compiles.judge(pd.DataFrame()))
-    assert found is not None
+    uses = [product_uses.judge(PACKAGE, frame(rows, AOTI_LOAD_KEYS)), product_uses.judge(COMPILE, pd.DataFrame())]
+    (found,) = product_uses.verdicts(uses)
     (promise, _) = [said for _, said in words.lines(found)]
     assert promise.endswith("each of 2.6.0–2.8.0 on every newer build up to 2.10.0.")
-    assert aoti_loads.verdict(aoti_loads.judge(pd.DataFrame()), aoti_compiles.judge(pd.DataFrame())) is None
-    assert words.lines(None) == []
+    assert product_uses.verdicts([product_uses.judge(p, pd.DataFrame()) for p in (PACKAGE, COMPILE)]) == ()
+    # Each line links the product's section of the saved-programs page.
+    (item, _) = words.verdict([found])
+    assert item.parts[-2].target.anchor == "compiled-packages-aotinductor-across-releases"
