@@ -326,7 +326,7 @@ def _report(session: nox.Session, args: List[str], out: str) -> None:
 # passes run's options (--select, --mode, ...) to the run and load sessions only.
 REPORT_OPTIONS = {
     "--baseline": True, "--title": True, "--no-charts": False, "--case-root": True, "--out": True, "--fail-on": True,
-    "--aoti": True, "--csv": False,
+    "--stages-from": True, "--csv": False,
 }  # fmt: skip
 
 

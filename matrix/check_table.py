@@ -223,8 +223,8 @@ def candidate_summary(v: Any, by_case: bool = False) -> str:
 
 def upgrade_summary(checked: Sequence[Tuple[CaseInfo, Sequence[Row]]], fmt: str = "text") -> Optional[str]:
     """The report's upgrade answer (``records.upgrade``) from the oldest release checked to the newest, in its
-    words: each case's verdict, then the tallies; a question ``check`` does not run (a program saved on one release
-    loaded on another) says so. ``fmt`` markdown makes it a list. None with fewer than two releases."""
+    words: each case's verdict, then the export tallies (``check`` uses no product on another release, so the
+    products' questions are left out). ``fmt`` markdown makes it a list. None with fewer than two releases."""
     from .records import upgrade  # pandas: only where two releases are compared
     from .report import upgrade as words
 
@@ -236,7 +236,9 @@ def upgrade_summary(checked: Sequence[Tuple[CaseInfo, Sequence[Row]]], fmt: str 
     for case in answer.cases:
         broken = words.breaks_words(case)
         lines.append("  %s: %s%s" % (case.case, words.case_words(case), " (%s)" % broken if broken else ""))
-    lines += ["  %s" % line for line in words.tallies_words(answer)]
+    # check makes no product that another release uses (it saves no program and loads none across releases): the
+    # products' questions are not asked, rather than said "not run" on every pair.
+    lines += ["  %s" % line for line in words.tallies_words(answer, asked=upgrade.QUESTIONS[:1])]
     if fmt == "markdown":
         lines = [lines[0]] + ["- " + line.strip() for line in lines[1:]]
     return "\n".join(lines)

@@ -2,9 +2,9 @@
 again").
 
 The commands are the noxfile's: the ``run`` sessions take the builds as ``EXPORT_MATRIX_TORCH`` selection words (a
-PyPI build by its release, any other by its local tag), and ``--with`` sets as ``EXPORT_MATRIX_WITH``; a report that
-shows an AOTInductor run's packages and compiles names that run's selection and ``report --aoti``. Where the cells
-carry the outcome of an opt-in stage (a declared one: ``Stage.shown``), the run names it in ``--stages``.
+PyPI build by its release, any other by its local tag), and ``--with`` sets as ``EXPORT_MATRIX_WITH``; a report
+that shows an AOTInductor run's packages and compiles names that run's selection and ``report --stages-from``. Where
+the cells carry the outcome of an opt-in stage (a declared one: ``Stage.shown``), the run names it in ``--stages``.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def commands(f: Findings) -> List[Tuple[str, str]]:
         (
             "Build the report (Markdown, tables, charts, the site) from the records",
             "export-matrix report results/latest --out reports/local"
-            + (" --aoti %s" % AOTI_RECORDS if shows_aoti else ""),
+            + (" --stages-from %s" % AOTI_RECORDS if shows_aoti else ""),
         )
     )
     return found

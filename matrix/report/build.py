@@ -28,15 +28,16 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 import pandas as pd
 
 from matrix import parallel
+from matrix.contract import stages
 from matrix.contract.errors import UserError
 from matrix.contract.options import FAIL_ON, from_namespace
-from matrix.contract.products import PRODUCTS
 from matrix.records import baseline as since
 from matrix.records import (
     candidate,
     completeness,
     graph_diffs,
     model,
+    other_runs,
     published,
     store,
     tables,
@@ -48,6 +49,7 @@ from matrix.records.completeness import IncompleteBuild
 from matrix.report import artifacts as report_artifacts
 from matrix.report import (
     case_grids,
+    citation,
     devices_page,
     diff_files,
     document,
@@ -65,6 +67,7 @@ from matrix.report import pages as report_pages
 from matrix.report import repro as report_repro
 from matrix.report import site as report_site
 from matrix.report import verdicts as report_verdicts
+from matrix.report.findings import Source
 from matrix.report.site import upgrade as site_upgrade
 
 DEFAULT_TITLE = "torch.export compatibility matrix"
@@ -107,10 +110,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--title", help="the report's title (default: %r)" % DEFAULT_TITLE)
     parser.add_argument(
-        "--aoti",
+        "--stages-from",
+        action="append",
         metavar="DIR",
-        help="a record folder or published report whose AOTInductor packages and compiles this report shows"
-        " beside its own (its cells and saved programs are left out): the aoti selection's record folder",
+        help="a record folder or published report of another run whose opt-in stages' outcomes (%s) join the"
+        " matching cells of this report, and whose packages and compiles join its own; its other cells and its saved"
+        " programs are left out (repeat for several)" % ", ".join(stages.OPT_IN),
     )
     parser.add_argument("--no-charts", action="store_true", help="skip the matplotlib charts")
     parser.add_argument(
@@ -145,14 +150,18 @@ class ReportOptions:
     title: Optional[str] = None
     no_charts: bool = False
     csv: bool = False
-    aoti: Optional[str] = None
+    stages_from: Tuple[str, ...] = ()
     case_root: Tuple[str, ...] = ()
     fail_on: str = "never"  # FAIL_ON
 
     @classmethod
     def from_args(cls, namespace: argparse.Namespace) -> ReportOptions:
         return from_namespace(
-            cls, namespace, records=tuple(namespace.records), case_root=tuple(namespace.case_root or ())
+            cls,
+            namespace,
+            records=tuple(namespace.records),
+            case_root=tuple(namespace.case_root or ()),
+            stages_from=tuple(namespace.stages_from or ()),
         )
 
 
@@ -168,7 +177,7 @@ def main(options: ReportOptions) -> int:
         charts=not options.no_charts,
         csv=options.csv,
         case_roots=options.case_root,
-        aoti=options.aoti,
+        stages_from=options.stages_from,
         notify=lambda line: print(line, file=sys.stderr, flush=True),
     )
     for warning in report.warnings[:SHOWN_WARNINGS]:
@@ -199,7 +208,7 @@ def build_report(
     charts: bool = True,
     case_roots: Sequence[str] = (),
     notify: Optional[Callable[[str], None]] = None,
-    aoti: Optional[str] = None,
+    stages_from: Sequence[str] = (),
     csv: bool = False,
     made: Optional[stamp.Stamp] = None,
 ) -> Report:
@@ -207,24 +216,21 @@ def build_report(
 
     Case pages show sources from the project's ``cases/`` folder and from ``case_roots``. ``notify`` is
     told, before anything is written, of each build the report leaves out of its transitions and verdicts.
-    ``aoti``: a folder whose AOTInductor products are added to the records' (:func:`with_aoti`). ``csv``: the site
-    offers each table as gzipped CSV too. ``made``: the stamp the report carries (default: this build's); a site
-    built beside a committed report carries that report's.
+    ``stages_from``: folders of other runs whose opt-in stages and follow-up products join the records'
+    (:func:`joined_runs`). ``csv``: the site offers each table as gzipped CSV too. ``made``: the stamp the report
+    carries (default: this build's); a site built beside a committed report carries that report's.
     """
     if baseline is None:
         baseline = kept_baseline.stored(record_dirs)
         if baseline is not None and notify is not None:
             notify("compared with the baseline kept in %s (%s)" % (baseline, kept_baseline.name_of(baseline)))
-    loaded = store.load(list(record_dirs))
-    if aoti is not None:
-        loaded = with_aoti(loaded, store.load([aoti]))
+    loaded, sources = joined_runs(store.load(list(record_dirs)), stages_from)
     roots = report_case.default_roots() + tuple(case_roots)
     # The loaded records are millions of long-lived objects without cycles: set them aside so
     # that the collector does not walk them again at each collection while the report is built.
     gc.freeze()
     try:
-        aoti_stamp = (stamp.read(aoti) or stamp.UNKNOWN) if aoti is not None else None
-        return _build(loaded, record_dirs, out, baseline, title, charts, roots, notify, csv, made, aoti_stamp)
+        return _build(loaded, record_dirs, out, baseline, title, charts, roots, notify, csv, made, sources)
     finally:
         gc.unfreeze()
 
@@ -240,7 +246,7 @@ def _build(
     notify: Optional[Callable[[str], None]] = None,
     csv: bool = False,
     made: Optional[stamp.Stamp] = None,
-    aoti_stamp: Optional[stamp.Stamp] = None,
+    sources: Tuple[Source, ...] = (),
 ) -> Report:
     if loaded.cells.empty and loaded.env_errors.empty:
         raise ReportError("%s: no cell or env-error records to report on" % ", ".join(record_dirs))
@@ -261,7 +267,7 @@ def _build(
     if previous is not None:
         refuse_lost_diffs(out, previous, judged)
     findings = report_index.Findings(
-        title=title or DEFAULT_TITLE, model=judged, stamp=made or stamp.current(), aoti_stamp=aoti_stamp
+        title=title or DEFAULT_TITLE, model=judged, stamp=made or stamp.current(), sources=sources
     )
     if notify is not None:
         for line in incomplete_notes(judged.incomplete):
@@ -380,15 +386,22 @@ def refuse_lost_diffs(out: str, previous: pd.DataFrame, judged: model.Model) -> 
         )  # fmt: skip
 
 
-def with_aoti(loaded: store.Store, other: store.Store) -> store.Store:
-    """``loaded`` with ``other``'s uses of the products after the saved programs added to its own; nothing else of
-    ``other`` (its cells and saved programs are left out)."""
-    products = dict(loaded.products)
-    for product in PRODUCTS[1:]:
-        frames = [f for f in (loaded.products[product.name], other.products[product.name]) if not f.empty]
-        if frames:
-            products[product.name] = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    return dataclasses.replace(loaded, products=products, warnings=loaded.warnings + other.warnings)
+def joined_runs(loaded: store.Store, folders: Sequence[str]) -> Tuple[store.Store, Tuple[Source, ...]]:
+    """``loaded`` with each folder's opt-in stages' outcomes and follow-up products joined (:func:`other_runs.join`),
+    and each folder's run as the report cites it; a warning for each folder's cells that match no cell."""
+    sources = []
+    for folder in folders:
+        other = store.load([folder])
+        joined = other_runs.join(loaded, other)
+        loaded = joined.store
+        if joined.unmatched:
+            warning = "%s: %d cell(s) with an opt-in stage's outcome match no cell of the report; left out" % (
+                folder, joined.unmatched)  # fmt: skip
+            loaded = dataclasses.replace(loaded, warnings=loaded.warnings + (warning,))
+        runs = other.environments["run_id"].nunique() if "run_id" in other.environments else 0
+        found = stamp.read(folder) or stamp.UNKNOWN
+        sources.append(Source(found, joined.stages + joined.products, runs, citation.dates(other.environments)))
+    return loaded, tuple(sources)
 
 
 def incomplete_notes(builds: Sequence[IncompleteBuild]) -> List[str]:

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 import pandas as pd
 
+from matrix.contract import stages
+from matrix.contract.products import PRODUCTS, PROGRAM
 from matrix.records import store
 from matrix.report import again
 from matrix.report import document as d
@@ -96,27 +98,47 @@ def line(stamp: Optional[Stamp], envs: pd.DataFrame) -> str:
 
 def runs(f: Findings) -> List[Tuple[str, str, str, str]]:
     """Each kind of record the report shows, with its runs: (what, how many runs, the days its records were written
-    on, the commit of the report that first published them); the cells first."""
-    tables = [("cells", f.environments, "started_at"), ("loads of saved programs", f.loads, "finished_at")]
-    tables += [(u.product.many, u.table, "finished_at") for u in f.model.uses[1:]]  # the products after programs
+    on, the commit of the report that first published them); the cells first, then each product, then the opt-in
+    stages' outcomes that another run gave (``report --stages-from``), each named with the stamp of its own run."""
+    tables = [("cells", f.environments, "started_at", "")]
+    tables += [("loads of saved programs", f.loads, "finished_at", PROGRAM.name)]
+    tables += [(u.product.many, u.table, "finished_at", u.product.name) for u in f.model.uses[1:]]
     out = []
-    for what, table, column in tables:
+    for what, table, column, name in tables:
         if table.empty or "run_id" not in table.columns:
             continue
         days = sorted(str(at)[:10] for at in table.get(column, pd.Series(dtype=object)).dropna())
-        stamp = f.aoti_stamp if what.startswith("AOTInductor") and f.aoti_stamp is not None else f.stamp
-        made = stamp.commit if stamp is not None and stamp.commit else NOT_RECORDED
         when = " to ".join(dict.fromkeys([days[0], days[-1]])) if days else NOT_RECORDED
         counted = table["run_id"].nunique()
-        out.append((what, str(counted) if counted else NOT_RECORDED, when, made))
+        out.append((what, str(counted) if counted else NOT_RECORDED, when, _commit(f.stamp_of(name))))
+    for source in f.sources:
+        for what in _stage_labels(source.shows):
+            out.append((what, str(source.runs or NOT_RECORDED), source.dates or NOT_RECORDED, _commit(source.stamp)))
     return out
 
 
+def _commit(stamp: Optional[Stamp]) -> str:
+    return stamp.commit if stamp is not None and stamp.commit else NOT_RECORDED
+
+
+def _stage_labels(names: Sequence[str]) -> List[str]:
+    """``ONNX outcomes`` for each shown stage among ``names``, in declared order."""
+    return ["%s outcomes" % s.shown.label for s in stages.SHOWN if s.name in names and s.shown is not None]
+
+
 def cite(f: Findings) -> str:
-    """How to cite the report, in one line."""
+    """How to cite the report, in one line: its own stamp, then that of each other run whose data it shows."""
     made = f.stamp.words() if f.stamp is not None else "stamp not recorded"
     runs_on = dates(f.environments) or "dates not recorded"
-    return "%s (%s; cells run %s)." % (f.title, made, runs_on)
+    others = "".join(
+        "; %s from the run %s" % (", ".join(_stage_labels(s.shows) + _product_nouns(s.shows)), s.stamp.words())
+        for s in f.sources
+    )
+    return "%s (%s; cells run %s%s)." % (f.title, made, runs_on, others)
+
+
+def _product_nouns(names: Sequence[str]) -> List[str]:
+    return ["%s %ss" % (p.made, p.noun) for p in PRODUCTS if p.name in names]
 
 
 def section(f: Findings, facts: Sequence[Tuple[str, str]]) -> d.Section:

@@ -22,6 +22,16 @@ from matrix.report.stamp import Stamp
 T = TypeVar("T")
 
 
+@dataclass(frozen=True)
+class Source:
+    """Another run whose opt-in stages' outcomes or follow-up products the report shows (``report --stages-from``)."""
+
+    stamp: Stamp  # that of the report or record folder it came from
+    shows: Tuple[str, ...]  # the declared names of the stages and products it gave the report
+    runs: int  # how many runs its records hold
+    dates: str  # the days its cells ran (UTC); "" where not recorded
+
+
 class _OfModel(Generic[T]):
     """A field of the model, read through the findings under its own name (``findings.cells``)."""
 
@@ -41,7 +51,11 @@ class Findings:
     charts: Dict[str, List[Chart]] = field(default_factory=dict)
     artifacts: Any = None  # report.artifacts.Written, when the records hold loads of saved programs
     stamp: Optional[Stamp] = None  # the publication's: the tool's commit and the build date, said on the front page
-    aoti_stamp: Optional[Stamp] = None  # that of the report whose AOTInductor records this one shows (--aoti)
+    sources: Tuple[Source, ...] = ()  # the other runs whose stages' outcomes or products it shows
+
+    def stamp_of(self, name: str) -> Optional[Stamp]:
+        """The stamp of the run whose records of the stage or product ``name`` the report shows."""
+        return next((source.stamp for source in self.sources if name in source.shows), self.stamp)
 
     cells = _OfModel[pd.DataFrame]()  # tables.cells
     labels = _OfModel[pd.Series]()  # environment label per row of cells

@@ -49,11 +49,14 @@ def tally_words(t: Tally) -> str:
     return "%s, %s: %d of %d %s" % (noun, t.mode, t.yes, t.tried, verb)
 
 
-def tallies_words(found: Upgrade, cases: Optional[Sequence[CaseAnswer]] = None) -> List[str]:
-    """Each question's tallies, one line per question (its modes joined); a question nothing tried says so."""
+def tallies_words(
+    found: Upgrade, cases: Optional[Sequence[CaseAnswer]] = None, asked: Sequence[str] = upgrade.QUESTIONS
+) -> List[str]:
+    """Each question's tallies, one line per question (its modes joined); a question nothing tried says so.
+    ``asked``: the questions the records could answer (a product no record made or used is not asked)."""
     chosen = found.tallies(cases)
     lines = []
-    for question in upgrade.QUESTIONS:
+    for question in asked:
         mine = [t for t in chosen if t.question == question]
         if mine:
             lines.append("; ".join(tally_words(t) for t in mine))

@@ -2,7 +2,7 @@
 exports, whether a saved program and a compiled package of the older release load on the newer one, each answer in
 the column its header names; the address keeps the pair, and the front page links the page with the newest pair.
 
-The report is built from hand-written records, its AOTInductor packages from a second folder (``--aoti``). Needs
+The report is built from hand-written records, its AOTInductor packages from a second folder (``--stages-from``). Needs
 Chromium, its driver and selenium, as ``test_site_browser.py`` does; never skipped.
 """
 
@@ -70,7 +70,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         root / "aoti",
         [load("2.4.1", "2.6.0", "real_models/resnet", "pass", kind=schema.AOTI_LOAD_KIND, package="model.pt2")],
     )
-    report.build_report([str(main)], str(root / "report"), charts=False, aoti=str(packages))
+    report.build_report([str(main)], str(root / "report"), charts=False, stages_from=[str(packages)])
     return root / "report" / "site"
 
 
