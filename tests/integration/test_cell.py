@@ -72,8 +72,11 @@ def test_a_selected_stage_runs_on_a_passing_cell_and_writes_its_fields(
     counted = declared.Stage(
         "counted", "count the calls", default=False, keys=("calls_counted",), module="_counted_calls"
     )
+    # The registry filled from the real declarations first: filled after DECLARED is patched, it would keep the
+    # test's stage for every later test of this process.
+    registry = stage.registered()
     monkeypatch.setattr(stage, "DECLARED", stage.DECLARED + (counted,))
-    monkeypatch.setitem(stage.registered(), "counted", stage.runs_of((counted,))["counted"])
+    monkeypatch.setitem(registry, "counted", stage.runs_of((counted,))["counted"])
     info = CaseInfo(name="adds", path="adds.py", description="d")
 
     def load(_: CaseInfo) -> Case:

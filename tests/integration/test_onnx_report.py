@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+from unit.forms_support import differences, facts, markdown_facts
 
 from matrix.contract import stages
 from matrix.report.build import build_report
 from matrix.worker import onnx_stage
-from tests.unit.forms_support import differences, facts, markdown_facts
 
 from conftest import ROOT
 

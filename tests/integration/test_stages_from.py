@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Dict, Iterator, List
 
 import pytest
+from unit.forms_support import differences, facts, markdown_facts
 
 from matrix.contract import stages
 from matrix.report import stamp
 from matrix.report.build import Report, build_report
 from matrix.worker import onnx_stage
-from tests.unit.forms_support import differences, facts, markdown_facts
 
 from conftest import ROOT
 
