@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, NamedTuple, Tuple
+from typing import Dict, Iterator, List, NamedTuple, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SELECT = ["exportdb/*", "models/*", "tutorial/*", "strict_nonstrict/*"]
@@ -38,17 +38,23 @@ VARIABLE = "EXPORT_MATRIX_RECORD_READS"  # matrix/worker/reads.py
 
 
 class Cost(NamedTuple):
-    """What one command took: wall seconds; CPU seconds and minor page faults of it and every process it waited for."""
+    """What one command took: wall seconds; CPU seconds and minor page faults of it and every process it waited for;
+    the load average when it started; its cells' ``total_s`` summed and the slowest cell, from its records (so
+    that a round unlike the others can be explained: a busy machine, or one cell that took long)."""
 
     seconds: float
     cpu: float
     faults: int
+    load: float = 0.0
+    cells_s: float = 0.0
+    slowest: str = ""
 
 
 def timed(args: List[str], record: bool) -> Cost:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env[VARIABLE] = "1" if record else "0"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    load = os.getloadavg()[0]
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "matrix", *args], cwd=ROOT, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started
@@ -56,7 +62,10 @@ def timed(args: List[str], record: bool) -> Cost:
     if done.returncode != 0:
         sys.exit("export-matrix %s failed:\n%s" % (" ".join(args), done.stderr[-3000:]))
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    return Cost(seconds, cpu, after.ru_minflt - before.ru_minflt)
+    out = Path(args[args.index("--out") + 1])
+    times = sorted((record.get("total_s") or 0.0, "%s %s" % (record["case"], record["mode"])) for record in cells(out))
+    slowest = "%s %.1f s" % (times[-1][1], times[-1][0]) if times else ""
+    return Cost(seconds, cpu, after.ru_minflt - before.ru_minflt, load, sum(t for t, _ in times), slowest)
 
 
 def median(costs: List[Cost], field: str) -> float:
@@ -87,6 +96,9 @@ def main() -> None:
     for name, costs in figures.items():
         seconds = " ".join("%.1f s" % cost.seconds for cost in costs)
         print("%-10s %s (median %.1f s)" % (name, seconds, median(costs, "seconds")))
+        for cost in costs:
+            print("    %.1f s: load %.1f at start, cells %.1f s in all, slowest %s" % (
+                cost.seconds, cost.load, cost.cells_s, cost.slowest))  # fmt: skip
     recording, off = figures["recording"], figures["off"]
     print("cost of recording: %+.1f%% of a first run" % share(recording, off, "seconds"))
     print("cpu: recording %.1f s, off %.1f s (medians): %+.1f%%" % (
@@ -103,17 +115,19 @@ def share(recording: List[Cost], off: List[Cost], field: str) -> float:
     return 100.0 * (median(recording, field) / median(off, field) - 1.0)
 
 
-def counted(folder: Path) -> Tuple[int, int]:
-    """(cells that ran or were reused, of which reused) in a record folder; not-applicable ones are decided
-    without running."""
-    total = hit = 0
+def cells(folder: Path) -> Iterator[dict]:
+    """The cell records of a record folder that ran or were reused (not-applicable ones are decided without running)."""
     for path in folder.glob("*.jsonl"):
         for line in path.read_text().splitlines():
             record = json.loads(line) if line.strip() else {}
             if record.get("kind") == "cell" and record.get("status") != "not-applicable":
-                total += 1
-                hit += bool(record.get("reused_from"))
-    return total, hit
+                yield record
+
+
+def counted(folder: Path) -> Tuple[int, int]:
+    """(cells that ran or were reused, of which reused) in a record folder."""
+    records = list(cells(folder))
+    return len(records), sum(bool(record.get("reused_from")) for record in records)
 
 
 if __name__ == "__main__":
