@@ -23,7 +23,9 @@ from matrix.records.store import Store
 # A cell of one run matches the cell of another run with the same release, build, set, device, case and mode.
 MATCH = tuple(key for key in IDENTITY if key != "run")
 OPT_IN = tuple(stage for stage in stages.DECLARED if not stage.default)
-FOLLOW_UPS = tuple(product for product in products.PRODUCTS if product is not products.PROGRAM)
+# The saved programs come first in the declared order; every product after them is made from them, by a stage or a
+# load option of the run that holds it.
+FOLLOW_UPS = products.PRODUCTS[1:]
 
 
 @dataclass(frozen=True)
