@@ -403,7 +403,8 @@ def joined_runs(loaded: store.Store, folders: Sequence[str]) -> Tuple[store.Stor
         runs = other.environments["run_id"].nunique() if "run_id" in other.environments else 0
         found = stamp.read(folder) or stamp.UNKNOWN
         shows, dates = joined.stages + joined.products, citation.dates(other.environments)
-        sources.append(Source(found, shows, runs, dates, *other_runs.ran(other)))
+        if shows:  # a run that gave the report nothing (its outcomes are there already) is not cited
+            sources.append(Source(found, shows, runs, dates, *other_runs.ran(other)))
     return loaded, tuple(sources)
 
 

@@ -156,6 +156,10 @@ def test_the_joined_runs_stamp_survives_any_number_of_re_renders_in_both_forms(t
     report.build_report([str(first)], str(tmp_path / "again"), charts=False)
     report.build_report([str(tmp_path / "again")], str(tmp_path / "again"), charts=False)
     assert cited(tmp_path / "again") == said
+    # Joined again, the run gives nothing new (the cells hold its outcomes): it is cited once, as before.
+    again = [str(tmp_path / "again")]
+    report.build_report(again, again[0], charts=False, stages_from=[str(tmp_path / "onnx")])
+    assert cited(tmp_path / "again") == said
     assert stamp.sources([str(tmp_path / "again")]) == stamp.sources([str(first)])
     (kept,) = stamp.sources([str(first)])
     assert (kept.stamp, kept.shows, kept.runs, kept.dates) == (OTHER, ("onnx",), 1, "2025-01-03")
