@@ -12,7 +12,7 @@ made again apart, with its builds, cases and modes, into a folder that the repor
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Sequence, Tuple
 
 import pandas as pd
 
@@ -43,16 +43,24 @@ def selection_word(build: Build) -> str:
 
 def _builds_by_device(f: Findings) -> Dict[str, List[str]]:
     """Each device the report's cells ran on (the main device first), with the selection words of its builds."""
+    frames = [frame for frame in (f.cells, f.model.elsewhere) if not frame.empty]
+    return _by_device(b for frame in frames for b in zip(devices.of(frame), frame["release"], frame["variant"]))
+
+
+def _by_device(builds: Iterable[Tuple[str, str, str]]) -> Dict[str, List[str]]:
+    """Each device of ``builds`` (device, torch version, variant) in their order, with its builds' selection words."""
     found: Dict[str, List[str]] = {}
-    for frame in (f.cells, f.model.elsewhere):
-        if frame.empty:
-            continue
-        for device, release, variant in zip(devices.of(frame), frame["release"], frame["variant"]):
-            words = found.setdefault(str(device), [])
-            word = selection_word((str(release), str(variant)))
-            if word not in words:
-                words.append(word)
+    for device, release, variant in builds:
+        words = found.setdefault(str(device), [])
+        word = selection_word((str(release), str(variant)))
+        if word not in words:
+            words.append(word)
     return found
+
+
+def _nox(builds: Sequence[str], sessions: str, device: str, options: str) -> str:
+    """The run sessions' command for ``builds`` on ``device``; ``options`` go after ``--device``."""
+    return 'EXPORT_MATRIX_TORCH="%s" nox -s %s -- --device %s%s' % (" ".join(builds), sessions, device, options)
 
 
 def commands(f: Findings) -> List[Tuple[str, str]]:
@@ -71,19 +79,19 @@ def commands(f: Findings) -> List[Tuple[str, str]]:
     options = _stages_option(opt_in)
     with_sets = sorted({str(w) for w in f.cells.get("with_set", pd.Series(dtype=object)).dropna() if str(w)})
     for device, builds in by_device.items():
-        words, where = " ".join(builds), DEVICE_WORDS.get(device, "on " + device)
+        where, command = DEVICE_WORDS.get(device, "on " + device), _nox(builds, sessions, device, options)
         found.append(
             (
                 "Install each build of this report and run every case in both modes %s" % where
                 + (" with the stages %s too" % ", ".join(opt_in) if opt_in else "")
                 + (", then load every saved program on each build" if sessions == "run load" else ""),
-                'EXPORT_MATRIX_TORCH="%s" nox -s %s -- --device %s%s' % (words, sessions, device, options),
+                command,
             )
         )
         for named in with_sets:
             found.append(
-                ("The cells run with the --with set %s, %s" % (named, where), 'EXPORT_MATRIX_WITH="%s"'
-                 ' EXPORT_MATRIX_TORCH="%s" nox -s %s -- --device %s%s' % (named, words, sessions, device, options))
+                ("The cells run with the --with set %s, %s" % (named, where), 'EXPORT_MATRIX_WITH="%s" %s' % (
+                    named, command))
             )  # fmt: skip
     shows_aoti = any(not u.empty for u in f.model.uses[1:])  # a product after the saved programs
     folders = [AOTI_RECORDS] if shows_aoti else []
@@ -131,17 +139,13 @@ def _run_apart(f: Findings, source: Source, folder: str) -> List[Tuple[str, str]
     report_cases = set(f.cells["case"].astype(str)) if "case" in f.cells.columns else set()
     select = "" if report_cases <= set(source.cases) else " --select %s" % " ".join(map(shlex.quote, source.cases))
     mode = " --mode %s" % source.modes[0] if len(source.modes) == 1 else ""
-    by_device: Dict[str, List[str]] = {}
-    for device, version, variant in source.builds:
-        by_device.setdefault(device, []).append(selection_word((version, variant)))
     named = "the stage%s %s" % ("s" if len(source.shows) > 1 else "", ", ".join(source.shows))
     found = []
-    for device, builds in by_device.items():
+    for device, builds in _by_device(source.builds).items():
         found.append((
             "Run %s apart, as the run whose outcomes this report shows did (its builds, %s, %s), %s, into %s" % (
                 named, "its cases" if select else "every case", "%s mode" % source.modes[0] if mode else "both modes",
                 DEVICE_WORDS.get(device, "on " + device), folder),
-            'EXPORT_MATRIX_TORCH="%s" nox -s run -- --device %s%s%s%s --out %s' % (
-                " ".join(builds), device, mode, select, _stages_option(source.shows), folder),
+            _nox(builds, "run", device, "%s%s%s --out %s" % (mode, select, _stages_option(source.shows), folder)),
         ))  # fmt: skip
     return found
