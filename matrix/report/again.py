@@ -76,13 +76,14 @@ def commands(f: Findings) -> List[Tuple[str, str]]:
     apart = _apart(f)
     joined = {name for source, _ in apart for name in source.shows}
     opt_in = [s.name for s in stage_outcomes.ran_in(f.cells) if s.name not in stages.DEFAULT and s.name not in joined]
-    options = _stages_option(opt_in)
+    modes = _modes(f.cells)
+    options = _mode_option(modes) + _stages_option(opt_in)
     with_sets = sorted({str(w) for w in f.cells.get("with_set", pd.Series(dtype=object)).dropna() if str(w)})
     for device, builds in by_device.items():
         where, command = DEVICE_WORDS.get(device, "on " + device), _nox(builds, sessions, device, options)
         found.append(
             (
-                "Install each build of this report and run every case in both modes %s" % where
+                "Install each build of this report and run every case in %s %s" % (_modes_words(modes), where)
                 + (" with the stages %s too" % ", ".join(opt_in) if opt_in else "")
                 + (", then load every saved program on each build" if sessions == "run load" else ""),
                 command,
@@ -113,6 +114,20 @@ def commands(f: Findings) -> List[Tuple[str, str]]:
     return found
 
 
+def _modes(cells: pd.DataFrame) -> Tuple[str, ...]:
+    """The modes the report's cells ran in, sorted."""
+    return tuple(sorted(set(cells["mode"].astype(str)))) if "mode" in cells.columns else ()
+
+
+def _mode_option(modes: Sequence[str]) -> str:
+    """``--mode`` where the cells ran in one mode alone; the run sessions run both otherwise."""
+    return " --mode %s" % modes[0] if len(modes) == 1 else ""
+
+
+def _modes_words(modes: Sequence[str]) -> str:
+    return "%s mode" % modes[0] if len(modes) == 1 else "both modes"
+
+
 def _stages_option(opt_in: Sequence[str]) -> str:
     """``--stages`` with the default stages and ``opt_in`` (in declared order); "" where there is none to add."""
     return " --stages %s" % ",".join(stages.DEFAULT + tuple(s.name for s in stages.selected(opt_in))) if opt_in else ""
@@ -138,14 +153,14 @@ def _run_apart(f: Findings, source: Source, folder: str) -> List[Tuple[str, str]
     the report's, or those it named), its modes, with its stages, into ``folder``."""
     report_cases = set(f.cells["case"].astype(str)) if "case" in f.cells.columns else set()
     select = "" if report_cases <= set(source.cases) else " --select %s" % " ".join(map(shlex.quote, source.cases))
-    mode = " --mode %s" % source.modes[0] if len(source.modes) == 1 else ""
     named = "the stage%s %s" % ("s" if len(source.shows) > 1 else "", ", ".join(source.shows))
     found = []
     for device, builds in _by_device(source.builds).items():
         found.append((
             "Run %s apart, as the run whose outcomes this report shows did (its builds, %s, %s), %s, into %s" % (
-                named, "its cases" if select else "every case", "%s mode" % source.modes[0] if mode else "both modes",
+                named, "its cases" if select else "every case", _modes_words(source.modes),
                 DEVICE_WORDS.get(device, "on " + device), folder),
-            _nox(builds, "run", device, "%s%s%s --out %s" % (mode, select, _stages_option(source.shows), folder)),
+            _nox(builds, "run", device, "%s%s%s --out %s" % (
+                _mode_option(source.modes), select, _stages_option(source.shows), folder)),
         ))  # fmt: skip
     return found

@@ -188,7 +188,7 @@ def test_run_it_again_makes_the_joined_stage_apart_and_joins_it_as_the_cli_and_n
     steps = re.findall(r"^\d+\. (.*): `([^`]*)`$", (out / "index.md").read_text(encoding="utf-8"), re.M)
     commands = [command for _, command in steps if "nox" in command or "export-matrix" in command]
     assert commands == [
-        'EXPORT_MATRIX_TORCH="2.6.0+cpu 2.8.0+cpu" nox -s run -- --device cpu',  # no onnx: it is not the main run's
+        'EXPORT_MATRIX_TORCH="2.6.0+cpu 2.8.0+cpu" nox -s run -- --device cpu --mode strict',  # its mode; no onnx
         'EXPORT_MATRIX_TORCH="2.8.0+cpu" nox -s run -- --device cpu --mode strict --select mine --stages'
         " %s --out results/onnx" % ",".join((*stages.DEFAULT, "onnx")),
         "export-matrix report results/latest --out reports/local --stages-from results/onnx",
