@@ -18,12 +18,15 @@ import pandas as pd
 
 from matrix.contract import products, stages
 from matrix.contract.schema import IDENTITY
-from matrix.records.store import Store
+from matrix.records import devices
+from matrix.records.store import Store, release_key
 
 # A cell of one run matches the cell of another run with the same release, build, set, device, case and mode.
 MATCH = tuple(key for key in IDENTITY if key != "run")
 OPT_IN = tuple(stage for stage in stages.DECLARED if not stage.default)
-FOLLOW_UPS = tuple(product for product in products.PRODUCTS if product is not products.PROGRAM)
+# The saved programs come first in the declared order; every product after them is made from them, by a stage or a
+# load option of the run that holds it.
+FOLLOW_UPS = products.PRODUCTS[1:]
 
 
 @dataclass(frozen=True)
@@ -69,3 +72,17 @@ def join(loaded: Store, other: Store) -> Joined:
     joined = dataclasses.replace(loaded, cells=cells, products=tables, warnings=loaded.warnings + other.warnings)
     held = tuple(p.name for p in FOLLOW_UPS if not other.products[p.name].empty)
     return Joined(joined, tuple(given), held, int(unmatched.sum()))
+
+
+Builds = Tuple[Tuple[str, str, str], ...]
+
+
+def ran(other: Store) -> Tuple[Builds, Tuple[str, ...], Tuple[str, ...]]:
+    """What the other run ran, all of it, as a command that runs it again needs it: the builds its cells ran on, as
+    (device, torch version, variant) in release order; its cases and its modes, sorted."""
+    cells = other.cells
+    if cells.empty:
+        return (), (), ()
+    found = set(zip(devices.of(cells), cells["torch_version"].astype(str), cells["variant"].astype(str)))
+    builds = tuple(sorted(found, key=lambda build: (build[0], release_key(build[1]), build[2])))
+    return builds, tuple(sorted(set(cells["case"].astype(str)))), tuple(sorted(set(cells["mode"].astype(str))))

@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import pandas as pd
 
-from matrix.contract import dependencies
+from matrix.contract import dependencies, stages
 from matrix.contract.case import EXPORTDB_SOURCE
 from matrix.contract.errors import UserError
 from matrix.contract.schema import MODES, STAGE_ERROR, STAGE_MISMATCH, Status, cell_id, first_line
@@ -30,8 +30,10 @@ from matrix.records import packages, transitions
 from matrix.records.channel import channel_of
 from matrix.records.columns import EXPORTED
 
-# The steps a repro script runs, in the order a cell runs them.
-EAGER, EXPORT, CHECK, DECOMPOSE, SERIALIZE = "eager", "export", "check", "decompose", "serialize"
+# The steps a repro script runs, in the order a cell runs them: the eager run and the export, then the stages on the
+# exported program, named as they are declared.
+EAGER, EXPORT = "eager", "export"
+CHECK, DECOMPOSE, SERIALIZE = stages.CHECK.name, stages.DECOMPOSE.name, stages.SERIALIZE.name
 STEPS = (EAGER, EXPORT, CHECK, DECOMPOSE, SERIALIZE)
 # The steps on an exported program: a cell that exported fails at one of these.
 STAGES_AFTER = (CHECK, DECOMPOSE, SERIALIZE)
@@ -187,8 +189,8 @@ def _outcome_errors(cell: Cell) -> List[Tuple[str, str]]:
     if cell.status not in QUIET:
         error = ": ".join(p for p in (cell.error_type, first_line(cell.error_message, limit=300)) if p)
         found.append((cell.status + (" at %s" % cell.failed_stage if cell.failed_stage else ""), error))
-    stages = ((DECOMPOSE, cell.decompose_error), (SERIALIZE, cell.serialize_error))
-    return found + [("%s failed" % step, first_line(error, limit=300)) for step, error in stages if error]
+    after = ((DECOMPOSE, cell.decompose_error), (SERIALIZE, cell.serialize_error))
+    return found + [("%s failed" % step, first_line(error, limit=300)) for step, error in after if error]
 
 
 # --- commands --------------------------------------------------------------------------------

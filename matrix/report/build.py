@@ -224,7 +224,9 @@ def build_report(
         baseline = kept_baseline.stored(record_dirs)
         if baseline is not None and notify is not None:
             notify("compared with the baseline kept in %s (%s)" % (baseline, kept_baseline.name_of(baseline)))
-    loaded, sources = joined_runs(store.load(list(record_dirs)), stages_from)
+    loaded, joined = joined_runs(store.load(list(record_dirs)), stages_from)
+    # A report among the records keeps the runs it joined: a re-render from its folder still cites them.
+    sources = tuple(dict.fromkeys(stamp.sources(record_dirs) + joined))
     roots = report_case.default_roots() + tuple(case_roots)
     # The loaded records are millions of long-lived objects without cycles: set them aside so
     # that the collector does not walk them again at each collection while the report is built.
@@ -345,7 +347,7 @@ def _build(
     written |= report_site.write(out, findings, tables_offered, csv=csv)
     # After the site's own files: its write removes the site's files of the last build that it did not write itself.
     written |= _write_documents(out, findings, case_pages, shelf, tables_offered, csv)
-    written |= stamp.write(out, findings.stamp)
+    written |= stamp.write(out, findings.stamp, findings.sources)
     written |= shelf.write(out)
     files.remove_stale(out, listed, written)
     files.write_manifest(out, written)
@@ -400,7 +402,9 @@ def joined_runs(loaded: store.Store, folders: Sequence[str]) -> Tuple[store.Stor
             loaded = dataclasses.replace(loaded, warnings=loaded.warnings + (warning,))
         runs = other.environments["run_id"].nunique() if "run_id" in other.environments else 0
         found = stamp.read(folder) or stamp.UNKNOWN
-        sources.append(Source(found, joined.stages + joined.products, runs, citation.dates(other.environments)))
+        shows, dates = joined.stages + joined.products, citation.dates(other.environments)
+        if shows:  # a run that gave the report nothing (its outcomes are there already) is not cited
+            sources.append(Source(found, shows, runs, dates, *other_runs.ran(other)))
     return loaded, tuple(sources)
 
 

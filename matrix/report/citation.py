@@ -19,7 +19,7 @@ from matrix.records import store
 from matrix.report import again
 from matrix.report import document as d
 from matrix.report import phrases as say
-from matrix.report.stamp import Stamp
+from matrix.report.stamp import Source, Stamp
 
 if TYPE_CHECKING:
     from matrix.report.findings import Findings
@@ -131,10 +131,17 @@ def cite(f: Findings) -> str:
     made = f.stamp.words() if f.stamp is not None else "stamp not recorded"
     runs_on = dates(f.environments) or "dates not recorded"
     others = "".join(
-        "; %s from the run %s" % (", ".join(_stage_labels(s.shows) + _product_nouns(s.shows)), s.stamp.words())
+        "; %s from the run %s" % (", ".join(_stage_labels(s.shows) + _product_nouns(s.shows)), _of_run(s))
         for s in f.sources
     )
     return "%s (%s; cells run %s%s)." % (f.title, made, runs_on, others)
+
+
+def _of_run(source: Source) -> str:
+    """The run's stamp where its folder kept one (a published report's); a record folder keeps none: its days."""
+    if source.stamp.date:
+        return source.stamp.words()
+    return "of %s (its commit not recorded)" % (source.dates or "dates not recorded")
 
 
 def _product_nouns(names: Sequence[str]) -> List[str]:

@@ -17,19 +17,9 @@ from matrix.records.scope import Scope
 from matrix.records.transitions import Step
 from matrix.records.verdicts import Verdicts
 from matrix.report.charts import Chart
-from matrix.report.stamp import Stamp
+from matrix.report.stamp import Source, Stamp
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Source:
-    """Another run whose opt-in stages' outcomes or follow-up products the report shows (``report --stages-from``)."""
-
-    stamp: Stamp  # that of the report or record folder it came from
-    shows: Tuple[str, ...]  # the declared names of the stages and products it gave the report
-    runs: int  # how many runs its records hold
-    dates: str  # the days its cells ran (UTC); "" where not recorded
 
 
 class _OfModel(Generic[T]):

@@ -7,6 +7,10 @@ date is the UTC day of the build, or of ``SOURCE_DATE_EPOCH`` where that is set 
 convention). The commit is read from the git checkout this package runs from, by reading git's files (no git
 process): ``HEAD``, the branch it names, and ``packed-refs``, in a worktree through its ``commondir``. Outside a
 checkout the package's version is said instead.
+
+``stamp.json`` also keeps the other runs the report joined (``report --stages-from``, a :class:`Source` each): a
+report re-rendered from its own folder, which holds their records but not their folders, still cites each of them
+and says how to run it again.
 """
 
 from __future__ import annotations
@@ -16,8 +20,9 @@ import datetime
 import json
 import os
 from dataclasses import dataclass
-from typing import Optional, Set
+from typing import Any, Dict, Optional, Sequence, Set, Tuple
 
+from matrix.contract.errors import UserError
 from matrix.report import files
 
 PACKAGE = "torch-export-matrix"
@@ -115,11 +120,29 @@ def current() -> Stamp:
     return Stamp(commit=commit(os.path.dirname(__file__)), version=version(), date=build_date())
 
 
-def write(out: str, stamp: Optional[Stamp]) -> Set[str]:
-    """Keep the report's stamp in its folder; returns the path written (none without a stamp)."""
+@dataclass(frozen=True)
+class Source:
+    """Another run whose opt-in stages' outcomes or follow-up products the report shows (``report --stages-from``):
+    its stamp, what it gave the report, and what it ran, so that the report can say how to run it again."""
+
+    stamp: Stamp  # that of the report or record folder it came from (UNKNOWN for a record folder)
+    shows: Tuple[str, ...]  # the declared names of the stages and products it gave the report
+    runs: int  # how many runs its records hold
+    dates: str  # the days its cells ran (UTC); "" where not recorded
+    builds: Tuple[Tuple[str, str, str], ...] = ()  # (device, torch version, variant) its cells ran on, in order
+    cases: Tuple[str, ...] = ()  # the cases it ran, sorted
+    modes: Tuple[str, ...] = ()  # the modes it ran, sorted
+
+
+def write(out: str, stamp: Optional[Stamp], sources: Sequence[Source] = ()) -> Set[str]:
+    """Keep the report's stamp, and the other runs it joined, in its folder; returns the path written (none
+    without a stamp)."""
     if stamp is None:
         return set()
-    files.write_text(out, FILE, json.dumps(dataclasses.asdict(stamp), sort_keys=True, indent=1) + "\n")
+    kept: Dict[str, Any] = dataclasses.asdict(stamp)
+    if sources:  # a report that joined nothing keeps the stamp.json it always had
+        kept["sources"] = [dataclasses.asdict(source) for source in sources]
+    files.write_text(out, FILE, json.dumps(kept, sort_keys=True, indent=1) + "\n")
     return {FILE}
 
 
@@ -128,6 +151,36 @@ def read(folder: str) -> Optional[Stamp]:
     try:
         with open(os.path.join(folder, FILE), encoding="utf-8") as f:
             found = json.load(f)
-        return Stamp(commit=str(found["commit"]), version=str(found["version"]), date=str(found["date"]))
+        return _stamp(found)
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def _stamp(found: Dict[str, Any]) -> Stamp:
+    return Stamp(commit=str(found["commit"]), version=str(found["version"]), date=str(found["date"]))
+
+
+def sources(folders: Sequence[str]) -> Tuple[Source, ...]:
+    """The other runs that the reports among ``folders`` joined (:func:`write`), each once, in the folders' order; a
+    folder without a stamp keeps none. A ``sources`` entry that cannot be read stops the report, naming the file:
+    rebuilding without it would cite the report without the runs whose records it shows."""
+    found: Dict[Source, None] = {}
+    for folder in folders:
+        path = os.path.join(folder, FILE)
+        try:
+            with open(path, encoding="utf-8") as f:
+                kept = json.load(f).get("sources", [])
+        except (OSError, ValueError, AttributeError):
+            continue  # no stamp, or not one (read() says the same): nothing joined that it could tell
+        try:
+            for entry in kept:
+                source = Source(
+                    _stamp(entry["stamp"]), tuple(map(str, entry["shows"])), int(entry["runs"]), str(entry["dates"]),
+                    tuple((str(d), str(v), str(w)) for d, v, w in entry["builds"]), tuple(map(str, entry["cases"])),
+                    tuple(map(str, entry["modes"])),
+                )  # fmt: skip
+                found[source] = None
+        except (KeyError, TypeError, ValueError) as error:
+            raise UserError("%s: its sources (the runs the report joined) cannot be read: %s %s" % (
+                path, type(error).__name__, error)) from None  # fmt: skip
+    return tuple(found)

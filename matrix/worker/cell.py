@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 from ..contract import dependencies, records
 from ..contract.case import CaseError, CaseInfo
 from ..contract.schema import Status, first_line
+from ..contract.stages import DEFAULT as DEFAULT_STAGES
 from . import fingerprint, stage
 from .canonical import normalize_text
 from .case import Case
@@ -52,7 +53,7 @@ def _export(case: Case, mode: str, found: Dict[str, bool]) -> Tuple[Any, bool]:
 
 def run_cell(
     info: CaseInfo, mode: str, found: Dict[str, bool], loader: Callable[[CaseInfo], Case], device: str = "cpu",
-    stages: Tuple[str, ...] = ("check", "decompose", "serialize"), artifacts: Optional[Any] = None, **context: Any,
+    stages: Tuple[str, ...] = DEFAULT_STAGES, artifacts: Optional[Any] = None, **context: Any,
 ) -> Dict[str, Any]:  # fmt: skip
     """Run every stage of one cell and return the record fields it produced.
 

@@ -1,7 +1,7 @@
 """``report --stages-from DIR`` on real records: two runs of the worker on the installed torch, a plain one and a
 ``--stages check,onnx`` one, and the report of the first with the second's ONNX outcomes joined to its matching
 cells, in both forms, with nothing else of the second run counted, its unmatched cell said, and both runs' stamps
-cited."""
+cited, the same after a re-render from the report's folder alone, which also says how to make the second run again."""
 
 from __future__ import annotations
 
@@ -96,3 +96,30 @@ def test_the_citation_names_both_runs_stamps_in_both_forms(built: Dict[str, obje
     assert "| ONNX outcomes | 1 |" in markdown and "| %s |" % OTHER.commit in markdown
     for words in (own.words(), OTHER.words()):
         assert words in site
+
+
+def _cited(out: Path) -> List[str]:
+    """The front page's lines that cite the runs and say how to make them again, checked the same in both forms; the
+    report's own stamp (a re-render's is its own day's) said as OWN."""
+    own = stamp.read(str(out))
+    assert own is not None
+    markdown = (out / "index.md").read_text(encoding="utf-8")
+    site = (out / "site" / "index.html").read_text(encoding="utf-8")
+    assert differences(markdown_facts(markdown, "index.md"), facts(site, "site/index.html")) is None
+    lines = markdown.replace(own.words(), "OWN").splitlines()
+    return lines[lines.index("| records | runs | written on (UTC) | published at commit |") : lines.index("## Summary")]
+
+
+def test_a_re_render_from_the_report_alone_cites_both_runs_and_makes_the_onnx_run_again(
+    built: Dict[str, object],
+) -> None:
+    root = Path(str(built["root"]))
+    before = _cited(root / "report")
+    build_report([str(root / "report")], str(root / "again"), charts=False)
+    assert _cited(root / "again") == before
+    said = "\n".join(before)
+    assert "ONNX outcomes from the run %s" % OTHER.words() in said
+    # The ONNX run again as it ran (its three cases, the report's two among them; non-strict), then joined.
+    stages_word = ",".join((*stages.DEFAULT, "onnx"))
+    assert "nox -s run -- --device cpu --mode non-strict --stages %s --out results/onnx`" % stages_word in said
+    assert "`export-matrix report results/latest --out reports/local --stages-from results/onnx`" in said

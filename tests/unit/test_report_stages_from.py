@@ -1,20 +1,31 @@
 """``report --stages-from DIR``: another folder's opt-in stages' outcomes join the report's matching cells, its
 follow-up products (packages, compiles) join the report's records, and nothing else of that folder does (its other
-cells and saved programs stay out); a cell that matches none is said in a warning."""
+cells and saved programs stay out); a cell that matches none is said in a warning. The report keeps the runs it
+joined in ``stamp.json``: re-rendered from its own folder, it still cites them, in both forms, and "Run it again"
+makes a joined stage's run apart, then joins it."""
 
 from __future__ import annotations
 
+import argparse
+import json
+import re
+import shlex
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import pandas as pd
+import pytest
 
-from matrix.contract import records, schema
+from matrix.contract import records, schema, stages
+from matrix.contract.errors import UserError
 from matrix.contract.products import COMPILE, PACKAGE
+from matrix.contract.requests import RunRequest
 from matrix.records import other_runs, store
 from matrix.report import build as report
+from matrix.report import stamp
 
-from conftest import make_cell
+from .forms_support import differences, facts, markdown_facts
+from conftest import environment_record, make_cell
 
 
 def write(folder: Path, rows: List[Dict[str, Any]]) -> str:
@@ -103,3 +114,91 @@ def test_an_opt_in_stage_joins_the_matching_cell_only_and_the_rest_is_warned(tmp
     assert built.cells == 2
     (warning,) = [w for w in built.warnings if "match no cell" in w]
     assert warning == "%s: 1 cell(s) with an opt-in stage's outcome match no cell of the report; left out" % other
+
+
+def environment(release: str, day: int, run_id: str) -> Dict[str, Any]:
+    return {**environment_record(release, "2025-01-%02dT00:00:00+00:00" % day), "run_id": run_id}
+
+
+ONNX = {"onnx_status": "pass", "onnx_opset": 18}
+OTHER = stamp.Stamp(commit="0123456789ab", version="0.1.0", date="2025-01-04")  # the ONNX run's, where it kept one
+
+
+def joined_report(tmp_path: Path, other_stamp: Optional[stamp.Stamp] = OTHER) -> Path:
+    """A report of two cases on two releases, in strict mode, with the ONNX outcomes of another run (one case, on the
+    newer release) joined."""
+    main = write(tmp_path / "main", [environment("2.6.0", 1, "a"), environment("2.8.0", 1, "a")] + [
+        make_cell(release, case) for release in ("2.6.0", "2.8.0") for case in ("mine", "yours")])  # fmt: skip
+    other = write(tmp_path / "onnx", [environment("2.8.0", 3, "b"), cell("2.8.0", "mine", **ONNX)])
+    if other_stamp is not None:
+        stamp.write(other, other_stamp)  # as a published report keeps its stamp
+    report.build_report([main], str(tmp_path / "report"), charts=False, stages_from=[other])
+    return tmp_path / "report"
+
+
+def cited(out: Path) -> str:
+    """What the front page says of the runs whose records it shows and how to cite it, checked the same in both
+    forms: the table of runs, "How to cite" and the commands of "Run it again"."""
+    markdown = markdown_facts((out / "index.md").read_text(encoding="utf-8"), "index.md")
+    site = facts((out / "site" / "index.html").read_text(encoding="utf-8"), "site/index.html")
+    assert differences(markdown, site) is None
+    said = " ".join(value for kind, value in markdown if kind == "text")
+    return said[said.index("records runs written on") : said.index("A single failure is reproduced")]
+
+
+def test_the_joined_runs_stamp_survives_any_number_of_re_renders_in_both_forms(tmp_path: Path) -> None:
+    first = joined_report(tmp_path)
+    said = cited(first)
+    assert "ONNX outcomes 1 2025-01-03 %s" % OTHER.commit in said
+    assert "; ONNX outcomes from the run %s)." % OTHER.words() in said
+    # Re-rendered from the report's folder alone, which holds the ONNX outcomes but not the other run's folder;
+    # then from that re-render, and in place.
+    report.build_report([str(first)], str(tmp_path / "again"), charts=False)
+    report.build_report([str(tmp_path / "again")], str(tmp_path / "again"), charts=False)
+    assert cited(tmp_path / "again") == said
+    # Joined again, the run gives nothing new (the cells hold its outcomes): it is cited once, as before.
+    again = [str(tmp_path / "again")]
+    report.build_report(again, again[0], charts=False, stages_from=[str(tmp_path / "onnx")])
+    assert cited(tmp_path / "again") == said
+    assert stamp.sources([str(tmp_path / "again")]) == stamp.sources([str(first)])
+    (kept,) = stamp.sources([str(first)])
+    assert (kept.stamp, kept.shows, kept.runs, kept.dates) == (OTHER, ("onnx",), 1, "2025-01-03")
+    assert (kept.builds, kept.cases, kept.modes) == ((("cpu", "2.8.0", "cpu"),), ("mine",), ("strict",))
+
+
+def test_a_run_from_a_record_folder_is_cited_by_its_days_and_an_unreadable_kept_run_is_refused(
+    tmp_path: Path,
+) -> None:
+    first = joined_report(tmp_path, other_stamp=None)
+    said = cited(first)
+    assert "; ONNX outcomes from the run of 2025-01-03 (its commit not recorded))." in said
+    assert "ONNX outcomes 1 2025-01-03 not recorded" in said
+    kept = json.loads((first / stamp.FILE).read_text(encoding="utf-8"))
+    del kept["sources"][0]["shows"]
+    (first / stamp.FILE).write_text(json.dumps(kept), encoding="utf-8")
+    with pytest.raises(UserError, match=r"stamp\.json: its sources \(the runs the report joined\) cannot be read"):
+        report.build_report([str(first)], str(tmp_path / "again"), charts=False)
+
+
+def test_run_it_again_makes_the_joined_stage_apart_and_joins_it_as_the_cli_and_noxfile_read_it(
+    tmp_path: Path,
+) -> None:
+    out = joined_report(tmp_path)
+    said = cited(out)  # the same in both forms
+    steps = re.findall(r"^\d+\. (.*): `([^`]*)`$", (out / "index.md").read_text(encoding="utf-8"), re.M)
+    commands = [command for _, command in steps if "nox" in command or "export-matrix" in command]
+    assert commands == [
+        'EXPORT_MATRIX_TORCH="2.6.0+cpu 2.8.0+cpu" nox -s run -- --device cpu --mode strict',  # its mode; no onnx
+        'EXPORT_MATRIX_TORCH="2.8.0+cpu" nox -s run -- --device cpu --mode strict --select mine --stages'
+        " %s --out results/onnx" % ",".join((*stages.DEFAULT, "onnx")),
+        "export-matrix report results/latest --out reports/local --stages-from results/onnx",
+    ]
+    assert "Run the stage onnx apart, as the run whose outcomes this report shows did (its builds, its cases" in said
+    # The run session hands the words after -- to export-matrix run's parser; the report command is the CLI's.
+    request = RunRequest.from_argv(shlex.split(commands[1].split(" -- ")[1]))
+    assert (tuple(request.select), request.mode, request.out) == (("mine",), "strict", "results/onnx")
+    assert tuple(request.stages) == (*stages.DEFAULT, "onnx")
+    parser = argparse.ArgumentParser()
+    report.configure(parser)
+    options = report.ReportOptions.from_args(parser.parse_args(shlex.split(commands[2])[2:]))
+    assert options.stages_from == ("results/onnx",) and options.records == ("results/latest",)
