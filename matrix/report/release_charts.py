@@ -1,5 +1,4 @@
-"""Charts over the releases: pass rate and export time per release, regressions and fixes per transition; and
-which charts each section of the report's front page shows.
+"""Charts over the releases: pass rate and export time per release, regressions and fixes per transition.
 
 Releases run left to right in the records' release order. A mode has the same colour in the
 pass-rate and export-time charts (MODE_COLORS), and the transition chart counts regressions
@@ -16,7 +15,7 @@ import pandas as pd
 from matrix.contract.schema import MODES
 from matrix.records import store, tables, transitions
 from matrix.records.transitions import Step
-from matrix.report import heatmaps, transition_page
+from matrix.report import transition_page
 from matrix.report.charts import (
     COLORS,
     MODE_COLORS,
@@ -228,9 +227,9 @@ def _duration_axis(axis: Any, seconds: Sequence[float]) -> None:
 
 
 @with_settings
-def transition_counts(steps: Sequence[Step], out: str) -> List[Chart]:
-    """Regressions and fixes per release transition, all modes and variants together."""
-    return one_chart(transitions_figure(steps), out, "transitions", "Regressions and fixes per release transition")
+def transition_counts(counts: pd.DataFrame, out: str) -> List[Chart]:
+    """Regressions and fixes per release transition (:func:`step_counts`), all modes and variants together."""
+    return one_chart(transitions_figure(counts), out, "transitions", "Regressions and fixes per release transition")
 
 
 def step_counts(steps: Sequence[Step]) -> pd.DataFrame:
@@ -246,15 +245,15 @@ def kind_label(kind: str) -> str:
 
 
 @with_settings
-def transitions_figure(steps: Sequence[Step]) -> Optional[Any]:
-    """The transition chart's figure: a bar of regressions and one of fixes per step; None without steps.
+def transitions_figure(counts: pd.DataFrame) -> Optional[Any]:
+    """The transition chart's figure: a bar of regressions and one of fixes per step (:func:`step_counts`); None
+    without steps.
 
     Each bar stacks its kinds (the front page's regression kinds, transitions.REGRESSIONS,
     then transitions.FIXES), so a bar is as tall as the count the front page gives for that transition.
     """
     from matplotlib.ticker import MaxNLocator
 
-    counts = step_counts(steps)
     if counts.empty:
         return None
     positions = range(len(counts))
@@ -291,17 +290,3 @@ def transitions_figure(steps: Sequence[Step]) -> Optional[Any]:
     figure.legend(loc="outside lower center", ncol=3, fontsize=8, frameon=False)
     ax.set_title("Regressions and fixes per release transition")
     return figure
-
-
-def front_page(
-    summary: pd.DataFrame, steps: Sequence[Step], table: pd.DataFrame, out: str, only: Optional[Sequence[str]] = None
-) -> Dict[str, List[Chart]]:
-    """The charts of the report's front page, by section: status overview, pass rate, transitions, export time
-    (those named in ``only``, where given)."""
-    draw = {
-        "overview": lambda: heatmaps.status_overview(table, out),
-        "summary": lambda: pass_rate(summary, out),
-        "transitions": lambda: transition_counts(steps, out),
-        "export-time": lambda: export_times(table, out),
-    }
-    return {name: make() for name, make in draw.items() if only is None or name in only}
