@@ -23,11 +23,10 @@ matplotlib settings say, so a name such as ``$\\macro$`` is shown rather than pa
 from __future__ import annotations
 
 import contextlib
-import functools
 import io
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, TypeVar, cast
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from matrix.contract.schema import Status
 from matrix.report import files as report_files
@@ -70,27 +69,14 @@ def prepare() -> None:
     import matplotlib.ticker  # noqa: F401
 
 
-Drawing = TypeVar("Drawing", bound=Callable[..., Any])
-
-
 @contextlib.contextmanager
 def settings() -> Iterator[None]:
-    """matplotlib's settings for the charts (:data:`_RC`) while the block runs."""
+    """matplotlib's settings for the charts (:data:`_RC`) while the block runs; ``@settings()`` builds and saves a
+    chart under them, as text objects take their settings when created."""
     import matplotlib
 
     with matplotlib.rc_context(_RC):  # type: ignore[arg-type]
         yield
-
-
-def with_settings(draw: Drawing) -> Drawing:
-    """Build and save a chart under :data:`_RC`: text objects take their settings when created."""
-
-    @functools.wraps(draw)
-    def drawing(*args: Any, **kwargs: Any) -> Any:
-        with settings():
-            return draw(*args, **kwargs)
-
-    return cast(Drawing, drawing)
 
 
 def new_figure(width: float, height: float, constrained: bool = True) -> Any:

@@ -21,7 +21,6 @@ from matrix.report.charts import (
     new_figure,
     one_chart,
     settings,
-    with_settings,
 )
 
 # Rows per heatmap image: more would make the case names unreadably small.
@@ -59,7 +58,6 @@ def heatmap_groups(table: pd.DataFrame, rows: int = HEATMAP_ROWS) -> List[List[T
     return [chunk for chunk in chunks if chunk]
 
 
-@with_settings
 def status_heatmaps(table: pd.DataFrame, labels: pd.Series, out: str) -> List[Chart]:
     """One image per group of cases: case × environment, a panel per mode, tags on the right."""
     figures = status_heatmap_figures(table, labels)
@@ -166,7 +164,6 @@ def _heatmap(
 OVERVIEW_TITLE = "Status of every case in every release"
 
 
-@with_settings
 def status_overview(table: pd.DataFrame, labels: pd.Series, out: str) -> List[Chart]:
     """The whole status grid in one image for the front page: a column per case, a row per environment and mode."""
     title = OVERVIEW_TITLE + " (the status grid page names each case)"
@@ -177,7 +174,7 @@ def status_overview(table: pd.DataFrame, labels: pd.Series, out: str) -> List[Ch
 _COLUMN_W, _ROW_H, _CASES_W, _TAG_CHAR_W = (0.05, 0.22), 0.2, 10.0, 0.055
 
 
-@with_settings
+@settings()
 def overview_figure(table: pd.DataFrame, labels: pd.Series) -> Optional[Any]:
     """The overview's figure: a panel per mode, columns grouped by tag (named below), None for no cells."""
     if table.empty:

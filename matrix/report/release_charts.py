@@ -24,7 +24,7 @@ from matrix.report.charts import (
     label,
     new_figure,
     one_chart,
-    with_settings,
+    settings,
 )
 
 MODE_STYLE = {"strict": "-", "non-strict": "--"}
@@ -37,13 +37,12 @@ KIND_LABELS = transition_page.COUNTED
 KIND_HATCHES = ("", "////", "....", "xxxx", "\\\\")
 
 
-@with_settings
 def pass_rate(summary: pd.DataFrame, out: str) -> List[Chart]:
     """Pass rate (pass / applicable cells) per environment: a line per mode, a marker per variant."""
     return one_chart(pass_rate_figure(summary), out, "pass-rate", "Pass rate per release", svg=True)
 
 
-@with_settings
+@settings()
 def pass_rate_figure(summary: pd.DataFrame) -> Optional[Any]:
     """The pass-rate chart's figure, or None when no pass rate is known.
 
@@ -159,13 +158,12 @@ def rate_limits(percents: Sequence[float]) -> Tuple[float, float]:
     return low, high + 0.07 * (high - low)
 
 
-@with_settings
 def export_times(table: pd.DataFrame, out: str) -> List[Chart]:
     """Distribution of median export time per release and mode, for cells that exported (log scale)."""
     return one_chart(export_times_figure(table), out, "export-time", "Export time per release")
 
 
-@with_settings
+@settings()
 def export_times_figure(table: pd.DataFrame) -> Optional[Any]:
     """The export-time chart's figure, or None when no cell exported with a time."""
     done = table[table["status"].isin(["pass", "mismatch"])]
@@ -226,7 +224,6 @@ def _duration_axis(axis: Any, seconds: Sequence[float]) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
-@with_settings
 def transition_counts(counts: pd.DataFrame, out: str) -> List[Chart]:
     """Regressions and fixes per release transition (:func:`step_counts`), all modes and variants together."""
     return one_chart(transitions_figure(counts), out, "transitions", "Regressions and fixes per release transition")
@@ -244,7 +241,7 @@ def kind_label(kind: str) -> str:
     return KIND_LABELS.get(kind, kind.replace("-", " ") + "s")
 
 
-@with_settings
+@settings()
 def transitions_figure(counts: pd.DataFrame) -> Optional[Any]:
     """The transition chart's figure: a bar of regressions and one of fixes per step (:func:`step_counts`); None
     without steps.

@@ -139,10 +139,15 @@ def _section(kind: str, count: int, blocks: Sequence[d.Block], said: str = "") -
     return d.Section(anchor, "%s (%s)" % (heading, said or count), tuple(blocks))
 
 
+def moved(before: Any, after: Any, kind: Any = None) -> d.Phrase:
+    """A cell's status before, then after (``✓ pass → ✗ fail``), and whether it now gives wrong numbers (``kind``)."""
+    return d.phrase(say.status(before), " → ", say.status(after), NOW_WRONG if kind == "wrong-result" else None)
+
+
 def _status_moves(step: Step, kind: str, release: str, which: str, several: bool) -> d.Section:
     found = step.of(kind)
     table = _table(found, several, ["status", "error in %s (%s)" % (release, which)], lambda m: [
-        d.phrase(say.status(m["status_before"]), " → ", say.status(m["status_after"])),
+        moved(m["status_before"], m["status_after"]),
         say.error(m["error_type"], m["error_message"], ERROR_LIMIT)])  # fmt: skip
     intro = [d.Paragraph(d.phrase(INTROS[kind]))] if kind in INTROS else []
     return _section(kind, len(found), [*intro, table])
@@ -261,8 +266,7 @@ def change(m: Row) -> d.Phrase:
     stopped failing."""
     if str(m["kind"]).startswith("stage-"):
         return d.phrase(say.status(m.get("status_after")), ", ", say.plain(m.get("detail")))
-    wrong = NOW_WRONG if m["kind"] == "wrong-result" else None
-    return d.phrase(say.status(m.get("status_before")), " → ", say.status(m.get("status_after")), wrong)
+    return moved(m.get("status_before"), m.get("status_after"), m["kind"])
 
 
 CHANGE_LIMIT = 200

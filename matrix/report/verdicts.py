@@ -21,7 +21,7 @@ from matrix.records.open_regressions import OpenRegression
 from matrix.records.verdicts import Verdicts
 from matrix.report import document as d
 from matrix.report import markdown as md
-from matrix.report import pages
+from matrix.report import pages, transition_page
 from matrix.report import phrases as say
 from matrix.report.artifacts import PAGE as ARTIFACTS_PAGE
 
@@ -115,11 +115,8 @@ def _open_line(o: OpenRegression) -> d.Phrase:
     if o.kind == "stage-regression":
         stage = STAGE_LABELS.get(o.stage or "", o.stage or "a stage")
         return d.phrase(head, "%s stopped working at " % stage, step, build, "; ", stage_now(o, stage), ".")
-    wrong = " (now wrong numbers)" if o.kind == "wrong-result" else None
-    return d.phrase(
-        head, say.status(o.status_before), " → ", say.status(o.status_after), wrong, " at ", step, build,
-        "; now ", say.statuses(o.now), ".",
-    )  # fmt: skip
+    moved = transition_page.moved(o.status_before, o.status_after, o.kind)
+    return d.phrase(head, moved, " at ", step, build, "; now ", say.statuses(o.now), ".")
 
 
 def stage_now(o: OpenRegression, stage: str) -> d.Phrase:
