@@ -86,12 +86,8 @@ def _checks(c: DeviceComparison, differences: Sequence[Difference]) -> List[d.Bl
     where its case has a file of ours: a line and a list, or nothing."""
     found = [(x, repro.check_command(repro.Cell.from_row(x.other))) for x in differences]
     items = tuple(d.Item(d.phrase(cell_name(x) + ": ", d.Code(command))) for x, command in found if command)
-    return [d.Paragraph(d.phrase(again(c))), d.Items(items)] if items else []
-
-
-def again(c: DeviceComparison) -> str:
-    """What the list of commands under a build's table is."""
-    return "Run again on %s, in the cell's own environment (export-matrix check, from a checkout):" % c.device
+    again = "Run again on %s, in the cell's own environment (export-matrix check, from a checkout):" % c.device
+    return [d.Paragraph(d.phrase(again)), d.Items(items)] if items else []
 
 
 def cell_name(d: Difference) -> str:

@@ -272,11 +272,9 @@ def change(m: Row) -> d.Phrase:
 CHANGE_LIMIT = 200
 
 
-def changes_table(found: Sequence[Row], older: bool) -> d.Table:
-    """One row per cell that changed (case and mode), with its transition, kind, change and the failing side's
-    error: the newer release's, or where ``older`` (fixes) the older's."""
-    side = "older" if older else "newer"
-    columns = ("transition", "case", "mode", "kind", "change", "error in the %s release" % side)
+def changes_table(found: Sequence[Row]) -> d.Table:
+    """One row per regression (case and mode), with its transition, kind, change and the newer release's error."""
+    columns = ("transition", "case", "mode", "kind", "change", "error in the newer release")
     rows = tuple(
         (
             d.phrase(say.transition(m, SECTIONS[str(m["kind"])][0])),
@@ -319,7 +317,7 @@ def newest_section(steps: Sequence[Step], newest_builds: Sequence[str]) -> d.Sec
         " (one per case and mode).",
     )
     # Where none regressed, the lead says so: an empty table would only repeat it.
-    table = (d.Section("newest-regressed", "Regressed", (changes_table(regressed, False),)),) if regressed else ()
+    table = (d.Section("newest-regressed", "Regressed", (changes_table(regressed),)),) if regressed else ()
     return d.Section("newest", heading, (d.Paragraph(lead), *table))
 
 
@@ -380,7 +378,7 @@ def changes_section(steps: Sequence[Step], charts: Sequence[d.Image] = ()) -> d.
         d.Paragraph(d.phrase(intro)), d.Paragraph(d.phrase(judged)), steps_table(steps), *charts,
         d.Widget("change-filters"),
         d.Section("every-regression", "Regressions (%s)" % d.Count(len(regressed), "cell").words,
-                  (changes_table(regressed, False),)),
+                  (changes_table(regressed),)),
         d.Section("every-fix", "Fixes (%s)" % d.Count(len(fixed), "cell").words, (every_fix,)),
     ))  # fmt: skip
 
