@@ -282,7 +282,7 @@ def _build(
     # a re-render of the same records skips matplotlib.
     planned = chart_keys.plan(cells, labels, findings.summary, findings.steps) if charts and not cells.empty else {}
     keys = {name: chart_keys.chart_key(name, *inputs) for name, (_, inputs) in planned.items()}
-    drawn = chart_keys.reusable(out, keys)
+    drawn = chart_keys.reusable(out, keys) if planned else {}  # without charts, the folder's charts/ is not read
     if len(drawn) < len(planned):
         charting.prepare()  # import matplotlib once, before a side process forks
     # A large report draws its status heatmaps, the slowest charts, in a side process while this one draws the

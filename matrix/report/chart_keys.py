@@ -62,11 +62,7 @@ def chart_key(name: str, *inputs: Any) -> str:
 def reusable(out: str, keys: Dict[str, str]) -> Dict[str, List[Chart]]:
     """The chart groups of ``keys`` (name -> key) that the last build drew from the same data, with every file still
     there: their charts by name."""
-    try:
-        with open(report_files.target(out, KEYS), encoding="utf-8") as f:
-            stored = json.load(f)
-    except (OSError, ValueError):
-        return {}
+    stored = report_files.read_json(report_files.target(out, KEYS))
     found = {}
     for name, key in keys.items():
         entry = stored.get(name) if isinstance(stored, dict) else None  # a file of another shape keeps nothing

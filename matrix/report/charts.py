@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
@@ -88,14 +87,12 @@ def new_figure(width: float, height: float, constrained: bool = True) -> Any:
 
 def save(figure: Any, out: str, name: str, svg: bool = False) -> List[str]:
     """Write ``figure`` as ``charts/<name>.png`` (and ``.svg``) under ``out``; returns the paths in the report."""
-    os.makedirs(report_files.target(out, "charts"), exist_ok=True)
     written = []
     with settings():
         png = "charts/%s.png" % name
         drawn = io.BytesIO()
         figure.savefig(drawn, format="png", metadata={"Software": None})
-        with open(report_files.target(out, png), "wb") as f:
-            f.write(paletted(drawn.getvalue()))
+        report_files.write_bytes(out, png, paletted(drawn.getvalue()))  # and the folder, for the SVG too
         written.append(png)
         if svg:
             path = "charts/%s.svg" % name

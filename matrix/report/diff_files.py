@@ -52,11 +52,6 @@ def path(case: str, lines: Sequence[str]) -> str:
     return posixpath.join("cases", md.page_file(case) + SUFFIX, digest + ".diff")
 
 
-def link(case: str, lines: Sequence[str], page: str) -> str:
-    """The link from ``page`` (a path relative to the report folder) to the case's diff file."""
-    return posixpath.relpath(path(case, lines), posixpath.dirname(page) or ".")
-
-
 def _content(lines: Sequence[str]) -> str:
     return "\n".join(lines) + "\n"
 
@@ -73,11 +68,8 @@ class Shelf:
         self._texts[where] = _content(lines)
         return where
 
-    def paths(self) -> Set[str]:
-        return set(self._texts)
-
     def write(self, out: str) -> Set[str]:
         """Write every diff kept into the report folder ``out``; their paths."""
         for where, text in sorted(self._texts.items()):
             files.write_text(out, where, text)
-        return self.paths()
+        return set(self._texts)

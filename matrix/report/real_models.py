@@ -62,15 +62,13 @@ def section(f: Findings) -> Optional[d.Section]:
 
 
 def not_installed(f: Findings, cells: pd.DataFrame) -> Set[Tuple[str, str]]:
-    """The (model, environment) pairs without a cell because the model's set has an env-error there.
+    """The (model, environment) pairs without a cell because the model's set could not be had there (the sets the
+    model's incomplete builds lack).
 
     A model's set in an environment it has no cell in is the one it had elsewhere with the same
     ``--with`` set: its own PEP 723 block is the same on every release.
     """
-    errors = f.env_errors
-    if errors.empty or "dependency_set" not in errors.columns:
-        return set()
-    failed = set(zip(errors["torch_version"], errors["variant"], errors["python"], errors["dependency_set"]))
+    failed = {(b.release, b.variant, m.python, m.dependency_set) for b in f.incomplete for m in b.missing}
     sets = {(case, w): s for case, w, s in zip(cells["case"], cells["with_set"], cells["dependency_set"])}
     envs = cells[["_env", "release", "variant", "python", "with_set"]].drop_duplicates("_env")
     held = set(zip(cells["case"], cells["_env"]))

@@ -30,9 +30,6 @@ from matrix.report.charts import (
 MODE_STYLE = {"strict": "-", "non-strict": "--"}
 # A variant's marker on the pass-rate line: a change of marker is a change of build.
 VARIANT_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-# The legend's name for each kind of transition counted, as the front page names it; another kind is named
-# after itself. The regressions bar stacks transitions.REGRESSIONS, the fixes bar transitions.FIXES.
-KIND_LABELS = transition_page.COUNTED
 # Kinds stacked in one bar are told apart by hatching, in the order of their list.
 KIND_HATCHES = ("", "////", "....", "xxxx", "\\\\")
 
@@ -58,11 +55,8 @@ def pass_rate_figure(summary: pd.DataFrame) -> Optional[Any]:
     if data.empty:
         return None
     # Where a release ran under several Pythons, the newest stands for it (as in transitions).
-    data = data.assign(_python=store.rank(data["python"].astype(object))).sort_values("_python", kind="stable")
-    added = ["with_set"] if "with_set" in data.columns else []
-    data = data.drop_duplicates(["release", "variant", *added, "mode"], keep="last").drop(columns="_python")
-    data = store.sort_cells(data, release="release", extra=["mode"])
-    sets = data["with_set"] if added else pd.Series([""] * len(data), index=data.index)
+    data = store.sort_cells(store.newest_python(data), release="release", extra=["mode"])
+    sets = data["with_set"] if "with_set" in data.columns else pd.Series([""] * len(data), index=data.index)
     series_of = [str(m) if not (isinstance(w, str) and w) else "%s [%s]" % (m, w) for m, w in zip(data["mode"], sets)]
     data = data.assign(
         _env=tables.environment_labels(data).to_numpy(),
@@ -236,18 +230,14 @@ def step_counts(steps: Sequence[Step]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["transition", *kinds])
 
 
-def kind_label(kind: str) -> str:
-    """A kind of transition as the chart's legend names it."""
-    return KIND_LABELS.get(kind, kind.replace("-", " ") + "s")
-
-
 @settings()
 def transitions_figure(counts: pd.DataFrame) -> Optional[Any]:
     """The transition chart's figure: a bar of regressions and one of fixes per step (:func:`step_counts`); None
     without steps.
 
     Each bar stacks its kinds (the front page's regression kinds, transitions.REGRESSIONS,
-    then transitions.FIXES), so a bar is as tall as the count the front page gives for that transition.
+    then transitions.FIXES), so a bar is as tall as the count the front page gives for that transition; the legend
+    names each kind as the front page does (transition_page.COUNTED).
     """
     from matplotlib.ticker import MaxNLocator
 
@@ -272,7 +262,7 @@ def transitions_figure(counts: pd.DataFrame) -> Optional[Any]:
                 hatch=hatch,
                 edgecolor="white",
                 linewidth=0.6,
-                label="%s (%d)" % (kind_label(kind), sum(values)),
+                label="%s (%d)" % (transition_page.COUNTED[kind], sum(values)),
             )
             bottom = [b + v for b, v in zip(bottom, values)]
         if bars is not None:

@@ -10,7 +10,7 @@ the linked pages.
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Set, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from matrix.contract.schema import STAGES
 from matrix.envs import releases as release_list
@@ -19,11 +19,10 @@ from matrix.records import figures as headline
 from matrix.records.epochs import Epoch
 from matrix.records.open_regressions import OpenRegression
 from matrix.records.verdicts import Verdicts
+from matrix.report import artifacts, pages, transition_page
 from matrix.report import document as d
 from matrix.report import markdown as md
-from matrix.report import pages, transition_page
 from matrix.report import phrases as say
-from matrix.report.artifacts import PAGE as ARTIFACTS_PAGE
 
 # About the longest line of prose the front page holds.
 LONGEST = 400
@@ -34,12 +33,8 @@ BASELINE = d.here("since-the-previous-report")
 TRANSITIONS = d.here("changes")
 # Names shown in one table cell or line before the rest are counted.
 SHOWN_OPEN = 8
-SHOWN_EXCEPTIONS = 3
 SHOWN_CHANGES = 4
-# The longest error quoted in the epochs table.
-CAUSE_LIMIT = 120
 STAGE_LABELS = dict(STAGES)
-BACKWARD = {"all": "yes", "some": "partly", "none": "no", "untried": "–"}
 
 
 def known_releases() -> List[str]:
@@ -215,7 +210,7 @@ def _epochs_line(v: Verdicts) -> Optional[d.Item]:
     return d.Item(
         d.phrase(
             "load across ", say.count(len(v.epochs), "epoch"), ": ", " · ".join(span(e) for e in v.epochs),
-            " (", d.link("epochs", SAVED_PROGRAMS), ", ", d.link("every pair", d.page(ARTIFACTS_PAGE[: -len(".md")])),
+            " (", d.link("epochs", SAVED_PROGRAMS), ", ", d.link("every pair", d.page(artifacts.PAGE[: -len(".md")])),
             ")%s." % older,
         ),
         "Saved programs",
@@ -270,51 +265,21 @@ def _build_changes(v: Verdicts) -> Optional[d.Item]:
     return d.Item(said, "Build changes")
 
 
-def epochs_section(v: Optional[Verdicts], cases: Sequence[str] = ()) -> Tuple[d.Block, ...]:
-    """The saved-program epochs: a sentence on the rule and the table, for the front page's saved-programs section."""
+def epochs_section(v: Optional[Verdicts]) -> Tuple[d.Block, ...]:
+    """The saved-program epochs: a sentence on the rule and the table (the saved-programs page's, of the programs), for
+    the front page's saved-programs section."""
     if v is None or not v.epochs:
         return ()
-    linked = set(str(c) for c in cases)
     intro = (
         "An epoch is a range of releases where a program saved on any of them loads and matches on that release"
         " and every newer one of the range (for each pair, at least half of the programs; the cases that fail"
         " are the exceptions). Older releases do not always read newer programs."
     )
-    rows = [
-        (
-            d.phrase(span(e)),
-            d.phrase(str(e.programs) + (" (%d more not tried)" % e.untried if e.untried else "")),
-            d.phrase("%d of %d" % (e.passed, e.tried)),
-            d.phrase(BACKWARD.get(e.backward, e.backward)),
-            _exceptions(e, linked),
-            d.phrase(_cut(e)),
-        )
-        for e in v.epochs
-    ]
-    headers = ["epoch", "programs loaded", "loads that match", "older read newer", "exceptions", "older programs fail"]
-    return d.Paragraph(d.phrase(intro)), say.table(headers, rows, "lrrlll")
+    return d.Paragraph(d.phrase(intro)), artifacts.epochs(v.epochs)
 
 
 def span(e: Epoch) -> str:
     return e.first if len(e.releases) == 1 else "%s–%s" % (e.first, e.last)
-
-
-def _exceptions(e: Epoch, linked: Set[str]) -> d.Phrase:
-    if not e.exceptions:
-        return d.phrase("none")
-    cases = list(dict.fromkeys(found.case for found in e.exceptions))
-    named = []
-    for case in cases[:SHOWN_EXCEPTIONS]:
-        modes = [x.mode for x in e.exceptions if x.case == case]
-        named.append(d.phrase(say.case(case) if case in linked else case, " (%s)" % ", ".join(modes)))
-    more = " … (+%d)" % (len(cases) - SHOWN_EXCEPTIONS) if len(cases) > SHOWN_EXCEPTIONS else ""
-    return d.phrase(say.count(len(cases), "case"), ": ", d.joined(named), more)
-
-
-def _cut(e: Epoch) -> str:
-    if e.cut is None or e.cut_from is None:
-        return "–"
-    return "%s → %s: %s" % (e.cut_from, e.first, say.clip(e.cut.text, CAUSE_LIMIT))
 
 
 def strict_note(v: Optional[Verdicts]) -> d.Phrase:
