@@ -10,7 +10,7 @@ the linked pages.
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, Union
 
 from matrix.contract.schema import STAGES
 from matrix.envs import releases as release_list
@@ -90,13 +90,16 @@ def _open_regressions(v: Verdicts) -> d.Item:
     if not r.open:
         said = d.phrase(head, " (", _transitions(), "); %s." % ("; ".join(tail) or "none open"))
         return d.Item(said, title)
-    listed = [d.Item(_open_line(o)) for o in r.open[:SHOWN_OPEN]]
-    if len(r.open) > SHOWN_OPEN:
-        rest = len(r.open) - SHOWN_OPEN
-        listed.append(
-            d.Item(d.phrase("… and %d more, each on its " % rest, d.link("transition page", TRANSITIONS), "."))
-        )
-    return d.Item(d.phrase(head, " (%s)" % "; ".join(tail) if tail else None, ":"), title, tuple(listed))
+    listed = _listed(r.open, ", each on its ", d.link("transition page", TRANSITIONS), ".")
+    return d.Item(d.phrase(head, " (%s)" % "; ".join(tail) if tail else None, ":"), title, listed)
+
+
+def _listed(found: Sequence[OpenRegression], *more: Union[str, d.Inline]) -> Tuple[d.Item, ...]:
+    """The first :data:`SHOWN_OPEN` regressions of ``found``, a line each, then how many more, followed by ``more``."""
+    listed = [d.Item(_open_line(o)) for o in found[:SHOWN_OPEN]]
+    if len(found) > SHOWN_OPEN:
+        listed.append(d.Item(d.phrase("… and %d more" % (len(found) - SHOWN_OPEN), *more)))
+    return tuple(listed)
 
 
 def _transitions() -> d.Link:
@@ -140,10 +143,8 @@ def _in_newest(v: Verdicts) -> Optional[d.Item]:
     if not r.in_newest:
         return d.Item(d.phrase("nothing broke there (", _transitions(), ")."), title)
     cells = len({(o.case, o.variant, o.with_set, m) for o in r.in_newest for m in o.modes})
-    listed = [d.Item(_open_line(o)) for o in r.in_newest[:SHOWN_OPEN]]
-    if len(r.in_newest) > SHOWN_OPEN:
-        listed.append(d.Item(d.phrase("… and %d more (" % (len(r.in_newest) - SHOWN_OPEN), _transitions(), ").")))
-    return d.Item(d.phrase(say.count(cells, "cell"), " broke there:"), title, tuple(listed))
+    listed = _listed(r.in_newest, " (", _transitions(), ").")
+    return d.Item(d.phrase(say.count(cells, "cell"), " broke there:"), title, listed)
 
 
 def _unexpected(v: Verdicts) -> d.Item:
