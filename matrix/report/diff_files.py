@@ -68,8 +68,11 @@ class Shelf:
         self._texts[where] = _content(lines)
         return where
 
+    def paths(self) -> Set[str]:
+        return set(self._texts)
+
     def write(self, out: str) -> Set[str]:
         """Write every diff kept into the report folder ``out``; their paths."""
         for where, text in sorted(self._texts.items()):
             files.write_text(out, where, text)
-        return set(self._texts)
+        return self.paths()
