@@ -1,9 +1,9 @@
 """How the report's charts are drawn and written (matplotlib, no pyplot state): the palette, the settings, the files.
 
 The charts themselves live beside this module: :mod:`matrix.report.heatmaps` (status by case
-and release) and :mod:`matrix.report.release_charts` (pass rate, export time, transitions, and
-the front page's sections); :mod:`matrix.report.chart_keys` lets a rebuild keep the charts whose
-data did not change.
+and release) and :mod:`matrix.report.release_charts` (pass rate, export time, transitions);
+:mod:`matrix.report.chart_keys` declares each chart group with the tables it is drawn from, and
+lets a rebuild keep the charts whose tables did not change.
 
 Every colour comes from Okabe and Ito's colour-blind-safe palette (OKABE_ITO) or is a grey:
 the statuses' colours are the schema's, the modes' are MODE_COLORS. A continuous scale (a
