@@ -447,7 +447,7 @@ def heatmap_charts(uses: ProductUses, out: str) -> List[charting.Chart]:
 TITLE_CHARS_PER_INCH = 10
 
 
-@charting.with_settings
+@charting.settings()
 def _heatmap(grid: pd.DataFrame, saved_order: List[str], loaded_order: List[str], title: str, rows: str,
              columns: str) -> Any:  # fmt: skip
     from matplotlib import colormaps

@@ -19,6 +19,7 @@ from matrix.records.figures import Since
 from matrix.report import document as d
 from matrix.report import markdown as md
 from matrix.report import phrases as say
+from matrix.report import transition_page
 
 PAGE = "baseline.md"
 TITLE = "Since the previous report"
@@ -58,7 +59,7 @@ def build(b: BaselineComparison, name: Optional[str], cells: pd.DataFrame, figur
     for anchor, title, frame in (("new-cells", "New cells", b.new_cells),
                                  ("vanished", "Vanished cells", b.vanished_cells)):  # fmt: skip
         blocks.append(d.Section(anchor, "%s (%d)" % (title, len(frame)), (_cell_groups(frame, order),)))
-    return d.Page(PAGE[: -len(".md")], TITLE, tuple(blocks), up=d.link("← back to the matrix", d.page("index")))
+    return d.Page(PAGE[: -len(".md")], TITLE, tuple(blocks), up=transition_page.BACK)
 
 
 def moved_figures(figures: Optional[Since]) -> List[d.Item]:
@@ -108,8 +109,8 @@ def _kinds(frame: pd.DataFrame, kinds: Tuple[str, ...]) -> int:
 def _new_regressions(b: BaselineComparison) -> List[d.Phrase]:
     """One line per regression that is new: cells worse than in the baseline, then new ones between releases."""
     lines = [
-        d.phrase(say.case(r["case"]), " %s on %s: " % (r["mode"], r["release"]), _statuses(r),
-                 " since the previous report.")
+        d.phrase(say.case(r["case"]), " %s on %s: " % (r["mode"], r["release"]),
+                 transition_page.moved(r["status_baseline"], r["status"]), " since the previous report.")
         for r in b.changed.to_dict("records")
         if r["kind"] in transitions.REGRESSIONS
     ]  # fmt: skip
@@ -122,16 +123,10 @@ def _new_regressions(b: BaselineComparison) -> List[d.Phrase]:
     return lines
 
 
-def _statuses(changed: Dict[str, Any]) -> d.Phrase:
-    """A changed cell's status in the baseline, then now."""
-    return d.phrase(say.status(changed["status_baseline"]), " → ", say.status(changed["status"]))
-
-
 def _move(m: Dict[str, Any]) -> d.Phrase:
     if str(m["kind"]).startswith("stage-"):
         return d.phrase("%s starts failing" % STAGE_LABELS.get(str(m.get("stage")), "a stage"))
-    wrong = " (now wrong numbers)" if m["kind"] == "wrong-result" else None
-    return d.phrase(say.status(m["status_before"]), " → ", say.status(m["status_after"]), wrong)
+    return transition_page.moved(m["status_before"], m["status_after"], m["kind"])
 
 
 def _transitions(frame: pd.DataFrame, present: set) -> d.Table:
@@ -142,7 +137,7 @@ def _transitions(frame: pd.DataFrame, present: set) -> d.Table:
             _case(m["case"], present),
             d.phrase(say.plain(m["mode"])),
             d.phrase(say.plain(m["variant"])),
-            d.phrase(say.status(m["status_before"]), " → ", say.status(m["status_after"])),
+            transition_page.moved(m["status_before"], m["status_after"]),
         )
         for m in frame.to_dict("records")
     ]

@@ -23,7 +23,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Callable, List, Optional, Sequence, Set, Tuple
 
 import pandas as pd
 
@@ -34,7 +34,6 @@ from matrix.contract.options import FAIL_ON, from_namespace
 from matrix.records import baseline as since
 from matrix.records import (
     candidate,
-    completeness,
     graph_diffs,
     model,
     other_runs,
@@ -49,6 +48,7 @@ from matrix.records.completeness import IncompleteBuild
 from matrix.report import artifacts as report_artifacts
 from matrix.report import (
     case_grids,
+    chart_keys,
     citation,
     devices_page,
     diff_files,
@@ -61,6 +61,7 @@ from matrix.report import (
     transition_page,
 )
 from matrix.report import case_page as report_case
+from matrix.report import charts as charting
 from matrix.report import index as report_index
 from matrix.report import markdown as md
 from matrix.report import pages as report_pages
@@ -279,52 +280,32 @@ def _build(
     listed = files.previous(out)
     written: Set[str] = set()
     shelf = diff_files.Shelf()  # the graph diffs the pages link, each written once
-    draw = charts and not cells.empty
-    if draw:
-        from matrix.report import chart_keys, heatmaps, release_charts
-        from matrix.report import charts as charting
-    # A large report draws its status heatmaps, the slowest charts, in a side process while
-    # this one draws the other charts and writes the tables and the case pages. (Drawing the
-    # other charts in a second side process measured no faster on two cores.)
-    # A chart group whose input tables did not change since the last build is not drawn
-    # again: its files stay, and a re-render of the same records skips matplotlib.
-    groups: Dict[str, Tuple[str, List[Any]]] = {}
-    drawn: Dict[str, List[Any]] = {}
-    if draw:
-        known = chart_keys.previous_keys(out)
-        # The incomplete builds' mark goes into the heatmaps' labels too (tables.environment_labels).
-        heat = cells[[c for c in (*heatmaps.HEATMAP_COLUMNS, completeness.COLUMN) if c in cells.columns]]
-        inputs = {
-            "grid": (heat, labels),
-            "overview": (heat, labels),
-            "summary": (findings.summary,),
-            "transitions": (release_charts.step_counts(findings.steps),),
-            "export-time": (cells,),
-        }
-        keys = {name: chart_keys.chart_key(name, *values) for name, values in inputs.items()}
-        for name, key in keys.items():
-            kept = chart_keys.reusable(out, known, name, key)
-            if kept is not None:
-                drawn[name] = kept
-    redraw_grid = draw and "grid" not in drawn
-    if draw and len(drawn) < len(inputs):
+    # A chart group whose input tables did not change since the last build is not drawn again: its files stay, and
+    # a re-render of the same records skips matplotlib.
+    planned = chart_keys.plan(cells, labels, findings.summary, findings.steps) if charts and not cells.empty else {}
+    keys = {name: chart_keys.chart_key(name, *inputs) for name, (_, inputs) in planned.items()}
+    drawn = chart_keys.reusable(out, keys) if planned else {}  # without charts, the folder's charts/ is not read
+    if len(drawn) < len(planned):
         charting.prepare()  # import matplotlib once, before a side process forks
-    with parallel.pool(1 if redraw_grid and len(cells) >= SIDE_PROCESS_FROM_CELLS else 0) as side:
-        if redraw_grid:
-            grid = side.submit(heatmaps.status_heatmaps, heat, labels, out)
-        if draw:
-            fresh = [name for name in inputs if name not in drawn]  # the grid is drawn above
-            drawn.update(release_charts.front_page(findings.summary, findings.steps, cells, out, only=fresh))
+    # A large report draws its status heatmaps, the slowest charts, in a side process while this one draws the
+    # other charts and writes the tables and the case pages. (Drawing the other charts in a second side process
+    # measured no faster on two cores.)
+    aside = "grid" in planned and "grid" not in drawn and len(cells) >= SIDE_PROCESS_FROM_CELLS
+    with parallel.pool(1 if aside else 0) as side:
+        here = parallel.Pool(None)
+        waiting = {
+            name: (side if name == "grid" else here).submit(draw, *inputs, out)
+            for name, (draw, inputs) in planned.items()
+            if name not in drawn
+        }
         written |= _write_tables(out, findings)
         case_pages = _case_pages(judged, roots, shelf)
         written |= report_repro.write(out, judged.repros, roots)
-        if redraw_grid:
-            drawn["grid"] = grid()
-        if draw:
-            findings = dataclasses.replace(findings, charts={name: drawn[name] for name in inputs})
-            written |= {path for group in drawn.values() for chart in group for path in chart.files}
-            groups = {name: (keys[name], drawn[name]) for name in inputs}
-            written.add(chart_keys.write_keys(out, groups))
+        drawn.update((name, wait()) for name, wait in waiting.items())
+    if planned:
+        findings = dataclasses.replace(findings, charts=drawn)
+        written |= {path for group in drawn.values() for chart in group for path in chart.files}
+        written.add(chart_keys.write_keys(out, {name: (keys[name], drawn[name]) for name in planned}))
     # The headline figures, for a later report's comparison with this one (figures.read).
     files.write_text(out, headline.FILE, headline.dumps(judged.figures))
     written.add(headline.FILE)

@@ -7,6 +7,7 @@ cell where another variant's build differs from PyPI's build of its release.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from matrix.records import transitions
@@ -15,6 +16,7 @@ from matrix.records.completeness import MARK, IncompleteBuild, Missing
 from matrix.report import document as d
 from matrix.report import markdown as md
 from matrix.report import phrases as say
+from matrix.report import transition_page
 
 PAGE = "builds.md"
 # Anchor of the front page's section on environments that failed to install.
@@ -106,9 +108,7 @@ def _cells(c: BuildComparison, kind: str) -> int:
 
 def _unranked_statuses(c: BuildComparison) -> str:
     """What the cells that cannot be compared hold on this build: ``8 case-error on this build``."""
-    counts: Dict[str, int] = {}
-    for row in c.unranked:
-        counts[str(row.get("status"))] = counts.get(str(row.get("status")), 0) + 1
+    counts = Counter(str(row.get("status")) for row in c.unranked)
     return ", ".join("%d %s on this build" % (n, status) for status, n in sorted(counts.items()))
 
 
@@ -127,10 +127,9 @@ def build(comparisons: Sequence[BuildComparison]) -> d.Page:
         rows += [_row(row, "not comparable", "%s on this build" % row.get("status")) for row in c.unranked]
         table = d.Table(tuple(d.Column(h) for h in headers), tuple(rows), empty="No difference.")
         said = d.Paragraph(d.phrase("%s." % counts(c).capitalize()))
-        heading = "%s vs %s%s" % (c.build, c.reference, " " + MARK if c.incomplete else "")
+        heading = "%s vs %s%s" % (c.build, c.reference, _mark(c))
         blocks.append(d.Section("build-%d" % i, heading, (said, table)))
-    return d.Page(PAGE[: -len(".md")], "Builds of one release compared", tuple(blocks),
-                  up=d.link("← back to the matrix", d.page("index")))  # fmt: skip
+    return d.Page(PAGE[: -len(".md")], "Builds of one release compared", tuple(blocks), up=transition_page.BACK)
 
 
 def _row(cell: Dict[str, object], difference: str, detail: str) -> Tuple[d.Phrase, ...]:

@@ -1,4 +1,5 @@
-"""Reusing charts whose data did not change: a key per chart group, and the file that keeps them between builds.
+"""The report's chart groups, each drawn from its tables; and reusing those whose tables did not change: a key per
+group, and the file that keeps them between builds.
 
 A chart group's key hashes its name, its input tables, the code that draws the charts and
 matplotlib's version; a rebuild whose key matches the last build's, with every file still
@@ -10,10 +11,11 @@ from __future__ import annotations
 import inspect
 import json
 import os
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import pandas as pd
 
+from matrix.records.transitions import Step
 from matrix.report import charts, heatmaps, release_charts
 from matrix.report import files as report_files
 from matrix.report.charts import Chart
@@ -21,6 +23,23 @@ from matrix.report.charts import Chart
 # The code that draws the charts: a change to any of it draws every chart group again.
 DRAWING = (charts, heatmaps, release_charts)
 KEYS = "charts/.chart-keys.json"
+
+
+def plan(
+    cells: pd.DataFrame, labels: pd.Series, summary: pd.DataFrame, steps: Sequence[Step]
+) -> Dict[str, Tuple[Callable[..., List[Chart]], Tuple[Any, ...]]]:
+    """Each chart group by name: the function that draws and writes it, and the tables it is drawn from (its key's
+    inputs, so that a group is drawn again exactly when what it shows changed). ``labels``: the cells' environment
+    labels (tables.environment_labels); the front page shows the overview, the pass rate, the transitions and the
+    export time, the status grid page the grid."""
+    heat = cells[[c for c in heatmaps.HEATMAP_COLUMNS if c in cells.columns]]
+    return {
+        "grid": (heatmaps.status_heatmaps, (heat, labels)),
+        "overview": (heatmaps.status_overview, (heat, labels)),
+        "summary": (release_charts.pass_rate, (summary,)),
+        "transitions": (release_charts.transition_counts, (release_charts.step_counts(steps),)),
+        "export-time": (release_charts.export_times, (cells,)),
+    }
 
 
 def chart_key(name: str, *inputs: Any) -> str:
@@ -40,29 +59,22 @@ def chart_key(name: str, *inputs: Any) -> str:
     return digest.hexdigest()
 
 
-def previous_keys(out: str) -> Dict[str, Any]:
-    """The chart groups the last build drew: key and charts per group name, or nothing."""
-    try:
-        with open(report_files.target(out, KEYS), encoding="utf-8") as f:
-            stored = json.load(f)
-    except (OSError, ValueError):
-        return {}
-    return stored if isinstance(stored, dict) else {}
-
-
-def reusable(out: str, previous: Dict[str, Any], name: str, key: str) -> Optional[List[Chart]]:
-    """The charts a previous build drew from the same data, when every file is still there."""
-    entry = previous.get(name)
-    if not isinstance(entry, dict) or entry.get("key") != key:
-        return None
-    try:
-        kept = [Chart(str(c["path"]), str(c["title"]), tuple(str(f) for f in c["files"])) for c in entry["charts"]]
-    except (KeyError, TypeError):
-        return None
-    files = [path for chart in kept for path in chart.files]
-    if not all(os.path.isfile(report_files.target(out, path)) for path in files):
-        return None
-    return kept
+def reusable(out: str, keys: Dict[str, str]) -> Dict[str, List[Chart]]:
+    """The chart groups of ``keys`` (name -> key) that the last build drew from the same data, with every file still
+    there: their charts by name."""
+    stored = report_files.read_json(report_files.target(out, KEYS))
+    found = {}
+    for name, key in keys.items():
+        entry = stored.get(name) if isinstance(stored, dict) else None  # a file of another shape keeps nothing
+        if not isinstance(entry, dict) or entry.get("key") != key:
+            continue
+        try:
+            kept = [Chart(str(c["path"]), str(c["title"]), tuple(str(f) for f in c["files"])) for c in entry["charts"]]
+        except (KeyError, TypeError):
+            continue
+        if all(os.path.isfile(report_files.target(out, path)) for chart in kept for path in chart.files):
+            found[name] = kept
+    return found
 
 
 def write_keys(out: str, groups: Dict[str, Tuple[str, List[Chart]]]) -> str:

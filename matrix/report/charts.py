@@ -1,9 +1,9 @@
 """How the report's charts are drawn and written (matplotlib, no pyplot state): the palette, the settings, the files.
 
 The charts themselves live beside this module: :mod:`matrix.report.heatmaps` (status by case
-and release) and :mod:`matrix.report.release_charts` (pass rate, export time, transitions, and
-the front page's sections); :mod:`matrix.report.chart_keys` lets a rebuild keep the charts whose
-data did not change.
+and release) and :mod:`matrix.report.release_charts` (pass rate, export time, transitions);
+:mod:`matrix.report.chart_keys` declares each chart group with the tables it is drawn from, and
+lets a rebuild keep the charts whose tables did not change.
 
 Every colour comes from Okabe and Ito's colour-blind-safe palette (OKABE_ITO) or is a grey:
 the statuses' colours are the schema's, the modes' are MODE_COLORS. A continuous scale (a
@@ -23,11 +23,9 @@ matplotlib settings say, so a name such as ``$\\macro$`` is shown rather than pa
 from __future__ import annotations
 
 import contextlib
-import functools
 import io
-import os
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, TypeVar, cast
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from matrix.contract.schema import Status
 from matrix.report import files as report_files
@@ -70,27 +68,14 @@ def prepare() -> None:
     import matplotlib.ticker  # noqa: F401
 
 
-Drawing = TypeVar("Drawing", bound=Callable[..., Any])
-
-
 @contextlib.contextmanager
 def settings() -> Iterator[None]:
-    """matplotlib's settings for the charts (:data:`_RC`) while the block runs."""
+    """matplotlib's settings for the charts (:data:`_RC`) while the block runs; ``@settings()`` builds and saves a
+    chart under them, as text objects take their settings when created."""
     import matplotlib
 
     with matplotlib.rc_context(_RC):  # type: ignore[arg-type]
         yield
-
-
-def with_settings(draw: Drawing) -> Drawing:
-    """Build and save a chart under :data:`_RC`: text objects take their settings when created."""
-
-    @functools.wraps(draw)
-    def drawing(*args: Any, **kwargs: Any) -> Any:
-        with settings():
-            return draw(*args, **kwargs)
-
-    return cast(Drawing, drawing)
 
 
 def new_figure(width: float, height: float, constrained: bool = True) -> Any:
@@ -102,14 +87,12 @@ def new_figure(width: float, height: float, constrained: bool = True) -> Any:
 
 def save(figure: Any, out: str, name: str, svg: bool = False) -> List[str]:
     """Write ``figure`` as ``charts/<name>.png`` (and ``.svg``) under ``out``; returns the paths in the report."""
-    os.makedirs(report_files.target(out, "charts"), exist_ok=True)
     written = []
     with settings():
         png = "charts/%s.png" % name
         drawn = io.BytesIO()
         figure.savefig(drawn, format="png", metadata={"Software": None})
-        with open(report_files.target(out, png), "wb") as f:
-            f.write(paletted(drawn.getvalue()))
+        report_files.write_bytes(out, png, paletted(drawn.getvalue()))  # and the folder, for the SVG too
         written.append(png)
         if svg:
             path = "charts/%s.svg" % name

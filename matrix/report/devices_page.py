@@ -57,12 +57,8 @@ def page(comparisons: Sequence[DeviceComparison]) -> d.Page:
     """The page: per build and device, every cell whose status or graph differs from the main device's."""
     blocks: List[d.Block] = []
     for c in comparisons:
-        headers = ["case", "mode", c.main, c.device, "error on %s" % c.main, "error on %s" % c.device]
-        rows = [(say.case(x.case, x.with_set), *_cells(x)) for x in c.differences]
-        found: List[d.Block] = [d.Paragraph(d.phrase("%s." % counts(c).capitalize()))]
-        found += [say.table(headers, rows, empty="No difference."), *_checks(c, c.differences)]
         title = "%s: %s vs %s" % (c.release, device_name(c), c.main)
-        blocks.append(d.Section(markdown_anchor(title), title, tuple(found)))
+        blocks.append(d.Section(markdown_anchor(title), title, _build(c, counts(c), c.differences, True)))
     intro = d.phrase(
         "Each build whose cases also ran on another device, against its own cells on the report's main device, case"
         " by case and mode by mode (same Python and ", d.Code("--with"), " set). A cell differs when its status"
@@ -75,17 +71,23 @@ def page(comparisons: Sequence[DeviceComparison]) -> d.Page:
     )  # fmt: skip
 
 
+def _build(c: DeviceComparison, counted: str, differences: Sequence[Difference], page: bool) -> Tuple[d.Block, ...]:
+    """A build on another device, on the devices page (``page``: every case, a table even of none) or a case's page:
+    its counts, its cells that differ and the checks that run each again."""
+    headers = ["case"] if page else []
+    headers += ["mode", c.main, c.device, "error on %s" % c.main, "error on %s" % c.device]
+    rows = [((say.case(x.case, x.with_set),) if page else ()) + _cells(x) for x in differences]
+    table = [say.table(headers, rows, empty="No difference.")] if rows or page else []
+    return (d.Paragraph(d.phrase(counted.capitalize() + ".")), *table, *_checks(c, differences))
+
+
 def _checks(c: DeviceComparison, differences: Sequence[Difference]) -> List[d.Block]:
     """The ``export-matrix check`` that runs each of ``differences`` again on its device (naming its ``--device``),
     where its case has a file of ours: a line and a list, or nothing."""
     found = [(x, repro.check_command(repro.Cell.from_row(x.other))) for x in differences]
     items = tuple(d.Item(d.phrase(cell_name(x) + ": ", d.Code(command))) for x, command in found if command)
-    return [d.Paragraph(d.phrase(again(c))), d.Items(items)] if items else []
-
-
-def again(c: DeviceComparison) -> str:
-    """What the list of commands under a build's table is."""
-    return "Run again on %s, in the cell's own environment (export-matrix check, from a checkout):" % c.device
+    again = "Run again on %s, in the cell's own environment (export-matrix check, from a checkout):" % c.device
+    return [d.Paragraph(d.phrase(again)), d.Items(items)] if items else []
 
 
 def cell_name(d: Difference) -> str:
@@ -124,12 +126,8 @@ def case_section(found: Sequence[CaseOnDevice]) -> Optional[d.Section]:
     blocks: List[d.Block] = [d.Paragraph(intro)]
     for number, f in enumerate(found, 1):
         c = f.comparison
-        said: List[d.Block] = [d.Paragraph(d.phrase(case_counts(f).capitalize() + "."))]
-        if f.differences:
-            headers = ["mode", c.main, c.device, "error on %s" % c.main, "error on %s" % c.device]
-            said.append(d.Table(tuple(d.Column(h) for h in headers), tuple(_cells(x) for x in f.differences)))
-        said += _checks(c, f.differences)
-        blocks.append(d.Section("device-%d" % number, "%s on %s" % (c.release, device_name(c)), tuple(said)))
+        said = _build(c, case_counts(f), f.differences, False)
+        blocks.append(d.Section("device-%d" % number, "%s on %s" % (c.release, device_name(c)), said))
     return d.Section("on-other-devices", "On other devices", tuple(blocks))
 
 

@@ -52,11 +52,6 @@ def path(case: str, lines: Sequence[str]) -> str:
     return posixpath.join("cases", md.page_file(case) + SUFFIX, digest + ".diff")
 
 
-def link(case: str, lines: Sequence[str], page: str) -> str:
-    """The link from ``page`` (a path relative to the report folder) to the case's diff file."""
-    return posixpath.relpath(path(case, lines), posixpath.dirname(page) or ".")
-
-
 def _content(lines: Sequence[str]) -> str:
     return "\n".join(lines) + "\n"
 

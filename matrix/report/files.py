@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
-from typing import Callable, Iterable, Optional, Set
+from typing import Any, Callable, Iterable, Optional, Set
 
 from matrix.contract.errors import UserError
 
@@ -59,19 +59,29 @@ def _inside(out: str, relative: str) -> Optional[str]:
 
 
 def write_text(out: str, relative: str, text: str) -> None:
+    write_bytes(out, relative, text.encode("utf-8"))
+
+
+def write_bytes(out: str, relative: str, data: bytes) -> None:
     path = target(out, relative)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def read_json(path: str) -> Any:
+    """A JSON file's value; None where it cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
 
 
 def previous(out: str) -> Set[str]:
     """The files an earlier build listed in the manifest; none when there is no readable manifest."""
-    try:
-        with open(os.path.join(out, MANIFEST), encoding="utf-8") as f:
-            listed = json.load(f).get("files")
-    except (OSError, ValueError, AttributeError):
-        return set()
+    stored = read_json(os.path.join(out, MANIFEST))
+    listed = stored.get("files") if isinstance(stored, dict) else None
     if not isinstance(listed, list):
         return set()
     return {entry for entry in listed if isinstance(entry, str)}

@@ -12,7 +12,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 import pandas as pd
 
 from matrix.contract.schema import MODES
-from matrix.records import store, tables
+from matrix.records import store
 from matrix.report.charts import (
     COLORS,
     NO_RECORD_COLOR,
@@ -20,9 +20,7 @@ from matrix.report.charts import (
     label,
     new_figure,
     one_chart,
-    save,
     settings,
-    with_settings,
 )
 
 # Rows per heatmap image: more would make the case names unreadably small.
@@ -60,34 +58,59 @@ def heatmap_groups(table: pd.DataFrame, rows: int = HEATMAP_ROWS) -> List[List[T
     return [chunk for chunk in chunks if chunk]
 
 
-@with_settings
 def status_heatmaps(table: pd.DataFrame, labels: pd.Series, out: str) -> List[Chart]:
     """One image per group of cases: case × environment, a panel per mode, tags on the right."""
-    charts: List[Chart] = []
-    for number, (title, figure) in enumerate(status_heatmap_figures(table, labels), 1):
-        files = save(figure, out, "status-%02d" % number)
-        charts.append(Chart(files[0], title, tuple(files)))
-    return charts
+    figures = status_heatmap_figures(table, labels)
+    return [c for n, (title, figure) in enumerate(figures, 1) for c in one_chart(figure, out, "status-%02d" % n, title)]
 
 
 def status_heatmap_figures(table: pd.DataFrame, labels: pd.Series) -> Iterator[Tuple[str, Any]]:
     """Each status heatmap's title (naming its tags) and figure, drawn one at a time as they are asked for."""
     if table.empty:
         return
-    frame = table.assign(_column=labels)
-    columns = list(dict.fromkeys(store.sort_cells(frame, release="release")["_column"]))
-    status_of: Dict[Tuple[str, str, str], str] = {
-        (str(case), str(mode), str(column)): status
-        for case, mode, column, status in zip(frame["case"], frame["mode"], frame["_column"], frame["status"])
-    }
-    modes = [m for m in MODES if m in set(frame["mode"])]
+    columns, modes, coded = _coded(table, labels)
     groups = heatmap_groups(table)
     for number, group in enumerate(groups, 1):
         title = "Status by case and release" + (" (%d of %d)" % (number, len(groups)) if len(groups) > 1 else "")
         with settings():
-            figure = _heatmap(group, columns, modes, status_of, title)
+            figure = _heatmap(group, columns, modes, coded, title)
         tags = list(dict.fromkeys(tag for tag, _ in group))
         yield "%s: %s" % (title, ", ".join(tags)), figure
+
+
+def _coded(table: pd.DataFrame, labels: pd.Series) -> Tuple[List[str], List[str], Dict[Tuple[str, str, str], int]]:
+    """The environments (``labels``) in release order, the modes, and each (case, mode, environment)'s colour in
+    :func:`_paint`'s colour map."""
+    frame = table.assign(_env=labels.to_numpy())
+    envs = list(dict.fromkeys(store.sort_cells(frame, release="release")["_env"]))
+    codes = {status: i + 1 for i, status in enumerate(COLORS)}  # 0: no record
+    coded = {
+        (str(case), str(mode), str(env)): codes.get(status, 0)
+        for case, mode, env, status in zip(frame["case"], frame["mode"], frame["_env"], frame["status"])
+    }
+    return envs, [m for m in MODES if m in set(frame["mode"])], coded
+
+
+def _paint(ax: Any, values: List[List[int]]) -> None:
+    """Squares of :func:`_coded`'s colours: no record, then the statuses'."""
+    from matplotlib.colors import ListedColormap
+
+    colormap = ListedColormap([NO_RECORD_COLOR, *COLORS.values()])
+    ax.imshow(values, cmap=colormap, vmin=0, vmax=len(COLORS), aspect="auto", interpolation="nearest")
+
+
+def _legend(figure: Any, columns: int) -> None:
+    """The statuses' colours and the no-record square, under the panels."""
+    from matplotlib.patches import Patch
+
+    figure.legend(
+        handles=[Patch(color=colour, label=status) for status, colour in COLORS.items()]
+        + [Patch(facecolor=NO_RECORD_COLOR, edgecolor="#999999", label="no record")],
+        loc="lower center",
+        ncol=columns,
+        frameon=False,
+        fontsize=8,
+    )
 
 
 # Sizes in inches; the layout is computed, not searched, because constrained layout over
@@ -99,15 +122,9 @@ def _heatmap(
     group: Sequence[Tuple[str, str]],
     columns: List[str],
     modes: List[str],
-    status_of: Dict[Tuple[str, str, str], str],
+    coded: Dict[Tuple[str, str, str], int],
     title: str,
 ) -> Any:
-    from matplotlib.colors import ListedColormap
-    from matplotlib.patches import Patch
-
-    statuses = list(COLORS)
-    codes = {s: i + 1 for i, s in enumerate(statuses)}
-    colormap = ListedColormap([NO_RECORD_COLOR] + [COLORS[s] for s in statuses])
     cases = [case for _, case in group]
     case_labels = [label(case) for case in cases]
     column_labels = [label(column) for column in columns]
@@ -125,8 +142,7 @@ def _heatmap(
     for index, mode in enumerate(modes):
         x = left + index * (panel_w + gap)
         ax = figure.add_axes((x / width, bottom / height, panel_w / width, panel_h / height))
-        values = [[codes.get(status_of.get((case, mode, col), ""), 0) for col in columns] for case in cases]
-        ax.imshow(values, cmap=colormap, vmin=0, vmax=len(statuses), aspect="auto", interpolation="nearest")
+        _paint(ax, [[coded.get((case, mode, col), 0) for col in columns] for case in cases])
         ax.set_title(mode)
         ax.set_xticks(range(len(columns)), column_labels, rotation=90, fontsize=8)
         if index == 0:
@@ -140,14 +156,7 @@ def _heatmap(
         if index == len(modes) - 1:
             for tag, start, end in spans:
                 ax.text(len(columns) - 0.2, (start + end) / 2, label(tag), fontsize=8, va="center", clip_on=False)
-    figure.legend(
-        handles=[Patch(color=COLORS[s], label=s) for s in statuses]
-        + [Patch(facecolor=NO_RECORD_COLOR, edgecolor="#999999", label="no record")],
-        loc="lower center",
-        ncol=4,
-        frameon=False,
-        fontsize=8,
-    )
+    _legend(figure, 4)
     figure.suptitle(title, y=1 - 0.2 / height, va="top")
     return figure
 
@@ -155,37 +164,24 @@ def _heatmap(
 OVERVIEW_TITLE = "Status of every case in every release"
 
 
-@with_settings
-def status_overview(table: pd.DataFrame, out: str) -> List[Chart]:
+def status_overview(table: pd.DataFrame, labels: pd.Series, out: str) -> List[Chart]:
     """The whole status grid in one image for the front page: a column per case, a row per environment and mode."""
     title = OVERVIEW_TITLE + " (the status grid page names each case)"
-    return one_chart(overview_figure(table), out, "status-overview", title)
+    return one_chart(overview_figure(table, labels), out, "status-overview", title)
 
 
 # Sizes in inches: a case's column narrows down to the least width still seen as a stripe.
 _COLUMN_W, _ROW_H, _CASES_W, _TAG_CHAR_W = (0.05, 0.22), 0.2, 10.0, 0.055
 
 
-@with_settings
-def overview_figure(table: pd.DataFrame) -> Optional[Any]:
+@settings()
+def overview_figure(table: pd.DataFrame, labels: pd.Series) -> Optional[Any]:
     """The overview's figure: a panel per mode, columns grouped by tag (named below), None for no cells."""
-    from matplotlib.colors import ListedColormap
-    from matplotlib.patches import Patch
-
     if table.empty:
         return None
-    frame = table.assign(_env=tables.environment_labels(table).to_numpy())
-    envs = list(dict.fromkeys(store.sort_cells(frame, release="release")["_env"]))
+    envs, modes, coded = _coded(table, labels)
     group = [member for chunk in heatmap_groups(table, rows=max(1, table["case"].nunique())) for member in chunk]
     cases = [case for _, case in group]
-    status_of = {
-        (str(case), str(mode), str(env)): status
-        for case, mode, env, status in zip(frame["case"], frame["mode"], frame["_env"], frame["status"])
-    }
-    modes = [m for m in MODES if m in set(frame["mode"])]
-    statuses = list(COLORS)
-    codes = {s: i + 1 for i, s in enumerate(statuses)}
-    colormap = ListedColormap([NO_RECORD_COLOR] + [COLORS[s] for s in statuses])
     env_labels = [label(env) for env in envs]
     spans = _tag_spans(group)
     column_w = min(max(_CASES_W / len(cases), _COLUMN_W[0]), _COLUMN_W[1])
@@ -193,8 +189,8 @@ def overview_figure(table: pd.DataFrame) -> Optional[Any]:
     left = 0.4 + _CHAR_W * max(len(e) for e in env_labels)
     tags_h = 0.25 + _TAG_CHAR_W * max(len(label(tag)) for tag, _, _ in spans)
     # A legend on one line where the panels are wide enough, else on two.
-    columns = len(statuses) + 1 if left + panel_w >= 9.0 else -(-(len(statuses) + 1) // 2)
-    top, gap, legend_h = 0.9, 0.45, 0.45 if columns > len(statuses) else 0.65
+    columns = len(COLORS) + 1 if left + panel_w >= 9.0 else -(-(len(COLORS) + 1) // 2)
+    top, gap, legend_h = 0.9, 0.45, 0.45 if columns > len(COLORS) else 0.65
     width = max(left + panel_w + 0.4, 6.5)
     height = top + len(modes) * panel_h + (len(modes) - 1) * gap + tags_h + legend_h
     figure = new_figure(width, height, constrained=False)
@@ -203,8 +199,7 @@ def overview_figure(table: pd.DataFrame) -> Optional[Any]:
     for index, mode in enumerate(modes):
         y = height - top - (index + 1) * panel_h - index * gap
         ax = figure.add_axes((left / width, y / height, panel_w / width, panel_h / height))
-        values = [[codes.get(status_of.get((case, mode, env), ""), 0) for case in cases] for env in envs]
-        ax.imshow(values, cmap=colormap, vmin=0, vmax=len(statuses), aspect="auto", interpolation="nearest")
+        _paint(ax, [[coded.get((case, mode, env), 0) for case in cases] for env in envs])
         ax.set_title(mode, fontsize=9, loc="left")
         ax.set_yticks(range(len(envs)), env_labels, fontsize=8)
         ax.hlines([r + 0.5 for r in range(len(envs) - 1)], -0.5, len(cases) - 0.5, color="white", linewidth=0.8)
@@ -214,14 +209,7 @@ def overview_figure(table: pd.DataFrame) -> Optional[Any]:
             ax.set_xticks(*_tag_ticks(spans, column_w), rotation=90, fontsize=7)
         else:
             ax.set_xticks([])
-    figure.legend(
-        handles=[Patch(color=COLORS[s], label=s) for s in statuses]
-        + [Patch(facecolor=NO_RECORD_COLOR, edgecolor="#999999", label="no record")],
-        loc="lower center",
-        ncol=columns,
-        frameon=False,
-        fontsize=8,
-    )
+    _legend(figure, columns)
     figure.suptitle(OVERVIEW_TITLE, y=1 - 0.12 / height, va="top")
     figure.text(
         0.5,

@@ -375,7 +375,7 @@ def _saved_programs(f: Findings) -> Optional[d.Section]:
     if f.artifacts is None:
         return None
     # The epochs stand for the per-release prose of the artifacts page, which keeps it.
-    blocks: List[d.Block] = list(report_verdicts.epochs_section(f.verdicts, f.cells["case"].astype(str)))
+    blocks: List[d.Block] = list(report_verdicts.epochs_section(f.verdicts))
     blocks += _load_regressions(f.artifacts)
     blocks += [d.Image(d.file(chart.path), chart.title) for chart in f.artifacts.charts]
     saved = _page_of(report_artifacts.PAGE)

@@ -45,11 +45,8 @@ def read(folder: str) -> Kept:
 
 def name_of(folder: str) -> str:
     """The baseline's name: the one kept beside its tables, else its folder's name."""
-    try:
-        with open(os.path.join(folder, NAME), encoding="utf-8") as f:
-            name = json.load(f).get("name")
-    except (OSError, ValueError, AttributeError):
-        name = None
+    stored = files.read_json(os.path.join(folder, NAME))
+    name = stored.get("name") if isinstance(stored, dict) else None
     return name if isinstance(name, str) and name else os.path.basename(os.path.normpath(folder))
 
 
@@ -68,11 +65,7 @@ def write(out: str, kept: Kept, figures: Optional[Mapping[str, int]]) -> Set[str
     texts = {NAME: json.dumps({"name": kept.name}, indent=2) + "\n"}
     if figures is not None:
         texts[FIGURES] = dumps(figures)
-    for name, data in sorted(kept.tables.items()):
-        path = files.target(out, "%s/%s" % (FOLDER, name))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "wb") as f:
-            f.write(data)
-    for name, text in texts.items():
-        files.write_text(out, "%s/%s" % (FOLDER, name), text)
-    return {"%s/%s" % (FOLDER, name) for name in (*kept.tables, *texts)}
+    stored = {**kept.tables, **{name: text.encode("utf-8") for name, text in texts.items()}}
+    for name, data in sorted(stored.items()):
+        files.write_bytes(out, "%s/%s" % (FOLDER, name), data)
+    return {"%s/%s" % (FOLDER, name) for name in stored}

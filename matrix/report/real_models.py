@@ -9,7 +9,6 @@ the version of each library the model names that this release resolved.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 import pandas as pd
@@ -25,65 +24,31 @@ from matrix.report.findings import Findings
 PREFIX = "real_models/"
 
 
-def models(f: Findings) -> pd.DataFrame:
-    """The cells of the pack's cases, with their environment label in ``_env``."""
-    if f.cells.empty:
-        return f.cells.assign(_env=pd.Series(dtype=object))
-    cells = f.cells.assign(_env=f.labels.to_numpy())
-    return cells[cells["case"].map(lambda case: isinstance(case, str) and case.startswith(PREFIX))]
-
-
-@dataclass(frozen=True)
-class Pack:
-    """The section's table, laid out once for the Markdown page and the site."""
-
-    cells: pd.DataFrame  # models(f)
-    envs: List[str]  # environment labels, in report order: the columns
-    modes: List[str]
-    by_cell: Dict[Tuple[str, str], List[Dict[str, Any]]]  # (model, environment) -> its cells, one per mode
-    failed: Set[Tuple[str, str]]  # not_installed(f, cells)
-
-    @property
-    def names(self) -> List[str]:
-        """The models, sorted: the rows."""
-        return sorted({case for case, _ in self.by_cell})
-
-    def passes(self, env: str) -> str:
-        """The last row's cell: :func:`share` of the models recorded in ``env``, then those not installed there."""
-        return share(self.cells[self.cells["_env"] == env], self.modes, sum(1 for _, e in self.failed if e == env))
-
-
-def pack(f: Findings) -> Optional[Pack]:
-    """The pack's table, or None when the records hold no real model."""
-    cells = models(f)
-    if cells.empty:
-        return None
-    by_cell: Dict[Tuple[str, str], List[Dict[str, Any]]] = {}
-    for row in cells.to_dict("records"):
-        by_cell.setdefault((str(row["case"]), str(row["_env"])), []).append(row)
-    return Pack(
-        cells=cells,
-        envs=list(dict.fromkeys(store.sort_cells(cells, release="release")["_env"])),
-        modes=[m for m in MODES if m in set(cells["mode"])],
-        by_cell=by_cell,
-        failed=not_installed(f, cells),
-    )
-
-
 def section(f: Findings) -> Optional[d.Section]:
     """The section; None when the records hold no real model."""
-    laid = pack(f)
-    if laid is None:
+    if f.cells.empty:
         return None
-    envs, modes, by_cell, failed = laid.envs, laid.modes, laid.by_cell, laid.failed
+    cells = f.cells.assign(_env=f.labels.to_numpy())
+    cells = cells[cells["case"].map(lambda case: isinstance(case, str) and case.startswith(PREFIX))]
+    if cells.empty:
+        return None
+    envs = list(dict.fromkeys(store.sort_cells(cells, release="release")["_env"]))  # the columns
+    modes = [m for m in MODES if m in set(cells["mode"])]
+    by_cell: Dict[Tuple[str, str], List[Dict[str, Any]]] = {}  # (model, environment) -> its cells, one per mode
+    for row in cells.to_dict("records"):
+        by_cell.setdefault((str(row["case"]), str(row["_env"])), []).append(row)
+    failed = not_installed(f, cells)
+    names = sorted({case for case, _ in by_cell})
     rows = []
-    for case in laid.names:
+    for case in names:
         mine = [row for env in envs for row in by_cell.get((case, env), [])]
         # A model's libraries are named once, beside it, and each cell shows their versions: every column fits.
         named = list(dict.fromkeys(name for row in mine for name in packages.names(row.get("dependency_set"))))
         model = d.phrase(say.case(case), " (%s)" % ", ".join(named) if named else None)
         rows.append([model] + [_cell(by_cell.get((case, env), []), modes, (case, env) in failed) for env in envs])
-    rows.append([d.phrase(d.Strong(d.phrase("passes")))] + [d.phrase(laid.passes(env)) for env in envs])
+    # The last row: per environment, the models that pass of those recorded there, then those not installed there.
+    passes = [share(cells[cells["_env"] == env], modes, sum(1 for _, e in failed if e == env)) for env in envs]
+    rows.append([d.phrase(d.Strong(d.phrase("passes")))] + [d.phrase(said) for said in passes])
     intro = d.phrase(
         "Real architectures built in code with random weights (", d.Code("cases/real_models/"), "), each with the"
         " libraries it names beside it. Each cell shows %s, then the version of each library that release resolved;"
@@ -92,20 +57,18 @@ def section(f: Findings) -> Optional[d.Section]:
         d.link("glossary", d.page("glossary", "statuses-and-marks")), ".",
     )  # fmt: skip
     table = say.table(["model", *envs], rows, wide=True)
-    title = "Real models (%d)" % len(laid.names)
+    title = "Real models (%d)" % len(names)
     return d.Section("real-models", title, (d.Paragraph(intro), table))
 
 
 def not_installed(f: Findings, cells: pd.DataFrame) -> Set[Tuple[str, str]]:
-    """The (model, environment) pairs without a cell because the model's set has an env-error there.
+    """The (model, environment) pairs without a cell because the model's set could not be had there (the sets the
+    model's incomplete builds lack).
 
     A model's set in an environment it has no cell in is the one it had elsewhere with the same
     ``--with`` set: its own PEP 723 block is the same on every release.
     """
-    errors = f.env_errors
-    if errors.empty or "dependency_set" not in errors.columns:
-        return set()
-    failed = set(zip(errors["torch_version"], errors["variant"], errors["python"], errors["dependency_set"]))
+    failed = {(b.release, b.variant, m.python, m.dependency_set) for b in f.incomplete for m in b.missing}
     sets = {(case, w): s for case, w, s in zip(cells["case"], cells["with_set"], cells["dependency_set"])}
     envs = cells[["_env", "release", "variant", "python", "with_set"]].drop_duplicates("_env")
     held = set(zip(cells["case"], cells["_env"]))

@@ -1,5 +1,4 @@
-"""Charts over the releases: pass rate and export time per release, regressions and fixes per transition; and
-which charts each section of the report's front page shows.
+"""Charts over the releases: pass rate and export time per release, regressions and fixes per transition.
 
 Releases run left to right in the records' release order. A mode has the same colour in the
 pass-rate and export-time charts (MODE_COLORS), and the transition chart counts regressions
@@ -16,7 +15,7 @@ import pandas as pd
 from matrix.contract.schema import MODES
 from matrix.records import store, tables, transitions
 from matrix.records.transitions import Step
-from matrix.report import heatmaps, transition_page
+from matrix.report import transition_page
 from matrix.report.charts import (
     COLORS,
     MODE_COLORS,
@@ -25,26 +24,22 @@ from matrix.report.charts import (
     label,
     new_figure,
     one_chart,
-    with_settings,
+    settings,
 )
 
 MODE_STYLE = {"strict": "-", "non-strict": "--"}
 # A variant's marker on the pass-rate line: a change of marker is a change of build.
 VARIANT_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-# The legend's name for each kind of transition counted, as the front page names it; another kind is named
-# after itself. The regressions bar stacks transitions.REGRESSIONS, the fixes bar transitions.FIXES.
-KIND_LABELS = transition_page.COUNTED
 # Kinds stacked in one bar are told apart by hatching, in the order of their list.
 KIND_HATCHES = ("", "////", "....", "xxxx", "\\\\")
 
 
-@with_settings
 def pass_rate(summary: pd.DataFrame, out: str) -> List[Chart]:
     """Pass rate (pass / applicable cells) per environment: a line per mode, a marker per variant."""
     return one_chart(pass_rate_figure(summary), out, "pass-rate", "Pass rate per release", svg=True)
 
 
-@with_settings
+@settings()
 def pass_rate_figure(summary: pd.DataFrame) -> Optional[Any]:
     """The pass-rate chart's figure, or None when no pass rate is known.
 
@@ -60,11 +55,8 @@ def pass_rate_figure(summary: pd.DataFrame) -> Optional[Any]:
     if data.empty:
         return None
     # Where a release ran under several Pythons, the newest stands for it (as in transitions).
-    data = data.assign(_python=store.rank(data["python"].astype(object))).sort_values("_python", kind="stable")
-    added = ["with_set"] if "with_set" in data.columns else []
-    data = data.drop_duplicates(["release", "variant", *added, "mode"], keep="last").drop(columns="_python")
-    data = store.sort_cells(data, release="release", extra=["mode"])
-    sets = data["with_set"] if added else pd.Series([""] * len(data), index=data.index)
+    data = store.sort_cells(store.newest_python(data), release="release", extra=["mode"])
+    sets = data["with_set"] if "with_set" in data.columns else pd.Series([""] * len(data), index=data.index)
     series_of = [str(m) if not (isinstance(w, str) and w) else "%s [%s]" % (m, w) for m, w in zip(data["mode"], sets)]
     data = data.assign(
         _env=tables.environment_labels(data).to_numpy(),
@@ -160,13 +152,12 @@ def rate_limits(percents: Sequence[float]) -> Tuple[float, float]:
     return low, high + 0.07 * (high - low)
 
 
-@with_settings
 def export_times(table: pd.DataFrame, out: str) -> List[Chart]:
     """Distribution of median export time per release and mode, for cells that exported (log scale)."""
     return one_chart(export_times_figure(table), out, "export-time", "Export time per release")
 
 
-@with_settings
+@settings()
 def export_times_figure(table: pd.DataFrame) -> Optional[Any]:
     """The export-time chart's figure, or None when no cell exported with a time."""
     done = table[table["status"].isin(["pass", "mismatch"])]
@@ -227,10 +218,9 @@ def _duration_axis(axis: Any, seconds: Sequence[float]) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
-@with_settings
-def transition_counts(steps: Sequence[Step], out: str) -> List[Chart]:
-    """Regressions and fixes per release transition, all modes and variants together."""
-    return one_chart(transitions_figure(steps), out, "transitions", "Regressions and fixes per release transition")
+def transition_counts(counts: pd.DataFrame, out: str) -> List[Chart]:
+    """Regressions and fixes per release transition (:func:`step_counts`), all modes and variants together."""
+    return one_chart(transitions_figure(counts), out, "transitions", "Regressions and fixes per release transition")
 
 
 def step_counts(steps: Sequence[Step]) -> pd.DataFrame:
@@ -240,21 +230,17 @@ def step_counts(steps: Sequence[Step]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["transition", *kinds])
 
 
-def kind_label(kind: str) -> str:
-    """A kind of transition as the chart's legend names it."""
-    return KIND_LABELS.get(kind, kind.replace("-", " ") + "s")
-
-
-@with_settings
-def transitions_figure(steps: Sequence[Step]) -> Optional[Any]:
-    """The transition chart's figure: a bar of regressions and one of fixes per step; None without steps.
+@settings()
+def transitions_figure(counts: pd.DataFrame) -> Optional[Any]:
+    """The transition chart's figure: a bar of regressions and one of fixes per step (:func:`step_counts`); None
+    without steps.
 
     Each bar stacks its kinds (the front page's regression kinds, transitions.REGRESSIONS,
-    then transitions.FIXES), so a bar is as tall as the count the front page gives for that transition.
+    then transitions.FIXES), so a bar is as tall as the count the front page gives for that transition; the legend
+    names each kind as the front page does (transition_page.COUNTED).
     """
     from matplotlib.ticker import MaxNLocator
 
-    counts = step_counts(steps)
     if counts.empty:
         return None
     positions = range(len(counts))
@@ -276,7 +262,7 @@ def transitions_figure(steps: Sequence[Step]) -> Optional[Any]:
                 hatch=hatch,
                 edgecolor="white",
                 linewidth=0.6,
-                label="%s (%d)" % (kind_label(kind), sum(values)),
+                label="%s (%d)" % (transition_page.COUNTED[kind], sum(values)),
             )
             bottom = [b + v for b, v in zip(bottom, values)]
         if bars is not None:
@@ -291,17 +277,3 @@ def transitions_figure(steps: Sequence[Step]) -> Optional[Any]:
     figure.legend(loc="outside lower center", ncol=3, fontsize=8, frameon=False)
     ax.set_title("Regressions and fixes per release transition")
     return figure
-
-
-def front_page(
-    summary: pd.DataFrame, steps: Sequence[Step], table: pd.DataFrame, out: str, only: Optional[Sequence[str]] = None
-) -> Dict[str, List[Chart]]:
-    """The charts of the report's front page, by section: status overview, pass rate, transitions, export time
-    (those named in ``only``, where given)."""
-    draw = {
-        "overview": lambda: heatmaps.status_overview(table, out),
-        "summary": lambda: pass_rate(summary, out),
-        "transitions": lambda: transition_counts(steps, out),
-        "export-time": lambda: export_times(table, out),
-    }
-    return {name: make() for name, make in draw.items() if only is None or name in only}

@@ -139,10 +139,15 @@ def _section(kind: str, count: int, blocks: Sequence[d.Block], said: str = "") -
     return d.Section(anchor, "%s (%s)" % (heading, said or count), tuple(blocks))
 
 
+def moved(before: Any, after: Any, kind: Any = None) -> d.Phrase:
+    """A cell's status before, then after (``✓ pass → ✗ fail``), and whether it now gives wrong numbers (``kind``)."""
+    return d.phrase(say.status(before), " → ", say.status(after), NOW_WRONG if kind == "wrong-result" else None)
+
+
 def _status_moves(step: Step, kind: str, release: str, which: str, several: bool) -> d.Section:
     found = step.of(kind)
     table = _table(found, several, ["status", "error in %s (%s)" % (release, which)], lambda m: [
-        d.phrase(say.status(m["status_before"]), " → ", say.status(m["status_after"])),
+        moved(m["status_before"], m["status_after"]),
         say.error(m["error_type"], m["error_message"], ERROR_LIMIT)])  # fmt: skip
     intro = [d.Paragraph(d.phrase(INTROS[kind]))] if kind in INTROS else []
     return _section(kind, len(found), [*intro, table])
@@ -261,18 +266,15 @@ def change(m: Row) -> d.Phrase:
     stopped failing."""
     if str(m["kind"]).startswith("stage-"):
         return d.phrase(say.status(m.get("status_after")), ", ", say.plain(m.get("detail")))
-    wrong = NOW_WRONG if m["kind"] == "wrong-result" else None
-    return d.phrase(say.status(m.get("status_before")), " → ", say.status(m.get("status_after")), wrong)
+    return moved(m.get("status_before"), m.get("status_after"), m["kind"])
 
 
 CHANGE_LIMIT = 200
 
 
-def changes_table(found: Sequence[Row], older: bool) -> d.Table:
-    """One row per cell that changed (case and mode), with its transition, kind, change and the failing side's
-    error: the newer release's, or where ``older`` (fixes) the older's."""
-    side = "older" if older else "newer"
-    columns = ("transition", "case", "mode", "kind", "change", "error in the %s release" % side)
+def changes_table(found: Sequence[Row]) -> d.Table:
+    """One row per regression (case and mode), with its transition, kind, change and the newer release's error."""
+    columns = ("transition", "case", "mode", "kind", "change", "error in the newer release")
     rows = tuple(
         (
             d.phrase(say.transition(m, SECTIONS[str(m["kind"])][0])),
@@ -315,7 +317,7 @@ def newest_section(steps: Sequence[Step], newest_builds: Sequence[str]) -> d.Sec
         " (one per case and mode).",
     )
     # Where none regressed, the lead says so: an empty table would only repeat it.
-    table = (d.Section("newest-regressed", "Regressed", (changes_table(regressed, False),)),) if regressed else ()
+    table = (d.Section("newest-regressed", "Regressed", (changes_table(regressed),)),) if regressed else ()
     return d.Section("newest", heading, (d.Paragraph(lead), *table))
 
 
@@ -376,7 +378,7 @@ def changes_section(steps: Sequence[Step], charts: Sequence[d.Image] = ()) -> d.
         d.Paragraph(d.phrase(intro)), d.Paragraph(d.phrase(judged)), steps_table(steps), *charts,
         d.Widget("change-filters"),
         d.Section("every-regression", "Regressions (%s)" % d.Count(len(regressed), "cell").words,
-                  (changes_table(regressed, False),)),
+                  (changes_table(regressed),)),
         d.Section("every-fix", "Fixes (%s)" % d.Count(len(fixed), "cell").words, (every_fix,)),
     ))  # fmt: skip
 

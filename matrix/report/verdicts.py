@@ -10,7 +10,7 @@ the linked pages.
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Set, Tuple
+from typing import List, Optional, Sequence, Tuple, Union
 
 from matrix.contract.schema import STAGES
 from matrix.envs import releases as release_list
@@ -19,11 +19,10 @@ from matrix.records import figures as headline
 from matrix.records.epochs import Epoch
 from matrix.records.open_regressions import OpenRegression
 from matrix.records.verdicts import Verdicts
+from matrix.report import artifacts, pages, transition_page
 from matrix.report import document as d
 from matrix.report import markdown as md
-from matrix.report import pages
 from matrix.report import phrases as say
-from matrix.report.artifacts import PAGE as ARTIFACTS_PAGE
 
 # About the longest line of prose the front page holds.
 LONGEST = 400
@@ -34,12 +33,8 @@ BASELINE = d.here("since-the-previous-report")
 TRANSITIONS = d.here("changes")
 # Names shown in one table cell or line before the rest are counted.
 SHOWN_OPEN = 8
-SHOWN_EXCEPTIONS = 3
 SHOWN_CHANGES = 4
-# The longest error quoted in the epochs table.
-CAUSE_LIMIT = 120
 STAGE_LABELS = dict(STAGES)
-BACKWARD = {"all": "yes", "some": "partly", "none": "no", "untried": "–"}
 
 
 def known_releases() -> List[str]:
@@ -95,13 +90,16 @@ def _open_regressions(v: Verdicts) -> d.Item:
     if not r.open:
         said = d.phrase(head, " (", _transitions(), "); %s." % ("; ".join(tail) or "none open"))
         return d.Item(said, title)
-    listed = [d.Item(_open_line(o)) for o in r.open[:SHOWN_OPEN]]
-    if len(r.open) > SHOWN_OPEN:
-        rest = len(r.open) - SHOWN_OPEN
-        listed.append(
-            d.Item(d.phrase("… and %d more, each on its " % rest, d.link("transition page", TRANSITIONS), "."))
-        )
-    return d.Item(d.phrase(head, " (%s)" % "; ".join(tail) if tail else None, ":"), title, tuple(listed))
+    listed = _listed(r.open, ", each on its ", d.link("transition page", TRANSITIONS), ".")
+    return d.Item(d.phrase(head, " (%s)" % "; ".join(tail) if tail else None, ":"), title, listed)
+
+
+def _listed(found: Sequence[OpenRegression], *more: Union[str, d.Inline]) -> Tuple[d.Item, ...]:
+    """The first :data:`SHOWN_OPEN` regressions of ``found``, a line each, then how many more, followed by ``more``."""
+    listed = [d.Item(_open_line(o)) for o in found[:SHOWN_OPEN]]
+    if len(found) > SHOWN_OPEN:
+        listed.append(d.Item(d.phrase("… and %d more" % (len(found) - SHOWN_OPEN), *more)))
+    return tuple(listed)
 
 
 def _transitions() -> d.Link:
@@ -115,11 +113,8 @@ def _open_line(o: OpenRegression) -> d.Phrase:
     if o.kind == "stage-regression":
         stage = STAGE_LABELS.get(o.stage or "", o.stage or "a stage")
         return d.phrase(head, "%s stopped working at " % stage, step, build, "; ", stage_now(o, stage), ".")
-    wrong = " (now wrong numbers)" if o.kind == "wrong-result" else None
-    return d.phrase(
-        head, say.status(o.status_before), " → ", say.status(o.status_after), wrong, " at ", step, build,
-        "; now ", say.statuses(o.now), ".",
-    )  # fmt: skip
+    moved = transition_page.moved(o.status_before, o.status_after, o.kind)
+    return d.phrase(head, moved, " at ", step, build, "; now ", say.statuses(o.now), ".")
 
 
 def stage_now(o: OpenRegression, stage: str) -> d.Phrase:
@@ -148,10 +143,8 @@ def _in_newest(v: Verdicts) -> Optional[d.Item]:
     if not r.in_newest:
         return d.Item(d.phrase("nothing broke there (", _transitions(), ")."), title)
     cells = len({(o.case, o.variant, o.with_set, m) for o in r.in_newest for m in o.modes})
-    listed = [d.Item(_open_line(o)) for o in r.in_newest[:SHOWN_OPEN]]
-    if len(r.in_newest) > SHOWN_OPEN:
-        listed.append(d.Item(d.phrase("… and %d more (" % (len(r.in_newest) - SHOWN_OPEN), _transitions(), ").")))
-    return d.Item(d.phrase(say.count(cells, "cell"), " broke there:"), title, tuple(listed))
+    listed = _listed(r.in_newest, " (", _transitions(), ").")
+    return d.Item(d.phrase(say.count(cells, "cell"), " broke there:"), title, listed)
 
 
 def _unexpected(v: Verdicts) -> d.Item:
@@ -218,7 +211,7 @@ def _epochs_line(v: Verdicts) -> Optional[d.Item]:
     return d.Item(
         d.phrase(
             "load across ", say.count(len(v.epochs), "epoch"), ": ", " · ".join(span(e) for e in v.epochs),
-            " (", d.link("epochs", SAVED_PROGRAMS), ", ", d.link("every pair", d.page(ARTIFACTS_PAGE[: -len(".md")])),
+            " (", d.link("epochs", SAVED_PROGRAMS), ", ", d.link("every pair", d.page(artifacts.PAGE[: -len(".md")])),
             ")%s." % older,
         ),
         "Saved programs",
@@ -273,51 +266,21 @@ def _build_changes(v: Verdicts) -> Optional[d.Item]:
     return d.Item(said, "Build changes")
 
 
-def epochs_section(v: Optional[Verdicts], cases: Sequence[str] = ()) -> Tuple[d.Block, ...]:
-    """The saved-program epochs: a sentence on the rule and the table, for the front page's saved-programs section."""
+def epochs_section(v: Optional[Verdicts]) -> Tuple[d.Block, ...]:
+    """The saved-program epochs: a sentence on the rule and the table (the saved-programs page's, of the programs), for
+    the front page's saved-programs section."""
     if v is None or not v.epochs:
         return ()
-    linked = set(str(c) for c in cases)
     intro = (
         "An epoch is a range of releases where a program saved on any of them loads and matches on that release"
         " and every newer one of the range (for each pair, at least half of the programs; the cases that fail"
         " are the exceptions). Older releases do not always read newer programs."
     )
-    rows = [
-        (
-            d.phrase(span(e)),
-            d.phrase(str(e.programs) + (" (%d more not tried)" % e.untried if e.untried else "")),
-            d.phrase("%d of %d" % (e.passed, e.tried)),
-            d.phrase(BACKWARD.get(e.backward, e.backward)),
-            _exceptions(e, linked),
-            d.phrase(_cut(e)),
-        )
-        for e in v.epochs
-    ]
-    headers = ["epoch", "programs loaded", "loads that match", "older read newer", "exceptions", "older programs fail"]
-    return d.Paragraph(d.phrase(intro)), say.table(headers, rows, "lrrlll")
+    return d.Paragraph(d.phrase(intro)), artifacts.epochs(v.epochs)
 
 
 def span(e: Epoch) -> str:
     return e.first if len(e.releases) == 1 else "%s–%s" % (e.first, e.last)
-
-
-def _exceptions(e: Epoch, linked: Set[str]) -> d.Phrase:
-    if not e.exceptions:
-        return d.phrase("none")
-    cases = list(dict.fromkeys(found.case for found in e.exceptions))
-    named = []
-    for case in cases[:SHOWN_EXCEPTIONS]:
-        modes = [x.mode for x in e.exceptions if x.case == case]
-        named.append(d.phrase(say.case(case) if case in linked else case, " (%s)" % ", ".join(modes)))
-    more = " … (+%d)" % (len(cases) - SHOWN_EXCEPTIONS) if len(cases) > SHOWN_EXCEPTIONS else ""
-    return d.phrase(say.count(len(cases), "case"), ": ", d.joined(named), more)
-
-
-def _cut(e: Epoch) -> str:
-    if e.cut is None or e.cut_from is None:
-        return "–"
-    return "%s → %s: %s" % (e.cut_from, e.first, say.clip(e.cut.text, CAUSE_LIMIT))
 
 
 def strict_note(v: Optional[Verdicts]) -> d.Phrase:

@@ -24,10 +24,10 @@ def test_every_chart_is_written_and_non_empty(tmp_path: Path):
     summary = tables.summary(cells)
     written = [
         *heatmaps.status_heatmaps(cells, tables.environment_labels(cells), str(tmp_path)),
-        *heatmaps.status_overview(cells, str(tmp_path)),
+        *heatmaps.status_overview(cells, tables.environment_labels(cells), str(tmp_path)),
         *release_charts.pass_rate(summary, str(tmp_path)),
         *release_charts.export_times(cells, str(tmp_path)),
-        *release_charts.transition_counts(steps_of(cells), str(tmp_path)),
+        *release_charts.transition_counts(release_charts.step_counts(steps_of(cells)), str(tmp_path)),
     ]
     assert [c.path for c in written] == [
         "charts/status-01.png",
@@ -71,8 +71,8 @@ def test_charts_are_byte_stable(tmp_path: Path):
     for out in ("a", "b"):
         release_charts.pass_rate(summary, str(tmp_path / out))
         heatmaps.status_heatmaps(cells, tables.environment_labels(cells), str(tmp_path / out))
-        heatmaps.status_overview(cells, str(tmp_path / out))
-        release_charts.transition_counts(steps_of(cells), str(tmp_path / out))
+        heatmaps.status_overview(cells, tables.environment_labels(cells), str(tmp_path / out))
+        release_charts.transition_counts(release_charts.step_counts(steps_of(cells)), str(tmp_path / out))
     for name in ("pass-rate.png", "pass-rate.svg", "status-01.png", "status-overview.png", "transitions.png"):
         assert (tmp_path / "a" / "charts" / name).read_bytes() == (tmp_path / "b" / "charts" / name).read_bytes()
 
@@ -81,9 +81,9 @@ def test_nothing_to_draw_draws_nothing(tmp_path: Path):
     cells = table()
     failing = cells.assign(status="fail", export_s=None)
     assert release_charts.export_times(failing, str(tmp_path)) == []
-    assert release_charts.transition_counts(steps_of(cells.iloc[0:0]), str(tmp_path)) == []
+    assert release_charts.transition_counts(release_charts.step_counts([]), str(tmp_path)) == []
     assert heatmaps.status_heatmaps(cells.iloc[0:0], pd.Series(dtype=object), str(tmp_path)) == []
-    assert heatmaps.status_overview(cells.iloc[0:0], str(tmp_path)) == []
+    assert heatmaps.status_overview(cells.iloc[0:0], pd.Series(dtype=object), str(tmp_path)) == []
     assert not (tmp_path / "charts").exists()
 
 
@@ -143,14 +143,14 @@ def test_colours_come_from_the_colour_blind_safe_palette(tmp_path: Path):
     key = [charts.COLORS[s].upper() for s in ("pass", "mismatch", "fail", "crash", "timeout", "case-error")]
     assert len(set(key)) == len(key) and all(c in charts.OKABE_ITO for c in key)
     cells = history_of_kinds().assign(export_s=0.5)
-    bars = release_charts.transitions_figure(steps_of(cells)).axes[0].patches
+    bars = release_charts.transitions_figure(release_charts.step_counts(steps_of(cells))).axes[0].patches
     assert bars and all(safe(c) for c in hexes(bar.get_facecolor() for bar in bars))
     ax = release_charts.pass_rate_figure(interleaved_summary()).axes[0]
     assert all(safe(c) for c in hexes(line.get_color() for line in ax.get_lines()))
     assert all(safe(c) for points in ax.collections for c in hexes(points.get_facecolors()))
     boxes = release_charts.export_times_figure(cells).axes[0].patches
     assert boxes and all(safe(c) for c in hexes(box.get_facecolor() for box in boxes))
-    overview = heatmaps.overview_figure(cells)
+    overview = heatmaps.overview_figure(cells, tables.environment_labels(cells))
     image = overview.axes[0].get_images()[0]
     assert all(safe(c) for c in hexes(image.cmap(range(image.cmap.N))))
     # The written heatmap: every colour that covers a visible share of the image is from the palette.
@@ -189,9 +189,9 @@ def test_every_chart_of_the_largest_matrix_is_readable_and_uncut():
     # PyPI's 14 builds make 13 steps; the one CPU build is in a series of its own, never between them.
     assert len(steps) == 13
     figures = [
-        heatmaps.overview_figure(cells),
+        heatmaps.overview_figure(cells, labels),
         release_charts.pass_rate_figure(tables.summary(cells)),
-        release_charts.transitions_figure(steps),
+        release_charts.transitions_figure(release_charts.step_counts(steps)),
         release_charts.export_times_figure(cells),
     ]
     # The heatmaps share one layout: the first stands for them (drawing each costs a second).
@@ -201,7 +201,8 @@ def test_every_chart_of_the_largest_matrix_is_readable_and_uncut():
         width, height = figure.get_size_inches()
         assert width <= 16 and height <= 14, (width, height)
     # A small matrix too: its overview is narrow, but its title and legend still fit.
-    assert_readable(heatmaps.overview_figure(table(cases=4, releases=3)))
+    small = table(cases=4, releases=3)
+    assert_readable(heatmaps.overview_figure(small, tables.environment_labels(small)))
     overview = figures[0]
     assert [ax.get_images()[0].get_array().shape for ax in overview.axes] == [(15, 157), (15, 157)]
     # The tags named under the overview do not overlap one another.

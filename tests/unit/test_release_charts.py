@@ -25,7 +25,7 @@ def test_transition_chart_has_a_bar_pair_per_step_counting_the_front_pages_regre
     assert len(steps) == 3 and steps[-1].count(*transitions.REGRESSIONS, *transitions.FIXES) == 0
     # The regressions the front page counts include a kind other than "regression" on both counts.
     assert {"regression", "wrong-result", "stage-regression"} <= set(moves["kind"])
-    ax = release_charts.transitions_figure(steps).axes[0]
+    ax = release_charts.transitions_figure(release_charts.step_counts(steps)).axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == [transition_page.title(s) for s in steps]
     heights: Dict[Tuple[int, str], float] = {}
     for bar in ax.patches:

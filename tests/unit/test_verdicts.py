@@ -396,7 +396,7 @@ def test_the_epochs_line_and_table_name_ranges_exceptions_and_the_cause_of_a_bre
         "- **Saved programs**: load across 2 epochs: 2.1.0 · 2.3.0–2.5.0 ([epochs](#saved-programs-across-releases),"
         " [every pair](artifacts.md)); 0 of 4 programs saved before 2.3.0 load on 2.5.0." in text
     )
-    blocks = worded.epochs_section(judged.Verdicts(**{**verdicts().__dict__, "epochs": (old, new)}), ["b"])
+    blocks = worded.epochs_section(judged.Verdicts(**{**verdicts().__dict__, "epochs": (old, new)}))
     table = md_writer.write(d.Page("index", "t", blocks))
     assert "| 2.1.0 | 4 | 4 of 4 | – | none | – |" in table
     assert (
