@@ -11,6 +11,7 @@ names a stage or a product: it walks the declarations.
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from typing import Dict, List, Tuple
 
@@ -46,7 +47,8 @@ def join(loaded: Store, other: Store) -> Joined:
     unmatched = pd.Series(False, index=other.cells.index)
     if not other.cells.empty:
         own = pd.MultiIndex.from_frame(cells[list(MATCH)].astype(str))
-        theirs = other.cells.assign(_key=list(pd.MultiIndex.from_frame(other.cells[list(MATCH)].astype(str))))
+        theirs = other.cells.assign(case=_report_names(cells, other.cells))
+        theirs = theirs.assign(_key=list(pd.MultiIndex.from_frame(theirs[list(MATCH)].astype(str))))
         cells = cells.copy()
         for stage in OPT_IN:
             keys = [key for key in stage.keys if key in theirs.columns]
@@ -74,15 +76,30 @@ def join(loaded: Store, other: Store) -> Joined:
     return Joined(joined, tuple(given), held, int(unmatched.sum()))
 
 
+def _report_names(cells: pd.DataFrame, theirs: pd.DataFrame) -> pd.Series:
+    """The case of each of the other run's cells by the report's name for its case file, where the report holds that
+    file, else by its own name. A case's name depends on the folder a run was given: ``run`` names
+    ``cases/tutorial/x.py`` ``tutorial/x`` from the case root, ``check cases/tutorial`` names it ``x``; the file
+    is the same case."""
+    if "case_file" not in cells.columns or "case_file" not in theirs.columns:
+        return theirs["case"]
+    known = cells[["case_file", "case"]].dropna().drop_duplicates("case_file")
+    names = dict(zip(known["case_file"].map(os.path.normpath), known["case"]))
+    files = theirs["case_file"].map(lambda path: os.path.normpath(path) if isinstance(path, str) and path else "")
+    return files.map(names).fillna(theirs["case"]).where(files != "", theirs["case"])
+
+
 Builds = Tuple[Tuple[str, str, str], ...]
 
 
-def ran(other: Store) -> Tuple[Builds, Tuple[str, ...], Tuple[str, ...]]:
+def ran(other: Store, report: pd.DataFrame) -> Tuple[Builds, Tuple[str, ...], Tuple[str, ...]]:
     """What the other run ran, all of it, as a command that runs it again needs it: the builds its cells ran on, as
-    (device, torch version, variant) in release order; its cases and its modes, sorted."""
+    (device, torch version, variant) in release order; its cases (by the names of the ``report``'s cells, as
+    :func:`join` matches them) and its modes, sorted."""
     cells = other.cells
     if cells.empty:
         return (), (), ()
     found = set(zip(devices.of(cells), cells["torch_version"].astype(str), cells["variant"].astype(str)))
     builds = tuple(sorted(found, key=lambda build: (build[0], release_key(build[1]), build[2])))
-    return builds, tuple(sorted(set(cells["case"].astype(str)))), tuple(sorted(set(cells["mode"].astype(str))))
+    cases = tuple(sorted(set(_report_names(report, cells).astype(str))))
+    return builds, cases, tuple(sorted(set(cells["mode"].astype(str))))

@@ -385,7 +385,7 @@ def joined_runs(loaded: store.Store, folders: Sequence[str]) -> Tuple[store.Stor
         found = stamp.read(folder) or stamp.UNKNOWN
         shows, dates = joined.stages + joined.products, citation.dates(other.environments)
         if shows:  # a run that gave the report nothing (its outcomes are there already) is not cited
-            sources.append(Source(found, shows, runs, dates, *other_runs.ran(other)))
+            sources.append(Source(found, shows, runs, dates, *other_runs.ran(other, loaded.cells)))
     return loaded, tuple(sources)
 
 

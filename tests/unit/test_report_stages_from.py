@@ -116,6 +116,22 @@ def test_an_opt_in_stage_joins_the_matching_cell_only_and_the_rest_is_warned(tmp
     assert warning == "%s: 1 cell(s) with an opt-in stage's outcome match no cell of the report; left out" % other
 
 
+def test_a_case_is_matched_by_its_file_where_the_two_runs_name_it_apart(tmp_path: Path) -> None:
+    # `run` names cases/tutorial/mine.py "tutorial/mine" (from the case root); `check cases/tutorial` names it "mine".
+    main = write(tmp_path / "main", [make_cell(r, "tutorial/mine", case_file="cases/tutorial/mine.py")
+                                     for r in ("2.6.0", "2.8.0")])  # fmt: skip
+    other = write(tmp_path / "onnx", [
+        cell("2.8.0", "mine", case_file="cases/tutorial/mine.py", **ONNX),
+        cell("2.8.0", "mine2", case_file="./cases/tutorial/../tutorial/mine2.py", **ONNX),  # a file the report lacks
+        cell("2.6.0", "tutorial/mine", **ONNX),  # no file named: matched by its name
+    ])  # fmt: skip
+    found = other_runs.join(store.load([main]), store.load([other]))
+    cells = found.store.cells.set_index(["torch_version", "case"])
+    assert found.stages == ("onnx",) and found.unmatched == 1
+    assert list(cells["onnx_status"]) == ["pass", "pass"] and len(cells) == 2
+    assert other_runs.ran(store.load([other]), found.store.cells)[1] == ("mine2", "tutorial/mine")
+
+
 def environment(release: str, day: int, run_id: str) -> Dict[str, Any]:
     return {**environment_record(release, "2025-01-%02dT00:00:00+00:00" % day), "run_id": run_id}
 
