@@ -12,7 +12,7 @@ made again apart, with its builds, cases and modes, into a folder that the repor
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING, Dict, Iterable, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Sequence, Set, Tuple
 
 import pandas as pd
 
@@ -152,7 +152,8 @@ def _run_apart(f: Findings, source: Source, folder: str) -> List[Tuple[str, str]
     """The commands that run a joined run again as it ran: its builds on each of its devices, its cases (all of
     the report's, or those it named), its modes, with its stages, into ``folder``."""
     report_cases = set(f.cells["case"].astype(str)) if "case" in f.cells.columns else set()
-    select = "" if report_cases <= set(source.cases) else " --select %s" % " ".join(map(shlex.quote, source.cases))
+    words = _selected(source.cases, report_cases)
+    select = "" if report_cases <= set(source.cases) else " --select %s" % " ".join(map(shlex.quote, words))
     named = "the stage%s %s" % ("s" if len(source.shows) > 1 else "", ", ".join(source.shows))
     found = []
     for device, builds in _by_device(source.builds).items():
@@ -164,3 +165,19 @@ def _run_apart(f: Findings, source: Source, folder: str) -> List[Tuple[str, str]
                 _mode_option(source.modes), select, _stages_option(source.shows), folder)),
         ))  # fmt: skip
     return found
+
+
+def _selected(cases: Sequence[str], everything: Set[str]) -> List[str]:
+    """``--select``'s words for ``cases``: a folder of which they hold every case of the report as ``folder/*``,
+    any other case by its name."""
+    chosen, words, whole = set(cases), [], set()
+    for case in sorted(chosen):
+        folder = case.rpartition("/")[0]
+        if folder in whole:
+            continue
+        if folder and {c for c in everything if c.rpartition("/")[0] == folder} <= chosen:
+            whole.add(folder)
+            words.append(folder + "/*")
+        else:
+            words.append(case)
+    return words

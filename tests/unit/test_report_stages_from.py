@@ -218,3 +218,13 @@ def test_run_it_again_makes_the_joined_stage_apart_and_joins_it_as_the_cli_and_n
     report.configure(parser)
     options = report.ReportOptions.from_args(parser.parse_args(shlex.split(commands[2])[2:]))
     assert options.stages_from == ("results/onnx",) and options.records == ("results/latest",)
+
+
+def test_run_it_again_selects_a_folder_whose_every_case_the_joined_run_ran_by_its_pattern() -> None:
+    from matrix.report.again import _selected
+
+    report_cases = {"tutorial/a", "tutorial/b", "models/c", "models/d", "e"}
+    words = _selected(("tutorial/b", "tutorial/a", "models/c", "e"), report_cases)
+    assert words == ["e", "models/c", "tutorial/*"]
+    request = RunRequest.from_argv(["--select", *words, "--out", "results/onnx"])
+    assert tuple(request.select) == ("e", "models/c", "tutorial/*")
