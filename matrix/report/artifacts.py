@@ -110,7 +110,7 @@ def section(uses: ProductUses, drawn: Sequence[charting.Chart] = (), known: Sequ
     some of its failures (still counted as failures)."""
     p, found = uses.product, uses.table
     counted = "%s %s on %s, %s on %s." % (
-        md.plural(len(found.drop_duplicates(["saved", "case", "mode", "with_set"])), p.noun), p.made,
+        d.plural(len(found.drop_duplicates(["saved", "case", "mode", "with_set"])), p.noun), p.made,
         _builds(found, "saved_torch_version", "saved_variant"), p.used, _builds(found, "torch_version", "variant"),
     )  # fmt: skip
     blocks: List[d.Block] = [d.Paragraph(d.phrase(p.about, " ", counted))]
@@ -126,7 +126,7 @@ def _builds(table: pd.DataFrame, version: str, variant: str) -> str:
     """``16 builds of 15 releases``: the builds (torch version and variant) of a side of a product's table."""
     builds = set(zip(table[version].astype(str), table[variant].astype(str)))
     releases = {transitions.base(v) for v, _ in builds}
-    return "%s of %s" % (md.plural(len(builds), "build"), md.plural(len(releases), "release"))
+    return "%s of %s" % (d.plural(len(builds), "build"), d.plural(len(releases), "release"))
 
 
 def _epochs(uses: ProductUses, drawn: Sequence[charting.Chart]) -> List[d.Block]:
@@ -185,17 +185,17 @@ def promise_words(p: Promise, noun: str = "package", made: str = "compiled") -> 
         said = "No %s %s on %s or later was loaded on a newer release." % (noun, made, since)
     elif not p.broken:
         said = "Kept on every pair tried: %s %s on %s or later, each loaded on a newer release." % (
-            md.plural(len(p.covered), "pair"), made, since)  # fmt: skip
+            d.plural(len(p.covered), "pair"), made, since)  # fmt: skip
     else:
         named = "; ".join(
             "%s → %s: %d of %d (%s)" % (b.made, b.used, b.tried - b.passed, b.tried, b.failure[:CAUSE_LIMIT])
             for b in p.broken
         )
         said = "Broken on %d of the %s it covers (%ss that did not load and match): %s." % (
-            len(p.broken), md.plural(len(p.covered), "pair"), noun, named)  # fmt: skip
+            len(p.broken), d.plural(len(p.covered), "pair"), noun, named)  # fmt: skip
     if p.older:
         said += " Loaded on an older release (not promised): every %s loaded and matched on %d of %s." % (
-            noun, sum(b.kept for b in p.older), md.plural(len(p.older), "pair"))  # fmt: skip
+            noun, sum(b.kept for b in p.older), d.plural(len(p.older), "pair"))  # fmt: skip
     return said
 
 
@@ -257,7 +257,7 @@ def _untried(r: uses_table.Reach, order: Sequence[str], p: Product) -> str:
     if r.untrusted:
         where = ", none tried on %s" % md.release_spans(r.unsigned, order) if r.unsigned else ""
         said.append("%s untrusted (no signature, or one that does not match: load --trust)%s"
-                    % (md.plural(r.untrusted, "use"), where))  # fmt: skip
+                    % (d.plural(r.untrusted, "use"), where))  # fmt: skip
     return "; ".join(said) or "–"
 
 
@@ -322,8 +322,8 @@ def _regressions(uses: ProductUses, drawn: Sequence[charting.Chart]) -> List[d.B
         "A %s regression: a release that does worse with the %ss %s on one release than the release before it (pass"
         " > mismatch > run-error > load-error = crash = timeout). A change of format counts once per release it"
         " breaks, however many %ss that release %s: %s, affecting %s."
-        % (p.kind, p.noun, p.made, p.noun, p.made, md.plural(len(found), "%s regression" % p.kind),
-           md.plural(int(found["programs"].sum()) if not found.empty else 0, p.noun))
+        % (p.kind, p.noun, p.made, p.noun, p.made, d.plural(len(found), "%s regression" % p.kind),
+           d.plural(int(found["programs"].sum()) if not found.empty else 0, p.noun))
     )  # fmt: skip
     rows = [
         [d.phrase(r["saved"]), d.phrase("%s → %s" % (r["before"], r["after"])), d.phrase(affected(r)),

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from matrix.contract.schema import MODES, STAGES, STATUSES, Status
+from matrix.contract.schema import MODES, STATUSES, Status
 from matrix.records import store, tables
 from matrix.records import verdicts as judged
 from matrix.records.verdicts import Verdicts
-from matrix.report import baseline, builds_page, candidate_page
+from matrix.report import baseline, builds_page, candidate_page, glossary
 from matrix.report import document as d
 from matrix.report import markdown as md
 from matrix.report import phrases as say
@@ -64,16 +64,6 @@ def images(f: Findings, key: str) -> List[d.Image]:
     return [d.Image(d.file(c.path), c.title) for c in f.charts.get(key, [])]
 
 
-def legend() -> d.Table:
-    """Every status's glyph, name and meaning, no record, and the marks of a failed stage."""
-    rows = [(d.phrase(d.Mark(s.value, named=False)), d.phrase(s.value), d.phrase(s.meaning)) for s in Status]
-    rows.append((d.phrase(d.Mark(None)), d.phrase("no record"),
-                 d.phrase("the cell was not run (or its environment failed to install)")))  # fmt: skip
-    for stage, label in STAGES:
-        rows.append((d.phrase(md.STAGE_MARKS[stage]), d.phrase("%s fails" % label), d.phrase(md.STAGE_MEANING[stage])))
-    return say.table(["", "status", "meaning"], rows)
-
-
 def _square(row: Optional[Dict[str, Any]]) -> d.Mark:
     if row is None:
         return d.Mark(None)
@@ -100,7 +90,7 @@ def grid(f: Findings) -> d.Page:
                 % " then ".join(modes)
             )
         ),
-        legend(),
+        glossary.statuses(),
         _counts(f),
     ]
     for tag in sorted(by_tag, key=lambda t: (t == "untagged", t)):

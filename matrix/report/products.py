@@ -65,7 +65,7 @@ def lines(v: Verdict) -> List[Tuple[str, str]]:
     p = v.product
     if v.promise is None:
         broken = [pair for pair in v.pairs if not pair.kept]
-        said = "%s on %d of %s" % (p.promise, len(v.pairs) - len(broken), md.plural(len(v.pairs), "pair"))
+        said = "%s on %d of %s" % (p.promise, len(v.pairs) - len(broken), d.plural(len(v.pairs), "pair"))
         said += "; not on %s" % "; ".join(_failed(pair) for pair in broken) if broken else ""
         return [("%s (%s)" % (p.many, _modes(v)), said + ".")]
     return _promised(v, v.promise)
@@ -83,7 +83,7 @@ def _promised(v: Verdict, w: Promise) -> List[Tuple[str, str]]:
             said = "kept on %s (%s): %s" % (tried, p.promise, _by_maker(w.covered, order))
         else:
             said = "broken on %d of the %s tried (%s): %s; kept: %s" % (
-                len(w.broken), md.plural(len(w.covered), "pair"), p.promise,
+                len(w.broken), d.plural(len(w.covered), "pair"), p.promise,
                 "; ".join(_failed(pair) for pair in w.broken), _by_maker([x for x in w.covered if x.kept], order),
             )  # fmt: skip
         found.append(("%s, backward promise (%s)" % (p.many, _modes(v)), said + "."))
@@ -97,11 +97,11 @@ def _promised(v: Verdict, w: Promise) -> List[Tuple[str, str]]:
         if w.before:
             said += " %s before %s (not promised), %s on a newer release: kept on %d of %s." % (
                 p.made.capitalize(), w.promised_from, p.used, sum(x.kept for x in w.before),
-                md.plural(len(w.before), "pair"),
+                d.plural(len(w.before), "pair"),
             )  # fmt: skip
         if w.older:
             said += " %s on an older release (not promised): kept on %d of %s." % (
-                p.used.capitalize(), sum(x.kept for x in w.older), md.plural(len(w.older), "pair")
+                p.used.capitalize(), sum(x.kept for x in w.older), d.plural(len(w.older), "pair")
             )  # fmt: skip
         found.append(("%s, exceptions" % p.many, said))
     return found

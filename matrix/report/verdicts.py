@@ -20,7 +20,6 @@ from matrix.records.epochs import Epoch
 from matrix.records.open_regressions import OpenRegression
 from matrix.records.verdicts import Verdicts
 from matrix.report import document as d
-from matrix.report import markdown as md
 from matrix.report import pages
 from matrix.report import phrases as say
 from matrix.report.artifacts import PAGE as ARTIFACTS_PAGE
@@ -88,7 +87,7 @@ def _open_regressions(v: Verdicts) -> d.Item:
     found = "1 regression" if r.found == 1 else "the %d regressions" % r.found
     head = "%d of %s found between releases" % (r.open_count, found)
     if r.open_cells:
-        head += ", in %s" % md.plural(r.open_cells, "cell")
+        head += ", in %s" % d.plural(r.open_cells, "cell")
     tail = ["%d fixed since" % r.fixed] if r.fixed else []
     if r.unknown:
         tail.append("%d not run or not applicable on %s" % (r.unknown, newest))
@@ -233,7 +232,7 @@ def _since(v: Verdicts) -> List[d.Item]:
         said = d.phrase("no baseline given (", d.Code("report --baseline DIR"), ").")
         return [d.Item(said, "Since the previous report")]
     counted = "%s changed status (%s, %s), %d new and %d vanished cells; %d new and %d gone regressions or fixes" % (
-        md.plural(b.changed, "cell"), md.plural(b.regressions, "regression"), md.plural(b.fixes, "fix", "fixes"),
+        d.plural(b.changed, "cell"), d.plural(b.regressions, "regression"), d.plural(b.fixes, "fix", "fixes"),
         b.new_cells, b.vanished_cells, b.new_transitions, b.gone_transitions,
     )  # fmt: skip
     found = [
@@ -265,7 +264,7 @@ def _build_changes(v: Verdicts) -> Optional[d.Item]:
         return None
     shown = [
         d.phrase(say.between(c.before, c.after), " %s → %s (%s, %s)" % (
-            c.build_before, c.build_after, md.plural(c.regressions, "regression"), md.plural(c.fixes, "fix", "fixes")))
+            c.build_before, c.build_after, d.plural(c.regressions, "regression"), d.plural(c.fixes, "fix", "fixes")))
         for c in changes[:SHOWN_CHANGES]
     ]  # fmt: skip
     more = " and %d more" % (len(changes) - SHOWN_CHANGES) if len(changes) > SHOWN_CHANGES else ""
