@@ -18,8 +18,6 @@ from matrix.report import phrases as say
 from matrix.report import stage_grids
 from matrix.report.writers.markdown import github_anchor as markdown_anchor
 
-PAGE = "glossary.md"
-
 _MATRIX = (
     ("case", "a small program that torch.export is tried on: one module under `cases/` with a model, example"
      " inputs, tags and the support its documentation claims"),

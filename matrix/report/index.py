@@ -35,7 +35,6 @@ from matrix.report import (
     glossary,
     known_issues,
     pages,
-    products,
     real_models,
     transition_page,
 )
@@ -67,11 +66,6 @@ COLLAPSED = {
 }  # fmt: skip
 
 
-def _page_of(path: str) -> d.Target:
-    """A page of the report by its Markdown file (``grid.md``)."""
-    return d.page(path[: -len(".md")])
-
-
 def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
     """The front page; ``tables_offered``: the Parquet tables the report wrote for a reader to download."""
     newest, passed, total = f.model.newest_pass_rate
@@ -86,7 +80,7 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
             )
         )  # fmt: skip
     more = [builds_page.incomplete_line(f.incomplete)]
-    more += products.verdict(f.model.promises)
+    more += report_artifacts.verdict(f.model.promises)
     more += [_upgrade(f), devices_page.line(f.model.devices)]
     verdicts = report_verdicts.section(
         f.verdicts, first, [i for i in more if i is not None], [known_issues.verdict(s) for s in f.model.known_issues],
@@ -141,7 +135,7 @@ def _upgrade(f: Findings) -> Optional[d.Item]:
         d.plural(broken, "case"), len(found.cases), "; ".join(report_upgrade.tallies_words(found)[1:]),
         report_upgrade.apart_words(found, f.model.upgrade_agreement),
     )  # fmt: skip
-    page_of = _page_of(report_upgrade.PAGE)
+    page_of = d.page(report_upgrade.NAME)
     return d.Item(d.phrase(said, d.link("per case", page_of), ")."), "Upgrading %s → %s" % (found.before, found.after))
 
 
@@ -238,7 +232,7 @@ def _summary(f: Findings) -> d.Section:
     items = [
         d.Item(d.phrase(changed, d.link("per transition", d.here("changes")), ").")),
         d.Item(d.phrase("Passing cells whose program then fails a stage: %s; marked in the " % ", ".join(per_stage),
-                        d.link("status grid", _page_of(pages.GRID)), ".")),
+                        d.link("status grid", d.page(pages.GRID)), ".")),
         d.Item(d.phrase(
             "%s; %s; %s contradicting the documented claim (for an ExportDB case, that release's own ExportDB where it"
             " has the example, else the case's " % (_disagree(f), _flakiness(f), d.plural(len(f.claims), "cell")),
@@ -324,8 +318,8 @@ def _env_errors(f: Findings) -> Optional[d.Section]:
                                          r.get("dependency_set") or "torch alone")
                     for r in f.env_errors.to_dict("records")})  # fmt: skip
     said = d.phrase("%s: %s; each with its error and what the installer said on the " % (
-        d.plural(len(names), "environment"), ", ".join(names)), d.link("install errors page", _page_of(
-            pages.INSTALL_ERRORS)), ".")  # fmt: skip
+        d.plural(len(names), "environment"), ", ".join(names)),
+        d.link("install errors page", d.page(pages.INSTALL_ERRORS)), ".")  # fmt: skip
     return d.Section("environments-that-failed-to-install", "Environments that failed to install", (d.Paragraph(said),))
 
 
@@ -336,7 +330,7 @@ def _signatures(f: Findings) -> d.Section:
     intro = d.phrase(
         "Failing cells (mismatch, fail, crash, timeout) grouped by error class and the first line of the message;"
         " the %d most common of %d (" % (min(TOP_SIGNATURES, len(f.signatures)), len(f.signatures)),
-        d.link("all of them", _page_of(pages.FAILURES)), ").",
+        d.link("all of them", d.page(pages.FAILURES)), ").",
     )  # fmt: skip
     table = pages.signature_table(f, TOP_SIGNATURES)
     return d.Section("top-failure-signatures", title, (d.Paragraph(intro), table))
@@ -364,7 +358,7 @@ def _modes(f: Findings) -> d.Section:
     intro = d.phrase(
         "%s where strict and non-strict end differently (of the cases run in both modes, both applicable): counted per"
         " build, and each case, on the " % d.plural(len(f.disagreements), "cell"),
-        d.link("strict vs non-strict page", _page_of(pages.MODES_PAGE)), ".",
+        d.link("strict vs non-strict page", d.page(pages.MODES_PAGE)), ".",
     )  # fmt: skip
     flip = report_verdicts.strict_note(f.verdicts)
     return d.Section("strict-vs-non-strict", title, (d.Paragraph(intro),) + ((d.Paragraph(flip),) if flip else ()))
@@ -378,7 +372,7 @@ def _saved_programs(f: Findings) -> Optional[d.Section]:
     blocks: List[d.Block] = list(report_verdicts.epochs_section(f.verdicts, f.cells["case"].astype(str)))
     blocks += _load_regressions(f.artifacts)
     blocks += [d.Image(d.file(chart.path), chart.title) for chart in f.artifacts.charts]
-    saved = _page_of(report_artifacts.PAGE)
+    saved = d.page(report_artifacts.NAME)
     blocks.append(d.Paragraph(d.phrase("Every saved × loaded pair, per case and mode, with its error: ",
                                        d.link("saved programs", saved), ".")))  # fmt: skip
     return d.Section("saved-programs-across-releases", "Saved programs across releases", tuple(blocks))
@@ -390,7 +384,7 @@ def _load_regressions(saved: report_artifacts.Written) -> List[d.Block]:
     if not rows:
         said = "No load regression: no loading release does worse with any saved program than the release before it."
         return [d.Paragraph(d.phrase(said))]
-    page_of = _page_of(report_artifacts.PAGE)
+    page_of = d.page(report_artifacts.NAME)
     head = d.phrase(
         d.Strong(d.phrase(d.plural(saved.regressions, "load regression"))),
         ", affecting %s: a loading release that does worse with the programs saved on one release than the loading"
@@ -414,7 +408,7 @@ def _cases(f: Findings) -> d.Section:
     """The cases: the site's grid of case × release × mode with its filters (a widget), and the status grid page (with
     the charts of every case by tag)."""
     said = d.phrase(
-        "Every case in every release and mode: the ", d.link("status grid", _page_of(pages.GRID)),
+        "Every case in every release and mode: the ", d.link("status grid", d.page(pages.GRID)),
         "; one page per case under ", d.Code("cases/"), ", linked from every table.",
     )  # fmt: skip
     return d.Section("cases", "Cases", (d.Paragraph(said), d.Widget(GRID)))
@@ -430,8 +424,9 @@ def _tables(offered: Sequence[str]) -> Optional[d.Section]:
 
 
 def _more(f: Findings) -> d.Section:
-    def item(label: str, target: str, said: str) -> d.Item:
-        return d.Item(d.phrase(d.link(label, _page_of(target)), said))
+    def item(label: str, name: str, said: str) -> d.Item:
+        """A link to the page ``name`` (or to its Markdown file, as some pages still name theirs)."""
+        return d.Item(d.phrase(d.link(label, d.page(name[: -len(".md")] if name.endswith(".md") else name)), said))
 
     links = [
         item("Status grid", pages.GRID, ": every case in every release and mode, and the counts per status."),
@@ -455,5 +450,5 @@ def _more(f: Findings) -> d.Section:
             item("Builds of one release compared", builds_page.PAGE, ": another variant's build against PyPI's.")
         )
     if f.model.devices:
-        links.append(item("One build on two devices", devices_page.PAGE, ": the cells that differ by device."))
+        links.append(item("One build on two devices", devices_page.NAME, ": the cells that differ by device."))
     return d.Section("more", "More", (d.Items(tuple(links)),))

@@ -21,13 +21,14 @@ from matrix.report import phrases as say
 from matrix.report import upgrade as upgrade_page
 from matrix.report.findings import Findings
 
-GRID = "grid.md"
-MODES_PAGE = "modes.md"
-FAILURES = "failures.md"
-CLAIMS = "claims.md"
-FLAKY = "flaky.md"
-WARNINGS = "warnings.md"
-INSTALL_ERRORS = "install-errors.md"
+# The pages, by name (``grid.md`` and ``site/grid.html``).
+GRID = "grid"
+MODES_PAGE = "modes"
+FAILURES = "failures"
+CLAIMS = "claims"
+FLAKY = "flaky"
+WARNINGS = "warnings"
+INSTALL_ERRORS = "install-errors"
 DOCUMENTED = "documented-to-work"  # the claims page's section on the cells of cases documented to work
 BACK = d.link("← back to the matrix", d.page("index"))
 
@@ -55,8 +56,8 @@ def build(f: Findings) -> List[d.Page]:
     return pages
 
 
-def _page(file: str, title: str, blocks: Sequence[d.Block]) -> d.Page:
-    return d.Page(file[: -len(".md")], title, tuple(blocks), up=BACK)
+def _page(name: str, title: str, blocks: Sequence[d.Block]) -> d.Page:
+    return d.Page(name, title, tuple(blocks), up=BACK)
 
 
 def images(f: Findings, key: str) -> List[d.Image]:

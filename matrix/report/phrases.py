@@ -28,9 +28,9 @@ def clip(value: Any, limit: Optional[int]) -> str:
     return said if limit is None or len(said) <= limit else said[: limit - 1] + "…"
 
 
-def case_page(case: Any) -> d.Target:
-    """A case's page."""
-    return d.page(md.page_name(str(case))[: -len(".md")])
+def case_page(case: Any, anchor: str = "") -> d.Target:
+    """A case's page, or a section of it."""
+    return d.page(md.page_name(str(case))[: -len(".md")], anchor)
 
 
 def case(name: Any, with_set: Any = None) -> d.Phrase:

@@ -28,7 +28,7 @@ from matrix.report.artifacts import PAGE as ARTIFACTS_PAGE
 LONGEST = 400
 # Anchors of the front page's sections that verdicts point to.
 SAVED_PROGRAMS = d.here("saved-programs-across-releases")
-DOCUMENTED = d.page(pages.CLAIMS[: -len(".md")], pages.DOCUMENTED)
+DOCUMENTED = d.page(pages.CLAIMS, pages.DOCUMENTED)
 BASELINE = d.here("since-the-previous-report")
 TRANSITIONS = d.here("changes")
 # Names shown in one table cell or line before the rest are counted.
@@ -182,7 +182,7 @@ def _per_build(v: Verdicts, field: str, title: str, why: str) -> d.Item:
     newest build's and the range. ``why``: what the counts are."""
     counts = [(name, sum(getattr(e, field) for e in mine), sum(e.failing for e in mine))
               for name, mine in pages.by_environment(v)]  # fmt: skip
-    claims = d.link("claims", d.page(pages.CLAIMS[: -len(".md")]))
+    claims = d.link("claims", d.page(pages.CLAIMS))
     said = " · ".join("%s %d/%d" % (name, bad, failing) for name, bad, failing in counts)
     if len(said) + len(why) <= LONGEST:
         return d.Item(d.phrase(said, " (%s; " % why, claims, ")."), title)
