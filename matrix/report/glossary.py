@@ -139,7 +139,7 @@ def _loads(products: Sequence[Product]) -> d.Table:
     ]
     rows.append((d.phrase(NO_RECORD), d.phrase("no record"),
                  *(d.phrase("this release did not load this %s" % p.noun) for p in products)))  # fmt: skip
-    return say.table(["", "status", *("a %s" % p.noun for p in products)], rows)
+    return say.table(["", "status", *(p.many for p in products)], rows)
 
 
 def page() -> d.Page:
