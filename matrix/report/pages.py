@@ -8,7 +8,9 @@ the front page does not link it.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import pandas as pd
 
 from matrix.contract.schema import MODES, STATUSES, Status
 from matrix.records import store, tables
@@ -31,6 +33,7 @@ WARNINGS = "warnings"
 INSTALL_ERRORS = "install-errors"
 DOCUMENTED = "documented-to-work"  # the claims page's section on the cells of cases documented to work
 BACK = d.link("← back to the matrix", d.page("index"))
+Row = Dict[str, Any]
 
 
 def build(f: Findings) -> List[d.Page]:
@@ -127,27 +130,23 @@ def _counts(f: Findings) -> d.Section:
 
 def modes(f: Findings) -> d.Page:
     """Every case whose strict and non-strict export end differently, grouped by outcome."""
-    order = store.ordered(f.cells["release"])
-    rows = []
-    for (case, with_set, variant, strict, loose), members in md.grouped(
-        f.disagreements.to_dict("records"), ["case", "with_set", "variant", "strict", "non-strict"]
-    ):
-        newest = members[-1]
-        error = newest["strict_error"] if strict != "pass" else newest["non-strict_error"]
-        rows.append(
-            (
-                say.case(case, with_set),
-                d.phrase(variant),
-                d.phrase(say.status(strict)),
-                d.phrase(say.status(loose)),
-                d.phrase(md.release_spans([m["release"] for m in members], order)),
-                d.phrase(say.clip(error, 200)),
-            )
-        )
+    rows = [
+        (say.case(case, with_set), d.phrase(variant), d.phrase(say.status(strict)), d.phrase(say.status(loose)),
+         spans, d.phrase(say.clip(newest["strict_error" if strict != "pass" else "non-strict_error"], 200)))
+        for (case, with_set, variant, strict, loose), spans, newest in _outcomes(
+            f, f.disagreements, ["case", "with_set", "variant", "strict", "non-strict"])
+    ]  # fmt: skip
     intro = "Cells where strict and non-strict export end differently (both applicable), grouped by outcome."
     headers = ["case", "variant", "strict", "non-strict", "releases", "error (newest release)"]
     title = "Strict vs non-strict (%d cells)" % len(f.disagreements)
     return _page(MODES_PAGE, title, [*_per_build(f), d.Paragraph(d.phrase(intro)), say.table(headers, rows)])
+
+
+def _outcomes(f: Findings, cells: pd.DataFrame, by: Sequence[str]) -> Iterator[Tuple[Tuple[str, ...], d.Phrase, Row]]:
+    """The rows of ``cells`` grouped by ``by``: each group's key, its releases as spans and its newest row."""
+    order = store.ordered(f.cells["release"])
+    for key, members in md.grouped(cells.to_dict("records"), by):
+        yield key, d.phrase(md.release_spans([m["release"] for m in members], order)), members[-1]
 
 
 def _per_build(f: Findings) -> List[d.Block]:
@@ -209,22 +208,12 @@ CLAIMED_BY = {
 
 def claims(f: Findings) -> d.Page:
     """Cells whose outcome contradicts their documented claim, each with who made the claim."""
-    order = store.ordered(f.cells["release"])
-    rows = tuple(
-        (
-            say.case(case),
-            d.phrase(claim),
-            d.phrase(CLAIMED_BY.get(by, by)),
-            d.phrase(mode),
-            d.phrase(variant),
-            d.phrase(say.status(status)),
-            d.phrase(md.release_spans([m["release"] for m in members], order)),
-            d.phrase(say.clip(members[-1]["error"], 200)),
-        )
-        for (case, claim, by, mode, variant, status), members in md.grouped(
-            f.claims.to_dict("records"), ["case", "claim", "claimed_by", "mode", "variant", "status"]
-        )
-    )
+    rows = [
+        (say.case(case), d.phrase(claim), d.phrase(CLAIMED_BY.get(by, by)), d.phrase(mode), d.phrase(variant),
+         d.phrase(say.status(status)), spans, d.phrase(say.clip(newest["error"], 200)))
+        for (case, claim, by, mode, variant, status), spans, newest in _outcomes(
+            f, f.claims, ["case", "claim", "claimed_by", "mode", "variant", "status"])
+    ]  # fmt: skip
     intro = d.phrase(
         "Cells whose outcome contradicts their documented claim. A case that stands for an ExportDB example is"
         " judged against the support level that release's own ExportDB gives it, as ExportDB's documented levels"
