@@ -69,6 +69,10 @@ class Stage:
     words: str = ""  # what --stages' help says it does, after its name ("" says nothing more)
     default: bool = True  # runs unless --stages leaves it out; False: only where --stages names it
     label: Optional[str] = None  # the report's name for its outcome column; None: no column of its own
+    # Where it has a column of its own (REPORTED): the sign after a status glyph when it failed on the cell's program,
+    # so that such a pass never reads as a clean one, and what that sign means.
+    mark: str = ""
+    meaning: str = ""
     keys: Tuple[str, ...] = ()  # record fields only a run that selected it writes, None where they do not apply
     budget: Optional[Budget] = None  # the option that bounds what it may take
     # The module of matrix.worker that runs it: its ``STAGE`` follows ``matrix.worker.stage.StageRun``.
@@ -88,10 +92,14 @@ class Stage:
 
 
 CHECK = Stage("check", "run and compare with eager", module="check_stage")
-DECOMPOSE = Stage("decompose", label="decomposition", module="decompose_stage")
+DECOMPOSE = Stage(
+    "decompose", label="decomposition", module="decompose_stage", mark="ᵈ",
+    meaning="after the symbol: the exported program's run_decompositions fails",
+)  # fmt: skip
 SERIALIZE = Stage(
     "serialize", "save, then load in a process that never exported", label="save/load", module="serialize_stage",
-    follows=True,
+    follows=True, mark="ˢ",
+    meaning="after the symbol: the exported program does not survive torch.export.save and load",
 )  # fmt: skip
 # The share of the cell's --timeout that a failed export's diagnosis must end within, counting what the cell spent
 # before it: the rest is margin, so that a slow diagnosis never turns a fail into a timeout. Its budget, 15 s by

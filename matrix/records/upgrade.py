@@ -56,13 +56,6 @@ class Answer(str, enum.Enum):
 
 QUESTIONS = ("export", "saved", "package", "compile")
 PRODUCTS = QUESTIONS[1:]
-# What each question asks, for a pair "A → B".
-ASKED = {
-    "export": "exports on B (and did on A)",
-    "saved": "a program saved on A loads and matches on B",
-    "package": "a package compiled on A loads and matches on B",
-    "compile": "a program exported on A compiles on B, its package loads and matches",
-}
 # The product each question of PRODUCTS asks about.
 PRODUCT_OF = {"saved": PROGRAM, "package": PACKAGE, "compile": COMPILE}
 # Where each thing shows a failure, as known_issues names it (a stage is named by its own label).

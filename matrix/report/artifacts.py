@@ -4,11 +4,15 @@ document: one section per product (``matrix.contract.products``) whose records h
 A section opens with the product's own words (``Product.about``) and its counts, then the parts its declaration names
 (``Product.parts``), each drawn here the same way for every product: its epochs and what they say of upstream's
 promise, where each making build's uses pass (``reach``), the share that passes per mode under its heatmap
-(``shares``), the regressions between using releases and each use they affect, what a use costs, its failures, each
-case's grid (:func:`matrix.report.case_grids.section`, as a case's page shows it) and what its glyphs mean. What is
-shown is judged in :mod:`matrix.records` (the model's ``uses``, :mod:`matrix.records.load_regressions`); this module
-only draws it, and writes each product's table (``<name>.parquet``) and heatmaps (``charts/<name>-<mode>``) through
-:mod:`matrix.report.files`, so that rebuilding from the same records changes nothing.
+(``shares``), the regressions between using releases and each use they affect, what a use costs, its failures, a
+link to each case's grids (:func:`matrix.report.case_grids.section`, shown once, on the case's page) and what its
+glyphs mean. What is shown is judged in :mod:`matrix.records` (the model's ``uses``,
+:mod:`matrix.records.load_regressions`); this module only draws it, and writes each product's table
+(``<name>.parquet``) and heatmaps (``charts/<name>-<mode>``) through :mod:`matrix.report.files`, so that rebuilding
+from the same records changes nothing.
+
+The front page's verdict line on each product's promise (:func:`verdict`) is worded here too, once: the product's
+section says the same lines.
 """
 
 from __future__ import annotations
@@ -24,10 +28,10 @@ import pandas as pd
 from matrix.contract.products import Product
 from matrix.contract.schema import MODES, NO_RECORD
 from matrix.records import artifacts as uses_table
-from matrix.records import product_uses, tables, transitions
-from matrix.records.epochs import Epoch, Promise
+from matrix.records import product_uses, store, tables, transitions
+from matrix.records.epochs import Epoch, Pair, Promise
 from matrix.records.failures import Sighting
-from matrix.records.product_uses import ProductUses
+from matrix.records.product_uses import ProductUses, Verdict
 from matrix.report import case_grids, files, known_issues
 from matrix.report import charts as charting
 from matrix.report import document as d
@@ -110,7 +114,7 @@ def section(uses: ProductUses, drawn: Sequence[charting.Chart] = (), known: Sequ
     some of its failures (still counted as failures)."""
     p, found = uses.product, uses.table
     counted = "%s %s on %s, %s on %s." % (
-        md.plural(len(found.drop_duplicates(["saved", "case", "mode", "with_set"])), p.noun), p.made,
+        d.plural(len(found.drop_duplicates(["saved", "case", "mode", "with_set"])), p.noun), p.made,
         _builds(found, "saved_torch_version", "saved_variant"), p.used, _builds(found, "torch_version", "variant"),
     )  # fmt: skip
     blocks: List[d.Block] = [d.Paragraph(d.phrase(p.about, " ", counted))]
@@ -126,7 +130,7 @@ def _builds(table: pd.DataFrame, version: str, variant: str) -> str:
     """``16 builds of 15 releases``: the builds (torch version and variant) of a side of a product's table."""
     builds = set(zip(table[version].astype(str), table[variant].astype(str)))
     releases = {transitions.base(v) for v, _ in builds}
-    return "%s of %s" % (md.plural(len(builds), "build"), md.plural(len(releases), "release"))
+    return "%s of %s" % (d.plural(len(builds), "build"), d.plural(len(releases), "release"))
 
 
 def _epochs(uses: ProductUses, drawn: Sequence[charting.Chart]) -> List[d.Block]:
@@ -178,36 +182,10 @@ def _epoch(e: Epoch) -> Tuple[d.Phrase, ...]:
     )
 
 
-def promise_words(p: Promise, noun: str = "package", made: str = "compiled") -> str:
-    """What the records say of upstream's promise, in a few sentences."""
-    since = p.promised_from
-    if not p.covered:
-        said = "No %s %s on %s or later was loaded on a newer release." % (noun, made, since)
-    elif not p.broken:
-        said = "Kept on every pair tried: %s %s on %s or later, each loaded on a newer release." % (
-            md.plural(len(p.covered), "pair"), made, since)  # fmt: skip
-    else:
-        named = "; ".join(
-            "%s → %s: %d of %d (%s)" % (b.made, b.used, b.tried - b.passed, b.tried, b.failure[:CAUSE_LIMIT])
-            for b in p.broken
-        )
-        said = "Broken on %d of the %s it covers (%ss that did not load and match): %s." % (
-            len(p.broken), md.plural(len(p.covered), "pair"), noun, named)  # fmt: skip
-    if p.older:
-        said += " Loaded on an older release (not promised): every %s loaded and matched on %d of %s." % (
-            noun, sum(b.kept for b in p.older), md.plural(len(p.older), "pair"))  # fmt: skip
-    return said
-
-
 def _promise(uses: ProductUses, drawn: Sequence[charting.Chart]) -> List[d.Block]:
-    if uses.promise is None:
-        return []
-    p = uses.product
-    said = (
-        "Upstream promises that a %s %s on %s or later is %s on newer releases (backward compatibility), not on older"
-        " ones. %s" % (p.noun, p.made, p.promised_from, p.used, promise_words(uses.promise, p.noun, p.made))
-    )
-    return [d.Section(anchor(p) + "-promise", "Upstream's promise", (d.Paragraph(d.phrase(said)),))]
+    """What the records say of the promise the product's declaration names: the front page's verdict lines."""
+    said = [d.Item(d.phrase(words), title) for v in product_uses.verdicts([uses]) for title, words in lines(v)]
+    return [d.Section(anchor(uses.product) + "-promise", "Upstream's promise", (d.Items(tuple(said)),))] if said else []
 
 
 REACH_HEADERS = ["%s on", "%ss", "all pass on", "some pass on", "none passes on"]
@@ -257,7 +235,7 @@ def _untried(r: uses_table.Reach, order: Sequence[str], p: Product) -> str:
     if r.untrusted:
         where = ", none tried on %s" % md.release_spans(r.unsigned, order) if r.unsigned else ""
         said.append("%s untrusted (no signature, or one that does not match: load --trust)%s"
-                    % (md.plural(r.untrusted, "use"), where))  # fmt: skip
+                    % (d.plural(r.untrusted, "use"), where))  # fmt: skip
     return "; ".join(said) or "–"
 
 
@@ -322,8 +300,8 @@ def _regressions(uses: ProductUses, drawn: Sequence[charting.Chart]) -> List[d.B
         "A %s regression: a release that does worse with the %ss %s on one release than the release before it (pass"
         " > mismatch > run-error > load-error = crash = timeout). A change of format counts once per release it"
         " breaks, however many %ss that release %s: %s, affecting %s."
-        % (p.kind, p.noun, p.made, p.noun, p.made, md.plural(len(found), "%s regression" % p.kind),
-           md.plural(int(found["programs"].sum()) if not found.empty else 0, p.noun))
+        % (p.kind, p.noun, p.made, p.noun, p.made, d.plural(len(found), "%s regression" % p.kind),
+           d.plural(int(found["programs"].sum()) if not found.empty else 0, p.noun))
     )  # fmt: skip
     rows = [
         [d.phrase(r["saved"]), d.phrase("%s → %s" % (r["before"], r["after"])), d.phrase(affected(r)),
@@ -400,16 +378,13 @@ def _failures(uses: ProductUses, drawn: Sequence[charting.Chart]) -> List[d.Bloc
 
 
 def _cases(uses: ProductUses, drawn: Sequence[charting.Chart]) -> List[d.Block]:
-    """Each case's grids, as its page shows them."""
+    """A link to each case's grids, which its page shows (said once, there)."""
     p = uses.product
-    found = [
-        d.Section("%s-%s" % (anchor(p), github_anchor(str(name))), str(name),
-                  (d.Paragraph(d.phrase("On its page: ", say.case(name), ".")),
-                   *case_grids.grids(p, rows, uses.orders)))
-        for name, rows in uses.table.groupby("case", sort=True)
-    ]  # fmt: skip
-    said = "%s on ↓, %s on →, per mode; each case's page shows the same grids." % (p.made.capitalize(), p.used)
-    return [d.Section(anchor(p) + "-cases", "Each case's %ss" % p.noun, (d.Paragraph(d.phrase(said)), *found))]
+    cases = sorted(set(uses.table["case"].astype(str)))
+    links = d.Items(tuple(d.Item(d.phrase(d.link(c, say.case_page(c, case_grids.anchor(p))))) for c in cases))
+    said = "%s on ↓, %s on →, per mode, with the failures under each grid, on each case's page:" % (
+        p.made.capitalize(), p.used)  # fmt: skip
+    return [d.Section(anchor(p) + "-cases", "Each case's %ss" % p.noun, (d.Paragraph(d.phrase(said)), links))]
 
 
 def _legend(uses: ProductUses, drawn: Sequence[charting.Chart]) -> List[d.Block]:
@@ -483,3 +458,93 @@ def _share(row: Optional[Dict[str, Any]]) -> float:
     if row is None or not row["total"]:
         return math.nan
     return float(row["share"])
+
+
+# The front page's verdict lines on each product (records.product_uses.verdicts, the model's ``promises``).
+VERDICT_CAUSE = 70  # characters of a failure named in a verdict
+
+
+def verdict(found: Sequence[Verdict]) -> Tuple[d.Item, ...]:
+    """The verdicts' lines, each a titled item linking the product's section of the saved-programs page."""
+    items = []
+    for v in found:
+        every = d.link("every pair", d.page(NAME, anchor(v.product)))
+        items += [d.Item(d.phrase(said, " (", every, ")"), title=title) for title, said in lines(v)]
+    return tuple(items)
+
+
+def _modes(v: Verdict) -> str:
+    """``non-strict mode; strict mode not run``: the modes tried, and those that were not."""
+    unrun = [m for m in MODES if m not in v.modes]
+    said = "%s mode" % " and ".join(v.modes) if v.modes else "no mode"
+    return said + ("; %s mode not run" % " and ".join(unrun) if unrun else "")
+
+
+def _failed(p: Pair) -> str:
+    """``2.6.0 → 2.10.0: 0 of 9 (the failure)``; a release's own uses name it once."""
+    cause = say.clip(p.failure, VERDICT_CAUSE)
+    pair = p.made if p.made == p.used else "%s → %s" % (p.made, p.used)
+    return "%s: %d of %d (%s)" % (pair, p.passed, p.tried, cause)
+
+
+def _by_maker(pairs: Sequence[Pair], order: Sequence[str]) -> str:
+    """``2.6.0 → 2.7.1–2.15.0; 2.7.1 → 2.8.0–2.15.0``: the using builds of each making build, as spans; ``each of
+    2.6.0–2.14.1 on every newer build up to 2.15.0`` where every making build reached every newer one."""
+    used: Dict[str, List[str]] = {}
+    for p in pairs:
+        used.setdefault(p.made, []).append(p.used)
+    every = all(
+        made in order and sorted(loaded, key=order.index) == list(order[order.index(made) + 1 :])
+        for made, loaded in used.items()
+    )
+    makers = [made for made in order if made in used]
+    if every and len(makers) == len(used) and len(makers) > 1 and makers == list(order[: len(makers)]):
+        return "each of %s on every newer build up to %s" % (md.release_spans(makers, order), order[-1])
+    return "; ".join("%s → %s" % (made, md.release_spans(loaded, order)) for made, loaded in used.items())
+
+
+def lines(v: Verdict) -> List[Tuple[str, str]]:
+    """A product's verdict lines, (title, text)."""
+    p = v.product
+    if v.promise is None:
+        broken = [pair for pair in v.pairs if not pair.kept]
+        said = "%s on %d of %s" % (p.promise, len(v.pairs) - len(broken), d.plural(len(v.pairs), "pair"))
+        said += "; not on %s" % "; ".join(_failed(pair) for pair in broken) if broken else ""
+        return [("%s (%s)" % (p.many, _modes(v)), said + ".")]
+    return _promised(v, v.promise)
+
+
+def _promised(v: Verdict, w: Promise) -> List[Tuple[str, str]]:
+    """The lines of a product upstream promises something of: the promise pair by pair, then the exceptions."""
+    p, found = v.product, []
+    order = store.ordered(label for pair in w.covered for label in (pair.made, pair.used))
+    if w.covered or w.own:
+        if not w.covered:
+            said = "no %s %s on %s or later was %s on a newer release" % (p.noun, p.made, w.promised_from, p.used)
+        elif not w.broken:
+            tried = "the 1 pair tried" if len(w.covered) == 1 else "all %d pairs tried" % len(w.covered)
+            said = "kept on %s (%s): %s" % (tried, p.promise, _by_maker(w.covered, order))
+        else:
+            said = "broken on %d of the %s tried (%s): %s; kept: %s" % (
+                len(w.broken), d.plural(len(w.covered), "pair"), p.promise,
+                "; ".join(_failed(pair) for pair in w.broken), _by_maker([x for x in w.covered if x.kept], order),
+            )  # fmt: skip
+        found.append(("%s, backward promise (%s)" % (p.many, _modes(v)), said + "."))
+    if w.own:
+        if w.own_failing:
+            said = "%d of %d releases do not load every %s they %s themselves: %s." % (
+                len(w.own_failing), len(w.own), p.noun, p.made, "; ".join(_failed(pair) for pair in w.own_failing)
+            )  # fmt: skip
+        else:
+            said = "every one of the %d releases loads the %ss it %s." % (len(w.own), p.noun, p.made)
+        if w.before:
+            said += " %s before %s (not promised), %s on a newer release: kept on %d of %s." % (
+                p.made.capitalize(), w.promised_from, p.used, sum(x.kept for x in w.before),
+                d.plural(len(w.before), "pair"),
+            )  # fmt: skip
+        if w.older:
+            said += " %s on an older release (not promised): kept on %d of %s." % (
+                p.used.capitalize(), sum(x.kept for x in w.older), d.plural(len(w.older), "pair")
+            )  # fmt: skip
+        found.append(("%s, exceptions" % p.many, said))
+    return found

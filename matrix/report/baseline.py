@@ -81,11 +81,11 @@ def _changed(b: BaselineComparison) -> d.Phrase:
     return d.phrase(
         "%s changed status (%s, %s), %s, %s."
         % (
-            md.plural(len(b.changed), "cell"),
-            md.plural(_kinds(b.changed, transitions.REGRESSIONS), "regression"),
-            md.plural(_kinds(b.changed, transitions.FIXES), "fix", "fixes"),
-            md.plural(len(b.new_cells), "new cell"),
-            md.plural(len(b.vanished_cells), "vanished cell"),
+            d.plural(len(b.changed), "cell"),
+            d.plural(_kinds(b.changed, transitions.REGRESSIONS), "regression"),
+            d.plural(_kinds(b.changed, transitions.FIXES), "fix", "fixes"),
+            d.plural(len(b.new_cells), "new cell"),
+            d.plural(len(b.vanished_cells), "vanished cell"),
         )
     )
 
@@ -94,9 +94,9 @@ def _between_releases(b: BaselineComparison) -> d.Phrase:
     return d.phrase(
         "Between releases: %s new (%s, %s); %d no longer seen."
         % (
-            md.plural(len(b.new_transitions), "regression or fix is", "regressions or fixes are"),
-            md.plural(_kinds(b.new_transitions, transitions.REGRESSIONS), "regression"),
-            md.plural(_kinds(b.new_transitions, transitions.FIXES), "fix", "fixes"),
+            d.plural(len(b.new_transitions), "regression or fix is", "regressions or fixes are"),
+            d.plural(_kinds(b.new_transitions, transitions.REGRESSIONS), "regression"),
+            d.plural(_kinds(b.new_transitions, transitions.FIXES), "fix", "fixes"),
             len(b.gone_transitions),
         )
     )

@@ -63,7 +63,6 @@ from matrix.report import (
 from matrix.report import case_page as report_case
 from matrix.report import charts as charting
 from matrix.report import index as report_index
-from matrix.report import markdown as md
 from matrix.report import pages as report_pages
 from matrix.report import repro as report_repro
 from matrix.report import site as report_site
@@ -197,7 +196,8 @@ def main(options: ReportOptions) -> int:
 def counts(report: Report) -> str:
     """What a build found, in one line: ``12 cells, 6 case pages, 3 regressions (1 now wrong numbers), 2 fixes``."""
     wrong = " (%d now wrong numbers)" % report.wrong_results if report.wrong_results else ""
-    regressions, fixes = md.plural(report.regressions, "regression"), md.plural(report.fixes, "fix", "fixes")
+    regressions = document.plural(report.regressions, "regression")
+    fixes = document.plural(report.fixes, "fix", "fixes")
     return "%d cells, %d case pages, %s%s, %s" % (report.cells, report.pages, regressions, wrong, fixes)
 
 

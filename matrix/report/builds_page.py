@@ -14,7 +14,6 @@ from matrix.records import transitions
 from matrix.records.builds import BuildComparison
 from matrix.records.completeness import MARK, IncompleteBuild, Missing
 from matrix.report import document as d
-from matrix.report import markdown as md
 from matrix.report import phrases as say
 from matrix.report import transition_page
 
@@ -93,8 +92,8 @@ def counts(c: BuildComparison) -> str:
         "%d cells compared" % c.compared,
         "%d worse" % c.worse,
         "%d better" % c.better,
-        md.plural(c.count("graph-change"), "other graph"),
-        md.plural(_cells(c, "op-drift"), "cell with other operators", "cells with other operators"),
+        d.plural(c.count("graph-change"), "other graph"),
+        d.plural(_cells(c, "op-drift"), "cell with other operators", "cells with other operators"),
     ]
     if c.unranked:
         found.append("%d not comparable (%s)" % (len(c.unranked), _unranked_statuses(c)))

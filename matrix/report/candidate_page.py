@@ -11,7 +11,6 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from matrix.records.candidate import Verdict
 from matrix.report import document as d
-from matrix.report import markdown as md
 from matrix.report import phrases as say
 from matrix.report import transition_page
 
@@ -42,14 +41,14 @@ def line(v: Verdict) -> d.Item:
         cases = list(dict.fromkeys("%s %s" % (m["case"], m["mode"]) for m in v.broken))
         named = ", ".join(cases[:SHOWN]) + (" and %d more" % (len(cases) - SHOWN) if len(cases) > SHOWN else "")
         verdict = d.phrase(
-            d.Strong(d.phrase("regresses")), ": ", md.plural(len(v.broken), "cell"), " broken",
+            d.Strong(d.phrase("regresses")), ": ", d.plural(len(v.broken), "cell"), " broken",
             " (%s)" % named if named else None,
-            ", %s no longer load" % md.plural(len(v.unloadable), "saved program") if v.unloadable else None,
+            ", %s no longer load" % d.plural(len(v.unloadable), "saved program") if v.unloadable else None,
         )  # fmt: skip
     else:
         verdict = d.phrase("no regression against the release")
     counted = "; %s fixed, %s (of %s compared; " % (
-        md.plural(len(v.fixed), "cell"), md.plural(len(v.changed), "graph or op change"), md.plural(v.compared, "cell"),
+        d.plural(len(v.fixed), "cell"), d.plural(len(v.changed), "graph or op change"), d.plural(v.compared, "cell"),
     )  # fmt: skip
     return d.Item(d.phrase(verdict, counted, d.link("every cell", d.page(PAGE[: -len(".md")])), ")."), title)
 

@@ -21,6 +21,7 @@ from matrix.records import artifacts as uses_table
 from matrix.records import failures as known
 from matrix.records.product_uses import ProductUses
 from matrix.report import document as d
+from matrix.report import phrases as say
 
 # Pairs (made → used) named per failure before the rest are counted; the longest failure quoted.
 SHOWN_PAIRS = 8
@@ -92,9 +93,10 @@ def grid(product: Product, mine: pd.DataFrame, orders: Sequence[Sequence[str]], 
     blocks: List[d.Block] = [d.Grid(corner, columns, squares)]
     # Failures that read alike once cut are one line; the most common first, each one's pairs in the grid's order.
     place = {label: i for i, label in enumerate([*orders[0], *orders[1]])}
+    cut = ((say.clip(text, QUOTED), pairs) for text, pairs in failures(product, mine, stage))
     groups = [
         (text, sorted(pairs, key=lambda pair: tuple(place.get(label, len(place)) for label in pair)))
-        for text, pairs in alike.joined((_clip(text, QUOTED), pairs) for text, pairs in failures(product, mine, stage))
+        for text, pairs in alike.joined(cut)
     ]
     groups.sort(key=lambda group: -len(group[1]))
     if groups:
@@ -157,13 +159,6 @@ def named(pairs: Sequence[Tuple[str, ...]], shown_pairs: Optional[int] = None) -
 def legend(product: Product) -> d.Table:
     """What a grid of ``product``'s uses shows: each outcome's glyph, name and meaning, then the square of no
     record."""
-    rows = [
-        (d.phrase(d.Mark(*shown(s), named=False)), d.phrase(s), d.phrase(product.meaning[s])) for s in product.statuses
-    ]
-    no_record = "this %s was not %s on this release" % (product.noun, product.used)
-    rows.append((d.phrase(NO_RECORD), d.phrase("no record"), d.phrase(no_record)))
-    return d.Table((d.Column(""), d.Column("status"), d.Column("meaning")), tuple(rows))
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    rows = [(d.phrase(d.Mark(*shown(s), named=False)), s, product.meaning[s]) for s in product.statuses]
+    rows.append((d.phrase(NO_RECORD), "no record", "this %s was not %s on this release" % (product.noun, product.used)))
+    return say.legend(rows)

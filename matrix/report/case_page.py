@@ -6,19 +6,20 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import pandas as pd
 
 from matrix.contract.products import Product
-from matrix.contract.schema import MODES, NO_RECORD, STAGE_ERROR, STAGES, Status, first_line
+from matrix.contract.schema import MODES, NO_RECORD, Status, first_line
+from matrix.contract.stages import REPORTED
 from matrix.records import failures, graph_diffs, packages, repro, stage_outcomes, store
 from matrix.records.devices import CaseOnDevice
 from matrix.records.transitions import version_of
 from matrix.report import case_grids, devices_page, diff_files, stage_grids
 from matrix.report import document as d
 from matrix.report import markdown as md
+from matrix.report import phrases as say
 from matrix.report import repro as report_repro
 from matrix.report.real_models import PREFIX as REAL_MODELS
 
@@ -95,7 +96,7 @@ def build(
     first = rows[-1]
     source, doc = read_source(first["case_file"], roots)
     order = store.ordered(row["release"] for row in rows)
-    blocks: List[Any] = [d.Paragraph(_said(" ".join(p.split()))) for p in (doc or "").split("\n\n") if p.strip()]
+    blocks: List[Any] = [d.Paragraph(say.prose(" ".join(p.split()))) for p in (doc or "").split("\n\n") if p.strip()]
     blocks.append(_facts(case, first))
     blocks.append(d.Section("status", "Status", (_status_table(rows),)))
     staged = stage_grids.case_sections(rows)
@@ -145,11 +146,6 @@ NOT_FOUND = (
 AS_IT_IS = "as it is where this report was built (the records keep no copy of the source that ran)"
 
 
-def _said(text: str) -> d.Phrase:
-    """A docstring's paragraph: its words, and what it quotes between backticks as code."""
-    return d.phrase(*(d.Code(part) if i % 2 else part for i, part in enumerate(re.split(r"`([^`]+)`", text))))
-
-
 def _facts(case: str, row: Row) -> d.Items:
     """What the case is: its tags, what it requires, where it comes from, its claim, its pack."""
     facts = [
@@ -174,11 +170,11 @@ def _status_table(rows: List[Row]) -> d.Table:
         env = str(row["environment"])
         if env not in order:
             order.append(env)
-        failed = [stage for stage, _ in STAGES if row.get(stage + "_outcome") == STAGE_ERROR]
-        said: List[Any] = [d.Mark(row["status"], marks="".join(md.STAGE_MARKS.get(s, "") for s in failed))]
+        marks = md.marks(row)
+        said: List[Any] = [d.Mark(row["status"], marks=marks)]
         if isinstance(row["error_type"], str):
             said += [" ", d.Code(row["error_type"])]
-        said += [" · %s fails" % label for stage, label in STAGES if stage in failed]
+        said += [" · %s fails" % stage.label for stage in REPORTED if stage.mark in marks]
         said += [" · %s %s" % found[:2] for found in stage_outcomes.said(row)]
         if row["flaky"] is True:
             said.append(" (flaky: %s)" % row["statuses"])
@@ -195,14 +191,11 @@ def _status_table(rows: List[Row]) -> d.Table:
 def _moves_table(moves: Sequence[Row]) -> d.Table:
     rows = tuple(
         (
-            d.phrase(d.link(
-                md.transition_title(m["before"], m["after"], m.get("variant_before"), m.get("variant")),
-                d.page(md.transition_page(m["before"], m["after"])[: -len(".md")]),
-            )),
+            d.phrase(say.transition(m)),
             d.phrase(str(m["mode"]) + _bracketed(with_set(m))),
             d.phrase(str(m["variant"])),
             d.phrase(str(m["kind"])),
-            d.phrase(_clip(" ".join(str(m["detail"] or "").split()), 300)),
+            d.phrase(say.clip(" ".join(str(m["detail"] or "").split()), 300)),
         )
         for m in moves
     )  # fmt: skip
@@ -331,7 +324,7 @@ def _errors(rows: List[Row]) -> List[d.Block]:
     for (stage, _, mode, requested, status, kind, message), members in sorted(groups.items(), key=lambda g: g[0]):
         found = [failures.cell_issues(r).get(status[: -len(" fails")] if stage else failures.EXPORT) for r in members]
         issues = list({i.id: i for i in found if i is not None}.values())
-        said = ": ".join(p for p in (kind, _clip(message, 300)) if p)
+        said = ": ".join(p for p in (kind, say.clip(message, 300)) if p)
         summary = "%s — %s%s%s" % (
             " · ".join(p for p in (mode, status, said) if p),
             md.release_spans([str(r["release"]) for r in members], order),
@@ -364,10 +357,6 @@ def _errors(rows: List[Row]) -> List[d.Block]:
     return parts
 
 
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
@@ -393,7 +382,7 @@ def _diagnoses(rows: List[Row]) -> Optional[d.Section]:
                     d.phrase(str(row["release"]) + _bracketed(with_set(row))),
                     d.phrase(str(row["mode"])),
                     d.phrase(str(problem.get("kind"))),
-                    d.phrase(_clip(" ".join(str(problem.get("message")).split()), 200)),
+                    d.phrase(say.clip(" ".join(str(problem.get("message")).split()), 200)),
                     d.phrase(d.Code(str(problem["frame"])) if problem.get("frame") else None),
                     d.phrase(str(problem.get("count") or 1)),
                 ))  # fmt: skip

@@ -11,7 +11,6 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple
 from matrix.records import repro
 from matrix.records.devices import CaseOnDevice, DeviceComparison, Difference
 from matrix.report import document as d
-from matrix.report import markdown as md
 from matrix.report import phrases as say
 from matrix.report.writers.markdown import github_anchor as markdown_anchor
 
@@ -29,8 +28,8 @@ def device_name(c: DeviceComparison) -> str:
 def counts(c: DeviceComparison) -> str:
     found = [
         "%d cells on both" % c.compared,
-        md.plural(c.statuses, "other status", "other statuses"),
-        md.plural(c.graphs, "other graph"),
+        d.plural(c.statuses, "other status", "other statuses"),
+        d.plural(c.graphs, "other graph"),
     ]
     if c.only_here:
         found.append("%d only on %s" % (c.only_here, c.device))
@@ -112,7 +111,7 @@ def case_counts(found: CaseOnDevice) -> str:
     """``2 cells on cuda, 1 differs from its cell on cpu``."""
     c, differ = found.comparison, len(found.differences)
     differing = "none differs" if not differ else "1 differs" if differ == 1 else "%d differ" % differ
-    return "%s on %s, %s from its cell on %s" % (md.plural(found.cells, "cell"), c.device, differing, c.main)
+    return "%s on %s, %s from its cell on %s" % (d.plural(found.cells, "cell"), c.device, differing, c.main)
 
 
 def case_section(found: Sequence[CaseOnDevice]) -> Optional[d.Section]:

@@ -103,7 +103,12 @@ class Count:
 
     @property
     def words(self) -> str:
-        return "%d %s" % (self.number, self.one if self.number == 1 else (self.many or self.one + "s"))
+        return plural(self.number, self.one, self.many)
+
+
+def plural(count: int, one: str, many: str = "") -> str:
+    """``1 fix``, ``2 fixes``: a count and its noun, in plain text."""
+    return "%d %s" % (count, one if count == 1 else (many or one + "s"))
 
 
 Inline = Union[Text, Code, Strong, Link, Mark, Count]

@@ -7,18 +7,16 @@ and the statuses theirs from the schema, so that the glossary says what the judg
 
 from __future__ import annotations
 
-from typing import List, Tuple
+from typing import List, Sequence, Tuple
 
 from matrix.contract.products import PACKAGE, PRODUCTS, PROGRAM, Product
-from matrix.contract.schema import NO_RECORD, STAGES, NoCell, Status
+from matrix.contract.schema import NO_RECORD, NoCell, Status
+from matrix.contract.stages import REPORTED
 from matrix.records.transitions import MEANING
 from matrix.report import document as d
-from matrix.report import markdown as md
 from matrix.report import phrases as say
 from matrix.report import stage_grids
 from matrix.report.writers.markdown import github_anchor as markdown_anchor
-
-PAGE = "glossary.md"
 
 _MATRIX = (
     ("case", "a small program that torch.export is tried on: one module under `cases/` with a model, example"
@@ -51,9 +49,8 @@ _MATRIX = (
      " environment and mode; a pass counts whether or not its program saves, loads and decomposes"),
     ("stage", "a step run on the program of a cell that exported: save/load (torch.export.save, then load) and"
      " decomposition (run_decompositions to core ATen)"),
-    ("%s and %s" % (md.STAGE_MARKS["serialize"], md.STAGE_MARKS["decompose"]),
-     "marks after a status symbol: the program failed save/load (%s) or decomposition (%s)"
-     % (md.STAGE_MARKS["serialize"], md.STAGE_MARKS["decompose"])),
+    (" and ".join(s.mark for s in REPORTED), "marks after a status symbol: the program failed %s"
+     % " or ".join("%s (%s)" % (s.label, s.mark) for s in REPORTED)),
     ("claim", "the support a case's documentation states: `supported`, `strict-only`, `non-strict-only`,"
      " `not-supported-yet` or `fails`; an ExportDB case takes the level of each release's own ExportDB where it"
      " names one, else the case's `expected`"),
@@ -113,43 +110,36 @@ _REPORTS = (
 SECTIONS: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = (
     ("The matrix", _MATRIX),
     ("Changes between releases", _CHANGES),
-    # Each product's own words, under its title (contract/products.py).
-    *((p.title, tuple((t, m % {"promised_from": p.promised_from}) for t, m in p.terms)) for p in PRODUCTS if p.terms),
-    ("Upgrades", _UPGRADES),
+    # Each product's own words (contract/products.py), then what an upgrade asks of them.
+    ("Made on one release, used on another", (
+        *((t, m % {"promised_from": p.promised_from}) for p in PRODUCTS for t, m in p.terms), *_UPGRADES)),
     ("Comparing reports", _REPORTS),
-)
+)  # fmt: skip
 TERMS = tuple(term for _, terms in SECTIONS for term, _ in terms)
 
 
 NAME = "glossary"  # the page: glossary.md and site/glossary.html
 
 
-def _term(words: str) -> d.Phrase:
-    """Prose with code spans (a word between backticks) as code."""
-    return d.phrase(*(d.Code(part) if i % 2 else part for i, part in enumerate(words.split("`"))))
+def statuses() -> d.Table:
+    """Every cell status's glyph, name and meaning, no record, the marks of a failed stage, and a failed install."""
+    rows = [(d.phrase(d.Mark(s.value, named=False)), s.value, s.meaning) for s in Status]
+    rows.append((d.phrase(NO_RECORD), "no record", "the cell was not run (or its environment failed to install)"))
+    rows += [(d.phrase(stage.mark), "%s fails" % stage.label, stage.meaning) for stage in REPORTED]
+    rows.append((d.phrase(str(NoCell.ENV_ERROR)), "not installed", "the libraries this case needs failed to install"
+                 " there"))  # fmt: skip
+    return say.legend(rows)
 
 
-def _statuses() -> d.Table:
-    rows = [(d.phrase(d.Mark(s.value, named=False)), d.phrase(s.value), d.phrase(s.meaning)) for s in Status]
-    rows.append((d.phrase(NO_RECORD), d.phrase("no record"),
-                 d.phrase("the cell was not run (or its environment failed to install)")))  # fmt: skip
-    rows += [
-        (d.phrase(md.STAGE_MARKS[stage]), d.phrase("%s fails" % label), d.phrase(md.STAGE_MEANING[stage]))
-        for stage, label in STAGES
-    ]
-    rows.append((d.phrase(str(NoCell.ENV_ERROR)), d.phrase("not installed"),
-                 d.phrase("the libraries this case needs failed to install there")))  # fmt: skip
-    return say.table(["", "status", "meaning"], rows)
-
-
-def _uses(product: Product) -> d.Table:
-    """What a grid of ``product``'s uses shows: each status with its glyph and meaning, then no record."""
+def _loads(products: Sequence[Product]) -> d.Table:
+    """What loading each of ``products`` (whose uses are loads) gave: a status's glyph, then what it means for each."""
     rows = [
-        (d.phrase(d.Mark(s, "load", named=False)), d.phrase(s), d.phrase(product.meaning[s])) for s in product.statuses
+        (d.phrase(d.Mark(s, "load", named=False)), d.phrase(s), *(d.phrase(p.meaning[s]) for p in products))
+        for s in products[0].statuses
     ]
     rows.append((d.phrase(NO_RECORD), d.phrase("no record"),
-                 d.phrase("this release did not load this %s" % product.noun)))  # fmt: skip
-    return say.table(["", "status", "meaning"], rows)
+                 *(d.phrase("this release did not load this %s" % p.noun) for p in products)))  # fmt: skip
+    return say.table(["", "status", *(p.many for p in products)], rows)
 
 
 def page() -> d.Page:
@@ -157,16 +147,15 @@ def page() -> d.Page:
     loads and of compiled packages' loads."""
     blocks: List[d.Block] = [d.Paragraph(d.phrase("The words the report uses, and what they count."))]
     for title, terms in SECTIONS:
-        rows = [(d.phrase(d.Strong(_term(term))), _term(meaning)) for term, meaning in terms]
+        rows = [(d.phrase(d.Strong(say.prose(term))), say.prose(meaning)) for term, meaning in terms]
         anchors = tuple("term-" + markdown_anchor(term) for term, _ in terms)  # a term can be linked: #term-epoch
         table = say.table(["term", "meaning"], rows, anchors=anchors)
         blocks.append(d.Section(markdown_anchor(title), title, (table,)))
     blocks += [
-        d.Section("statuses-and-marks", "Statuses and marks", (_statuses(),)),
+        d.Section("statuses-and-marks", "Statuses and marks", (statuses(),)),
         d.Section("load-statuses", "Load statuses", (
-            d.Paragraph(d.phrase("What loading a saved program on a release gave.")), _uses(PROGRAM))),
-        d.Section("package-statuses", "Package statuses", (
-            d.Paragraph(d.phrase("What loading a compiled package on a release gave.")), _uses(PACKAGE))),
+            d.Paragraph(d.phrase("What loading a saved program or a compiled package on a release gave.")),
+            _loads((PROGRAM, PACKAGE)))),
         stage_grids.glossary_section(),
     ]  # fmt: skip
     return d.Page(NAME, "Glossary", tuple(blocks), up=d.link("← back to the matrix", d.page("index")))

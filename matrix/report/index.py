@@ -20,7 +20,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import pandas as pd
 
 from matrix.contract.products import PROGRAM
-from matrix.contract.schema import MODES, STAGES, Status
+from matrix.contract.schema import MODES, Status
+from matrix.contract.stages import REPORTED
 from matrix.records import devices as by_device
 from matrix.records import store, timings, transitions
 from matrix.records.model import PassRate, environment_key
@@ -34,7 +35,6 @@ from matrix.report import (
     glossary,
     known_issues,
     pages,
-    products,
     real_models,
     transition_page,
 )
@@ -66,11 +66,6 @@ COLLAPSED = {
 }  # fmt: skip
 
 
-def _page_of(path: str) -> d.Target:
-    """A page of the report by its Markdown file (``grid.md``)."""
-    return d.page(path[: -len(".md")])
-
-
 def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
     """The front page; ``tables_offered``: the Parquet tables the report wrote for a reader to download."""
     newest, passed, total = f.model.newest_pass_rate
@@ -85,7 +80,7 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
             )
         )  # fmt: skip
     more = [builds_page.incomplete_line(f.incomplete)]
-    more += products.verdict(f.model.promises)
+    more += report_artifacts.verdict(f.model.promises)
     more += [_upgrade(f), devices_page.line(f.model.devices)]
     verdicts = report_verdicts.section(
         f.verdicts, first, [i for i in more if i is not None], [known_issues.verdict(s) for s in f.model.known_issues],
@@ -137,10 +132,10 @@ def _upgrade(f: Findings) -> Optional[d.Item]:
         return None
     broken = sum(1 for c in found.cases if c.breaks)
     said = "the upgrade breaks %s of %d; %s%s (" % (
-        md.plural(broken, "case"), len(found.cases), "; ".join(report_upgrade.tallies_words(found)[1:]),
+        d.plural(broken, "case"), len(found.cases), "; ".join(report_upgrade.tallies_words(found)[1:]),
         report_upgrade.apart_words(found, f.model.upgrade_agreement),
     )  # fmt: skip
-    page_of = _page_of(report_upgrade.PAGE)
+    page_of = d.page(report_upgrade.NAME)
     return d.Item(d.phrase(said, d.link("per case", page_of), ")."), "Upgrading %s → %s" % (found.before, found.after))
 
 
@@ -200,7 +195,7 @@ def run_facts(f: Findings) -> List[Tuple[str, str]]:
         ("GPU", citation.gpu(envs)),
         ("device per build", citation.devices_words(envs) or citation.NOT_RECORDED),
         ("run on", "%s (UTC, from the environment records)" % (citation.dates(envs) or "unknown")),
-        ("cells", "%s; from %s" % (md.cells_counted(f.scope), md.plural(f.runs, "cell record"))),
+        ("cells", "%s; from %s" % (md.cells_counted(f.scope), d.plural(f.runs, "cell record"))),
     ]
 
 
@@ -220,34 +215,33 @@ def _count(f: Findings, *kinds: str) -> int:
 
 def _summary(f: Findings) -> d.Section:
     stage = f.stage_failures
-    per_stage = {name: int((stage["stage"] == name).sum()) if not stage.empty else 0 for name, _ in STAGES}
+    per_stage = ["%d %s (%s)" % (int((stage["stage"] == s.name).sum()) if not stage.empty else 0, s.label, s.mark)
+                 for s in REPORTED]  # fmt: skip
     changed = d.phrase(
         "Between consecutive releases: ", d.Strong(d.phrase(say.count(_count(f, *transitions.REGRESSIONS),
-        "regression"))), " (%s, " % md.plural(_count(f, "regression"), "status regression"),
+        "regression"))), " (%s, " % d.plural(_count(f, "regression"), "status regression"),
         d.Strong(d.phrase("%d now wrong numbers" % _count(f, "wrong-result"))),
         ": an export that failed now gives other numbers than eager, %s), %s (%s, %s), %s, %s; %s (" % (
-            md.plural(_count(f, "stage-regression"), "stage regression"),
-            md.plural(_count(f, *transitions.FIXES), "fix", "fixes"),
-            md.plural(_count(f, "fix"), "status fix", "status fixes"),
-            md.plural(_count(f, "stage-fix"), "stage fix", "stage fixes"),
-            md.plural(_count(f, "graph-change"), "graph change"),
+            d.plural(_count(f, "stage-regression"), "stage regression"),
+            d.plural(_count(f, *transitions.FIXES), "fix", "fixes"),
+            d.plural(_count(f, "fix"), "status fix", "status fixes"),
+            d.plural(_count(f, "stage-fix"), "stage fix", "stage fixes"),
+            d.plural(_count(f, "graph-change"), "graph change"),
             _op_drifts(f), _timing_counts(f)),
     )  # fmt: skip
     items = [
         d.Item(d.phrase(changed, d.link("per transition", d.here("changes")), ").")),
-        d.Item(d.phrase(
-            "%s whose program does not save/load; %d whose decomposition fails (marked %s and %s in the " % (
-                md.plural(per_stage["serialize"], "passing cell"), per_stage["decompose"], md.STAGE_MARKS["serialize"],
-                md.STAGE_MARKS["decompose"]), d.link("status grid", _page_of(pages.GRID)), ").")),
+        d.Item(d.phrase("Passing cells whose program then fails a stage: %s; marked in the " % ", ".join(per_stage),
+                        d.link("status grid", d.page(pages.GRID)), ".")),
         d.Item(d.phrase(
             "%s; %s; %s contradicting the documented claim (for an ExportDB case, that release's own ExportDB where it"
-            " has the example, else the case's " % (_disagree(f), _flakiness(f), md.plural(len(f.claims), "cell")),
+            " has the example, else the case's " % (_disagree(f), _flakiness(f), d.plural(len(f.claims), "cell")),
             d.Code("expected"), ").")),
     ]  # fmt: skip
     if f.artifacts is not None:
         items.append(d.Item(d.phrase(
-            "Saved programs: %s, affecting %s (" % (md.plural(f.artifacts.regressions, "load regression"),
-                                                    md.plural(f.artifacts.affected, "program")),
+            "Saved programs: %s, affecting %s (" % (d.plural(f.artifacts.regressions, "load regression"),
+                                                    d.plural(f.artifacts.affected, "program")),
             d.link("saved programs across releases", d.here("saved-programs-across-releases")), ").")))  # fmt: skip
     rule = (
         "Pass rate = pass / applicable cells (%s and %s left out); a pass counts whether or not its program saves,"
@@ -260,13 +254,13 @@ def _summary(f: Findings) -> d.Section:
 
 def _op_drifts(f: Findings) -> str:
     """The op drifts, per program they were counted for: ``7 op drifts (5 in the exported program, 2 in …)``."""
-    total = md.plural(_count(f, "op-drift"), "op drift", "op drifts")
+    total = d.plural(_count(f, "op-drift"), "op drift", "op drifts")
     if f.moves.empty or not _count(f, "op-drift"):
         return total
     drifts = f.moves[f.moves["kind"] == "op-drift"]
     per_program = ["%d in %s" % (int((drifts["stage"] == stage).sum()), name) for stage, name in OP_PROGRAMS]
     changed = len(drifts.drop_duplicates(["case", "mode", "variant", "with_set", "before", "after"]))
-    return "%s (%s; %s)" % (total, ", ".join(per_program), md.plural(changed, "cell changed", "cells changed"))
+    return "%s (%s; %s)" % (total, ", ".join(per_program), d.plural(changed, "cell changed", "cells changed"))
 
 
 def _timing_counts(f: Findings) -> str:
@@ -274,7 +268,7 @@ def _timing_counts(f: Findings) -> str:
     missing = transition_page.not_timed(f.steps)
     if missing is not None:
         return "slowdowns and speedups %s" % missing
-    counts = "%s, %s" % (md.plural(_count(f, "slowdown"), "slowdown"), md.plural(_count(f, "speedup"), "speedup"))
+    counts = "%s, %s" % (d.plural(_count(f, "slowdown"), "slowdown"), d.plural(_count(f, "speedup"), "speedup"))
     timed = sum(len(step.timed) for step in f.steps)
     exported = sum(len(step.exported) for step in f.steps)
     if timed == exported:
@@ -288,7 +282,7 @@ def _flakiness(f: Findings) -> str:
     fewest, most = timings.repeats(runs)
     if most < 2:
         return "flakiness not assessed: %s" % transition_page.runs_phrase(fewest, most)
-    flaky = md.plural(len(f.flaky), "flaky cell")
+    flaky = d.plural(len(f.flaky), "flaky cell")
     if fewest >= 2:
         return flaky
     repeated = sum(1 for value in runs if timings.repeats([value])[0] >= 2)
@@ -310,10 +304,10 @@ def _pass_rates(f: Findings) -> d.Table:
     for env, group in by_env.items():
         rate = {r.mode: r.rate for r in group}
         said = [group[0].label, str(sum(r.cells for r in group))] + [md.percent(rate.get(m)) for m in modes]
-        said += [str(failing.get((*env, stage), 0)) for stage, _ in STAGES]
+        said += [str(failing.get((*env, stage.name), 0)) for stage in REPORTED]
         rows.append([d.phrase(x) for x in said])
-    headers = ["release", "cells"] + ["%s pass rate" % m for m in modes] + ["%s fails" % label for _, label in STAGES]
-    return say.table(headers, rows, "l" + "r" * (1 + len(modes) + len(STAGES)))
+    headers = ["release", "cells"] + ["%s pass rate" % m for m in modes] + ["%s fails" % s.label for s in REPORTED]
+    return say.table(headers, rows, "l" + "r" * (1 + len(modes) + len(REPORTED)))
 
 
 def _env_errors(f: Findings) -> Optional[d.Section]:
@@ -324,8 +318,8 @@ def _env_errors(f: Findings) -> Optional[d.Section]:
                                          r.get("dependency_set") or "torch alone")
                     for r in f.env_errors.to_dict("records")})  # fmt: skip
     said = d.phrase("%s: %s; each with its error and what the installer said on the " % (
-        md.plural(len(names), "environment"), ", ".join(names)), d.link("install errors page", _page_of(
-            pages.INSTALL_ERRORS)), ".")  # fmt: skip
+        d.plural(len(names), "environment"), ", ".join(names)),
+        d.link("install errors page", d.page(pages.INSTALL_ERRORS)), ".")  # fmt: skip
     return d.Section("environments-that-failed-to-install", "Environments that failed to install", (d.Paragraph(said),))
 
 
@@ -336,7 +330,7 @@ def _signatures(f: Findings) -> d.Section:
     intro = d.phrase(
         "Failing cells (mismatch, fail, crash, timeout) grouped by error class and the first line of the message;"
         " the %d most common of %d (" % (min(TOP_SIGNATURES, len(f.signatures)), len(f.signatures)),
-        d.link("all of them", _page_of(pages.FAILURES)), ").",
+        d.link("all of them", d.page(pages.FAILURES)), ").",
     )  # fmt: skip
     table = pages.signature_table(f, TOP_SIGNATURES)
     return d.Section("top-failure-signatures", title, (d.Paragraph(intro), table))
@@ -352,7 +346,7 @@ def _disagree(f: Findings) -> str:
     unrun = _not_run(f)
     if unrun:
         return "strict and non-strict not compared: %s" % unrun
-    return "%s where strict and non-strict disagree" % md.plural(len(f.disagreements), "cell")
+    return "%s where strict and non-strict disagree" % d.plural(len(f.disagreements), "cell")
 
 
 def _modes(f: Findings) -> d.Section:
@@ -363,8 +357,8 @@ def _modes(f: Findings) -> d.Section:
         return d.Section("strict-vs-non-strict", title, (d.Paragraph(d.phrase("Not compared: %s." % _not_run(f))),))
     intro = d.phrase(
         "%s where strict and non-strict end differently (of the cases run in both modes, both applicable): counted per"
-        " build, and each case, on the " % md.plural(len(f.disagreements), "cell"),
-        d.link("strict vs non-strict page", _page_of(pages.MODES_PAGE)), ".",
+        " build, and each case, on the " % d.plural(len(f.disagreements), "cell"),
+        d.link("strict vs non-strict page", d.page(pages.MODES_PAGE)), ".",
     )  # fmt: skip
     flip = report_verdicts.strict_note(f.verdicts)
     return d.Section("strict-vs-non-strict", title, (d.Paragraph(intro),) + ((d.Paragraph(flip),) if flip else ()))
@@ -378,7 +372,7 @@ def _saved_programs(f: Findings) -> Optional[d.Section]:
     blocks: List[d.Block] = list(report_verdicts.epochs_section(f.verdicts))
     blocks += _load_regressions(f.artifacts)
     blocks += [d.Image(d.file(chart.path), chart.title) for chart in f.artifacts.charts]
-    saved = _page_of(report_artifacts.PAGE)
+    saved = d.page(report_artifacts.NAME)
     blocks.append(d.Paragraph(d.phrase("Every saved × loaded pair, per case and mode, with its error: ",
                                        d.link("saved programs", saved), ".")))  # fmt: skip
     return d.Section("saved-programs-across-releases", "Saved programs across releases", tuple(blocks))
@@ -390,12 +384,12 @@ def _load_regressions(saved: report_artifacts.Written) -> List[d.Block]:
     if not rows:
         said = "No load regression: no loading release does worse with any saved program than the release before it."
         return [d.Paragraph(d.phrase(said))]
-    page_of = _page_of(report_artifacts.PAGE)
+    page_of = d.page(report_artifacts.NAME)
     head = d.phrase(
-        d.Strong(d.phrase(md.plural(saved.regressions, "load regression"))),
+        d.Strong(d.phrase(d.plural(saved.regressions, "load regression"))),
         ", affecting %s: a loading release that does worse with the programs saved on one release than the loading"
         " release before it, counted once per saving release however many programs it saved (" % (
-            md.plural(saved.affected, "saved program")),
+            d.plural(saved.affected, "saved program")),
         d.link("each program", d.page(report_artifacts.NAME, report_artifacts.anchor(PROGRAM) + "-affected")), "):",
     )  # fmt: skip
     items = [
@@ -414,7 +408,7 @@ def _cases(f: Findings) -> d.Section:
     """The cases: the site's grid of case × release × mode with its filters (a widget), and the status grid page (with
     the charts of every case by tag)."""
     said = d.phrase(
-        "Every case in every release and mode: the ", d.link("status grid", _page_of(pages.GRID)),
+        "Every case in every release and mode: the ", d.link("status grid", d.page(pages.GRID)),
         "; one page per case under ", d.Code("cases/"), ", linked from every table.",
     )  # fmt: skip
     return d.Section("cases", "Cases", (d.Paragraph(said), d.Widget(GRID)))
@@ -430,8 +424,9 @@ def _tables(offered: Sequence[str]) -> Optional[d.Section]:
 
 
 def _more(f: Findings) -> d.Section:
-    def item(label: str, target: str, said: str) -> d.Item:
-        return d.Item(d.phrase(d.link(label, _page_of(target)), said))
+    def item(label: str, name: str, said: str) -> d.Item:
+        """A link to the page ``name`` (or to its Markdown file, as some pages still name theirs)."""
+        return d.Item(d.phrase(d.link(label, d.page(name[: -len(".md")] if name.endswith(".md") else name)), said))
 
     links = [
         item("Status grid", pages.GRID, ": every case in every release and mode, and the counts per status."),
@@ -455,5 +450,5 @@ def _more(f: Findings) -> d.Section:
             item("Builds of one release compared", builds_page.PAGE, ": another variant's build against PyPI's.")
         )
     if f.model.devices:
-        links.append(item("One build on two devices", devices_page.PAGE, ": the cells that differ by device."))
+        links.append(item("One build on two devices", devices_page.NAME, ": the cells that differ by device."))
     return d.Section("more", "More", (d.Items(tuple(links)),))

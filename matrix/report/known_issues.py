@@ -13,7 +13,6 @@ from matrix.records import failures as judged
 from matrix.records.failures import Sighting
 from matrix.records.known_issues import KnownIssue
 from matrix.report import document as d
-from matrix.report import markdown as md
 
 # The tables a sighting counts failures in (matrix.records.model names them: the cells, each product by its name), as
 # one failure and as many.
@@ -45,7 +44,7 @@ def reference(issue: KnownIssue) -> d.Phrase:
 def verdict(s: Sighting) -> d.Item:
     """A verdict: ``2.10.0+cu128 cannot load …: pytorch/pytorch#173706. Labelled, still counted as failures: 9 cells'
     aoti stage, 9 package loads.``, titled by whether upstream confirms it."""
-    counted = ", ".join(md.plural(n, *ONE.get(name, (name, name))) for name, n in s.counts)
+    counted = ", ".join(d.plural(n, *ONE.get(name, (name, name))) for name, n in s.counts)
     said = d.phrase(
         "%s %s: " % (" and ".join(s.releases), s.issue.summary), reference(s.issue),
         ". Labelled, and still counted as failures: %s." % counted,

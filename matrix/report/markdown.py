@@ -21,18 +21,11 @@ import html
 import math
 import re
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
-from urllib.parse import quote
 
-from matrix.contract.schema import STAGE_ERROR, STAGES
+from matrix.contract.schema import STAGE_ERROR
+from matrix.contract.stages import REPORTED
 from matrix.records.scope import Scope
-
-# The mark after a status symbol when a stage run on the exported program failed: such a
-# pass is not a clean one.
-STAGE_MARKS = {"serialize": "ˢ", "decompose": "ᵈ"}
-STAGE_MEANING = {
-    "serialize": "after the symbol: the exported program does not survive torch.export.save and load",
-    "decompose": "after the symbol: the exported program's run_decompositions fails",
-}
+from matrix.report.document import plural
 
 # Markdown punctuation gets a backslash, which reads better in the raw file and in diffs;
 # "<" and "&" become entities, and only where they could start a tag or an entity.
@@ -202,11 +195,6 @@ def page_name(case: str) -> str:
     return "cases/%s.md" % page_file(case)
 
 
-def case_link(case: Any) -> str:
-    """A link from the front page to a case's page."""
-    return "[%s](%s)" % (text(str(case)), quote(page_name(str(case)), safe="/#+"))
-
-
 def grouped(rows: Iterable[Dict[str, Any]], by: Sequence[str]) -> List[Tuple[Tuple[str, ...], List[Dict[str, Any]]]]:
     """Rows grouped by the ``by`` keys (as text), groups sorted by key, rows in their given order."""
     groups: Dict[Tuple[str, ...], List[Dict[str, Any]]] = {}
@@ -217,7 +205,7 @@ def grouped(rows: Iterable[Dict[str, Any]], by: Sequence[str]) -> List[Tuple[Tup
 
 def marks(row: Dict[str, Any]) -> str:
     """The marks after a cell's status symbol: one per stage that failed on its exported program."""
-    return "".join(STAGE_MARKS[stage] for stage, _ in STAGES if row.get(stage + "_outcome") == STAGE_ERROR)
+    return "".join(stage.mark for stage in REPORTED if row.get(stage.name + "_outcome") == STAGE_ERROR)
 
 
 def release_spans(chosen: Iterable[str], order: Sequence[str]) -> str:
@@ -243,11 +231,6 @@ def percent(value: Any) -> str:
 
 
 # --- counts in words (plain text, for the Markdown pages and the site alike) ---------------------------------------
-
-
-def plural(count: int, one: str, many: str = "") -> str:
-    """``1 fix``, ``2 fixes``: a count and its noun."""
-    return "%d %s" % (count, one if count == 1 else (many or one + "s"))
 
 
 def releases_and_builds(scope: Scope) -> str:

@@ -8,28 +8,32 @@ the front page does not link it.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from matrix.contract.schema import MODES, STAGES, STATUSES, Status
+import pandas as pd
+
+from matrix.contract.schema import MODES, STATUSES, Status
 from matrix.records import store, tables
 from matrix.records import verdicts as judged
 from matrix.records.verdicts import Verdicts
-from matrix.report import baseline, builds_page, candidate_page
+from matrix.report import baseline, builds_page, candidate_page, glossary
 from matrix.report import document as d
 from matrix.report import markdown as md
 from matrix.report import phrases as say
 from matrix.report import upgrade as upgrade_page
 from matrix.report.findings import Findings
 
-GRID = "grid.md"
-MODES_PAGE = "modes.md"
-FAILURES = "failures.md"
-CLAIMS = "claims.md"
-FLAKY = "flaky.md"
-WARNINGS = "warnings.md"
-INSTALL_ERRORS = "install-errors.md"
+# The pages, by name (``grid.md`` and ``site/grid.html``).
+GRID = "grid"
+MODES_PAGE = "modes"
+FAILURES = "failures"
+CLAIMS = "claims"
+FLAKY = "flaky"
+WARNINGS = "warnings"
+INSTALL_ERRORS = "install-errors"
 DOCUMENTED = "documented-to-work"  # the claims page's section on the cells of cases documented to work
 BACK = d.link("← back to the matrix", d.page("index"))
+Row = Dict[str, Any]
 
 
 def build(f: Findings) -> List[d.Page]:
@@ -55,23 +59,13 @@ def build(f: Findings) -> List[d.Page]:
     return pages
 
 
-def _page(file: str, title: str, blocks: Sequence[d.Block]) -> d.Page:
-    return d.Page(file[: -len(".md")], title, tuple(blocks), up=BACK)
+def _page(name: str, title: str, blocks: Sequence[d.Block]) -> d.Page:
+    return d.Page(name, title, tuple(blocks), up=BACK)
 
 
 def images(f: Findings, key: str) -> List[d.Image]:
     """The charts of ``key`` as images of a page."""
     return [d.Image(d.file(c.path), c.title) for c in f.charts.get(key, [])]
-
-
-def legend() -> d.Table:
-    """Every status's glyph, name and meaning, no record, and the marks of a failed stage."""
-    rows = [(d.phrase(d.Mark(s.value, named=False)), d.phrase(s.value), d.phrase(s.meaning)) for s in Status]
-    rows.append((d.phrase(d.Mark(None)), d.phrase("no record"),
-                 d.phrase("the cell was not run (or its environment failed to install)")))  # fmt: skip
-    for stage, label in STAGES:
-        rows.append((d.phrase(md.STAGE_MARKS[stage]), d.phrase("%s fails" % label), d.phrase(md.STAGE_MEANING[stage])))
-    return say.table(["", "status", "meaning"], rows)
 
 
 def _square(row: Optional[Dict[str, Any]]) -> d.Mark:
@@ -100,7 +94,7 @@ def grid(f: Findings) -> d.Page:
                 % " then ".join(modes)
             )
         ),
-        legend(),
+        glossary.statuses(),
         _counts(f),
     ]
     for tag in sorted(by_tag, key=lambda t: (t == "untagged", t)):
@@ -136,27 +130,23 @@ def _counts(f: Findings) -> d.Section:
 
 def modes(f: Findings) -> d.Page:
     """Every case whose strict and non-strict export end differently, grouped by outcome."""
-    order = store.ordered(f.cells["release"])
-    rows = []
-    for (case, with_set, variant, strict, loose), members in md.grouped(
-        f.disagreements.to_dict("records"), ["case", "with_set", "variant", "strict", "non-strict"]
-    ):
-        newest = members[-1]
-        error = newest["strict_error"] if strict != "pass" else newest["non-strict_error"]
-        rows.append(
-            (
-                say.case(case, with_set),
-                d.phrase(variant),
-                d.phrase(say.status(strict)),
-                d.phrase(say.status(loose)),
-                d.phrase(md.release_spans([m["release"] for m in members], order)),
-                d.phrase(say.clip(error, 200)),
-            )
-        )
+    rows = [
+        (say.case(case, with_set), d.phrase(variant), d.phrase(say.status(strict)), d.phrase(say.status(loose)),
+         spans, d.phrase(say.clip(newest["strict_error" if strict != "pass" else "non-strict_error"], 200)))
+        for (case, with_set, variant, strict, loose), spans, newest in _outcomes(
+            f, f.disagreements, ["case", "with_set", "variant", "strict", "non-strict"])
+    ]  # fmt: skip
     intro = "Cells where strict and non-strict export end differently (both applicable), grouped by outcome."
     headers = ["case", "variant", "strict", "non-strict", "releases", "error (newest release)"]
     title = "Strict vs non-strict (%d cells)" % len(f.disagreements)
     return _page(MODES_PAGE, title, [*_per_build(f), d.Paragraph(d.phrase(intro)), say.table(headers, rows)])
+
+
+def _outcomes(f: Findings, cells: pd.DataFrame, by: Sequence[str]) -> Iterator[Tuple[Tuple[str, ...], d.Phrase, Row]]:
+    """The rows of ``cells`` grouped by ``by``: each group's key, its releases as spans and its newest row."""
+    order = store.ordered(f.cells["release"])
+    for key, members in md.grouped(cells.to_dict("records"), by):
+        yield key, d.phrase(md.release_spans([m["release"] for m in members], order)), members[-1]
 
 
 def _per_build(f: Findings) -> List[d.Block]:
@@ -218,22 +208,12 @@ CLAIMED_BY = {
 
 def claims(f: Findings) -> d.Page:
     """Cells whose outcome contradicts their documented claim, each with who made the claim."""
-    order = store.ordered(f.cells["release"])
-    rows = tuple(
-        (
-            say.case(case),
-            d.phrase(claim),
-            d.phrase(CLAIMED_BY.get(by, by)),
-            d.phrase(mode),
-            d.phrase(variant),
-            d.phrase(say.status(status)),
-            d.phrase(md.release_spans([m["release"] for m in members], order)),
-            d.phrase(say.clip(members[-1]["error"], 200)),
-        )
-        for (case, claim, by, mode, variant, status), members in md.grouped(
-            f.claims.to_dict("records"), ["case", "claim", "claimed_by", "mode", "variant", "status"]
-        )
-    )
+    rows = [
+        (say.case(case), d.phrase(claim), d.phrase(CLAIMED_BY.get(by, by)), d.phrase(mode), d.phrase(variant),
+         d.phrase(say.status(status)), spans, d.phrase(say.clip(newest["error"], 200)))
+        for (case, claim, by, mode, variant, status), spans, newest in _outcomes(
+            f, f.claims, ["case", "claim", "claimed_by", "mode", "variant", "status"])
+    ]  # fmt: skip
     intro = d.phrase(
         "Cells whose outcome contradicts their documented claim. A case that stands for an ExportDB example is"
         " judged against the support level that release's own ExportDB gives it, as ExportDB's documented levels"

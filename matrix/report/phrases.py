@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence, Tuple
 
 from matrix.report import document as d
 from matrix.report import markdown as md
@@ -28,9 +28,9 @@ def clip(value: Any, limit: Optional[int]) -> str:
     return said if limit is None or len(said) <= limit else said[: limit - 1] + "…"
 
 
-def case_page(case: Any) -> d.Target:
-    """A case's page."""
-    return d.page(md.page_name(str(case))[: -len(".md")])
+def case_page(case: Any, anchor: str = "") -> d.Target:
+    """A case's page, or a section of it."""
+    return d.page(md.page_name(str(case))[: -len(".md")], anchor)
 
 
 def case(name: Any, with_set: Any = None) -> d.Phrase:
@@ -77,5 +77,15 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[d.Phrase]], align: str
     return d.Table(columns, tuple(tuple(row) for row in rows), **options)
 
 
+def legend(rows: Iterable[Tuple[d.Phrase, str, str]], name: str = "status") -> d.Table:
+    """A table of glyphs: each glyph (a phrase), its name and what it means."""
+    return table(["", name, "meaning"], ((glyph, d.phrase(said), d.phrase(meaning)) for glyph, said, meaning in rows))
+
+
 def count(number: int, one: str, many: str = "") -> d.Count:
     return d.Count(int(number), one, many)
+
+
+def prose(words: str) -> d.Phrase:
+    """The report's or a docstring's words, what they quote between backticks as code."""
+    return d.phrase(*(d.Code(part) if i % 2 else part for i, part in enumerate(re.split(r"`([^`]+)`", words))))

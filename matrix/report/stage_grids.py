@@ -14,6 +14,7 @@ from matrix.contract.schema import MODES
 from matrix.contract.stages import Stage
 from matrix.records import stage_outcomes
 from matrix.report import document as d
+from matrix.report import phrases as say
 
 
 def case_sections(rows: Sequence[Mapping[str, Any]]) -> List[d.Section]:
@@ -44,32 +45,28 @@ def _grid(stage: Stage, rows: Sequence[Mapping[str, Any]]) -> d.Section:
         d.Code("--stages …,%s" % stage.name), "). A square's tooltip says what its outcome means and, where it"
         " failed, what failed.",
     )  # fmt: skip
-    return d.Section(
-        "stage-" + stage.name,
-        "%s outcome" % declared.label,
-        (d.Paragraph(said), grid, d.Paragraph(d.phrase("What each outcome here means:")), outcomes_table(stage, seen)),
-    )
+    means = (d.Paragraph(d.phrase("What each outcome here means:")), say.legend(outcomes(stage, seen), "outcome"))
+    return d.Section("stage-" + stage.name, "%s outcome" % declared.label, (d.Paragraph(said), grid, *means))
 
 
-def outcomes_table(stage: Stage, outcomes: Optional[Sequence[str]] = None) -> d.Table:
-    """Each of the stage's outcomes (or those of ``outcomes``, in declared order): its glyph, name and meaning."""
+def outcomes(
+    stage: Stage, seen: Optional[Sequence[str]] = None, named: bool = False
+) -> List[Tuple[d.Phrase, str, str]]:
+    """Each of the stage's outcomes (or those ``seen``, in declared order): its glyph, name (after the stage's label
+    where ``named``) and meaning, as :func:`matrix.report.phrases.legend` takes them."""
     declared = stage_outcomes.shown(stage)
-    chosen = [o for o in declared.outcomes if outcomes is None or o in outcomes]
-    rows = tuple(
-        (d.phrase(d.Mark(stage_outcomes.drawn(stage, o), named=False)), d.phrase(o), d.phrase(declared.meanings[o]))
-        for o in chosen
-    )
-    return d.Table((d.Column(""), d.Column("outcome"), d.Column("meaning")), rows)
+    return [
+        (d.phrase(d.Mark(stage_outcomes.drawn(stage, o), named=False)),
+         "%s: %s" % (declared.label, o) if named else o, declared.meanings[o])
+        for o in declared.outcomes if seen is None or o in seen
+    ]  # fmt: skip
 
 
 def glossary_section() -> d.Section:
     """The glossary's part on the stages with a declared outcome: per stage, each outcome's glyph and meaning."""
-    blocks: List[d.Block] = [
-        d.Paragraph(d.phrase(
-            "What a stage run on a passing cell's program gave, where the run selected it (run --stages …,NAME);"
-            " an outcome that did not try (not applicable, skipped) is never a failure."
-        ))
-    ]  # fmt: skip
-    for stage in stage_outcomes.SHOWN:
-        blocks += [d.Paragraph(d.phrase(d.Strong(d.phrase(stage_outcomes.shown(stage).label)))), outcomes_table(stage)]
-    return d.Section("stage-outcomes", "Stage outcomes", tuple(blocks))
+    said = d.phrase(
+        "What a stage run on a passing cell's program gave, where the run selected it (run --stages …,NAME);"
+        " an outcome that did not try (not applicable, skipped) is never a failure."
+    )
+    rows = [row for stage in stage_outcomes.SHOWN for row in outcomes(stage, named=True)]
+    return d.Section("stage-outcomes", "Stage outcomes", (d.Paragraph(said), say.legend(rows, "outcome")))

@@ -14,7 +14,7 @@ from matrix.records.upgrade import CaseAnswer, ModeAnswer, Tally, Upgrade
 from matrix.report import document as d
 from matrix.report import phrases as say
 
-PAGE = "upgrade.md"
+NAME = "upgrade"  # the page: upgrade.md and site/upgrade.html
 # What each question is called in a table's header.
 HEADERS = {"export": "export", **{question: product.label for question, product in upgrade.PRODUCT_OF.items()}}
 # A verdict (a mode's, or a case's summary of its modes'), as a reader reads it.
@@ -156,11 +156,10 @@ def _tallies(found: Upgrade, cases: Optional[Sequence[CaseAnswer]] = None) -> d.
 def build(found: Optional[Upgrade], chooser: bool = False) -> d.Page:
     """The page for one pair: the tallies, the real-model pack case by case, then every other case it breaks;
     ``chooser``: the site's widget that answers any other pair (``pair-chooser``) opens it."""
-    name = PAGE[: -len(".md")]
     up = d.link("← back to the matrix", d.page("index"))
     if found is None:
         said = d.Paragraph(d.phrase("Fewer than two builds: no upgrade to answer."))
-        return d.Page(name, "Upgrading", (said,), up=up)
+        return d.Page(NAME, "Upgrading", (said,), up=up)
     lead = d.phrase(
         "From ", d.Strong(d.phrase(found.before)), " to ", d.Strong(d.phrase(found.after)),
         ", for every case: does it export on the newer build (and did it on the older); ",
@@ -180,7 +179,7 @@ def build(found: Optional[Upgrade], chooser: bool = False) -> d.Page:
     broken = [c for c in found.cases if c.breaks and c not in found.pack]
     table = d.Table(tuple(d.Column(h) for h, _ in BROKEN), tuple(tuple(f(c) for _, f in BROKEN) for c in broken))
     blocks.append(d.Section("other-breaks", "Other cases the upgrade breaks", (table,)))
-    return d.Page(name, "Upgrading", tuple(blocks), up=up)
+    return d.Page(NAME, "Upgrading", tuple(blocks), up=up)
 
 
 def apart_words(found: Upgrade, apart: Sequence[upgrade.Disagreement]) -> str:

@@ -21,14 +21,13 @@ from matrix.records.open_regressions import OpenRegression
 from matrix.records.verdicts import Verdicts
 from matrix.report import artifacts, pages, transition_page
 from matrix.report import document as d
-from matrix.report import markdown as md
 from matrix.report import phrases as say
 
 # About the longest line of prose the front page holds.
 LONGEST = 400
 # Anchors of the front page's sections that verdicts point to.
 SAVED_PROGRAMS = d.here("saved-programs-across-releases")
-DOCUMENTED = d.page(pages.CLAIMS[: -len(".md")], pages.DOCUMENTED)
+DOCUMENTED = d.page(pages.CLAIMS, pages.DOCUMENTED)
 BASELINE = d.here("since-the-previous-report")
 TRANSITIONS = d.here("changes")
 # Names shown in one table cell or line before the rest are counted.
@@ -83,7 +82,7 @@ def _open_regressions(v: Verdicts) -> d.Item:
     found = "1 regression" if r.found == 1 else "the %d regressions" % r.found
     head = "%d of %s found between releases" % (r.open_count, found)
     if r.open_cells:
-        head += ", in %s" % md.plural(r.open_cells, "cell")
+        head += ", in %s" % d.plural(r.open_cells, "cell")
     tail = ["%d fixed since" % r.fixed] if r.fixed else []
     if r.unknown:
         tail.append("%d not run or not applicable on %s" % (r.unknown, newest))
@@ -176,7 +175,7 @@ def _per_build(v: Verdicts, field: str, title: str, why: str) -> d.Item:
     newest build's and the range. ``why``: what the counts are."""
     counts = [(name, sum(getattr(e, field) for e in mine), sum(e.failing for e in mine))
               for name, mine in pages.by_environment(v)]  # fmt: skip
-    claims = d.link("claims", d.page(pages.CLAIMS[: -len(".md")]))
+    claims = d.link("claims", d.page(pages.CLAIMS))
     said = " · ".join("%s %d/%d" % (name, bad, failing) for name, bad, failing in counts)
     if len(said) + len(why) <= LONGEST:
         return d.Item(d.phrase(said, " (%s; " % why, claims, ")."), title)
@@ -226,7 +225,7 @@ def _since(v: Verdicts) -> List[d.Item]:
         said = d.phrase("no baseline given (", d.Code("report --baseline DIR"), ").")
         return [d.Item(said, "Since the previous report")]
     counted = "%s changed status (%s, %s), %d new and %d vanished cells; %d new and %d gone regressions or fixes" % (
-        md.plural(b.changed, "cell"), md.plural(b.regressions, "regression"), md.plural(b.fixes, "fix", "fixes"),
+        d.plural(b.changed, "cell"), d.plural(b.regressions, "regression"), d.plural(b.fixes, "fix", "fixes"),
         b.new_cells, b.vanished_cells, b.new_transitions, b.gone_transitions,
     )  # fmt: skip
     found = [
@@ -258,7 +257,7 @@ def _build_changes(v: Verdicts) -> Optional[d.Item]:
         return None
     shown = [
         d.phrase(say.between(c.before, c.after), " %s → %s (%s, %s)" % (
-            c.build_before, c.build_after, md.plural(c.regressions, "regression"), md.plural(c.fixes, "fix", "fixes")))
+            c.build_before, c.build_after, d.plural(c.regressions, "regression"), d.plural(c.fixes, "fix", "fixes")))
         for c in changes[:SHOWN_CHANGES]
     ]  # fmt: skip
     more = " and %d more" % (len(changes) - SHOWN_CHANGES) if len(changes) > SHOWN_CHANGES else ""

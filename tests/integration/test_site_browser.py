@@ -677,10 +677,28 @@ def published_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out / "site"
 
 
+# The tallest a row of a table of four columns or more may be, in CSS pixels: about a dozen lines of text.
+TALLEST_ROW = 260
+# The tallest row shown of a page's tables of four columns or more: its height and the start of its text.
+TALLEST_ROW_SCRIPT = """
+var tallest = [0, ""];
+document.querySelectorAll(".wide > table").forEach(function (table) {
+  if (table.querySelectorAll("thead th").length < 4) return;
+  table.querySelectorAll("tbody tr").forEach(function (row) {
+    var height = row.getBoundingClientRect().height;
+    if (height > tallest[0]) tallest = [height, row.textContent.slice(0, 60)];
+  });
+});
+return tallest;
+"""
+
+
 @pytest.mark.parametrize("width", [390, WIDTH])
 def test_no_page_is_wider_than_a_phone_or_a_laptop(published_site: Path, browser: Any, width: int):
     """At 390 px (a phone) and at 1,400 px, no page of the published site scrolls sideways: a wide table scrolls in
-    its own box, a chart shrinks to the window and a long word (a case's path, an error without spaces) breaks."""
+    its own box, a chart shrinks to the window and a long word (a case's path, an error without spaces) breaks. A
+    table of four columns or more keeps its rows a dozen lines tall at most: squeezed into a phone's width, its
+    columns of words would wrap a word a line (the saved programs' reach table, rows a screen tall)."""
     from selenium.webdriver.support.ui import WebDriverWait
 
     wide_site = published_site
@@ -689,7 +707,7 @@ def test_no_page_is_wider_than_a_phone_or_a_laptop(published_site: Path, browser
     assert len(pages) > 100
     browser.set_window_size(width, 900)
     try:
-        wider = []
+        wider, tall = [], []
         for path in pages:
             if path.name == "index.html":
                 open_page(browser, path)  # its grid is drawn by its script
@@ -703,6 +721,10 @@ def test_no_page_is_wider_than_a_phone_or_a_laptop(published_site: Path, browser
             )
             if scrolled > window:
                 wider.append((str(path.relative_to(wide_site)), scrolled, window))
+            height, text = browser.execute_script(TALLEST_ROW_SCRIPT)
+            if height > TALLEST_ROW:
+                tall.append((str(path.relative_to(wide_site)), round(height), text))
         assert wider == []
+        assert tall == []
     finally:
         browser.set_window_size(WIDTH, 1000)

@@ -116,13 +116,13 @@ def test_a_product_without_rows_has_no_section() -> None:
 
 def test_the_front_pages_product_parts_say_the_same_in_both_forms(tmp_path: Path) -> None:
     from matrix.records import model, store
-    from matrix.report import artifacts, products
+    from matrix.report import artifacts
     from matrix.report import document as d
     from matrix.report.writers import html as html_writer
     from matrix.report.writers import markdown as md_writer
 
     judged = model.build(store.load([str(package_records(tmp_path / "packages"))]))
-    parts = (artifacts.epochs(judged.uses_of(PACKAGE).epochs, "package"), d.Items(products.verdict(judged.promises)))
+    parts = (artifacts.epochs(judged.uses_of(PACKAGE).epochs, "package"), d.Items(artifacts.verdict(judged.promises)))
     page = d.Page("index", "products", parts)
     shown = markdown_facts(md_writer.write(page), "index.md")
     assert differences(shown, facts(html_writer.write(page, {"index"}), "site/index.html")) is None
@@ -130,6 +130,6 @@ def test_the_front_pages_product_parts_say_the_same_in_both_forms(tmp_path: Path
     assert "packages loaded" in said and "2.6.0–2.10.0 9 17 of 18" in said
     # Each verdict line links the section with every pair.
     links = [value for kind, value in shown if kind == "link"]
-    lines = [line for v in judged.promises for line in products.lines(v)]
+    lines = [line for v in judged.promises for line in artifacts.lines(v)]
     assert links.count("page:artifacts#" + artifacts.anchor(PACKAGE)) == len(lines) > 0
     assert "AOTInductor packages, backward promise" in said

@@ -12,7 +12,7 @@ import pytest
 
 from matrix.contract.products import COMPILE, PACKAGE, PRODUCTS, PROGRAM
 from matrix.records import model, store
-from matrix.report import artifacts
+from matrix.report import artifacts, case_grids
 from matrix.report import build as report
 from matrix.report import markdown as md
 from matrix.report.writers import html as html_writer
@@ -85,9 +85,12 @@ def test_the_saved_programs_page_says_the_same_in_both_forms(small: Path) -> Non
     site = (small / "site" / "artifacts.html").read_text(encoding="utf-8")
     rows = html_rows(site[site.index('id="%s-shares"' % artifacts.anchor(COMPILE)) :])
     assert rows[0] == compiles[0] and rows[1] == compiles[1]
-    # Each case's package grids link the case's page; the legend of each product ends with the square of no record.
+    # Each case's package grids are drawn once, on its page, which the product's section links at those grids; the
+    # legend of each product ends with the square of no record.
     links = [value for kind, value in shown if kind == "link"]
-    assert "page:cases/cond" in links and "page:cases/mlp" in links
+    grids = "#" + case_grids.anchor(PACKAGE)
+    assert "page:cases/cond" + grids in links and "page:cases/mlp" + grids in links
+    assert 'href="cases/cond.html%s"' % grids in site
     assert said.count("no record") >= len(PRODUCTS)
 
 

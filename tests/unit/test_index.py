@@ -119,7 +119,7 @@ def defined(glossary: Path) -> Set[str]:
     for row in rendered(glossary).rows:
         if len(row) == 2 and row[0] != "term":
             terms.update(re.split(r", | and ", row[0]))
-        if len(row) == 3 and row[1] != "status":
+        if len(row) >= 3 and row[1] != "status":
             terms.add(row[1])
     return terms
 

@@ -1,4 +1,4 @@
-"""The products' verdicts (matrix.records.product_uses.verdicts and their words, matrix.report.products) on
+"""The products' verdicts (matrix.records.product_uses.verdicts and their words, matrix.report.artifacts) on
 hand-written package and compile records: upstream's promise kept or broken pair by pair, a release that cannot load
 its own packages named as an exception, what nothing promises counted apart, and a mode that did not run said rather
 than counted."""
@@ -13,7 +13,7 @@ from matrix.contract.products import COMPILE, PACKAGE
 from matrix.contract.schema import AOTI_COMPILE_KEYS, AOTI_LOAD_KEYS
 from matrix.records import product_uses
 from matrix.records.product_uses import Verdict
-from matrix.report import products as words
+from matrix.report import artifacts as words
 from unit.test_aoti_compiles import compile_record
 from unit.test_aoti_loads import package_load
 

@@ -552,7 +552,7 @@ def test_a_pass_whose_program_does_not_save_and_load_is_not_a_clean_pass(tmp_pat
     out = tmp_path / "report"
     report.build_report([str(write_by_release(tmp_path / "records", rows))], str(out), charts=False)
     index = (out / "index.md").read_text(encoding="utf-8")
-    assert "- 1 passing cell whose program does not save/load; 0 whose decomposition fails" in index
+    assert "- Passing cells whose program then fails a stage: 1 save/load (ˢ), 0 decomposition (ᵈ)" in index
     assert "| [2.4.1 → 2.5.0](transition-2.4.1__2.5.0.md#stages) | [saves](cases/saves.md) | strict |" in index
     assert "| stage-regression | ✅ pass, save/load ok → error | load: RuntimeError: cannot load &lt;it> |" in index
     assert "| 2.5.0 | 1 | 100.0% | 1 | 0 |" in index  # the pass rate counts it; the stage column says it

@@ -18,10 +18,11 @@ from matrix.records import failures, stage_outcomes
 from matrix.records.columns import FAILING
 from matrix.report import index
 from matrix.report.findings import Findings
+from matrix.report.phrases import clip
 from matrix.report.real_models import PREFIX as REAL_MODELS
 from matrix.report.site import changes, grid_marks
 from matrix.report.site.downloads import CSV, TABLES
-from matrix.report.site.markup import clip, filter_link, listed, present, script_json, selects, text
+from matrix.report.site.markup import filter_link, listed, present, script_json, selects, text
 from matrix.report.writers import glyph
 
 ANY_FAILURE = "failing"  # the grid's status filter for every failing status
@@ -128,8 +129,7 @@ def cell_note(row: Mapping[str, Any]) -> str:
         "%s fails%s" % (stage, " (%s)" % known[stage].words if stage in known else "")
         for stage in failures.failed_stages(row)
     ]
-    note = "; ".join(([note] if note else []) + stages)
-    return note if len(note) <= NOTE_LIMIT else note[: NOTE_LIMIT - 1] + "…"
+    return clip("; ".join(([note] if note else []) + stages), NOTE_LIMIT)
 
 
 def widgets(f: Findings, pages: Mapping[str, str], downloads: Sequence[str], csv: bool = True) -> Dict[str, str]:

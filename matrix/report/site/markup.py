@@ -44,22 +44,6 @@ def present(value: Any) -> Optional[str]:
     return value if isinstance(value, str) and value else None
 
 
-def clip(value: Optional[str], limit: int) -> str:
-    """``value`` cut to ``limit`` characters, the cut marked; None is empty."""
-    if value is None:
-        return ""
-    return value if len(value) <= limit else value[: limit - 1] + "…"
-
-
-def table(headers: Sequence[str], rows: Iterable[Sequence[str]], css: str = "") -> str:
-    """A table of HTML cells under escaped ``headers``; ``css`` its class."""
-    head = "".join("<th>%s</th>" % text(h) for h in headers)
-    body = "".join("<tr>%s</tr>" % "".join("<td>%s</td>" % cell for cell in row) for row in rows)
-    klass = ' class="%s"' % css if css else ""
-    # In a box of its own that scrolls sideways, as the writer's tables are: the page stays as wide as the window.
-    return '<div class="wide"><table%s><thead><tr>%s</tr></thead><tbody>%s</tbody></table></div>' % (klass, head, body)
-
-
 def selects(prefix: str, menus: Iterable[Tuple[str, str, Sequence[Tuple[str, str]]]]) -> str:
     """A form's filter menus: per (name, label, options), a labelled ``<select id="PREFIX-NAME">`` of its (value,
     text) options."""

@@ -41,7 +41,8 @@ VERDICTS = upgrade.CASE_ORDER  # a case's verdict, by its index here
 def _codes() -> Tuple[Dict[Tuple[str, str], str], Dict[str, List[str]]]:
     """Each (table, status) as one character, and what each character draws: [CSS classes, glyph, title]."""
     chars: Dict[Tuple[str, str], str] = {}
-    drawn: Dict[str, List[str]] = {NONE: ["st", "·", "no record: not run, or not tried"]}
+    # No record drawn as the page's own words say it (matrix.report.upgrade.build's lead), not as the grids' dot.
+    drawn: Dict[str, List[str]] = {NONE: ["st", words.NOT_TRIED, "no record: not run, or not tried"]}
     kinds = (("cell", STATUSES), ("load", LOAD_STATUSES), ("compile", COMPILE.statuses))
     for at, (table, status) in enumerate((kind, status) for kind, known in kinds for status in known):
         char = _ALPHABET[at]
@@ -125,14 +126,11 @@ def data(upgrades: Upgrades, pages: Mapping[str, str]) -> Dict[str, Any]:
 
 def widget(upgrades: Upgrades) -> Dict[str, str]:
     """The pair chooser of the upgrade page (:func:`matrix.report.upgrade.build`), by widget name: the pair and
-    scope chosen in a form, the answer drawn under it by ``upgrade.js`` in place of the newest pair's."""
+    scope chosen in a form, the answer drawn under it by ``upgrade.js`` in place of the newest pair's. What the page
+    asks and how the address keeps the pair are said once, in the page's lead."""
     pages = {case: "cases/%s.html" % md.page_file(case) for case in upgrades.case_names}
     options = "".join('<option value="%s">%s</option>' % (text(r), text(r)) for r in upgrades.releases)
-    questions = "".join("<li>%s</li>" % text(upgrade.ASKED[q]) for q in upgrade.QUESTIONS)
     body = [
-        "<p>From build A to a newer build B, for each case and mode:</p><ol>%s</ol>" % questions,
-        "<p>A dot is no record: not run, or not tried, which is never a failure. The address keeps the pair"
-        " (<code>#upgrade=A..B</code>), so that an answer can be linked.</p>",
         '<form id="upgrade-form" class="filters">'
         '<label>from A <select id="upgrade-before">%s</select></label> '
         % options
