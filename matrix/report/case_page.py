@@ -12,7 +12,7 @@ import pandas as pd
 
 from matrix.contract.products import Product
 from matrix.contract.schema import MODES, NO_RECORD, Status, first_line
-from matrix.contract.stages import REPORTED
+from matrix.contract.stages import CHECK, REPORTED
 from matrix.records import failures, graph_diffs, packages, repro, stage_outcomes, store
 from matrix.records.devices import CaseOnDevice
 from matrix.records.transitions import version_of
@@ -345,7 +345,7 @@ def _errors(rows: List[Row]) -> List[d.Block]:
             for label, value in (
                 ("the whole message (%s)" % newest["release"], whole if "\n" in whole.strip() else ""),
                 ("traceback (%s)" % newest["release"], _tail(newest["error_traceback"])),
-                ("check", _str(newest["check_detail"])),
+                (CHECK.name, _str(newest["check_detail"])),  # what the check stage found
                 ("stderr", _tail(newest["stderr_tail"])),
             ):
                 if value:
