@@ -269,8 +269,8 @@ def _build(
     )
     if previous is not None:
         refuse_lost_diffs(out, previous, judged)
-    findings = report_index.Findings(
-        title=title or DEFAULT_TITLE, model=judged, stamp=made or stamp.current(), sources=sources
+    findings = report_index.Findings.of(
+        judged, title=title or DEFAULT_TITLE, stamp=made or stamp.current(), sources=sources
     )
     if notify is not None:
         for line in incomplete_notes(judged.incomplete):

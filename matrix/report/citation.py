@@ -77,10 +77,11 @@ def devices_words(envs: pd.DataFrame) -> str:
     return "; ".join("%s: %s" % (device, ", ".join(builds)) for device, builds in found)
 
 
-def dates(envs: pd.DataFrame) -> str:
-    """The days the cells ran (UTC, from the environment records): ``2026-11-20 to 2026-11-24``; "" for none."""
-    started = sorted(str(v)[:10] for v in envs.get("started_at", pd.Series(dtype=object)).dropna())
-    return " to ".join(dict.fromkeys([started[0], started[-1]])) if started else ""
+def dates(table: pd.DataFrame, column: str = "started_at") -> str:
+    """The days (UTC) of ``table``'s times in ``column``: ``2026-11-20 to 2026-11-24``; "" for none. By default,
+    the days the cells ran, from the environment records."""
+    days = sorted(str(v)[:10] for v in table.get(column, pd.Series(dtype=object)).dropna())
+    return " to ".join(dict.fromkeys([days[0], days[-1]])) if days else ""
 
 
 def line(stamp: Optional[Stamp], envs: pd.DataFrame) -> str:
@@ -107,8 +108,7 @@ def runs(f: Findings) -> List[Tuple[str, str, str, str]]:
     for what, table, column, name in tables:
         if table.empty or "run_id" not in table.columns:
             continue
-        days = sorted(str(at)[:10] for at in table.get(column, pd.Series(dtype=object)).dropna())
-        when = " to ".join(dict.fromkeys([days[0], days[-1]])) if days else NOT_RECORDED
+        when = dates(table, column) or NOT_RECORDED
         counted = table["run_id"].nunique()
         out.append((what, str(counted) if counted else NOT_RECORDED, when, _commit(f.stamp_of(name))))
     for source in f.sources:

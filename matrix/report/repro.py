@@ -65,16 +65,6 @@ def script_path(failure: Failure) -> str:
     return "cases/%s%s/%s" % (md.page_file(failure.case), files.SCRIPTS, repro.file_name(failure.cell))
 
 
-def shown_on(failure: Failure, order: Sequence[str]) -> str:
-    """The releases a failure shows on, as runs of ``order`` (``2.9.1–2.13.0+cpu``): plain text."""
-    return md.release_spans(failure.releases, order)
-
-
-def available(failure: Failure, roots: Sequence[str]) -> bool:
-    """Whether the report writes the failure's script: its case file lies in one of ``roots``."""
-    return locate(failure.cell.case_file, roots) is not None
-
-
 def script_for(cell: Cell, roots: Sequence[str]) -> Optional[str]:
     """The script of ``cell``, its case read from the file it names inside ``roots``; None where there is none."""
     path = locate(cell.case_file, roots)
@@ -106,16 +96,15 @@ def section(failures: Sequence[Failure], order: Sequence[str], roots: Sequence[s
         return None
     blocks: List[d.Block] = [d.Paragraph(d.phrase(INTRO))]
     for number, failure in enumerate(failures, 1):
+        shown_on = md.release_spans(failure.releases, order)  # as runs of ``order``: ``2.9.1–2.13.0+cpu``
         said: List[d.Block] = [
             d.Items(tuple(d.Item(d.phrase(line)) for line in repro.recorded(failure.cell))),
-            d.Paragraph(
-                d.phrase("Shows on %s; the newest cell: " % shown_on(failure, order), d.Code(failure.cell.cell_id), ".")
-            ),
+            d.Paragraph(d.phrase("Shows on %s; the newest cell: " % shown_on, d.Code(failure.cell.cell_id), ".")),
         ]
         command = repro.check_command(failure.cell)
         if command:
             said.append(d.CodeBlock(command, "sh"))
-        if available(failure, roots):
+        if locate(failure.cell.case_file, roots) is not None:  # the report writes its script
             path = script_path(failure)
             link = d.link(posixpath.basename(path), d.file(path))
             said.append(d.Paragraph(d.phrase("Without this tool: ", link, ", a standalone script.")))

@@ -149,10 +149,8 @@ def write(out: str, stamp: Optional[Stamp], sources: Sequence[Source] = ()) -> S
 def read(folder: str) -> Optional[Stamp]:
     """The stamp a report folder carries (:func:`write`), None where it has none or it cannot be read."""
     try:
-        with open(os.path.join(folder, FILE), encoding="utf-8") as f:
-            found = json.load(f)
-        return _stamp(found)
-    except (OSError, ValueError, KeyError, TypeError):
+        return _stamp(files.read_json(os.path.join(folder, FILE)))
+    except (KeyError, TypeError):  # none, not JSON (None), or not a stamp
         return None
 
 
@@ -167,13 +165,11 @@ def sources(folders: Sequence[str]) -> Tuple[Source, ...]:
     found: Dict[Source, None] = {}
     for folder in folders:
         path = os.path.join(folder, FILE)
-        try:
-            with open(path, encoding="utf-8") as f:
-                kept = json.load(f).get("sources", [])
-        except (OSError, ValueError, AttributeError):
+        kept = files.read_json(path)
+        if not isinstance(kept, dict):
             continue  # no stamp, or not one (read() says the same): nothing joined that it could tell
         try:
-            for entry in kept:
+            for entry in kept.get("sources", []):
                 source = Source(
                     _stamp(entry["stamp"]), tuple(map(str, entry["shows"])), int(entry["runs"]), str(entry["dates"]),
                     tuple((str(d), str(v), str(w)) for d, v, w in entry["builds"]), tuple(map(str, entry["cases"])),

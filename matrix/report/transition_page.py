@@ -46,10 +46,13 @@ COUNTED = {
     "fix": "status fixes",
     "stage-fix": "stage fixes",
 }
-# What a section of status changes means, where its title does not say it all.
+# What a section means, where its title does not say it all: its first paragraph.
 INTROS = {
     "wrong-result": "Exports that used to fail (or crash, or time out) and now give a program whose numbers differ"
     " from eager: a user who got an error now gets wrong numbers without one. Counted with the regressions.",
+    "stage-regression": "Cells that pass in both releases while a stage run on the exported program starts or stops"
+    " failing; the error is the failing side's.",
+    "op-drift": "Operators that appear in or vanish from the exported program, or from it decomposed to core ATen.",
 }
 OP_PROGRAMS = {"exported": "exported", "decomposed": "decomposed", "export": "exported"}
 NOW_WRONG = " (now wrong numbers)"
@@ -62,10 +65,9 @@ def name(step: Step) -> str:
 
 def title(step: Step) -> str:
     """A step's title, naming the variants where each release of it has one."""
-    before = {str(b.get("variant")) for b, _ in step.pairs}
-    after = {str(a.get("variant")) for _, a in step.pairs}
-    if len(before) == len(after) == 1:
-        return md.transition_title(step.before, step.after, before.pop(), after.pop())
+    variants = {(str(b.get("variant")), str(a.get("variant"))) for b, a in step.pairs}
+    if len(variants) == 1:  # one variant on each side
+        return md.transition_title(step.before, step.after, *variants.pop())
     return md.transition_title(step.before, step.after)
 
 
@@ -79,14 +81,11 @@ BACK = d.link("← back to the matrix", d.page("index"))
 def build(step: Step, shelf: Optional[diff_files.Shelf] = None) -> d.Page:
     """The page of one release transition; ``shelf`` keeps the graph diff files it links, for the build to write."""
     several = len({(b.get("variant"), a.get("variant")) for b, a in step.pairs}) > 1
+    shelf = diff_files.Shelf() if shelf is None else shelf
     blocks: List[d.Block] = [*_overview(step)]
-    blocks.append(_status_moves(step, "regression", step.after, "the newer release", several))
-    blocks.append(_status_moves(step, "wrong-result", step.after, "the newer release", several))
-    blocks.append(_status_moves(step, "fix", step.before, "the older release, gone since", several))
-    blocks.append(_stage_moves(step, several))
-    blocks.append(_graph_changes(step, several, diff_files.Shelf() if shelf is None else shelf))
-    blocks.append(_op_drift(step, several))
-    blocks.append(_timings(step, several))
+    blocks += [_status_moves(step, kind, several) for kind in ("regression", "wrong-result", "fix")]
+    blocks += [_stage_moves(step, several), _graph_changes(step, several, shelf)]
+    blocks += [_op_drift(step, several), _timings(step, several)]
     return d.Page(name(step), title(step), tuple(blocks), up=BACK)
 
 
@@ -135,8 +134,10 @@ def _table(found: List[Row], several: bool, headers: List[str], cells: Callable[
 
 
 def _section(kind: str, count: int, blocks: Sequence[d.Block], said: str = "") -> d.Section:
+    """A kind's section: its title with ``count`` (or what ``said``), its intro (:data:`INTROS`), then ``blocks``."""
     anchor, heading = SECTIONS[kind]
-    return d.Section(anchor, "%s (%s)" % (heading, said or count), tuple(blocks))
+    intro = [d.Paragraph(d.phrase(INTROS[kind]))] if kind in INTROS else []
+    return d.Section(anchor, "%s (%s)" % (heading, said or count), (*intro, *blocks))
 
 
 def moved(before: Any, after: Any, kind: Any = None) -> d.Phrase:
@@ -144,13 +145,15 @@ def moved(before: Any, after: Any, kind: Any = None) -> d.Phrase:
     return d.phrase(say.status(before), " → ", say.status(after), NOW_WRONG if kind == "wrong-result" else None)
 
 
-def _status_moves(step: Step, kind: str, release: str, which: str, several: bool) -> d.Section:
+def _status_moves(step: Step, kind: str, several: bool) -> d.Section:
+    """A kind of status change, with the error of the newer release (a fix's: the older's, gone since)."""
     found = step.of(kind)
+    release = step.before if kind == "fix" else step.after
+    which = "the older release, gone since" if kind == "fix" else "the newer release"
     table = _table(found, several, ["status", "error in %s (%s)" % (release, which)], lambda m: [
         moved(m["status_before"], m["status_after"]),
         say.error(m["error_type"], m["error_message"], ERROR_LIMIT)])  # fmt: skip
-    intro = [d.Paragraph(d.phrase(INTROS[kind]))] if kind in INTROS else []
-    return _section(kind, len(found), [*intro, table])
+    return _section(kind, len(found), [table])
 
 
 def _stage_moves(step: Step, several: bool) -> d.Section:
@@ -158,28 +161,18 @@ def _stage_moves(step: Step, several: bool) -> d.Section:
     table = _table(found, several, ["stage", "change", "error"], lambda m: [
         d.phrase(transitions.STAGE_LABELS.get(m["stage"], m["stage"])), d.phrase(say.plain(m["detail"])),
         say.error(None, m["error_message"], ERROR_LIMIT)])  # fmt: skip
-    intro = (
-        "Cells that pass in both releases while a stage run on the exported program starts or stops failing;"
-        " the error is the failing side's."
-    )
-    return _section("stage-regression", len(found), [d.Paragraph(d.phrase(intro)), table])
+    return _section("stage-regression", len(found), [table])
 
 
 def _graph_changes(step: Step, several: bool, shelf: diff_files.Shelf) -> d.Section:
     found = step.of("graph-change")
-    texts: Dict[Tuple[str, str, str, str, str], Tuple[Row, Row]] = {
-        (str(a["case"]), str(a["mode"]), str(b.get("variant")), str(a.get("variant")), case_page.with_set(a)): (b, a)
-        for b, a in step.pairs
-    }
+    pairs = {_place(a, b.get("variant")): (b, a) for b, a in step.pairs}
     items = []
     for m in found:
-        line = d.phrase(say.case(m["case"], m.get("with_set")), " · ", str(m["mode"]))
-        if several:
-            line = d.phrase(line, " · ", _variant(m))
-        line = d.phrase(line, " · ", d.Code(str(m["hash_before"])), " → ", d.Code(str(m["hash_after"])), " · ")
-        pair = texts.get(
-            (str(m["case"]), str(m["mode"]), str(m["variant_before"]), str(m["variant"]), case_page.with_set(m))
-        )
+        variant = d.phrase(" · ", _variant(m)) if several else None
+        hashes = d.phrase(d.Code(str(m["hash_before"])), " → ", d.Code(str(m["hash_after"])))
+        line = d.phrase(say.case(m["case"], m.get("with_set")), " · ", str(m["mode"]), variant, " · ", hashes, " · ")
+        pair = pairs.get(_place(m, m["variant_before"]))
         lines = _diff(pair) if pair is not None else None
         label = "graph diff"
         if lines is None and isinstance(m.get(graph_diffs.CARRIED), str):
@@ -194,6 +187,12 @@ def _graph_changes(step: Step, several: bool, shelf: diff_files.Shelf) -> d.Sect
         items.append(d.Item(d.phrase(line, said)))
     blocks: List[d.Block] = [d.Items(tuple(items))] if items else [d.Paragraph(d.phrase("None."))]
     return _section("graph-change", len(found), blocks)
+
+
+def _place(row: Row, variant_before: Any) -> Tuple[str, ...]:
+    """Where a graph change is: the case, mode, the two variants and the ``--with`` set of a cell pair (``row`` the
+    newer cell, or the change itself)."""
+    return (str(row["case"]), str(row["mode"]), str(variant_before), str(row.get("variant")), case_page.with_set(row))
 
 
 def _diff(pair: Tuple[Row, Row]) -> Optional[List[str]]:
@@ -215,8 +214,7 @@ def _op_drift(step: Step, several: bool) -> d.Section:
     found = step.of("op-drift")
     table = _table(found, several, ["program", "added", "removed"], lambda m: [
         d.phrase(OP_PROGRAMS.get(str(m["stage"]), str(m["stage"]))), _ops(m["added"]), _ops(m["removed"])])  # fmt: skip
-    intro = "Operators that appear in or vanish from the exported program, or from it decomposed to core ATen."
-    return _section("op-drift", len(found), [d.Paragraph(d.phrase(intro)), table])
+    return _section("op-drift", len(found), [table])
 
 
 def rule() -> str:
@@ -301,9 +299,8 @@ def fixes(steps: Sequence[Step]) -> List[Row]:
 def newest_section(steps: Sequence[Step], newest_builds: Sequence[str]) -> d.Section:
     """What changed in the newest release: its regressions, each a row per case and mode, and the number of its fixes,
     linking the transition page that lists them (the front page lists what a reader acts on)."""
-    names = ", ".join(newest_builds) or "the newest release"
     into = [s for s in steps if s.after in newest_builds]
-    heading = "What changed in %s" % names
+    heading = "What changed in %s" % (", ".join(newest_builds) or "the newest release")
     if not into:
         said = "Nothing to compare it with: no older release ran the same cases in the same variant."
         return d.Section("newest", heading, (d.Paragraph(d.phrase(said)),))
@@ -333,8 +330,7 @@ def steps_table(steps: Sequence[Step]) -> d.Table:
     kinds = [(COUNTED[k], k, "") for k in transitions.REGRESSIONS + transitions.FIXES]
     kinds += [("graph changes", "graph-change", "")]
     kinds += [("op drift: %s" % program, "op-drift", program) for program in ("exported", "decomposed")]
-    timed = not_timed(steps) is None
-    if timed:
+    if not_timed(steps) is None:  # some cell has the runs a timing claim needs
         kinds += [("slower", "slowdown", ""), ("faster", "speedup", "")]
     rows = tuple(
         (d.phrase(link(s)), d.phrase(str(len(s.pairs))))

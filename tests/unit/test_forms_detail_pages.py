@@ -155,7 +155,7 @@ def test_the_published_reports_transitions_say_the_same_in_both_forms(published:
     regressed = sum(s.count("regression", "wrong-result", "stage-regression") for s in published.steps)
     fixed = sum(s.count("fix", "stage-fix") for s in published.steps)
     assert "Regressions (%d cells)" % regressed in words and "Fixes (%d cells)" % fixed in words
-    f = Findings(title="published", model=published)
+    f = Findings.of(published, title="published")
     pages = pages_of_report.build(f)
     assert {"grid", "modes", "failures", "claims", "builds", "install-errors"} <= {p.name for p in pages}
     known = {"index", *(p.name for p in pages)}

@@ -53,19 +53,12 @@ def colour(status: object, kind: str = "cell") -> str:
     return "%s%d" % ("l" if kind == "load" else "s", known.index(status)) if status in known else ""
 
 
-def relative(path: str, from_page_path: str) -> str:
-    """``path`` (relative to the report's folder) as seen from the file ``from_page_path`` (also relative to it)."""
-    return posixpath.relpath(path, posixpath.dirname(from_page_path) or ".")
-
-
 def resolve(target: Target, here: str, page_path: Callable[[str], str]) -> str:
-    """The address of ``target`` from the page at ``here``; ``page_path`` maps a page's name to its file."""
+    """The address of ``target`` from the page at ``here`` (a path relative to the report's folder, as a page's or
+    a file's target is); ``page_path`` maps a page's name to its file."""
     if target.url is not None:
         address = target.url
-    elif target.page is not None:
-        address = relative(page_path(target.page), here)
-    elif target.file is not None:
-        address = relative(target.file, here)
     else:
-        address = ""
+        path = page_path(target.page) if target.page is not None else target.file
+        address = posixpath.relpath(path, posixpath.dirname(here) or ".") if path is not None else ""
     return address + ("#" + target.anchor if target.anchor else "")

@@ -16,6 +16,9 @@ from matrix.report.site.markup import text
 from matrix.report.writers import colour, glyph, resolve
 
 FOLDER = "site"
+# A table, in a box that scrolls sideways where it is wider than the window; a summary and what it hides.
+WIDE = '<div class="wide"><table%s><thead><tr>%s</tr></thead><tbody>%s</tbody></table></div>'
+DETAILS = "<details><summary>%s</summary>%s</details>"
 
 
 def write(
@@ -86,11 +89,8 @@ class _Writer:
         if isinstance(block, d.Section):
             heading = "<h%d>%s</h%d>" % (min(level, 6), text(block.title), min(level, 6))
             body = "".join(self.block(b, level + 1) for b in block.blocks)
-            if block.collapsed:
-                return '<section id="%s"><details><summary>%s</summary>%s</details></section>' % (
-                    text(block.id), heading, body,
-                )  # fmt: skip
-            return '<section id="%s">%s%s</section>' % (text(block.id), heading, body)
+            inner = DETAILS % (heading, body) if block.collapsed else heading + body
+            return '<section id="%s">%s</section>' % (text(block.id), inner)
         if isinstance(block, d.Paragraph):
             return "<p>%s</p>" % self.phrase(block.parts)
         if isinstance(block, d.Items):
@@ -106,19 +106,17 @@ class _Writer:
                                                    for c, cell in zip(block.columns, row)))
                 for i, row in enumerate(block.rows)
             )  # fmt: skip
-            return '<div class="wide"><table><thead><tr>%s</tr></thead><tbody>%s</tbody></table></div>' % (head, rows)
+            return WIDE % ("", head, rows)
         if isinstance(block, d.Grid):
             head = "<th>%s</th>" % text(block.corner) + "".join("<th>%s</th>" % text(c) for c in block.columns)
             rows = "".join(
                 "<tr><th>%s</th>%s</tr>" % (self.phrase(label), "".join("<td>%s</td>" % self.square(s) for s in sq))
                 for label, sq in block.rows
             )
-            return '<div class="wide"><table class="grid"><thead><tr>%s</tr></thead><tbody>%s</tbody></table></div>' % (
-                head, rows,
-            )  # fmt: skip
+            return WIDE % (' class="grid"', head, rows)
         if isinstance(block, d.Details):
             body = "".join(self.block(b, level + 1) for b in block.blocks)
-            return "<details><summary>%s</summary>%s</details>" % (text(block.summary), body)
+            return DETAILS % (text(block.summary), body)
         if isinstance(block, d.CodeBlock):
             language = ' class="language-%s"' % text(block.language) if block.language else ""
             return "<pre><code%s>%s</code></pre>" % (language, text(block.text))
