@@ -93,7 +93,7 @@ def test_the_front_pages_grid_marks_the_failed_stage_and_the_glossary_says_each_
     site = (report / "site" / (name + ".html")).read_text(encoding="utf-8")
     assert differences(markdown_facts(markdown, name + ".md"), facts(site, "site/%s.html" % name)) is None
     for outcome in SHOWN.outcomes:
-        assert "| %s | %s |" % (outcome, SHOWN.meanings[outcome]) in markdown
+        assert "| %s: %s | %s |" % (SHOWN.label, outcome, SHOWN.meanings[outcome]) in markdown
 
 
 def test_run_it_again_names_the_opt_in_stage(report: Path) -> None:
