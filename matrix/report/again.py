@@ -152,7 +152,7 @@ def _run_apart(f: Findings, source: Source, folder: str) -> List[Tuple[str, str]
     """The commands that run a joined run again as it ran: its builds on each of its devices, its cases (all of
     the report's, or those it named), its modes, with its stages, into ``folder``."""
     report_cases = set(f.cells["case"].astype(str)) if "case" in f.cells.columns else set()
-    words = _selected(source.cases, report_cases)
+    words = selected(source.cases, report_cases)
     select = "" if report_cases <= set(source.cases) else " --select %s" % " ".join(map(shlex.quote, words))
     named = "the stage%s %s" % ("s" if len(source.shows) > 1 else "", ", ".join(source.shows))
     found = []
@@ -167,7 +167,7 @@ def _run_apart(f: Findings, source: Source, folder: str) -> List[Tuple[str, str]
     return found
 
 
-def _selected(cases: Sequence[str], everything: Set[str]) -> List[str]:
+def selected(cases: Sequence[str], everything: Set[str]) -> List[str]:
     """``--select``'s words for ``cases``: a folder of which they hold every case of the report as ``folder/*``,
     any other case by its name."""
     chosen, words, whole = set(cases), [], set()

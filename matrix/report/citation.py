@@ -113,8 +113,19 @@ def runs(f: Findings) -> List[Tuple[str, str, str, str]]:
         out.append((what, str(counted) if counted else NOT_RECORDED, when, _commit(f.stamp_of(name))))
     for source in f.sources:
         for what in _stage_labels(source.shows):
-            out.append((what, str(source.runs or NOT_RECORDED), source.dates or NOT_RECORDED, _commit(source.stamp)))
+            out.append((what + _scope(f, source), str(source.runs or NOT_RECORDED), source.dates or NOT_RECORDED,
+                        _commit(source.stamp)))  # fmt: skip
     return out
+
+
+def _scope(f: Findings, source: Source) -> str:
+    """Which of the report's cases and modes a joined run covers, " of real_models/* (non-strict)": its outcomes
+    say nothing of the others (a run kept where it did not record them: nothing)."""
+    if not source.cases:
+        return ""
+    everything = set(f.cells["case"].astype(str)) if "case" in f.cells.columns else set()
+    cases = "every case" if everything <= set(source.cases) else ", ".join(again.selected(source.cases, everything))
+    return " of %s (%s)" % (cases, ", ".join(source.modes) or "modes not recorded")
 
 
 def _commit(stamp: Optional[Stamp]) -> str:
@@ -131,7 +142,8 @@ def cite(f: Findings) -> str:
     made = f.stamp.words() if f.stamp is not None else "stamp not recorded"
     runs_on = dates(f.environments) or "dates not recorded"
     others = "".join(
-        "; %s from the run %s" % (", ".join(_stage_labels(s.shows) + _product_nouns(s.shows)), _of_run(s))
+        "; %s%s from the run %s"
+        % (", ".join(_stage_labels(s.shows) + _product_nouns(s.shows)), _scope(f, s), _of_run(s))
         for s in f.sources
     )
     return "%s (%s; cells run %s%s)." % (f.title, made, runs_on, others)

@@ -92,8 +92,8 @@ def test_the_citation_names_both_runs_stamps_in_both_forms(built: Dict[str, obje
     site = (report / "site" / "index.html").read_text(encoding="utf-8")
     assert differences(markdown_facts(markdown, "index.md"), facts(site, "site/index.html")) is None
     cite = next(line for line in markdown.splitlines() if "How to cite" in line)
-    assert own.words() in cite and "ONNX outcomes from the run %s" % OTHER.words() in cite
-    assert "| ONNX outcomes | 1 |" in markdown and "| %s |" % OTHER.commit in markdown
+    assert own.words() in cite and "ONNX outcomes of every case (non-strict) from the run %s" % OTHER.words() in cite
+    assert "| ONNX outcomes of every case (non-strict) | 1 |" in markdown and "| %s |" % OTHER.commit in markdown
     for words in (own.words(), OTHER.words()):
         assert words in site
 
@@ -118,7 +118,7 @@ def test_a_re_render_from_the_report_alone_cites_both_runs_and_makes_the_onnx_ru
     build_report([str(root / "report")], str(root / "again"), charts=False)
     assert _cited(root / "again") == before
     said = "\n".join(before)
-    assert "ONNX outcomes from the run %s" % OTHER.words() in said
+    assert "ONNX outcomes of every case (non-strict) from the run %s" % OTHER.words() in said
     # The ONNX run again as it ran (its three cases, the report's two among them; non-strict), then joined.
     stages_word = ",".join((*stages.DEFAULT, "onnx"))
     assert "nox -s run -- --device cpu --mode non-strict --stages %s --out results/onnx`" % stages_word in said

@@ -165,8 +165,8 @@ def cited(out: Path) -> str:
 def test_the_joined_runs_stamp_survives_any_number_of_re_renders_in_both_forms(tmp_path: Path) -> None:
     first = joined_report(tmp_path)
     said = cited(first)
-    assert "ONNX outcomes 1 2025-01-03 %s" % OTHER.commit in said
-    assert "; ONNX outcomes from the run %s)." % OTHER.words() in said
+    assert "ONNX outcomes of mine (strict) 1 2025-01-03 %s" % OTHER.commit in said  # its case and mode, of two
+    assert "; ONNX outcomes of mine (strict) from the run %s)." % OTHER.words() in said
     # Re-rendered from the report's folder alone, which holds the ONNX outcomes but not the other run's folder;
     # then from that re-render, and in place.
     report.build_report([str(first)], str(tmp_path / "again"), charts=False)
@@ -187,8 +187,8 @@ def test_a_run_from_a_record_folder_is_cited_by_its_days_and_an_unreadable_kept_
 ) -> None:
     first = joined_report(tmp_path, other_stamp=None)
     said = cited(first)
-    assert "; ONNX outcomes from the run of 2025-01-03 (its commit not recorded))." in said
-    assert "ONNX outcomes 1 2025-01-03 not recorded" in said
+    assert "; ONNX outcomes of mine (strict) from the run of 2025-01-03 (its commit not recorded))." in said
+    assert "ONNX outcomes of mine (strict) 1 2025-01-03 not recorded" in said
     kept = json.loads((first / stamp.FILE).read_text(encoding="utf-8"))
     del kept["sources"][0]["shows"]
     (first / stamp.FILE).write_text(json.dumps(kept), encoding="utf-8")
@@ -221,10 +221,10 @@ def test_run_it_again_makes_the_joined_stage_apart_and_joins_it_as_the_cli_and_n
 
 
 def test_run_it_again_selects_a_folder_whose_every_case_the_joined_run_ran_by_its_pattern() -> None:
-    from matrix.report.again import _selected
+    from matrix.report.again import selected
 
     report_cases = {"tutorial/a", "tutorial/b", "models/c", "models/d", "e"}
-    words = _selected(("tutorial/b", "tutorial/a", "models/c", "e"), report_cases)
+    words = selected(("tutorial/b", "tutorial/a", "models/c", "e"), report_cases)
     assert words == ["e", "models/c", "tutorial/*"]
     request = RunRequest.from_argv(["--select", *words, "--out", "results/onnx"])
     assert tuple(request.select) == ("e", "models/c", "tutorial/*")
