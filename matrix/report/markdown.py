@@ -117,10 +117,11 @@ def details(summary: str, body: str) -> str:
 
 
 def html_text(value: Any) -> str:
-    """Plain text for inside an HTML element (where Markdown is not parsed): entities, one line."""
+    """Plain text for inside an HTML element (where Markdown is not parsed): entities, one line, and ``|`` as an
+    entity: a table cell holding the element ends at a bare ``|`` wherever it stands (an error's ``INT32 | INT16``)."""
     if value is None:
         return ""
-    escaped = html.escape(plain(str(value)), quote=True)
+    escaped = html.escape(plain(str(value)), quote=True).replace("|", "&#124;")
     return re.sub(r"\s*(\r\n|\r|\n)\s*", " ⏎ ", escaped)
 
 

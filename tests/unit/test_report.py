@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from html.parser import HTMLParser
@@ -434,6 +435,15 @@ def test_case_sources_are_shown_only_from_inside_the_case_roots(tmp_path: Path, 
     assert "```python\n" in (out / "cases" / "project.md").read_text(encoding="utf-8")
     assert case_page.read_source("/etc/hostname", [str(root)]) == (None, None)
     assert case_page.read_source("../../secret.txt", [str(root)]) == (None, None)
+
+
+def test_a_tooltip_with_a_bar_stays_in_its_table_cell():
+    # An error such as onnxscript's "where T=INT32 | INT16" in a grid square's tooltip: a bare "|" would end the cell.
+    tip = md.html_text("ConversionError: dim: T where T=INT32 | INT16\nnext line")
+    row = '| 2.5.1 | <span title="%s">❌</span> |' % tip
+    rendered = MarkdownIt("commonmark").enable("table").render("| release | non-strict |\n| --- | --- |\n" + row + "\n")
+    assert rendered.count("<td>") == 2  # as a browser reads the entity back:
+    assert 'title="ConversionError: dim: T where T=INT32 | INT16 ⏎ next line"' in html.unescape(rendered)
 
 
 def test_terminal_escapes_and_control_characters_never_reach_a_page(tmp_path: Path):
