@@ -481,10 +481,11 @@ def _modes(v: Verdict) -> str:
 
 
 def _failed(p: Pair) -> str:
-    """``2.6.0 → 2.10.0: 0 of 9 (the failure)``; a release's own uses name it once."""
+    """``2.6.0 → 2.10.0: 0 of 9 pass (the failure)``: said beside "broken", a bare count would read as the broken
+    ones; a release's own uses name it once."""
     cause = say.clip(p.failure, VERDICT_CAUSE)
     pair = p.made if p.made == p.used else "%s → %s" % (p.made, p.used)
-    return "%s: %d of %d (%s)" % (pair, p.passed, p.tried, cause)
+    return "%s: %d of %d pass (%s)" % (pair, p.passed, p.tried, cause)
 
 
 def _by_maker(pairs: Sequence[Pair], order: Sequence[str]) -> str:

@@ -91,12 +91,12 @@ def test_the_words_name_the_broken_pairs_the_exceptions_and_the_mode_not_run() -
     lines = dict(line for v in judged() for line in words.lines(v))
     promise = lines["AOTInductor packages, backward promise (non-strict mode; strict mode not run)"]
     assert promise.startswith("broken on 1 of the 3 pairs tried")
-    assert "2.6.0 → 2.8.0: 0 of 1 (run-error: RuntimeError: wrong shape)" in promise
+    assert "2.6.0 → 2.8.0: 0 of 1 pass (run-error: RuntimeError: wrong shape)" in promise
     exceptions = lines["AOTInductor packages, exceptions"]
     assert exceptions.startswith("1 of 4 releases do not load every package they compiled themselves: 2.10.0: 0 of 1")
     assert "Loaded on an older release (not promised): kept on 0 of 6 pairs." in exceptions
     compiles = lines["AOTInductor compiles (non-strict mode; strict mode not run)"]
-    assert "on 1 of 2 pairs; not on 2.6.0 → 2.10.0: 0 of 1 (load error: AttributeError" in compiles
+    assert "on 1 of 2 pairs; not on 2.6.0 → 2.10.0: 0 of 1 pass (load error: AttributeError" in compiles
     # No line counts strict mode, which did not run.
     assert not any("strict: 0" in said or "0 of 0" in said for said in lines.values())
 
