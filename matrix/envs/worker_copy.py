@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Dict, List, Mapping, Optional
 
 from .. import __version__
+from ..contract import checkout
 
 PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -66,5 +67,6 @@ def worker_environ(path: Path, environ: Optional[Mapping[str, str]] = None) -> D
     """The process environment of a worker run from ``path``: an inherited PYTHONPATH would leak host packages."""
     env = dict(os.environ if environ is None else environ)
     env["PYTHONPATH"] = str(path)
+    env[checkout.VARIABLE] = checkout.commit()  # the copy lies outside the checkout: the run's records cite this
     env.setdefault("PYTHONWARNINGS", "ignore")
     return env

@@ -9,6 +9,7 @@ import platform
 import sys
 from typing import Any, Dict, List
 
+from ..contract import checkout
 from ..contract.errors import UserError
 from ..contract.schema import SCHEMA_VERSION, now
 
@@ -114,6 +115,7 @@ def environment_record(
         **({key: seen[key] for key in gpu.FIELDS if key in seen} if gpu.available(torch, seen) else {}),
         "device": device,
         "runner_version": RUNNER_VERSION,
+        "tool_commit": checkout.of_this_run(),  # the code that made the run: what a report joining it cites
         "capabilities": found,
         "strict_default": strict_default(),
         "packages_hash": packages_hash(),

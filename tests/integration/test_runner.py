@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from matrix.contract import checkout
+
 from conftest import FIXTURES, ROOT, by_cell, read_cells, run_matrix
 
 
@@ -59,6 +61,26 @@ def test_environment_record(tmp_path):
     assert env["python"] == "%d.%d" % sys.version_info[:2]
     assert env["cores"] == os.cpu_count() and env["cpu"]  # the machine a report's header cites
     assert path.name == "torch-%s_%s_py%s.jsonl" % (env["torch_version"], env["variant"], env["python"])
+    # The code that made the run, which a report joining these records cites: the host's checkout, handed to the
+    # worker (which runs from a copy outside it).
+    assert env["tool_commit"] == checkout.commit(str(ROOT))
+
+
+def test_a_worker_started_from_a_copy_outside_the_checkout_records_the_hosts_commit(tmp_path):
+    from matrix.envs.worker_copy import worker_copy, worker_environ
+
+    copy = worker_copy(tmp_path / "envs")
+    assert checkout.commit(str(copy)) == ""  # the copy is in no checkout of its own
+    env = worker_environ(copy, {"PATH": os.environ["PATH"], checkout.VARIABLE: "stale"})
+    assert env[checkout.VARIABLE] == checkout.commit(str(ROOT))
+    out = tmp_path / "records"
+    subprocess.run(
+        [sys.executable, "-m", "matrix.worker", "run", "--cases", str(FIXTURES / "basic" / "add_one.py"),
+         "--out", str(out), "--mode", "strict", "--progress", "none"],
+        env=env, cwd=str(tmp_path), check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    (path,) = out.glob("*.jsonl")
+    assert json.loads(path.read_text().splitlines()[0])["tool_commit"] == checkout.commit(str(ROOT))
 
 
 def test_faults_are_contained_and_classified(tmp_path, monkeypatch):
