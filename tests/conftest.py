@@ -32,6 +32,13 @@ DATA = ROOT / "tests" / "data"  # recorded records and graphs
 INTEGRATION = ROOT / "tests" / "integration"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--forms-report", action="append", default=[], metavar="DIR",
+        help="a built report whose Markdown pages and site pages must say the same (tests/unit/test_forms_report.py)",
+    )  # fmt: skip
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Under ``--dist loadgroup`` (pyproject.toml's addopts), the tests of a module marked ``xdist_group`` go to one

@@ -61,3 +61,16 @@ def test_the_published_report_says_the_same_in_both_forms(tmp_path: Path) -> Non
     build_report([str(ROOT / "reports" / "latest")], str(out), charts=False)
     assert len([m for m, _ in pairs(out) if m.startswith("cases/")]) == len(list((out / "cases").glob("*.md")))
     assert disagreements(out) == []
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "built_elsewhere" in metafunc.fixturenames:
+        metafunc.parametrize("built_elsewhere", metafunc.config.getoption("--forms-report"))
+
+
+def test_a_report_built_elsewhere_says_the_same_in_both_forms(built_elsewhere: str) -> None:
+    """Each report named with ``--forms-report DIR``, as it was built: the README's main job's, for one
+    (``pytest tests/unit/test_forms_report.py --forms-report reports/local``). Without the option, nothing to check."""
+    out = Path(built_elsewhere)
+    assert pairs(out), "%s: no page written in both forms" % out
+    assert disagreements(out) == []
