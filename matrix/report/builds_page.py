@@ -15,7 +15,6 @@ from matrix.records.builds import BuildComparison
 from matrix.records.completeness import MARK, IncompleteBuild, Missing
 from matrix.report import document as d
 from matrix.report import phrases as say
-from matrix.report import transition_page
 
 PAGE = "builds.md"
 # Anchor of the front page's section on environments that failed to install.
@@ -128,7 +127,7 @@ def build(comparisons: Sequence[BuildComparison]) -> d.Page:
         said = d.Paragraph(d.phrase("%s." % counts(c).capitalize()))
         heading = "%s vs %s%s" % (c.build, c.reference, _mark(c))
         blocks.append(d.Section("build-%d" % i, heading, (said, table)))
-    return d.Page(PAGE[: -len(".md")], "Builds of one release compared", tuple(blocks), up=transition_page.BACK)
+    return d.Page(PAGE[: -len(".md")], "Builds of one release compared", tuple(blocks), up=say.BACK)
 
 
 def _row(cell: Dict[str, object], difference: str, detail: str) -> Tuple[d.Phrase, ...]:

@@ -123,7 +123,7 @@ def build(
         title=case,
         blocks=tuple(b for b in blocks if b is not None),
         lead=d.phrase("Terms and glyphs: ", d.link("glossary", d.page("glossary")), "."),
-        up=d.link("← back to the matrix", d.page("index")),
+        up=say.BACK,
     )
 
 

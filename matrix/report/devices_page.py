@@ -64,10 +64,7 @@ def page(comparisons: Sequence[DeviceComparison]) -> d.Page:
         " differs, or when both exported and their graph hashes, of one scheme, differ. A difference here is the"
         " device's, not the release's: these cells are never in a transition between releases.",
     )  # fmt: skip
-    return d.Page(
-        NAME, "One build on two devices", (d.Paragraph(intro), *blocks),
-        up=d.link("← back to the matrix", d.page("index")),
-    )  # fmt: skip
+    return d.Page(NAME, "One build on two devices", (d.Paragraph(intro), *blocks), up=say.BACK)
 
 
 def _build(c: DeviceComparison, counted: str, differences: Sequence[Difference], page: bool) -> Tuple[d.Block, ...]:

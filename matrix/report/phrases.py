@@ -14,6 +14,9 @@ from typing import Any, Iterable, Optional, Sequence, Tuple
 from matrix.report import document as d
 from matrix.report import markdown as md
 
+# Every page but the front page leads back to it.
+BACK = d.link("← back to the matrix", d.page("index"))
+
 
 def plain(value: Any) -> str:
     """Record text, or "" for None and NaN (a table's missing value)."""

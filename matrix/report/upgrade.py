@@ -156,10 +156,9 @@ def _tallies(found: Upgrade, cases: Optional[Sequence[CaseAnswer]] = None) -> d.
 def build(found: Optional[Upgrade], chooser: bool = False) -> d.Page:
     """The page for one pair: the tallies, the real-model pack case by case, then every other case it breaks;
     ``chooser``: the site's widget that answers any other pair (``pair-chooser``) opens it."""
-    up = d.link("← back to the matrix", d.page("index"))
     if found is None:
         said = d.Paragraph(d.phrase("Fewer than two builds: no upgrade to answer."))
-        return d.Page(NAME, "Upgrading", (said,), up=up)
+        return d.Page(NAME, "Upgrading", (said,), up=say.BACK)
     lead = d.phrase(
         "From ", d.Strong(d.phrase(found.before)), " to ", d.Strong(d.phrase(found.after)),
         ", for every case: does it export on the newer build (and did it on the older); ",
@@ -179,7 +178,7 @@ def build(found: Optional[Upgrade], chooser: bool = False) -> d.Page:
     broken = [c for c in found.cases if c.breaks and c not in found.pack]
     table = d.Table(tuple(d.Column(h) for h, _ in BROKEN), tuple(tuple(f(c) for _, f in BROKEN) for c in broken))
     blocks.append(d.Section("other-breaks", "Other cases the upgrade breaks", (table,)))
-    return d.Page(NAME, "Upgrading", tuple(blocks), up=up)
+    return d.Page(NAME, "Upgrading", tuple(blocks), up=say.BACK)
 
 
 def apart_words(found: Upgrade, apart: Sequence[upgrade.Disagreement]) -> str:
