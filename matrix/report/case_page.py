@@ -53,13 +53,8 @@ def docstring(source: str) -> Optional[str]:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
-    found = ast.get_docstring(tree)
-    if found:
-        return found
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and ast.get_docstring(node):
-            return ast.get_docstring(node)
-    return None
+    classes = (ast.get_docstring(node) for node in tree.body if isinstance(node, ast.ClassDef))
+    return ast.get_docstring(tree) or next((found for found in classes if found), None)
 
 
 Row = Dict[str, Any]
@@ -149,9 +144,9 @@ AS_IT_IS = "as it is where this report was built (the records keep no copy of th
 def _facts(case: str, row: Row) -> d.Items:
     """What the case is: its tags, what it requires, where it comes from, its claim, its pack."""
     facts = [
-        d.Item(d.joined(d.phrase(d.Code(v)) for v in sorted(str(v) for v in row[key])), title=key)
+        d.Item(d.joined(d.phrase(d.Code(v)) for v in sorted(say.listed(row[key]))), title=key)
         for key in ("tags", "requires")
-        if _listed(row[key])
+        if say.listed(row[key])
     ]
     if isinstance(row["source"], str):
         facts.append(d.Item(d.phrase(row["source"]), title="source"))
@@ -178,8 +173,8 @@ def _status_table(rows: List[Row]) -> d.Table:
         said += [" · %s %s" % found[:2] for found in stage_outcomes.said(row)]
         if row["flaky"] is True:
             said.append(" (flaky: %s)" % row["statuses"])
-        if row["status"] == Status.NOT_APPLICABLE and _listed(row["missing"]):
-            said += [" (lacks ", d.joined(d.phrase(d.Code(v)) for v in row["missing"]), ")"]
+        if row["status"] == Status.NOT_APPLICABLE and say.listed(row["missing"]):
+            said += [" (lacks ", d.joined(d.phrase(d.Code(v)) for v in say.listed(row["missing"])), ")"]
         cell[(env, row["mode"])] = d.phrase(*said)
     modes = [m for m in MODES if any(key[1] == m for key in cell)]
     return d.Table(
@@ -200,10 +195,6 @@ def _moves_table(moves: Sequence[Row]) -> d.Table:
         for m in moves
     )  # fmt: skip
     return d.Table(tuple(d.Column(c) for c in ("releases", "mode", "variant", "kind", "detail")), rows)
-
-
-def _listed(value: Any) -> bool:
-    return value is not None and not isinstance(value, (str, float)) and len(value) > 0
 
 
 def _graph_diffs(
@@ -314,7 +305,7 @@ def _errors(rows: List[Row]) -> List[d.Block]:
     for row in rows:
         place = (_mode_index(str(row["mode"])), str(row["mode"]), with_set(row))
         if isinstance(row["error_type"], str) or row["status"] in (Status.CRASH.value, Status.TIMEOUT.value):
-            key = (0, *place, str(row["status"]), _str(row["error_type"]), first_line(row["error_message"]))
+            key = (0, *place, str(row["status"]), say.plain(row["error_type"]), first_line(row["error_message"]))
             groups.setdefault(key, []).append(row)
         for label in failures.failed_stages(row):
             groups.setdefault(
@@ -339,34 +330,27 @@ def _errors(rows: List[Row]) -> List[d.Block]:
             body.append(d.CodeBlock(message, "text") if message else d.Paragraph(d.phrase("No error recorded.")))
         else:
             # The newest release that kept a traceback speaks for the group.
-            newest = next((r for r in reversed(members) if _str(r["error_traceback"])), members[-1])
-            shown = 0
-            whole = _str(newest["error_message"])
+            newest = next((r for r in reversed(members) if say.plain(r["error_traceback"])), members[-1])
+            whole = say.plain(newest["error_message"])
+            shown: List[d.Block] = []
             for label, value in (
                 ("the whole message (%s)" % newest["release"], whole if "\n" in whole.strip() else ""),
                 ("traceback (%s)" % newest["release"], _tail(newest["error_traceback"])),
-                (CHECK.name, _str(newest["check_detail"])),  # what the check stage found
+                (CHECK.name, say.plain(newest["check_detail"])),  # what the check stage found
                 ("stderr", _tail(newest["stderr_tail"])),
             ):
                 if value:
-                    body += [d.Paragraph(d.phrase(label + ":")), d.CodeBlock(value, "text")]
-                    shown += 1
-            if not shown:
-                body.append(d.Paragraph(d.phrase("No traceback recorded.")))
+                    shown += [d.Paragraph(d.phrase(label + ":")), d.CodeBlock(value, "text")]
+            body += shown or [d.Paragraph(d.phrase("No traceback recorded."))]
         parts.append(d.Details(summary, tuple(body)))
     return parts
 
 
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
 def _tail(value: Any, lines: int = TRACEBACK_LINES) -> str:
-    text = _str(value)
-    kept = text.splitlines()
+    kept = say.plain(value).splitlines()
     if len(kept) > lines:
         return "\n".join(["… (%d lines above)" % (len(kept) - lines)] + kept[-lines:])
-    return text
+    return say.plain(value)
 
 
 def _diagnoses(rows: List[Row]) -> Optional[d.Section]:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Iterable, Optional, Sequence, Tuple
+from typing import Any, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
 
 from matrix.report import document as d
 from matrix.report import markdown as md
@@ -23,6 +25,13 @@ def plain(value: Any) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     return str(value)
+
+
+def listed(value: Any) -> List[str]:
+    """A list field of a record (tags, missing capabilities) as text; anything else is empty."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [str(v) for v in value]
+    return []
 
 
 def clip(value: Any, limit: Optional[int]) -> str:
