@@ -7,7 +7,7 @@ tally and of an answer are plain text shared by the Markdown page, the site and 
 from __future__ import annotations
 
 import functools
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from matrix.records import upgrade
 from matrix.records.upgrade import CaseAnswer, ModeAnswer, Tally, Upgrade
@@ -55,14 +55,8 @@ def tallies_words(
     """Each question's tallies, one line per question (its modes joined); a question nothing tried says so.
     ``asked``: the questions the records could answer (a product no record made or used is not asked)."""
     chosen = found.tallies(cases)
-    lines = []
-    for question in asked:
-        mine = [t for t in chosen if t.question == question]
-        if mine:
-            lines.append("; ".join(tally_words(t) for t in mine))
-        else:
-            lines.append("%s: not run for this pair" % HEADERS[question])
-    return lines
+    said = {question: "; ".join(tally_words(t) for t in chosen if t.question == question) for question in asked}
+    return [said[question] or "%s: not run for this pair" % HEADERS[question] for question in asked]
 
 
 def export_words(m: ModeAnswer) -> str:
@@ -101,9 +95,7 @@ def note_words(m: ModeAnswer) -> str:
         part = "%s %s" % (HEADERS.get(o.thing, o.thing), CHANGES[o.change] % {"since": o.since})
         if o.error:
             part += ": " + o.error[:SHOWN_ERROR]
-        if o.issue is not None:
-            part += " (%s)" % o.issue.words
-        said.append(part)
+        said.append(part + _issue_words(o))
     said += ["%s %s → %s" % v for v in m.versions]
     return "; ".join(said)
 
@@ -112,21 +104,21 @@ def found_words(found: Optional[upgrade.Found]) -> str:
     return found.status if found is not None else NOT_TRIED
 
 
+def _issue_words(o: upgrade.Outcome) -> str:
+    """`` (known upstream issue …)`` where a known issue matches the failure on B."""
+    return " (%s)" % o.issue.words if o.issue is not None else ""
+
+
 def breaks_words(c: CaseAnswer) -> str:
     """What the upgrade breaks, in words: ``strict: saved program; non-strict: AOTInductor package``."""
-    by_mode: Dict[str, List[str]] = {}
-    for mode, question in c.breaks:
-        by_mode.setdefault(mode, []).append(HEADERS.get(question, question))
-    return "; ".join("%s: %s" % (mode, ", ".join(qs)) for mode, qs in by_mode.items())
+    broken = ((m.mode, [HEADERS.get(thing, thing) for thing in m.broken()]) for m in c.modes)
+    return "; ".join("%s: %s" % (mode, ", ".join(things)) for mode, things in broken if things)
 
 
 def first_error(c: CaseAnswer) -> str:
     """The first error behind what breaks, with the known issue it matches, for the reader who wants the why."""
-    for m in c.modes:
-        for o in m.outcomes:
-            if o.change == "broken" and o.error:
-                return o.error + (" (%s)" % o.issue.words if o.issue is not None else "")
-    return ""
+    broken = (o for m in c.modes for o in m.outcomes if o.change == "broken" and o.error)
+    return next((o.error + _issue_words(o) for o in broken), "")
 
 
 # The columns of the table of a case's rows, one per mode: each a header and the phrase a row says under it. A new

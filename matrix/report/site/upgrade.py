@@ -36,6 +36,8 @@ STYLE = (
     "#upgrade-form label{margin-right:1rem}"
 )
 VERDICTS = upgrade.CASE_ORDER  # a case's verdict, by its index here
+# What a row holds per mode after the verdict: each product's question and the table its status's code is read from.
+USES = (("saved", "load"), ("package", "load"), ("compile", "compile"))
 
 
 def _codes() -> Tuple[Dict[Tuple[str, str], str], Dict[str, List[str]]]:
@@ -79,11 +81,10 @@ def data(upgrades: Upgrades, pages: Mapping[str, str]) -> Dict[str, Any]:
     breaks, of all and of the pack.
     """
     cases = list(upgrades.case_names)
-    export = {}
-    for release in upgrades.releases:
-        export[release] = "".join(
-            _code("cell", upgrades.cells.get((release, case, mode))) for case in cases for mode in MODES
-        )
+    export = {
+        release: "".join(_code("cell", upgrades.cells.get((release, case, mode))) for case in cases for mode in MODES)
+        for release in upgrades.releases
+    }
     pairs = {}
     for before, after in offered(upgrades):
         found = upgrades.answer(before, after)
@@ -91,15 +92,8 @@ def data(upgrades: Upgrades, pages: Mapping[str, str]) -> Dict[str, Any]:
         for answer in found.cases:
             by_mode = {m.mode: m for m in answer.modes}
             row = _ALPHABET[VERDICTS.index(answer.verdict)]
-            for mode in MODES:
-                m = by_mode.get(mode)
-                row += "".join(
-                    (
-                        _code("load", m.saved if m else None),
-                        _code("load", m.package if m else None),
-                        _code("compile", m.compiled if m else None),
-                    )
-                )
+            for m in (by_mode.get(mode) for mode in MODES):
+                row += "".join(_code(table, m.found(question) if m else None) for question, table in USES)
             rows.append(row)
         pairs["%s..%s" % (before, after)] = {
             "rows": "".join(rows),
