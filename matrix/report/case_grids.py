@@ -45,11 +45,6 @@ def shown(status: Any) -> Tuple[Optional[str], str]:
     return status, "compile" if status in COMPILE.symbols and status not in STATUSES else "cell"
 
 
-def title(product: Product) -> str:
-    """``Saved × loaded``: what the rows' release did and what the columns' did."""
-    return "%s × %s" % (product.made.capitalize(), product.used)
-
-
 def anchor(product: Product) -> str:
     return "%s-%s" % (product.made, product.used)
 
@@ -69,7 +64,8 @@ def section(product: Product, rows: pd.DataFrame, orders: Sequence[Sequence[str]
         )  # fmt: skip
     blocks = [d.Paragraph(d.phrase(intro)), *grids(product, rows, orders)]
     blocks.append(d.Details("What the glyphs mean", (legend(product),)))
-    return d.Section(anchor(product), title(product), tuple(blocks))
+    # ``Saved × loaded``: what the rows' release did and what the columns' did.
+    return d.Section(anchor(product), "%s × %s" % (product.made.capitalize(), product.used), tuple(blocks))
 
 
 def grids(product: Product, rows: pd.DataFrame, orders: Sequence[Sequence[str]]) -> List[d.Block]:
@@ -135,8 +131,6 @@ def failing(product: Product, status: Any) -> bool:
 def failures(product: Product, rows: pd.DataFrame, stage: str) -> List[Tuple[str, List[Tuple[str, ...]]]]:
     """The failures of a case's uses in one mode, grouped (:func:`matrix.records.artifacts.errors`), each with the
     (made, used) pairs it hit; those a known issue labels apart, their text naming it."""
-    if rows.empty:
-        return []
     issues = [known.use_issue(row, stage) for row in rows.to_dict("records")]
     ids = pd.Series([issue.id if issue else "" for issue in issues], index=rows.index)
     by_id = {issue.id: issue for issue in issues if issue is not None}
