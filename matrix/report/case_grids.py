@@ -19,20 +19,12 @@ from matrix.contract.schema import LOAD_STATUSES, MODES, NO_RECORD, STATUSES
 from matrix.records import alike
 from matrix.records import artifacts as uses_table
 from matrix.records import failures as known
-from matrix.records.product_uses import ProductUses
 from matrix.report import document as d
 from matrix.report import phrases as say
 
 # Pairs (made → used) named per failure before the rest are counted; the longest failure quoted.
 SHOWN_PAIRS = 8
 QUOTED = 300
-
-
-def of_case(
-    found: Sequence[ProductUses], case: str
-) -> Tuple[Tuple[Product, pd.DataFrame, Tuple[List[str], List[str]]], ...]:
-    """Each product's rows of one case, with its making and using labels in order."""
-    return tuple((u.product, u.of_case(case), u.orders) for u in found)
 
 
 def shown(status: Any) -> Tuple[Optional[str], str]:
@@ -100,8 +92,8 @@ def grid(product: Product, mine: pd.DataFrame, orders: Sequence[Sequence[str]], 
         summary = "%s: %s" % (mode, d.Count(sum(len(pairs) for _, pairs in groups), "failure").words)
         blocks.append(d.Details(summary, (d.Items(items),)))
     untried = [s for s in product.statuses if s not in product.tried and s != product.statuses[0]]
-    counted = [(s, int((mine["status"] == s).sum())) for s in untried]
-    said = [d.phrase(d.Mark(*shown(s)), ": ", d.Count(n, "use")) for s, n in counted if n]
+    counted = mine["status"].value_counts()
+    said = [d.phrase(d.Mark(*shown(s)), ": ", d.Count(int(counted[s]), "use")) for s in untried if s in counted]
     if said:
         blocks.append(d.Paragraph(d.phrase("%s, not tried (no failure): " % mode, d.joined(said, "; "))))
     return blocks
