@@ -65,10 +65,7 @@ def page(title: str, body: str, up: str) -> str:
     """A whole page: ``up`` is the path from the page's folder to the site's folder (``""`` or ``"../"``)."""
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        "<title>%s</title>\n"
-        % text(title)
-        + '<link rel="stylesheet" href="%ssite.css">\n<style>%s</style>\n</head>\n<body>\n' % (up, status_style())
-        + body
-        + "\n</body>\n</html>\n"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>%s</title>\n'
+        '<link rel="stylesheet" href="%ssite.css">\n<style>%s</style>\n</head>\n<body>\n%s\n</body>\n</html>\n'
+        % (text(title), up, status_style(), body)
     )

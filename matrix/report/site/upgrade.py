@@ -57,9 +57,7 @@ CHARS, DRAWN = _codes()
 
 
 def _code(table: str, found: Optional[Found]) -> str:
-    if found is None:
-        return NONE
-    return CHARS.get((table, found.status), NONE)
+    return CHARS.get((table, found.status), NONE) if found is not None else NONE
 
 
 def offered(upgrades: Upgrades) -> List[Tuple[str, str]]:
@@ -125,13 +123,12 @@ def widget(upgrades: Upgrades) -> Dict[str, str]:
     pages = {case: "cases/%s.html" % md.page_file(case) for case in upgrades.case_names}
     options = "".join('<option value="%s">%s</option>' % (text(r), text(r)) for r in upgrades.releases)
     body = [
-        '<form id="upgrade-form" class="filters">'
-        '<label>from A <select id="upgrade-before">%s</select></label> '
-        % options
-        + '<label>to B <select id="upgrade-after">%s</select></label> ' % options
-        + '<label>cases <select id="upgrade-scope"><option value="pack">the real-model pack</option>'
+        '<form id="upgrade-form" class="filters"><label>from A <select id="upgrade-before">%s</select></label> '
+        '<label>to B <select id="upgrade-after">%s</select></label> '
+        '<label>cases <select id="upgrade-scope"><option value="pack">the real-model pack</option>'
         '<option value="all">every case</option></select></label> '
-        '<label>named <input id="upgrade-case" type="search" placeholder="hf_llama tv_resnet18"></label></form>',
+        '<label>named <input id="upgrade-case" type="search" placeholder="hf_llama tv_resnet18"></label></form>'
+        % (options, options),
         '<div id="upgrade-answer" aria-live="polite"></div>',
         "<style>%s</style>" % STYLE,
         '<script id="upgrade-data" type="application/json">%s</script>' % script_json(data(upgrades, pages)),
