@@ -72,13 +72,12 @@ def not_installed(f: Findings, cells: pd.DataFrame) -> Set[Tuple[str, str]]:
     sets = {(case, w): s for case, w, s in zip(cells["case"], cells["with_set"], cells["dependency_set"])}
     envs = cells[["_env", "release", "variant", "python", "with_set"]].drop_duplicates("_env")
     held = set(zip(cells["case"], cells["_env"]))
-    found = set()
-    for case in set(cells["case"]):
-        for env, release, variant, python, requested in envs.itertuples(index=False, name=None):
-            needed = sets.get((case, requested))
-            if (case, env) not in held and needed and (release, variant, python, needed) in failed:
-                found.add((str(case), str(env)))
-    return found
+    return {
+        (str(case), str(env))
+        for case in set(cells["case"])
+        for env, release, variant, python, requested in envs.itertuples(index=False, name=None)
+        if (case, env) not in held and (release, variant, python, sets.get((case, requested))) in failed
+    }
 
 
 def _cell(rows: List[dict], modes: List[str], not_installed: bool = False) -> d.Phrase:
