@@ -288,9 +288,8 @@ def _errors(rows: List[Row], order: Sequence[str]) -> List[d.Block]:
             key = (0, *place, str(row["status"]), say.plain(row["error_type"]), first_line(row["error_message"]))
             groups.setdefault(key, []).append(row)
         for label in failures.failed_stages(row):
-            groups.setdefault(
-                (1, *place, "%s fails" % label, "", first_line(failures.stage_line(row, label))), []
-            ).append(row)
+            key = (1, *place, "%s fails" % label, "", first_line(failures.stage_line(row, label)))
+            groups.setdefault(key, []).append(row)
     parts: List[d.Block] = []
     for (stage, _, mode, requested, status, kind, message), members in sorted(groups.items(), key=lambda g: g[0]):
         found = [failures.cell_issues(r).get(status[: -len(" fails")] if stage else failures.EXPORT) for r in members]

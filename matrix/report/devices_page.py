@@ -97,13 +97,6 @@ def error(side: Mapping[str, Any]) -> str:
     return ("%s: %s" % (kind, message) if kind and message else kind or message).strip()
 
 
-# What a case page says above the builds that ran the case on another device.
-CASE_INTRO = (
-    "The cells above ran on %s. This case ran on another device too, in the builds below: a difference there is the"
-    " device's, never a transition between releases."
-)
-
-
 def case_counts(found: CaseOnDevice) -> str:
     """``2 cells on cuda, 1 differs from its cell on cpu``."""
     c, differ = found.comparison, len(found.differences)
@@ -117,7 +110,9 @@ def case_section(found: Sequence[CaseOnDevice]) -> Optional[d.Section]:
     if not found:
         return None
     intro = d.phrase(
-        CASE_INTRO % found[0].comparison.main, " ", d.link("Every build's differences.", d.page("devices"))
+        "The cells above ran on %s. This case ran on another device too, in the builds below: a difference there is"
+        " the device's, never a transition between releases. " % found[0].comparison.main,
+        d.link("Every build's differences.", d.page(NAME)),
     )
     blocks: List[d.Block] = [d.Paragraph(intro)]
     for number, f in enumerate(found, 1):

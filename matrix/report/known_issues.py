@@ -16,10 +16,7 @@ from matrix.report import document as d
 
 # The tables a sighting counts failures in (matrix.records.model names them: the cells, each product by its name), as
 # one failure and as many.
-ONE = {
-    judged.CELLS: ("cell", "cells"),
-    **{p.name: p.counted for p in PRODUCTS},
-}
+ONE = {judged.CELLS: ("cell", "cells"), **{p.name: p.counted for p in PRODUCTS}}
 
 
 def reference(issue: KnownIssue) -> d.Phrase:
