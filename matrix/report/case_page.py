@@ -373,8 +373,7 @@ def _source(case_file: Any, source: Optional[str]) -> d.Block:
 
 def with_set(row: Row) -> str:
     """The cell's ``--with`` set ("" for none, or for a record that predates it)."""
-    value = row.get("with_set")
-    return value if isinstance(value, str) else ""
+    return say.plain(row.get("with_set"))
 
 
 def _bracketed(requested: str) -> str:

@@ -95,8 +95,7 @@ def _cell(rows: List[dict], modes: List[str], not_installed: bool = False) -> d.
 
 def share(cells: pd.DataFrame, modes: List[str], not_installed: int = 0) -> str:
     """``12/17 · 14/17``: per mode, the models that pass of those recorded here; then those that did not install."""
-    parts = []
-    for mode in modes:
-        mine = cells[cells["mode"] == mode]
-        parts.append("%d/%d" % (int((mine["status"] == "pass").sum()), len(mine)) if len(mine) else NO_RECORD)
-    return " · ".join(parts) + (" (%d: %s)" % (not_installed, NoCell.ENV_ERROR) if not_installed else "")
+    passes = (cells["status"] == "pass").groupby(cells["mode"])
+    said = {mode: "%d/%d" % (passed.sum(), len(passed)) for mode, passed in passes}
+    missing = " (%d: %s)" % (not_installed, NoCell.ENV_ERROR) if not_installed else ""
+    return " · ".join(said.get(mode, NO_RECORD) for mode in modes) + missing

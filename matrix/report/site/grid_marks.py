@@ -58,8 +58,4 @@ def moves_by_cell(
 
 def status_choices(any_failure: str) -> Sequence[Tuple[str, str]]:
     """The status filter's choices beyond the statuses themselves: any failure, a later stage, the moves."""
-    return [
-        (any_failure, "any failure"),
-        (STAGE_FAILURE, "a later stage fails"),
-        *MOVE_FILTERS,
-    ]
+    return [(any_failure, "any failure"), (STAGE_FAILURE, "a later stage fails"), *MOVE_FILTERS]
