@@ -62,10 +62,12 @@ def tallies_words(
 def export_words(m: ModeAnswer) -> str:
     """``fail → pass``: the cell's status on the older and the newer build (``–`` where it did not run), each
     failing stage named beside its pass: ``pass, decomposition error → pass, decomposition error``."""
-    return "%s → %s" % (_cell_words(m.before), _cell_words(m.after))
+    return "%s → %s" % (found_words(m.before), found_words(m.after))
 
 
-def _cell_words(cell: Optional[upgrade.Found]) -> str:
+def found_words(cell: Optional[upgrade.Found]) -> str:
+    """A record's outcome: its status, a passing cell's failed stages after it (a product's record holds no stages),
+    ``–`` for no record."""
     if cell is None:
         return NOT_TRIED
     failed = [
@@ -98,10 +100,6 @@ def note_words(m: ModeAnswer) -> str:
         said.append(part + _issue_words(o))
     said += ["%s %s → %s" % v for v in m.versions]
     return "; ".join(said)
-
-
-def found_words(found: Optional[upgrade.Found]) -> str:
-    return found.status if found is not None else NOT_TRIED
 
 
 def _issue_words(o: upgrade.Outcome) -> str:
