@@ -59,7 +59,7 @@ def build(b: BaselineComparison, name: Optional[str], cells: pd.DataFrame, figur
     for anchor, title, frame in (("new-cells", "New cells", b.new_cells),
                                  ("vanished", "Vanished cells", b.vanished_cells)):  # fmt: skip
         blocks.append(d.Section(anchor, "%s (%d)" % (title, len(frame)), (_cell_groups(frame, order),)))
-    return d.Page(PAGE[: -len(".md")], TITLE, tuple(blocks), up=transition_page.BACK)
+    return d.Page(PAGE[: -len(".md")], TITLE, tuple(blocks), up=say.BACK)
 
 
 def moved_figures(figures: Optional[Since]) -> List[d.Item]:

@@ -46,8 +46,8 @@ from matrix.records import devices as by_device
 from matrix.records import figures as headline
 from matrix.records.completeness import IncompleteBuild
 from matrix.report import artifacts as report_artifacts
+from matrix.report import case_page as report_case
 from matrix.report import (
-    case_grids,
     chart_keys,
     citation,
     devices_page,
@@ -60,7 +60,6 @@ from matrix.report import (
     stamp,
     transition_page,
 )
-from matrix.report import case_page as report_case
 from matrix.report import charts as charting
 from matrix.report import index as report_index
 from matrix.report import pages as report_pages
@@ -413,7 +412,7 @@ def _case_pages(judged: model.Model, roots: Sequence[str], shelf: diff_files.She
         report_case.build(
             case, rows, moves.get(case, []), roots, failures.get(case, []), kept, shelf,
             by_device.of_case(case, judged.devices, judged.elsewhere),
-            case_grids.of_case(judged.uses, case),
+            tuple((u.product, u.of_case(case), u.orders) for u in judged.uses),
         )
         for case, rows in sorted(cells.items())
     ]  # fmt: skip

@@ -15,7 +15,6 @@ from matrix.records.builds import BuildComparison
 from matrix.records.completeness import MARK, IncompleteBuild, Missing
 from matrix.report import document as d
 from matrix.report import phrases as say
-from matrix.report import transition_page
 
 PAGE = "builds.md"
 # Anchor of the front page's section on environments that failed to install.
@@ -68,7 +67,7 @@ def line(comparisons: Sequence[BuildComparison]) -> Optional[d.Item]:
     """The front page's verdict on builds of one release compared (None for none)."""
     if not comparisons:
         return None
-    said = " · ".join(compared(c) for c in comparisons)
+    said = " · ".join("%s vs %s: %s%s" % (c.build, c.reference, counts(c), _mark(c)) for c in comparisons)
     return d.Item(
         d.phrase(
             "another variant's build against PyPI's build of the release, never a transition between releases (",
@@ -76,11 +75,6 @@ def line(comparisons: Sequence[BuildComparison]) -> Optional[d.Item]:
         ),
         "Builds of one release",
     )  # fmt: skip
-
-
-def compared(c: BuildComparison) -> str:
-    """A build against PyPI's build of its release, in counts."""
-    return "%s vs %s: %s%s" % (c.build, c.reference, counts(c), _mark(c))
 
 
 def _mark(c: BuildComparison) -> str:
@@ -96,19 +90,16 @@ def counts(c: BuildComparison) -> str:
         d.plural(_cells(c, "op-drift"), "cell with other operators", "cells with other operators"),
     ]
     if c.unranked:
-        found.append("%d not comparable (%s)" % (len(c.unranked), _unranked_statuses(c)))
+        # What the cells that cannot be compared hold on this build: ``8 case-error on this build``.
+        held = Counter(str(row.get("status")) for row in c.unranked)
+        said = ", ".join("%d %s on this build" % (n, status) for status, n in sorted(held.items()))
+        found.append("%d not comparable (%s)" % (len(c.unranked), said))
     return ", ".join(found)
 
 
 def _cells(c: BuildComparison, kind: str) -> int:
     """The cells with a difference of ``kind``: an op drift in both programs of one cell counts once."""
     return len({(d["case"], d["mode"], d.get("with_set") or "") for d in c.differences if d["kind"] == kind})
-
-
-def _unranked_statuses(c: BuildComparison) -> str:
-    """What the cells that cannot be compared hold on this build: ``8 case-error on this build``."""
-    counts = Counter(str(row.get("status")) for row in c.unranked)
-    return ", ".join("%d %s on this build" % (n, status) for status, n in sorted(counts.items()))
 
 
 def build(comparisons: Sequence[BuildComparison]) -> d.Page:
@@ -128,7 +119,7 @@ def build(comparisons: Sequence[BuildComparison]) -> d.Page:
         said = d.Paragraph(d.phrase("%s." % counts(c).capitalize()))
         heading = "%s vs %s%s" % (c.build, c.reference, _mark(c))
         blocks.append(d.Section("build-%d" % i, heading, (said, table)))
-    return d.Page(PAGE[: -len(".md")], "Builds of one release compared", tuple(blocks), up=transition_page.BACK)
+    return d.Page(PAGE[: -len(".md")], "Builds of one release compared", tuple(blocks), up=say.BACK)
 
 
 def _row(cell: Dict[str, object], difference: str, detail: str) -> Tuple[d.Phrase, ...]:

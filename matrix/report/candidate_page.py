@@ -12,7 +12,6 @@ from typing import Any, Dict, List, Sequence, Tuple
 from matrix.records.candidate import Verdict
 from matrix.report import document as d
 from matrix.report import phrases as say
-from matrix.report import transition_page
 
 PAGE = "candidates.md"
 # Cells named in the front page's line before the rest are counted.
@@ -75,7 +74,7 @@ def build(verdicts: Sequence[Verdict]) -> d.Page:
                       tuple(_section("%s-%d" % (anchor, i), heading, rows, columns)
                             for anchor, heading, rows, columns in parts))
         )  # fmt: skip
-    return d.Page(PAGE[: -len(".md")], "Candidates against the newest release", tuple(blocks), up=transition_page.BACK)
+    return d.Page(PAGE[: -len(".md")], "Candidates against the newest release", tuple(blocks), up=say.BACK)
 
 
 def _section(

@@ -19,20 +19,12 @@ from matrix.contract.schema import LOAD_STATUSES, MODES, NO_RECORD, STATUSES
 from matrix.records import alike
 from matrix.records import artifacts as uses_table
 from matrix.records import failures as known
-from matrix.records.product_uses import ProductUses
 from matrix.report import document as d
 from matrix.report import phrases as say
 
 # Pairs (made → used) named per failure before the rest are counted; the longest failure quoted.
 SHOWN_PAIRS = 8
 QUOTED = 300
-
-
-def of_case(
-    found: Sequence[ProductUses], case: str
-) -> Tuple[Tuple[Product, pd.DataFrame, Tuple[List[str], List[str]]], ...]:
-    """Each product's rows of one case, with its making and using labels in order."""
-    return tuple((u.product, u.of_case(case), u.orders) for u in found)
 
 
 def shown(status: Any) -> Tuple[Optional[str], str]:
@@ -43,11 +35,6 @@ def shown(status: Any) -> Tuple[Optional[str], str]:
     if status in LOAD_STATUSES:
         return status, "load"
     return status, "compile" if status in COMPILE.symbols and status not in STATUSES else "cell"
-
-
-def title(product: Product) -> str:
-    """``Saved × loaded``: what the rows' release did and what the columns' did."""
-    return "%s × %s" % (product.made.capitalize(), product.used)
 
 
 def anchor(product: Product) -> str:
@@ -69,7 +56,8 @@ def section(product: Product, rows: pd.DataFrame, orders: Sequence[Sequence[str]
         )  # fmt: skip
     blocks = [d.Paragraph(d.phrase(intro)), *grids(product, rows, orders)]
     blocks.append(d.Details("What the glyphs mean", (legend(product),)))
-    return d.Section(anchor(product), title(product), tuple(blocks))
+    # ``Saved × loaded``: what the rows' release did and what the columns' did.
+    return d.Section(anchor(product), "%s × %s" % (product.made.capitalize(), product.used), tuple(blocks))
 
 
 def grids(product: Product, rows: pd.DataFrame, orders: Sequence[Sequence[str]]) -> List[d.Block]:
@@ -104,8 +92,8 @@ def grid(product: Product, mine: pd.DataFrame, orders: Sequence[Sequence[str]], 
         summary = "%s: %s" % (mode, d.Count(sum(len(pairs) for _, pairs in groups), "failure").words)
         blocks.append(d.Details(summary, (d.Items(items),)))
     untried = [s for s in product.statuses if s not in product.tried and s != product.statuses[0]]
-    counted = [(s, int((mine["status"] == s).sum())) for s in untried]
-    said = [d.phrase(d.Mark(*shown(s)), ": ", d.Count(n, "use")) for s, n in counted if n]
+    counted = mine["status"].value_counts()
+    said = [d.phrase(d.Mark(*shown(s)), ": ", d.Count(int(counted[s]), "use")) for s in untried if s in counted]
     if said:
         blocks.append(d.Paragraph(d.phrase("%s, not tried (no failure): " % mode, d.joined(said, "; "))))
     return blocks
@@ -135,8 +123,6 @@ def failing(product: Product, status: Any) -> bool:
 def failures(product: Product, rows: pd.DataFrame, stage: str) -> List[Tuple[str, List[Tuple[str, ...]]]]:
     """The failures of a case's uses in one mode, grouped (:func:`matrix.records.artifacts.errors`), each with the
     (made, used) pairs it hit; those a known issue labels apart, their text naming it."""
-    if rows.empty:
-        return []
     issues = [known.use_issue(row, stage) for row in rows.to_dict("records")]
     ids = pd.Series([issue.id if issue else "" for issue in issues], index=rows.index)
     by_id = {issue.id: issue for issue in issues if issue is not None}

@@ -53,13 +53,8 @@ def docstring(source: str) -> Optional[str]:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
-    found = ast.get_docstring(tree)
-    if found:
-        return found
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and ast.get_docstring(node):
-            return ast.get_docstring(node)
-    return None
+    classes = (ast.get_docstring(node) for node in tree.body if isinstance(node, ast.ClassDef))
+    return ast.get_docstring(tree) or next((found for found in classes if found), None)
 
 
 Row = Dict[str, Any]
@@ -107,7 +102,7 @@ def build(
     diffs = _graph_diffs(case, rows, kept, shelf if shelf is not None else diff_files.Shelf())
     if diffs:
         blocks.append(d.Section("graph-changes", "Graph changes", tuple(diffs)))
-    errors = _errors(rows)
+    errors = _errors(rows, order)
     if errors:
         blocks.append(d.Section("errors", "Errors", tuple(errors)))
     blocks.append(report_repro.section(repros, order, roots))
@@ -118,13 +113,8 @@ def build(
     if any(grids) or staged:
         blocks.append(d.Widget(TIPS))
     blocks.append(d.Section("source", "Source", (_source(first["case_file"], source),)))
-    return d.Page(
-        name=PAGES + md.page_file(case),
-        title=case,
-        blocks=tuple(b for b in blocks if b is not None),
-        lead=d.phrase("Terms and glyphs: ", d.link("glossary", d.page("glossary")), "."),
-        up=d.link("← back to the matrix", d.page("index")),
-    )
+    lead = d.phrase("Terms and glyphs: ", d.link("glossary", d.page("glossary")), ".")
+    return d.Page(PAGES + md.page_file(case), case, tuple(b for b in blocks if b is not None), lead=lead, up=say.BACK)
 
 
 # The folder of the case pages, as their names start; the site's widget that adds each grid square's row and column
@@ -138,20 +128,14 @@ NO_CLAIM = (
     "none: no source this case follows documents whether it exports, so its failures count as failing with no"
     " claim, neither expected nor unexpected (for an ExportDB case, a release's own ExportDB may still name one)"
 )
-# What a page says of a case's source: the records name its file but keep no copy or hash of what ran.
-NO_CASE_FILE = "The records name no case file."
-NOT_FOUND = (
-    "The source is not available: the case file %s is not a file in the case folders this report was built with."
-)
-AS_IT_IS = "as it is where this report was built (the records keep no copy of the source that ran)"
 
 
 def _facts(case: str, row: Row) -> d.Items:
     """What the case is: its tags, what it requires, where it comes from, its claim, its pack."""
     facts = [
-        d.Item(d.joined(d.phrase(d.Code(v)) for v in sorted(str(v) for v in row[key])), title=key)
+        d.Item(d.joined(d.phrase(d.Code(v)) for v in sorted(say.listed(row[key]))), title=key)
         for key in ("tags", "requires")
-        if _listed(row[key])
+        if say.listed(row[key])
     ]
     if isinstance(row["source"], str):
         facts.append(d.Item(d.phrase(row["source"]), title="source"))
@@ -165,11 +149,7 @@ def _status_table(rows: List[Row]) -> d.Table:
     """Each environment's status per mode, with the stages that failed on its program and the outcome of each stage
     whose outcome is declared (its grid below says more)."""
     cell: Dict[Tuple[str, str], d.Phrase] = {}
-    order: List[str] = []
     for row in rows:
-        env = str(row["environment"])
-        if env not in order:
-            order.append(env)
         marks = md.marks(row)
         said: List[Any] = [d.Mark(row["status"], marks=marks)]
         if isinstance(row["error_type"], str):
@@ -178,14 +158,11 @@ def _status_table(rows: List[Row]) -> d.Table:
         said += [" · %s %s" % found[:2] for found in stage_outcomes.said(row)]
         if row["flaky"] is True:
             said.append(" (flaky: %s)" % row["statuses"])
-        if row["status"] == Status.NOT_APPLICABLE and _listed(row["missing"]):
-            said += [" (lacks ", d.joined(d.phrase(d.Code(v)) for v in row["missing"]), ")"]
-        cell[(env, row["mode"])] = d.phrase(*said)
-    modes = [m for m in MODES if any(key[1] == m for key in cell)]
-    return d.Table(
-        tuple(d.Column(label) for label in ["environment", *modes]),
-        tuple(tuple([d.phrase(env)] + [cell.get((env, m), d.phrase(NO_RECORD)) for m in modes]) for env in order),
-    )
+        if row["status"] == Status.NOT_APPLICABLE and say.listed(row["missing"]):
+            said += [" (lacks ", d.joined(d.phrase(d.Code(v)) for v in say.listed(row["missing"])), ")"]
+        cell[(str(row["environment"]), str(row["mode"]))] = d.phrase(*said)
+    modes, by_env = stage_grids.by_environment(cell, d.phrase(NO_RECORD))
+    return say.table(["environment", *modes], ((d.phrase(env), *said) for env, said in by_env))
 
 
 def _moves_table(moves: Sequence[Row]) -> d.Table:
@@ -200,10 +177,6 @@ def _moves_table(moves: Sequence[Row]) -> d.Table:
         for m in moves
     )  # fmt: skip
     return d.Table(tuple(d.Column(c) for c in ("releases", "mode", "variant", "kind", "detail")), rows)
-
-
-def _listed(value: Any) -> bool:
-    return value is not None and not isinstance(value, (str, float)) and len(value) > 0
 
 
 def _graph_diffs(
@@ -225,10 +198,10 @@ def _graph_diffs(
             series.setdefault((str(row["variant"]), with_set(row), str(row["mode"])), {})[str(row["release"])] = row
     variants = sorted({variant for variant, _, _ in series})
     for variant, requested, mode in sorted(series, key=lambda k: (k[0], k[1], _mode_index(k[2]))):
-        previous: Optional[Row] = None
         rest = (", " + variant if len(variants) > 1 else "") + _bracketed(requested)
-        for row in series[(variant, requested, mode)].values():
-            if previous is not None and previous["graph_hash"] != row["graph_hash"] and _comparable(previous, row):
+        chain = list(series[(variant, requested, mode)].values())
+        for previous, row in zip(chain, chain[1:]):
+            if previous["graph_hash"] != row["graph_hash"] and _comparable(previous, row):
                 place = (str(previous["release"]), str(row["release"]), mode, rest)
                 if _has_text(previous) and _has_text(row):
                     found.append((place, graph_diffs.diff_lines(previous["graph_text"], row["graph_text"])))
@@ -237,7 +210,6 @@ def _graph_diffs(
                     if held is not None:
                         source = " (kept from %s)" % held["kept_from"]
                         found.append(((*place[:3], rest + source), str(held["diff"]).splitlines()))
-            previous = row
     return [
         diff_block(case, title, lines, shelf) if lines else d.Paragraph(d.phrase(title, ": ", SAME_TEXT))
         for title, lines in distinct_diffs(found)
@@ -301,25 +273,23 @@ def _mode_index(mode: str) -> int:
     return MODES.index(mode) if mode in MODES else len(MODES)
 
 
-def _errors(rows: List[Row]) -> List[d.Block]:
+def _errors(rows: List[Row], order: Sequence[str]) -> List[d.Block]:
     """One collapsed block per distinct error (mode, --with set, status, class, first line), with the releases it
     shows in: the export's errors first, then the stages that failed on an exported program, each by mode.
 
     A stage that failed on an exported program (save/load, decomposition, aoti) is an error of its own, named
     after the stage, its own error shown. A failure that a known upstream issue labels names it, with its link.
     """
-    order = store.ordered(row["release"] for row in rows)
     # Keyed (0: an error, 1: a stage; the mode's place, mode, --with set, status, class, first line).
     groups: Dict[Tuple[int, int, str, str, str, str, str], List[Row]] = {}
     for row in rows:
         place = (_mode_index(str(row["mode"])), str(row["mode"]), with_set(row))
         if isinstance(row["error_type"], str) or row["status"] in (Status.CRASH.value, Status.TIMEOUT.value):
-            key = (0, *place, str(row["status"]), _str(row["error_type"]), first_line(row["error_message"]))
+            key = (0, *place, str(row["status"]), say.plain(row["error_type"]), first_line(row["error_message"]))
             groups.setdefault(key, []).append(row)
         for label in failures.failed_stages(row):
-            groups.setdefault(
-                (1, *place, "%s fails" % label, "", first_line(failures.stage_line(row, label))), []
-            ).append(row)
+            key = (1, *place, "%s fails" % label, "", first_line(failures.stage_line(row, label)))
+            groups.setdefault(key, []).append(row)
     parts: List[d.Block] = []
     for (stage, _, mode, requested, status, kind, message), members in sorted(groups.items(), key=lambda g: g[0]):
         found = [failures.cell_issues(r).get(status[: -len(" fails")] if stage else failures.EXPORT) for r in members]
@@ -339,46 +309,39 @@ def _errors(rows: List[Row]) -> List[d.Block]:
             body.append(d.CodeBlock(message, "text") if message else d.Paragraph(d.phrase("No error recorded.")))
         else:
             # The newest release that kept a traceback speaks for the group.
-            newest = next((r for r in reversed(members) if _str(r["error_traceback"])), members[-1])
-            shown = 0
-            whole = _str(newest["error_message"])
+            newest = next((r for r in reversed(members) if say.plain(r["error_traceback"])), members[-1])
+            whole = say.plain(newest["error_message"])
+            shown: List[d.Block] = []
             for label, value in (
                 ("the whole message (%s)" % newest["release"], whole if "\n" in whole.strip() else ""),
                 ("traceback (%s)" % newest["release"], _tail(newest["error_traceback"])),
-                (CHECK.name, _str(newest["check_detail"])),  # what the check stage found
+                (CHECK.name, say.plain(newest["check_detail"])),  # what the check stage found
                 ("stderr", _tail(newest["stderr_tail"])),
             ):
                 if value:
-                    body += [d.Paragraph(d.phrase(label + ":")), d.CodeBlock(value, "text")]
-                    shown += 1
-            if not shown:
-                body.append(d.Paragraph(d.phrase("No traceback recorded.")))
+                    shown += [d.Paragraph(d.phrase(label + ":")), d.CodeBlock(value, "text")]
+            body += shown or [d.Paragraph(d.phrase("No traceback recorded."))]
         parts.append(d.Details(summary, tuple(body)))
     return parts
 
 
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
 def _tail(value: Any, lines: int = TRACEBACK_LINES) -> str:
-    text = _str(value)
-    kept = text.splitlines()
+    kept = say.plain(value).splitlines()
     if len(kept) > lines:
         return "\n".join(["… (%d lines above)" % (len(kept) - lines)] + kept[-lines:])
-    return text
+    return say.plain(value)
 
 
 def _diagnoses(rows: List[Row]) -> Optional[d.Section]:
     """One table row per (release, mode, problem) that draft_export found for a failed export; None for none."""
-    table = []
+    found = []
     for row in rows:
         problems = row.get("diagnosis")
         if not isinstance(problems, (list, tuple)):
             continue
         for problem in problems:
             if isinstance(problem, dict):
-                table.append((
+                found.append((
                     d.phrase(str(row["release"]) + _bracketed(with_set(row))),
                     d.phrase(str(row["mode"])),
                     d.phrase(str(problem.get("kind"))),
@@ -386,31 +349,31 @@ def _diagnoses(rows: List[Row]) -> Optional[d.Section]:
                     d.phrase(d.Code(str(problem["frame"])) if problem.get("frame") else None),
                     d.phrase(str(problem.get("count") or 1)),
                 ))  # fmt: skip
-    if not table:
+    if not found:
         return None
     intro = (
         "Where export failed on a release that has torch.export.draft_export, the cell ran it too: it exports anyway"
         " and lists every problem it met, with the line of the case it points at."
     )
-    columns = tuple(d.Column(c) for c in ("release", "mode", "problem", "message", "where", "times"))
-    return d.Section(
-        "draft-export", "What draft_export found", (d.Paragraph(d.phrase(intro)), d.Table(columns, tuple(table)))
-    )
+    table = say.table(("release", "mode", "problem", "message", "where", "times"), found)
+    return d.Section("draft-export", "What draft_export found", (d.Paragraph(d.phrase(intro)), table))
 
 
 def _source(case_file: Any, source: Optional[str]) -> d.Block:
-    """The case's source, behind a click; or one line saying why it is not shown."""
+    """The case's source, behind a click; or one line saying why it is not shown. The records name its file but keep
+    no copy or hash of what ran, so the source shown is the file as it is where the report is built."""
     if not isinstance(case_file, str):
-        return d.Paragraph(d.phrase(NO_CASE_FILE))
+        return d.Paragraph(d.phrase("The records name no case file."))
     if source is None:
-        return d.Paragraph(d.phrase(NOT_FOUND % case_file))
-    return d.Details("%s, %s" % (case_file, AS_IT_IS), (d.CodeBlock(source, "python"),))
+        missing = "the case file %s is not a file in the case folders this report was built with." % case_file
+        return d.Paragraph(d.phrase("The source is not available: " + missing))
+    as_it_is = "as it is where this report was built (the records keep no copy of the source that ran)"
+    return d.Details("%s, %s" % (case_file, as_it_is), (d.CodeBlock(source, "python"),))
 
 
 def with_set(row: Row) -> str:
     """The cell's ``--with`` set ("" for none, or for a record that predates it)."""
-    value = row.get("with_set")
-    return value if isinstance(value, str) else ""
+    return say.plain(row.get("with_set"))
 
 
 def _bracketed(requested: str) -> str:
@@ -427,11 +390,8 @@ def _dependencies(rows: List[Row]) -> Optional[d.Section]:
         return None
     own = next((packages.declared(r.get("dependency_set"), with_set(r)) for r in rows if r.get("dependency_set")), ())
     requested = list(dict.fromkeys(with_set(row) for row in rows if with_set(row)))
-    facts = [
-        d.Item(
-            d.joined(d.phrase(d.Code(r)) for r in own) or d.phrase("nothing"), title="declared by the case (PEP 723)"
-        )
-    ]
+    declared = d.joined(d.phrase(d.Code(r)) for r in own) or d.phrase("nothing")
+    facts = [d.Item(declared, title="declared by the case (PEP 723)")]
     if requested:
         facts.append(d.Item(d.joined((d.phrase(d.Code(r)) for r in requested), "; "), title="added with --with"))
     environments: Dict[str, Row] = {}
@@ -458,11 +418,9 @@ def _dependencies(rows: List[Row]) -> Optional[d.Section]:
             "The version of each package the set names that ran in each environment (–: not known, e.g. the set did"
             " not install there):"
         )),
-        d.Table(tuple(d.Column(c) for c in ["environment", *names]), tuple(table)),
+        say.table(["environment", *names], table),
     ]  # fmt: skip
     if everything:
-        columns = (d.Column("environment"), d.Column("packages"))
-        blocks.append(
-            d.Details("every package each environment added to torch", (d.Table(columns, tuple(everything)),))
-        )
+        added = say.table(["environment", "packages"], everything)
+        blocks.append(d.Details("every package each environment added to torch", (added,)))
     return d.Section("dependencies", "Dependencies", tuple(blocks))

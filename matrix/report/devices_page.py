@@ -64,10 +64,7 @@ def page(comparisons: Sequence[DeviceComparison]) -> d.Page:
         " differs, or when both exported and their graph hashes, of one scheme, differ. A difference here is the"
         " device's, not the release's: these cells are never in a transition between releases.",
     )  # fmt: skip
-    return d.Page(
-        NAME, "One build on two devices", (d.Paragraph(intro), *blocks),
-        up=d.link("← back to the matrix", d.page("index")),
-    )  # fmt: skip
+    return d.Page(NAME, "One build on two devices", (d.Paragraph(intro), *blocks), up=say.BACK)
 
 
 def _build(c: DeviceComparison, counted: str, differences: Sequence[Difference], page: bool) -> Tuple[d.Block, ...]:
@@ -100,13 +97,6 @@ def error(side: Mapping[str, Any]) -> str:
     return ("%s: %s" % (kind, message) if kind and message else kind or message).strip()
 
 
-# What a case page says above the builds that ran the case on another device.
-CASE_INTRO = (
-    "The cells above ran on %s. This case ran on another device too, in the builds below: a difference there is the"
-    " device's, never a transition between releases."
-)
-
-
 def case_counts(found: CaseOnDevice) -> str:
     """``2 cells on cuda, 1 differs from its cell on cpu``."""
     c, differ = found.comparison, len(found.differences)
@@ -120,7 +110,9 @@ def case_section(found: Sequence[CaseOnDevice]) -> Optional[d.Section]:
     if not found:
         return None
     intro = d.phrase(
-        CASE_INTRO % found[0].comparison.main, " ", d.link("Every build's differences.", d.page("devices"))
+        "The cells above ran on %s. This case ran on another device too, in the builds below: a difference there is"
+        " the device's, never a transition between releases. " % found[0].comparison.main,
+        d.link("Every build's differences.", d.page(NAME)),
     )
     blocks: List[d.Block] = [d.Paragraph(intro)]
     for number, f in enumerate(found, 1):

@@ -158,4 +158,4 @@ def page() -> d.Page:
             _loads((PROGRAM, PACKAGE)))),
         stage_grids.glossary_section(),
     ]  # fmt: skip
-    return d.Page(NAME, "Glossary", tuple(blocks), up=d.link("← back to the matrix", d.page("index")))
+    return d.Page(NAME, "Glossary", tuple(blocks), up=say.BACK)

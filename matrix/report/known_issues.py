@@ -3,7 +3,7 @@
 The matching is :mod:`matrix.records.failures`' (judged once); this module only words it: a failure's line
 gains ``(known upstream issue pytorch/pytorch#173706)``, and the verdicts list each issue the report's failures
 show, on which releases and how many failures, all still counted as failures. An issue is *known upstream* only
-where upstream confirms it (:func:`confirmed`); an entry without an upstream reference is *unconfirmed*.
+where upstream confirms it (``KnownIssue.confirmed``); an entry without an upstream reference is *unconfirmed*.
 """
 
 from __future__ import annotations
@@ -16,22 +16,7 @@ from matrix.report import document as d
 
 # The tables a sighting counts failures in (matrix.records.model names them: the cells, each product by its name), as
 # one failure and as many.
-ONE = {
-    judged.CELLS: ("cell", "cells"),
-    **{p.name: p.counted for p in PRODUCTS},
-}
-
-
-def confirmed(issue: KnownIssue) -> bool:
-    """Whether upstream confirms the issue: the entry's own word where it has one, else whether it names an upstream
-    reference (an entry without one is a signature of ours, unconfirmed)."""
-    said = getattr(issue, "confirmed", None)
-    return bool(issue.link) if said is None else bool(said)
-
-
-def label(issue: KnownIssue) -> str:
-    """What a failure the issue matches is called: ``known upstream issue`` or ``unconfirmed issue``."""
-    return "known upstream issue" if confirmed(issue) else "unconfirmed issue"
+ONE = {judged.CELLS: ("cell", "cells"), **{p.name: p.counted for p in PRODUCTS}}
 
 
 def reference(issue: KnownIssue) -> d.Phrase:
@@ -49,4 +34,4 @@ def verdict(s: Sighting) -> d.Item:
         "%s %s: " % (" and ".join(s.releases), s.issue.summary), reference(s.issue),
         ". Labelled, and still counted as failures: %s." % counted,
     )  # fmt: skip
-    return d.Item(said, label(s.issue)[0].upper() + label(s.issue)[1:])
+    return d.Item(said, s.issue.kind)

@@ -32,7 +32,6 @@ FLAKY = "flaky"
 WARNINGS = "warnings"
 INSTALL_ERRORS = "install-errors"
 DOCUMENTED = "documented-to-work"  # the claims page's section on the cells of cases documented to work
-BACK = d.link("← back to the matrix", d.page("index"))
 Row = Dict[str, Any]
 
 
@@ -60,7 +59,7 @@ def build(f: Findings) -> List[d.Page]:
 
 
 def _page(name: str, title: str, blocks: Sequence[d.Block]) -> d.Page:
-    return d.Page(name, title, tuple(blocks), up=BACK)
+    return d.Page(name, title, tuple(blocks), up=say.BACK)
 
 
 def images(f: Findings, key: str) -> List[d.Image]:

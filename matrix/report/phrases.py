@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Iterable, Optional, Sequence, Tuple
+from typing import Any, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
 
 from matrix.report import document as d
 from matrix.report import markdown as md
+
+# Every page but the front page leads back to it.
+BACK = d.link("← back to the matrix", d.page("index"))
 
 
 def plain(value: Any) -> str:
@@ -20,6 +25,13 @@ def plain(value: Any) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     return str(value)
+
+
+def listed(value: Any) -> List[str]:
+    """A list field of a record (tags, missing capabilities) as text; anything else is empty."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [str(v) for v in value]
+    return []
 
 
 def clip(value: Any, limit: Optional[int]) -> str:

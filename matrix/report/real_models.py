@@ -72,13 +72,12 @@ def not_installed(f: Findings, cells: pd.DataFrame) -> Set[Tuple[str, str]]:
     sets = {(case, w): s for case, w, s in zip(cells["case"], cells["with_set"], cells["dependency_set"])}
     envs = cells[["_env", "release", "variant", "python", "with_set"]].drop_duplicates("_env")
     held = set(zip(cells["case"], cells["_env"]))
-    found = set()
-    for case in set(cells["case"]):
-        for env, release, variant, python, requested in envs.itertuples(index=False, name=None):
-            needed = sets.get((case, requested))
-            if (case, env) not in held and needed and (release, variant, python, needed) in failed:
-                found.add((str(case), str(env)))
-    return found
+    return {
+        (str(case), str(env))
+        for case in set(cells["case"])
+        for env, release, variant, python, requested in envs.itertuples(index=False, name=None)
+        if (case, env) not in held and (release, variant, python, sets.get((case, requested))) in failed
+    }
 
 
 def _cell(rows: List[dict], modes: List[str], not_installed: bool = False) -> d.Phrase:
@@ -96,8 +95,7 @@ def _cell(rows: List[dict], modes: List[str], not_installed: bool = False) -> d.
 
 def share(cells: pd.DataFrame, modes: List[str], not_installed: int = 0) -> str:
     """``12/17 · 14/17``: per mode, the models that pass of those recorded here; then those that did not install."""
-    parts = []
-    for mode in modes:
-        mine = cells[cells["mode"] == mode]
-        parts.append("%d/%d" % (int((mine["status"] == "pass").sum()), len(mine)) if len(mine) else NO_RECORD)
-    return " · ".join(parts) + (" (%d: %s)" % (not_installed, NoCell.ENV_ERROR) if not_installed else "")
+    passes = (cells["status"] == "pass").groupby(cells["mode"])
+    said = {mode: "%d/%d" % (passed.sum(), len(passed)) for mode, passed in passes}
+    missing = " (%d: %s)" % (not_installed, NoCell.ENV_ERROR) if not_installed else ""
+    return " · ".join(said.get(mode, NO_RECORD) for mode in modes) + missing

@@ -8,7 +8,7 @@ nothing here.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 from matrix.contract.schema import MODES
 from matrix.contract.stages import Stage
@@ -23,6 +23,19 @@ def case_sections(rows: Sequence[Mapping[str, Any]]) -> List[d.Section]:
     return [_grid(stage, rows) for stage in stage_outcomes.ran(rows)]
 
 
+T = TypeVar("T")
+
+
+def by_environment(
+    cells: Mapping[Tuple[str, str], T], empty: T
+) -> Tuple[Tuple[str, ...], List[Tuple[str, Tuple[T, ...]]]]:
+    """A case's ``cells`` keyed by (environment, mode) laid out as a table: the modes (in MODES order), then per
+    environment (in the order first seen) what it has in each mode, ``empty`` where nothing."""
+    modes = tuple(m for m in MODES if any(mode == m for _, mode in cells))
+    environments = dict.fromkeys(env for env, _ in cells)
+    return modes, [(env, tuple(cells.get((env, m), empty) for m in modes)) for env in environments]
+
+
 def _grid(stage: Stage, rows: Sequence[Mapping[str, Any]]) -> d.Section:
     declared = stage_outcomes.shown(stage)
     squares: Dict[Tuple[str, str], d.Square] = {}
@@ -33,13 +46,8 @@ def _grid(stage: Stage, rows: Sequence[Mapping[str, Any]]) -> d.Section:
             square = d.Square(stage_outcomes.drawn(stage, found), tip=stage_outcomes.tip(row, stage))
             squares[(str(row["environment"]), str(row["mode"]))] = square
             seen.append(found)
-    environments = list(dict.fromkeys(env for env, _ in squares))
-    modes = tuple(m for m in MODES if any(mode == m for _, mode in squares))
-    grid = d.Grid(
-        "environment ↓ mode →",
-        modes,
-        tuple((d.phrase(env), tuple(squares.get((env, m), d.Square(None)) for m in modes)) for env in environments),
-    )
+    modes, by_env = by_environment(squares, d.Square(None))
+    grid = d.Grid("environment ↓ mode →", modes, tuple((d.phrase(env), found) for env, found in by_env))
     said = d.phrase(
         "What the ", d.Code(stage.name), " stage gave in each environment and mode (run with ",
         d.Code("--stages …,%s" % stage.name), "). A square's tooltip says what its outcome means and, where it"

@@ -75,9 +75,6 @@ def link(step: Step, anchor: str = "") -> d.Link:
     return d.link(title(step), d.page(name(step), anchor))
 
 
-BACK = d.link("← back to the matrix", d.page("index"))
-
-
 def build(step: Step, shelf: Optional[diff_files.Shelf] = None) -> d.Page:
     """The page of one release transition; ``shelf`` keeps the graph diff files it links, for the build to write."""
     several = len({(b.get("variant"), a.get("variant")) for b, a in step.pairs}) > 1
@@ -86,7 +83,7 @@ def build(step: Step, shelf: Optional[diff_files.Shelf] = None) -> d.Page:
     blocks += [_status_moves(step, kind, several) for kind in ("regression", "wrong-result", "fix")]
     blocks += [_stage_moves(step, several), _graph_changes(step, several, shelf)]
     blocks += [_op_drift(step, several), _timings(step, several)]
-    return d.Page(name(step), title(step), tuple(blocks), up=BACK)
+    return d.Page(name(step), title(step), tuple(blocks), up=say.BACK)
 
 
 def _overview(step: Step) -> List[d.Block]:

@@ -7,7 +7,7 @@ tally and of an answer are plain text shared by the Markdown page, the site and 
 from __future__ import annotations
 
 import functools
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from matrix.records import upgrade
 from matrix.records.upgrade import CaseAnswer, ModeAnswer, Tally, Upgrade
@@ -55,23 +55,19 @@ def tallies_words(
     """Each question's tallies, one line per question (its modes joined); a question nothing tried says so.
     ``asked``: the questions the records could answer (a product no record made or used is not asked)."""
     chosen = found.tallies(cases)
-    lines = []
-    for question in asked:
-        mine = [t for t in chosen if t.question == question]
-        if mine:
-            lines.append("; ".join(tally_words(t) for t in mine))
-        else:
-            lines.append("%s: not run for this pair" % HEADERS[question])
-    return lines
+    said = {question: "; ".join(tally_words(t) for t in chosen if t.question == question) for question in asked}
+    return [said[question] or "%s: not run for this pair" % HEADERS[question] for question in asked]
 
 
 def export_words(m: ModeAnswer) -> str:
     """``fail → pass``: the cell's status on the older and the newer build (``–`` where it did not run), each
     failing stage named beside its pass: ``pass, decomposition error → pass, decomposition error``."""
-    return "%s → %s" % (_cell_words(m.before), _cell_words(m.after))
+    return "%s → %s" % (found_words(m.before), found_words(m.after))
 
 
-def _cell_words(cell: Optional[upgrade.Found]) -> str:
+def found_words(cell: Optional[upgrade.Found]) -> str:
+    """A record's outcome: its status, a passing cell's failed stages after it (a product's record holds no stages),
+    ``–`` for no record."""
     if cell is None:
         return NOT_TRIED
     failed = [
@@ -101,32 +97,26 @@ def note_words(m: ModeAnswer) -> str:
         part = "%s %s" % (HEADERS.get(o.thing, o.thing), CHANGES[o.change] % {"since": o.since})
         if o.error:
             part += ": " + o.error[:SHOWN_ERROR]
-        if o.issue is not None:
-            part += " (%s)" % o.issue.words
-        said.append(part)
+        said.append(part + _issue_words(o))
     said += ["%s %s → %s" % v for v in m.versions]
     return "; ".join(said)
 
 
-def found_words(found: Optional[upgrade.Found]) -> str:
-    return found.status if found is not None else NOT_TRIED
+def _issue_words(o: upgrade.Outcome) -> str:
+    """`` (known upstream issue …)`` where a known issue matches the failure on B."""
+    return " (%s)" % o.issue.words if o.issue is not None else ""
 
 
 def breaks_words(c: CaseAnswer) -> str:
     """What the upgrade breaks, in words: ``strict: saved program; non-strict: AOTInductor package``."""
-    by_mode: Dict[str, List[str]] = {}
-    for mode, question in c.breaks:
-        by_mode.setdefault(mode, []).append(HEADERS.get(question, question))
-    return "; ".join("%s: %s" % (mode, ", ".join(qs)) for mode, qs in by_mode.items())
+    broken = ((m.mode, [HEADERS.get(thing, thing) for thing in m.broken()]) for m in c.modes)
+    return "; ".join("%s: %s" % (mode, ", ".join(things)) for mode, things in broken if things)
 
 
 def first_error(c: CaseAnswer) -> str:
     """The first error behind what breaks, with the known issue it matches, for the reader who wants the why."""
-    for m in c.modes:
-        for o in m.outcomes:
-            if o.change == "broken" and o.error:
-                return o.error + (" (%s)" % o.issue.words if o.issue is not None else "")
-    return ""
+    broken = (o for m in c.modes for o in m.outcomes if o.change == "broken" and o.error)
+    return next((o.error + _issue_words(o) for o in broken), "")
 
 
 # The columns of the table of a case's rows, one per mode: each a header and the phrase a row says under it. A new
@@ -156,10 +146,9 @@ def _tallies(found: Upgrade, cases: Optional[Sequence[CaseAnswer]] = None) -> d.
 def build(found: Optional[Upgrade], chooser: bool = False) -> d.Page:
     """The page for one pair: the tallies, the real-model pack case by case, then every other case it breaks;
     ``chooser``: the site's widget that answers any other pair (``pair-chooser``) opens it."""
-    up = d.link("← back to the matrix", d.page("index"))
     if found is None:
         said = d.Paragraph(d.phrase("Fewer than two builds: no upgrade to answer."))
-        return d.Page(NAME, "Upgrading", (said,), up=up)
+        return d.Page(NAME, "Upgrading", (said,), up=say.BACK)
     lead = d.phrase(
         "From ", d.Strong(d.phrase(found.before)), " to ", d.Strong(d.phrase(found.after)),
         ", for every case: does it export on the newer build (and did it on the older); ",
@@ -179,7 +168,7 @@ def build(found: Optional[Upgrade], chooser: bool = False) -> d.Page:
     broken = [c for c in found.cases if c.breaks and c not in found.pack]
     table = d.Table(tuple(d.Column(h) for h, _ in BROKEN), tuple(tuple(f(c) for _, f in BROKEN) for c in broken))
     blocks.append(d.Section("other-breaks", "Other cases the upgrade breaks", (table,)))
-    return d.Page(NAME, "Upgrading", tuple(blocks), up=up)
+    return d.Page(NAME, "Upgrading", tuple(blocks), up=say.BACK)
 
 
 def apart_words(found: Upgrade, apart: Sequence[upgrade.Disagreement]) -> str:

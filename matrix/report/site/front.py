@@ -18,11 +18,11 @@ from matrix.records import failures, stage_outcomes
 from matrix.records.columns import FAILING
 from matrix.report import index
 from matrix.report.findings import Findings
-from matrix.report.phrases import clip
+from matrix.report.phrases import clip, listed
 from matrix.report.real_models import PREFIX as REAL_MODELS
 from matrix.report.site import changes, grid_marks
 from matrix.report.site.downloads import CSV, TABLES
-from matrix.report.site.markup import filter_link, listed, present, script_json, selects, text
+from matrix.report.site.markup import filter_link, present, script_json, selects, text
 from matrix.report.writers import glyph
 
 ANY_FAILURE = "failing"  # the grid's status filter for every failing status

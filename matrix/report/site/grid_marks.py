@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import pandas as pd
 
-from matrix.contract import dependencies
+from matrix.records.packages import requirements
 from matrix.report.case_page import with_set
 
 STAGE_FAILURE = "stage-failure"  # the filter value for cells whose program failed a later stage
@@ -26,12 +26,7 @@ ENV = ("release", "variant", "python", "with_set")
 
 def packages(row: Mapping[str, Any]) -> List[str]:
     """The requirements a cell ran with beside torch: its case's dependency set and its ``--with`` set."""
-    found: List[str] = []
-    for key in ("dependency_set", "with_set"):
-        value = row.get(key)
-        if isinstance(value, str) and value:
-            found += [r for r in dependencies.key_requirements(value) if r not in found]
-    return found
+    return list(dict.fromkeys(r for key in ("dependency_set", "with_set") for r in requirements(row.get(key))))
 
 
 def moves_by_cell(
@@ -63,8 +58,4 @@ def moves_by_cell(
 
 def status_choices(any_failure: str) -> Sequence[Tuple[str, str]]:
     """The status filter's choices beyond the statuses themselves: any failure, a later stage, the moves."""
-    return [
-        (any_failure, "any failure"),
-        (STAGE_FAILURE, "a later stage fails"),
-        *MOVE_FILTERS,
-    ]
+    return [(any_failure, "any failure"), (STAGE_FAILURE, "a later stage fails"), *MOVE_FILTERS]

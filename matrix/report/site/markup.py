@@ -9,34 +9,23 @@ from __future__ import annotations
 
 import html
 import json
-import math
-from typing import Any, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Iterable, Optional, Sequence, Tuple
 from urllib.parse import quote
-
-import numpy as np
 
 from matrix.contract.schema import LoadStatus, Status
 from matrix.report import markdown as md
+from matrix.report.phrases import plain
 
 
 def text(value: Any) -> str:
     """Record text for inside an HTML element or attribute: entities, no control characters; None and NaN empty."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    return html.escape(md.plain(str(value)), quote=True)
+    return html.escape(md.plain(plain(value)), quote=True)
 
 
 def script_json(data: Any) -> str:
     """``data`` as JSON that can sit inside a ``<script>`` element: no ``<``, ``>`` or ``&`` is left to close it."""
     encoded = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
     return encoded.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def listed(value: Any) -> List[str]:
-    """A list field of a record (tags, missing capabilities) as text; anything else is empty."""
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return [str(v) for v in value]
-    return []
 
 
 def present(value: Any) -> Optional[str]:
@@ -76,10 +65,7 @@ def page(title: str, body: str, up: str) -> str:
     """A whole page: ``up`` is the path from the page's folder to the site's folder (``""`` or ``"../"``)."""
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        "<title>%s</title>\n"
-        % text(title)
-        + '<link rel="stylesheet" href="%ssite.css">\n<style>%s</style>\n</head>\n<body>\n' % (up, status_style())
-        + body
-        + "\n</body>\n</html>\n"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>%s</title>\n'
+        '<link rel="stylesheet" href="%ssite.css">\n<style>%s</style>\n</head>\n<body>\n%s\n</body>\n</html>\n'
+        % (text(title), up, status_style(), body)
     )

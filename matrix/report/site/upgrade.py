@@ -36,6 +36,8 @@ STYLE = (
     "#upgrade-form label{margin-right:1rem}"
 )
 VERDICTS = upgrade.CASE_ORDER  # a case's verdict, by its index here
+# What a row holds per mode after the verdict: each product's question and the table its status's code is read from.
+USES = (("saved", "load"), ("package", "load"), ("compile", "compile"))
 
 
 def _codes() -> Tuple[Dict[Tuple[str, str], str], Dict[str, List[str]]]:
@@ -55,9 +57,7 @@ CHARS, DRAWN = _codes()
 
 
 def _code(table: str, found: Optional[Found]) -> str:
-    if found is None:
-        return NONE
-    return CHARS.get((table, found.status), NONE)
+    return CHARS.get((table, found.status), NONE) if found is not None else NONE
 
 
 def offered(upgrades: Upgrades) -> List[Tuple[str, str]]:
@@ -79,11 +79,10 @@ def data(upgrades: Upgrades, pages: Mapping[str, str]) -> Dict[str, Any]:
     breaks, of all and of the pack.
     """
     cases = list(upgrades.case_names)
-    export = {}
-    for release in upgrades.releases:
-        export[release] = "".join(
-            _code("cell", upgrades.cells.get((release, case, mode))) for case in cases for mode in MODES
-        )
+    export = {
+        release: "".join(_code("cell", upgrades.cells.get((release, case, mode))) for case in cases for mode in MODES)
+        for release in upgrades.releases
+    }
     pairs = {}
     for before, after in offered(upgrades):
         found = upgrades.answer(before, after)
@@ -91,15 +90,8 @@ def data(upgrades: Upgrades, pages: Mapping[str, str]) -> Dict[str, Any]:
         for answer in found.cases:
             by_mode = {m.mode: m for m in answer.modes}
             row = _ALPHABET[VERDICTS.index(answer.verdict)]
-            for mode in MODES:
-                m = by_mode.get(mode)
-                row += "".join(
-                    (
-                        _code("load", m.saved if m else None),
-                        _code("load", m.package if m else None),
-                        _code("compile", m.compiled if m else None),
-                    )
-                )
+            for m in (by_mode.get(mode) for mode in MODES):
+                row += "".join(_code(table, m.found(question) if m else None) for question, table in USES)
             rows.append(row)
         pairs["%s..%s" % (before, after)] = {
             "rows": "".join(rows),
@@ -131,13 +123,12 @@ def widget(upgrades: Upgrades) -> Dict[str, str]:
     pages = {case: "cases/%s.html" % md.page_file(case) for case in upgrades.case_names}
     options = "".join('<option value="%s">%s</option>' % (text(r), text(r)) for r in upgrades.releases)
     body = [
-        '<form id="upgrade-form" class="filters">'
-        '<label>from A <select id="upgrade-before">%s</select></label> '
-        % options
-        + '<label>to B <select id="upgrade-after">%s</select></label> ' % options
-        + '<label>cases <select id="upgrade-scope"><option value="pack">the real-model pack</option>'
+        '<form id="upgrade-form" class="filters"><label>from A <select id="upgrade-before">%s</select></label> '
+        '<label>to B <select id="upgrade-after">%s</select></label> '
+        '<label>cases <select id="upgrade-scope"><option value="pack">the real-model pack</option>'
         '<option value="all">every case</option></select></label> '
-        '<label>named <input id="upgrade-case" type="search" placeholder="hf_llama tv_resnet18"></label></form>',
+        '<label>named <input id="upgrade-case" type="search" placeholder="hf_llama tv_resnet18"></label></form>'
+        % (options, options),
         '<div id="upgrade-answer" aria-live="polite"></div>',
         "<style>%s</style>" % STYLE,
         '<script id="upgrade-data" type="application/json">%s</script>' % script_json(data(upgrades, pages)),
