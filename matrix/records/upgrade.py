@@ -463,12 +463,14 @@ class Disagreement:
     """A cell that one of the front page's two verdicts on B names and the other does not, and why.
 
     ``said_by``: ``upgrade`` (upgrading A → B breaks it, yet it did not regress in B) or ``regressed`` (it
-    regressed in B, yet the upgrade from A does not break it)."""
+    regressed in B, yet the upgrade from A does not break it). ``why`` is the reason, alike for every cell it
+    holds for, so that a reader meets it once; ``what``, this cell's part of it (what broke, or what failed)."""
 
     case: str
     mode: str
     said_by: str
     why: str
+    what: str = ""
 
 
 def agreement(found: Upgrade, regressed: Iterable[Tuple[str, str]], previous: str) -> Tuple[Disagreement, ...]:
@@ -487,22 +489,22 @@ def agreement(found: Upgrade, regressed: Iterable[Tuple[str, str]], previous: st
         if (case, mode) in wanted:
             continue
         if cells and previous != found.before:
-            why = "broke in a release after %s, up to %s (%s)" % (found.before, previous, ", ".join(cells))
+            why = "broke in a release after %s, up to %s" % (found.before, previous)
         elif cells:
-            why = "not among %s's open regressions (%s)" % (found.after, ", ".join(cells))
+            why = "not among %s's open regressions" % found.after
         elif broken:
-            why = "a product made on %s (%s): the regressions judge the cells alone" % (found.before, ", ".join(broken))
+            why = "what broke is a product made on %s, which the regressions do not judge" % found.before
         else:
             continue
-        said.append(Disagreement(case, mode, "upgrade", why))
+        said.append(Disagreement(case, mode, "upgrade", why, ", ".join(cells or broken)))
     for case, mode in sorted(wanted):
         mine = modes.get((case, mode))
         if mine is not None and mine.broken():
             continue
         failing = [o for o in (mine.outcomes if mine else ()) if o.change == "still fails"]
         if not failing:
-            why = "not tried on %s" % found.before
+            said.append(Disagreement(case, mode, "regressed", "not tried on %s" % found.before))
         else:
-            why = "failing on %s already (%s, since %s)" % (found.before, failing[0].thing, failing[0].since)
-        said.append(Disagreement(case, mode, "regressed", why))
+            what = "%s, since %s" % (failing[0].thing, failing[0].since)
+            said.append(Disagreement(case, mode, "regressed", "failing on %s already" % found.before, what))
     return tuple(said)

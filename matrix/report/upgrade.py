@@ -7,7 +7,7 @@ tally and of an answer are plain text shared by the Markdown page, the site and 
 from __future__ import annotations
 
 import functools
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from matrix.records import upgrade
 from matrix.records.upgrade import CaseAnswer, ModeAnswer, Tally, Upgrade
@@ -172,12 +172,16 @@ def build(found: Optional[Upgrade], chooser: bool = False) -> d.Page:
 
 
 def apart_words(found: Upgrade, apart: Sequence[upgrade.Disagreement]) -> str:
-    """Why the upgrade's breaks and the regressions in B name different cells, the first few (plain text)."""
-    if not apart:
-        return ""
-    said = ["%s %s: %s" % (d.case, d.mode, d.why) for d in apart[:SHOWN_APART]]
-    more = " and %d more" % (len(apart) - SHOWN_APART) if len(apart) > SHOWN_APART else ""
-    return ". Not the cells that regressed in %s: %s%s" % (found.after, "; ".join(said), more)
+    """Why the upgrade's breaks and the regressions in B name different cells, each reason once with the first few
+    cells it holds for (plain text)."""
+    reasons: Dict[str, List[str]] = {}
+    for x in apart:
+        reasons.setdefault(x.why, []).append("%s %s%s" % (x.case, x.mode, " (%s)" % x.what if x.what else ""))
+    said = []
+    for why, cells in reasons.items():
+        more = " and %d more" % (len(cells) - SHOWN_APART) if len(cells) > SHOWN_APART else ""
+        said.append("%s: %s%s" % (why, ", ".join(cells[:SHOWN_APART]), more))
+    return ". Not among the cells that regressed in %s: %s" % (found.after, "; ".join(said)) if said else ""
 
 
 def newest(upgrades: upgrade.Upgrades) -> Optional[Upgrade]:

@@ -328,15 +328,24 @@ def test_the_front_pages_two_verdicts_name_the_same_cells_or_say_why_not() -> No
     regressed = [("both", "strict"), ("old", "strict")]
     newest = upgrade.agreement(upgrades.answer("2.14.1", "2.15.0"), regressed, "2.14.1")
     assert [(d.case, d.said_by) for d in newest] == [("saved", "upgrade")]
-    assert "a product made on 2.14.1 (saved)" in newest[0].why
+    assert "a product made on 2.14.1" in newest[0].why and newest[0].what == "saved"
     older = upgrade.agreement(upgrades.answer("2.5.1", "2.15.0"), regressed, "2.14.1")
-    assert [(d.case, d.said_by, d.why) for d in older] == [
-        ("both", "regressed", "not tried on 2.5.1"),  # no cell of it on 2.5.1
-        ("old", "regressed", "failing on 2.5.1 already (export, since 2.5.1)"),
+    assert [(d.case, d.said_by, d.why, d.what) for d in older] == [
+        ("both", "regressed", "not tried on 2.5.1", ""),  # no cell of it on 2.5.1
+        ("old", "regressed", "failing on 2.5.1 already", "export, since 2.5.1"),
     ]
-    # The front page's upgrade line (one document, both forms) says why, from these words.
+    # The front page's upgrade line (one document, both forms) says each reason once, then the cells it holds for.
     said = page.apart_words(upgrades.answer("2.14.1", "2.15.0"), newest)
-    assert said.startswith(". Not the cells that regressed in 2.15.0: saved strict: a product made on 2.14.1")
+    assert said == (
+        ". Not among the cells that regressed in 2.15.0: what broke is a product made on 2.14.1, which the"
+        " regressions do not judge: saved strict (saved)"
+    )
+    many = [upgrade.Disagreement("c%d" % i, "strict", "upgrade", "why", "saved") for i in range(5)]
+    many.append(upgrade.Disagreement("o", "strict", "regressed", "other", ""))
+    assert page.apart_words(upgrades.answer("2.14.1", "2.15.0"), many) == (
+        ". Not among the cells that regressed in 2.15.0: why: c0 strict (saved), c1 strict (saved), c2 strict"
+        " (saved) and 2 more; other: o strict"
+    )
     assert page.apart_words(upgrades.answer("2.14.1", "2.15.0"), ()) == ""
 
 
