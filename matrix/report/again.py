@@ -41,12 +41,6 @@ def selection_word(build: Build) -> str:
     return version if "+" in version else "%s+%s" % (release, variant)
 
 
-def _builds_by_device(f: Findings) -> Dict[str, List[str]]:
-    """Each device the report's cells ran on (the main device first), with the selection words of its builds."""
-    frames = [frame for frame in (f.cells, f.model.elsewhere) if not frame.empty]
-    return _by_device(b for frame in frames for b in zip(devices.of(frame), frame["release"], frame["variant"]))
-
-
 def _by_device(builds: Iterable[Tuple[str, str, str]]) -> Dict[str, List[str]]:
     """Each device of ``builds`` (device, torch version, variant) in their order, with its builds' selection words."""
     found: Dict[str, List[str]] = {}
@@ -71,52 +65,38 @@ def commands(f: Findings) -> List[Tuple[str, str]]:
     found = []
     if f.stamp is not None and f.stamp.commit:
         found.append(("Check out the code that built this report", "git checkout %s" % f.stamp.commit))
-    by_device = _builds_by_device(f) or {devices.DEFAULT: [selection_word(b) for b in f.scope.builds]}
+    # Each device the report's cells ran on (the main device first), with the selection words of its builds.
+    frames = [frame for frame in (f.cells, f.model.elsewhere) if not frame.empty]
+    ran = _by_device(b for frame in frames for b in zip(devices.of(frame), frame["release"], frame["variant"]))
+    by_device = ran or {devices.DEFAULT: [selection_word(b) for b in f.scope.builds]}
     sessions = "run load" if not f.loads.empty else "run"
     apart = _apart(f)
     joined = {name for source, _ in apart for name in source.shows}
     opt_in = [s.name for s in stage_outcomes.ran_in(f.cells) if s.name not in stages.DEFAULT and s.name not in joined]
-    modes = _modes(f.cells)
+    modes = tuple(sorted(set(f.cells["mode"].astype(str)))) if "mode" in f.cells.columns else ()
     options = _mode_option(modes) + _stages_option(opt_in)
     with_sets = sorted({str(w) for w in f.cells.get("with_set", pd.Series(dtype=object)).dropna() if str(w)})
+    also = " with the stages %s too" % ", ".join(opt_in) if opt_in else ""
+    also += ", then load every saved program on each build" if sessions == "run load" else ""
     for device, builds in by_device.items():
         where, command = DEVICE_WORDS.get(device, "on " + device), _nox(builds, sessions, device, options)
-        found.append(
-            (
-                "Install each build of this report and run every case in %s %s" % (_modes_words(modes), where)
-                + (" with the stages %s too" % ", ".join(opt_in) if opt_in else "")
-                + (", then load every saved program on each build" if sessions == "run load" else ""),
-                command,
-            )
-        )
+        said = "Install each build of this report and run every case in %s %s%s" % (_modes_words(modes), where, also)
+        found.append((said, command))
         for named in with_sets:
-            found.append(
-                ("The cells run with the --with set %s, %s" % (named, where), 'EXPORT_MATRIX_WITH="%s" %s' % (
-                    named, command))
-            )  # fmt: skip
+            said = "The cells run with the --with set %s, %s" % (named, where)
+            found.append((said, 'EXPORT_MATRIX_WITH="%s" %s' % (named, command)))
     shows_aoti = any(not u.empty for u in f.model.uses[1:])  # a product after the saved programs
     folders = [AOTI_RECORDS] if shows_aoti else []
     if shows_aoti:
-        found.append(
-            ("Run the AOTInductor selection (its cases, releases and compiles of older programs), into %s"
-             % AOTI_RECORDS, "EXPORT_MATRIX_TORCH=aoti nox -s run load -- --out %s" % AOTI_RECORDS)
-        )  # fmt: skip
+        said = "Run the AOTInductor selection (its cases, releases and compiles of older programs), into %s"
+        found.append((said % AOTI_RECORDS, "EXPORT_MATRIX_TORCH=aoti nox -s run load -- --out %s" % AOTI_RECORDS))
     for source, folder in apart:
         found += _run_apart(f, source, folder)
         folders.append(folder)
-    found.append(
-        (
-            "Build the report (Markdown, tables, charts, the site) from the records",
-            "export-matrix report results/latest --out reports/local"
-            + "".join(" --stages-from %s" % folder for folder in folders),
-        )
-    )
+    joins = "".join(" --stages-from %s" % folder for folder in folders)
+    said = "Build the report (Markdown, tables, charts, the site) from the records"
+    found.append((said, "export-matrix report results/latest --out reports/local" + joins))
     return found
-
-
-def _modes(cells: pd.DataFrame) -> Tuple[str, ...]:
-    """The modes the report's cells ran in, sorted."""
-    return tuple(sorted(set(cells["mode"].astype(str)))) if "mode" in cells.columns else ()
 
 
 def _mode_option(modes: Sequence[str]) -> str:
