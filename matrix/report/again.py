@@ -12,7 +12,7 @@ made again apart, with its builds, cases and modes, into a folder that the repor
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING, Dict, Iterable, List, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import pandas as pd
 
@@ -131,9 +131,8 @@ def _apart(f: Findings) -> List[Tuple[Source, str]]:
 def _run_apart(f: Findings, source: Source, folder: str) -> List[Tuple[str, str]]:
     """The commands that run a joined run again as it ran: its builds on each of its devices, its cases (all of
     the report's, or those it named), its modes, with its stages, into ``folder``."""
-    report_cases = set(f.cells["case"].astype(str)) if "case" in f.cells.columns else set()
-    words = selected(source.cases, report_cases)
-    select = "" if report_cases <= set(source.cases) else " --select %s" % " ".join(map(shlex.quote, words))
+    words = selected(f, source)
+    select = "" if words is None else " --select %s" % " ".join(map(shlex.quote, words))
     named = "the stage%s %s" % ("s" if len(source.shows) > 1 else "", ", ".join(source.shows))
     found = []
     for device, builds in _by_device(source.builds).items():
@@ -147,10 +146,13 @@ def _run_apart(f: Findings, source: Source, folder: str) -> List[Tuple[str, str]
     return found
 
 
-def selected(cases: Sequence[str], everything: Set[str]) -> List[str]:
-    """``--select``'s words for ``cases``: a folder of which they hold every case of the report as ``folder/*``,
-    any other case by its name."""
-    chosen, words, whole = set(cases), [], set()
+def selected(f: Findings, source: Source) -> Optional[List[str]]:
+    """``--select``'s words for the cases a joined run ran: a folder of which they hold every case of the report as
+    ``folder/*``, any other case by its name; None where they are every case of the report."""
+    everything = set(f.cells["case"].astype(str)) if "case" in f.cells.columns else set()
+    chosen, words, whole = set(source.cases), [], set()
+    if everything <= chosen:
+        return None
     for case in sorted(chosen):
         folder = case.rpartition("/")[0]
         if folder in whole:

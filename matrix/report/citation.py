@@ -142,13 +142,8 @@ def line(stamp: Optional[Stamp], envs: pd.DataFrame) -> str:
     """The header's line: the build's stamp, then the machine, the GPU and the devices the cells ran on."""
     when = dates(envs) or "on dates not recorded"
     made = stamp.words()[0].upper() + stamp.words()[1:] + "; " if stamp is not None else ""
-    return "%scells run %s on %s; GPU: %s; device per build: %s." % (
-        made,
-        when,
-        cpu(envs),
-        gpu(envs),
-        devices_words(envs) or NOT_RECORDED,
-    )
+    where = (cpu(envs), gpu(envs), devices_words(envs) or NOT_RECORDED)
+    return "%scells run %s on %s; GPU: %s; device per build: %s." % (made, when, *where)
 
 
 def runs(f: Findings) -> List[Tuple[str, str, str, str]]:
@@ -177,8 +172,8 @@ def _scope(f: Findings, source: Source) -> str:
     say nothing of the others (a run kept where it did not record them: nothing)."""
     if not source.cases:
         return ""
-    everything = set(f.cells["case"].astype(str)) if "case" in f.cells.columns else set()
-    cases = "every case" if everything <= set(source.cases) else ", ".join(again.selected(source.cases, everything))
+    words = again.selected(f, source)
+    cases = "every case" if words is None else ", ".join(words)
     return " of %s (%s)" % (cases, ", ".join(source.modes) or "modes not recorded")
 
 
