@@ -71,14 +71,10 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
     newest, passed, total = f.model.newest_pass_rate
     first = [candidate_page.line(v) for v in f.candidates]
     if newest:
-        first.append(
-            d.Item(
-                d.phrase("%s of the cells that ran torch.export pass (%d of %d, every mode; " % (
-                    md.percent(passed / total if total else None), passed, total),
-                    d.link("per build", d.here("summary")), ")."),
-                "Newest release, %s" % newest,
-            )
-        )  # fmt: skip
+        rate = md.percent(passed / total if total else None)
+        said = d.phrase("%s of the cells that ran torch.export pass (%d of %d, every mode; " % (rate, passed, total),
+                        d.link("per build", d.here("summary")), ").")  # fmt: skip
+        first.append(d.Item(said, "Newest release, %s" % newest))
     more = [builds_page.incomplete_line(f.incomplete)]
     more += report_artifacts.verdict(f.model.promises)
     more += [_upgrade(f), devices_page.line(f.model.devices)]
@@ -90,15 +86,11 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
         f.steps, f.verdicts.regressions.newest if f.verdicts is not None else (),
         [*pages.images(f, "transitions"), *pages.images(f, "export-time")],
     )  # fmt: skip
+    words = d.phrase("What the words mean (cell, build, release, regression, op drift, epoch, …): ",
+                     d.link("glossary", d.page(glossary.NAME)), ".")  # fmt: skip
     blocks: List[Any] = [
         d.Widget(BADGE),
-        d.Paragraph(
-            d.phrase(
-                "What the words mean (cell, build, release, regression, op drift, epoch, …): ",
-                d.link("glossary", d.page(glossary.NAME)),
-                ".",
-            )
-        ),  # fmt: skip
+        d.Paragraph(words),
         d.Paragraph(d.phrase(citation.line(f.stamp, f.environments))),
         verdicts,
         d.Widget(FAILING),
@@ -115,10 +107,9 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
         _saved_programs(f),
         _tables(tables_offered),
         _more(f),
+        report_baseline.section(f.baseline, f.baseline_name, f.model.figures_since) if f.baseline is not None else None,
+        d.Widget(SCRIPTS),
     ]
-    if f.baseline is not None:
-        blocks.append(report_baseline.section(f.baseline, f.baseline_name, f.model.figures_since))
-    blocks.append(d.Widget(SCRIPTS))
     lead = d.phrase("%s; %s." % (md.cells_counted(f.scope), md.releases_and_builds(f.scope)))
     shown = (dataclasses.replace(b, collapsed=True) if isinstance(b, d.Section) and b.id in COLLAPSED else b
              for b in blocks if b is not None)  # fmt: skip
@@ -260,8 +251,7 @@ def _signatures(f: Findings) -> d.Section:
         " the %d most common of %d (" % (min(TOP_SIGNATURES, len(f.signatures)), len(f.signatures)),
         d.link("all of them", d.page(pages.FAILURES)), ").",
     )  # fmt: skip
-    table = pages.signature_table(f, TOP_SIGNATURES)
-    return d.Section("top-failure-signatures", title, (d.Paragraph(intro), table))
+    return d.Section("top-failure-signatures", title, (d.Paragraph(intro), pages.signature_table(f, TOP_SIGNATURES)))
 
 
 def _not_run(f: Findings) -> str:
@@ -299,9 +289,8 @@ def _saved_programs(f: Findings) -> Optional[d.Section]:
     blocks: List[d.Block] = list(report_verdicts.epochs_section(f.verdicts))
     blocks += _load_regressions(f.artifacts)
     blocks += [d.Image(d.file(chart.path), chart.title) for chart in f.artifacts.charts]
-    saved = d.page(report_artifacts.NAME)
     blocks.append(d.Paragraph(d.phrase("Every saved × loaded pair, per case and mode, with its error: ",
-                                       d.link("saved programs", saved), ".")))  # fmt: skip
+                                       d.link("saved programs", d.page(report_artifacts.NAME)), ".")))  # fmt: skip
     return d.Section("saved-programs-across-releases", "Saved programs across releases", tuple(blocks))
 
 
@@ -311,7 +300,6 @@ def _load_regressions(saved: report_artifacts.Written) -> List[d.Block]:
     if not rows:
         said = "No load regression: no loading release does worse with any saved program than the release before it."
         return [d.Paragraph(d.phrase(said))]
-    page_of = d.page(report_artifacts.NAME)
     head = d.phrase(
         d.Strong(d.phrase(d.plural(saved.regressions, "load regression"))),
         ", affecting %s: a loading release that does worse with the programs saved on one release than the loading"
@@ -327,7 +315,7 @@ def _load_regressions(saved: report_artifacts.Written) -> List[d.Block]:
     ]  # fmt: skip
     if len(rows) > SHOWN_LOAD_REGRESSIONS:
         items.append(d.Item(d.phrase("… and %d more on the " % (len(rows) - SHOWN_LOAD_REGRESSIONS),
-                                     d.link("saved programs page", page_of), ".")))  # fmt: skip
+                                     d.link("saved programs page", d.page(report_artifacts.NAME)), ".")))  # fmt: skip
     return [d.Paragraph(head), d.Items(tuple(items))]
 
 
