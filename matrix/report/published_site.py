@@ -67,9 +67,7 @@ class _Targets(HTMLParser):
         self.found: List[str] = []
 
     def handle_starttag(self, tag: str, attrs: Any) -> None:
-        for name, value in attrs:
-            if name in ("href", "src") and value:
-                self.found.append(value)
+        self.found += [value for name, value in attrs if name in ("href", "src") and value]
 
 
 def html_targets(html: str) -> List[str]:

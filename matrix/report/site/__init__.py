@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+from pathlib import Path
 from typing import Iterable, List, Set
 
 from matrix.report import files
@@ -57,12 +58,9 @@ def write(out: str, f: Findings, parquet: Iterable[str] = (), csv: bool = False,
     pages, both forms of one document: :mod:`matrix.report.case_page`), which stay.
     """
     listed = files.previous(out)
-    tables = sorted(parquet)
-    written = downloads.write_tables(out, FOLDER, tables) if csv else set()
-    texts = {"badge.svg": badge.render(*f.model.newest_pass_rate)}
-    for name in COPIED:
-        with open(os.path.join(ASSETS, name), encoding="utf-8") as source:
-            texts[name] = source.read()
+    written = downloads.write_tables(out, FOLDER, parquet) if csv else set()
+    texts = {name: Path(ASSETS, name).read_text(encoding="utf-8") for name in COPIED}
+    texts["badge.svg"] = badge.render(*f.model.newest_pass_rate)
     for name, content in texts.items():
         files.write_text(out, posixpath.join(FOLDER, name), content)
     written |= {posixpath.join(FOLDER, name) for name in texts} | set(pages)
