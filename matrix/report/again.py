@@ -12,7 +12,7 @@ made again apart, with its builds, cases and modes, into a folder that the repor
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING, Dict, Iterable, List, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import pandas as pd
 
@@ -41,12 +41,6 @@ def selection_word(build: Build) -> str:
     return version if "+" in version else "%s+%s" % (release, variant)
 
 
-def _builds_by_device(f: Findings) -> Dict[str, List[str]]:
-    """Each device the report's cells ran on (the main device first), with the selection words of its builds."""
-    frames = [frame for frame in (f.cells, f.model.elsewhere) if not frame.empty]
-    return _by_device(b for frame in frames for b in zip(devices.of(frame), frame["release"], frame["variant"]))
-
-
 def _by_device(builds: Iterable[Tuple[str, str, str]]) -> Dict[str, List[str]]:
     """Each device of ``builds`` (device, torch version, variant) in their order, with its builds' selection words."""
     found: Dict[str, List[str]] = {}
@@ -71,52 +65,38 @@ def commands(f: Findings) -> List[Tuple[str, str]]:
     found = []
     if f.stamp is not None and f.stamp.commit:
         found.append(("Check out the code that built this report", "git checkout %s" % f.stamp.commit))
-    by_device = _builds_by_device(f) or {devices.DEFAULT: [selection_word(b) for b in f.scope.builds]}
+    # Each device the report's cells ran on (the main device first), with the selection words of its builds.
+    frames = [frame for frame in (f.cells, f.model.elsewhere) if not frame.empty]
+    ran = _by_device(b for frame in frames for b in zip(devices.of(frame), frame["release"], frame["variant"]))
+    by_device = ran or {devices.DEFAULT: [selection_word(b) for b in f.scope.builds]}
     sessions = "run load" if not f.loads.empty else "run"
     apart = _apart(f)
     joined = {name for source, _ in apart for name in source.shows}
     opt_in = [s.name for s in stage_outcomes.ran_in(f.cells) if s.name not in stages.DEFAULT and s.name not in joined]
-    modes = _modes(f.cells)
+    modes = tuple(sorted(set(f.cells["mode"].astype(str)))) if "mode" in f.cells.columns else ()
     options = _mode_option(modes) + _stages_option(opt_in)
     with_sets = sorted({str(w) for w in f.cells.get("with_set", pd.Series(dtype=object)).dropna() if str(w)})
+    also = " with the stages %s too" % ", ".join(opt_in) if opt_in else ""
+    also += ", then load every saved program on each build" if sessions == "run load" else ""
     for device, builds in by_device.items():
         where, command = DEVICE_WORDS.get(device, "on " + device), _nox(builds, sessions, device, options)
-        found.append(
-            (
-                "Install each build of this report and run every case in %s %s" % (_modes_words(modes), where)
-                + (" with the stages %s too" % ", ".join(opt_in) if opt_in else "")
-                + (", then load every saved program on each build" if sessions == "run load" else ""),
-                command,
-            )
-        )
+        said = "Install each build of this report and run every case in %s %s%s" % (_modes_words(modes), where, also)
+        found.append((said, command))
         for named in with_sets:
-            found.append(
-                ("The cells run with the --with set %s, %s" % (named, where), 'EXPORT_MATRIX_WITH="%s" %s' % (
-                    named, command))
-            )  # fmt: skip
+            said = "The cells run with the --with set %s, %s" % (named, where)
+            found.append((said, 'EXPORT_MATRIX_WITH="%s" %s' % (named, command)))
     shows_aoti = any(not u.empty for u in f.model.uses[1:])  # a product after the saved programs
     folders = [AOTI_RECORDS] if shows_aoti else []
     if shows_aoti:
-        found.append(
-            ("Run the AOTInductor selection (its cases, releases and compiles of older programs), into %s"
-             % AOTI_RECORDS, "EXPORT_MATRIX_TORCH=aoti nox -s run load -- --out %s" % AOTI_RECORDS)
-        )  # fmt: skip
+        said = "Run the AOTInductor selection (its cases, releases and compiles of older programs), into %s"
+        found.append((said % AOTI_RECORDS, "EXPORT_MATRIX_TORCH=aoti nox -s run load -- --out %s" % AOTI_RECORDS))
     for source, folder in apart:
         found += _run_apart(f, source, folder)
         folders.append(folder)
-    found.append(
-        (
-            "Build the report (Markdown, tables, charts, the site) from the records",
-            "export-matrix report results/latest --out reports/local"
-            + "".join(" --stages-from %s" % folder for folder in folders),
-        )
-    )
+    joins = "".join(" --stages-from %s" % folder for folder in folders)
+    said = "Build the report (Markdown, tables, charts, the site) from the records"
+    found.append((said, "export-matrix report results/latest --out reports/local" + joins))
     return found
-
-
-def _modes(cells: pd.DataFrame) -> Tuple[str, ...]:
-    """The modes the report's cells ran in, sorted."""
-    return tuple(sorted(set(cells["mode"].astype(str)))) if "mode" in cells.columns else ()
 
 
 def _mode_option(modes: Sequence[str]) -> str:
@@ -151,9 +131,8 @@ def _apart(f: Findings) -> List[Tuple[Source, str]]:
 def _run_apart(f: Findings, source: Source, folder: str) -> List[Tuple[str, str]]:
     """The commands that run a joined run again as it ran: its builds on each of its devices, its cases (all of
     the report's, or those it named), its modes, with its stages, into ``folder``."""
-    report_cases = set(f.cells["case"].astype(str)) if "case" in f.cells.columns else set()
-    words = selected(source.cases, report_cases)
-    select = "" if report_cases <= set(source.cases) else " --select %s" % " ".join(map(shlex.quote, words))
+    words = selected(f, source)
+    select = "" if words is None else " --select %s" % " ".join(map(shlex.quote, words))
     named = "the stage%s %s" % ("s" if len(source.shows) > 1 else "", ", ".join(source.shows))
     found = []
     for device, builds in _by_device(source.builds).items():
@@ -167,10 +146,13 @@ def _run_apart(f: Findings, source: Source, folder: str) -> List[Tuple[str, str]
     return found
 
 
-def selected(cases: Sequence[str], everything: Set[str]) -> List[str]:
-    """``--select``'s words for ``cases``: a folder of which they hold every case of the report as ``folder/*``,
-    any other case by its name."""
-    chosen, words, whole = set(cases), [], set()
+def selected(f: Findings, source: Source) -> Optional[List[str]]:
+    """``--select``'s words for the cases a joined run ran: a folder of which they hold every case of the report as
+    ``folder/*``, any other case by its name; None where they are every case of the report."""
+    everything = set(f.cells["case"].astype(str)) if "case" in f.cells.columns else set()
+    chosen, words, whole = set(source.cases), [], set()
+    if everything <= chosen:
+        return None
     for case in sorted(chosen):
         folder = case.rpartition("/")[0]
         if folder in whole:

@@ -78,32 +78,22 @@ def moved_figures(figures: Optional[Since]) -> List[d.Item]:
 
 
 def _changed(b: BaselineComparison) -> d.Phrase:
-    return d.phrase(
-        "%s changed status (%s, %s), %s, %s."
-        % (
-            d.plural(len(b.changed), "cell"),
-            d.plural(_kinds(b.changed, transitions.REGRESSIONS), "regression"),
-            d.plural(_kinds(b.changed, transitions.FIXES), "fix", "fixes"),
-            d.plural(len(b.new_cells), "new cell"),
-            d.plural(len(b.vanished_cells), "vanished cell"),
-        )
-    )
+    cells = d.plural(len(b.changed), "cell")
+    new, vanished = d.plural(len(b.new_cells), "new cell"), d.plural(len(b.vanished_cells), "vanished cell")
+    return d.phrase("%s changed status (%s), %s, %s." % (cells, _moves(b.changed), new, vanished))
 
 
 def _between_releases(b: BaselineComparison) -> d.Phrase:
-    return d.phrase(
-        "Between releases: %s new (%s, %s); %d no longer seen."
-        % (
-            d.plural(len(b.new_transitions), "regression or fix is", "regressions or fixes are"),
-            d.plural(_kinds(b.new_transitions, transitions.REGRESSIONS), "regression"),
-            d.plural(_kinds(b.new_transitions, transitions.FIXES), "fix", "fixes"),
-            len(b.gone_transitions),
-        )
-    )
+    new = d.plural(len(b.new_transitions), "regression or fix is", "regressions or fixes are")
+    said = "Between releases: %s new (%s); %d no longer seen."
+    return d.phrase(said % (new, _moves(b.new_transitions), len(b.gone_transitions)))
 
 
-def _kinds(frame: pd.DataFrame, kinds: Tuple[str, ...]) -> int:
-    return int(frame["kind"].isin(kinds).sum()) if not frame.empty else 0
+def _moves(frame: pd.DataFrame) -> str:
+    """``3 regressions, 1 fix``: the regressions and the fixes among ``frame``'s changes."""
+    kinds = frame["kind"] if not frame.empty else pd.Series(dtype=object)
+    regressions, fixes = int(kinds.isin(transitions.REGRESSIONS).sum()), int(kinds.isin(transitions.FIXES).sum())
+    return "%s, %s" % (d.plural(regressions, "regression"), d.plural(fixes, "fix", "fixes"))
 
 
 def _new_regressions(b: BaselineComparison) -> List[d.Phrase]:
@@ -134,7 +124,7 @@ def _transitions(frame: pd.DataFrame, present: set) -> d.Table:
         (
             d.phrase(str(m["kind"])),
             d.phrase(md.transition_title(m["before"], m["after"], m.get("variant_before"), m.get("variant"))),
-            _case(m["case"], present),
+            say.case(m["case"]) if str(m["case"]) in present else d.phrase(str(m["case"])),  # a gone case: no page
             d.phrase(say.plain(m["mode"])),
             d.phrase(say.plain(m["variant"])),
             transition_page.moved(m["status_before"], m["status_after"]),
@@ -156,11 +146,6 @@ def _changed_cells(changed: pd.DataFrame) -> d.Table:
         for r in changed.to_dict("records")
     ]
     return say.table(["kind", "release", "variant", "Python", "case", "mode", "baseline", "now"], rows)
-
-
-def _case(case: object, present: set) -> d.Phrase:
-    # A case that is gone has no page to link to.
-    return say.case(case) if str(case) in present else d.phrase(str(case))
 
 
 def _cell_groups(frame: pd.DataFrame, order: List[str]) -> d.Table:

@@ -67,6 +67,7 @@ from matrix.report import repro as report_repro
 from matrix.report import site as report_site
 from matrix.report import verdicts as report_verdicts
 from matrix.report.findings import Source
+from matrix.report.site import front as site_front
 from matrix.report.site import upgrade as site_upgrade
 
 DEFAULT_TITLE = "torch.export compatibility matrix"
@@ -434,9 +435,10 @@ def _write_documents(
     documents += [transition_page.build(step, shelf) for step in f.steps] + report_pages.build(f) + case_pages
     if f.artifacts is not None:
         documents.append(report_artifacts.page(f.model.uses, f.artifacts.charts, f.model.known_issues))
-    widgets = {**report_site.front_widgets(f, tables_offered, csv), "upgrade": site_upgrade.widget(f.model.upgrades)}
+    front = site_front.widgets(f, tables_offered, csv)
+    widgets = {report_index.NAME: front, "upgrade": site_upgrade.widget(f.model.upgrades)}
     widgets.update({p.name: {report_case.TIPS: report_site.TIPS_WIDGET} for p in case_pages})
-    return publish.write(out, documents, report_site.PAGES, widgets)
+    return publish.write(out, documents, widgets)
 
 
 def _write_tables(out: str, f: report_index.Findings) -> Set[str]:

@@ -15,9 +15,11 @@ import pandas as pd
 
 from matrix.contract import stages
 from matrix.contract.products import PRODUCTS, PROGRAM
+from matrix.records import devices as by_device
 from matrix.records import store
 from matrix.report import again
 from matrix.report import document as d
+from matrix.report import markdown as md
 from matrix.report import phrases as say
 from matrix.report.stamp import Source, Stamp
 
@@ -27,16 +29,18 @@ if TYPE_CHECKING:
 NOT_RECORDED = "not recorded"
 
 
-def _values(frame: pd.DataFrame, column: str) -> List[str]:
+def values(frame: pd.DataFrame, column: str, ordered: bool = False) -> List[str]:
+    """The distinct values of a column as text, sorted (in version order where ``ordered``)."""
     if column not in frame.columns:
         return []
-    return sorted({str(v) for v in frame[column].dropna() if str(v) not in ("", "nan", "<NA>")})
+    found = {str(v) for v in frame[column].dropna() if str(v) not in ("", "nan", "<NA>")}
+    return store.ordered(found) if ordered else sorted(found)
 
 
 def cpu(envs: pd.DataFrame) -> str:
     """The CPU model and its cores: ``AMD EPYC, 2 cores``; each machine where the records name several."""
-    models = _values(envs, "cpu")
-    cores = [str(int(float(c))) for c in _values(envs, "cores")]
+    models = values(envs, "cpu")
+    cores = [str(int(float(c))) for c in values(envs, "cores")]
     if not models and not cores:
         return "a CPU " + NOT_RECORDED
     said = "%s cores" % " or ".join(sorted(set(cores), key=int)) if cores else "cores " + NOT_RECORDED
@@ -46,8 +50,8 @@ def cpu(envs: pd.DataFrame) -> str:
 def gpu(envs: pd.DataFrame) -> str:
     """The GPU the cells ran on; ``none`` where they ran on the CPU (saying so where a GPU was there, unused)."""
     available = envs[envs["cuda_available"].fillna(False).astype(bool)] if "cuda_available" in envs.columns else envs
-    names = _values(available, "gpu_name") if "cuda_available" in envs.columns else []
-    ran = _values(envs, "device")
+    names = values(available, "gpu_name") if "cuda_available" in envs.columns else []
+    ran = values(envs, "device")
     if not ran:
         return NOT_RECORDED
     if "cuda" in ran:
@@ -55,26 +59,76 @@ def gpu(envs: pd.DataFrame) -> str:
     return "none (%s present, unused)" % ", ".join(names) if names else "none"
 
 
-def devices(envs: pd.DataFrame) -> List[Tuple[str, List[str]]]:
-    """Each device and the builds (torch versions, in version order) whose cells ran on it."""
-    by: Dict[str, List[str]] = {}
+def devices_words(envs: pd.DataFrame) -> str:
+    """Each device and the builds whose cells ran on it, in version order: ``cpu: every build`` or ``cuda:
+    2.15.0+cu132; cpu: 2.1.2+cu121, …``."""
     if envs.empty or "torch_version" not in envs.columns:
-        return []
+        return ""
+    by: Dict[str, List[str]] = {}
     for row in envs.to_dict("records"):
         device = row.get("device")
-        device = str(device) if isinstance(device, str) and device else NOT_RECORDED
-        build = str(row["torch_version"])
-        if build not in by.setdefault(device, []):
-            by[device].append(build)
-    return [(device, store.ordered(builds)) for device, builds in sorted(by.items())]
+        by.setdefault(device if isinstance(device, str) and device else NOT_RECORDED, []).append(row["torch_version"])
+    if len(by) == 1:
+        return "%s: every build" % next(iter(by))
+    return "; ".join("%s: %s" % (device, ", ".join(store.ordered(builds))) for device, builds in sorted(by.items()))
 
 
-def devices_words(envs: pd.DataFrame) -> str:
-    """``cpu: every build`` or ``cuda: 2.15.0+cu132; cpu: 2.1.2+cu121, …``."""
-    found = devices(envs)
-    if len(found) == 1:
-        return "%s: every build" % found[0][0]
-    return "; ".join("%s: %s" % (device, ", ".join(builds)) for device, builds in found)
+def devices(envs: pd.DataFrame, cells: pd.DataFrame, elsewhere: Optional[pd.DataFrame] = None) -> str:
+    """Where the cells ran, said so that no build's name reads as a GPU run where none was: ``cpu (the CUDA builds,
+    +cu…, ran on the CPU: no cell ran on a GPU)``, or ``cuda (NVIDIA H200), cpu``. With ``elsewhere``, the cells of
+    other devices than ``cells``' (records.devices.split): which builds ran on each."""
+    if elsewhere is not None and not elsewhere.empty:
+        return _each_device(envs, cells, elsewhere)
+    ran = values(envs, "device") or values(cells, "device")
+    if not ran:
+        return ""
+    gpus = values(envs, "gpu_name")
+    text = ", ".join("%s (%s)" % (device, ", ".join(gpus)) if device == "cuda" and gpus else device for device in ran)
+    builds = values(cells, "release") + values(cells, "torch_version") + values(envs, "torch_version")
+    if "cuda" not in ran and any("+cu" in v or "+rocm" in v for v in builds):
+        text += " (the CUDA builds, +cu…, ran on the CPU: no cell ran on a GPU)"
+    return text
+
+
+def _each_device(envs: pd.DataFrame, cells: pd.DataFrame, elsewhere: pd.DataFrame) -> str:
+    """``cpu: every build of the grid; cuda (NVIDIA H200, …): 2.15.0+cu132 too, compared …``."""
+    main = by_device.main(cells)
+    parts = ["%s: every build of the grid, the transitions and the verdicts" % main]
+    on = by_device.of(elsewhere)
+    for device in sorted(set(on)):
+        mine = elsewhere[(on == device).to_numpy()]
+        gpus = values(mine, "gpu") or (values(envs, "gpu_name") if device == "cuda" else [])
+        name = "%s (%s)" % (device, "; ".join(gpus)) if gpus else device
+        parts.append(
+            "%s: %s too, compared cell by cell with its %s cells, never in the grid"
+            % (name, ", ".join(store.ordered(mine["release"])), main)
+        )
+    return "; ".join(parts)
+
+
+def machines(envs: pd.DataFrame) -> List[str]:
+    """Each machine the environment records name: architecture, CPU and platform."""
+    rows = envs.to_dict("records")
+    found = {", ".join(str(row[k]) for k in ("machine", "cpu", "platform") if row.get(k)) for row in rows}
+    return sorted(found - {""})
+
+
+def facts(f: Findings) -> List[Tuple[str, str]]:
+    """The run in (label, plain text) pairs: the front page's "The run" table."""
+    cells, envs = f.cells, f.environments
+    return [
+        ("releases", "%s: %s" % (md.releases_and_builds(f.scope), ", ".join(md.build_names(f.scope)))),
+        ("variants", ", ".join(values(cells, "variant"))),
+        ("Python", ", ".join(values(cells, "python", ordered=True))),
+        ("sources", ", ".join(values(cells, "source"))),
+        ("machine", "; ".join(machines(envs)) or NOT_RECORDED),
+        ("device", devices(envs, cells, f.model.elsewhere) or NOT_RECORDED),
+        ("CPU", cpu(envs)),
+        ("GPU", gpu(envs)),
+        ("device per build", devices_words(envs) or NOT_RECORDED),
+        ("run on", "%s (UTC, from the environment records)" % (dates(envs) or "unknown")),
+        ("cells", "%s; from %s" % (md.cells_counted(f.scope), d.plural(f.runs, "cell record"))),
+    ]
 
 
 def dates(table: pd.DataFrame, column: str = "started_at") -> str:
@@ -88,13 +142,8 @@ def line(stamp: Optional[Stamp], envs: pd.DataFrame) -> str:
     """The header's line: the build's stamp, then the machine, the GPU and the devices the cells ran on."""
     when = dates(envs) or "on dates not recorded"
     made = stamp.words()[0].upper() + stamp.words()[1:] + "; " if stamp is not None else ""
-    return "%scells run %s on %s; GPU: %s; device per build: %s." % (
-        made,
-        when,
-        cpu(envs),
-        gpu(envs),
-        devices_words(envs) or NOT_RECORDED,
-    )
+    where = (cpu(envs), gpu(envs), devices_words(envs) or NOT_RECORDED)
+    return "%scells run %s on %s; GPU: %s; device per build: %s." % (made, when, *where)
 
 
 def runs(f: Findings) -> List[Tuple[str, str, str, str]]:
@@ -123,8 +172,8 @@ def _scope(f: Findings, source: Source) -> str:
     say nothing of the others (a run kept where it did not record them: nothing)."""
     if not source.cases:
         return ""
-    everything = set(f.cells["case"].astype(str)) if "case" in f.cells.columns else set()
-    cases = "every case" if everything <= set(source.cases) else ", ".join(again.selected(source.cases, everything))
+    words = again.selected(f, source)
+    cases = "every case" if words is None else ", ".join(words)
     return " of %s (%s)" % (cases, ", ".join(source.modes) or "modes not recorded")
 
 
@@ -160,9 +209,10 @@ def _product_nouns(names: Sequence[str]) -> List[str]:
     return ["%s %ss" % (p.made, p.noun) for p in PRODUCTS if p.name in names]
 
 
-def section(f: Findings, facts: Sequence[Tuple[str, str]]) -> d.Section:
-    """The run: its ``facts``, the runs whose records it shows, how to cite it and the commands that make it again."""
-    blocks: List[d.Block] = [say.table(["", ""], [(d.phrase(k), d.phrase(v)) for k, v in facts])]
+def section(f: Findings) -> d.Section:
+    """The run: its :func:`facts`, the runs whose records it shows, how to cite it and the commands that make it
+    again."""
+    blocks: List[d.Block] = [say.table(["", ""], [(d.phrase(k), d.phrase(v)) for k, v in facts(f)])]
     found = runs(f)
     if found:
         rows = [tuple(d.phrase(v) for v in run) for run in found]

@@ -15,6 +15,7 @@ badge) are widgets (:mod:`matrix.report.site.front`), which the Markdown form le
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import pandas as pd
@@ -22,8 +23,7 @@ import pandas as pd
 from matrix.contract.products import PROGRAM
 from matrix.contract.schema import MODES, Status
 from matrix.contract.stages import REPORTED
-from matrix.records import devices as by_device
-from matrix.records import store, timings, transitions
+from matrix.records import timings, transitions
 from matrix.records.model import PassRate, environment_key
 from matrix.report import artifacts as report_artifacts
 from matrix.report import baseline as report_baseline
@@ -71,14 +71,10 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
     newest, passed, total = f.model.newest_pass_rate
     first = [candidate_page.line(v) for v in f.candidates]
     if newest:
-        first.append(
-            d.Item(
-                d.phrase("%s of the cells that ran torch.export pass (%d of %d, every mode; " % (
-                    md.percent(passed / total if total else None), passed, total),
-                    d.link("per build", d.here("summary")), ")."),
-                "Newest release, %s" % newest,
-            )
-        )  # fmt: skip
+        rate = md.percent(passed / total if total else None)
+        said = d.phrase("%s of the cells that ran torch.export pass (%d of %d, every mode; " % (rate, passed, total),
+                        d.link("per build", d.here("summary")), ").")  # fmt: skip
+        first.append(d.Item(said, "Newest release, %s" % newest))
     more = [builds_page.incomplete_line(f.incomplete)]
     more += report_artifacts.verdict(f.model.promises)
     more += [_upgrade(f), devices_page.line(f.model.devices)]
@@ -90,22 +86,18 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
         f.steps, f.verdicts.regressions.newest if f.verdicts is not None else (),
         [*pages.images(f, "transitions"), *pages.images(f, "export-time")],
     )  # fmt: skip
+    words = d.phrase("What the words mean (cell, build, release, regression, op drift, epoch, …): ",
+                     d.link("glossary", d.page(glossary.NAME)), ".")  # fmt: skip
     blocks: List[Any] = [
         d.Widget(BADGE),
-        d.Paragraph(
-            d.phrase(
-                "What the words mean (cell, build, release, regression, op drift, epoch, …): ",
-                d.link("glossary", d.page(glossary.NAME)),
-                ".",
-            )
-        ),  # fmt: skip
+        d.Paragraph(words),
         d.Paragraph(d.phrase(citation.line(f.stamp, f.environments))),
         verdicts,
         d.Widget(FAILING),
         *pages.images(f, "overview"),  # below the verdicts: the whole status grid at a glance
         _cases(f),
         newest_changes,
-        citation.section(f, run_facts(f)),
+        citation.section(f),
         _summary(f),
         _env_errors(f),
         real_models.section(f),
@@ -115,10 +107,9 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
         _saved_programs(f),
         _tables(tables_offered),
         _more(f),
+        report_baseline.section(f.baseline, f.baseline_name, f.model.figures_since) if f.baseline is not None else None,
+        d.Widget(SCRIPTS),
     ]
-    if f.baseline is not None:
-        blocks.append(report_baseline.section(f.baseline, f.baseline_name, f.model.figures_since))
-    blocks.append(d.Widget(SCRIPTS))
     lead = d.phrase("%s; %s." % (md.cells_counted(f.scope), md.releases_and_builds(f.scope)))
     shown = (dataclasses.replace(b, collapsed=True) if isinstance(b, d.Section) and b.id in COLLAPSED else b
              for b in blocks if b is not None)  # fmt: skip
@@ -137,76 +128,6 @@ def _upgrade(f: Findings) -> Optional[d.Item]:
     )  # fmt: skip
     page_of = d.page(report_upgrade.NAME)
     return d.Item(d.phrase(said, d.link("per case", page_of), ")."), "Upgrading %s → %s" % (found.before, found.after))
-
-
-def values_of(frame: pd.DataFrame, column: str, ordered: bool = False) -> List[str]:
-    """The distinct values of a column as text, sorted (in version order where ``ordered``); the run's facts."""
-    if column not in frame.columns:
-        return []
-    values = [str(v) for v in frame[column].dropna().unique() if str(v)]
-    return store.ordered(values) if ordered else sorted(values)
-
-
-def devices(envs: pd.DataFrame, cells: pd.DataFrame, elsewhere: Optional[pd.DataFrame] = None) -> str:
-    """Where the cells ran, said so that no build's name reads as a GPU run where none was: ``cpu (the CUDA builds,
-    +cu…, ran on the CPU: no cell ran on a GPU)``, or ``cuda (NVIDIA H200), cpu``. With ``elsewhere``, the cells of
-    other devices than ``cells``' (records.devices.split): which builds ran on each."""
-    if elsewhere is not None and not elsewhere.empty:
-        return _each_device(envs, cells, elsewhere)
-    ran = values_of(envs, "device") or values_of(cells, "device")
-    if not ran:
-        return ""
-    gpus = values_of(envs, "gpu_name")
-    text = ", ".join("%s (%s)" % (device, ", ".join(gpus)) if device == "cuda" and gpus else device for device in ran)
-    builds = values_of(cells, "release") + values_of(cells, "torch_version") + values_of(envs, "torch_version")
-    cuda_builds = [v for v in builds if "+cu" in v or "+rocm" in v]
-    if "cuda" not in ran and cuda_builds:
-        text += " (the CUDA builds, +cu…, ran on the CPU: no cell ran on a GPU)"
-    return text
-
-
-def _each_device(envs: pd.DataFrame, cells: pd.DataFrame, elsewhere: pd.DataFrame) -> str:
-    """``cpu: every build of the grid; cuda (NVIDIA H200, …): 2.15.0+cu132 too, compared …``."""
-    main = by_device.main(cells)
-    parts = ["%s: every build of the grid, the transitions and the verdicts" % main]
-    on = by_device.of(elsewhere)
-    for device in sorted(set(on)):
-        mine = elsewhere[(on == device).to_numpy()]
-        gpus = values_of(mine, "gpu") or (values_of(envs, "gpu_name") if device == "cuda" else [])
-        name = "%s (%s)" % (device, "; ".join(gpus)) if gpus else device
-        parts.append(
-            "%s: %s too, compared cell by cell with its %s cells, never in the grid"
-            % (name, ", ".join(store.ordered(mine["release"])), main)
-        )
-    return "; ".join(parts)
-
-
-def run_facts(f: Findings) -> List[Tuple[str, str]]:
-    """The run in (label, plain text) pairs: the front page's "The run" table."""
-    cells, envs = f.cells, f.environments
-    return [
-        ("releases", "%s: %s" % (md.releases_and_builds(f.scope), ", ".join(md.build_names(f.scope)))),
-        ("variants", ", ".join(values_of(cells, "variant"))),
-        ("Python", ", ".join(values_of(cells, "python", ordered=True))),
-        ("sources", ", ".join(values_of(cells, "source"))),
-        ("machine", "; ".join(machines(envs)) or citation.NOT_RECORDED),
-        ("device", devices(envs, cells, f.model.elsewhere) or citation.NOT_RECORDED),
-        ("CPU", citation.cpu(envs)),
-        ("GPU", citation.gpu(envs)),
-        ("device per build", citation.devices_words(envs) or citation.NOT_RECORDED),
-        ("run on", "%s (UTC, from the environment records)" % (citation.dates(envs) or "unknown")),
-        ("cells", "%s; from %s" % (md.cells_counted(f.scope), d.plural(f.runs, "cell record"))),
-    ]
-
-
-def machines(envs: pd.DataFrame) -> List[str]:
-    """Each machine the environment records name: architecture, CPU and platform."""
-    found = set()
-    for row in envs.to_dict("records"):
-        parts = [str(row.get(k)) for k in ("machine", "cpu", "platform") if row.get(k)]
-        if parts:
-            found.add(", ".join(parts))
-    return sorted(found)
 
 
 def _count(f: Findings, *kinds: str) -> int:
@@ -293,10 +214,8 @@ def _pass_rates(f: Findings) -> d.Table:
     """One row per environment: its cells, the pass rate per mode (:mod:`matrix.records.model`'s), its passes
     with a failing stage."""
     modes = [m for m in MODES if m in {r.mode for r in f.pass_rates}]
-    failing: Dict[Tuple[str, ...], int] = {}
-    for row in f.stage_failures.to_dict("records"):
-        key = (*environment_key(row), str(row["stage"]))
-        failing[key] = failing.get(key, 0) + 1
+    failed = f.stage_failures.to_dict("records")
+    failing: Counter[Tuple[str, ...]] = Counter((*environment_key(row), str(row["stage"])) for row in failed)
     by_env: Dict[Tuple[str, ...], List[PassRate]] = {}
     for found in f.pass_rates:
         by_env.setdefault(found.environment, []).append(found)
@@ -304,7 +223,7 @@ def _pass_rates(f: Findings) -> d.Table:
     for env, group in by_env.items():
         rate = {r.mode: r.rate for r in group}
         said = [group[0].label, str(sum(r.cells for r in group))] + [md.percent(rate.get(m)) for m in modes]
-        said += [str(failing.get((*env, stage.name), 0)) for stage in REPORTED]
+        said += [str(failing[(*env, stage.name)]) for stage in REPORTED]
         rows.append([d.phrase(x) for x in said])
     headers = ["release", "cells"] + ["%s pass rate" % m for m in modes] + ["%s fails" % s.label for s in REPORTED]
     return say.table(headers, rows, "l" + "r" * (1 + len(modes) + len(REPORTED)))
@@ -332,8 +251,7 @@ def _signatures(f: Findings) -> d.Section:
         " the %d most common of %d (" % (min(TOP_SIGNATURES, len(f.signatures)), len(f.signatures)),
         d.link("all of them", d.page(pages.FAILURES)), ").",
     )  # fmt: skip
-    table = pages.signature_table(f, TOP_SIGNATURES)
-    return d.Section("top-failure-signatures", title, (d.Paragraph(intro), table))
+    return d.Section("top-failure-signatures", title, (d.Paragraph(intro), pages.signature_table(f, TOP_SIGNATURES)))
 
 
 def _not_run(f: Findings) -> str:
@@ -343,9 +261,8 @@ def _not_run(f: Findings) -> str:
 
 
 def _disagree(f: Findings) -> str:
-    unrun = _not_run(f)
-    if unrun:
-        return "strict and non-strict not compared: %s" % unrun
+    if _not_run(f):
+        return "strict and non-strict not compared: %s" % _not_run(f)
     return "%s where strict and non-strict disagree" % d.plural(len(f.disagreements), "cell")
 
 
@@ -372,9 +289,8 @@ def _saved_programs(f: Findings) -> Optional[d.Section]:
     blocks: List[d.Block] = list(report_verdicts.epochs_section(f.verdicts))
     blocks += _load_regressions(f.artifacts)
     blocks += [d.Image(d.file(chart.path), chart.title) for chart in f.artifacts.charts]
-    saved = d.page(report_artifacts.NAME)
     blocks.append(d.Paragraph(d.phrase("Every saved × loaded pair, per case and mode, with its error: ",
-                                       d.link("saved programs", saved), ".")))  # fmt: skip
+                                       d.link("saved programs", d.page(report_artifacts.NAME)), ".")))  # fmt: skip
     return d.Section("saved-programs-across-releases", "Saved programs across releases", tuple(blocks))
 
 
@@ -384,7 +300,6 @@ def _load_regressions(saved: report_artifacts.Written) -> List[d.Block]:
     if not rows:
         said = "No load regression: no loading release does worse with any saved program than the release before it."
         return [d.Paragraph(d.phrase(said))]
-    page_of = d.page(report_artifacts.NAME)
     head = d.phrase(
         d.Strong(d.phrase(d.plural(saved.regressions, "load regression"))),
         ", affecting %s: a loading release that does worse with the programs saved on one release than the loading"
@@ -400,7 +315,7 @@ def _load_regressions(saved: report_artifacts.Written) -> List[d.Block]:
     ]  # fmt: skip
     if len(rows) > SHOWN_LOAD_REGRESSIONS:
         items.append(d.Item(d.phrase("… and %d more on the " % (len(rows) - SHOWN_LOAD_REGRESSIONS),
-                                     d.link("saved programs page", page_of), ".")))  # fmt: skip
+                                     d.link("saved programs page", d.page(report_artifacts.NAME)), ".")))  # fmt: skip
     return [d.Paragraph(head), d.Items(tuple(items))]
 
 
@@ -424,31 +339,19 @@ def _tables(offered: Sequence[str]) -> Optional[d.Section]:
 
 
 def _more(f: Findings) -> d.Section:
-    def item(label: str, name: str, said: str) -> d.Item:
-        """A link to the page ``name`` (or to its Markdown file, as some pages still name theirs)."""
-        return d.Item(d.phrase(d.link(label, d.page(name[: -len(".md")] if name.endswith(".md") else name)), said))
-
-    links = [
-        item("Status grid", pages.GRID, ": every case in every release and mode, and the counts per status."),
-        item(
-            "Strict vs non-strict",
-            pages.MODES_PAGE,
-            ": every case whose modes disagree (%d cells)." % len(f.disagreements),
-        ),
-        item("Failure signatures", pages.FAILURES, ": all %d." % len(f.signatures)),
-    ]
-    if pages.claimed(f):
-        links.append(item("Documented claim vs observed", pages.CLAIMS, " (%d cells)." % len(f.claims)))
-    if not f.flaky.empty:
-        links.append(item("Flaky cells", pages.FLAKY, " (%d)." % len(f.flaky)))
-    if f.warnings:
-        links.append(item("Record warnings", pages.WARNINGS, " (%d)." % len(f.warnings)))
-    if f.candidates:
-        links.append(item("Candidates against the newest release", candidate_page.PAGE, ": every cell."))
-    if f.builds:
-        links.append(
-            item("Builds of one release compared", builds_page.PAGE, ": another variant's build against PyPI's.")
-        )
-    if f.model.devices:
-        links.append(item("One build on two devices", devices_page.NAME, ": the cells that differ by device."))
+    """Links to the detail pages, each where the report has it (a page or its Markdown file, as some name theirs)."""
+    disagree = len(f.disagreements)
+    shown = [
+        (True, "Status grid", pages.GRID, ": every case in every release and mode, and the counts per status."),
+        (True, "Strict vs non-strict", pages.MODES_PAGE, ": every case whose modes disagree (%d cells)." % disagree),
+        (True, "Failure signatures", pages.FAILURES, ": all %d." % len(f.signatures)),
+        (pages.claimed(f), "Documented claim vs observed", pages.CLAIMS, " (%d cells)." % len(f.claims)),
+        (not f.flaky.empty, "Flaky cells", pages.FLAKY, " (%d)." % len(f.flaky)),
+        (f.warnings, "Record warnings", pages.WARNINGS, " (%d)." % len(f.warnings)),
+        (f.candidates, "Candidates against the newest release", candidate_page.PAGE, ": every cell."),
+        (f.builds, "Builds of one release compared", builds_page.PAGE, ": another variant's build against PyPI's."),
+        (f.model.devices, "One build on two devices", devices_page.NAME, ": the cells that differ by device."),
+    ]  # fmt: skip
+    links = [d.Item(d.phrase(d.link(label, d.page(name[: -len(".md")] if name.endswith(".md") else name)), said))
+             for wanted, label, name, said in shown if wanted]  # fmt: skip
     return d.Section("more", "More", (d.Items(tuple(links)),))

@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Dict, Mapping, Optional, Sequence, Set
+from pathlib import Path
+from typing import Mapping, Optional, Sequence, Set
 
 from matrix.records import published
 from matrix.records.figures import FILE as FIGURES
@@ -34,12 +35,7 @@ class Kept:
 def read(folder: str) -> Kept:
     """The tables of the baseline folder ``folder`` (its cell table is there: records.baseline.read_baseline
     checked it), and the name a report gives it."""
-    tables: Dict[str, bytes] = {}
-    for name in TABLES:
-        path = os.path.join(folder, name)
-        if os.path.isfile(path):
-            with open(path, "rb") as f:
-                tables[name] = f.read()
+    tables = {name: Path(folder, name).read_bytes() for name in TABLES if Path(folder, name).is_file()}
     return Kept(name=name_of(folder), tables=tables)
 
 

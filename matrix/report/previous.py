@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from dataclasses import dataclass
 from typing import List, Optional, Sequence
 
@@ -95,8 +96,6 @@ def extract(folder: str, publication: Publication, into: str) -> str:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """``python -m matrix.report.previous FOLDER INTO [BUILT_FROM...]``: print the baseline folder (its name says
     the commit), or nothing where git history holds no earlier publication."""
-    import sys
-
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) < 2:
         print(main.__doc__, file=sys.stderr)

@@ -18,6 +18,7 @@ import shutil
 import sys
 import tempfile
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 from urllib.parse import unquote, urlsplit
 
@@ -66,9 +67,7 @@ class _Targets(HTMLParser):
         self.found: List[str] = []
 
     def handle_starttag(self, tag: str, attrs: Any) -> None:
-        for name, value in attrs:
-            if name in ("href", "src") and value:
-                self.found.append(value)
+        self.found += [value for name, value in attrs if name in ("href", "src") and value]
 
 
 def html_targets(html: str) -> List[str]:
@@ -93,20 +92,12 @@ def broken_html(report: str, under: str) -> List[Tuple[str, str]]:
     """The relative links of the HTML pages under ``report/under`` that name no file nor folder of ``report``:
     (page relative to ``report``, target as written)."""
     missing: List[Tuple[str, str]] = []
-    for top, _, names in sorted(os.walk(os.path.join(report, under))):
-        for name in sorted(names):
-            if not name.endswith(".html"):
-                continue
-            path = os.path.join(top, name)
-            page = os.path.relpath(path, report).replace(os.sep, "/")
-            with open(path, encoding="utf-8") as f:
-                targets = html_targets(f.read())
-            for target in targets:
-                if not relative(target):
-                    continue
-                found = resolve(page, target)
-                if found.startswith("../") or not os.path.exists(os.path.join(report, *found.split("/"))):
-                    missing.append((page, target))
+    for path in sorted(Path(report, under).rglob("*.html")):
+        page = path.relative_to(report).as_posix()
+        for target in filter(relative, html_targets(path.read_text(encoding="utf-8"))):
+            found = resolve(page, target)
+            if found.startswith("../") or not os.path.exists(os.path.join(report, *found.split("/"))):
+                missing.append((page, target))
     return missing
 
 

@@ -20,6 +20,7 @@ import datetime
 import json
 import os
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Any, Dict, Optional, Sequence, Set, Tuple
 
 from matrix.contract.errors import UserError
@@ -108,8 +109,6 @@ def commit(start: str) -> str:
 
 def version() -> str:
     try:
-        from importlib import metadata
-
         return metadata.version(PACKAGE)
     except Exception:  # not installed: run from a checkout on PYTHONPATH
         return ""

@@ -185,12 +185,12 @@ def test_releases_and_builds_are_counted_apart_and_the_cells_product_is_stated(t
 
 
 def test_the_run_says_where_cells_ran_and_no_cuda_build_reads_as_a_gpu_run() -> None:
-    from matrix.report import index
+    from matrix.report import citation
 
     cells = pd.DataFrame({"release": ["2.15.0+cu132", "2.13.0+cpu"], "device": ["cpu", "cpu"]})  # as tables name it
-    cpu_only = index.devices(pd.DataFrame({"device": ["cpu", "cpu"]}), cells)
+    cpu_only = citation.devices(pd.DataFrame({"device": ["cpu", "cpu"]}), cells)
     assert cpu_only == "cpu (the CUDA builds, +cu…, ran on the CPU: no cell ran on a GPU)"
     gpu = pd.DataFrame({"device": ["cuda", "cpu"], "gpu_name": ["NVIDIA H200", None]})
-    assert index.devices(gpu, cells) == "cpu, cuda (NVIDIA H200)"
+    assert citation.devices(gpu, cells) == "cpu, cuda (NVIDIA H200)"
     plain = pd.DataFrame({"release": ["2.13.0+cpu"], "device": ["cpu"]})
-    assert index.devices(pd.DataFrame({"device": ["cpu"]}), plain) == "cpu"
+    assert citation.devices(pd.DataFrame({"device": ["cpu"]}), plain) == "cpu"

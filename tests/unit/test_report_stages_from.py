@@ -221,10 +221,15 @@ def test_run_it_again_makes_the_joined_stage_apart_and_joins_it_as_the_cli_and_n
 
 
 def test_run_it_again_selects_a_folder_whose_every_case_the_joined_run_ran_by_its_pattern() -> None:
+    from types import SimpleNamespace
+
     from matrix.report.again import selected
 
-    report_cases = {"tutorial/a", "tutorial/b", "models/c", "models/d", "e"}
-    words = selected(("tutorial/b", "tutorial/a", "models/c", "e"), report_cases)
+    built = SimpleNamespace(cells=pd.DataFrame({"case": ["tutorial/a", "tutorial/b", "models/c", "models/d", "e"]}))
+    ran = stamp.Source(stamp.UNKNOWN, ("onnx",), 1, "", cases=("tutorial/b", "tutorial/a", "models/c", "e"))
+    words = selected(built, ran)  # type: ignore[arg-type]
     assert words == ["e", "models/c", "tutorial/*"]
+    every = stamp.Source(stamp.UNKNOWN, ("onnx",), 1, "", cases=tuple(built.cells["case"]))
+    assert selected(built, every) is None  # type: ignore[arg-type]  # a run of every case needs no --select
     request = RunRequest.from_argv(["--select", *words, "--out", "results/onnx"])
     assert tuple(request.select) == ("e", "models/c", "tutorial/*")

@@ -32,24 +32,21 @@ from __future__ import annotations
 
 import os
 import posixpath
-from typing import Dict, Iterable, List, Set, Tuple
+from pathlib import Path
+from typing import Iterable, List, Set
 
 from matrix.report import files
-from matrix.report import markdown as md
 from matrix.report.findings import Findings
-from matrix.report.site import badge, downloads, front, upgrade
+from matrix.report.site import badge, downloads, upgrade
 
 FOLDER = "site"
 ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assets")
 TIPS = "tips.js"  # adds each case page grid square's row and column to its tooltip
 COPIED = ("site.css", "site.js", upgrade.SCRIPT, TIPS)  # copied as they are; badge.svg is a template
-# The site's pages written here (the others are documents, written in both forms by matrix.report.publish), and the
-# widget that brings the tooltips' script into a case page.
-PAGES: Tuple[str, ...] = ()
+# The widget that brings the tooltips' script into a case page.
 TIPS_WIDGET = '<script src="../%s"></script>' % TIPS
 # What a build writes in the site's folder, and so what a later build may remove from it.
 _SUFFIXES = (".html", ".css", ".js", ".svg", ".png", ".parquet", downloads.CSV)
-CSV = downloads.CSV
 
 
 def write(out: str, f: Findings, parquet: Iterable[str] = (), csv: bool = False, pages: Iterable[str] = ()) -> Set[str]:
@@ -61,31 +58,14 @@ def write(out: str, f: Findings, parquet: Iterable[str] = (), csv: bool = False,
     pages, both forms of one document: :mod:`matrix.report.case_page`), which stay.
     """
     listed = files.previous(out)
-    tables = sorted(parquet)
-    written = downloads.write_tables(out, FOLDER, tables) if csv else set()
-    for name in COPIED:
-        with open(os.path.join(ASSETS, name), encoding="utf-8") as source:
-            written |= _write(out, name, source.read())
-    written |= _write(out, "badge.svg", badge.render(*f.model.newest_pass_rate))
-    written |= set(pages)
+    written = downloads.write_tables(out, FOLDER, parquet) if csv else set()
+    texts = {name: Path(ASSETS, name).read_text(encoding="utf-8") for name in COPIED}
+    texts["badge.svg"] = badge.render(*f.model.newest_pass_rate)
+    for name, content in texts.items():
+        files.write_text(out, posixpath.join(FOLDER, name), content)
+    written |= {posixpath.join(FOLDER, name) for name in texts} | set(pages)
     files.remove_stale(out, listed, written, ours, _emptied)  # the site's files and CSV tables it wrote no more
     return written
-
-
-def case_pages(f: Findings) -> Dict[str, str]:
-    """Each case's page on the site, relative to the site's folder."""
-    return {name: "cases/%s.html" % md.page_file(name) for name in sorted(set(map(str, f.cells["case"])))}
-
-
-def front_widgets(f: Findings, parquet: Iterable[str], csv: bool = False) -> Dict[str, Dict[str, str]]:
-    """The front page's widgets (:func:`.front.widgets`), as :func:`matrix.report.publish.write` takes them."""
-    return {"index": front.widgets(f, case_pages(f), downloads.names(sorted(parquet)), csv)}
-
-
-def _write(out: str, relative: str, content: str) -> Set[str]:
-    path = posixpath.join(FOLDER, relative)
-    files.write_text(out, path, content)
-    return {path}
 
 
 def ours(entry: str) -> bool:
@@ -99,7 +79,7 @@ def ours(entry: str) -> bool:
         return False
     if parts[0] == FOLDER:
         return entry.endswith(_SUFFIXES) or _script(parts[1:])
-    return len(parts) == 1 and entry.endswith((CSV, ".csv"))  # what earlier builds wrote beside the Parquet
+    return len(parts) == 1 and entry.endswith((downloads.CSV, ".csv"))  # what earlier builds wrote beside the Parquet
 
 
 def _script(parts: List[str]) -> bool:

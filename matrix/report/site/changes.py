@@ -31,13 +31,10 @@ def widget(steps: Sequence[Step]) -> Dict[str, str]:
     kinds = [("", "every regression")] + [(k, transition_page.COUNTED[k]) for k in transitions.REGRESSIONS]
     rows = transition_page.regressions(steps)  # the front page's table: its fixes are on the transition pages
     keys = [[str(m["after"]), "regressions %s" % m["kind"]] for m in rows]
+    menus = selects("c", (("into", "transition", options), ("change", "change", kinds)))
     return {
         NAME: '<form id="change-filters" class="filters" onsubmit="return false">%s</form>'
         '<p id="c-count" aria-live="polite">%d changes</p><p><button type="button" id="c-more" hidden>Show all</button>'
         '</p><script type="application/json" id="change-keys">%s</script>'
-        % (
-            selects("c", (("into", "transition", options), ("change", "change", kinds))),
-            len(rows),
-            script_json({"page": PAGE, "rows": keys}),
-        )
+        % (menus, len(rows), script_json({"page": PAGE, "rows": keys}))
     }

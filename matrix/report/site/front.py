@@ -9,7 +9,7 @@ real-model pack is the cases under ``real_models/``). The filters' state is kept
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 import pandas as pd
 
@@ -17,11 +17,12 @@ from matrix.contract.schema import MODES, STAGES, STATUSES, Status, first_line
 from matrix.records import failures, stage_outcomes
 from matrix.records.columns import FAILING
 from matrix.report import index
+from matrix.report import markdown as md
 from matrix.report.findings import Findings
 from matrix.report.phrases import clip, listed
 from matrix.report.real_models import PREFIX as REAL_MODELS
 from matrix.report.site import changes, grid_marks
-from matrix.report.site.downloads import CSV, TABLES
+from matrix.report.site.downloads import CSV, TABLES, names
 from matrix.report.site.markup import filter_link, present, script_json, selects, text
 from matrix.report.writers import glyph
 
@@ -65,8 +66,8 @@ def grid_data(
                 "notes": {},
                 "stages": {},
                 "moves": {},
-                "packages": [],
-                "errors": [],
+                "packages": set(),
+                "errors": set(),
             }
         column = position[(str(row["environment"]), str(row["mode"]))]
         case["cells"][column] = statuses.index(str(row["status"]))
@@ -76,18 +77,13 @@ def grid_data(
         failed = failures.failed_stages(row)
         if failed:
             case["stages"][str(column)] = list(failed)
-        for package in grid_marks.packages(row):
-            if package not in case["packages"]:
-                case["packages"].append(package)
-        for error in errors(row):
-            if error not in case["errors"]:
-                case["errors"].append(error)
+        case["packages"].update(grid_marks.packages(row))
+        case["errors"].update(errors(row))
     for name, moved in grid_marks.moves_by_cell(moves, cells, labels, position).items():
         if name in cases:
             cases[name]["moves"] = moved
     for case in cases.values():
-        case["errors"].sort()
-        case["packages"].sort()
+        case["packages"], case["errors"] = sorted(case["packages"]), sorted(case["errors"])
     return {
         "envs": envs,
         "modes": modes,
@@ -132,16 +128,17 @@ def cell_note(row: Mapping[str, Any]) -> str:
     return clip("; ".join(([note] if note else []) + stages), NOTE_LIMIT)
 
 
-def widgets(f: Findings, pages: Mapping[str, str], downloads: Sequence[str], csv: bool = True) -> Dict[str, str]:
+def widgets(f: Findings, parquet: Iterable[str], csv: bool = True) -> Dict[str, str]:
     """The front page's widgets (:data:`matrix.report.index.BADGE` and the others) as HTML: the badge, the grid and
     its filters, the table of changes and its filters, the CSV downloads, and the scripts that drive them.
-    ``pages`` maps each case to its page; ``downloads`` names the report's tables, offered as CSV where ``csv``."""
+    ``parquet`` names the report's tables, offered as CSV where ``csv``."""
+    pages = {name: "cases/%s.html" % md.page_file(name) for name in sorted(set(map(str, f.cells["case"])))}
     data = grid_data(f.cells, f.labels, pages, f.moves)
     return {
         index.BADGE: '<p><img src="badge.svg" alt="pass rate of the newest release" class="badge"></p>',
         index.GRID: grid(data),
         **changes.widget(f.steps),
-        index.DOWNLOADS: csv_tables(downloads, csv),
+        index.DOWNLOADS: csv_tables(names(sorted(parquet)), csv),
         index.FAILING: failing(f),
         index.SCRIPTS: '<script type="application/json" id="grid-data">%s</script><script src="site.js"></script>'
         % script_json(data),
