@@ -382,7 +382,7 @@ def joined_runs(loaded: store.Store, folders: Sequence[str]) -> Tuple[store.Stor
                 folder, joined.unmatched)  # fmt: skip
             loaded = dataclasses.replace(loaded, warnings=loaded.warnings + (warning,))
         runs = other.environments["run_id"].nunique() if "run_id" in other.environments else 0
-        found = stamp.read(folder) or stamp.UNKNOWN
+        found = stamp.read(folder) or stamp.of_runs(other.environments.get("tool_commit", [""]))
         shows, dates = joined.stages + joined.products, citation.dates(other.environments)
         if shows:  # a run that gave the report nothing (its outcomes are there already) is not cited
             sources.append(Source(found, shows, runs, dates, *other_runs.ran(other, loaded.cells)))

@@ -199,9 +199,12 @@ def cite(f: Findings) -> str:
 
 
 def _of_run(source: Source) -> str:
-    """The run's stamp where its folder kept one (a published report's); a record folder keeps none: its days."""
+    """The run's stamp where its folder kept one (a published report's); a record folder keeps none: its days, and
+    the commit its runs were made at where they say one."""
     if source.stamp.date:
         return source.stamp.words()
+    if source.stamp.commit:
+        return "of %s at commit %s" % (source.dates or "dates not recorded", source.stamp.commit)
     return "of %s (its commit not recorded)" % (source.dates or "dates not recorded")
 
 
@@ -216,7 +219,7 @@ def section(f: Findings) -> d.Section:
     found = runs(f)
     if found:
         rows = [tuple(d.phrase(v) for v in run) for run in found]
-        blocks.append(say.table(["records", "runs", "written on (UTC)", "published at commit"], rows))
+        blocks.append(say.table(["records", "runs", "written on (UTC)", "published or made at commit"], rows))
     blocks.append(d.Paragraph(d.phrase(d.Strong(d.phrase("How to cite")), ": ", cite(f))))
     steps = d.Items(tuple(d.Item(d.phrase(what, ": ", d.Code(command))) for what, command in again.commands(f)), True)
     blocks.append(

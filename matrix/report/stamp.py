@@ -4,13 +4,13 @@ The two are the only text of a report that changes when the same tables are buil
 page only (``index.md`` and ``site/index.html``, one document). The report keeps its stamp in ``stamp.json``, so that
 a site built later beside a committed report (``nox -s site``) carries the publication's stamp, not its own. The
 date is the UTC day of the build, or of ``SOURCE_DATE_EPOCH`` where that is set (the reproducible-builds
-convention). The commit is read from the git checkout this package runs from, by reading git's files (no git
-process): ``HEAD``, the branch it names, and ``packed-refs``, in a worktree through its ``commondir``. Outside a
+convention). The commit is that of the git checkout this package runs from (``contract.checkout``); outside a
 checkout the package's version is said instead.
 
 ``stamp.json`` also keeps the other runs the report joined (``report --stages-from``, a :class:`Source` each): a
 report re-rendered from its own folder, which holds their records but not their folders, still cites each of them
-and says how to run it again.
+and says how to run it again. A record folder of ``run`` or ``check`` keeps no stamp: its runs' environment records
+say the commit of the code that made them (``tool_commit``), and :func:`of_runs` cites that.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ import json
 import os
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Any, Dict, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, Iterable, Optional, Sequence, Set, Tuple
 
+from matrix.contract import checkout
 from matrix.contract.errors import UserError
 from matrix.report import files
 
@@ -60,53 +61,6 @@ def build_date(environ: Optional[dict] = None) -> str:
     return (when or datetime.datetime.now(datetime.timezone.utc)).strftime("%Y-%m-%d")
 
 
-def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read().strip()
-    except OSError:
-        return ""
-
-
-def _git_dir(start: str) -> Optional[str]:
-    """The git folder of the checkout holding ``start``: ``.git``, or where a worktree's ``.git`` file points."""
-    folder = os.path.abspath(start)
-    while True:
-        dot = os.path.join(folder, ".git")
-        if os.path.isdir(dot):
-            return dot
-        if os.path.isfile(dot):
-            line = _read(dot)
-            if line.startswith("gitdir:"):
-                return os.path.normpath(os.path.join(folder, line[len("gitdir:") :].strip()))
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
-
-
-def commit(start: str) -> str:
-    """The commit the checkout holding ``start`` has checked out (12 hex digits), "" where it cannot be read."""
-    git = _git_dir(start)
-    if git is None:
-        return ""
-    head = _read(os.path.join(git, "HEAD"))
-    if not head.startswith("ref:"):
-        return head[:12]
-    ref = head[len("ref:") :].strip()
-    common = _read(os.path.join(git, "commondir"))
-    roots = [git] + ([os.path.normpath(os.path.join(git, common))] if common else [])
-    for root in roots:
-        found = _read(os.path.join(root, *ref.split("/")))
-        if found:
-            return found[:12]
-        for line in _read(os.path.join(root, "packed-refs")).splitlines():
-            parts = line.split()
-            if len(parts) == 2 and parts[1] == ref:
-                return parts[0][:12]
-    return ""
-
-
 def version() -> str:
     try:
         return metadata.version(PACKAGE)
@@ -116,7 +70,7 @@ def version() -> str:
 
 def current() -> Stamp:
     """This build's stamp."""
-    return Stamp(commit=commit(os.path.dirname(__file__)), version=version(), date=build_date())
+    return Stamp(commit=checkout.commit(), version=version(), date=build_date())
 
 
 @dataclass(frozen=True)
@@ -155,6 +109,13 @@ def read(folder: str) -> Optional[Stamp]:
 
 def _stamp(found: Dict[str, Any]) -> Stamp:
     return Stamp(commit=str(found["commit"]), version=str(found["version"]), date=str(found["date"]))
+
+
+def of_runs(commits: Iterable[Any]) -> Stamp:
+    """The stamp of a record folder whose runs' environment records name ``commits`` (their ``tool_commit``): the
+    commit where all its runs name one and the same, else none (runs made before records kept it, or by several)."""
+    named = {c if isinstance(c, str) else "" for c in commits}  # a run before records kept it: ""
+    return Stamp(commit=named.pop(), version="", date="") if len(named) == 1 and "" not in named else UNKNOWN
 
 
 def sources(folders: Sequence[str]) -> Tuple[Source, ...]:

@@ -6,6 +6,7 @@ cited, the same after a re-render from the report's folder alone, which also say
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Dict, Iterator, List
 import pytest
 from unit.forms_support import differences, facts, markdown_facts
 
-from matrix.contract import stages
+from matrix.contract import checkout, stages
 from matrix.report import stamp
 from matrix.report.build import Report, build_report
 from matrix.worker import onnx_stage
@@ -48,6 +49,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dict[str, object
     root = tmp_path_factory.mktemp("stages_from")
     run(root / "plain", [PASSES, FAILS], [])
     run(root / "onnx", [PASSES, FAILS, ALONE], ["--stages", "check,onnx"])
+    shutil.copytree(root / "onnx", root / "records")  # the run's folder as `run` left it: no stamp of its own
     stamp.write(str(root / "onnx"), OTHER)  # as a published report keeps its stamp
     alone = build_report([str(root / "plain")], str(root / "alone"), charts=False)
     joined = build_report([str(root / "plain")], str(root / "report"), charts=False, stages_from=[str(root / "onnx")])
@@ -107,7 +109,9 @@ def _cited(out: Path) -> List[str]:
     site = (out / "site" / "index.html").read_text(encoding="utf-8")
     assert differences(markdown_facts(markdown, "index.md"), facts(site, "site/index.html")) is None
     lines = markdown.replace(own.words(), "OWN").splitlines()
-    return lines[lines.index("| records | runs | written on (UTC) | published at commit |") : lines.index("## Summary")]
+    return lines[
+        lines.index("| records | runs | written on (UTC) | published or made at commit |") : lines.index("## Summary")
+    ]
 
 
 def test_a_re_render_from_the_report_alone_cites_both_runs_and_makes_the_onnx_run_again(
@@ -123,3 +127,17 @@ def test_a_re_render_from_the_report_alone_cites_both_runs_and_makes_the_onnx_ru
     stages_word = ",".join((*stages.DEFAULT, "onnx"))
     assert "nox -s run -- --device cpu --mode non-strict --stages %s --out results/onnx`" % stages_word in said
     assert "`export-matrix report results/latest --out reports/local --stages-from results/onnx`" in said
+
+
+def test_a_record_folder_is_cited_with_the_commit_its_runs_were_made_at(built: Dict[str, object]) -> None:
+    """A folder of ``run`` keeps no stamp.json; its environment records say the code that made it (tool_commit)."""
+    root = Path(str(built["root"]))
+    build_report([str(root / "plain")], str(root / "of-records"), charts=False, stages_from=[str(root / "records")])
+    markdown = (root / "of-records" / "index.md").read_text(encoding="utf-8")
+    cite = next(line for line in markdown.splitlines() if "How to cite" in line)
+    made = checkout.commit(str(ROOT))
+    if made:  # a checkout: the runs made here name its commit
+        assert "ONNX outcomes of every case (non-strict) from the run of " in cite and "at commit %s)" % made in cite
+        assert "| ONNX outcomes of every case (non-strict) | 1 |" in markdown and "| %s |" % made in markdown
+    else:
+        assert "(its commit not recorded)" in cite

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from matrix.contract import checkout
 from matrix.report import build as report
 from matrix.report import citation, stamp
 
@@ -29,13 +30,13 @@ def test_the_commit_is_read_from_a_branch_a_packed_ref_or_a_detached_head(tmp_pa
     (git / "refs" / "heads" / "main").write_text(SHA + "\n")
     inside = tmp_path / "repo" / "matrix" / "report"
     inside.mkdir(parents=True)
-    assert stamp.commit(str(inside)) == SHA[:12]
+    assert checkout.commit(str(inside)) == SHA[:12]
     (git / "refs" / "heads" / "main").unlink()
     (git / "packed-refs").write_text("# pack-refs with: peeled\n%s refs/heads/main\n" % OTHER)
-    assert stamp.commit(str(inside)) == OTHER[:12]
+    assert checkout.commit(str(inside)) == OTHER[:12]
     (git / "HEAD").write_text(SHA + "\n")
-    assert stamp.commit(str(inside)) == SHA[:12]
-    assert stamp.commit(str(tmp_path)) == ""  # no checkout holds it
+    assert checkout.commit(str(inside)) == SHA[:12]
+    assert checkout.commit(str(tmp_path)) == ""  # no checkout holds it
 
 
 def test_a_worktree_reads_its_branch_through_the_common_folder(tmp_path: Path) -> None:
@@ -49,11 +50,18 @@ def test_a_worktree_reads_its_branch_through_the_common_folder(tmp_path: Path) -
     tree = tmp_path / "wt"
     tree.mkdir()
     (tree / ".git").write_text("gitdir: %s\n" % own)
-    assert stamp.commit(str(tree)) == OTHER[:12]
+    assert checkout.commit(str(tree)) == OTHER[:12]
     assert stamp.Stamp(OTHER[:12], "0.1.0", "2026-01-01").words() == (
         "built 2026-01-01 by export-matrix 0.1.0 at commit %s" % OTHER[:12]
     )
     assert "commit unknown" in stamp.Stamp("", "", "2026-01-01").words()
+
+
+def test_a_record_folder_is_cited_with_its_runs_commit_only_where_every_run_names_the_same() -> None:
+    assert stamp.of_runs(["0123456789ab", "0123456789ab"]) == stamp.Stamp("0123456789ab", "", "")
+    assert stamp.of_runs(["0123456789ab", float("nan")]) == stamp.UNKNOWN  # a run made before records kept it
+    assert stamp.of_runs(["0123456789ab", "fedcba987654"]) == stamp.UNKNOWN  # made by two commits: neither is it
+    assert stamp.of_runs([]) == stamp.UNKNOWN
 
 
 def environments(**extra: object) -> pd.DataFrame:
