@@ -20,7 +20,7 @@ import hashlib
 import html
 import math
 import re
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Sequence, Tuple
 
 from matrix.contract.schema import STAGE_ERROR
 from matrix.contract.stages import REPORTED
@@ -71,14 +71,11 @@ def plain(value: str) -> str:
     return _CONTROL_RE.sub("", _ANSI_RE.sub("", value))
 
 
-def text(value: Any, limit: Optional[int] = None) -> str:
+def text(value: Any) -> str:
     """Record text made safe for a table cell or a line of prose: one line, no markup, no HTML."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    raw = plain(str(value))
-    if limit is not None and len(raw) > limit:
-        raw = raw[: limit - 1] + "…"
-    escaped = _INLINE_RE.sub(lambda m: _INLINE.get(m.group(0), "\\_"), raw)
+    escaped = _INLINE_RE.sub(lambda m: _INLINE.get(m.group(0), "\\_"), plain(str(value)))
     escaped = _AUTOLINK_RE.sub(lambda m: "&#%d;" % ord(m.group(0)), escaped)
     # Text that starts a line of prose would open a block quote with ">".
     escaped = re.sub(r"^(\s*)>", r"\1\\>", escaped)
@@ -125,17 +122,11 @@ def html_text(value: Any) -> str:
     return re.sub(r"\s*(\r\n|\r|\n)\s*", " ⏎ ", escaped)
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence[str]], align: Optional[Sequence[str]] = None) -> str:
+def table(headers: Sequence[str], rows: Iterable[Sequence[str]], align: Sequence[str]) -> str:
     """A pipe table from already-escaped cells; ``align`` holds "l", "r" or "c" per column."""
-    lines = ["| " + " | ".join(headers) + " |"]
     marks = {"l": ":---", "r": "---:", "c": ":---:"}
-    lines.append("| " + " | ".join(marks[a] for a in (align or ["l"] * len(headers))) + " |")
-    count = 0
-    for row in rows:
-        lines.append("| " + " | ".join(cell if cell else " " for cell in row) + " |")
-        count += 1
-    if not count:
-        return "_None._\n"
+    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(marks[a] for a in align) + " |"]
+    lines += ["| " + " | ".join(cell if cell else " " for cell in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
 
