@@ -39,7 +39,6 @@ from matrix.report import phrases as say
 from matrix.report.writers.markdown import github_anchor
 
 NAME = "artifacts"
-PAGE = NAME + ".md"
 TITLE = "Saved programs loaded on other releases"
 # Regressions listed per product; the rest are counted (all are in the product's table's source records).
 SHOWN_REGRESSIONS = 200
@@ -166,13 +165,18 @@ def _epoch(e: Epoch) -> Tuple[d.Phrase, ...]:
         more = " … (+%d)" % (len(cases) - SHOWN_EXCEPTIONS) if len(cases) > SHOWN_EXCEPTIONS else None
         exceptions = d.phrase(d.Count(len(cases), "case"), ": ", d.joined(named), more)
     return (
-        d.phrase(e.first if len(e.releases) == 1 else "%s–%s" % (e.first, e.last)),
+        d.phrase(span(e)),
         d.phrase(str(e.programs) + (" (%d more not tried)" % e.untried if e.untried else "")),
         d.phrase("%d of %d" % (e.passed, e.tried)),
         d.phrase(OLDER_READ_NEWER.get(e.backward, e.backward)),
         exceptions,
         cut,
     )
+
+
+def span(e: Epoch) -> str:
+    """An epoch's releases: ``2.6.0–2.9.1``, or the one release."""
+    return e.first if len(e.releases) == 1 else "%s–%s" % (e.first, e.last)
 
 
 def _promise(uses: ProductUses, drawn: Sequence[charting.Chart]) -> List[d.Block]:
