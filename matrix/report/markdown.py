@@ -1,4 +1,4 @@
-"""Markdown building blocks that keep record text inert: escaped table cells, safe fences, details.
+"""Markdown building blocks that keep record text inert: escaped table cells, safe fences.
 
 Error messages and tracebacks come from the code under test and may hold anything:
 ``|`` and newlines would break a table, ``<script>`` or ``[x](http://…)`` would inject
@@ -106,11 +106,6 @@ def fence(body: str, language: str = "") -> str:
     if not body.endswith("\n"):
         body += "\n"
     return "%s%s\n%s%s\n" % (ticks, language, body, ticks)
-
-
-def details(summary: str, body: str) -> str:
-    """A collapsed section: ``summary`` is plain text (escaped here as HTML), ``body`` is Markdown."""
-    return "<details><summary>%s</summary>\n\n%s\n\n</details>\n" % (html_text(summary), body.rstrip("\n"))
 
 
 def html_text(value: Any) -> str:
