@@ -43,7 +43,7 @@ def selection_word(build: Build) -> str:
 
 def _builds_by_device(f: Findings) -> Dict[str, List[str]]:
     """Each device the report's cells ran on (the main device first), with the selection words of its builds."""
-    frames = [frame for frame in (f.cells, f.model.elsewhere) if not frame.empty]
+    frames = [frame for frame in (f.cells, f.elsewhere) if not frame.empty]
     return _by_device(b for frame in frames for b in zip(devices.of(frame), frame["release"], frame["variant"]))
 
 
@@ -94,7 +94,7 @@ def commands(f: Findings) -> List[Tuple[str, str]]:
                 ("The cells run with the --with set %s, %s" % (named, where), 'EXPORT_MATRIX_WITH="%s" %s' % (
                     named, command))
             )  # fmt: skip
-    shows_aoti = any(not u.empty for u in f.model.uses[1:])  # a product after the saved programs
+    shows_aoti = any(not u.empty for u in f.uses[1:])  # a product after the saved programs
     folders = [AOTI_RECORDS] if shows_aoti else []
     if shows_aoti:
         found.append(

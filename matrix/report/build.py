@@ -397,11 +397,11 @@ def _write_documents(
     form: the front page, the glossary, the devices page, one page per release transition, the detail pages and the
     case pages; the site's widgets drawn into them."""
     documents = [report_index.page(f, tables_offered), glossary.page()]
-    documents += [devices_page.page(f.model.devices)] if f.model.devices else []
+    documents += [devices_page.page(f.devices)] if f.devices else []
     documents += [transition_page.build(step, shelf) for step in f.steps] + report_pages.build(f) + case_pages
     if f.artifacts is not None:
-        documents.append(report_artifacts.page(f.model.uses, f.artifacts.charts, f.model.known_issues))
-    widgets = {**report_site.front_widgets(f, tables_offered, csv), "upgrade": site_upgrade.widget(f.model.upgrades)}
+        documents.append(report_artifacts.page(f.uses, f.artifacts.charts, f.known_issues))
+    widgets = {**report_site.front_widgets(f, tables_offered, csv), "upgrade": site_upgrade.widget(f.upgrades)}
     widgets.update({p.name: {report_case.TIPS: report_site.TIPS_WIDGET} for p in case_pages})
     return publish.write(out, documents, report_site.PAGES, widgets)
 

@@ -68,7 +68,7 @@ COLLAPSED = {
 
 def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
     """The front page; ``tables_offered``: the Parquet tables the report wrote for a reader to download."""
-    newest, passed, total = f.model.newest_pass_rate
+    newest, passed, total = f.newest_pass_rate
     first = [candidate_page.line(v) for v in f.candidates]
     if newest:
         first.append(
@@ -80,10 +80,10 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
             )
         )  # fmt: skip
     more = [builds_page.incomplete_line(f.incomplete)]
-    more += report_artifacts.verdict(f.model.promises)
-    more += [_upgrade(f), devices_page.line(f.model.devices)]
+    more += report_artifacts.verdict(f.promises)
+    more += [_upgrade(f), devices_page.line(f.devices)]
     verdicts = report_verdicts.section(
-        f.verdicts, first, [i for i in more if i is not None], [known_issues.verdict(s) for s in f.model.known_issues],
+        f.verdicts, first, [i for i in more if i is not None], [known_issues.verdict(s) for s in f.known_issues],
         [i for i in [builds_page.line(f.builds)] if i is not None],
     )  # fmt: skip
     newest_changes, every_change = transition_page.sections(
@@ -117,7 +117,7 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
         _more(f),
     ]
     if f.baseline is not None:
-        blocks.append(report_baseline.section(f.baseline, f.baseline_name, f.model.figures_since))
+        blocks.append(report_baseline.section(f.baseline, f.baseline_name, f.figures_since))
     blocks.append(d.Widget(SCRIPTS))
     lead = d.phrase("%s; %s." % (md.cells_counted(f.scope), md.releases_and_builds(f.scope)))
     shown = (dataclasses.replace(b, collapsed=True) if isinstance(b, d.Section) and b.id in COLLAPSED else b
@@ -127,13 +127,13 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
 
 def _upgrade(f: Findings) -> Optional[d.Item]:
     """The upgrade answer for the newest pair of builds: its tallies, linking the upgrade page."""
-    found = report_upgrade.newest(f.model.upgrades)
+    found = report_upgrade.newest(f.upgrades)
     if found is None or not found.cases:
         return None
     broken = sum(1 for c in found.cases if c.breaks)
     said = "the upgrade breaks %s of %d; %s%s (" % (
         d.plural(broken, "case"), len(found.cases), "; ".join(report_upgrade.tallies_words(found)[1:]),
-        report_upgrade.apart_words(found, f.model.upgrade_agreement),
+        report_upgrade.apart_words(found, f.upgrade_agreement),
     )  # fmt: skip
     page_of = d.page(report_upgrade.NAME)
     return d.Item(d.phrase(said, d.link("per case", page_of), ")."), "Upgrading %s → %s" % (found.before, found.after))
@@ -190,7 +190,7 @@ def run_facts(f: Findings) -> List[Tuple[str, str]]:
         ("Python", ", ".join(values_of(cells, "python", ordered=True))),
         ("sources", ", ".join(values_of(cells, "source"))),
         ("machine", "; ".join(machines(envs)) or citation.NOT_RECORDED),
-        ("device", devices(envs, cells, f.model.elsewhere) or citation.NOT_RECORDED),
+        ("device", devices(envs, cells, f.elsewhere) or citation.NOT_RECORDED),
         ("CPU", citation.cpu(envs)),
         ("GPU", citation.gpu(envs)),
         ("device per build", citation.devices_words(envs) or citation.NOT_RECORDED),
@@ -449,6 +449,6 @@ def _more(f: Findings) -> d.Section:
         links.append(
             item("Builds of one release compared", builds_page.PAGE, ": another variant's build against PyPI's.")
         )
-    if f.model.devices:
+    if f.devices:
         links.append(item("One build on two devices", devices_page.NAME, ": the cells that differ by device."))
     return d.Section("more", "More", (d.Items(tuple(links)),))

@@ -52,8 +52,8 @@ def build(f: Findings) -> List[d.Page]:
     if f.candidates:
         pages.append(candidate_page.build(f.candidates))
     if f.baseline is not None:
-        pages.append(baseline.build(f.baseline, f.baseline_name, f.cells, f.model.figures_since))
-    found = upgrade_page.newest(f.model.upgrades)
+        pages.append(baseline.build(f.baseline, f.baseline_name, f.cells, f.figures_since))
+    found = upgrade_page.newest(f.upgrades)
     if found is not None:
         pages.append(upgrade_page.build(found, chooser=True))
     return pages

@@ -66,7 +66,7 @@ def write(out: str, f: Findings, parquet: Iterable[str] = (), csv: bool = False,
     for name in COPIED:
         with open(os.path.join(ASSETS, name), encoding="utf-8") as source:
             written |= _write(out, name, source.read())
-    written |= _write(out, "badge.svg", badge.render(*f.model.newest_pass_rate))
+    written |= _write(out, "badge.svg", badge.render(*f.newest_pass_rate))
     written |= set(pages)
     files.remove_stale(out, listed, written, ours, _emptied)  # the site's files and CSV tables it wrote no more
     return written
