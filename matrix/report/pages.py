@@ -39,23 +39,16 @@ Row = Dict[str, Any]
 def build(f: Findings) -> List[d.Page]:
     """The linked pages built as documents; a page with nothing to show is not built."""
     pages = [grid(f), modes(f), failures(f)]
-    if claimed(f):
-        pages.append(claims(f))
-    if not f.flaky.empty:
-        pages.append(flaky(f))
-    if f.warnings:
-        pages.append(warnings(f))
-    if not f.env_errors.empty:
-        pages.append(install_errors(f))
-    if f.builds:
-        pages.append(builds_page.build(f.builds))
-    if f.candidates:
-        pages.append(candidate_page.build(f.candidates))
+    pages += [claims(f)] if claimed(f) else []
+    pages += [flaky(f)] if not f.flaky.empty else []
+    pages += [warnings(f)] if f.warnings else []
+    pages += [install_errors(f)] if not f.env_errors.empty else []
+    pages += [builds_page.build(f.builds)] if f.builds else []
+    pages += [candidate_page.build(f.candidates)] if f.candidates else []
     if f.baseline is not None:
         pages.append(baseline.build(f.baseline, f.baseline_name, f.cells, f.figures_since))
     found = upgrade_page.newest(f.upgrades)
-    if found is not None:
-        pages.append(upgrade_page.build(found, chooser=True))
+    pages += [upgrade_page.build(found, chooser=True)] if found is not None else []
     return pages
 
 
