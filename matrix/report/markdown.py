@@ -177,11 +177,6 @@ def page_file(case: str) -> str:
     return "%s~%s" % (readable, digest)
 
 
-def page_name(case: str) -> str:
-    """The page of a case, relative to the report folder."""
-    return "cases/%s.md" % page_file(case)
-
-
 def grouped(rows: Iterable[Dict[str, Any]], by: Sequence[str]) -> List[Tuple[Tuple[str, ...], List[Dict[str, Any]]]]:
     """Rows grouped by the ``by`` keys (as text), groups sorted by key, rows in their given order."""
     groups: Dict[Tuple[str, ...], List[Dict[str, Any]]] = {}
