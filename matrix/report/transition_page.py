@@ -70,10 +70,6 @@ def title(step: Step) -> str:
     return md.transition_title(step.before, step.after, *named)
 
 
-def link(step: Step, anchor: str = "") -> d.Link:
-    return d.link(title(step), d.page(name(step), anchor))
-
-
 BACK = d.link("← back to the matrix", d.page("index"))
 
 
@@ -320,7 +316,7 @@ def steps_table(steps: Sequence[Step]) -> d.Table:
     if not_timed(steps) is None:  # some cell has the runs a timing claim needs
         kinds += [("slower", "slowdown", ""), ("faster", "speedup", "")]
     rows = tuple(
-        (d.phrase(link(s)), d.phrase(str(len(s.pairs))))
+        (d.phrase(d.link(title(s), d.page(name(s)))), d.phrase(str(len(s.pairs))))
         + tuple(
             _count(s, kind, program) if s.timed or kind not in ("slowdown", "speedup") else d.phrase("–")
             for _, kind, program in kinds
