@@ -66,7 +66,7 @@ def commands(f: Findings) -> List[Tuple[str, str]]:
     if f.stamp is not None and f.stamp.commit:
         found.append(("Check out the code that built this report", "git checkout %s" % f.stamp.commit))
     # Each device the report's cells ran on (the main device first), with the selection words of its builds.
-    frames = [frame for frame in (f.cells, f.model.elsewhere) if not frame.empty]
+    frames = [frame for frame in (f.cells, f.elsewhere) if not frame.empty]
     ran = _by_device(b for frame in frames for b in zip(devices.of(frame), frame["release"], frame["variant"]))
     by_device = ran or {devices.DEFAULT: [selection_word(b) for b in f.scope.builds]}
     sessions = "run load" if not f.loads.empty else "run"
@@ -85,7 +85,7 @@ def commands(f: Findings) -> List[Tuple[str, str]]:
         for named in with_sets:
             said = "The cells run with the --with set %s, %s" % (named, where)
             found.append((said, 'EXPORT_MATRIX_WITH="%s" %s' % (named, command)))
-    shows_aoti = any(not u.empty for u in f.model.uses[1:])  # a product after the saved programs
+    shows_aoti = any(not u.empty for u in f.uses[1:])  # a product after the saved programs
     folders = [AOTI_RECORDS] if shows_aoti else []
     if shows_aoti:
         said = "Run the AOTInductor selection (its cases, releases and compiles of older programs), into %s"

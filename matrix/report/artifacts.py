@@ -18,7 +18,6 @@ section says the same lines.
 from __future__ import annotations
 
 import math
-import os
 import textwrap
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
@@ -29,7 +28,7 @@ from matrix.contract.products import Product
 from matrix.contract.schema import MODES, NO_RECORD
 from matrix.records import artifacts as uses_table
 from matrix.records import product_uses, store, tables, transitions
-from matrix.records.epochs import Epoch, Pair, Promise
+from matrix.records.epochs import Epoch, Pair
 from matrix.records.failures import Sighting
 from matrix.records.product_uses import ProductUses, Verdict
 from matrix.report import case_grids, files, known_issues
@@ -40,7 +39,6 @@ from matrix.report import phrases as say
 from matrix.report.writers.markdown import github_anchor
 
 NAME = "artifacts"
-PAGE = NAME + ".md"
 TITLE = "Saved programs loaded on other releases"
 # Regressions listed per product; the rest are counted (all are in the product's table's source records).
 SHOWN_REGRESSIONS = 200
@@ -80,20 +78,14 @@ def write(out: str, judged: Sequence[ProductUses], charts: bool = True) -> Writt
     rows: Tuple[Dict[str, Any], ...] = ()
     for uses in shown(judged):
         drawn += heatmap_charts(uses, out) if charts else []
-        _store(uses.table, out, uses.product.table)
+        # Without the bulky texts: those are on the case pages.
+        kept = uses.table.drop(columns=list(_BULKY), errors="ignore")
+        files.write_parquet(out, uses.product.table, tables.storable(kept))
         written.add(uses.product.table)
         if uses.regressions is not None:
             rows = tuple(uses.regressions.to_dict("records"))
     written |= {path for chart in drawn for path in chart.files}
     return Written(written, tuple(drawn), len(rows), int(sum(r["programs"] for r in rows)), rows)
-
-
-def _store(table: pd.DataFrame, out: str, name: str) -> None:
-    """A product's table as Parquet, without the bulky texts (those are on the case pages)."""
-    stored = tables.storable(table.drop(columns=[c for c in _BULKY if c in table.columns]))
-    path = files.target(out, name)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    stored.to_parquet(path, index=False, **files.PARQUET)
 
 
 def page(judged: Sequence[ProductUses], drawn: Sequence[charting.Chart] = (), known: Sequence[Sighting] = ()) -> d.Page:
@@ -173,7 +165,7 @@ def _epoch(e: Epoch) -> Tuple[d.Phrase, ...]:
         more = " … (+%d)" % (len(cases) - SHOWN_EXCEPTIONS) if len(cases) > SHOWN_EXCEPTIONS else None
         exceptions = d.phrase(d.Count(len(cases), "case"), ": ", d.joined(named), more)
     return (
-        d.phrase(e.first if len(e.releases) == 1 else "%s–%s" % (e.first, e.last)),
+        d.phrase(span(e)),
         d.phrase(str(e.programs) + (" (%d more not tried)" % e.untried if e.untried else "")),
         d.phrase("%d of %d" % (e.passed, e.tried)),
         d.phrase(OLDER_READ_NEWER.get(e.backward, e.backward)),
@@ -182,13 +174,15 @@ def _epoch(e: Epoch) -> Tuple[d.Phrase, ...]:
     )
 
 
+def span(e: Epoch) -> str:
+    """An epoch's releases: ``2.6.0–2.9.1``, or the one release."""
+    return e.first if len(e.releases) == 1 else "%s–%s" % (e.first, e.last)
+
+
 def _promise(uses: ProductUses, drawn: Sequence[charting.Chart]) -> List[d.Block]:
     """What the records say of the promise the product's declaration names: the front page's verdict lines."""
     said = [d.Item(d.phrase(words), title) for v in product_uses.verdicts([uses]) for title, words in lines(v)]
     return [d.Section(anchor(uses.product) + "-promise", "Upstream's promise", (d.Items(tuple(said)),))] if said else []
-
-
-REACH_HEADERS = ["%s on", "%ss", "all pass on", "some pass on", "none passes on"]
 
 
 def _reach(uses: ProductUses, drawn: Sequence[charting.Chart]) -> List[d.Block]:
@@ -201,7 +195,7 @@ def _reach(uses: ProductUses, drawn: Sequence[charting.Chart]) -> List[d.Block]:
         row = [r.saved, str(r.artifacts), md.release_spans(r.passing, order) or "–", _partial(r, order),
                _failing(r, order)] + ([_untried(r, order, p)] if untried else [])  # fmt: skip
         rows.append([d.phrase(cell) for cell in row])
-    headers = [h % p.made if h.startswith("%s on") else h % p.noun if "%s" in h else h for h in REACH_HEADERS]
+    headers = ["%s on" % p.made, "%ss" % p.noun, "all pass on", "some pass on", "none passes on"]
     headers += ["not tried"] if untried else []
     intro = "One row per build that %s them; the builds that %s them as runs of consecutive ones (2.6.0–2.9.1)." % (
         p.made, p.used)  # fmt: skip
@@ -512,12 +506,8 @@ def lines(v: Verdict) -> List[Tuple[str, str]]:
         said = "%s on %d of %s" % (p.promise, len(v.pairs) - len(broken), d.plural(len(v.pairs), "pair"))
         said += "; not on %s" % "; ".join(_failed(pair) for pair in broken) if broken else ""
         return [("%s (%s)" % (p.many, _modes(v)), said + ".")]
-    return _promised(v, v.promise)
-
-
-def _promised(v: Verdict, w: Promise) -> List[Tuple[str, str]]:
-    """The lines of a product upstream promises something of: the promise pair by pair, then the exceptions."""
-    p, found = v.product, []
+    # A product upstream promises something of: the promise pair by pair, then the exceptions.
+    w, found = v.promise, []
     order = store.ordered(label for pair in w.covered for label in (pair.made, pair.used))
     if w.covered or w.own:
         if not w.covered:

@@ -44,7 +44,6 @@ from matrix.records import (
 )
 from matrix.records import devices as by_device
 from matrix.records import figures as headline
-from matrix.records.completeness import IncompleteBuild
 from matrix.report import artifacts as report_artifacts
 from matrix.report import case_page as report_case
 from matrix.report import (
@@ -221,11 +220,14 @@ def build_report(
     (:func:`joined_runs`). ``csv``: the site offers each table as gzipped CSV too. ``made``: the stamp the report
     carries (default: this build's); a site built beside a committed report carries that report's.
     """
+    tell = notify or (lambda line: None)
     if baseline is None:
         baseline = kept_baseline.stored(record_dirs)
-        if baseline is not None and notify is not None:
-            notify("compared with the baseline kept in %s (%s)" % (baseline, kept_baseline.name_of(baseline)))
+        if baseline is not None:
+            tell("compared with the baseline kept in %s (%s)" % (baseline, kept_baseline.name_of(baseline)))
     loaded, joined = joined_runs(store.load(list(record_dirs)), stages_from)
+    if loaded.cells.empty and loaded.env_errors.empty:
+        raise ReportError("%s: no cell or env-error records to report on" % ", ".join(record_dirs))
     # A report among the records keeps the runs it joined: a re-render from its folder still cites them.
     sources = tuple(dict.fromkeys(stamp.sources(record_dirs) + joined))
     roots = report_case.default_roots() + tuple(case_roots)
@@ -233,108 +235,93 @@ def build_report(
     # that the collector does not walk them again at each collection while the report is built.
     gc.freeze()
     try:
-        return _build(loaded, record_dirs, out, baseline, title, charts, roots, notify, csv, made, sources)
+        # Read before writing anything: the baseline may be the folder about to be rewritten.
+        base = since.read_baseline(baseline) if baseline is not None else None
+        base_figures = headline.read(baseline, base[1]) if baseline is not None and base is not None else None
+        kept_base = kept_baseline.read(baseline) if baseline is not None else None
+        # The graph diffs of the report about to be written over, and those of every report among the records and
+        # it: what a graph change whose texts are missing is shown with.
+        previous = graph_diffs.read(out) if published.is_report(out) else None
+        kept = [graph_diffs.read(folder) for folder in record_dirs if published.is_report(folder)]
+        # Judged once; the Markdown pages, the site, the charts and the tables render this model.
+        judged = model.build(
+            loaded,
+            base,
+            baseline_name=kept_base.name if kept_base is not None else None,
+            known_releases=report_verdicts.known_releases(),
+            kept_diffs=[k for k in (*kept, previous) if k is not None],
+            base_figures=base_figures,
+        )
+        if previous is not None:
+            refuse_lost_diffs(out, previous, judged)
+        findings = report_index.Findings.of(
+            judged, title=title or DEFAULT_TITLE, stamp=made or stamp.current(), sources=sources
+        )
+        for found in judged.incomplete:
+            lacks = "; ".join("the %s set (%s)" % (m.dependency_set, m.error_type) for m in found.missing)
+            tell("incomplete build %s %s: lacks %s; left out of transitions and verdicts" % (
+                found.release, found.variant, lacks))  # fmt: skip
+        cells, labels, moves = judged.cells, judged.labels, judged.moves
+        os.makedirs(out, exist_ok=True)
+        listed = files.previous(out)
+        written: Set[str] = set()
+        shelf = diff_files.Shelf()  # the graph diffs the pages link, each written once
+        # A chart group whose input tables did not change since the last build is not drawn again: its files stay,
+        # and a re-render of the same records skips matplotlib.
+        planned = chart_keys.plan(cells, labels, findings.summary, findings.steps) if charts and not cells.empty else {}
+        keys = {name: chart_keys.chart_key(name, *inputs) for name, (_, inputs) in planned.items()}
+        drawn = chart_keys.reusable(out, keys) if planned else {}  # without charts, the folder's charts/ is not read
+        if len(drawn) < len(planned):
+            charting.prepare()  # import matplotlib once, before a side process forks
+        # A large report draws its status heatmaps, the slowest charts, in a side process while this one draws the
+        # other charts and writes the tables and the case pages. (Drawing the other charts in a second side process
+        # measured no faster on two cores.)
+        aside = "grid" in planned and "grid" not in drawn and len(cells) >= SIDE_PROCESS_FROM_CELLS
+        with parallel.pool(1 if aside else 0) as side:
+            here = parallel.Pool(None)
+            waiting = {
+                name: (side if name == "grid" else here).submit(draw, *inputs, out)
+                for name, (draw, inputs) in planned.items()
+                if name not in drawn
+            }
+            written |= _write_tables(out, findings)
+            case_pages = _case_pages(judged, roots, shelf)
+            written |= report_repro.write(out, judged.repros, roots)
+            drawn.update((name, wait()) for name, wait in waiting.items())
+        if planned:
+            findings = dataclasses.replace(findings, charts=drawn)
+            written |= {path for group in drawn.values() for chart in group for path in chart.files}
+            written.add(chart_keys.write_keys(out, {name: (keys[name], drawn[name]) for name in planned}))
+        # The headline figures, for a later report's comparison with this one (figures.read).
+        files.write_text(out, headline.FILE, headline.dumps(judged.figures))
+        written.add(headline.FILE)
+        if kept_base is not None:
+            written |= kept_baseline.write(out, kept_base, base_figures)
+        saved = report_artifacts.write(out, judged.uses, charts=charts)
+        written |= saved.files
+        if saved.files:
+            findings = dataclasses.replace(findings, artifacts=saved)
+        # The site offers the tables a reader downloads; texts.parquet is there for rebuilding the report, not
+        # reading. The kept baseline's tables are an earlier report's, there for a rebuild's comparison.
+        tables_offered = [
+            p
+            for p in written
+            if p.endswith(".parquet")
+            and p not in (published.TEXTS, graph_diffs.TABLE)
+            and not p.startswith(kept_baseline.FOLDER + "/")
+        ]
+        written |= report_site.write(out, findings, tables_offered, csv=csv)
+        # After the site's own files: its write removes the site's files of the last build that it did not write.
+        written |= _write_documents(out, findings, case_pages, shelf, tables_offered, csv)
+        written |= stamp.write(out, findings.stamp, findings.sources)
+        written |= shelf.write(out)
+        files.remove_stale(out, listed, written)
+        files.write_manifest(out, written)
     finally:
         gc.unfreeze()
-
-
-def _build(
-    loaded: store.Store,
-    record_dirs: Sequence[str],
-    out: str,
-    baseline: Optional[str],
-    title: Optional[str],
-    charts: bool,
-    roots: Sequence[str],
-    notify: Optional[Callable[[str], None]] = None,
-    csv: bool = False,
-    made: Optional[stamp.Stamp] = None,
-    sources: Tuple[Source, ...] = (),
-) -> Report:
-    if loaded.cells.empty and loaded.env_errors.empty:
-        raise ReportError("%s: no cell or env-error records to report on" % ", ".join(record_dirs))
-    # Read before writing anything: the baseline may be the folder about to be rewritten.
-    base = since.read_baseline(baseline) if baseline is not None else None
-    base_figures = headline.read(baseline, base[1]) if baseline is not None and base is not None else None
-    kept_base = kept_baseline.read(baseline) if baseline is not None else None
-    previous, earlier_diffs = kept_diffs(record_dirs, out)
-    # Judged once; the Markdown pages, the site, the charts and the tables render this model.
-    judged = model.build(
-        loaded,
-        base,
-        baseline_name=kept_base.name if kept_base is not None else None,
-        known_releases=report_verdicts.known_releases(),
-        kept_diffs=earlier_diffs,
-        base_figures=base_figures,
-    )
-    if previous is not None:
-        refuse_lost_diffs(out, previous, judged)
-    findings = report_index.Findings.of(
-        judged, title=title or DEFAULT_TITLE, stamp=made or stamp.current(), sources=sources
-    )
-    if notify is not None:
-        for line in incomplete_notes(judged.incomplete):
-            notify(line)
-    cells, labels, moves = judged.cells, judged.labels, judged.moves
-    os.makedirs(out, exist_ok=True)
-    listed = files.previous(out)
-    written: Set[str] = set()
-    shelf = diff_files.Shelf()  # the graph diffs the pages link, each written once
-    # A chart group whose input tables did not change since the last build is not drawn again: its files stay, and
-    # a re-render of the same records skips matplotlib.
-    planned = chart_keys.plan(cells, labels, findings.summary, findings.steps) if charts and not cells.empty else {}
-    keys = {name: chart_keys.chart_key(name, *inputs) for name, (_, inputs) in planned.items()}
-    drawn = chart_keys.reusable(out, keys) if planned else {}  # without charts, the folder's charts/ is not read
-    if len(drawn) < len(planned):
-        charting.prepare()  # import matplotlib once, before a side process forks
-    # A large report draws its status heatmaps, the slowest charts, in a side process while this one draws the
-    # other charts and writes the tables and the case pages. (Drawing the other charts in a second side process
-    # measured no faster on two cores.)
-    aside = "grid" in planned and "grid" not in drawn and len(cells) >= SIDE_PROCESS_FROM_CELLS
-    with parallel.pool(1 if aside else 0) as side:
-        here = parallel.Pool(None)
-        waiting = {
-            name: (side if name == "grid" else here).submit(draw, *inputs, out)
-            for name, (draw, inputs) in planned.items()
-            if name not in drawn
-        }
-        written |= _write_tables(out, findings)
-        case_pages = _case_pages(judged, roots, shelf)
-        written |= report_repro.write(out, judged.repros, roots)
-        drawn.update((name, wait()) for name, wait in waiting.items())
-    if planned:
-        findings = dataclasses.replace(findings, charts=drawn)
-        written |= {path for group in drawn.values() for chart in group for path in chart.files}
-        written.add(chart_keys.write_keys(out, {name: (keys[name], drawn[name]) for name in planned}))
-    # The headline figures, for a later report's comparison with this one (figures.read).
-    files.write_text(out, headline.FILE, headline.dumps(judged.figures))
-    written.add(headline.FILE)
-    if kept_base is not None:
-        written |= kept_baseline.write(out, kept_base, base_figures)
-    saved = report_artifacts.write(out, judged.uses, charts=charts)
-    written |= saved.files
-    if saved.files:
-        findings = dataclasses.replace(findings, artifacts=saved)
-    index = os.path.join(out, "index.md")
-    # The site offers the tables a reader downloads; texts.parquet is there for rebuilding the report, not reading.
-    # The kept baseline's tables are an earlier report's, there for a rebuild's comparison.
-    tables_offered = [
-        p
-        for p in written
-        if p.endswith(".parquet")
-        and p not in (published.TEXTS, graph_diffs.TABLE)
-        and not p.startswith(kept_baseline.FOLDER + "/")
-    ]
-    written |= report_site.write(out, findings, tables_offered, csv=csv)
-    # After the site's own files: its write removes the site's files of the last build that it did not write itself.
-    written |= _write_documents(out, findings, case_pages, shelf, tables_offered, csv)
-    written |= stamp.write(out, findings.stamp, findings.sources)
-    written |= shelf.write(out)
-    files.remove_stale(out, listed, written)
-    files.write_manifest(out, written)
     return Report(
         out=out,
-        index=index,
+        index=os.path.join(out, "index.md"),
         pages=len(case_pages),
         cells=len(cells),
         regressions=int(moves["kind"].isin(transitions.REGRESSIONS).sum()) if not moves.empty else 0,
@@ -344,14 +331,6 @@ def _build(
         failing=candidate.failing(cells),
         candidates=judged.candidates,
     )
-
-
-def kept_diffs(record_dirs: Sequence[str], out: str) -> Tuple[Optional[pd.DataFrame], List[pd.DataFrame]]:
-    """The graph diffs of the report about to be written over (``out``, where it is one), and those of every
-    report among ``record_dirs`` and ``out``: what a graph change whose texts are missing is shown with."""
-    previous = graph_diffs.read(out) if published.is_report(out) else None
-    kept = [graph_diffs.read(d) for d in record_dirs if published.is_report(d)]
-    return previous, [k for k in (*kept, previous) if k is not None]
 
 
 def refuse_lost_diffs(out: str, previous: pd.DataFrame, judged: model.Model) -> None:
@@ -389,19 +368,6 @@ def joined_runs(loaded: store.Store, folders: Sequence[str]) -> Tuple[store.Stor
     return loaded, tuple(sources)
 
 
-def incomplete_notes(builds: Sequence[IncompleteBuild]) -> List[str]:
-    """One line per build left out of transitions and verdicts, naming the sets it lacks and why."""
-    return [
-        "incomplete build %s %s: lacks %s; left out of transitions and verdicts"
-        % (
-            found.release,
-            found.variant,
-            "; ".join("the %s set (%s)" % (m.dependency_set, m.error_type) for m in found.missing),
-        )
-        for found in builds
-    ]
-
-
 def _case_pages(judged: model.Model, roots: Sequence[str], shelf: diff_files.Shelf) -> List[document.Page]:
     """One page per case, with its repros, the graph diffs earlier reports kept (``graph_diffs.carried``), its other
     devices and each product's grids. ``shelf`` keeps the diff files the pages link."""
@@ -431,47 +397,38 @@ def _write_documents(
     form: the front page, the glossary, the devices page, one page per release transition, the detail pages and the
     case pages; the site's widgets drawn into them."""
     documents = [report_index.page(f, tables_offered), glossary.page()]
-    documents += [devices_page.page(f.model.devices)] if f.model.devices else []
+    documents += [devices_page.page(f.devices)] if f.devices else []
     documents += [transition_page.build(step, shelf) for step in f.steps] + report_pages.build(f) + case_pages
     if f.artifacts is not None:
-        documents.append(report_artifacts.page(f.model.uses, f.artifacts.charts, f.model.known_issues))
+        documents.append(report_artifacts.page(f.uses, f.artifacts.charts, f.known_issues))
     front = site_front.widgets(f, tables_offered, csv)
-    widgets = {report_index.NAME: front, "upgrade": site_upgrade.widget(f.model.upgrades)}
+    widgets = {report_index.NAME: front, "upgrade": site_upgrade.widget(f.upgrades)}
     widgets.update({p.name: {report_case.TIPS: report_site.TIPS_WIDGET} for p in case_pages})
     return publish.write(out, documents, widgets)
 
 
 def _write_tables(out: str, f: report_index.Findings) -> Set[str]:
     """The tables as Parquet, without the bulky texts (those are on the case pages)."""
+    # Every device's cells: those of the main device, then the others (devices.split) they are compared with.
+    every = f.cells if f.elsewhere.empty else pd.concat([f.cells, f.elsewhere], ignore_index=True)
+    envs = f.environments
+    if "capabilities" in envs.columns:
+        as_json = [json.dumps(v, sort_keys=True) if isinstance(v, dict) else None for v in envs["capabilities"]]
+        envs = envs.assign(capabilities=as_json)
     frames = {
-        # Every device's cells: those of the main device, and the others (devices.split) they are compared with.
-        "cells.parquet": tables.parquet_frame(_every_device(f)),
+        "cells.parquet": tables.parquet_frame(every),
         "transitions.parquet": tables.storable(f.moves.drop(columns=list(graph_diffs.MOVE_COLUMNS), errors="ignore")),
         "summary.parquet": tables.storable(f.summary),
         "status.parquet": tables.storable(tables.pivot(f.cells).reset_index()),
         "modes.parquet": tables.storable(f.disagreements),
         "claims.parquet": tables.storable(f.claims),
-        "environments.parquet": tables.storable(_plain_environments(f.environments)),
+        "environments.parquet": tables.storable(envs),
         "env_errors.parquet": tables.storable(f.env_errors),
         # The texts left out of cells.parquet, so that a report can be rebuilt from its tables alone.
-        published.TEXTS: published.texts_frame(_every_device(f)),
+        published.TEXTS: published.texts_frame(every),
         # Each graph change's diff, so that a rebuild whose texts are missing still shows it.
-        graph_diffs.TABLE: f.model.graph_diffs,
+        graph_diffs.TABLE: f.graph_diffs,
     }
     for name, frame in frames.items():
-        frame.to_parquet(files.target(out, name), index=False, **files.PARQUET)
+        files.write_parquet(out, name, frame)
     return set(frames)
-
-
-def _every_device(f: report_index.Findings) -> pd.DataFrame:
-    """The cells of the main device, then those of the others."""
-    if f.model.elsewhere.empty:
-        return f.cells
-    return pd.concat([f.cells, f.model.elsewhere], ignore_index=True)
-
-
-def _plain_environments(envs: pd.DataFrame) -> pd.DataFrame:
-    if "capabilities" not in envs.columns:
-        return envs
-    as_json = [json.dumps(v, sort_keys=True) if isinstance(v, dict) else None for v in envs["capabilities"]]
-    return envs.assign(capabilities=as_json)

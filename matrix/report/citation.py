@@ -122,7 +122,7 @@ def facts(f: Findings) -> List[Tuple[str, str]]:
         ("Python", ", ".join(values(cells, "python", ordered=True))),
         ("sources", ", ".join(values(cells, "source"))),
         ("machine", "; ".join(machines(envs)) or NOT_RECORDED),
-        ("device", devices(envs, cells, f.model.elsewhere) or NOT_RECORDED),
+        ("device", devices(envs, cells, f.elsewhere) or NOT_RECORDED),
         ("CPU", cpu(envs)),
         ("GPU", gpu(envs)),
         ("device per build", devices_words(envs) or NOT_RECORDED),
@@ -152,7 +152,7 @@ def runs(f: Findings) -> List[Tuple[str, str, str, str]]:
     stages' outcomes that another run gave (``report --stages-from``), each named with the stamp of its own run."""
     tables = [("cells", f.environments, "started_at", "")]
     tables += [("loads of saved programs", f.loads, "finished_at", PROGRAM.name)]
-    tables += [(u.product.many, u.table, "finished_at", u.product.name) for u in f.model.uses[1:]]
+    tables += [(u.product.many, u.table, "finished_at", u.product.name) for u in f.uses[1:]]
     out = []
     for what, table, column, name in tables:
         if table.empty or "run_id" not in table.columns:

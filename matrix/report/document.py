@@ -21,7 +21,7 @@ The parts:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Optional, Tuple, Union
+from typing import Iterable, Optional, Tuple, Union
 
 
 @dataclass(frozen=True)
@@ -263,13 +263,3 @@ class Page:
     blocks: Tuple[Block, ...]
     lead: Phrase = field(default=())
     up: Optional[Link] = None
-
-
-def sections(blocks: Tuple[Block, ...]) -> Iterator[Section]:
-    """Every section among ``blocks``, nested ones included, in reading order."""
-    for block in blocks:
-        if isinstance(block, Section):
-            yield block
-            yield from sections(block.blocks)
-        elif isinstance(block, Details):
-            yield from sections(block.blocks)

@@ -10,10 +10,13 @@ anything in a folder written before manifests existed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import posixpath
 from typing import Any, Callable, Iterable, Optional, Set
+
+import pandas as pd
 
 from matrix.contract.errors import UserError
 
@@ -69,6 +72,13 @@ def write_bytes(out: str, relative: str, data: bytes) -> None:
         f.write(data)
 
 
+def write_parquet(out: str, relative: str, frame: pd.DataFrame) -> None:
+    """A table as Parquet, written as the report writes every table (:data:`PARQUET`)."""
+    path = target(out, relative)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    frame.to_parquet(path, index=False, **PARQUET)
+
+
 def read_json(path: str) -> Any:
     """A JSON file's value; None where it cannot be read."""
     try:
@@ -113,7 +123,9 @@ def remove_stale(
         if resolved is not None:
             os.remove(resolved)
             if (emptied or _emptied)(entry):
-                _remove_if_empty(os.path.dirname(resolved))
+                # Something left in the folder (a file of this build, or one the report did not write) keeps it.
+                with contextlib.suppress(OSError):
+                    os.rmdir(os.path.dirname(resolved))
 
 
 def _emptied(entry: str) -> bool:
@@ -136,13 +148,6 @@ def _script(entry: str) -> bool:
     if len(parts) != 3 or parts[0] != "cases" or parts[1].startswith("."):
         return False
     return any(parts[1].endswith(folder) and parts[2].endswith(kind) for folder, kind in _CASE_FOLDERS.items())
-
-
-def _remove_if_empty(folder: str) -> None:
-    try:
-        os.rmdir(folder)
-    except OSError:  # something is left in it: a file of this build, or a file the report did not write
-        pass
 
 
 def _posix(path: str) -> str:

@@ -30,11 +30,6 @@ class Findings(Model):
         """The findings of ``model``, with what the build adds (``title``, ``stamp``, ``sources``...)."""
         return cls(**{f.name: getattr(model, f.name) for f in dataclasses.fields(model)}, **added)
 
-    @property
-    def model(self) -> Model:
-        """The model the findings were judged from: they are it."""
-        return self
-
     def stamp_of(self, name: str) -> Optional[Stamp]:
         """The stamp of the run whose records of the stage or product ``name`` the report shows."""
         return next((source.stamp for source in self.sources if name in source.shows), self.stamp)

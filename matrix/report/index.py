@@ -68,7 +68,7 @@ COLLAPSED = {
 
 def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
     """The front page; ``tables_offered``: the Parquet tables the report wrote for a reader to download."""
-    newest, passed, total = f.model.newest_pass_rate
+    newest, passed, total = f.newest_pass_rate
     first = [candidate_page.line(v) for v in f.candidates]
     if newest:
         rate = md.percent(passed / total if total else None)
@@ -76,10 +76,10 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
                         d.link("per build", d.here("summary")), ").")  # fmt: skip
         first.append(d.Item(said, "Newest release, %s" % newest))
     more = [builds_page.incomplete_line(f.incomplete)]
-    more += report_artifacts.verdict(f.model.promises)
-    more += [_upgrade(f), devices_page.line(f.model.devices)]
+    more += report_artifacts.verdict(f.promises)
+    more += [_upgrade(f), devices_page.line(f.devices)]
     verdicts = report_verdicts.section(
-        f.verdicts, first, [i for i in more if i is not None], [known_issues.verdict(s) for s in f.model.known_issues],
+        f.verdicts, first, [i for i in more if i is not None], [known_issues.verdict(s) for s in f.known_issues],
         [i for i in [builds_page.line(f.builds)] if i is not None],
     )  # fmt: skip
     newest_changes, every_change = transition_page.sections(
@@ -107,7 +107,7 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
         _saved_programs(f),
         _tables(tables_offered),
         _more(f),
-        report_baseline.section(f.baseline, f.baseline_name, f.model.figures_since) if f.baseline is not None else None,
+        report_baseline.section(f.baseline, f.baseline_name, f.figures_since) if f.baseline is not None else None,
         d.Widget(SCRIPTS),
     ]
     lead = d.phrase("%s; %s." % (md.cells_counted(f.scope), md.releases_and_builds(f.scope)))
@@ -118,13 +118,13 @@ def page(f: Findings, tables_offered: Sequence[str] = ()) -> d.Page:
 
 def _upgrade(f: Findings) -> Optional[d.Item]:
     """The upgrade answer for the newest pair of builds: its tallies, linking the upgrade page."""
-    found = report_upgrade.newest(f.model.upgrades)
+    found = report_upgrade.newest(f.upgrades)
     if found is None or not found.cases:
         return None
     broken = sum(1 for c in found.cases if c.breaks)
     said = "the upgrade breaks %s of %d; %s%s (" % (
         d.plural(broken, "case"), len(found.cases), "; ".join(report_upgrade.tallies_words(found)[1:]),
-        report_upgrade.apart_words(found, f.model.upgrade_agreement),
+        report_upgrade.apart_words(found, f.upgrade_agreement),
     )  # fmt: skip
     page_of = d.page(report_upgrade.NAME)
     return d.Item(d.phrase(said, d.link("per case", page_of), ")."), "Upgrading %s → %s" % (found.before, found.after))
@@ -350,7 +350,7 @@ def _more(f: Findings) -> d.Section:
         (f.warnings, "Record warnings", pages.WARNINGS, " (%d)." % len(f.warnings)),
         (f.candidates, "Candidates against the newest release", candidate_page.PAGE, ": every cell."),
         (f.builds, "Builds of one release compared", builds_page.PAGE, ": another variant's build against PyPI's."),
-        (f.model.devices, "One build on two devices", devices_page.NAME, ": the cells that differ by device."),
+        (f.devices, "One build on two devices", devices_page.NAME, ": the cells that differ by device."),
     ]  # fmt: skip
     links = [d.Item(d.phrase(d.link(label, d.page(name[: -len(".md")] if name.endswith(".md") else name)), said))
              for wanted, label, name, said in shown if wanted]  # fmt: skip

@@ -1,4 +1,4 @@
-"""Markdown building blocks that keep record text inert: escaped table cells, safe fences, details.
+"""Markdown building blocks that keep record text inert: escaped table cells, safe fences.
 
 Error messages and tracebacks come from the code under test and may hold anything:
 ``|`` and newlines would break a table, ``<script>`` or ``[x](http://…)`` would inject
@@ -20,7 +20,7 @@ import hashlib
 import html
 import math
 import re
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Sequence, Tuple
 
 from matrix.contract.schema import STAGE_ERROR
 from matrix.contract.stages import REPORTED
@@ -71,14 +71,11 @@ def plain(value: str) -> str:
     return _CONTROL_RE.sub("", _ANSI_RE.sub("", value))
 
 
-def text(value: Any, limit: Optional[int] = None) -> str:
+def text(value: Any) -> str:
     """Record text made safe for a table cell or a line of prose: one line, no markup, no HTML."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    raw = plain(str(value))
-    if limit is not None and len(raw) > limit:
-        raw = raw[: limit - 1] + "…"
-    escaped = _INLINE_RE.sub(lambda m: _INLINE.get(m.group(0), "\\_"), raw)
+    escaped = _INLINE_RE.sub(lambda m: _INLINE.get(m.group(0), "\\_"), plain(str(value)))
     escaped = _AUTOLINK_RE.sub(lambda m: "&#%d;" % ord(m.group(0)), escaped)
     # Text that starts a line of prose would open a block quote with ">".
     escaped = re.sub(r"^(\s*)>", r"\1\\>", escaped)
@@ -111,11 +108,6 @@ def fence(body: str, language: str = "") -> str:
     return "%s%s\n%s%s\n" % (ticks, language, body, ticks)
 
 
-def details(summary: str, body: str) -> str:
-    """A collapsed section: ``summary`` is plain text (escaped here as HTML), ``body`` is Markdown."""
-    return "<details><summary>%s</summary>\n\n%s\n\n</details>\n" % (html_text(summary), body.rstrip("\n"))
-
-
 def html_text(value: Any) -> str:
     """Plain text for inside an HTML element (where Markdown is not parsed): entities, one line, and ``|`` as an
     entity: a table cell holding the element ends at a bare ``|`` wherever it stands (an error's ``INT32 | INT16``)."""
@@ -125,17 +117,11 @@ def html_text(value: Any) -> str:
     return re.sub(r"\s*(\r\n|\r|\n)\s*", " ⏎ ", escaped)
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence[str]], align: Optional[Sequence[str]] = None) -> str:
+def table(headers: Sequence[str], rows: Iterable[Sequence[str]], align: Sequence[str]) -> str:
     """A pipe table from already-escaped cells; ``align`` holds "l", "r" or "c" per column."""
-    lines = ["| " + " | ".join(headers) + " |"]
     marks = {"l": ":---", "r": "---:", "c": ":---:"}
-    lines.append("| " + " | ".join(marks[a] for a in (align or ["l"] * len(headers))) + " |")
-    count = 0
-    for row in rows:
-        lines.append("| " + " | ".join(cell if cell else " " for cell in row) + " |")
-        count += 1
-    if not count:
-        return "_None._\n"
+    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(marks[a] for a in align) + " |"]
+    lines += ["| " + " | ".join(cell if cell else " " for cell in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
 
@@ -189,11 +175,6 @@ def page_file(case: str) -> str:
     readable = re.sub(r"[^A-Za-z0-9._-]+", "_", case).strip("._-")[:_KEPT_OF_OTHER].rstrip("._-") or "case"
     digest = hashlib.sha256(case.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return "%s~%s" % (readable, digest)
-
-
-def page_name(case: str) -> str:
-    """The page of a case, relative to the report folder."""
-    return "cases/%s.md" % page_file(case)
 
 
 def grouped(rows: Iterable[Dict[str, Any]], by: Sequence[str]) -> List[Tuple[Tuple[str, ...], List[Dict[str, Any]]]]:

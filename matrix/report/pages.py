@@ -38,23 +38,16 @@ Row = Dict[str, Any]
 def build(f: Findings) -> List[d.Page]:
     """The linked pages built as documents; a page with nothing to show is not built."""
     pages = [grid(f), modes(f), failures(f)]
-    if claimed(f):
-        pages.append(claims(f))
-    if not f.flaky.empty:
-        pages.append(flaky(f))
-    if f.warnings:
-        pages.append(warnings(f))
-    if not f.env_errors.empty:
-        pages.append(install_errors(f))
-    if f.builds:
-        pages.append(builds_page.build(f.builds))
-    if f.candidates:
-        pages.append(candidate_page.build(f.candidates))
+    pages += [claims(f)] if claimed(f) else []
+    pages += [flaky(f)] if not f.flaky.empty else []
+    pages += [warnings(f)] if f.warnings else []
+    pages += [install_errors(f)] if not f.env_errors.empty else []
+    pages += [builds_page.build(f.builds)] if f.builds else []
+    pages += [candidate_page.build(f.candidates)] if f.candidates else []
     if f.baseline is not None:
-        pages.append(baseline.build(f.baseline, f.baseline_name, f.cells, f.model.figures_since))
-    found = upgrade_page.newest(f.model.upgrades)
-    if found is not None:
-        pages.append(upgrade_page.build(found, chooser=True))
+        pages.append(baseline.build(f.baseline, f.baseline_name, f.cells, f.figures_since))
+    found = upgrade_page.newest(f.upgrades)
+    pages += [upgrade_page.build(found, chooser=True)] if found is not None else []
     return pages
 
 
@@ -86,16 +79,8 @@ def grid(f: Findings) -> d.Page:
         for tag in names or ["untagged"]:
             by_tag.setdefault(tag, []).append(str(case))
     modes = [m for m in MODES if m in set(cells["mode"])]
-    blocks: List[d.Block] = [
-        d.Paragraph(
-            d.phrase(
-                "Each cell shows %s, one symbol per mode; cases with several tags appear under each."
-                % " then ".join(modes)
-            )
-        ),
-        glossary.statuses(),
-        _counts(f),
-    ]
+    said = "Each cell shows %s, one symbol per mode; cases with several tags appear under each." % " then ".join(modes)
+    blocks: List[d.Block] = [d.Paragraph(d.phrase(said)), glossary.statuses(), _counts(f)]
     for tag in sorted(by_tag, key=lambda t: (t == "untagged", t)):
         rows = tuple(
             (say.case(case),)
@@ -173,16 +158,8 @@ def signature_table(f: Findings, limit: int = 0) -> d.Table:
         error = d.phrase(d.Code(r["error_type"])) if r["error_type"] else d.phrase("no error recorded")
         if r["first_line"]:
             error = d.phrase(error, ": ", say.clip(r["first_line"], 160))
-        rows.append(
-            (
-                error,
-                d.phrase(str(r["cells"])),
-                d.phrase(str(r["cases"])),
-                d.phrase(", ".join(r["statuses"])),
-                d.phrase(", ".join(r["modes"])),
-                d.phrase(md.release_spans(r["releases"], order)),
-            )
-        )
+        said = [str(r["cells"]), str(r["cases"]), ", ".join(r["statuses"]), ", ".join(r["modes"])]
+        rows.append((error, *(d.phrase(x) for x in said), d.phrase(md.release_spans(r["releases"], order))))
     headers = ("error class and first line", "cells", "cases", "statuses", "modes", "releases")
     return say.table(headers, rows, "lrrlll")
 
@@ -286,18 +263,12 @@ def by_environment(v: Verdicts) -> List[Tuple[str, List[judged.Expected]]]:
 
 def flaky(f: Findings) -> d.Page:
     """Cells whose repeated runs ended differently."""
-    rows = tuple(
-        (
-            d.phrase(say.plain(r["release"])),
-            d.phrase(say.plain(r["variant"])),
-            d.phrase(say.plain(r["python"])),
-            say.case(r["case"], r.get("with_set")),
-            d.phrase(say.plain(r["mode"])),
-            d.phrase(say.status(r["status"])),
-            d.phrase(say.plain(r["statuses"])),
-        )
+    rows = [
+        [d.phrase(say.plain(r[k])) for k in ("release", "variant", "python")]
+        + [say.case(r["case"], r.get("with_set")), d.phrase(say.plain(r["mode"])), d.phrase(say.status(r["status"]))]
+        + [d.phrase(say.plain(r["statuses"]))]
         for r in f.flaky.to_dict("records")
-    )
+    ]
     intro = "Cells whose repeated runs ended differently; the most common status (ties: the worse) is reported."
     headers = ["release", "variant", "Python", "case", "mode", "status", "runs"]
     return _page(FLAKY, "Flaky cells (%d)" % len(f.flaky), [d.Paragraph(d.phrase(intro)), say.table(headers, rows)])
@@ -309,15 +280,6 @@ def warnings(f: Findings) -> d.Page:
     return _page(WARNINGS, "Record warnings (%d)" % len(f.warnings), [items])
 
 
-def installer_outputs(f: Findings) -> List[Tuple[str, str]]:
-    found = []
-    for r in f.env_errors.to_dict("records"):
-        if isinstance(r.get("installer_output"), str) and r["installer_output"].strip():
-            name = "torch %s %s py%s: installer output" % (r["torch_version"], r["variant"], r["python"])
-            found.append((name, r["installer_output"]))
-    return found
-
-
 def install_errors(f: Findings) -> d.Page:
     """Each environment that failed to install, with its error, then what the installer said for each."""
     keys = ("torch_version", "variant", "python")
@@ -327,5 +289,8 @@ def install_errors(f: Findings) -> d.Page:
         for r in f.env_errors.to_dict("records")
     ]  # fmt: skip
     blocks: List[d.Block] = [say.table(["release", "variant", "Python", "environment", "error", "message"], rows)]
-    blocks += [d.Details(name, (d.CodeBlock(output, "text"),)) for name, output in installer_outputs(f)]
+    for r in f.env_errors.to_dict("records"):
+        if isinstance(r.get("installer_output"), str) and r["installer_output"].strip():
+            name = "torch %s %s py%s: installer output" % (r["torch_version"], r["variant"], r["python"])
+            blocks.append(d.Details(name, (d.CodeBlock(r["installer_output"], "text"),)))
     return _page(INSTALL_ERRORS, "Environments that failed to install", blocks)

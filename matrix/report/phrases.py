@@ -42,7 +42,7 @@ def clip(value: Any, limit: Optional[int]) -> str:
 
 def case_page(case: Any, anchor: str = "") -> d.Target:
     """A case's page, or a section of it."""
-    return d.page(md.page_name(str(case))[: -len(".md")], anchor)
+    return d.page("cases/" + md.page_file(str(case)), anchor)
 
 
 def case(name: Any, with_set: Any = None) -> d.Phrase:

@@ -66,13 +66,8 @@ def name(step: Step) -> str:
 def title(step: Step) -> str:
     """A step's title, naming the variants where each release of it has one."""
     variants = {(str(b.get("variant")), str(a.get("variant"))) for b, a in step.pairs}
-    if len(variants) == 1:  # one variant on each side
-        return md.transition_title(step.before, step.after, *variants.pop())
-    return md.transition_title(step.before, step.after)
-
-
-def link(step: Step, anchor: str = "") -> d.Link:
-    return d.link(title(step), d.page(name(step), anchor))
+    named = variants.pop() if len(variants) == 1 else ()  # one variant on each side
+    return md.transition_title(step.before, step.after, *named)
 
 
 def build(step: Step, shelf: Optional[diff_files.Shelf] = None) -> d.Page:
@@ -118,16 +113,18 @@ def _variant(move: Row) -> d.Phrase:
     return d.phrase(str(new) if old == new or not isinstance(old, str) else "%s → %s" % (old, new))
 
 
-def _table(found: List[Row], several: bool, headers: List[str], cells: Callable[[Row], List[d.Phrase]]) -> d.Table:
-    """A table of transitions: case and mode (and variant where ``several``), then ``cells`` of each under
-    ``headers``."""
+def _listed(step: Step, kinds: Sequence[str], several: bool, headers: List[str], cells: Callable[[Row], List[d.Phrase]],
+           *above: d.Block) -> d.Section:  # fmt: skip
+    """The section of ``kinds`` (the first names it): ``above``, then a table of the step's transitions of those
+    kinds: case and mode (and variant where ``several``), then ``cells`` of each under ``headers``."""
+    found = step.of(*kinds)
     columns = ["case", "mode"] + (["variant"] if several else []) + headers
     rows = tuple(
         tuple([say.case(m["case"], m.get("with_set")), d.phrase(str(m["mode"]))] + ([_variant(m)] if several else [])
               + cells(m))
         for m in found
     )  # fmt: skip
-    return d.Table(tuple(d.Column(c) for c in columns), rows)
+    return _section(kinds[0], len(found), [*above, d.Table(tuple(d.Column(c) for c in columns), rows)])
 
 
 def _section(kind: str, count: int, blocks: Sequence[d.Block], said: str = "") -> d.Section:
@@ -144,21 +141,17 @@ def moved(before: Any, after: Any, kind: Any = None) -> d.Phrase:
 
 def _status_moves(step: Step, kind: str, several: bool) -> d.Section:
     """A kind of status change, with the error of the newer release (a fix's: the older's, gone since)."""
-    found = step.of(kind)
     release = step.before if kind == "fix" else step.after
     which = "the older release, gone since" if kind == "fix" else "the newer release"
-    table = _table(found, several, ["status", "error in %s (%s)" % (release, which)], lambda m: [
+    return _listed(step, [kind], several, ["status", "error in %s (%s)" % (release, which)], lambda m: [
         moved(m["status_before"], m["status_after"]),
         say.error(m["error_type"], m["error_message"], ERROR_LIMIT)])  # fmt: skip
-    return _section(kind, len(found), [table])
 
 
 def _stage_moves(step: Step, several: bool) -> d.Section:
-    found = step.of("stage-regression", "stage-fix")
-    table = _table(found, several, ["stage", "change", "error"], lambda m: [
+    return _listed(step, ["stage-regression", "stage-fix"], several, ["stage", "change", "error"], lambda m: [
         d.phrase(transitions.STAGE_LABELS.get(m["stage"], m["stage"])), d.phrase(say.plain(m["detail"])),
         say.error(None, m["error_message"], ERROR_LIMIT)])  # fmt: skip
-    return _section("stage-regression", len(found), [table])
 
 
 def _graph_changes(step: Step, several: bool, shelf: diff_files.Shelf) -> d.Section:
@@ -169,8 +162,10 @@ def _graph_changes(step: Step, several: bool, shelf: diff_files.Shelf) -> d.Sect
         variant = d.phrase(" · ", _variant(m)) if several else None
         hashes = d.phrase(d.Code(str(m["hash_before"])), " → ", d.Code(str(m["hash_after"])))
         line = d.phrase(say.case(m["case"], m.get("with_set")), " · ", str(m["mode"]), variant, " · ", hashes, " · ")
-        pair = pairs.get(_place(m, m["variant_before"]))
-        lines = _diff(pair) if pair is not None else None
+        # The unified diff of the two cells' graphs, as the case's pages show it; None where a text is missing.
+        before, after = pairs.get(_place(m, m["variant_before"]), ({}, {}))
+        old, new = before.get("graph_text"), after.get("graph_text")
+        lines = graph_diffs.diff_lines(old, new) if isinstance(old, str) and isinstance(new, str) else None
         label = "graph diff"
         if lines is None and isinstance(m.get(graph_diffs.CARRIED), str):
             # The texts are missing: the diff an earlier report kept for this very change.
@@ -192,15 +187,6 @@ def _place(row: Row, variant_before: Any) -> Tuple[str, ...]:
     return (str(row["case"]), str(row["mode"]), str(variant_before), str(row.get("variant")), case_page.with_set(row))
 
 
-def _diff(pair: Tuple[Row, Row]) -> Optional[List[str]]:
-    """The unified diff of the two cells' graphs, as the case's pages show it; None where a text is missing."""
-    before, after = pair
-    old, new = before.get("graph_text"), after.get("graph_text")
-    if not isinstance(old, str) or not isinstance(new, str):
-        return None
-    return graph_diffs.diff_lines(old, new)
-
-
 def _ops(values: Any) -> d.Phrase:
     names = list(values) if values is not None and not isinstance(values, (str, float)) else []
     shown = d.joined(d.phrase(d.Code(str(v))) for v in names[:MAX_OPS])
@@ -208,10 +194,8 @@ def _ops(values: Any) -> d.Phrase:
 
 
 def _op_drift(step: Step, several: bool) -> d.Section:
-    found = step.of("op-drift")
-    table = _table(found, several, ["program", "added", "removed"], lambda m: [
+    return _listed(step, ["op-drift"], several, ["program", "added", "removed"], lambda m: [
         d.phrase(OP_PROGRAMS.get(str(m["stage"]), str(m["stage"]))), _ops(m["added"]), _ops(m["removed"])])  # fmt: skip
-    return _section("op-drift", len(found), [table])
 
 
 def rule() -> str:
@@ -245,12 +229,11 @@ def not_timed(steps: Sequence[Step]) -> Optional[str]:
 
 
 def _timings(step: Step, several: bool) -> d.Section:
-    found = step.of("slowdown", "speedup")
-    missing = not_timed([step])
+    missing, said = not_timed([step]), d.Paragraph(d.phrase(rule()))
     if missing is not None:
-        return _section("slowdown", 0, [d.Paragraph(d.phrase(rule()))], missing)
-    table = _table(found, several, ["kind", "evidence"], lambda m: [d.phrase(str(m["kind"])), d.phrase(m["detail"])])
-    return _section("slowdown", len(found), [d.Paragraph(d.phrase(rule())), table])
+        return _section("slowdown", 0, [said], missing)
+    return _listed(step, ["slowdown", "speedup"], several, ["kind", "evidence"],
+                   lambda m: [d.phrase(str(m["kind"])), d.phrase(m["detail"])], said)  # fmt: skip
 
 
 # --- the front page's sections -------------------------------------------------------------------------------------
@@ -330,7 +313,7 @@ def steps_table(steps: Sequence[Step]) -> d.Table:
     if not_timed(steps) is None:  # some cell has the runs a timing claim needs
         kinds += [("slower", "slowdown", ""), ("faster", "speedup", "")]
     rows = tuple(
-        (d.phrase(link(s)), d.phrase(str(len(s.pairs))))
+        (d.phrase(d.link(title(s), d.page(name(s)))), d.phrase(str(len(s.pairs))))
         + tuple(
             _count(s, kind, program) if s.timed or kind not in ("slowdown", "speedup") else d.phrase("–")
             for _, kind, program in kinds

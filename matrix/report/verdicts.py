@@ -16,7 +16,6 @@ from matrix.contract.schema import STAGES
 from matrix.envs import releases as release_list
 from matrix.records import confounds
 from matrix.records import figures as headline
-from matrix.records.epochs import Epoch
 from matrix.records.open_regressions import OpenRegression
 from matrix.records.verdicts import Verdicts
 from matrix.report import artifacts, pages, transition_page
@@ -148,10 +147,8 @@ def _in_newest(v: Verdicts) -> Optional[d.Item]:
 
 def _unexpected(v: Verdicts) -> d.Item:
     if not v.expected:
-        return d.Item(
-            d.phrase("no case in these records carries a documented claim (", d.Code("expected"), ")."),
-            "Unexpected failures",
-        )
+        said = d.phrase("no case in these records carries a documented claim (", d.Code("expected"), ").")
+        return d.Item(said, "Unexpected failures")
     why = "failing cells of cases documented to work / all failing cells"
     return _per_build(v, "unexpected", "Unexpected failures", why)
 
@@ -196,9 +193,8 @@ def _best(v: Verdicts) -> Optional[d.Item]:
         return None
     # The newest first: of releases that pass as much, the newest is the one to pick.
     said = "; ".join("%s: %s (%d of %d)" % (b.mode, _names(b.environments[::-1]), b.passed, b.cases) for b in v.best)
-    return d.Item(
-        d.phrase(said, " (", d.link("per build", DOCUMENTED), ")."), "Passes the most of what is documented to work"
-    )
+    said_where = d.phrase(said, " (", d.link("per build", DOCUMENTED), ").")
+    return d.Item(said_where, "Passes the most of what is documented to work")
 
 
 def _epochs_line(v: Verdicts) -> Optional[d.Item]:
@@ -207,14 +203,10 @@ def _epochs_line(v: Verdicts) -> Optional[d.Item]:
     newest = v.epochs[-1]
     older = "; %d of %d programs saved before %s load on %s" % (
         newest.older_passed, newest.older_tried, newest.first, newest.last) if newest.older_tried else ""  # fmt: skip
-    return d.Item(
-        d.phrase(
-            "load across ", say.count(len(v.epochs), "epoch"), ": ", " · ".join(span(e) for e in v.epochs),
-            " (", d.link("epochs", SAVED_PROGRAMS), ", ", d.link("every pair", d.page(artifacts.PAGE[: -len(".md")])),
-            ")%s." % older,
-        ),
-        "Saved programs",
-    )  # fmt: skip
+    spans, every = " · ".join(artifacts.span(e) for e in v.epochs), d.link("every pair", d.page(artifacts.NAME))
+    said = d.phrase("load across ", say.count(len(v.epochs), "epoch"), ": ", spans,
+                    " (", d.link("epochs", SAVED_PROGRAMS), ", ", every, ")%s." % older)  # fmt: skip
+    return d.Item(said, "Saved programs")
 
 
 def _since(v: Verdicts) -> List[d.Item]:
@@ -228,10 +220,8 @@ def _since(v: Verdicts) -> List[d.Item]:
         d.plural(b.changed, "cell"), d.plural(b.regressions, "regression"), d.plural(b.fixes, "fix", "fixes"),
         b.new_cells, b.vanished_cells, b.new_transitions, b.gone_transitions,
     )  # fmt: skip
-    found = [
-        d.Item(d.phrase(counted, " between releases (", d.link("since the previous report", BASELINE), ")."),
-               "Since %s" % b.name)
-    ]  # fmt: skip
+    more = d.link("since the previous report", BASELINE)
+    found = [d.Item(d.phrase(counted, " between releases (", more, ")."), "Since %s" % b.name)]
     if b.figures is not None and b.figures.moved:
         lead = "with no cell changed" if b.figures.same_cells else "since then"
         said = d.phrase("%s: %s (" % (lead, headline.short(b.figures)), d.link("what moved each", BASELINE), ").")
@@ -278,19 +268,14 @@ def epochs_section(v: Optional[Verdicts]) -> Tuple[d.Block, ...]:
     return d.Paragraph(d.phrase(intro)), artifacts.epochs(v.epochs)
 
 
-def span(e: Epoch) -> str:
-    return e.first if len(e.releases) == 1 else "%s–%s" % (e.first, e.last)
-
-
 def strict_note(v: Optional[Verdicts]) -> d.Phrase:
     """Where the default of ``export(strict=...)`` changes in the sample, and what that means for the modes."""
-    flips = v.sample.strict_flips if v is not None else ()
-    if v is None or not flips:
+    if v is None or not v.sample.strict_flips:
         return ()
     without = [found.release for found in v.sample.strict_defaults if found.mode is not None and not found.keyword]
     said: List[d.Phrase] = []
     unrun = set(v.sample.not_run)
-    for before, after in flips:
+    for before, after in v.sample.strict_flips:
         between = [m for m in v.sample.minors if m in unrun and _minor_between(m, before.release, after.release)]
         said.append(
             d.phrase(

@@ -387,7 +387,7 @@ def test_case_names_become_distinct_file_names_inside_the_report(tmp_path: Path)
 
 
 def test_page_file_names_are_plain_where_they_can_be_and_distinct():
-    assert md.page_name("nested/case") == "cases/nested__case.md"
+    assert md.page_file("nested/case") == "nested__case"
     assert md.page_file("cond_predicate") == "cond_predicate"
     names = HOSTILE_NAMES + ["a_/b", "a/_b", "a_b", "a-b", "a.b", "a b", "A/b", "a\\b"]
     files = [md.page_file(name) for name in names]

@@ -60,7 +60,7 @@ def write(out: str, f: Findings, parquet: Iterable[str] = (), csv: bool = False,
     listed = files.previous(out)
     written = downloads.write_tables(out, FOLDER, parquet) if csv else set()
     texts = {name: Path(ASSETS, name).read_text(encoding="utf-8") for name in COPIED}
-    texts["badge.svg"] = badge.render(*f.model.newest_pass_rate)
+    texts["badge.svg"] = badge.render(*f.newest_pass_rate)
     for name, content in texts.items():
         files.write_text(out, posixpath.join(FOLDER, name), content)
     written |= {posixpath.join(FOLDER, name) for name in texts} | set(pages)

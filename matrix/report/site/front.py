@@ -147,7 +147,7 @@ def widgets(f: Findings, parquet: Iterable[str], csv: bool = True) -> Dict[str, 
 
 def failing(f: Findings) -> str:
     """A link to the grid filtered to the newest release's failing cells ("" without a newest release)."""
-    newest = f.model.newest_pass_rate[0]
+    newest = f.newest_pass_rate[0]
     if not newest:
         return ""
     link = filter_link(release=newest, status=ANY_FAILURE)

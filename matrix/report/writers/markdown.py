@@ -98,7 +98,8 @@ class _Writer:
                 ["l"] + ["c"] * len(block.columns),
             )
         if isinstance(block, d.Details):
-            return md.details(block.summary, "\n".join(self.block(b, level + 1) for b in block.blocks))
+            body = "\n".join(self.block(b, level + 1) for b in block.blocks).rstrip("\n")
+            return "<details><summary>%s</summary>\n\n%s\n\n</details>\n" % (md.html_text(block.summary), body)
         if isinstance(block, d.CodeBlock):
             return md.fence(block.text, block.language)
         if isinstance(block, d.Image):
