@@ -36,9 +36,10 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from ..contract import layout, stages
 from ..contract.requests import RunRequest
-from ..contract.schema import ARTIFACT_SAVED, now
+from ..contract.schema import ARTIFACT_SAVED
 from . import batch, exportdb, gpu, manifests, reads, reuse
 from .cell_job import FRESH_LOAD, CellJob
+from .environment import run_fields
 from .journal import Key
 from .known import ENVIRONMENT_KIND, environment_key
 from .load_job import FRESH_PACKAGE_LOAD
@@ -99,7 +100,7 @@ class CachedCells(batch.Batch):
             return None
         self.settings = settings
         self.found, self.build = dict(found), dict(build)
-        self.env = dict(kept, run_id=run_id, started_at=now())
+        self.env = {**kept, **run_fields(run_id)}
         return self.env
 
     def cache_key(self, item: batch.Item) -> Optional[str]:

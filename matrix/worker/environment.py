@@ -86,6 +86,13 @@ def packages_hash() -> str:
     return hashlib.sha256("\n".join(names).encode()).hexdigest()[:16]
 
 
+def run_fields(run_id: str) -> Dict[str, Any]:
+    """What an environment record says of this run rather than of the environment: an environment kept by the result
+    cache opens a later run with these made anew (``cell_cache.known_set_up``)."""
+    # The commit of the code that made the run: what a report joining these records cites.
+    return {"run_id": run_id, "started_at": now(), "tool_commit": checkout.of_this_run()}
+
+
 def environment_record(
     torch: Any, found: Dict[str, bool], device: str, source: str, run_id: str, variant: str
 ) -> Dict[str, Any]:
@@ -99,7 +106,6 @@ def environment_record(
     return {
         "schema_version": SCHEMA_VERSION,
         "kind": "environment",
-        "run_id": run_id,
         "env_id": "torch-%s_%s_py%s" % (version, variant, python),
         "torch_version": version,
         "torch_git_version": getattr(getattr(torch, "version", None), "git_version", None),
@@ -115,10 +121,9 @@ def environment_record(
         **({key: seen[key] for key in gpu.FIELDS if key in seen} if gpu.available(torch, seen) else {}),
         "device": device,
         "runner_version": RUNNER_VERSION,
-        "tool_commit": checkout.of_this_run(),  # the code that made the run: what a report joining it cites
         "capabilities": found,
         "strict_default": strict_default(),
         "packages_hash": packages_hash(),
-        "started_at": now(),
         "source": source,
+        **run_fields(run_id),
     }

@@ -67,20 +67,27 @@ def test_environment_record(tmp_path):
 
 
 def test_a_worker_started_from_a_copy_outside_the_checkout_records_the_hosts_commit(tmp_path):
+    """The commit a run's environment record names is the code that made this run, also where the result cache
+    answers the whole run without importing torch (its environment as an earlier run, at another commit, kept it)."""
     from matrix.envs.worker_copy import worker_copy, worker_environ
 
     copy = worker_copy(tmp_path / "envs")
     assert checkout.commit(str(copy)) == ""  # the copy is in no checkout of its own
     env = worker_environ(copy, {"PATH": os.environ["PATH"], checkout.VARIABLE: "stale"})
     assert env[checkout.VARIABLE] == checkout.commit(str(ROOT))
-    out = tmp_path / "records"
-    subprocess.run(
-        [sys.executable, "-m", "matrix.worker", "run", "--cases", str(FIXTURES / "basic" / "add_one.py"),
-         "--out", str(out), "--mode", "strict", "--progress", "none"],
-        env=env, cwd=str(tmp_path), check=True, capture_output=True, timeout=300,
-    )  # fmt: skip
-    (path,) = out.glob("*.jsonl")
-    assert json.loads(path.read_text().splitlines()[0])["tool_commit"] == checkout.commit(str(ROOT))
+    later = "0123456789ab"  # the host's commit when it runs again
+    (tmp_path / "cwd").mkdir()  # a folder whose listing the runs leave alone (the case lists its folder)
+    for out, commit in (("first", env[checkout.VARIABLE]), ("again", later)):
+        words = ["--cases", str(FIXTURES / "basic" / "add_one.py"), "--mode", "strict", "--stages", "check"]
+        words += ["--progress", "none", "--out", str(tmp_path / out), "--cache", str(tmp_path / "cache")]
+        done = subprocess.run(
+            [sys.executable, "-m", "matrix.worker", "run", *words], env=dict(env, **{checkout.VARIABLE: commit}),
+            cwd=str(tmp_path / "cwd"), capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        (path,) = (tmp_path / out).glob("*.jsonl")
+        assert json.loads(path.read_text().splitlines()[0])["tool_commit"] == commit
+    assert "answered without importing torch" in done.stderr, done.stderr  # the second run: every cell known
 
 
 def test_faults_are_contained_and_classified(tmp_path, monkeypatch):
