@@ -28,6 +28,7 @@ INTRO = (
     " export-matrix repro CELL_ID writes the script of any failing cell."
 )
 NO_SCRIPT = "No standalone script: the case file %s is not in the case folders this report was built with"
+UNREADABLE = "No standalone script: the case file %s, or a module of its folder it imports, could not be read as text"
 
 
 def locate(case_file: Any, roots: Sequence[str]) -> Optional[str]:
@@ -77,6 +78,14 @@ def script_for(cell: Cell, roots: Sequence[str]) -> Optional[str]:
     return repro_script.script(cell, case)
 
 
+def _no_script(cell: Cell, roots: Sequence[str]) -> Optional[str]:
+    """Why the report writes no script for ``cell`` (:func:`write`'s test, so that a page never links one that is not
+    there); None where it writes one."""
+    if script_for(cell, roots) is not None:
+        return None
+    return (NO_SCRIPT if locate(cell.case_file, roots) is None else UNREADABLE) % cell.case_file
+
+
 def write(out: str, failures: Iterable[Failure], roots: Sequence[str]) -> Set[str]:
     """Write each failure's script whose case file is found; returns their paths relative to ``out``."""
     written = set()
@@ -104,11 +113,12 @@ def section(failures: Sequence[Failure], order: Sequence[str], roots: Sequence[s
         command = repro.check_command(failure.cell)
         if command:
             said.append(d.CodeBlock(command, "sh"))
-        if locate(failure.cell.case_file, roots) is not None:  # the report writes its script
+        missing = _no_script(failure.cell, roots)
+        if missing is None:  # the report writes its script
             path = script_path(failure)
             link = d.link(posixpath.basename(path), d.file(path))
             said.append(d.Paragraph(d.phrase("Without this tool: ", link, ", a standalone script.")))
         else:
-            said.append(d.Paragraph(d.phrase(NO_SCRIPT % failure.cell.case_file + ".")))
+            said.append(d.Paragraph(d.phrase(missing + ".")))
         blocks.append(d.Section("repro-%d" % number, failure.title, tuple(said)))
     return d.Section("reproduce", "Reproduce", tuple(blocks))

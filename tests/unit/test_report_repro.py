@@ -111,6 +111,14 @@ def test_a_failure_whose_case_file_is_not_found_shows_the_command_and_writes_no_
     assert "No standalone script" in (out / "site" / "cases" / "m.html").read_text(encoding="utf-8")
 
 
+def test_a_case_file_that_cannot_be_read_is_said_so_and_no_script_is_linked(here: Path):
+    (here / "cases" / "m.py").write_bytes(b"\xff\xfe not text")
+    out = build(here, [failing("2.5.0")])
+    page = (out / "cases" / "m.md").read_text(encoding="utf-8")
+    assert "No standalone script: the case file cases/m.py, or a module of its folder it imports, could not be" in page
+    assert "Without this tool" not in page and not list(out.rglob("*.py"))
+
+
 def test_a_case_that_passes_everywhere_has_no_section(here: Path):
     out = build(here, [report_cell("2.5.0", "m", case_file="cases/m.py")])
     assert "## Reproduce" not in (out / "cases" / "m.md").read_text(encoding="utf-8")
