@@ -38,7 +38,7 @@ def line(v: Verdict) -> d.Item:
         return d.Item(d.phrase("no cell in common with the release to compare."), title)
     if v.regresses:
         cases = list(dict.fromkeys("%s %s" % (m["case"], m["mode"]) for m in v.broken))
-        named = ", ".join(cases[:SHOWN]) + (" and %d more" % (len(cases) - SHOWN) if len(cases) > SHOWN else "")
+        named = say.first_of(cases, SHOWN)
         verdict = d.phrase(
             d.Strong(d.phrase("regresses")), ": ", d.plural(len(v.broken), "cell"), " broken",
             " (%s)" % named if named else None,

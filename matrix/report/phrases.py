@@ -34,6 +34,11 @@ def listed(value: Any) -> List[str]:
     return []
 
 
+def first_of(values: Sequence[str], shown: int = 3) -> str:
+    """Names in their order, after ``shown`` of them a count of the rest: ``a, b, c and 2 more``."""
+    return ", ".join(values[:shown]) + (" and %d more" % (len(values) - shown) if len(values) > shown else "")
+
+
 def clip(value: Any, limit: Optional[int]) -> str:
     """Record text in one line (its line breaks shown as ``⏎``), cut to ``limit`` characters, the cut marked."""
     said = re.sub(r"\r\n|\r|\n", " ⏎ ", plain(value))

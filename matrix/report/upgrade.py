@@ -177,10 +177,7 @@ def apart_words(found: Upgrade, apart: Sequence[upgrade.Disagreement]) -> str:
     reasons: Dict[str, List[str]] = {}
     for x in apart:
         reasons.setdefault(x.why, []).append("%s %s%s" % (x.case, x.mode, " (%s)" % x.what if x.what else ""))
-    said = []
-    for why, cells in reasons.items():
-        more = " and %d more" % (len(cells) - SHOWN_APART) if len(cells) > SHOWN_APART else ""
-        said.append("%s: %s%s" % (why, ", ".join(cells[:SHOWN_APART]), more))
+    said = ["%s: %s" % (why, say.first_of(cells, SHOWN_APART)) for why, cells in reasons.items()]
     return ". Not among the cells that regressed in %s: %s" % (found.after, "; ".join(said)) if said else ""
 
 

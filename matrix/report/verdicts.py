@@ -183,16 +183,12 @@ def _per_build(v: Verdicts, field: str, title: str, why: str) -> d.Item:
     return d.Item(d.phrase(spread, " (%s; " % why, claims, ", ", d.link("per build", DOCUMENTED), ")."), title)
 
 
-def _names(values: Sequence[str], shown: int = 3) -> str:
-    """Names in their order, after ``shown`` of them a count of the rest."""
-    return ", ".join(values[:shown]) + (" and %d more" % (len(values) - shown) if len(values) > shown else "")
-
-
 def _best(v: Verdicts) -> Optional[d.Item]:
     if not v.best:
         return None
     # The newest first: of releases that pass as much, the newest is the one to pick.
-    said = "; ".join("%s: %s (%d of %d)" % (b.mode, _names(b.environments[::-1]), b.passed, b.cases) for b in v.best)
+    best = [(b.mode, say.first_of(b.environments[::-1]), b.passed, b.cases) for b in v.best]
+    said = "; ".join("%s: %s (%d of %d)" % found for found in best)
     said_where = d.phrase(said, " (", d.link("per build", DOCUMENTED), ").")
     return d.Item(said_where, "Passes the most of what is documented to work")
 
